@@ -1,0 +1,139 @@
+# showdown — build, test, benchmark and report.
+# `make report` and `make test` are the two entry points (README.md); both install missing Debian
+# packages first (`make deps`). Optional back-ends are detected by scripts/detect.sh into build/config.mk.
+
+CC      ?= cc
+CU      ?= /usr/local/cuda
+PYTHON  ?= /usr/bin/python3
+SANITIZE ?= 0
+
+ifeq ($(SANITIZE),1)
+BUILD   := build/san
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+else
+BUILD   := build/rel
+SANFLAGS :=
+endif
+
+DEB_PKGS := pkg-config libdnnl-dev libcurl4-openssl-dev libgit2-dev libcairo2-dev libpango1.0-dev \
+            libjansson-dev libsqlite3-dev zlib1g-dev libcriterion-dev poppler-utils python3-torch \
+            dataset-fashion-mnist
+
+PKGS    := libcurl libgit2 jansson sqlite3 zlib pangocairo cairo-pdf cairo-svg
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+# Feature detection (oneDNN, CUDA+cuDNN, PyTorch) is re-run when the script or the inputs change.
+CONFIG_MK := build/config.mk
+-include $(CONFIG_MK)
+HAVE_DNNL  ?= 0
+HAVE_CUDNN ?= 0
+HAVE_TORCH ?= 0
+
+GIT_COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+GIT_DIRTY  := $(shell test -n "$$(git status --porcelain --untracked-files=no 2>/dev/null)" && echo 1 || echo 0)
+VERSION    := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
+
+CFLAGS_BASE := -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L -O3 -g -march=native \
+               -Wall -Wextra -Werror -Wno-format-truncation -fopenmp -MMD -MP -Isrc $(PKG_CFLAGS) $(SANFLAGS)
+CFLAGS_BASE += -DSD_VERSION='"$(VERSION)"' -DSD_GIT_COMMIT='"$(GIT_COMMIT)"' -DSD_GIT_DIRTY=$(GIT_DIRTY)
+CFLAGS_BASE += -DSD_HAVE_DNNL=$(HAVE_DNNL) -DSD_HAVE_CUDNN=$(HAVE_CUDNN)
+LDLIBS_BASE := $(PKG_LIBS) -lm -fopenmp $(SANFLAGS)
+
+OPT_DIRS := src/be_dnnl src/be_cudnn
+SRC      := $(filter-out src/main.c $(addsuffix /%,$(OPT_DIRS)),$(wildcard src/*.c src/*/*.c))
+ifeq ($(HAVE_DNNL),1)
+SRC      += $(wildcard src/be_dnnl/*.c)
+LDLIBS_BASE += -ldnnl
+endif
+CU_OBJ   :=
+ifeq ($(HAVE_CUDNN),1)
+SRC      += $(wildcard src/be_cudnn/*.c)
+CFLAGS_BASE += -I$(CU)/include
+CU_SRC   := $(wildcard src/be_cudnn/*.cu)
+CU_OBJ   := $(patsubst src/%.cu,$(BUILD)/%.cu.o,$(CU_SRC))
+NVCC     ?= $(CU)/bin/nvcc
+NVCCFLAGS := -O2 -std=c++17 -Isrc -Xcompiler -fPIC \
+             -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
+             -gencode arch=compute_100,code=sm_100 -gencode arch=compute_100,code=compute_100
+# Never -lcuda (the driver stub): the binary must start on machines without a driver.
+LDLIBS_BASE += -L$(CU)/lib64 -Wl,-rpath,$(CU)/lib64 -lcudnn -lcublas -lcudart -lstdc++
+endif
+
+OBJ      := $(patsubst src/%.c,$(BUILD)/%.o,$(SRC)) $(CU_OBJ)
+LIB      := $(BUILD)/libshowdown.a
+ifeq ($(SANITIZE),1)
+BIN      := $(BUILD)/showdown
+else
+BIN      := showdown
+endif
+
+TEST_C   := $(wildcard tests/test_*.c)
+TEST_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_C))
+TEST_SH  := $(wildcard tests/test_*.sh)
+CRIT_LIBS := $(shell pkg-config --libs criterion 2>/dev/null || echo -lcriterion)
+
+.PHONY: all deps config test bench report clean fuzz gpu-check deps-frameworks
+all: $(BIN)
+
+# ---- dependencies -----------------------------------------------------------------------------
+deps:
+	@missing=""; for p in $(DEB_PKGS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -z "$$missing" ]; then echo "deps: all $(words $(DEB_PKGS)) Debian packages present"; \
+	else echo "deps: installing$$missing"; \
+	  if [ "$$(id -u)" != 0 ]; then echo "deps: run as root (apt-get) or install:$$missing" >&2; exit 1; fi; \
+	  apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing >/dev/null \
+	  && echo "deps: installed$$missing"; fi
+
+$(CONFIG_MK): scripts/detect.sh
+	@mkdir -p build
+	@CC="$(CC)" CU="$(CU)" PYTHON="$(PYTHON)" sh scripts/detect.sh $@
+
+config:
+	@rm -f $(CONFIG_MK); $(MAKE) --no-print-directory $(CONFIG_MK)
+
+# ---- build ------------------------------------------------------------------------------------
+$(BUILD)/%.o: src/%.c $(CONFIG_MK)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_BASE) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/%.cu.o: src/%.cu $(CONFIG_MK)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -c $< -o $@
+
+$(LIB): $(OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/main.o: src/main.c $(CONFIG_MK)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_BASE) $(CFLAGS) -c $< -o $@
+
+$(BIN): $(BUILD)/main.o $(LIB)
+	$(CC) -o $@ $^ $(LDLIBS_BASE) $(LDFLAGS)
+
+# ---- tests ------------------------------------------------------------------------------------
+$(BUILD)/tests/%: tests/%.c $(LIB) tests/testutil.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_BASE) -Wno-missing-field-initializers $(CFLAGS) -Itests -o $@ $< $(LIB) $(CRIT_LIBS) $(LDLIBS_BASE)
+
+test: deps
+	@$(MAKE) --no-print-directory $(BIN) $(TEST_BIN)
+	@SHOWDOWN=$(abspath $(BIN)) BUILD=$(BUILD) CU=$(CU) PYTHON=$(PYTHON) sh scripts/run-tests.sh $(TEST_BIN) $(TEST_SH)
+
+# ---- benchmarks and the report ------------------------------------------------------------------
+bench: deps
+	@$(MAKE) --no-print-directory $(BIN)
+	@mkdir -p out/bench
+	./$(BIN) bench --suite default --json out/bench/bench.json
+
+report: deps
+	@$(MAKE) --no-print-directory $(BIN)
+	./$(BIN) report
+
+clean:
+	rm -rf build showdown
+
+-include $(OBJ:.o=.d) $(BUILD)/main.d

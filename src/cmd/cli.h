@@ -1,0 +1,53 @@
+/* cli — the table-driven command line: one sd_cmd per command (one cmd_X.c each), declarative option
+ * tables, one usage printer. Commands return an sd_exit code (core/err.h). */
+#ifndef SD_CLI_H
+#define SD_CLI_H
+
+#include <stdio.h>
+
+typedef enum sd_opt_type {
+    SD_OPT_FLAG,    /* int*, set to 1 */
+    SD_OPT_STR,     /* const char**, points into argv */
+    SD_OPT_INT,     /* long*, checked against [min, max] */
+    SD_OPT_DOUBLE,  /* double*, checked against [min, max] */
+} sd_opt_type;
+
+typedef struct sd_opt {
+    const char *name;      /* long name without "--" */
+    sd_opt_type type;
+    void *dst;
+    const char *metavar;   /* "FILE", "N"; NULL for flags */
+    const char *help;
+    double min, max;       /* for INT/DOUBLE; min == max == 0: unbounded */
+} sd_opt;
+
+typedef struct sd_cmd {
+    const char *name;
+    int (*run)(int argc, char **argv);   /* argv[0] is the command name */
+    const char *summary;
+} sd_cmd;
+
+/* Parse --name VALUE / --name=VALUE / --flag. "--help"/"-h" prints usage and sets *help.
+ * Positional arguments are collected into pos (up to max_pos) and counted in *npos (may be NULL if
+ * none are allowed). Returns 0, or SD_EUSAGE with a one-line message in sd_errmsg(). */
+int sd_opts_parse(const sd_opt *opts, int argc, char **argv, const char **pos, int max_pos, int *npos,
+                  int *help);
+void sd_opts_usage(FILE *f, const char *cmd, const char *synopsis, const char *description,
+                   const sd_opt *opts);
+/* Print "showdown CMD: MESSAGE" to stderr and return the exit code for status. */
+int sd_cli_fail(const char *cmd, int status);
+
+/* The command table (main.c). */
+extern const sd_cmd sd_commands[];
+
+int cmd_bench(int argc, char **argv);
+int cmd_score(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
+int cmd_nightly(int argc, char **argv);
+
+
+
+/* For commands not built yet: --help prints the synopsis; otherwise says so and returns the usage code. */
+int sd_cmd_not_built(int argc, char **argv, const char *synopsis, const char *description);
+#endif

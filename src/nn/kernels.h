@@ -1,0 +1,64 @@
+/* kernels — per-element arithmetic shared by every back-end: the dropout mask and the optimizer
+ * updates. Written once as inline functions that compile for the host and (under nvcc) the device,
+ * so the CUDA kernels run exactly the arithmetic the host tests check. */
+#ifndef SD_NN_KERNELS_H
+#define SD_NN_KERNELS_H
+
+#include <stdint.h>
+#include <math.h>
+
+#ifdef __CUDACC__
+#define SD_HD __host__ __device__ __forceinline__
+#else
+#define SD_HD static inline
+#endif
+
+/* splitmix64 finaliser: a counter-based hash, so mask element i depends only on (seed, i). */
+SD_HD uint64_t nn_hash64(uint64_t x) {
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+/* 1 if element i is kept by dropout with drop probability rate. */
+SD_HD int nn_dropout_keep(uint64_t seed, uint64_t i, float rate) {
+    uint64_t h = nn_hash64(seed ^ nn_hash64(i));
+    float u = (float)(h >> 40) * (1.0f / 16777216.0f);   /* 24 random bits -> [0,1) */
+    return u >= rate;
+}
+
+/* SGD with momentum (PyTorch form; equal to Keras' for a constant lr). state v. */
+SD_HD void nn_sgd_update(float *p, float g, float *v, float lr, float momentum) {
+    if (momentum != 0.0f) {
+        *v = momentum * *v + g;
+        g = *v;
+    }
+    *p -= lr * g;
+}
+
+/* RMSprop (Keras): a = rho a + (1-rho) g^2; p -= lr g / (sqrt(a) + eps). */
+SD_HD void nn_rmsprop_update(float *p, float g, float *a, float lr, float rho, float eps) {
+    *a = rho * *a + (1.0f - rho) * g * g;
+    *p -= lr * g / (sqrtf(*a) + eps);
+}
+
+/* Adadelta (Keras): a = rho a + (1-rho) g^2; d = g sqrt(da+eps)/sqrt(a+eps); p -= lr d;
+ * da = rho da + (1-rho) d^2. */
+SD_HD void nn_adadelta_update(float *p, float g, float *a, float *da, float lr, float rho, float eps) {
+    *a = rho * *a + (1.0f - rho) * g * g;
+    float d = g * sqrtf(*da + eps) / sqrtf(*a + eps);
+    *p -= lr * d;
+    *da = rho * *da + (1.0f - rho) * d * d;
+}
+
+/* Adam with bias correction; bc1 = 1 - beta1^t, bc2 = 1 - beta2^t computed once per step. */
+SD_HD void nn_adam_update(float *p, float g, float *m, float *v, float lr, float beta1, float beta2,
+                          float eps, float bc1, float bc2) {
+    *m = beta1 * *m + (1.0f - beta1) * g;
+    *v = beta2 * *v + (1.0f - beta2) * g * g;
+    float mh = *m / bc1, vh = *v / bc2;
+    *p -= lr * mh / (sqrtf(vh) + eps);
+}
+
+#endif

@@ -1,0 +1,449 @@
+/* ref — the plain-C reference back-end: the specification every other back-end is tested against.
+ * Readable loops over NCHW float32 buffers in host memory; gemm-shaped loops are ordered so that the
+ * inner loop is contiguous (the compiler vectorises it) and batches are split across OpenMP threads.
+ * Results depend only on the inputs and the thread count. */
+#include "nn/backend.h"
+#include "nn/kernels.h"
+#include "core/err.h"
+
+#include <float.h>
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+
+typedef struct ref_ctx {
+    int threads;
+} ref_ctx;
+
+#define T(be) (((ref_ctx *)(be)->ctx)->threads)
+
+/* ---- gemm building blocks (row-major) ---------------------------------------------------------- */
+
+/* C[M][N] (+)= A[M][K] · B[K][N] */
+static void gemm_nn(int M, int N, int K, const float *restrict A, const float *restrict B,
+                    float *restrict C, int accumulate) {
+    for (int i = 0; i < M; i++) {
+        float *restrict c = C + (size_t)i * N;
+        if (!accumulate) memset(c, 0, sizeof(float) * N);
+        for (int k = 0; k < K; k++) {
+            const float a = A[(size_t)i * K + k];
+            const float *restrict b = B + (size_t)k * N;
+            #pragma omp simd
+            for (int j = 0; j < N; j++) c[j] += a * b[j];
+        }
+    }
+}
+
+/* C[M][N] (+)= A[K][M]^T · B[K][N] */
+static void gemm_tn(int M, int N, int K, const float *restrict A, const float *restrict B,
+                    float *restrict C, int accumulate) {
+    for (int i = 0; i < M; i++) {
+        float *restrict c = C + (size_t)i * N;
+        if (!accumulate) memset(c, 0, sizeof(float) * N);
+        for (int k = 0; k < K; k++) {
+            const float a = A[(size_t)k * M + i];
+            const float *restrict b = B + (size_t)k * N;
+            #pragma omp simd
+            for (int j = 0; j < N; j++) c[j] += a * b[j];
+        }
+    }
+}
+
+static void transpose(int R, int C, const float *restrict in, float *restrict out) {
+    for (int r = 0; r < R; r++)
+        for (int c = 0; c < C; c++) out[(size_t)c * R + r] = in[(size_t)r * C + c];
+}
+
+/* ---- memory ------------------------------------------------------------------------------------ */
+
+static int ref_alloc(nn_backend *be, void **out, size_t bytes) {
+    (void)be;
+    *out = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    if (!*out) return sd_err(SD_ENOMEM, "ref: cannot allocate %zu bytes", bytes);
+    return 0;
+}
+static void ref_free(nn_backend *be, void *p) { (void)be; free(p); }
+static int ref_copy(nn_backend *be, void *dst, const void *src, size_t bytes) {
+    (void)be;
+    memcpy(dst, src, bytes);
+    return 0;
+}
+static int ref_zero(nn_backend *be, void *p, size_t bytes) { (void)be; memset(p, 0, bytes); return 0; }
+static int ref_sync(nn_backend *be) { (void)be; return 0; }
+
+static size_t ref_workspace_size(nn_backend *be, const nn_op *op) {
+    (void)be;
+    size_t out = (size_t)op->n * op->oc * op->oh * op->ow;
+    switch (op->kind) {
+    case NN_OP_MAXPOOL: return out * sizeof(int32_t);   /* argmax per output */
+    case NN_OP_DROPOUT: return out;                      /* keep mask, one byte per element */
+    default: return 0;
+    }
+}
+
+/* ---- dense ---------------------------------------------------------------------------------------- */
+
+static int ref_dense_forward(nn_backend *be, const nn_op *op, float *y, const float *x, const float *w,
+                             const float *b) {
+    const int N = op->n, C = op->c, O = op->oc;
+    float *wt = malloc(sizeof(float) * (size_t)C * O);
+    SD_ALLOC_CHECK(wt);
+    transpose(O, C, w, wt);                              /* wt: [C][O] */
+    #pragma omp parallel for num_threads(T(be)) schedule(static)
+    for (int i = 0; i < N; i++) {
+        float *yi = y + (size_t)i * O;
+        for (int o = 0; o < O; o++) yi[o] = b ? b[o] : 0.0f;
+        gemm_nn(1, O, C, x + (size_t)i * C, wt, yi, 1);
+    }
+    free(wt);
+    return 0;
+}
+
+static int ref_dense_backward(nn_backend *be, const nn_op *op, float *dx, float *dw, float *db,
+                              const float *dy, const float *x, const float *w) {
+    const int N = op->n, C = op->c, O = op->oc;
+    /* dW[O][C] += dy^T · x ; rows of dW split across threads */
+    #pragma omp parallel for num_threads(T(be)) schedule(static)
+    for (int o = 0; o < O; o++) {
+        float *dwo = dw + (size_t)o * C;
+        for (int i = 0; i < N; i++) {
+            const float g = dy[(size_t)i * O + o];
+            const float *xi = x + (size_t)i * C;
+            #pragma omp simd
+            for (int k = 0; k < C; k++) dwo[k] += g * xi[k];
+        }
+        if (db) {
+            float s = 0;
+            for (int i = 0; i < N; i++) s += dy[(size_t)i * O + o];
+            db[o] += s;
+        }
+    }
+    if (dx) {
+        #pragma omp parallel for num_threads(T(be)) schedule(static)
+        for (int i = 0; i < N; i++) gemm_nn(1, C, O, dy + (size_t)i * O, w, dx + (size_t)i * C, 0);
+    }
+    return 0;
+}
+
+/* ---- conv2d (im2col per example) ----------------------------------------------------------------- */
+
+/* col[(c*kh+r)*kw+s][p*ow+q] = x[c][p*sh-ph+r][q*sw-pw+s] (0 outside). */
+static void im2col(const nn_op *op, const float *x, float *col) {
+    const int OH = op->oh, OW = op->ow;
+    for (int c = 0; c < op->c; c++)
+        for (int r = 0; r < op->kh; r++)
+            for (int s = 0; s < op->kw; s++) {
+                float *row = col + ((size_t)(c * op->kh + r) * op->kw + s) * OH * OW;
+                for (int p = 0; p < OH; p++) {
+                    int ih = p * op->sh - op->ph + r;
+                    for (int q = 0; q < OW; q++) {
+                        int iw = q * op->sw - op->pw + s;
+                        row[p * OW + q] = (ih >= 0 && ih < op->h && iw >= 0 && iw < op->w)
+                                              ? x[((size_t)c * op->h + ih) * op->w + iw] : 0.0f;
+                    }
+                }
+            }
+}
+
+/* dx[c][ih][iw] += col[...] — the adjoint of im2col. */
+static void col2im(const nn_op *op, const float *col, float *dx) {
+    const int OH = op->oh, OW = op->ow;
+    for (int c = 0; c < op->c; c++)
+        for (int r = 0; r < op->kh; r++)
+            for (int s = 0; s < op->kw; s++) {
+                const float *row = col + ((size_t)(c * op->kh + r) * op->kw + s) * OH * OW;
+                for (int p = 0; p < OH; p++) {
+                    int ih = p * op->sh - op->ph + r;
+                    if (ih < 0 || ih >= op->h) continue;
+                    for (int q = 0; q < OW; q++) {
+                        int iw = q * op->sw - op->pw + s;
+                        if (iw >= 0 && iw < op->w) dx[((size_t)c * op->h + ih) * op->w + iw] += row[p * OW + q];
+                    }
+                }
+            }
+}
+
+static int ref_conv2d_forward(nn_backend *be, const nn_op *op, float *y, const float *x, const float *w,
+                              const float *b) {
+    const int K = op->c * op->kh * op->kw, P = op->oh * op->ow;
+    const size_t in_sz = (size_t)op->c * op->h * op->w, out_sz = (size_t)op->oc * P;
+    int fail = 0;
+    #pragma omp parallel num_threads(T(be))
+    {
+        float *col = malloc(sizeof(float) * (size_t)K * P);
+        if (!col) {
+            #pragma omp atomic write
+            fail = 1;
+        }
+        #pragma omp for schedule(static)
+        for (int i = 0; i < op->n; i++) {
+            if (!col) continue;
+            float *yi = y + i * out_sz;
+            im2col(op, x + i * in_sz, col);
+            gemm_nn(op->oc, P, K, w, col, yi, 0);
+            if (b)
+                for (int o = 0; o < op->oc; o++)
+                    for (int p = 0; p < P; p++) yi[(size_t)o * P + p] += b[o];
+        }
+        free(col);
+    }
+    return fail ? sd_err(SD_ENOMEM, "ref: conv2d: out of memory") : 0;
+}
+
+static int ref_conv2d_backward(nn_backend *be, const nn_op *op, float *dx, float *dw, float *db,
+                               const float *dy, const float *x, const float *w) {
+    const int K = op->c * op->kh * op->kw, P = op->oh * op->ow, O = op->oc;
+    const size_t in_sz = (size_t)op->c * op->h * op->w, out_sz = (size_t)O * P;
+    const int nt = T(be);
+    float *dw_part = calloc((size_t)nt * O * K, sizeof(float));
+    float *db_part = calloc((size_t)nt * O, sizeof(float));
+    int fail = !dw_part || !db_part;
+    if (!fail) {
+        #pragma omp parallel num_threads(nt)
+        {
+            int t = omp_get_thread_num();
+            float *col = malloc(sizeof(float) * (size_t)K * P);
+            float *colt = malloc(sizeof(float) * (size_t)K * P);
+            if (!col || !colt) {
+                #pragma omp atomic write
+                fail = 1;
+            }
+            float *mydw = dw_part + (size_t)t * O * K, *mydb = db_part + (size_t)t * O;
+            #pragma omp for schedule(static)
+            for (int i = 0; i < op->n; i++) {
+                if (!col || !colt) continue;
+                const float *dyi = dy + i * out_sz;
+                im2col(op, x + i * in_sz, col);
+                transpose(K, P, col, colt);                     /* colt: [P][K] */
+                gemm_nn(O, K, P, dyi, colt, mydw, 1);           /* dW[O][K] += dy[O][P]·colt[P][K] */
+                for (int o = 0; o < O; o++) {
+                    float s = 0;
+                    for (int p = 0; p < P; p++) s += dyi[(size_t)o * P + p];
+                    mydb[o] += s;
+                }
+                if (dx) {
+                    gemm_tn(K, P, O, w, dyi, col, 0);           /* dcol[K][P] = W^T · dy */
+                    float *dxi = dx + i * in_sz;
+                    memset(dxi, 0, sizeof(float) * in_sz);
+                    col2im(op, col, dxi);
+                }
+            }
+            free(col);
+            free(colt);
+        }
+    }
+    if (!fail) {
+        for (int t = 0; t < nt; t++) {
+            for (size_t j = 0; j < (size_t)O * K; j++) dw[j] += dw_part[(size_t)t * O * K + j];
+            if (db) for (int o = 0; o < O; o++) db[o] += db_part[(size_t)t * O + o];
+        }
+    }
+    free(dw_part);
+    free(db_part);
+    return fail ? sd_err(SD_ENOMEM, "ref: conv2d backward: out of memory") : 0;
+}
+
+/* ---- pooling, activation, dropout ----------------------------------------------------------------- */
+
+static int ref_maxpool_forward(nn_backend *be, const nn_op *op, float *y, void *ws, const float *x) {
+    int32_t *arg = ws;
+    const int planes = op->n * op->c;
+    #pragma omp parallel for num_threads(T(be)) schedule(static)
+    for (int pl = 0; pl < planes; pl++) {
+        const float *xp = x + (size_t)pl * op->h * op->w;
+        for (int p = 0; p < op->oh; p++)
+            for (int q = 0; q < op->ow; q++) {
+                float best = -FLT_MAX;
+                int besti = -1;
+                for (int r = 0; r < op->kh; r++) {
+                    int ih = p * op->sh - op->ph + r;
+                    if (ih < 0 || ih >= op->h) continue;
+                    for (int s = 0; s < op->kw; s++) {
+                        int iw = q * op->sw - op->pw + s;
+                        if (iw < 0 || iw >= op->w) continue;
+                        float v = xp[ih * op->w + iw];
+                        if (besti < 0 || v > best) { best = v; besti = ih * op->w + iw; }
+                    }
+                }
+                size_t o = ((size_t)pl * op->oh + p) * op->ow + q;
+                y[o] = besti < 0 ? 0.0f : best;
+                arg[o] = besti;
+            }
+    }
+    return 0;
+}
+
+static int ref_maxpool_backward(nn_backend *be, const nn_op *op, float *dx, const float *dy,
+                                const float *x, const float *y, const void *ws) {
+    (void)x; (void)y;
+    const int32_t *arg = ws;
+    const int planes = op->n * op->c;
+    #pragma omp parallel for num_threads(T(be)) schedule(static)
+    for (int pl = 0; pl < planes; pl++) {
+        float *dxp = dx + (size_t)pl * op->h * op->w;
+        memset(dxp, 0, sizeof(float) * op->h * op->w);
+        for (int o = 0; o < op->oh * op->ow; o++) {
+            size_t oi = (size_t)pl * op->oh * op->ow + o;
+            if (arg[oi] >= 0) dxp[arg[oi]] += dy[oi];
+        }
+    }
+    return 0;
+}
+
+static size_t numel_out(const nn_op *op) { return (size_t)op->n * op->oc * op->oh * op->ow; }
+
+static int ref_relu_forward(nn_backend *be, const nn_op *op, float *y, const float *x) {
+    const long n = (long)numel_out(op);
+    #pragma omp parallel for simd num_threads(T(be)) schedule(static)
+    for (long i = 0; i < n; i++) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+    return 0;
+}
+
+static int ref_relu_backward(nn_backend *be, const nn_op *op, float *dx, const float *dy, const float *y) {
+    const long n = (long)numel_out(op);
+    #pragma omp parallel for simd num_threads(T(be)) schedule(static)
+    for (long i = 0; i < n; i++) dx[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+    return 0;
+}
+
+static int ref_dropout_forward(nn_backend *be, const nn_op *op, float *y, void *ws, const float *x,
+                               uint64_t seed) {
+    uint8_t *mask = ws;
+    const long n = (long)numel_out(op);
+    const float scale = 1.0f / (1.0f - op->rate);
+    #pragma omp parallel for num_threads(T(be)) schedule(static)
+    for (long i = 0; i < n; i++) {
+        mask[i] = (uint8_t)nn_dropout_keep(seed, (uint64_t)i, op->rate);
+        y[i] = mask[i] ? x[i] * scale : 0.0f;
+    }
+    return 0;
+}
+
+static int ref_dropout_backward(nn_backend *be, const nn_op *op, float *dx, const float *dy, const void *ws) {
+    const uint8_t *mask = ws;
+    const long n = (long)numel_out(op);
+    const float scale = 1.0f / (1.0f - op->rate);
+    #pragma omp parallel for num_threads(T(be)) schedule(static)
+    for (long i = 0; i < n; i++) dx[i] = mask[i] ? dy[i] * scale : 0.0f;
+    return 0;
+}
+
+/* ---- loss ------------------------------------------------------------------------------------------ */
+
+static int ref_softmax_xent_forward(nn_backend *be, const nn_op *op, float *prob, float *loss,
+                                    const float *logits, const int32_t *labels) {
+    (void)be;
+    const int C = op->c;
+    for (int i = 0; i < op->n; i++) {
+        const float *z = logits + (size_t)i * C;
+        float *p = prob + (size_t)i * C;
+        float m = z[0];
+        for (int k = 1; k < C; k++) if (z[k] > m) m = z[k];
+        double s = 0;
+        for (int k = 0; k < C; k++) { p[k] = expf(z[k] - m); s += p[k]; }
+        for (int k = 0; k < C; k++) p[k] = (float)(p[k] / s);
+        int lab = labels[i];
+        if (lab < 0 || lab >= C) return sd_err(SD_EINPUT, "label %d out of range [0,%d)", lab, C);
+        /* -log softmax computed from the logits directly (no log of a rounded probability) */
+        loss[i] = (float)(log(s) - (double)(z[lab] - m));
+    }
+    return 0;
+}
+
+static int ref_softmax_xent_backward(nn_backend *be, const nn_op *op, float *dlogits, const float *prob,
+                                     const int32_t *labels) {
+    (void)be;
+    const int C = op->c;
+    const float inv = 1.0f / (float)op->n;
+    for (int i = 0; i < op->n; i++)
+        for (int k = 0; k < C; k++)
+            dlogits[(size_t)i * C + k] = (prob[(size_t)i * C + k] - (k == labels[i] ? 1.0f : 0.0f)) * inv;
+    return 0;
+}
+
+/* ---- optimizer --------------------------------------------------------------------------------- */
+
+static int ref_optimizer_step(nn_backend *be, const nn_optim *o, float *p, const float *g, float *state,
+                              size_t n, long step) {
+    const long N = (long)n;
+    float *s0 = state, *s1 = state + n;
+    switch (o->kind) {
+    case NN_OPTIM_SGD:
+        #pragma omp parallel for simd num_threads(T(be)) schedule(static)
+        for (long i = 0; i < N; i++) nn_sgd_update(&p[i], g[i], &s0[i], o->lr, o->momentum);
+        return 0;
+    case NN_OPTIM_RMSPROP:
+        #pragma omp parallel for simd num_threads(T(be)) schedule(static)
+        for (long i = 0; i < N; i++) nn_rmsprop_update(&p[i], g[i], &s0[i], o->lr, o->rho, o->eps);
+        return 0;
+    case NN_OPTIM_ADADELTA:
+        #pragma omp parallel for simd num_threads(T(be)) schedule(static)
+        for (long i = 0; i < N; i++) nn_adadelta_update(&p[i], g[i], &s0[i], &s1[i], o->lr, o->rho, o->eps);
+        return 0;
+    case NN_OPTIM_ADAM: {
+        const float bc1 = 1.0f - powf(o->beta1, (float)step), bc2 = 1.0f - powf(o->beta2, (float)step);
+        #pragma omp parallel for simd num_threads(T(be)) schedule(static)
+        for (long i = 0; i < N; i++)
+            nn_adam_update(&p[i], g[i], &s0[i], &s1[i], o->lr, o->beta1, o->beta2, o->eps, bc1, bc2);
+        return 0;
+    }
+    default:
+        return sd_err(SD_EUNSUPPORTED, "ref: unknown optimizer %d", (int)o->kind);
+    }
+}
+
+/* ---- table ----------------------------------------------------------------------------------------- */
+
+static void ref_env(nn_backend *be, nn_env_fn add, void *user) {
+    char buf[32];
+    snprintf(buf, sizeof buf, "%d", T(be));
+    add(user, "backend_threads", buf);
+    add(user, "backend_impl", "plain C (im2col + loop gemm, OpenMP)");
+}
+
+static void ref_destroy(nn_backend *be) {
+    free(be->ctx);
+    free(be);
+}
+
+static const nn_backend_ops ref_ops = {
+    .name = "ref",
+    .destroy = ref_destroy,
+    .env = ref_env,
+    .alloc = ref_alloc,
+    .free = ref_free,
+    .upload = ref_copy,
+    .download = ref_copy,
+    .zero = ref_zero,
+    .sync = ref_sync,
+    .workspace_size = ref_workspace_size,
+    .dense_forward = ref_dense_forward,
+    .dense_backward = ref_dense_backward,
+    .conv2d_forward = ref_conv2d_forward,
+    .conv2d_backward = ref_conv2d_backward,
+    .maxpool_forward = ref_maxpool_forward,
+    .maxpool_backward = ref_maxpool_backward,
+    .relu_forward = ref_relu_forward,
+    .relu_backward = ref_relu_backward,
+    .dropout_forward = ref_dropout_forward,
+    .dropout_backward = ref_dropout_backward,
+    .softmax_xent_forward = ref_softmax_xent_forward,
+    .softmax_xent_backward = ref_softmax_xent_backward,
+    .optimizer_step = ref_optimizer_step,
+};
+
+int nn_ref_new(nn_backend **out, const nn_backend_opts *opts) {
+    nn_backend *be = calloc(1, sizeof *be);
+    ref_ctx *ctx = calloc(1, sizeof *ctx);
+    if (!be || !ctx) { free(be); free(ctx); return sd_err(SD_ENOMEM, "ref: out of memory"); }
+    if (opts) be->opts = *opts;
+    ctx->threads = be->opts.threads > 0 ? be->opts.threads : omp_get_num_procs();
+    be->ops = &ref_ops;
+    be->ctx = ctx;
+    snprintf(be->name, sizeof be->name, "ref");
+    snprintf(be->device, sizeof be->device, "CPU (reference, %d threads)", ctx->threads);
+    *out = be;
+    return 0;
+}
