@@ -10,7 +10,9 @@
 #include <sys/resource.h>
 #include <zlib.h>
 
-#define FMNIST "/usr/share/datasets/fashion-mnist"
+#ifndef FMNIST
+#define FMNIST "/usr/share/datasets/fashion-mnist"   /* Debian dataset-fashion-mnist */
+#endif
 
 #if defined(__SANITIZE_ADDRESS__)
 /* Under ASan an address-space limit would break the shadow memory; cap single allocations instead so
