@@ -73,7 +73,7 @@ TEST_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_C))
 TEST_SH  := $(wildcard tests/test_*.sh)
 CRIT_LIBS := $(shell pkg-config --libs criterion 2>/dev/null || echo -lcriterion)
 
-.PHONY: all deps config test bench report clean fuzz gpu-check deps-frameworks
+.PHONY: all deps config test bench bench-cpu report clean fuzz gpu-check deps-frameworks
 all: $(BIN)
 
 # ---- dependencies -----------------------------------------------------------------------------
@@ -128,6 +128,12 @@ bench: deps
 	@$(MAKE) --no-print-directory $(BIN)
 	@mkdir -p out/bench
 	./$(BIN) bench --suite default --json out/bench/bench.json
+	PYTHON=$(PYTHON) sh scripts/bench-cpu.sh ./$(BIN) out/bench
+
+# Issue 3's CPU table alone: native ref/dnnl vs PyTorch (as shipped, passive), GFLOP/s vs measured sgemm.
+bench-cpu: deps
+	@$(MAKE) --no-print-directory $(BIN)
+	PYTHON=$(PYTHON) sh scripts/bench-cpu.sh ./$(BIN) out/bench
 
 report: deps
 	@$(MAKE) --no-print-directory $(BIN)
