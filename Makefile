@@ -127,11 +127,14 @@ test: deps
 bench: deps
 	@$(MAKE) --no-print-directory $(BIN)
 	@mkdir -p out/bench
-	./$(BIN) bench --suite default --json out/bench/bench.json
+	./$(BIN) bench --workload mnist_mlp,mnist_cnn,cifar10_vgg --backend all --data synthetic --epochs 2 \
+	    --batches 20 --repeat 3 --json out/bench/bench.json
 
 report: deps
 	@$(MAKE) --no-print-directory $(BIN)
-	./$(BIN) report
+	./$(BIN) bench --workload mnist_mlp,mnist_cnn,cifar10_vgg --epochs 2 --batches 20 \
+	    --json out/bench/report-bench.json
+	@echo "make report: wrote out/bench/report-bench.json (benchmark step; the rendered report comes with the report command)"
 
 clean:
 	rm -rf build showdown

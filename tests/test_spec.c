@@ -114,7 +114,7 @@ Test(spec, missing_key) {
 
 Test(spec, syntax_error) {
     expect_error("{\n  \"schema\": \"showdown-workload/1\",\n  \"name\": \"t\"\n  \"data\": 1\n}\n", SD_EINPUT,
-                 "4:3: expected ',' or '}' after an object member (got '\"')");
+                 "4:3: expected ',' or '}' (got '\"')");
 }
 
 /* Shape errors are found by the planner, still positioned at the layer in the file. */
