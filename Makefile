@@ -120,7 +120,7 @@ $(BIN): $(BUILD)/main.o $(LIB)
 # ---- tests ------------------------------------------------------------------------------------
 $(BUILD)/tests/%: tests/%.c $(LIB) tests/testutil.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_BASE) -Wno-missing-field-initializers $(CFLAGS) -Itests -o $@ $< $(LIB) $(CRIT_LIBS) $(LDLIBS_BASE)
+	$(CC) $(CFLAGS_BASE) -Wno-missing-field-initializers $(CFLAGS) -Itests -o $@ $< $(LIB) $(CRIT_LIBS) $(LDLIBS_BASE) -Wl,--exclude-libs,ALL
 
 test: deps
 	@$(MAKE) --no-print-directory $(BIN) $(TEST_BIN)

@@ -21,7 +21,7 @@ const char *cu_count_phrase(cudaError_t e) {
 int cu_device_count_status(cudaError_t e, int count) {
     if (e == cudaErrorInsufficientDriver)
         return sd_err(SD_ENODEV, "no CUDA device: cudaGetDeviceCount returned %s (%d): no NVIDIA driver is "
-                      "loaded, or it is older than this CUDA runtime needs; use --backend auto, dnnl or ref",
+                      "loaded, or it is older than this CUDA runtime needs",
                       cu_count_phrase(e), (int)e);
     if (e != cudaSuccess)
         return sd_err(SD_ENODEV, "no CUDA device: cudaGetDeviceCount returned %s (%d): %s", cu_count_phrase(e),
