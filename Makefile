@@ -76,7 +76,8 @@ TEST_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_C))
 TEST_SH  := $(wildcard tests/test_*.sh)
 CRIT_LIBS := $(shell pkg-config --libs criterion 2>/dev/null || echo -lcriterion)
 
-.PHONY: all deps config test bench report clean fuzz gpu-check deps-frameworks
+FORCE_PHONY := FORCE
+.PHONY: FORCE all deps config test bench report clean fuzz gpu-check deps-frameworks
 all: $(BIN)
 
 # ---- dependencies -----------------------------------------------------------------------------
@@ -98,11 +99,19 @@ config:
 	@rm -f $(CONFIG_MK); $(MAKE) --no-print-directory $(CONFIG_MK)
 
 # ---- build ------------------------------------------------------------------------------------
-$(BUILD)/%.o: src/%.c $(CONFIG_MK)
+# Objects depend on the flags they were built with (a changed -D or HAVE_* rebuilds them).
+FLAGS_FILE := $(BUILD)/.flags
+$(FLAGS_FILE): FORCE
+	@mkdir -p $(BUILD)
+	@echo '$(CC) $(CFLAGS_BASE) $(CFLAGS) $(NVCCFLAGS) $(LDLIBS_BASE)' > $@.new
+	@cmp -s $@.new $@ && rm -f $@.new || mv $@.new $@
+FORCE:
+
+$(BUILD)/%.o: src/%.c $(CONFIG_MK) $(FLAGS_FILE)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_BASE) $(CFLAGS) -c $< -o $@
 
-$(BUILD)/%.cu.o: src/%.cu $(CONFIG_MK)
+$(BUILD)/%.cu.o: src/%.cu $(CONFIG_MK) $(FLAGS_FILE)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -MF $(@:.o=.d) -c $< -o $@
 
@@ -110,7 +119,7 @@ $(LIB): $(OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/main.o: src/main.c $(CONFIG_MK)
+$(BUILD)/main.o: src/main.c $(CONFIG_MK) $(FLAGS_FILE)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_BASE) $(CFLAGS) -c $< -o $@
 

@@ -430,7 +430,7 @@ static void close_pair(pctx *p) {
 /* A buffer in a back-end's memory holding a copy of host data (or zeros). */
 static void *dev(nn_backend *be, const void *host, size_t bytes) {
     void *d = NULL;
-    cr_assert_eq(nn_alloc(be, &d, bytes), 0, "%s: alloc %zu: %s", be->name, bytes, sd_errmsg());
+    cr_assert_eq(nn_dev_alloc(be, &d, bytes), 0, "%s: alloc %zu: %s", be->name, bytes, sd_errmsg());
     if (host) cr_assert_eq(be->ops->upload(be, d, host, bytes), 0, "%s: %s", be->name, sd_errmsg());
     else cr_assert_eq(be->ops->zero(be, d, bytes), 0, "%s: %s", be->name, sd_errmsg());
     return d;
@@ -494,7 +494,7 @@ static void check_layer(pctx *p, nn_op op, int with_dx) {
         out[k][3] = host_of(be, ddb, nb);
         void *bufs[] = {dx_, dw_, db_, y_, ddy, ddx, ddw, ddb};
         size_t sizes[] = {nx, nw, nb, ny, ny, nx, nw, nb};
-        for (int i = 0; i < 8; i++) nn_free(be, bufs[i], sizes[i] * 4);
+        for (int i = 0; i < 8; i++) nn_dev_free(be, bufs[i], sizes[i] * 4);
         unprep(be, &o);
     }
     const char *nm = p->be->name;
@@ -524,8 +524,8 @@ static void check_pool(pctx *p, nn_op op) {
         cr_assert_eq(be->ops->maxpool_backward(be, &o, ddx, ddy, dx_, y_, ws), 0, "%s: %s", be->name, sd_errmsg());
         out[k][0] = host_of(be, y_, ny);
         out[k][1] = host_of(be, ddx, nx);
-        nn_free(be, ws, wsb); nn_free(be, dx_, nx * 4); nn_free(be, y_, ny * 4);
-        nn_free(be, ddy, ny * 4); nn_free(be, ddx, nx * 4);
+        nn_dev_free(be, ws, wsb); nn_dev_free(be, dx_, nx * 4); nn_dev_free(be, y_, ny * 4);
+        nn_dev_free(be, ddy, ny * 4); nn_dev_free(be, ddx, nx * 4);
         unprep(be, &o);
     }
     expect_close(p->be->name, "maxpool y", out[0][0], out[1][0], ny, 0, 0);
@@ -555,8 +555,8 @@ static void check_eltwise(pctx *p, nn_op op, uint64_t seed) {
         cr_assert_eq(rc, 0, "%s: %s", be->name, sd_errmsg());
         out[k][0] = host_of(be, y_, n);
         out[k][1] = host_of(be, dx_, n);
-        nn_free(be, ws, wsb); nn_free(be, x_, n * 4); nn_free(be, y_, n * 4);
-        nn_free(be, dy_, n * 4); nn_free(be, dx_, n * 4);
+        nn_dev_free(be, ws, wsb); nn_dev_free(be, x_, n * 4); nn_dev_free(be, y_, n * 4);
+        nn_dev_free(be, dy_, n * 4); nn_dev_free(be, dx_, n * 4);
         unprep(be, &o);
     }
     /* elementwise with the shared element functions: equal up to the last bit */
@@ -596,8 +596,8 @@ static void check_xent(pctx *p, int N, int C) {
         cr_assert_eq(rc, SD_EINPUT, "%s: bad label: rc %d", be->name, rc);
         cr_assert_not_null(strstr(sd_errmsg(), "out of range"), "%s: %s", be->name, sd_errmsg());
         cr_assert_eq(be->ops->sync(be), 0, "%s: the error is reported once: %s", be->name, sd_errmsg());
-        nn_free(be, z_, nz * 4); nn_free(be, prob, nz * 4); nn_free(be, loss, N * 4);
-        nn_free(be, dz, nz * 4); nn_free(be, lab_, N * 4);
+        nn_dev_free(be, z_, nz * 4); nn_dev_free(be, prob, nz * 4); nn_dev_free(be, loss, N * 4);
+        nn_dev_free(be, dz, nz * 4); nn_dev_free(be, lab_, N * 4);
         unprep(be, &o);
     }
     expect_close(p->be->name, "softmax prob", out[0][0], out[1][0], nz, 1e-6f, 1e-5f);
@@ -621,7 +621,7 @@ static void check_optim(pctx *p, nn_optim o, size_t n) {
         }
         out[k][0] = host_of(be, pp, n);
         out[k][1] = host_of(be, st, ks * n);
-        nn_free(be, pp, n * 4); nn_free(be, st, ks * n * 4); nn_free(be, gg, n * 4);
+        nn_dev_free(be, pp, n * 4); nn_dev_free(be, st, ks * n * 4); nn_dev_free(be, gg, n * 4);
     }
     expect_close(p->be->name, "optimizer params", out[0][0], out[1][0], n, 1e-7f, 1e-6f);
     expect_close(p->be->name, "optimizer state", out[0][1], out[1][1], ks * n, 1e-7f, 1e-6f);
