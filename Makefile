@@ -34,7 +34,7 @@ GIT_COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 GIT_DIRTY  := $(shell test -n "$$(git status --porcelain --untracked-files=no 2>/dev/null)" && echo 1 || echo 0)
 VERSION    := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 
-CFLAGS_BASE := -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L -O3 -g -march=native \
+CFLAGS_BASE := -std=c11 -fvisibility=hidden -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L -O3 -g -march=native \
                -Wall -Wextra -Werror -Wno-format-truncation -fopenmp -MMD -MP -Isrc $(PKG_CFLAGS) $(SANFLAGS)
 CFLAGS_BASE += -DSD_VERSION='"$(VERSION)"' -DSD_GIT_COMMIT='"$(GIT_COMMIT)"' -DSD_GIT_DIRTY=$(GIT_DIRTY)
 CFLAGS_BASE += -DSD_HAVE_DNNL=$(HAVE_DNNL) -DSD_HAVE_CUDNN=$(HAVE_CUDNN)
@@ -130,11 +130,14 @@ test: deps
 bench: deps
 	@$(MAKE) --no-print-directory $(BIN)
 	@mkdir -p out/bench
-	./$(BIN) bench --suite default --json out/bench/bench.json
+	./$(BIN) bench --workload mnist_mlp,mnist_cnn,cifar10_vgg --backend all --data synthetic --epochs 2 \
+	    --batches 20 --repeat 3 --json out/bench/bench.json
 
 report: deps
 	@$(MAKE) --no-print-directory $(BIN)
-	./$(BIN) report
+	./$(BIN) bench --workload mnist_mlp,mnist_cnn,cifar10_vgg --epochs 2 --batches 20 \
+	    --json out/bench/report-bench.json
+	@echo "make report: wrote out/bench/report-bench.json (benchmark step; the rendered report comes with the report command)"
 
 # GPU parity tests + training benchmarks (scripts/gpu-check.sh). Without a usable GPU it says why and
 # the script exits 4 (SD_EXIT_NODEV, as `showdown bench --backend cudnn`); make then reports Error 4.
