@@ -1,6 +1,6 @@
 #!/bin/sh
-# gpu-check — one command for a GPU machine: the cuDNN back-end parity tests (every op against the
-# reference), then the mnist_cnn and cifar10_vgg training benchmarks on cudnn (and PyTorch on CUDA
+# gpu-check — one command for a GPU machine: the cuDNN back-end parity tests (every op and a training
+# step against the reference), then the mnist_cnn and cifar10_vgg training benchmarks on cudnn (and PyTorch on CUDA
 # where the bench command offers it), ending with a table. `make gpu-check` builds and calls it.
 # Exit codes (README.md): 0 all ran and passed; 1 a parity test or benchmark failed; 4 cannot run here
 # (no CUDA device, or a build without the cuDNN back-end), the code `showdown bench --backend cudnn`
@@ -19,22 +19,25 @@ if [ "${HAVE_CUDNN:-0}" != 1 ]; then
   exit $EXIT_NODEV
 fi
 
-# 1. parity: the suite reports "skipped: cudnn: <why>" when there is no usable device
-log="$BUILD/test-logs/gpu-check-parity.log"
-"$BUILD/tests/test_cudnn" --filter 'parity/*' --verbose >"$log" 2>&1
-rc=$?
-why=$(grep -m1 '^skipped: cudnn: ' "$log" | sed 's/^skipped: cudnn: //')
-if [ -n "$why" ]; then
-  echo "gpu-check: cannot run: $why"
-  exit $EXIT_NODEV
-fi
-if [ $rc -ne 0 ]; then
-  echo "gpu-check: parity tests FAILED (exit $rc); $log:"
-  grep -E 'FAIL|Assertion|element' "$log" | head -n 20 | sed 's/^/  | /'
-  exit 1
-fi
-parity=$(grep -m1 'Synthesis' "$log" | sed 's/.*Synthesis: //')
-echo "gpu-check: parity cudnn vs ref: passed ($parity)"
+# 1. parity: test_parity's cudnn suite (every op and one training step vs ref) and test_cudnn (the
+# back-end's own tests); both report "skipped: cudnn: <why>" when there is no usable device
+for t in "test_parity:cudnn/*" "test_cudnn:*"; do
+  bin=${t%%:*}; filter=${t#*:}
+  log="$BUILD/test-logs/gpu-check-$bin.log"
+  "$BUILD/tests/$bin" --filter "$filter" --verbose >"$log" 2>&1
+  rc=$?
+  why=$(grep -m1 '^skipped: cudnn: ' "$log" | sed 's/^skipped: cudnn: //')
+  if [ -n "$why" ]; then
+    echo "gpu-check: cannot run: $why"
+    exit $EXIT_NODEV
+  fi
+  if [ $rc -ne 0 ]; then
+    echo "gpu-check: $bin FAILED (exit $rc); $log:"
+    grep -E 'FAIL|Assertion|error' "$log" | head -n 20 | sed 's/^/  | /'
+    exit 1
+  fi
+  echo "gpu-check: $bin ($filter): passed ($(grep -m1 'Synthesis' "$log" | sed 's/.*Synthesis: //'))"
+done
 
 # 2. training benchmarks
 status=0
