@@ -76,8 +76,7 @@ TEST_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_C))
 TEST_SH  := $(wildcard tests/test_*.sh)
 CRIT_LIBS := $(shell pkg-config --libs criterion 2>/dev/null || echo -lcriterion)
 
-FORCE_PHONY := FORCE
-.PHONY: FORCE all deps config test bench report clean fuzz gpu-check deps-frameworks
+.PHONY: FORCE all deps config test bench bench-cpu report clean fuzz gpu-check deps-frameworks
 all: $(BIN)
 
 # ---- dependencies -----------------------------------------------------------------------------
@@ -141,6 +140,12 @@ bench: deps
 	@mkdir -p out/bench
 	./$(BIN) bench --workload mnist_mlp,mnist_cnn,cifar10_vgg --backend all --data synthetic --epochs 2 \
 	    --batches 20 --repeat 3 --json out/bench/bench.json
+	PYTHON=$(PYTHON) sh scripts/bench-cpu.sh ./$(BIN) out/bench
+
+# Issue 3's CPU table alone: native ref/dnnl vs PyTorch (as shipped, passive), GFLOP/s vs measured sgemm.
+bench-cpu: deps
+	@$(MAKE) --no-print-directory $(BIN)
+	PYTHON=$(PYTHON) sh scripts/bench-cpu.sh ./$(BIN) out/bench
 
 report: deps
 	@$(MAKE) --no-print-directory $(BIN)
