@@ -81,9 +81,9 @@ static int measure_ceiling(int threads, double *gflops, char *how, size_t howlen
     size_t bytes = sizeof(float) * (size_t)N * N;
     int rc = 0;
     if (be->ops->prepare) SD_TRY_GOTO(rc, be->ops->prepare(be, &g.op), done);
-    SD_TRY_GOTO(rc, nn_alloc(be, (void **)&g.x, bytes), done);
-    SD_TRY_GOTO(rc, nn_alloc(be, (void **)&g.w, bytes), done);
-    SD_TRY_GOTO(rc, nn_alloc(be, (void **)&g.y, bytes), done);
+    SD_TRY_GOTO(rc, nn_dev_alloc(be, (void **)&g.x, bytes), done);
+    SD_TRY_GOTO(rc, nn_dev_alloc(be, (void **)&g.w, bytes), done);
+    SD_TRY_GOTO(rc, nn_dev_alloc(be, (void **)&g.y, bytes), done);
     float *h = malloc(bytes);
     if (!h) { rc = sd_err(SD_ENOMEM, "out of memory"); goto done; }
     for (size_t i = 0; i < (size_t)N * N; i++) h[i] = (float)((i * 2654435761u) % 1000) / 1000.0f - 0.5f;
@@ -97,9 +97,9 @@ static int measure_ceiling(int threads, double *gflops, char *how, size_t howlen
     snprintf(how, howlen, "sgemm %dx%dx%d through the %s back-end's dense layer, %d threads, median of 5", N, N, N,
              be->name, threads);
 done:
-    nn_free(be, g.x, bytes);
-    nn_free(be, g.w, bytes);
-    nn_free(be, g.y, bytes);
+    nn_dev_free(be, g.x, bytes);
+    nn_dev_free(be, g.w, bytes);
+    nn_dev_free(be, g.y, bytes);
     if (be->ops->release) be->ops->release(be, &g.op);
     nn_backend_free(be);
     return rc;

@@ -6,6 +6,7 @@
 #include "core/err.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,10 +16,14 @@ const char *nn_op_name(nn_op_kind k) {
     return k < NN_OP_COUNT ? names[k] : "?";
 }
 
-static int spec_err(const sd_workload *w, const nn_layer_spec *s, const char *fmt, const char *a, long b,
-                    long c) {
+static int spec_err(const sd_workload *w, const nn_layer_spec *s, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int spec_err(const sd_workload *w, const nn_layer_spec *s, const char *fmt, ...) {
     char msg[512];
-    snprintf(msg, sizeof msg, fmt, a, b, c);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
     return sd_err(SD_EINPUT, "%s:%d:%d: %s", w->path[0] ? w->path : w->name, s->line, s->col, msg);
 }
 
@@ -44,8 +49,7 @@ int nn_model_plan(const sd_workload *w, int batch, nn_layer **layers_out, size_t
         case NN_OP_DENSE:
             if (h != 1 || wd != 1) {
                 free(ls);
-                return spec_err(w, s, "%s: dense layer after a %ldx%ld feature map needs a flatten layer first",
-                                "dense", h, wd);
+                return spec_err(w, s, "dense layer after a %dx%dx%d feature map needs a flatten layer first", c, h, wd);
             }
             op->oc = s->units; op->oh = op->ow = 1;
             op->has_bias = s->bias;
@@ -59,7 +63,8 @@ int nn_model_plan(const sd_workload *w, int batch, nn_layer **layers_out, size_t
             op->ow = (wd + 2 * s->pw - s->kw) / s->sw + 1;
             if (h + 2 * s->ph < s->kh || wd + 2 * s->pw < s->kw) {
                 free(ls);
-                return spec_err(w, s, "%s: the kernel is larger than the padded input (%ldx%ld)", "conv2d", h, wd);
+                return spec_err(w, s, "conv2d kernel %dx%d is larger than the padded input %dx%d", s->kh, s->kw,
+                                h + 2 * s->ph, wd + 2 * s->pw);
             }
             op->has_bias = s->bias;
             l->w_len = (size_t)op->oc * c * s->kh * s->kw;
@@ -69,7 +74,8 @@ int nn_model_plan(const sd_workload *w, int batch, nn_layer **layers_out, size_t
             op->kh = s->kh; op->kw = s->kw; op->sh = s->sh; op->sw = s->sw; op->ph = s->ph; op->pw = s->pw;
             if (h + 2 * s->ph < s->kh || wd + 2 * s->pw < s->kw) {
                 free(ls);
-                return spec_err(w, s, "%s: the window is larger than the padded input (%ldx%ld)", "maxpool", h, wd);
+                return spec_err(w, s, "maxpool window %dx%d is larger than the padded input %dx%d", s->kh, s->kw,
+                                h + 2 * s->ph, wd + 2 * s->pw);
             }
             op->oc = c;
             op->oh = (h + 2 * s->ph - s->kh) / s->sh + 1;
@@ -90,8 +96,7 @@ int nn_model_plan(const sd_workload *w, int batch, nn_layer **layers_out, size_t
         out_elems = (double)op->oc * op->oh * op->ow;
         if (out_elems > 1e9) {
             free(ls);
-            return spec_err(w, s, "%s: output of %ld x %ld elements is too large", nn_op_name(s->kind), op->oc,
-                            (long)op->oh * op->ow);
+            return spec_err(w, s, "%s output of %.0f elements per example is too large", nn_op_name(s->kind), out_elems);
         }
         if (l->w_len) { l->w_off = off; off += l->w_len; }
         if (op->has_bias) { l->b_len = (size_t)op->oc; l->b_off = off; off += l->b_len; }
@@ -100,8 +105,8 @@ int nn_model_plan(const sd_workload *w, int batch, nn_layer **layers_out, size_t
     const nn_layer_spec *last = &w->layers[w->nlayers - 1];
     if (h != 1 || wd != 1 || c != w->classes) {
         free(ls);
-        return spec_err(w, last, "%s: the last layer must output one value per class (%ld), it outputs %ld",
-                        nn_op_name(last->kind), w->classes, (long)c * h * wd);
+        return spec_err(w, last, "the last layer must output one value per class (%d); this %s outputs %ld",
+                        w->classes, nn_op_name(last->kind), (long)c * h * wd);
     }
     nn_layer *loss = &ls[L - 1];
     loss->op.kind = NN_OP_SOFTMAX_XENT;
@@ -186,19 +191,19 @@ void nn_model_free(nn_model *m) {
     for (int i = 0; i < m->nlayers; i++) {
         nn_layer *l = &m->layers[i];
         if (!is_view(l)) {
-            nn_free(be, l->y, out_elems(&l->op) * sizeof(float));
-            nn_free(be, l->dy, out_elems(&l->op) * sizeof(float));
+            nn_dev_free(be, l->y, out_elems(&l->op) * sizeof(float));
+            nn_dev_free(be, l->dy, out_elems(&l->op) * sizeof(float));
         }
-        nn_free(be, l->ws, l->ws_bytes);
+        nn_dev_free(be, l->ws, l->ws_bytes);
         if (be->ops->release && !is_view(l)) be->ops->release(be, &l->op);
     }
-    nn_free(be, m->params, m->nparams * sizeof(float));
-    nn_free(be, m->grads, m->nparams * sizeof(float));
-    nn_free(be, m->state, m->nstate * sizeof(float));
-    nn_free(be, m->x, (size_t)m->batch * m->in_c * m->in_h * m->in_w * sizeof(float));
-    nn_free(be, m->labels, (size_t)m->batch * sizeof(int32_t));
-    nn_free(be, m->prob, (size_t)m->batch * m->classes * sizeof(float));
-    nn_free(be, m->loss, (size_t)m->batch * sizeof(float));
+    nn_dev_free(be, m->params, m->nparams * sizeof(float));
+    nn_dev_free(be, m->grads, m->nparams * sizeof(float));
+    nn_dev_free(be, m->state, m->nstate * sizeof(float));
+    nn_dev_free(be, m->x, (size_t)m->batch * m->in_c * m->in_h * m->in_w * sizeof(float));
+    nn_dev_free(be, m->labels, (size_t)m->batch * sizeof(int32_t));
+    nn_dev_free(be, m->prob, (size_t)m->batch * m->classes * sizeof(float));
+    nn_dev_free(be, m->loss, (size_t)m->batch * sizeof(float));
     free(m->layers);
     free(m);
 }
@@ -224,7 +229,7 @@ int nn_model_build(nn_model **out, const sd_workload *w, nn_backend *be, int bat
     const nn_backend_ops *o = be->ops;
     float *host = NULL;
     size_t in_bytes = (size_t)batch * w->in_c * w->in_h * w->in_w * sizeof(float);
-    SD_TRY_GOTO(rc, nn_alloc(be, (void **)&m->x, in_bytes), fail);
+    SD_TRY_GOTO(rc, nn_dev_alloc(be, (void **)&m->x, in_bytes), fail);
     for (int i = 0; i < m->nlayers && rc == 0; i++) {
         nn_layer *l = &m->layers[i];
         m->flops_fwd += l->flops;
@@ -246,19 +251,19 @@ int nn_model_build(nn_model **out, const sd_workload *w, nn_backend *be, int bat
         if (o->prepare && (rc = o->prepare(be, &l->op)) != 0) break;
         if (l->op.kind != NN_OP_SOFTMAX_XENT) {
             size_t bytes = out_elems(&l->op) * sizeof(float);
-            rc = nn_alloc(be, (void **)&l->y, bytes);
-            if (!rc) rc = nn_alloc(be, (void **)&l->dy, bytes);
+            rc = nn_dev_alloc(be, (void **)&l->y, bytes);
+            if (!rc) rc = nn_dev_alloc(be, (void **)&l->dy, bytes);
         }
         if (!rc && o->workspace_size && (l->ws_bytes = o->workspace_size(be, &l->op)) > 0)
-            rc = nn_alloc(be, &l->ws, l->ws_bytes);
+            rc = nn_dev_alloc(be, &l->ws, l->ws_bytes);
     }
     if (rc) goto fail;
-    SD_TRY_GOTO(rc, nn_alloc(be, (void **)&m->params, m->nparams * sizeof(float)), fail);
-    SD_TRY_GOTO(rc, nn_alloc(be, (void **)&m->grads, m->nparams * sizeof(float)), fail);
-    SD_TRY_GOTO(rc, nn_alloc(be, (void **)&m->state, m->nstate * sizeof(float)), fail);
-    SD_TRY_GOTO(rc, nn_alloc(be, (void **)&m->labels, (size_t)batch * sizeof(int32_t)), fail);
-    SD_TRY_GOTO(rc, nn_alloc(be, (void **)&m->prob, (size_t)batch * w->classes * sizeof(float)), fail);
-    SD_TRY_GOTO(rc, nn_alloc(be, (void **)&m->loss, (size_t)batch * sizeof(float)), fail);
+    SD_TRY_GOTO(rc, nn_dev_alloc(be, (void **)&m->params, m->nparams * sizeof(float)), fail);
+    SD_TRY_GOTO(rc, nn_dev_alloc(be, (void **)&m->grads, m->nparams * sizeof(float)), fail);
+    SD_TRY_GOTO(rc, nn_dev_alloc(be, (void **)&m->state, m->nstate * sizeof(float)), fail);
+    SD_TRY_GOTO(rc, nn_dev_alloc(be, (void **)&m->labels, (size_t)batch * sizeof(int32_t)), fail);
+    SD_TRY_GOTO(rc, nn_dev_alloc(be, (void **)&m->prob, (size_t)batch * w->classes * sizeof(float)), fail);
+    SD_TRY_GOTO(rc, nn_dev_alloc(be, (void **)&m->loss, (size_t)batch * sizeof(float)), fail);
     SD_TRY_GOTO(rc, o->zero(be, m->grads, m->nparams * sizeof(float)), fail);
     SD_TRY_GOTO(rc, o->zero(be, m->state, m->nstate * sizeof(float)), fail);
     host = malloc(m->nparams * sizeof(float) + 1);
