@@ -19,7 +19,7 @@ DEB_PKGS := pkg-config libdnnl-dev libcurl4-openssl-dev libgit2-dev libcairo2-de
             libjansson-dev libsqlite3-dev zlib1g-dev libcriterion-dev poppler-utils python3-torch \
             dataset-fashion-mnist
 
-PKGS    := libcurl libgit2 jansson sqlite3 zlib pangocairo cairo-pdf cairo-svg
+PKGS    := libcurl libgit2 jansson sqlite3 zlib pangocairo cairo-pdf cairo-svg fontconfig
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
