@@ -34,7 +34,7 @@ GIT_COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 GIT_DIRTY  := $(shell test -n "$$(git status --porcelain --untracked-files=no 2>/dev/null)" && echo 1 || echo 0)
 VERSION    := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 
-CFLAGS_BASE := -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L -O3 -g -march=native \
+CFLAGS_BASE := -std=c11 -fvisibility=hidden -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L -O3 -g -march=native \
                -Wall -Wextra -Werror -Wno-format-truncation -fopenmp -MMD -MP -Isrc $(PKG_CFLAGS) $(SANFLAGS)
 CFLAGS_BASE += -DSD_VERSION='"$(VERSION)"' -DSD_GIT_COMMIT='"$(GIT_COMMIT)"' -DSD_GIT_DIRTY=$(GIT_DIRTY)
 CFLAGS_BASE += -DSD_HAVE_DNNL=$(HAVE_DNNL) -DSD_HAVE_CUDNN=$(HAVE_CUDNN)
@@ -53,11 +53,14 @@ CFLAGS_BASE += -I$(CU)/include
 CU_SRC   := $(wildcard src/be_cudnn/*.cu)
 CU_OBJ   := $(patsubst src/%.cu,$(BUILD)/%.cu.o,$(CU_SRC))
 NVCC     ?= $(CU)/bin/nvcc
-NVCCFLAGS := -O2 -std=c++17 -Isrc -Xcompiler -fPIC \
+# -fmad=false: the element kernels round like the host code the tests check (nn/kernels.h).
+NVCCFLAGS := -O2 -std=c++17 -Isrc -Xcompiler -fPIC -fmad=false -MMD -MP \
              -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
              -gencode arch=compute_100,code=sm_100 -gencode arch=compute_100,code=compute_100
 # Never -lcuda (the driver stub): the binary must start on machines without a driver.
-LDLIBS_BASE += -L$(CU)/lib64 -Wl,-rpath,$(CU)/lib64 -lcudnn -lcublas -lcudart -lstdc++
+# --no-as-needed: recorded as NEEDED even before a command calls the back-end (checkable with ldd).
+LDLIBS_BASE += -L$(CU)/lib64 -Wl,-rpath,$(CU)/lib64 -Wl,--no-as-needed -lcudnn -lcublas -lcudart -Wl,--as-needed \
+               -lstdc++
 endif
 
 OBJ      := $(patsubst src/%.c,$(BUILD)/%.o,$(SRC)) $(CU_OBJ)
@@ -101,7 +104,7 @@ $(BUILD)/%.o: src/%.c $(CONFIG_MK)
 
 $(BUILD)/%.cu.o: src/%.cu $(CONFIG_MK)
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCCFLAGS) -c $< -o $@
+	$(NVCC) $(NVCCFLAGS) -MF $(@:.o=.d) -c $< -o $@
 
 $(LIB): $(OBJ)
 	@rm -f $@
@@ -117,7 +120,7 @@ $(BIN): $(BUILD)/main.o $(LIB)
 # ---- tests ------------------------------------------------------------------------------------
 $(BUILD)/tests/%: tests/%.c $(LIB) tests/testutil.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_BASE) -Wno-missing-field-initializers $(CFLAGS) -Itests -o $@ $< $(LIB) $(CRIT_LIBS) $(LDLIBS_BASE)
+	$(CC) $(CFLAGS_BASE) -Wno-missing-field-initializers $(CFLAGS) -Itests -o $@ $< $(LIB) $(CRIT_LIBS) $(LDLIBS_BASE) -Wl,--exclude-libs,ALL
 
 test: deps
 	@$(MAKE) --no-print-directory $(BIN) $(TEST_BIN)
@@ -127,11 +130,21 @@ test: deps
 bench: deps
 	@$(MAKE) --no-print-directory $(BIN)
 	@mkdir -p out/bench
-	./$(BIN) bench --suite default --json out/bench/bench.json
+	./$(BIN) bench --workload mnist_mlp,mnist_cnn,cifar10_vgg --backend all --data synthetic --epochs 2 \
+	    --batches 20 --repeat 3 --json out/bench/bench.json
 
 report: deps
 	@$(MAKE) --no-print-directory $(BIN)
-	./$(BIN) report
+	./$(BIN) bench --workload mnist_mlp,mnist_cnn,cifar10_vgg --epochs 2 --batches 20 \
+	    --json out/bench/report-bench.json
+	@echo "make report: wrote out/bench/report-bench.json (benchmark step; the rendered report comes with the report command)"
+
+# GPU parity tests + training benchmarks (scripts/gpu-check.sh). Without a usable GPU it says why and
+# the script exits 4 (SD_EXIT_NODEV, as `showdown bench --backend cudnn`); make then reports Error 4.
+gpu-check:
+	@$(MAKE) --no-print-directory $(BIN) $(BUILD)/tests/test_cudnn
+	@SHOWDOWN=$(abspath $(BIN)) BUILD=$(BUILD) HAVE_CUDNN=$(HAVE_CUDNN) HAVE_TORCH=$(HAVE_TORCH) \
+	  PYTHON=$(PYTHON) sh scripts/gpu-check.sh
 
 clean:
 	rm -rf build showdown

@@ -1,3 +1,266 @@
-/* cmd_bench — placeholder until the engine lands. */
+/* cmd_bench — `showdown bench`: run workloads on the native engine over one or more back-ends,
+ * repeat, summarise (median, min–max) and write a "showdown-results/1" file. A failed run is recorded
+ * and the others go on; the exit code says whether all succeeded. */
+#include "bench/results.h"
 #include "cmd/cli.h"
-int cmd_bench(int argc, char **argv) { return sd_cmd_not_built(argc, argv, "--workload NAME", "Run a workload."); }
+#include "core/err.h"
+#include "data/data.h"
+#include "nn/model.h"
+#include "nn/train.h"
+
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define DEFAULT_MNIST_DIR "/usr/share/datasets/fashion-mnist"
+
+static volatile sig_atomic_t g_stop;
+static void on_signal(int sig) { (void)sig; g_stop = 1; }
+
+typedef struct bench_args {
+    const char *workload, *backend, *json, *data, *data_dir, *workloads_dir, *precision, *autotune;
+    long epochs, batches, repeat, threads, seed, batch;
+    int describe, quiet;
+} bench_args;
+
+static int exists(const char *p) { struct stat st; return stat(p, &st) == 0; }
+
+/* workloads/ beside the current directory, else beside the executable. */
+static void default_workloads_dir(char *buf, size_t n) {
+    if (exists("workloads")) { snprintf(buf, n, "workloads"); return; }
+    char exe[PATH_MAX];
+    ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (k > 0) {
+        exe[k] = 0;
+        snprintf(buf, n, "%s/workloads", dirname(exe));
+        if (exists(buf)) return;
+    }
+    snprintf(buf, n, "workloads");
+}
+
+/* Find "<dir>/<base>" or "<dir>/<base>.gz". */
+static int find_idx(char *out, size_t n, const char *dir, const char *base) {
+    snprintf(out, n, "%s/%s", dir, base);
+    if (exists(out)) return 1;
+    snprintf(out, n, "%s/%s.gz", dir, base);
+    return exists(out);
+}
+
+/* Real data when present (or required), synthetic otherwise; says which on stderr. */
+static int load_data(const bench_args *a, const sd_workload *w, long max_examples, sd_dataset *train,
+                     sd_dataset *test) {
+    int want_real = strcmp(a->data, "real") == 0, want_syn = strcmp(a->data, "synthetic") == 0;
+    if (!want_real && !want_syn && strcmp(a->data, "auto") != 0)
+        return sd_err(SD_EUSAGE, "--data expects auto, real or synthetic, got '%s'", a->data);
+    const char *why = NULL;
+    char whybuf[1024];
+    if (!want_syn && strcmp(w->dataset, "mnist") == 0) {
+        const char *dir = a->data_dir ? a->data_dir : DEFAULT_MNIST_DIR;
+        char ti[1024], tl[1024], vi[1024], vl[1024];
+        if (find_idx(ti, sizeof ti, dir, "train-images-idx3-ubyte") && find_idx(tl, sizeof tl, dir, "train-labels-idx1-ubyte") &&
+            find_idx(vi, sizeof vi, dir, "t10k-images-idx3-ubyte") && find_idx(vl, sizeof vl, dir, "t10k-labels-idx1-ubyte")) {
+            SD_TRY(sd_data_load_idx(train, ti, tl));
+            int rc = sd_data_load_idx(test, vi, vl);
+            if (rc) { sd_dataset_free(train); return rc; }
+            return 0;
+        }
+        snprintf(whybuf, sizeof whybuf, "no MNIST-format files (train-images-idx3-ubyte[.gz] ...) in %s%s", dir,
+                 a->data_dir ? "" : " (install dataset-fashion-mnist or give --data-dir)");
+        why = whybuf;
+    } else if (!want_syn && strcmp(w->dataset, "cifar10") == 0) {
+        if (a->data_dir) {
+            SD_TRY(sd_data_load_cifar10(train, a->data_dir, 0));
+            int rc = sd_data_load_cifar10(test, a->data_dir, 1);
+            if (rc) { sd_dataset_free(train); return rc; }
+            return 0;
+        }
+        why = "CIFAR-10 is not on this machine (give --data-dir DIR holding data_batch_1.bin ... test_batch.bin)";
+    } else if (!want_syn) {
+        why = "the workload's data set is synthetic";
+    }
+    if (want_real) return sd_err(SD_EINPUT, "--data real: %s", why);
+    if (why && !a->quiet) fprintf(stderr, "data: %s: using seeded synthetic data\n", why);
+    long ntrain = w->train_n, ntest = w->test_n;
+    if (max_examples > 0) {
+        if (ntrain > max_examples) ntrain = max_examples;
+        if (ntest > max_examples) ntest = max_examples;
+    }
+    SD_TRY(sd_data_synthetic(train, (int)ntrain, w->in_c, w->in_h, w->in_w, w->classes, (uint64_t)a->seed, 0));
+    int rc = sd_data_synthetic(test, (int)ntest, w->in_c, w->in_h, w->in_w, w->classes, (uint64_t)a->seed, 1);
+    if (rc) sd_dataset_free(train);
+    return rc;
+}
+
+/* Split "a,b,c" into at most max entries (modifies s). */
+static int split_list(char *s, char **out, int max) {
+    int n = 0;
+    for (char *p = s; p && *p && n < max;) {
+        char *c = strchr(p, ',');
+        if (c) *c = 0;
+        if (*p) out[n++] = p;
+        p = c ? c + 1 : NULL;
+    }
+    return n;
+}
+
+static int run_one(const bench_args *a, const char *wname, const char *bname, json_t *doc, int *failed) {
+    char wdir[PATH_MAX];
+    if (a->workloads_dir) snprintf(wdir, sizeof wdir, "%s", a->workloads_dir);
+    else default_workloads_dir(wdir, sizeof wdir);
+    sd_workload w;
+    SD_TRY(sd_workload_load(&w, wdir, wname));
+    int rc = 0;
+    nn_backend *be = NULL;
+    sd_dataset train = {0}, test = {0};
+    nn_train_result *samples = NULL;
+    int nsamples = 0;
+    nn_train_opts o = {0};
+    o.epochs = a->epochs > 0 ? (int)a->epochs : w.epochs;
+    o.batch = a->batch > 0 ? (int)a->batch : w.batch;
+    o.max_batches = (int)a->batches;
+    o.seed = (uint64_t)a->seed;
+    o.shuffle = w.shuffle;
+    o.progress = !a->quiet && isatty(2);
+    o.stop = &g_stop;
+    char label[128];
+    snprintf(label, sizeof label, "%s/%s", w.name, bname);
+    o.label = label;
+
+    nn_backend_opts bo = {.threads = (int)a->threads, .precision = a->precision,
+                          .autotune = strcmp(a->autotune, "off") != 0, .quiet = a->quiet};
+    char note[1024] = "";
+    rc = nn_backend_new(&be, bname, &bo, note, sizeof note);
+    if (rc) goto done;
+    if (note[0] && !a->quiet) fprintf(stderr, "backend: %s; using %s\n", note, be->name);
+    snprintf(label, sizeof label, "%s/%s", w.name, be->name);
+    long cap = a->batches > 0 ? a->batches * o.batch : 0;
+    SD_TRY_GOTO(rc, load_data(a, &w, cap, &train, &test), done);
+    if (!a->quiet) fprintf(stderr, "%s: %s, %d train / %d test examples, batch %d, %d epoch(s), %ld repeat(s) on %s\n",
+                           w.name, train.source, train.n, test.n, o.batch, o.epochs, a->repeat, be->device);
+    samples = calloc((size_t)a->repeat, sizeof *samples);
+    if (!samples) { rc = sd_err(SD_ENOMEM, "out of memory"); goto done; }
+    for (long r = 0; r < a->repeat; r++) {
+        be->bytes_peak = be->bytes_in_use;
+        SD_TRY_GOTO(rc, nn_train(&w, be, &train, &test, &o, &samples[r]), done);
+        nsamples++;
+    }
+    sd_run_info ri = {.w = &w, .implementation = "native", .be = be, .backend_note = note, .train = &train,
+                      .test = &test, .opts = &o, .threads = a->threads > 0 ? (int)a->threads : (int)sysconf(_SC_NPROCESSORS_ONLN),
+                      .samples = samples, .nsamples = nsamples};
+    rc = sd_results_add_run(doc, &ri);
+done:
+    if (rc && rc != SD_EINTR && rc != SD_EUSAGE) {
+        fprintf(stderr, "showdown bench: %s on %s failed: %s\n", w.name, bname, sd_errmsg());
+        sd_results_add_failure(doc, w.name, "native", be ? be->name : bname, sd_errmsg());
+        *failed = rc;
+    }
+    for (int i = 0; i < nsamples; i++) nn_train_result_free(&samples[i]);
+    free(samples);
+    sd_dataset_free(&train);
+    sd_dataset_free(&test);
+    nn_backend_free(be);
+    sd_workload_free(&w);
+    return rc == SD_EINTR || rc == SD_EUSAGE ? rc : 0;
+}
+
+int cmd_bench(int argc, char **argv) {
+    bench_args a = {.backend = "auto", .data = "auto", .precision = "fp32", .autotune = "on", .repeat = 1, .seed = 42};
+    const sd_opt opts[] = {
+        {"workload", SD_OPT_STR, &a.workload, "NAME[,NAME]", "workload(s) from workloads/ (or paths to .json specs)", 0, 0},
+        {"describe", SD_OPT_FLAG, &a.describe, NULL, "print the layer table (shapes, parameters, FLOPs) and exit", 0, 0},
+        {"backend", SD_OPT_STR, &a.backend, "B[,B]", "auto (default), ref, dnnl, cudnn, or all (every back-end built)", 0, 0},
+        {"epochs", SD_OPT_INT, &a.epochs, "N", "epochs (default: the workload's)", 1, 100000},
+        {"batches", SD_OPT_INT, &a.batches, "N", "cap on training (and validation) batches per epoch, for quick runs", 1, 100000000},
+        {"batch", SD_OPT_INT, &a.batch, "N", "batch size (default: the workload's)", 1, 65536},
+        {"repeat", SD_OPT_INT, &a.repeat, "R", "repeat the run R times; report median and min-max (default 1)", 1, 1000},
+        {"threads", SD_OPT_INT, &a.threads, "N", "CPU threads (default: all cores)", 1, 4096},
+        {"seed", SD_OPT_INT, &a.seed, "S", "seed for initialisation, shuffling, dropout, synthetic data (default 42)", 0, 2147483647},
+        {"data", SD_OPT_STR, &a.data, "KIND", "auto (real if present, else synthetic), real, synthetic", 0, 0},
+        {"data-dir", SD_OPT_STR, &a.data_dir, "DIR", "data set directory (MNIST idx files or CIFAR-10 binary batches)", 0, 0},
+        {"workloads", SD_OPT_STR, &a.workloads_dir, "DIR", "directory of workload specs (default: ./workloads)", 0, 0},
+        {"precision", SD_OPT_STR, &a.precision, "P", "fp32 (default) or tf32 (cuDNN back-end)", 0, 0},
+        {"autotune", SD_OPT_STR, &a.autotune, "on|off", "cuDNN algorithm search (default on)", 0, 0},
+        {"json", SD_OPT_STR, &a.json, "FILE", "write the results (showdown-results/1) to FILE, atomically", 0, 0},
+        {"quiet", SD_OPT_FLAG, &a.quiet, NULL, "no progress or notes on stderr", 0, 0},
+        {0},
+    };
+    int help = 0;
+    int rc = sd_opts_parse(opts, argc, argv, NULL, 0, NULL, &help);
+    if (rc) return sd_cli_fail("bench", rc);
+    if (help) {
+        sd_opts_usage(stdout, "bench", "--workload NAME[,NAME] [options]",
+                      "Train and validate workloads on the native engine; print a summary table and write results.\n"
+                      "Times: first epoch apart from the steady state (median of later epochs); validation timed apart.",
+                      opts);
+        return SD_EXIT_OK;
+    }
+    if (!a.workload) {
+        sd_err(SD_EUSAGE, "--workload is required (e.g. --workload mnist_mlp; see --help)");
+        return sd_cli_fail("bench", SD_EUSAGE);
+    }
+    if (strcmp(a.precision, "fp32") && strcmp(a.precision, "tf32")) {
+        sd_err(SD_EUSAGE, "--precision expects fp32 or tf32, got '%s'", a.precision);
+        return sd_cli_fail("bench", SD_EUSAGE);
+    }
+    if (strcmp(a.autotune, "on") && strcmp(a.autotune, "off")) {
+        sd_err(SD_EUSAGE, "--autotune expects on or off, got '%s'", a.autotune);
+        return sd_cli_fail("bench", SD_EUSAGE);
+    }
+    char wl[1024], bl[256];
+    snprintf(wl, sizeof wl, "%s", a.workload);
+    snprintf(bl, sizeof bl, "%s", strcmp(a.backend, "all") == 0 ? nn_backend_list() : a.backend);
+    char *wnames[64], *bnames[8];
+    int nw = split_list(wl, wnames, 64), nb = split_list(bl, bnames, 8);
+    if (nw == 0 || nb == 0) {
+        sd_err(SD_EUSAGE, "--workload and --backend need at least one name");
+        return sd_cli_fail("bench", SD_EUSAGE);
+    }
+
+    if (a.describe) {
+        char wdir[PATH_MAX];
+        if (a.workloads_dir) snprintf(wdir, sizeof wdir, "%s", a.workloads_dir);
+        else default_workloads_dir(wdir, sizeof wdir);
+        for (int i = 0; i < nw; i++) {
+            sd_workload w;
+            if ((rc = sd_workload_load(&w, wdir, wnames[i])) != 0) return sd_cli_fail("bench", rc);
+            nn_layer *ls = NULL;
+            size_t np = 0;
+            int L = nn_model_plan(&w, a.batch > 0 ? (int)a.batch : w.batch, &ls, &np);
+            if (L < 0) { sd_workload_free(&w); return sd_cli_fail("bench", L); }
+            if (i) printf("\n");
+            nn_model_describe(stdout, &w, ls, L, np);
+            free(ls);
+            sd_workload_free(&w);
+        }
+        return SD_EXIT_OK;
+    }
+
+    struct sigaction sa = {0};
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+
+    json_t *doc = sd_results_new();
+    int failed = 0;
+    for (int i = 0; i < nw && rc == 0; i++)
+        for (int j = 0; j < nb && rc == 0; j++) rc = run_one(&a, wnames[i], bnames[j], doc, &failed);
+    if (rc == SD_EINTR) {
+        fprintf(stderr, "\nshowdown bench: interrupted; no results written\n");
+        json_decref(doc);
+        return SD_EXIT_INTR;
+    }
+    if (rc) { json_decref(doc); return sd_cli_fail("bench", rc); }
+    printf("\n");
+    sd_results_print_table(stdout, doc);
+    if (a.json) {
+        if ((rc = sd_json_write_atomic(doc, a.json)) != 0) { json_decref(doc); return sd_cli_fail("bench", rc); }
+        if (!a.quiet) fprintf(stderr, "results written to %s\n", a.json);
+    }
+    json_decref(doc);
+    return failed ? sd_exit_code(failed) : SD_EXIT_OK;
+}

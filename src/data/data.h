@@ -11,6 +11,9 @@
 #define SD_DATA_MAX_EXAMPLES 10000000
 #define SD_DATA_MAX_DIM      4096
 
+/* Synthetic data: an example is clamp(prototype + noise) with noise uniform in ±this (see synthetic.c). */
+#define SD_DATA_SYNTH_NOISE  0.5f
+
 typedef struct sd_dataset {
     int n;              /* examples */
     int c, h, w;        /* per-example shape (NCHW) */
@@ -32,7 +35,8 @@ int sd_data_load_cifar10(sd_dataset *out, const char *dir, int which);
 /* Seeded synthetic data: n examples of shape c×h×w in [0,1] and labels in [0,classes). Learnable:
  * each class has a fixed random prototype, an example is its class prototype plus noise; the same
  * (seed, shape, classes) gives the same prototypes, and split selects an independent example stream
- * (0 train, 1 test) so train and test share prototypes. */
+ * (0 train, 1 test) so train and test share prototypes. Labels are drawn at random (uniform), not
+ * cycled. classes in [1, 256]. source = "synthetic seed=S split=train|test". */
 int sd_data_synthetic(sd_dataset *out, int n, int c, int h, int w, int classes, uint64_t seed, int split);
 
 void sd_dataset_free(sd_dataset *d);

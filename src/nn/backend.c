@@ -74,14 +74,14 @@ void nn_backend_free(nn_backend *be) {
     if (be && be->ops->destroy) be->ops->destroy(be);
 }
 
-int nn_alloc(nn_backend *be, void **out, size_t bytes) {
+int nn_dev_alloc(nn_backend *be, void **out, size_t bytes) {
     SD_TRY(be->ops->alloc(be, out, bytes ? bytes : 1));
     be->bytes_in_use += bytes;
     if (be->bytes_in_use > be->bytes_peak) be->bytes_peak = be->bytes_in_use;
     return 0;
 }
 
-void nn_free(nn_backend *be, void *p, size_t bytes) {
+void nn_dev_free(nn_backend *be, void *p, size_t bytes) {
     if (!p) return;
     be->ops->free(be, p);
     be->bytes_in_use -= bytes;

@@ -122,7 +122,7 @@ struct nn_backend {
     char name[16];                /* "ref", "dnnl", "cudnn" */
     char device[160];             /* human-readable device description */
     nn_backend_opts opts;
-    size_t bytes_in_use, bytes_peak;  /* maintained by nn_alloc / nn_free */
+    size_t bytes_in_use, bytes_peak;  /* maintained by nn_dev_alloc / nn_dev_free */
 };
 
 /* Registry (backend.c is the one place that knows which back-ends were built).
@@ -137,8 +137,8 @@ const char *nn_backend_list(void);
 int nn_backend_compiled(const char *name);
 
 /* Memory through the table, with peak accounting. */
-int nn_alloc(nn_backend *be, void **out, size_t bytes);
-void nn_free(nn_backend *be, void *p, size_t bytes);
+int nn_dev_alloc(nn_backend *be, void **out, size_t bytes);
+void nn_dev_free(nn_backend *be, void *p, size_t bytes);
 
 /* Constructors, one per back-end. */
 int nn_ref_new(nn_backend **out, const nn_backend_opts *opts);

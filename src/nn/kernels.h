@@ -61,4 +61,30 @@ SD_HD void nn_adam_update(float *p, float g, float *m, float *v, float lr, float
     *p -= lr * mh / (sqrtf(vh) + eps);
 }
 
+/* ReLU and its gradient (the gradient reads the forward output: y > 0 exactly where x > 0). */
+SD_HD float nn_relu(float x) { return x > 0.0f ? x : 0.0f; }
+SD_HD float nn_relu_grad(float dy, float y) { return y > 0.0f ? dy : 0.0f; }
+
+/* Inverted dropout, one element: kept units are scaled by 1/(1-rate), dropped ones are 0. The same
+ * function serves forward (v = x) and backward (v = dy). */
+SD_HD float nn_dropout_apply(float v, int keep, float rate) {
+    return keep ? v * (1.0f / (1.0f - rate)) : 0.0f;
+}
+
+/* Cross-entropy of one row of logits z[0..C) against label lab, as -log softmax(z)[lab] computed from
+ * the logits (max-shifted, sum in double): no log of a rounded probability. lab must be in [0,C). */
+SD_HD float nn_xent_row_loss(const float *z, int C, int lab) {
+    float m = z[0];
+    for (int k = 1; k < C; k++) if (z[k] > m) m = z[k];
+    double s = 0;
+    for (int k = 0; k < C; k++) s += (double)expf(z[k] - m);
+    return (float)(log(s) - (double)(z[lab] - m));
+}
+
+/* Gradient of the batch-mean softmax cross-entropy w.r.t. one logit: (prob - [k == label]) / n,
+ * with inv_n = 1.0f / n computed once. */
+SD_HD float nn_xent_grad(float prob, int is_label, float inv_n) {
+    return (prob - (is_label ? 1.0f : 0.0f)) * inv_n;
+}
+
 #endif

@@ -21,19 +21,54 @@ typedef struct ref_ctx {
 
 /* ---- gemm building blocks (row-major) ---------------------------------------------------------- */
 
-/* C[M][N] (+)= A[M][K] · B[K][N] */
+/* C[M][N] (+)= A[M][K] · B[K][N]. Four rows of C share each row of B (one load of b[j] feeds four
+ * FMAs) and columns go in blocks that keep the four C rows in L1. */
 static void gemm_nn(int M, int N, int K, const float *restrict A, const float *restrict B,
                     float *restrict C, int accumulate) {
-    for (int i = 0; i < M; i++) {
-        float *restrict c = C + (size_t)i * N;
-        if (!accumulate) memset(c, 0, sizeof(float) * N);
-        for (int k = 0; k < K; k++) {
-            const float a = A[(size_t)i * K + k];
-            const float *restrict b = B + (size_t)k * N;
-            #pragma omp simd
-            for (int j = 0; j < N; j++) c[j] += a * b[j];
+    enum { JB = 512 };
+    if (!accumulate)
+        for (int i = 0; i < M; i++) memset(C + (size_t)i * N, 0, sizeof(float) * N);
+    for (int j0 = 0; j0 < N; j0 += JB) {
+        const int jn = N - j0 < JB ? N - j0 : JB;
+        int i = 0;
+        for (; i + 4 <= M; i += 4) {
+            float *restrict c0 = C + (size_t)i * N + j0, *restrict c1 = c0 + N, *restrict c2 = c1 + N,
+                  *restrict c3 = c2 + N;
+            for (int k = 0; k < K; k++) {
+                const float a0 = A[(size_t)i * K + k], a1 = A[(size_t)(i + 1) * K + k],
+                            a2 = A[(size_t)(i + 2) * K + k], a3 = A[(size_t)(i + 3) * K + k];
+                const float *restrict b = B + (size_t)k * N + j0;
+                #pragma omp simd
+                for (int j = 0; j < jn; j++) {
+                    c0[j] += a0 * b[j];
+                    c1[j] += a1 * b[j];
+                    c2[j] += a2 * b[j];
+                    c3[j] += a3 * b[j];
+                }
+            }
+        }
+        for (; i < M; i++) {
+            float *restrict c = C + (size_t)i * N + j0;
+            for (int k = 0; k < K; k++) {
+                const float a = A[(size_t)i * K + k];
+                const float *restrict b = B + (size_t)k * N + j0;
+                #pragma omp simd
+                for (int j = 0; j < jn; j++) c[j] += a * b[j];
+            }
         }
     }
+}
+
+/* Rows [i0, i1) of a gemm_nn, for splitting M across threads. */
+static void gemm_nn_rows(int i0, int i1, int N, int K, const float *A, const float *B, float *C, int accumulate) {
+    if (i1 > i0) gemm_nn(i1 - i0, N, K, A + (size_t)i0 * K, B, C + (size_t)i0 * N, accumulate);
+}
+
+/* Split M rows in nt contiguous chunks (multiples of 4 where possible). */
+static void chunk(int M, int nt, int t, int *i0, int *i1) {
+    int per = ((M + nt - 1) / nt + 3) / 4 * 4;
+    *i0 = t * per < M ? t * per : M;
+    *i1 = (t + 1) * per < M ? (t + 1) * per : M;
 }
 
 /* C[M][N] (+)= A[K][M]^T · B[K][N] */
@@ -91,11 +126,13 @@ static int ref_dense_forward(nn_backend *be, const nn_op *op, float *y, const fl
     float *wt = malloc(sizeof(float) * (size_t)C * O);
     SD_ALLOC_CHECK(wt);
     transpose(O, C, w, wt);                              /* wt: [C][O] */
-    #pragma omp parallel for num_threads(T(be)) schedule(static)
-    for (int i = 0; i < N; i++) {
-        float *yi = y + (size_t)i * O;
-        for (int o = 0; o < O; o++) yi[o] = b ? b[o] : 0.0f;
-        gemm_nn(1, O, C, x + (size_t)i * C, wt, yi, 1);
+    #pragma omp parallel num_threads(T(be))
+    {
+        int i0, i1;
+        chunk(N, omp_get_num_threads(), omp_get_thread_num(), &i0, &i1);
+        for (int i = i0; i < i1; i++)
+            for (int o = 0; o < O; o++) y[(size_t)i * O + o] = b ? b[o] : 0.0f;
+        gemm_nn_rows(i0, i1, O, C, x, wt, y, 1);         /* y[N][O] += x[N][C] · wt[C][O] */
     }
     free(wt);
     return 0;
@@ -104,26 +141,28 @@ static int ref_dense_forward(nn_backend *be, const nn_op *op, float *y, const fl
 static int ref_dense_backward(nn_backend *be, const nn_op *op, float *dx, float *dw, float *db,
                               const float *dy, const float *x, const float *w) {
     const int N = op->n, C = op->c, O = op->oc;
-    /* dW[O][C] += dy^T · x ; rows of dW split across threads */
-    #pragma omp parallel for num_threads(T(be)) schedule(static)
-    for (int o = 0; o < O; o++) {
-        float *dwo = dw + (size_t)o * C;
-        for (int i = 0; i < N; i++) {
-            const float g = dy[(size_t)i * O + o];
-            const float *xi = x + (size_t)i * C;
-            #pragma omp simd
-            for (int k = 0; k < C; k++) dwo[k] += g * xi[k];
-        }
-        if (db) {
-            float s = 0;
-            for (int i = 0; i < N; i++) s += dy[(size_t)i * O + o];
-            db[o] += s;
+    float *dyt = malloc(sizeof(float) * (size_t)N * O);
+    SD_ALLOC_CHECK(dyt);
+    transpose(N, O, dy, dyt);                            /* dyt: [O][N] */
+    #pragma omp parallel num_threads(T(be))
+    {
+        int o0, o1;
+        chunk(O, omp_get_num_threads(), omp_get_thread_num(), &o0, &o1);
+        gemm_nn_rows(o0, o1, C, N, dyt, x, dw, 1);       /* dW[O][C] += dy^T[O][N] · x[N][C] */
+        if (db)
+            for (int o = o0; o < o1; o++) {
+                float s = 0;
+                for (int i = 0; i < N; i++) s += dyt[(size_t)o * N + i];
+                db[o] += s;
+            }
+        if (dx) {
+            #pragma omp barrier
+            int i0, i1;
+            chunk(N, omp_get_num_threads(), omp_get_thread_num(), &i0, &i1);
+            gemm_nn_rows(i0, i1, C, O, dy, w, dx, 0);    /* dx[N][C] = dy[N][O] · W[O][C] */
         }
     }
-    if (dx) {
-        #pragma omp parallel for num_threads(T(be)) schedule(static)
-        for (int i = 0; i < N; i++) gemm_nn(1, C, O, dy + (size_t)i * O, w, dx + (size_t)i * C, 0);
-    }
+    free(dyt);
     return 0;
 }
 

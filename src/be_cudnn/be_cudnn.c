@@ -1,0 +1,655 @@
+/* be_cudnn — the cuDNN + cuBLAS GPU back-end, the native floor on NVIDIA GPUs. Same semantics as the
+ * reference back-end (nn/ref.c): convolution, pooling, ReLU and softmax through cuDNN, dense layers
+ * through cuBLAS sgemm, dropout / loss / optimizer through the kernels of cudnn_kernels.cu (the element
+ * functions of nn/kernels.h). Everything runs on one stream; parameters, gradients and optimizer state
+ * stay on the device; every CUDA, cuDNN and cuBLAS call is checked (CUDA_CHECK & co., cudnn_be.h). */
+#include "be_cudnn/cudnn_be.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CU_STAGES 2
+#define CU_STAGE_MAX ((size_t)16 << 20)      /* pinned staging buffer: uploads go through it in chunks */
+#define CU_WS_CAP ((size_t)1 << 30)          /* never more than 1 GiB of convolution workspace */
+#define CU_MAX_PERF 16
+
+typedef struct cu_ctx {
+    int device;
+    struct cudaDeviceProp prop;
+    int driver, runtime;
+    int tf32, autotune;
+    cudaStream_t stream;
+    cudnnHandle_t dnn;
+    cublasHandle_t blas;
+    void *ws;                                 /* convolution workspace shared by all ops (one stream) */
+    size_t ws_size;
+    void *stage[CU_STAGES];                   /* pinned host staging for uploads, used alternately */
+    size_t stage_size[CU_STAGES];
+    cudaEvent_t stage_ev[CU_STAGES];          /* recorded after the copy out of stage[i] */
+    int stage_next;
+    int *bad;                                 /* device int[2]: label error flag, offending label */
+    int bad_pending, bad_C;
+    cu_conv_choice *choices;                  /* algorithm cache, one entry per convolution shape */
+    int nchoices, cap;
+} cu_ctx;
+
+typedef struct cu_priv {
+    cu_descs d;
+    cu_conv_choice choice;                    /* conv only */
+} cu_priv;
+
+#define CTX(be) ((cu_ctx *)(be)->ctx)
+
+static const float k_one = 1.0f, k_zero = 0.0f;
+
+static int get_priv(const nn_op *op, const char *what, cu_priv **out) {
+    *out = op->priv;
+    if (!*out) return sd_err(SD_ERROR, "cudnn: %s called on an op that was not prepared", what);
+    return 0;
+}
+
+static size_t numel_out(const nn_op *op) { return (size_t)op->n * op->oc * op->oh * op->ow; }
+
+/* ---- memory and transfers ------------------------------------------------------------------------- */
+
+static int cu_alloc(nn_backend *be, void **out, size_t bytes) {
+    (void)be;
+    *out = NULL;
+    CUDA_CHECK(cudaMalloc(out, bytes), CU_HINT_MEM);
+    return 0;
+}
+
+static void cu_free(nn_backend *be, void *p) {
+    (void)be;
+    (void)cudaFree(p);   /* void entry: a failure here leaves nothing to undo */
+}
+
+/* Pending label errors of the loss kernel surface at the next synchronisation point. */
+static int check_labels(cu_ctx *c) {
+    if (!c->bad_pending) return 0;
+    int h[2] = {0, 0};
+    CUDA_CHECK(cudaMemcpyAsync(h, c->bad, sizeof h, cudaMemcpyDeviceToHost, c->stream), CU_HINT_KERNEL);
+    CUDA_CHECK(cudaStreamSynchronize(c->stream), CU_HINT_KERNEL);
+    c->bad_pending = 0;
+    if (h[0]) {
+        CUDA_CHECK(cudaMemsetAsync(c->bad, 0, 2 * sizeof(int), c->stream), "");
+        return sd_err(SD_EINPUT, "label %d out of range [0,%d)", h[1], c->bad_C);
+    }
+    return 0;
+}
+
+/* Host -> device through pinned staging: the host copy into stage i overlaps the device's work on
+ * what was queued before; stage i is reused only after its previous copy has completed. */
+static int cu_upload(nn_backend *be, void *dst, const void *src, size_t bytes) {
+    cu_ctx *c = CTX(be);
+    for (size_t off = 0; off < bytes;) {
+        size_t len = bytes - off < CU_STAGE_MAX ? bytes - off : CU_STAGE_MAX;
+        int i = c->stage_next;
+        c->stage_next = (i + 1) % CU_STAGES;
+        CUDA_CHECK(cudaEventSynchronize(c->stage_ev[i]), CU_HINT_KERNEL);
+        if (c->stage_size[i] < len) {
+            if (c->stage[i]) CUDA_CHECK(cudaFreeHost(c->stage[i]), "");
+            c->stage[i] = NULL;
+            c->stage_size[i] = 0;
+            CUDA_CHECK(cudaMallocHost(&c->stage[i], CU_STAGE_MAX), "pinned host memory exhausted");
+            c->stage_size[i] = CU_STAGE_MAX;
+        }
+        memcpy(c->stage[i], (const char *)src + off, len);
+        CUDA_CHECK(cudaMemcpyAsync((char *)dst + off, c->stage[i], len, cudaMemcpyHostToDevice, c->stream), "");
+        CUDA_CHECK(cudaEventRecord(c->stage_ev[i], c->stream), "");
+        off += len;
+    }
+    return 0;
+}
+
+static int cu_download(nn_backend *be, void *dst, const void *src, size_t bytes) {
+    cu_ctx *c = CTX(be);
+    CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, c->stream), "");
+    CUDA_CHECK(cudaStreamSynchronize(c->stream), CU_HINT_KERNEL);
+    return check_labels(c);
+}
+
+static int cu_zero(nn_backend *be, void *p, size_t bytes) {
+    CUDA_CHECK(cudaMemsetAsync(p, 0, bytes, CTX(be)->stream), "");
+    return 0;
+}
+
+static int cu_sync(nn_backend *be) {
+    cu_ctx *c = CTX(be);
+    CUDA_CHECK(cudaStreamSynchronize(c->stream), CU_HINT_KERNEL);
+    return check_labels(c);
+}
+
+/* ---- algorithm choice --------------------------------------------------------------------------------- */
+
+#define CU_TO_PERF(dst, src, n) do {                                                         \
+        for (int i_ = 0; i_ < (n); i_++) {                                                   \
+            (dst)[i_].algo = (int)(src)[i_].algo; (dst)[i_].status = (src)[i_].status;       \
+            (dst)[i_].time_ms = (src)[i_].time; (dst)[i_].memory = (src)[i_].memory;         \
+            (dst)[i_].math = (src)[i_].mathType;                                             \
+        }                                                                                    \
+    } while (0)
+
+static int pick_into(cu_algo_perf *out, const cu_algo_perf *cand, int n, size_t limit, int tf32, int heuristic,
+                     const char *dir, const nn_op *op) {
+    int i = cu_algo_pick(cand, n, limit, tf32);
+    if (i < 0) {
+        char key[96];
+        cu_conv_key(op, key, sizeof key);
+        return sd_err(SD_EUNSUPPORTED, "cudnn: no usable %s convolution algorithm for %s (%d candidates, "
+                      "workspace limit %zu bytes, %s)", dir, key, n, limit, tf32 ? "tf32" : "fp32");
+    }
+    *out = cand[i];
+    if (heuristic) out->time_ms = -1;
+    return 0;
+}
+
+/* _v7 heuristics: no device work, candidates ranked by cuDNN's model. */
+static int choose_heuristic(cu_ctx *c, const nn_op *op, const cu_descs *d, size_t limit, cu_conv_choice *ch) {
+    cu_algo_perf cand[CU_MAX_PERF];
+    int got = 0;
+    {
+        cudnnConvolutionFwdAlgoPerf_t p[CU_MAX_PERF];
+        CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(c->dnn, d->x, d->w, d->conv[CU_FWD], d->y, CU_MAX_PERF,
+                                                           &got, p), CU_HINT_DESC);
+        CU_TO_PERF(cand, p, got);
+        SD_TRY(pick_into(&ch->dir[CU_FWD], cand, got, limit, c->tf32, 1, "forward", op));
+    }
+    {
+        cudnnConvolutionBwdDataAlgoPerf_t p[CU_MAX_PERF];
+        CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(c->dnn, d->w, d->y, d->conv[CU_BWD_DATA], d->x,
+                                                                CU_MAX_PERF, &got, p), CU_HINT_DESC);
+        CU_TO_PERF(cand, p, got);
+        SD_TRY(pick_into(&ch->dir[CU_BWD_DATA], cand, got, limit, c->tf32, 1, "backward-data", op));
+    }
+    {
+        cudnnConvolutionBwdFilterAlgoPerf_t p[CU_MAX_PERF];
+        CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(c->dnn, d->x, d->y, d->conv[CU_BWD_FILTER], d->w,
+                                                                  CU_MAX_PERF, &got, p), CU_HINT_DESC);
+        CU_TO_PERF(cand, p, got);
+        SD_TRY(pick_into(&ch->dir[CU_BWD_FILTER], cand, got, limit, c->tf32, 1, "backward-filter", op));
+    }
+    ch->searched = 0;
+    return 0;
+}
+
+/* Scratch buffers for the search: x (also used as dx), w (also dw), y (also dy), workspace. */
+typedef struct find_bufs { void *x, *w, *y, *ws; size_t ws_size; } find_bufs;
+
+static void find_bufs_free(find_bufs *b) {
+    (void)cudaFree(b->x); (void)cudaFree(b->w); (void)cudaFree(b->y); (void)cudaFree(b->ws);
+    memset(b, 0, sizeof *b);
+}
+
+static int find_bufs_alloc(cu_ctx *c, const nn_op *op, size_t limit, find_bufs *b) {
+    size_t xs = sizeof(float) * op->n * op->c * op->h * op->w, ys = sizeof(float) * numel_out(op);
+    size_t ws = sizeof(float) * op->oc * op->c * op->kh * op->kw;
+    CUDA_CHECK(cudaMalloc(&b->x, xs), CU_HINT_MEM);
+    CUDA_CHECK(cudaMalloc(&b->w, ws), CU_HINT_MEM);
+    CUDA_CHECK(cudaMalloc(&b->y, ys), CU_HINT_MEM);
+    CUDA_CHECK(cudaMemsetAsync(b->x, 0, xs, c->stream), "");
+    CUDA_CHECK(cudaMemsetAsync(b->w, 0, ws, c->stream), "");
+    CUDA_CHECK(cudaMemsetAsync(b->y, 0, ys, c->stream), "");
+    /* as much search workspace as fits, halving from the limit; algorithms needing more are skipped */
+    for (size_t s = limit; s >= ((size_t)1 << 20); s /= 2) {
+        if (cudaMalloc(&b->ws, s) == cudaSuccess) { b->ws_size = s; break; }
+        (void)cudaGetLastError();   /* clear the allocation failure */
+        b->ws = NULL;
+    }
+    CUDA_CHECK(cudaStreamSynchronize(c->stream), CU_HINT_KERNEL);
+    return 0;
+}
+
+/* cudnnFind*AlgorithmEx: runs every algorithm on scratch buffers and ranks them by measured time. */
+static int choose_find(cu_ctx *c, const nn_op *op, const cu_descs *d, const find_bufs *b, cu_conv_choice *ch) {
+    cu_algo_perf cand[CU_MAX_PERF];
+    int got = 0;
+    {
+        cudnnConvolutionFwdAlgoPerf_t p[CU_MAX_PERF];
+        CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(c->dnn, d->x, b->x, d->w, b->w, d->conv[CU_FWD], d->y,
+                                                           b->y, CU_MAX_PERF, &got, p, b->ws, b->ws_size),
+                    CU_HINT_MEM);
+        CU_TO_PERF(cand, p, got);
+        SD_TRY(pick_into(&ch->dir[CU_FWD], cand, got, b->ws_size, c->tf32, 0, "forward", op));
+    }
+    {
+        cudnnConvolutionBwdDataAlgoPerf_t p[CU_MAX_PERF];
+        CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithmEx(c->dnn, d->w, b->w, d->y, b->y, d->conv[CU_BWD_DATA],
+                                                                d->x, b->x, CU_MAX_PERF, &got, p, b->ws, b->ws_size),
+                    CU_HINT_MEM);
+        CU_TO_PERF(cand, p, got);
+        SD_TRY(pick_into(&ch->dir[CU_BWD_DATA], cand, got, b->ws_size, c->tf32, 0, "backward-data", op));
+    }
+    {
+        cudnnConvolutionBwdFilterAlgoPerf_t p[CU_MAX_PERF];
+        CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithmEx(c->dnn, d->x, b->x, d->y, b->y,
+                                                                  d->conv[CU_BWD_FILTER], d->w, b->w, CU_MAX_PERF,
+                                                                  &got, p, b->ws, b->ws_size), CU_HINT_MEM);
+        CU_TO_PERF(cand, p, got);
+        SD_TRY(pick_into(&ch->dir[CU_BWD_FILTER], cand, got, b->ws_size, c->tf32, 0, "backward-filter", op));
+    }
+    ch->searched = 1;
+    return 0;
+}
+
+/* Workspace limit: half of the free device memory, at most CU_WS_CAP. */
+static int ws_limit(size_t *out) {
+    size_t fr = 0, total = 0;
+    CUDA_CHECK(cudaMemGetInfo(&fr, &total), "");
+    *out = fr / 2 < CU_WS_CAP ? fr / 2 : CU_WS_CAP;
+    return 0;
+}
+
+/* Sets each direction's math type on its descriptor and re-reads the exact workspace it needs. */
+static int apply_choice(cu_ctx *c, cu_descs *d, cu_conv_choice *ch) {
+    for (int i = 0; i < 3; i++) {
+        ch->dir[i].math = cu_algo_math(ch->dir[i].math, c->tf32);
+        CUDNN_CHECK(cudnnSetConvolutionMathType(d->conv[i], ch->dir[i].math), "");
+    }
+    CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(c->dnn, d->x, d->w, d->conv[CU_FWD], d->y,
+                                                        (cudnnConvolutionFwdAlgo_t)ch->dir[CU_FWD].algo,
+                                                        &ch->dir[CU_FWD].memory), CU_HINT_DESC);
+    CUDNN_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(c->dnn, d->w, d->y, d->conv[CU_BWD_DATA], d->x,
+                                                             (cudnnConvolutionBwdDataAlgo_t)ch->dir[CU_BWD_DATA].algo,
+                                                             &ch->dir[CU_BWD_DATA].memory), CU_HINT_DESC);
+    CUDNN_CHECK(cudnnGetConvolutionBackwardFilterWorkspaceSize(
+                    c->dnn, d->x, d->y, d->conv[CU_BWD_FILTER], d->w,
+                    (cudnnConvolutionBwdFilterAlgo_t)ch->dir[CU_BWD_FILTER].algo, &ch->dir[CU_BWD_FILTER].memory),
+                CU_HINT_DESC);
+    return 0;
+}
+
+static int grow_workspace(nn_backend *be, size_t need) {
+    cu_ctx *c = CTX(be);
+    if (need <= c->ws_size) return 0;
+    CUDA_CHECK(cudaStreamSynchronize(c->stream), CU_HINT_KERNEL);
+    if (c->ws) CUDA_CHECK(cudaFree(c->ws), "");
+    be->bytes_in_use -= c->ws_size;
+    c->ws = NULL;
+    c->ws_size = 0;
+    CUDA_CHECK(cudaMalloc(&c->ws, need), CU_HINT_MEM);
+    c->ws_size = need;
+    be->bytes_in_use += need;
+    if (be->bytes_in_use > be->bytes_peak) be->bytes_peak = be->bytes_in_use;
+    return 0;
+}
+
+static int conv_choose(nn_backend *be, const nn_op *op, cu_priv *p) {
+    cu_ctx *c = CTX(be);
+    char key[96];
+    cu_conv_key(op, key, sizeof key);
+    for (int i = 0; i < c->nchoices; i++)
+        if (strcmp(c->choices[i].key, key) == 0) {
+            p->choice = c->choices[i];
+            SD_TRY(apply_choice(c, &p->d, &p->choice));
+            goto sized;
+        }
+    cu_conv_choice ch;
+    memset(&ch, 0, sizeof ch);
+    snprintf(ch.key, sizeof ch.key, "%s", key);
+    size_t limit = 0;
+    SD_TRY(ws_limit(&limit));
+    if (c->autotune) {
+        find_bufs b;
+        memset(&b, 0, sizeof b);
+        int rc = find_bufs_alloc(c, op, limit, &b);
+        if (rc == 0) rc = choose_find(c, op, &p->d, &b, &ch);
+        find_bufs_free(&b);
+        SD_TRY(rc);
+    } else {
+        SD_TRY(choose_heuristic(c, op, &p->d, limit, &ch));
+    }
+    SD_TRY(apply_choice(c, &p->d, &ch));
+    if (c->nchoices == c->cap) {
+        int cap = c->cap ? 2 * c->cap : 8;
+        cu_conv_choice *n = realloc(c->choices, sizeof *n * (size_t)cap);
+        SD_ALLOC_CHECK(n);
+        c->choices = n;
+        c->cap = cap;
+    }
+    c->choices[c->nchoices++] = ch;
+    p->choice = ch;
+sized:;
+    size_t need = 0;
+    for (int i = 0; i < 3; i++)
+        if (p->choice.dir[i].memory > need) need = p->choice.dir[i].memory;
+    return grow_workspace(be, need);
+}
+
+/* ---- per-op state ---------------------------------------------------------------------------------- */
+
+static void cu_release(nn_backend *be, nn_op *op) {
+    (void)be;
+    cu_priv *p = op->priv;
+    if (!p) return;
+    cu_descs_fini(&p->d);
+    free(p);
+    op->priv = NULL;
+}
+
+static int cu_prepare(nn_backend *be, nn_op *op) {
+    cu_ctx *c = CTX(be);
+    if (op->priv) return 0;
+    cu_priv *p = calloc(1, sizeof *p);
+    SD_ALLOC_CHECK(p);
+    int rc = cu_descs_init(&p->d, op, c->tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH);
+    if (rc < 0) { free(p); return rc; }
+    op->priv = p;
+    rc = cu_descs_check(&p->d, op);
+    if (rc == 0 && op->kind == NN_OP_CONV2D) rc = conv_choose(be, op, p);
+    if (rc < 0) cu_release(be, op);
+    return rc;
+}
+
+static size_t cu_workspace_size(nn_backend *be, const nn_op *op) {
+    (void)be;
+    /* the dropout keep mask; maxpool needs none (cuDNN's backward reads x and y) */
+    return op->kind == NN_OP_DROPOUT ? numel_out(op) : 0;
+}
+
+/* ---- dense (cuBLAS, column-major view of row-major buffers) ------------------------------------------ */
+
+static int cu_dense_forward(nn_backend *be, const nn_op *op, float *y, const float *x, const float *w,
+                            const float *b) {
+    cu_ctx *c = CTX(be);
+    cu_priv *p;
+    SD_TRY(get_priv(op, "dense_forward", &p));
+    /* y[n][oc] = x[n][c] . w[oc][c]^T   (column-major: Y(oc x n) = W^T(oc x c) X(c x n)) */
+    CUBLAS_CHECK(cublasSgemm(c->blas, CUBLAS_OP_T, CUBLAS_OP_N, op->oc, op->n, op->c, &k_one, w, op->c, x, op->c,
+                             &k_zero, y, op->oc), "");
+    if (b) CUDNN_CHECK(cudnnAddTensor(c->dnn, &k_one, p->d.bias, b, &k_one, p->d.y, y), "");
+    return 0;
+}
+
+static int cu_dense_backward(nn_backend *be, const nn_op *op, float *dx, float *dw, float *db, const float *dy,
+                             const float *x, const float *w) {
+    cu_ctx *c = CTX(be);
+    cu_priv *p;
+    SD_TRY(get_priv(op, "dense_backward", &p));
+    /* dw[oc][c] += dy^T x   (column-major: dW(c x oc) += X(c x n) DY(oc x n)^T) */
+    CUBLAS_CHECK(cublasSgemm(c->blas, CUBLAS_OP_N, CUBLAS_OP_T, op->c, op->oc, op->n, &k_one, x, op->c, dy, op->oc,
+                             &k_one, dw, op->c), "");
+    if (db) CUDNN_CHECK(cudnnConvolutionBackwardBias(c->dnn, &k_one, p->d.y, dy, &k_one, p->d.bias, db), "");
+    /* dx[n][c] = dy[n][oc] w[oc][c]   (column-major: DX(c x n) = W(c x oc) DY(oc x n)) */
+    if (dx)
+        CUBLAS_CHECK(cublasSgemm(c->blas, CUBLAS_OP_N, CUBLAS_OP_N, op->c, op->n, op->oc, &k_one, w, op->c, dy,
+                                 op->oc, &k_zero, dx, op->c), "");
+    return 0;
+}
+
+/* ---- conv2d ------------------------------------------------------------------------------------------ */
+
+static int cu_conv2d_forward(nn_backend *be, const nn_op *op, float *y, const float *x, const float *w,
+                             const float *b) {
+    cu_ctx *c = CTX(be);
+    cu_priv *p;
+    SD_TRY(get_priv(op, "conv2d_forward", &p));
+    const cu_algo_perf *a = &p->choice.dir[CU_FWD];
+    CUDNN_CHECK(cudnnConvolutionForward(c->dnn, &k_one, p->d.x, x, p->d.w, w, p->d.conv[CU_FWD],
+                                        (cudnnConvolutionFwdAlgo_t)a->algo, c->ws, a->memory, &k_zero, p->d.y, y),
+                "");
+    if (b) CUDNN_CHECK(cudnnAddTensor(c->dnn, &k_one, p->d.bias, b, &k_one, p->d.y, y), "");
+    return 0;
+}
+
+static int cu_conv2d_backward(nn_backend *be, const nn_op *op, float *dx, float *dw, float *db, const float *dy,
+                              const float *x, const float *w) {
+    cu_ctx *c = CTX(be);
+    cu_priv *p;
+    SD_TRY(get_priv(op, "conv2d_backward", &p));
+    const cu_algo_perf *bf = &p->choice.dir[CU_BWD_FILTER], *bd = &p->choice.dir[CU_BWD_DATA];
+    if (db) CUDNN_CHECK(cudnnConvolutionBackwardBias(c->dnn, &k_one, p->d.y, dy, &k_one, p->d.bias, db), "");
+    CUDNN_CHECK(cudnnConvolutionBackwardFilter(c->dnn, &k_one, p->d.x, x, p->d.y, dy, p->d.conv[CU_BWD_FILTER],
+                                               (cudnnConvolutionBwdFilterAlgo_t)bf->algo, c->ws, bf->memory, &k_one,
+                                               p->d.w, dw), "");
+    if (dx)
+        CUDNN_CHECK(cudnnConvolutionBackwardData(c->dnn, &k_one, p->d.w, w, p->d.y, dy, p->d.conv[CU_BWD_DATA],
+                                                 (cudnnConvolutionBwdDataAlgo_t)bd->algo, c->ws, bd->memory, &k_zero,
+                                                 p->d.x, dx), "");
+    return 0;
+}
+
+/* ---- pooling, activation, dropout ----------------------------------------------------------------------- */
+
+static int cu_maxpool_forward(nn_backend *be, const nn_op *op, float *y, void *ws, const float *x) {
+    (void)ws;
+    cu_ctx *c = CTX(be);
+    cu_priv *p;
+    SD_TRY(get_priv(op, "maxpool_forward", &p));
+    CUDNN_CHECK(cudnnPoolingForward(c->dnn, p->d.pool, &k_one, p->d.x, x, &k_zero, p->d.y, y), "");
+    return 0;
+}
+
+static int cu_maxpool_backward(nn_backend *be, const nn_op *op, float *dx, const float *dy, const float *x,
+                               const float *y, const void *ws) {
+    (void)ws;
+    cu_ctx *c = CTX(be);
+    cu_priv *p;
+    SD_TRY(get_priv(op, "maxpool_backward", &p));
+    CUDNN_CHECK(cudnnPoolingBackward(c->dnn, p->d.pool, &k_one, p->d.y, y, p->d.y, dy, p->d.x, x, &k_zero, p->d.x,
+                                     dx), "");
+    return 0;
+}
+
+static int cu_relu_forward(nn_backend *be, const nn_op *op, float *y, const float *x) {
+    cu_ctx *c = CTX(be);
+    cu_priv *p;
+    SD_TRY(get_priv(op, "relu_forward", &p));
+    CUDNN_CHECK(cudnnActivationForward(c->dnn, p->d.act, &k_one, p->d.y, x, &k_zero, p->d.y, y), "");
+    return 0;
+}
+
+static int cu_relu_backward(nn_backend *be, const nn_op *op, float *dx, const float *dy, const float *y) {
+    cu_ctx *c = CTX(be);
+    cu_priv *p;
+    SD_TRY(get_priv(op, "relu_backward", &p));
+    /* the interface keeps y, not x: for ReLU, x > 0 exactly where y > 0, so y stands in for x */
+    CUDNN_CHECK(cudnnActivationBackward(c->dnn, p->d.act, &k_one, p->d.y, y, p->d.y, dy, p->d.y, y, &k_zero, p->d.y,
+                                        dx), "");
+    return 0;
+}
+
+static int cu_dropout_forward(nn_backend *be, const nn_op *op, float *y, void *ws, const float *x,
+                              uint64_t seed) {
+    CUDA_CHECK(cu_launch_dropout_fwd(y, ws, x, numel_out(op), seed, op->rate, CTX(be)->stream), CU_HINT_KERNEL);
+    return 0;
+}
+
+static int cu_dropout_backward(nn_backend *be, const nn_op *op, float *dx, const float *dy, const void *ws) {
+    CUDA_CHECK(cu_launch_dropout_bwd(dx, dy, ws, numel_out(op), op->rate, CTX(be)->stream), CU_HINT_KERNEL);
+    return 0;
+}
+
+/* ---- loss ------------------------------------------------------------------------------------------------ */
+
+/* A label outside [0,c) is reported (SD_EINPUT) by the next sync() or download(), not by this call. */
+static int cu_softmax_xent_forward(nn_backend *be, const nn_op *op, float *prob, float *loss, const float *logits,
+                                   const int32_t *labels) {
+    cu_ctx *c = CTX(be);
+    cu_priv *p;
+    SD_TRY(get_priv(op, "softmax_xent_forward", &p));
+    CUDNN_CHECK(cudnnSoftmaxForward(c->dnn, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_INSTANCE, &k_one, p->d.y,
+                                    logits, &k_zero, p->d.y, prob), "");
+    CUDA_CHECK(cu_launch_xent_loss(loss, logits, labels, op->n, op->c, c->bad, c->stream), CU_HINT_KERNEL);
+    c->bad_pending = 1;
+    c->bad_C = op->c;
+    return 0;
+}
+
+static int cu_softmax_xent_backward(nn_backend *be, const nn_op *op, float *dlogits, const float *prob,
+                                    const int32_t *labels) {
+    CUDA_CHECK(cu_launch_xent_grad(dlogits, prob, labels, op->n, op->c, CTX(be)->stream), CU_HINT_KERNEL);
+    return 0;
+}
+
+/* ---- optimizer ------------------------------------------------------------------------------------------- */
+
+static int cu_optimizer_step(nn_backend *be, const nn_optim *o, float *p, const float *g, float *state, size_t n,
+                             long step) {
+    cudaStream_t s = CTX(be)->stream;
+    float *s0 = state, *s1 = state + n;   /* state layout [k][n] */
+    switch (o->kind) {
+    case NN_OPTIM_SGD:
+        CUDA_CHECK(cu_launch_sgd(p, g, s0, n, o->lr, o->momentum, s), CU_HINT_KERNEL);
+        return 0;
+    case NN_OPTIM_RMSPROP:
+        CUDA_CHECK(cu_launch_rmsprop(p, g, s0, n, o->lr, o->rho, o->eps, s), CU_HINT_KERNEL);
+        return 0;
+    case NN_OPTIM_ADADELTA:
+        CUDA_CHECK(cu_launch_adadelta(p, g, s0, s1, n, o->lr, o->rho, o->eps, s), CU_HINT_KERNEL);
+        return 0;
+    case NN_OPTIM_ADAM: {
+        const float bc1 = 1.0f - powf(o->beta1, (float)step), bc2 = 1.0f - powf(o->beta2, (float)step);
+        CUDA_CHECK(cu_launch_adam(p, g, s0, s1, n, o->lr, o->beta1, o->beta2, o->eps, bc1, bc2, s), CU_HINT_KERNEL);
+        return 0;
+    }
+    default:
+        return sd_err(SD_EUNSUPPORTED, "cudnn: unknown optimizer %d", (int)o->kind);
+    }
+}
+
+/* ---- environment, life cycle ---------------------------------------------------------------------------- */
+
+static void version3(char *buf, size_t len, int v, int major_div, int minor_div) {
+    snprintf(buf, len, "%d.%d.%d", v / major_div, (v % major_div) / minor_div, v % minor_div);
+}
+
+static void cu_env(nn_backend *be, nn_env_fn add, void *user) {
+    cu_ctx *c = CTX(be);
+    char buf[512], key[160];
+    add(user, "gpu_name", c->prop.name);
+    snprintf(buf, sizeof buf, "%d.%d", c->prop.major, c->prop.minor);
+    add(user, "gpu_compute_capability", buf);
+    snprintf(buf, sizeof buf, "%zu", c->prop.totalGlobalMem);
+    add(user, "gpu_memory_bytes", buf);
+    snprintf(buf, sizeof buf, "%d", c->prop.multiProcessorCount);
+    add(user, "gpu_sm_count", buf);
+    snprintf(buf, sizeof buf, "%d.%d", c->driver / 1000, (c->driver % 1000) / 10);
+    add(user, "cuda_driver", buf);
+    snprintf(buf, sizeof buf, "%d.%d", c->runtime / 1000, (c->runtime % 1000) / 10);
+    add(user, "cuda_runtime", buf);
+    version3(buf, sizeof buf, (int)cudnnGetVersion(), 10000, 100);
+    add(user, "cudnn_version", buf);
+    int bv = 0;
+    if (cublasGetVersion(c->blas, &bv) == CUBLAS_STATUS_SUCCESS) {
+        version3(buf, sizeof buf, bv, 10000, 100);
+        add(user, "cublas_version", buf);
+    }
+    add(user, "precision", c->tf32 ? "tf32" : "fp32");
+    add(user, "cudnn_autotune", c->autotune ? "on (cudnnFind*AlgorithmEx)" : "off (_v7 heuristics)");
+    snprintf(buf, sizeof buf, "%zu", c->ws_size);
+    add(user, "cudnn_workspace_bytes", buf);
+    snprintf(buf, sizeof buf, "%zu", be->bytes_peak);
+    add(user, "device_mem_peak_bytes", buf);
+    size_t fr = 0, total = 0;
+    if (cudaMemGetInfo(&fr, &total) == cudaSuccess) {
+        snprintf(buf, sizeof buf, "%zu", total - fr);
+        add(user, "device_mem_used_bytes", buf);
+    }
+    add(user, "backend_impl", "cuDNN conv/pool/ReLU/softmax, cuBLAS sgemm dense, CUDA kernels for dropout, loss, "
+                              "optimizer");
+    for (int i = 0; i < c->nchoices; i++) {
+        snprintf(key, sizeof key, "cudnn_algo[%s]", c->choices[i].key);
+        cu_conv_choice_str(&c->choices[i], buf, sizeof buf);
+        add(user, key, buf);
+    }
+}
+
+static void cu_destroy(nn_backend *be) {
+    if (!be) return;
+    cu_ctx *c = CTX(be);
+    if (c) {
+        if (c->stream) (void)cudaStreamSynchronize(c->stream);
+        if (c->ws) (void)cudaFree(c->ws);
+        for (int i = 0; i < CU_STAGES; i++) {
+            if (c->stage[i]) (void)cudaFreeHost(c->stage[i]);
+            if (c->stage_ev[i]) (void)cudaEventDestroy(c->stage_ev[i]);
+        }
+        if (c->bad) (void)cudaFree(c->bad);
+        if (c->blas) (void)cublasDestroy(c->blas);
+        if (c->dnn) (void)cudnnDestroy(c->dnn);
+        if (c->stream) (void)cudaStreamDestroy(c->stream);
+        free(c->choices);
+        free(c);
+    }
+    free(be);
+}
+
+static const nn_backend_ops cu_ops = {
+    .name = "cudnn",
+    .destroy = cu_destroy,
+    .env = cu_env,
+    .alloc = cu_alloc,
+    .free = cu_free,
+    .upload = cu_upload,
+    .download = cu_download,
+    .zero = cu_zero,
+    .sync = cu_sync,
+    .prepare = cu_prepare,
+    .release = cu_release,
+    .workspace_size = cu_workspace_size,
+    .dense_forward = cu_dense_forward,
+    .dense_backward = cu_dense_backward,
+    .conv2d_forward = cu_conv2d_forward,
+    .conv2d_backward = cu_conv2d_backward,
+    .maxpool_forward = cu_maxpool_forward,
+    .maxpool_backward = cu_maxpool_backward,
+    .relu_forward = cu_relu_forward,
+    .relu_backward = cu_relu_backward,
+    .dropout_forward = cu_dropout_forward,
+    .dropout_backward = cu_dropout_backward,
+    .softmax_xent_forward = cu_softmax_xent_forward,
+    .softmax_xent_backward = cu_softmax_xent_backward,
+    .optimizer_step = cu_optimizer_step,
+};
+
+static int cu_init(nn_backend *be) {
+    cu_ctx *c = CTX(be);
+    CUDA_CHECK(cudaSetDevice(c->device), "select another GPU with CUDA_VISIBLE_DEVICES");
+    CUDA_CHECK(cudaGetDeviceProperties(&c->prop, c->device), "");
+    CUDA_CHECK(cudaDriverGetVersion(&c->driver), "");
+    CUDA_CHECK(cudaRuntimeGetVersion(&c->runtime), "");
+    CUDA_CHECK(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking), "");
+    for (int i = 0; i < CU_STAGES; i++)
+        CUDA_CHECK(cudaEventCreateWithFlags(&c->stage_ev[i], cudaEventDisableTiming), "");
+    CUDA_CHECK(cudaMalloc((void **)&c->bad, 2 * sizeof(int)), CU_HINT_MEM);
+    CUDA_CHECK(cudaMemsetAsync(c->bad, 0, 2 * sizeof(int), c->stream), "");
+    CUDNN_CHECK(cudnnCreate(&c->dnn), "cuDNN could not start: check that libcudnn matches the driver and GPU");
+    CUDNN_CHECK(cudnnSetStream(c->dnn, c->stream), "");
+    CUBLAS_CHECK(cublasCreate(&c->blas), "cuBLAS could not start: check that libcublas matches the driver");
+    CUBLAS_CHECK(cublasSetStream(c->blas, c->stream), "");
+    CUBLAS_CHECK(cublasSetMathMode(c->blas, c->tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH), "");
+    snprintf(be->device, sizeof be->device, "%s (sm_%d%d, %.1f GiB, %d SMs)", c->prop.name, c->prop.major,
+             c->prop.minor, (double)c->prop.totalGlobalMem / (1 << 30), c->prop.multiProcessorCount);
+    return 0;
+}
+
+int nn_cudnn_new(nn_backend **out, const nn_backend_opts *opts) {
+    *out = NULL;
+    nn_backend_opts o = {0};
+    o.autotune = 1;
+    if (opts) o = *opts;
+    int tf32 = 0;
+    if (o.precision && strcmp(o.precision, "tf32") == 0) tf32 = 1;
+    else if (o.precision && strcmp(o.precision, "fp32") != 0)
+        return sd_err(SD_EUSAGE, "cudnn: unknown precision '%s' (expected fp32 or tf32)", o.precision);
+
+    int count = 0;   /* cudaGetDeviceCount leaves it untouched when it fails */
+    SD_TRY(cu_device_count_status(cudaGetDeviceCount(&count), count));
+
+    nn_backend *be = calloc(1, sizeof *be);
+    cu_ctx *c = calloc(1, sizeof *c);
+    if (!be || !c) { free(be); free(c); return sd_err(SD_ENOMEM, "cudnn: out of memory"); }
+    be->ops = &cu_ops;
+    be->ctx = c;
+    be->opts = o;
+    snprintf(be->name, sizeof be->name, "cudnn");
+    c->tf32 = tf32;
+    c->autotune = o.autotune;
+    int rc = cu_init(be);
+    if (rc < 0) { cu_destroy(be); return rc; }
+    *out = be;
+    return 0;
+}

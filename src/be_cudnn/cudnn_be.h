@@ -1,0 +1,126 @@
+/* cudnn_be — internals of the cuDNN + cuBLAS back-end shared by its files and its tests: the CHECK
+ * macro family, per-op descriptor sets (pure shape logic, usable without a GPU), algorithm choice and
+ * the extern "C" launch wrappers of the small CUDA kernels (cudnn_kernels.cu). */
+#ifndef SD_BE_CUDNN_H
+#define SD_BE_CUDNN_H
+
+#include "core/err.h"
+#include "nn/backend.h"
+
+#include <cuda_runtime.h>
+#include <cudnn.h>
+#include <cublas_v2.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- CHECK family: every CUDA, cuDNN and cuBLAS call goes through one of these. On failure the
+ * message names the library, the call, its code and text, file:line and the hint; the function
+ * returns SD_EBACKEND. hint: what the user can do ("" for none). */
+#define CUDA_CHECK(call, hint) \
+    SD_CHECK_GEN("CUDA", cudaError_t, call, r == cudaSuccess, r, cudaGetErrorString(r), hint)
+#define CUDNN_CHECK(call, hint) \
+    SD_CHECK_GEN("cuDNN", cudnnStatus_t, call, r == CUDNN_STATUS_SUCCESS, r, cudnnGetErrorString(r), hint)
+#define CUBLAS_CHECK(call, hint) \
+    SD_CHECK_GEN("cuBLAS", cublasStatus_t, call, r == CUBLAS_STATUS_SUCCESS, r, cublasGetStatusString(r), hint)
+
+/* Common hints. */
+#define CU_HINT_KERNEL "a kernel failed or was launched with a bad configuration; rerun with CUDA_LAUNCH_BLOCKING=1 " \
+                       "and compute-sanitizer to locate it"
+#define CU_HINT_MEM    "device memory exhausted: lower the batch size or free the GPU (nvidia-smi)"
+#define CU_HINT_DESC   "a tensor shape cuDNN rejects: check the workload's layer sizes"
+
+/* ---- the no-device message ---------------------------------------------------------------------- */
+
+/* Short phrase for a cudaGetDeviceCount failure: "insufficient driver", "no device", else the name. */
+const char *cu_count_phrase(cudaError_t e);
+/* Sets the SD_ENODEV message for a failed/empty cudaGetDeviceCount(e, count) and returns SD_ENODEV;
+ * returns 0 if e == cudaSuccess and count > 0. */
+int cu_device_count_status(cudaError_t e, int count);
+
+/* ---- per-op descriptors (created and set without touching a device) ------------------------------ */
+
+enum { CU_FWD = 0, CU_BWD_DATA = 1, CU_BWD_FILTER = 2 };
+
+typedef struct cu_descs {
+    nn_op_kind kind;
+    cudnnTensorDescriptor_t x, y, bias;    /* bias: [1][oc][1][1] (dense, conv) */
+    cudnnFilterDescriptor_t w;             /* conv: [oc][c][kh][kw] */
+    cudnnConvolutionDescriptor_t conv[3];  /* per direction: their math types may differ */
+    cudnnPoolingDescriptor_t pool;
+    cudnnActivationDescriptor_t act;
+} cu_descs;
+
+/* Creates and sets the descriptors op->kind needs (dense: x [n][c][1][1], y [n][oc][1][1]; conv: NCHW
+ * cross-correlation, filter [oc][c][kh][kw]; maxpool: max, deterministic; relu; softmax/dropout: one
+ * tensor each), math = the initial convolution math type. On failure everything is destroyed. */
+int cu_descs_init(cu_descs *d, const nn_op *op, cudnnMathType_t math);
+void cu_descs_fini(cu_descs *d);
+/* Output dims as cuDNN infers them from the descriptors (conv/maxpool; others: the op's shape). */
+int cu_descs_output_dims(const cu_descs *d, const nn_op *op, int out[4]);
+/* 0 if cuDNN's output dims equal the op's (n, oc, oh, ow); SD_EINPUT naming both otherwise. */
+int cu_descs_check(const cu_descs *d, const nn_op *op);
+
+/* ---- algorithm choice ------------------------------------------------------------------------------ */
+
+/* One candidate, converted from any of the three cudnnConvolution*AlgoPerf_t types. */
+typedef struct cu_algo_perf {
+    int algo;
+    cudnnStatus_t status;
+    float time_ms;           /* measured (Find*Ex) or -1 (heuristics) */
+    size_t memory;
+    cudnnMathType_t math;
+} cu_algo_perf;
+
+/* Index of the first usable candidate (results come best first): status success, workspace within
+ * ws_limit, and with tf32 == 0 no tensor-op math. -1 if none. */
+int cu_algo_pick(const cu_algo_perf *p, int n, size_t ws_limit, int tf32);
+/* The math type to run a picked candidate with: its own, except DEFAULT_MATH under fp32 becomes
+ * FMA_MATH so that Ampere+ cannot silently use TF32. */
+cudnnMathType_t cu_algo_math(cudnnMathType_t found, int tf32);
+/* Algorithm names ("IMPLICIT_PRECOMP_GEMM", "WINOGRAD_NONFUSED", ...); dir is CU_FWD etc. */
+const char *cu_algo_name(int dir, int algo);
+
+/* Choice for one convolution shape, cached per shape (the key) in the back-end context. */
+typedef struct cu_conv_choice {
+    char key[96];            /* "n64 3x32x32 -> 50 k3x3 s1x1 p1x1" (cu_conv_key) */
+    cu_algo_perf dir[3];     /* chosen algorithm per direction (CU_FWD, CU_BWD_DATA, CU_BWD_FILTER) */
+    int searched;            /* 1: cudnnFind*AlgorithmEx (autotune), 0: _v7 heuristics */
+} cu_conv_choice;
+
+void cu_conv_key(const nn_op *op, char *buf, size_t len);
+/* "fwd=IMPLICIT_GEMM(0.123 ms, ws 0 B, fma) bwd_data=... bwd_filter=... [find]" */
+void cu_conv_choice_str(const cu_conv_choice *c, char *buf, size_t len);
+
+/* ---- kernel launch wrappers (cudnn_kernels.cu). Each launches on stream and returns
+ * cudaGetLastError(), so the C side checks it with CUDA_CHECK. ---------------------------------------- */
+
+cudaError_t cu_launch_sgd(float *p, const float *g, float *v, size_t n, float lr, float momentum,
+                          cudaStream_t s);
+cudaError_t cu_launch_rmsprop(float *p, const float *g, float *a, size_t n, float lr, float rho, float eps,
+                              cudaStream_t s);
+cudaError_t cu_launch_adadelta(float *p, const float *g, float *a, float *da, size_t n, float lr, float rho,
+                               float eps, cudaStream_t s);
+cudaError_t cu_launch_adam(float *p, const float *g, float *m, float *v, size_t n, float lr, float beta1,
+                           float beta2, float eps, float bc1, float bc2, cudaStream_t s);
+/* mask[i] = nn_dropout_keep(seed, i, rate); y[i] = nn_dropout_apply(x[i], mask[i], rate). */
+cudaError_t cu_launch_dropout_fwd(float *y, uint8_t *mask, const float *x, size_t n, uint64_t seed, float rate,
+                                  cudaStream_t s);
+cudaError_t cu_launch_dropout_bwd(float *dx, const float *dy, const uint8_t *mask, size_t n, float rate,
+                                  cudaStream_t s);
+/* loss[i] = nn_xent_row_loss(logits row i); a label outside [0,C) gives NaN and sets
+ * bad[0] = 1, bad[1] = the label (read back at the next sync). */
+cudaError_t cu_launch_xent_loss(float *loss, const float *logits, const int32_t *labels, int n, int C,
+                                int *bad, cudaStream_t s);
+cudaError_t cu_launch_xent_grad(float *dlogits, const float *prob, const int32_t *labels, int n, int C,
+                                cudaStream_t s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,224 @@
+/* cudnn_desc — the cuDNN back-end's pure shape logic: descriptor set-up per op, output-shape inference,
+ * algorithm choice from candidate lists, and the no-device message. None of it needs a GPU (cuDNN's
+ * descriptor calls run without one), so tests/test_cudnn.c checks all of it on any machine. */
+#include "be_cudnn/cudnn_be.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the no-device message ---------------------------------------------------------------------- */
+
+const char *cu_count_phrase(cudaError_t e) {
+    switch (e) {
+    case cudaErrorInsufficientDriver: return "insufficient driver";
+    case cudaErrorNoDevice: return "no device";
+    case cudaErrorInitializationError: return "initialization error";
+    default: return cudaGetErrorName(e);
+    }
+}
+
+int cu_device_count_status(cudaError_t e, int count) {
+    if (e == cudaErrorInsufficientDriver)
+        return sd_err(SD_ENODEV, "no CUDA device: cudaGetDeviceCount returned %s (%d): no NVIDIA driver is "
+                      "loaded, or it is older than this CUDA runtime needs",
+                      cu_count_phrase(e), (int)e);
+    if (e != cudaSuccess)
+        return sd_err(SD_ENODEV, "no CUDA device: cudaGetDeviceCount returned %s (%d): %s", cu_count_phrase(e),
+                      (int)e, cudaGetErrorString(e));
+    if (count <= 0)
+        return sd_err(SD_ENODEV, "no CUDA device: cudaGetDeviceCount found %d devices (CUDA_VISIBLE_DEVICES=%s)",
+                      count, getenv("CUDA_VISIBLE_DEVICES") ? getenv("CUDA_VISIBLE_DEVICES") : "unset");
+    return 0;
+}
+
+/* ---- descriptors -------------------------------------------------------------------------------- */
+
+static int set4d(cudnnTensorDescriptor_t t, int n, int c, int h, int w) {
+    CUDNN_CHECK(cudnnSetTensor4dDescriptor(t, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, c, h, w), CU_HINT_DESC);
+    return 0;
+}
+
+static int make_tensor(cudnnTensorDescriptor_t *t) {
+    CUDNN_CHECK(cudnnCreateTensorDescriptor(t), "");
+    return 0;
+}
+
+static int descs_set(cu_descs *d, const nn_op *op, cudnnMathType_t math) {
+    switch (op->kind) {
+    case NN_OP_DENSE:
+        SD_TRY(make_tensor(&d->x));
+        SD_TRY(make_tensor(&d->y));
+        SD_TRY(make_tensor(&d->bias));
+        SD_TRY(set4d(d->x, op->n, op->c, 1, 1));
+        SD_TRY(set4d(d->y, op->n, op->oc, 1, 1));
+        SD_TRY(set4d(d->bias, 1, op->oc, 1, 1));
+        return 0;
+    case NN_OP_CONV2D:
+        SD_TRY(make_tensor(&d->x));
+        SD_TRY(make_tensor(&d->y));
+        SD_TRY(make_tensor(&d->bias));
+        SD_TRY(set4d(d->x, op->n, op->c, op->h, op->w));
+        SD_TRY(set4d(d->y, op->n, op->oc, op->oh, op->ow));
+        SD_TRY(set4d(d->bias, 1, op->oc, 1, 1));
+        CUDNN_CHECK(cudnnCreateFilterDescriptor(&d->w), "");
+        CUDNN_CHECK(cudnnSetFilter4dDescriptor(d->w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, op->oc, op->c, op->kh,
+                                               op->kw), CU_HINT_DESC);
+        for (int i = 0; i < 3; i++) {
+            CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&d->conv[i]), "");
+            CUDNN_CHECK(cudnnSetConvolution2dDescriptor(d->conv[i], op->ph, op->pw, op->sh, op->sw, 1, 1,
+                                                        CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT), CU_HINT_DESC);
+            CUDNN_CHECK(cudnnSetConvolutionMathType(d->conv[i], math), "");
+        }
+        return 0;
+    case NN_OP_MAXPOOL:
+        SD_TRY(make_tensor(&d->x));
+        SD_TRY(make_tensor(&d->y));
+        SD_TRY(set4d(d->x, op->n, op->c, op->h, op->w));
+        SD_TRY(set4d(d->y, op->n, op->oc, op->oh, op->ow));
+        CUDNN_CHECK(cudnnCreatePoolingDescriptor(&d->pool), "");
+        CUDNN_CHECK(cudnnSetPooling2dDescriptor(d->pool, CUDNN_POOLING_MAX_DETERMINISTIC, CUDNN_NOT_PROPAGATE_NAN,
+                                                op->kh, op->kw, op->ph, op->pw, op->sh, op->sw), CU_HINT_DESC);
+        return 0;
+    case NN_OP_RELU:
+        SD_TRY(make_tensor(&d->y));
+        SD_TRY(set4d(d->y, op->n, op->oc, op->oh, op->ow));
+        CUDNN_CHECK(cudnnCreateActivationDescriptor(&d->act), "");
+        CUDNN_CHECK(cudnnSetActivationDescriptor(d->act, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0), "");
+        return 0;
+    case NN_OP_SOFTMAX_XENT:
+        /* logits [n][c] as [n][c][1][1]: MODE_INSTANCE normalises over c per example */
+        SD_TRY(make_tensor(&d->y));
+        SD_TRY(set4d(d->y, op->n, op->c, 1, 1));
+        return 0;
+    case NN_OP_DROPOUT:
+    case NN_OP_FLATTEN:
+        return 0;     /* elementwise kernel / a view: no descriptor */
+    default:
+        return sd_err(SD_EUNSUPPORTED, "cudnn: op kind %d has no descriptors", (int)op->kind);
+    }
+}
+
+int cu_descs_init(cu_descs *d, const nn_op *op, cudnnMathType_t math) {
+    memset(d, 0, sizeof *d);
+    d->kind = op->kind;
+    int rc = descs_set(d, op, math);
+    if (rc < 0) cu_descs_fini(d);
+    return rc;
+}
+
+void cu_descs_fini(cu_descs *d) {
+    /* destroy errors are ignored: nothing useful can be done about them on a cleanup path */
+    if (d->x) (void)cudnnDestroyTensorDescriptor(d->x);
+    if (d->y) (void)cudnnDestroyTensorDescriptor(d->y);
+    if (d->bias) (void)cudnnDestroyTensorDescriptor(d->bias);
+    if (d->w) (void)cudnnDestroyFilterDescriptor(d->w);
+    for (int i = 0; i < 3; i++)
+        if (d->conv[i]) (void)cudnnDestroyConvolutionDescriptor(d->conv[i]);
+    if (d->pool) (void)cudnnDestroyPoolingDescriptor(d->pool);
+    if (d->act) (void)cudnnDestroyActivationDescriptor(d->act);
+    memset(d, 0, sizeof *d);
+}
+
+int cu_descs_output_dims(const cu_descs *d, const nn_op *op, int out[4]) {
+    switch (op->kind) {
+    case NN_OP_CONV2D:
+        CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(d->conv[CU_FWD], d->x, d->w, &out[0], &out[1], &out[2],
+                                                          &out[3]), CU_HINT_DESC);
+        return 0;
+    case NN_OP_MAXPOOL:
+        CUDNN_CHECK(cudnnGetPooling2dForwardOutputDim(d->pool, d->x, &out[0], &out[1], &out[2], &out[3]),
+                    CU_HINT_DESC);
+        return 0;
+    default:
+        out[0] = op->n; out[1] = op->oc; out[2] = op->oh; out[3] = op->ow;
+        return 0;
+    }
+}
+
+int cu_descs_check(const cu_descs *d, const nn_op *op) {
+    int o[4];
+    SD_TRY(cu_descs_output_dims(d, op, o));
+    if (o[0] != op->n || o[1] != op->oc || o[2] != op->oh || o[3] != op->ow)
+        return sd_err(SD_EINPUT, "cudnn: %s output shape: cuDNN infers %dx%dx%dx%d, the layer says %dx%dx%dx%d",
+                      op->kind == NN_OP_CONV2D ? "conv2d" : "maxpool", o[0], o[1], o[2], o[3], op->n, op->oc,
+                      op->oh, op->ow);
+    return 0;
+}
+
+/* ---- algorithm choice ----------------------------------------------------------------------------- */
+
+static int tensor_op_math(cudnnMathType_t m) {
+    return m == CUDNN_TENSOR_OP_MATH || m == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
+}
+
+int cu_algo_pick(const cu_algo_perf *p, int n, size_t ws_limit, int tf32) {
+    for (int i = 0; i < n; i++) {
+        if (p[i].status != CUDNN_STATUS_SUCCESS) continue;
+        if (p[i].memory > ws_limit) continue;
+        if (!tf32 && tensor_op_math(p[i].math)) continue;
+        return i;
+    }
+    return -1;
+}
+
+cudnnMathType_t cu_algo_math(cudnnMathType_t found, int tf32) {
+    if (!tf32 && found == CUDNN_DEFAULT_MATH) return CUDNN_FMA_MATH;
+    return found;
+}
+
+const char *cu_algo_name(int dir, int algo) {
+    static const char *const fwd[] = {"IMPLICIT_GEMM", "IMPLICIT_PRECOMP_GEMM", "GEMM", "DIRECT", "FFT",
+                                      "FFT_TILING", "WINOGRAD", "WINOGRAD_NONFUSED"};
+    static const char *const bwd_data[] = {"ALGO_0", "ALGO_1", "FFT", "FFT_TILING", "WINOGRAD",
+                                           "WINOGRAD_NONFUSED"};
+    static const char *const bwd_filter[] = {"ALGO_0", "ALGO_1", "FFT", "ALGO_3", "WINOGRAD",
+                                             "WINOGRAD_NONFUSED", "FFT_TILING"};
+    _Static_assert(sizeof fwd / sizeof *fwd == CUDNN_CONVOLUTION_FWD_ALGO_COUNT, "fwd algo names");
+    _Static_assert(sizeof bwd_data / sizeof *bwd_data == CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, "bwd data names");
+    _Static_assert(sizeof bwd_filter / sizeof *bwd_filter == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
+                   "bwd filter names");
+    switch (dir) {
+    case CU_FWD:
+        if (algo >= 0 && algo < (int)(sizeof fwd / sizeof *fwd)) return fwd[algo];
+        break;
+    case CU_BWD_DATA:
+        if (algo >= 0 && algo < (int)(sizeof bwd_data / sizeof *bwd_data)) return bwd_data[algo];
+        break;
+    case CU_BWD_FILTER:
+        if (algo >= 0 && algo < (int)(sizeof bwd_filter / sizeof *bwd_filter)) return bwd_filter[algo];
+        break;
+    }
+    return "UNKNOWN";
+}
+
+void cu_conv_key(const nn_op *op, char *buf, size_t len) {
+    snprintf(buf, len, "n%d %dx%dx%d -> %d k%dx%d s%dx%d p%dx%d", op->n, op->c, op->h, op->w, op->oc, op->kh,
+             op->kw, op->sh, op->sw, op->ph, op->pw);
+}
+
+static const char *math_name(cudnnMathType_t m) {
+    switch (m) {
+    case CUDNN_DEFAULT_MATH: return "default";
+    case CUDNN_TENSOR_OP_MATH: return "tensor-op";
+    case CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION: return "tensor-op-conv";
+    case CUDNN_FMA_MATH: return "fma";
+    default: return "?";
+    }
+}
+
+void cu_conv_choice_str(const cu_conv_choice *c, char *buf, size_t len) {
+    static const char *const dir[] = {"fwd", "bwd_data", "bwd_filter"};
+    size_t used = 0;
+    buf[0] = 0;
+    for (int i = 0; i < 3 && used < len; i++) {
+        const cu_algo_perf *p = &c->dir[i];
+        char t[32] = "";
+        if (p->time_ms >= 0) snprintf(t, sizeof t, "%.3f ms, ", p->time_ms);
+        int k = snprintf(buf + used, len - used, "%s%s=%s(%sws %zu B, %s)", i ? " " : "", dir[i],
+                         cu_algo_name(i, p->algo), t, p->memory, math_name(p->math));
+        if (k < 0) break;
+        used += (size_t)k;
+    }
+    if (used < len) snprintf(buf + used, len - used, " [%s]", c->searched ? "find" : "heuristic");
+}

@@ -1,0 +1,109 @@
+/* cudnn_kernels — the small CUDA kernels of the cuDNN back-end: optimizer updates, dropout, loss.
+ * Each kernel is a grid-stride loop around a per-element function of nn/kernels.h, the same function
+ * the reference back-end and the host tests run; the launch wrappers only size the grid and return
+ * cudaGetLastError() for the caller's CUDA_CHECK. Built with -fmad=false: no FMA contraction, so the
+ * element arithmetic rounds as on the host. */
+#include "be_cudnn/cudnn_be.h"
+#include "nn/kernels.h"
+
+#define CU_BLOCK 256
+
+/* Enough blocks to cover n, capped (the loops stride over the rest). */
+static unsigned cu_grid(size_t n) {
+    size_t b = (n + CU_BLOCK - 1) / CU_BLOCK;
+    return (unsigned)(b > 8192 ? 8192 : (b ? b : 1));
+}
+
+#define CU_FOR(i, n) for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); \
+                          i += (size_t)gridDim.x * blockDim.x)
+
+__global__ void k_sgd(float *p, const float *g, float *v, size_t n, float lr, float mom) {
+    CU_FOR(i, n) nn_sgd_update(&p[i], g[i], &v[i], lr, mom);
+}
+__global__ void k_rmsprop(float *p, const float *g, float *a, size_t n, float lr, float rho, float eps) {
+    CU_FOR(i, n) nn_rmsprop_update(&p[i], g[i], &a[i], lr, rho, eps);
+}
+__global__ void k_adadelta(float *p, const float *g, float *a, float *da, size_t n, float lr, float rho,
+                           float eps) {
+    CU_FOR(i, n) nn_adadelta_update(&p[i], g[i], &a[i], &da[i], lr, rho, eps);
+}
+__global__ void k_adam(float *p, const float *g, float *m, float *v, size_t n, float lr, float b1, float b2,
+                       float eps, float bc1, float bc2) {
+    CU_FOR(i, n) nn_adam_update(&p[i], g[i], &m[i], &v[i], lr, b1, b2, eps, bc1, bc2);
+}
+__global__ void k_dropout_fwd(float *y, uint8_t *mask, const float *x, size_t n, uint64_t seed, float rate) {
+    CU_FOR(i, n) {
+        int keep = nn_dropout_keep(seed, (uint64_t)i, rate);
+        mask[i] = (uint8_t)keep;
+        y[i] = nn_dropout_apply(x[i], keep, rate);
+    }
+}
+__global__ void k_dropout_bwd(float *dx, const float *dy, const uint8_t *mask, size_t n, float rate) {
+    CU_FOR(i, n) dx[i] = nn_dropout_apply(dy[i], mask[i], rate);
+}
+/* One thread per example: C (classes) is small. */
+__global__ void k_xent_loss(float *loss, const float *logits, const int32_t *labels, int n, int C, int *bad) {
+    CU_FOR(i, (size_t)n) {
+        int lab = labels[i];
+        if (lab < 0 || lab >= C) {
+            loss[i] = __int_as_float(0x7fc00000);   /* NaN */
+            bad[1] = lab;
+            bad[0] = 1;
+        } else {
+            loss[i] = nn_xent_row_loss(logits + i * (size_t)C, C, lab);
+        }
+    }
+}
+__global__ void k_xent_grad(float *dz, const float *prob, const int32_t *labels, int n, int C, float inv_n) {
+    CU_FOR(j, (size_t)n * C) {
+        size_t i = j / C;
+        int k = (int)(j % C);
+        dz[j] = nn_xent_grad(prob[j], k == labels[i], inv_n);
+    }
+}
+
+extern "C" {
+
+cudaError_t cu_launch_sgd(float *p, const float *g, float *v, size_t n, float lr, float momentum,
+                          cudaStream_t s) {
+    if (n) k_sgd<<<cu_grid(n), CU_BLOCK, 0, s>>>(p, g, v, n, lr, momentum);
+    return cudaGetLastError();
+}
+cudaError_t cu_launch_rmsprop(float *p, const float *g, float *a, size_t n, float lr, float rho, float eps,
+                              cudaStream_t s) {
+    if (n) k_rmsprop<<<cu_grid(n), CU_BLOCK, 0, s>>>(p, g, a, n, lr, rho, eps);
+    return cudaGetLastError();
+}
+cudaError_t cu_launch_adadelta(float *p, const float *g, float *a, float *da, size_t n, float lr, float rho,
+                               float eps, cudaStream_t s) {
+    if (n) k_adadelta<<<cu_grid(n), CU_BLOCK, 0, s>>>(p, g, a, da, n, lr, rho, eps);
+    return cudaGetLastError();
+}
+cudaError_t cu_launch_adam(float *p, const float *g, float *m, float *v, size_t n, float lr, float beta1,
+                           float beta2, float eps, float bc1, float bc2, cudaStream_t s) {
+    if (n) k_adam<<<cu_grid(n), CU_BLOCK, 0, s>>>(p, g, m, v, n, lr, beta1, beta2, eps, bc1, bc2);
+    return cudaGetLastError();
+}
+cudaError_t cu_launch_dropout_fwd(float *y, uint8_t *mask, const float *x, size_t n, uint64_t seed, float rate,
+                                  cudaStream_t s) {
+    if (n) k_dropout_fwd<<<cu_grid(n), CU_BLOCK, 0, s>>>(y, mask, x, n, seed, rate);
+    return cudaGetLastError();
+}
+cudaError_t cu_launch_dropout_bwd(float *dx, const float *dy, const uint8_t *mask, size_t n, float rate,
+                                  cudaStream_t s) {
+    if (n) k_dropout_bwd<<<cu_grid(n), CU_BLOCK, 0, s>>>(dx, dy, mask, n, rate);
+    return cudaGetLastError();
+}
+cudaError_t cu_launch_xent_loss(float *loss, const float *logits, const int32_t *labels, int n, int C,
+                                int *bad, cudaStream_t s) {
+    if (n > 0) k_xent_loss<<<cu_grid((size_t)n), CU_BLOCK, 0, s>>>(loss, logits, labels, n, C, bad);
+    return cudaGetLastError();
+}
+cudaError_t cu_launch_xent_grad(float *dlogits, const float *prob, const int32_t *labels, int n, int C,
+                                cudaStream_t s) {
+    size_t total = (size_t)n * (size_t)C;
+    if (total) k_xent_grad<<<cu_grid(total), CU_BLOCK, 0, s>>>(dlogits, prob, labels, n, C, 1.0f / (float)n);
+    return cudaGetLastError();
+}
+
+}

@@ -1,0 +1,831 @@
+/* be_dnnl — the oneDNN 2.x CPU back-end: every oneDNN call of showdown lives in this file (the *_desc_init
+ * API it uses was removed in oneDNN 3.x). It computes what the reference back-end (nn/ref.c) computes on the
+ * same canonical NCHW buffers: primitives are created once per op shape in prepare() and reused, inputs are
+ * reordered into the layouts oneDNN prefers and outputs back, scratchpads are user-managed and shared. */
+#include "nn/backend.h"
+#include "nn/kernels.h"
+#include "core/err.h"
+
+#include <oneapi/dnnl/dnnl.h>
+#include <oneapi/dnnl/dnnl_debug.h>
+
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DNNL_CHECK(call) \
+    SD_CHECK_GEN("oneDNN", dnnl_status_t, call, r == dnnl_success, r, dnnl_status2str(r), \
+                 "run with DNNL_VERBOSE=1 to see the primitive oneDNN rejected")
+
+#define MAX_ARGS 8
+#define ALIGN 64
+
+typedef struct dnnl_ctx {
+    dnnl_engine_t eng;
+    dnnl_stream_t strm;
+    int threads;
+    void *scratch;                /* shared oneDNN scratchpad (max over primitives) */
+    size_t scratch_bytes;
+    void *tmp;                    /* shared temporaries of one op call (reordered copies) */
+    size_t tmp_bytes;
+    char impl[160];               /* convolution implementations chosen, for env() */
+} dnnl_ctx;
+
+#define CTX(be) ((dnnl_ctx *)(be)->ctx)
+
+/* One primitive with memory objects for its arguments; data handles are set at each execution. */
+typedef struct dstep {
+    dnnl_primitive_t prim;
+    int nargs;
+    int arg[MAX_ARGS];
+    dnnl_memory_t mem[MAX_ARGS];
+    int scratch_idx;              /* index of DNNL_ARG_SCRATCHPAD in arg[], or -1 */
+} dstep;
+
+/* A reorder between the user's plain layout and the primitive's chosen one, into temporaries. */
+typedef struct stage {
+    int on;                       /* 0: layouts equal, the user buffer is used directly */
+    dstep r;
+    size_t off;                   /* offset of the reordered copy in ctx->tmp */
+} stage;
+
+typedef struct conv_priv {
+    dnnl_memory_desc_t x_md, w_md, b_md, y_md;     /* user layouts: nchw, oihw, x, nchw */
+    dstep fwd, bwd_d, bwd_w;
+    stage f_x, f_w, f_y;                           /* forward: x, w in; y out */
+    stage d_dy, d_w, d_dx;                         /* backward data: dy, w in; dx out */
+    stage w_x, w_dy;                               /* backward weights: x, dy in */
+    stage w_dw;                                    /* diff weights: tmp -> user, with sum (+=) */
+    int dy_shared;                                 /* backward data reads w_dy's copy of dy */
+    size_t off_zero_b, off_db, off_dw;             /* zero bias (no b), diff bias, diff weights */
+} conv_priv;
+
+typedef struct dense_priv {
+    dstep fwd, bwd_d, bwd_w;
+    size_t off_zero_b;
+} dense_priv;
+
+typedef struct pool_priv {
+    dstep fwd, bwd;
+    size_t ws_bytes;
+} pool_priv;
+
+typedef struct relu_priv {
+    dstep fwd, bwd;
+} relu_priv;
+
+/* ---- primitive plumbing ---------------------------------------------------------------------------- */
+
+static void step_destroy(dstep *s) {
+    for (int i = 0; i < s->nargs; i++) dnnl_memory_destroy(s->mem[i]);
+    if (s->prim) dnnl_primitive_destroy(s->prim);
+    memset(s, 0, sizeof *s);
+}
+
+static int step_arg(dnnl_ctx *c, dstep *s, int arg, const dnnl_memory_desc_t *md) {
+    if (s->nargs == MAX_ARGS) return sd_err(SD_ERROR, "dnnl: too many primitive arguments");
+    DNNL_CHECK(dnnl_memory_create(&s->mem[s->nargs], md, c->eng, DNNL_MEMORY_NONE));
+    s->arg[s->nargs++] = arg;
+    return 0;
+}
+
+static int grow(void **buf, size_t *have, size_t need) {
+    if (need <= *have) return 0;
+    void *p = aligned_alloc(ALIGN, (need + ALIGN - 1) / ALIGN * ALIGN);
+    if (!p) return sd_err(SD_ENOMEM, "dnnl: cannot allocate %zu bytes of temporaries", need);
+    free(*buf);
+    *buf = p;
+    *have = need;
+    return 0;
+}
+
+/* Make the primitive of pd (which it takes ownership of) with a scratchpad argument if it needs one. */
+static int step_make(dnnl_ctx *c, dstep *s, dnnl_primitive_desc_t pd) {
+    s->scratch_idx = -1;
+    dnnl_status_t r = dnnl_primitive_create(&s->prim, pd);
+    if (r != dnnl_success) {
+        dnnl_primitive_desc_destroy(pd);
+        return sd_err(SD_EBACKEND, "oneDNN: dnnl_primitive_create returned %d (%s)", (int)r, dnnl_status2str(r));
+    }
+    const dnnl_memory_desc_t *smd = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+    size_t sb = smd ? dnnl_memory_desc_get_size(smd) : 0;
+    int rc = 0;
+    if (sb > 0) {
+        rc = grow(&c->scratch, &c->scratch_bytes, sb);
+        if (rc == 0) {
+            s->scratch_idx = s->nargs;
+            rc = step_arg(c, s, DNNL_ARG_SCRATCHPAD, smd);
+        }
+    }
+    dnnl_primitive_desc_destroy(pd);
+    return rc;
+}
+
+/* Execute with the data handles in the order the arguments were added (scratchpad excluded). */
+static int step_run(dnnl_ctx *c, dstep *s, void *const *ptr) {
+    dnnl_exec_arg_t a[MAX_ARGS];
+    for (int i = 0, k = 0; i < s->nargs; i++) {
+        void *p = i == s->scratch_idx ? c->scratch : ptr[k++];
+        DNNL_CHECK(dnnl_memory_set_data_handle_v2(s->mem[i], p, c->strm));
+        a[i].arg = s->arg[i];
+        a[i].memory = s->mem[i];
+    }
+    DNNL_CHECK(dnnl_primitive_execute(s->prim, c->strm, s->nargs, a));
+    return 0;
+}
+
+static size_t bump(size_t *top, size_t bytes) {
+    size_t off = *top;
+    *top += (bytes + ALIGN - 1) / ALIGN * ALIGN;
+    return off;
+}
+
+static int attr_new(dnnl_primitive_attr_t *attr, int sum) {
+    DNNL_CHECK(dnnl_primitive_attr_create(attr));
+    DNNL_CHECK(dnnl_primitive_attr_set_scratchpad_mode(*attr, dnnl_scratchpad_mode_user));
+    if (sum) {
+        dnnl_post_ops_t po;
+        DNNL_CHECK(dnnl_post_ops_create(&po));
+        dnnl_status_t r1 = dnnl_post_ops_append_sum(po, 1.0f);
+        dnnl_status_t r2 = r1 == dnnl_success ? dnnl_primitive_attr_set_post_ops(*attr, po) : r1;
+        dnnl_post_ops_destroy(po);
+        DNNL_CHECK(r2);
+    }
+    return 0;
+}
+
+static int pd_new(dnnl_ctx *c, dnnl_primitive_desc_t *pd, const void *desc, int sum,
+                  const_dnnl_primitive_desc_t hint) {
+    dnnl_primitive_attr_t attr;
+    SD_TRY(attr_new(&attr, sum));
+    dnnl_status_t r = dnnl_primitive_desc_create(pd, desc, attr, c->eng, hint);
+    dnnl_primitive_attr_destroy(attr);
+    if (r != dnnl_success)
+        return sd_err(SD_EBACKEND, "oneDNN: primitive_desc_create returned %d (%s)\nHINT: run with "
+                      "DNNL_VERBOSE=1 to see the primitive oneDNN rejected", (int)r, dnnl_status2str(r));
+    return 0;
+}
+
+/* A reorder from -> to; sum: accumulate into the destination (dst += src). */
+static int reorder_make(dnnl_ctx *c, dstep *s, const dnnl_memory_desc_t *from, const dnnl_memory_desc_t *to,
+                        int sum) {
+    dnnl_primitive_attr_t attr;
+    dnnl_primitive_desc_t pd;
+    SD_TRY(attr_new(&attr, sum));
+    dnnl_status_t st = dnnl_reorder_primitive_desc_create(&pd, from, c->eng, to, c->eng, attr);
+    dnnl_primitive_attr_destroy(attr);
+    DNNL_CHECK(st);
+    SD_TRY(step_make(c, s, pd));
+    SD_TRY(step_arg(c, s, DNNL_ARG_FROM, from));
+    SD_TRY(step_arg(c, s, DNNL_ARG_TO, to));
+    return 0;
+}
+
+/* Stage between a user layout and a chosen one; the copy lives at a fresh offset of the op's temporaries.
+ * in = 1: user -> chosen (inputs); in = 0: chosen -> user (outputs). force: always reorder (dw += ...). */
+static int stage_make(dnnl_ctx *c, stage *st, const dnnl_memory_desc_t *user, const dnnl_memory_desc_t *chosen,
+                      int in, int sum, size_t *top) {
+    memset(st, 0, sizeof *st);
+    if (!sum && dnnl_memory_desc_equal(user, chosen)) return 0;
+    st->on = 1;
+    st->off = bump(top, dnnl_memory_desc_get_size(chosen));
+    return in ? reorder_make(c, &st->r, user, chosen, 0) : reorder_make(c, &st->r, chosen, user, sum);
+}
+
+/* Input: returns the buffer the primitive reads (the user's, or the reordered copy). */
+static int stage_in(dnnl_ctx *c, stage *st, const void *user, void **out) {
+    if (!st->on) { *out = (void *)user; return 0; }
+    void *dst = (char *)c->tmp + st->off;
+    void *p[2] = {(void *)user, dst};
+    SD_TRY(step_run(c, &st->r, p));
+    *out = dst;
+    return 0;
+}
+
+/* Output: the buffer the primitive writes; stage_out_done reorders it into the user's. */
+static void *stage_out(dnnl_ctx *c, stage *st, void *user) {
+    return st->on ? (char *)c->tmp + st->off : user;
+}
+static int stage_out_done(dnnl_ctx *c, stage *st, void *user) {
+    if (!st->on) return 0;
+    void *p[2] = {(char *)c->tmp + st->off, user};
+    return step_run(c, &st->r, p);
+}
+
+static void stage_destroy(stage *st) { if (st->on) step_destroy(&st->r); }
+
+static int md_tag(dnnl_memory_desc_t *md, int nd, const dnnl_dims_t dims, dnnl_format_tag_t tag) {
+    DNNL_CHECK(dnnl_memory_desc_init_by_tag(md, nd, dims, dnnl_f32, tag));
+    return 0;
+}
+static int md_strides(dnnl_memory_desc_t *md, int nd, const dnnl_dims_t dims, const dnnl_dims_t strides) {
+    DNNL_CHECK(dnnl_memory_desc_init_by_strides(md, nd, dims, dnnl_f32, strides));
+    return 0;
+}
+
+/* Threads: oneDNN's OpenMP build uses omp_get_max_threads() of the calling thread. */
+static void threads_on(dnnl_ctx *c) {
+    if (omp_get_max_threads() != c->threads) omp_set_num_threads(c->threads);
+}
+
+static int strm_wait(dnnl_ctx *c) {
+    DNNL_CHECK(dnnl_stream_wait(c->strm));
+    return 0;
+}
+
+static void note_impl(dnnl_ctx *c, const char *what, const_dnnl_primitive_t prim) {
+    const_dnnl_primitive_desc_t pd;
+    const char *name = NULL;
+    if (dnnl_primitive_get_primitive_desc(prim, &pd) != dnnl_success) return;
+    if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &name) != dnnl_success || !name) return;
+    char item[64];
+    snprintf(item, sizeof item, "%s %s", what, name);
+    if (strstr(c->impl, item)) return;
+    size_t l = strlen(c->impl);
+    snprintf(c->impl + l, sizeof c->impl - l, "%s%s", l ? ", " : "", item);
+}
+
+/* Right padding that makes oneDNN's output size (floor division) equal the op's. */
+static int pad_r(int in, int k, int s, int pl, int out, int *pr) {
+    int p = (out - 1) * s + k - in - pl;
+    if (p < 0) p = 0;
+    if ((in + pl + p - k) / s + 1 != out)
+        return sd_err(SD_EUNSUPPORTED, "dnnl: window %d stride %d pad %d maps %d to %d, not %d", k, s, pl, in,
+                      (in + pl + p - k) / s + 1, out);
+    *pr = p;
+    return 0;
+}
+
+/* ---- convolution ----------------------------------------------------------------------------------- */
+
+static int conv_prepare(dnnl_ctx *c, nn_op *op, conv_priv *p) {
+    const dnnl_dims_t xd = {op->n, op->c, op->h, op->w}, yd = {op->n, op->oc, op->oh, op->ow};
+    const dnnl_dims_t wd = {op->oc, op->c, op->kh, op->kw}, bd = {op->oc};
+    dnnl_dims_t st = {op->sh, op->sw}, pl = {op->ph, op->pw}, pr;
+    int prh = 0, prw = 0;
+    SD_TRY(pad_r(op->h, op->kh, op->sh, op->ph, op->oh, &prh));
+    SD_TRY(pad_r(op->w, op->kw, op->sw, op->pw, op->ow, &prw));
+    pr[0] = prh; pr[1] = prw;
+    SD_TRY(md_tag(&p->x_md, 4, xd, dnnl_nchw));
+    SD_TRY(md_tag(&p->y_md, 4, yd, dnnl_nchw));
+    SD_TRY(md_tag(&p->w_md, 4, wd, dnnl_oihw));
+    SD_TRY(md_tag(&p->b_md, 1, bd, dnnl_x));
+    dnnl_memory_desc_t xa, ya, wa;
+    SD_TRY(md_tag(&xa, 4, xd, dnnl_format_tag_any));
+    SD_TRY(md_tag(&ya, 4, yd, dnnl_format_tag_any));
+    SD_TRY(md_tag(&wa, 4, wd, dnnl_format_tag_any));
+
+    /* forward (training: the same primitive serves inference) */
+    dnnl_convolution_desc_t fd, dd, bwd;
+    dnnl_primitive_desc_t fpd, dpd, wpd;
+    DNNL_CHECK(dnnl_convolution_forward_desc_init(&fd, dnnl_forward_training, dnnl_convolution_direct, &xa, &wa,
+                                                  &p->b_md, &ya, st, pl, pr));
+    SD_TRY(pd_new(c, &fpd, &fd, 0, NULL));
+    dnnl_memory_desc_t fx = *dnnl_primitive_desc_query_md(fpd, dnnl_query_src_md, 0);
+    dnnl_memory_desc_t fw = *dnnl_primitive_desc_query_md(fpd, dnnl_query_weights_md, 0);
+    dnnl_memory_desc_t fy = *dnnl_primitive_desc_query_md(fpd, dnnl_query_dst_md, 0);
+
+    /* backward data: its own weights layout (reordered from the user copy); a diff_src blocked by 16 on a
+     * few channels pads them (3 -> 16) and runs 2.5x slower than plain nchw, so force nchw there. */
+    dnnl_memory_desc_t dxa = xa;
+    if (op->c < 16) dxa = p->x_md;
+    DNNL_CHECK(dnnl_convolution_backward_data_desc_init(&dd, dnnl_convolution_direct, &dxa, &wa, &ya, st, pl, pr));
+    int rc = pd_new(c, &dpd, &dd, 0, fpd);
+    if (rc < 0) { dnnl_primitive_desc_destroy(fpd); return rc; }
+    dnnl_memory_desc_t ddx = *dnnl_primitive_desc_query_md(dpd, dnnl_query_diff_src_md, 0);
+    dnnl_memory_desc_t dw_ = *dnnl_primitive_desc_query_md(dpd, dnnl_query_weights_md, 0);
+    dnnl_memory_desc_t ddy = *dnnl_primitive_desc_query_md(dpd, dnnl_query_diff_dst_md, 0);
+
+    DNNL_CHECK(dnnl_convolution_backward_weights_desc_init(&bwd, dnnl_convolution_direct, &xa, &wa, &p->b_md, &ya,
+                                                           st, pl, pr));
+    rc = pd_new(c, &wpd, &bwd, 0, fpd);
+    if (rc < 0) { dnnl_primitive_desc_destroy(fpd); dnnl_primitive_desc_destroy(dpd); return rc; }
+    dnnl_memory_desc_t wx = *dnnl_primitive_desc_query_md(wpd, dnnl_query_src_md, 0);
+    dnnl_memory_desc_t wdw = *dnnl_primitive_desc_query_md(wpd, dnnl_query_diff_weights_md, 0);
+    dnnl_memory_desc_t wdy = *dnnl_primitive_desc_query_md(wpd, dnnl_query_diff_dst_md, 0);
+    dnnl_memory_desc_t wdb = *dnnl_primitive_desc_query_md(wpd, dnnl_query_diff_weights_md, 1);
+
+    /* primitives (step_make takes the pds) */
+    SD_TRY(step_make(c, &p->fwd, fpd));
+    SD_TRY(step_make(c, &p->bwd_d, dpd));
+    SD_TRY(step_make(c, &p->bwd_w, wpd));
+    note_impl(c, "conv fwd", p->fwd.prim);
+    note_impl(c, "bwd-data", p->bwd_d.prim);
+    note_impl(c, "bwd-weights", p->bwd_w.prim);
+    SD_TRY(step_arg(c, &p->fwd, DNNL_ARG_SRC, &fx));
+    SD_TRY(step_arg(c, &p->fwd, DNNL_ARG_WEIGHTS, &fw));
+    SD_TRY(step_arg(c, &p->fwd, DNNL_ARG_BIAS, &p->b_md));
+    SD_TRY(step_arg(c, &p->fwd, DNNL_ARG_DST, &fy));
+    SD_TRY(step_arg(c, &p->bwd_d, DNNL_ARG_DIFF_DST, &ddy));
+    SD_TRY(step_arg(c, &p->bwd_d, DNNL_ARG_WEIGHTS, &dw_));
+    SD_TRY(step_arg(c, &p->bwd_d, DNNL_ARG_DIFF_SRC, &ddx));
+    SD_TRY(step_arg(c, &p->bwd_w, DNNL_ARG_SRC, &wx));
+    SD_TRY(step_arg(c, &p->bwd_w, DNNL_ARG_DIFF_DST, &wdy));
+    SD_TRY(step_arg(c, &p->bwd_w, DNNL_ARG_DIFF_WEIGHTS, &wdw));
+    SD_TRY(step_arg(c, &p->bwd_w, DNNL_ARG_DIFF_BIAS, &wdb));
+
+    /* temporaries: forward and backward are separate calls, each from offset 0 */
+    size_t ftop = 0, btop = 0;
+    SD_TRY(stage_make(c, &p->f_x, &p->x_md, &fx, 1, 0, &ftop));
+    SD_TRY(stage_make(c, &p->f_w, &p->w_md, &fw, 1, 0, &ftop));
+    SD_TRY(stage_make(c, &p->f_y, &p->y_md, &fy, 0, 0, &ftop));
+    p->off_zero_b = bump(&ftop, sizeof(float) * op->oc);
+    SD_TRY(stage_make(c, &p->w_x, &p->x_md, &wx, 1, 0, &btop));
+    SD_TRY(stage_make(c, &p->w_dy, &p->y_md, &wdy, 1, 0, &btop));
+    SD_TRY(stage_make(c, &p->w_dw, &p->w_md, &wdw, 0, 1, &btop));  /* dw += reorder(diff weights) */
+    p->off_dw = p->w_dw.off;
+    p->off_db = bump(&btop, dnnl_memory_desc_get_size(&wdb));
+    p->dy_shared = dnnl_memory_desc_equal(&ddy, &wdy);
+    if (!p->dy_shared) SD_TRY(stage_make(c, &p->d_dy, &p->y_md, &ddy, 1, 0, &btop));
+    SD_TRY(stage_make(c, &p->d_w, &p->w_md, &dw_, 1, 0, &btop));
+    SD_TRY(stage_make(c, &p->d_dx, &p->x_md, &ddx, 0, 0, &btop));
+    SD_TRY(grow(&c->tmp, &c->tmp_bytes, ftop > btop ? ftop : btop));
+    return 0;
+}
+
+static void conv_release(conv_priv *p) {
+    step_destroy(&p->fwd); step_destroy(&p->bwd_d); step_destroy(&p->bwd_w);
+    stage_destroy(&p->f_x); stage_destroy(&p->f_w); stage_destroy(&p->f_y);
+    stage_destroy(&p->d_dy);
+    stage_destroy(&p->d_w); stage_destroy(&p->d_dx);
+    stage_destroy(&p->w_x); stage_destroy(&p->w_dy); stage_destroy(&p->w_dw);
+}
+
+#define PRIV(op, type) ((type *)(op)->priv)
+#define NEED_PRIV(op) do { if (!(op)->priv) return sd_err(SD_ERROR, "dnnl: op %d used before prepare()", \
+                                                        (int)(op)->kind); } while (0)
+
+static int dnnl_conv2d_forward(nn_backend *be, const nn_op *op, float *y, const float *x, const float *w,
+                               const float *b) {
+    NEED_PRIV(op);
+    dnnl_ctx *c = CTX(be);
+    conv_priv *p = PRIV(op, conv_priv);
+    threads_on(c);
+    void *xs, *ws, *ys = stage_out(c, &p->f_y, y);
+    SD_TRY(stage_in(c, &p->f_x, x, &xs));
+    SD_TRY(stage_in(c, &p->f_w, w, &ws));
+    void *bias = (void *)b;
+    if (!b) { bias = (char *)c->tmp + p->off_zero_b; memset(bias, 0, sizeof(float) * op->oc); }
+    void *args[4] = {xs, ws, bias, ys};
+    SD_TRY(step_run(c, &p->fwd, args));
+    SD_TRY(stage_out_done(c, &p->f_y, y));
+    return strm_wait(c);
+}
+
+static int dnnl_conv2d_backward(nn_backend *be, const nn_op *op, float *dx, float *dw, float *db,
+                                const float *dy, const float *x, const float *w) {
+    NEED_PRIV(op);
+    dnnl_ctx *c = CTX(be);
+    conv_priv *p = PRIV(op, conv_priv);
+    threads_on(c);
+    void *xs, *dys;
+    SD_TRY(stage_in(c, &p->w_x, x, &xs));
+    SD_TRY(stage_in(c, &p->w_dy, dy, &dys));
+    void *dwt = (char *)c->tmp + p->off_dw, *dbt = (char *)c->tmp + p->off_db;
+    void *a1[4] = {xs, dys, dwt, dbt};
+    SD_TRY(step_run(c, &p->bwd_w, a1));
+    SD_TRY(stage_out_done(c, &p->w_dw, dw));                   /* dw += diff weights */
+    if (db) {
+        const float *t = dbt;
+        for (int o = 0; o < op->oc; o++) db[o] += t[o];
+    }
+    if (dx) {
+        void *dyd, *wd, *dxs = stage_out(c, &p->d_dx, dx);
+        if (p->dy_shared) dyd = dys;                            /* same layout as for weights: shared */
+        else SD_TRY(stage_in(c, &p->d_dy, dy, &dyd));
+        SD_TRY(stage_in(c, &p->d_w, w, &wd));
+        void *a2[3] = {dyd, wd, dxs};
+        SD_TRY(step_run(c, &p->bwd_d, a2));
+        SD_TRY(stage_out_done(c, &p->d_dx, dx));
+    }
+    return strm_wait(c);
+}
+
+/* ---- dense (matmul on plain row-major buffers; the transposes are strides) ----------------------------- */
+
+static int dense_prepare(dnnl_ctx *c, nn_op *op, dense_priv *p) {
+    const dnnl_dim_t N = op->n, C = op->c, O = op->oc;
+    dnnl_memory_desc_t x, wt, b, y, dy, w, dx, dyt, dw;
+    SD_TRY(md_strides(&x, 2, (dnnl_dims_t){N, C}, (dnnl_dims_t){C, 1}));
+    SD_TRY(md_strides(&wt, 2, (dnnl_dims_t){C, O}, (dnnl_dims_t){1, C}));   /* W^T: [C][O] view of [O][C] */
+    SD_TRY(md_strides(&b, 2, (dnnl_dims_t){1, O}, (dnnl_dims_t){O, 1}));
+    SD_TRY(md_strides(&y, 2, (dnnl_dims_t){N, O}, (dnnl_dims_t){O, 1}));
+    dy = y;
+    SD_TRY(md_strides(&w, 2, (dnnl_dims_t){O, C}, (dnnl_dims_t){C, 1}));
+    dx = x;
+    SD_TRY(md_strides(&dyt, 2, (dnnl_dims_t){O, N}, (dnnl_dims_t){1, O}));  /* dy^T */
+    dw = w;
+    dnnl_matmul_desc_t md;
+    dnnl_primitive_desc_t pd;
+    /* y = x W^T + b */
+    DNNL_CHECK(dnnl_matmul_desc_init(&md, &x, &wt, &b, &y));
+    SD_TRY(pd_new(c, &pd, &md, 0, NULL));
+    SD_TRY(step_make(c, &p->fwd, pd));
+    SD_TRY(step_arg(c, &p->fwd, DNNL_ARG_SRC, &x));
+    SD_TRY(step_arg(c, &p->fwd, DNNL_ARG_WEIGHTS, &wt));
+    SD_TRY(step_arg(c, &p->fwd, DNNL_ARG_BIAS, &b));
+    SD_TRY(step_arg(c, &p->fwd, DNNL_ARG_DST, &y));
+    /* dx = dy W */
+    DNNL_CHECK(dnnl_matmul_desc_init(&md, &dy, &w, NULL, &dx));
+    SD_TRY(pd_new(c, &pd, &md, 0, NULL));
+    SD_TRY(step_make(c, &p->bwd_d, pd));
+    SD_TRY(step_arg(c, &p->bwd_d, DNNL_ARG_SRC, &dy));
+    SD_TRY(step_arg(c, &p->bwd_d, DNNL_ARG_WEIGHTS, &w));
+    SD_TRY(step_arg(c, &p->bwd_d, DNNL_ARG_DST, &dx));
+    /* dW += dy^T x  (sum post-op: accumulate) */
+    DNNL_CHECK(dnnl_matmul_desc_init(&md, &dyt, &x, NULL, &dw));
+    SD_TRY(pd_new(c, &pd, &md, 1, NULL));
+    SD_TRY(step_make(c, &p->bwd_w, pd));
+    SD_TRY(step_arg(c, &p->bwd_w, DNNL_ARG_SRC, &dyt));
+    SD_TRY(step_arg(c, &p->bwd_w, DNNL_ARG_WEIGHTS, &x));
+    SD_TRY(step_arg(c, &p->bwd_w, DNNL_ARG_DST, &dw));
+    size_t top = 0;
+    p->off_zero_b = bump(&top, sizeof(float) * op->oc);
+    SD_TRY(grow(&c->tmp, &c->tmp_bytes, top));
+    return 0;
+}
+
+static int dnnl_dense_forward(nn_backend *be, const nn_op *op, float *y, const float *x, const float *w,
+                              const float *b) {
+    NEED_PRIV(op);
+    dnnl_ctx *c = CTX(be);
+    dense_priv *p = PRIV(op, dense_priv);
+    threads_on(c);
+    void *bias = (void *)b;
+    if (!b) { bias = (char *)c->tmp + p->off_zero_b; memset(bias, 0, sizeof(float) * op->oc); }
+    void *args[4] = {(void *)x, (void *)w, bias, y};
+    SD_TRY(step_run(c, &p->fwd, args));
+    return strm_wait(c);
+}
+
+static int dnnl_dense_backward(nn_backend *be, const nn_op *op, float *dx, float *dw, float *db,
+                               const float *dy, const float *x, const float *w) {
+    NEED_PRIV(op);
+    dnnl_ctx *c = CTX(be);
+    dense_priv *p = PRIV(op, dense_priv);
+    threads_on(c);
+    void *a1[3] = {(void *)dy, (void *)x, dw};
+    SD_TRY(step_run(c, &p->bwd_w, a1));
+    if (db) {
+        const int N = op->n, O = op->oc;
+        #pragma omp parallel for num_threads(c->threads) schedule(static)
+        for (int o = 0; o < O; o++) {
+            float s = 0;
+            for (int i = 0; i < N; i++) s += dy[(size_t)i * O + o];
+            db[o] += s;
+        }
+    }
+    if (dx) {
+        void *a2[3] = {(void *)dy, (void *)w, dx};
+        SD_TRY(step_run(c, &p->bwd_d, a2));
+    }
+    return strm_wait(c);
+}
+
+/* ---- max pooling (plain nchw; the workspace is oneDNN's, opaque to the graph) ------------------------ */
+
+static int pool_descs(const nn_op *op, dnnl_pooling_desc_t *fd, dnnl_pooling_desc_t *bd) {
+    const dnnl_dims_t xd = {op->n, op->c, op->h, op->w}, yd = {op->n, op->oc, op->oh, op->ow};
+    dnnl_dims_t st = {op->sh, op->sw}, k = {op->kh, op->kw}, pl = {op->ph, op->pw}, pr;
+    int prh = 0, prw = 0;
+    SD_TRY(pad_r(op->h, op->kh, op->sh, op->ph, op->oh, &prh));
+    SD_TRY(pad_r(op->w, op->kw, op->sw, op->pw, op->ow, &prw));
+    pr[0] = prh; pr[1] = prw;
+    dnnl_memory_desc_t x, y;
+    SD_TRY(md_tag(&x, 4, xd, dnnl_nchw));
+    SD_TRY(md_tag(&y, 4, yd, dnnl_nchw));
+    DNNL_CHECK(dnnl_pooling_forward_desc_init(fd, dnnl_forward_training, dnnl_pooling_max, &x, &y, st, k, pl, pr));
+    if (bd) DNNL_CHECK(dnnl_pooling_backward_desc_init(bd, dnnl_pooling_max, &x, &y, st, k, pl, pr));
+    return 0;
+}
+
+static int pool_prepare(dnnl_ctx *c, nn_op *op, pool_priv *p) {
+    dnnl_pooling_desc_t fd, bd;
+    dnnl_primitive_desc_t fpd, bpd;
+    SD_TRY(pool_descs(op, &fd, &bd));
+    SD_TRY(pd_new(c, &fpd, &fd, 0, NULL));
+    int rc = pd_new(c, &bpd, &bd, 0, fpd);
+    if (rc < 0) { dnnl_primitive_desc_destroy(fpd); return rc; }
+    const dnnl_memory_desc_t *x = dnnl_primitive_desc_query_md(fpd, dnnl_query_src_md, 0);
+    const dnnl_memory_desc_t *y = dnnl_primitive_desc_query_md(fpd, dnnl_query_dst_md, 0);
+    dnnl_memory_desc_t wsmd = *dnnl_primitive_desc_query_md(fpd, dnnl_query_workspace_md, 0);
+    p->ws_bytes = dnnl_memory_desc_get_size(&wsmd);
+    dnnl_memory_desc_t xm = *x, ym = *y;
+    SD_TRY(step_make(c, &p->fwd, fpd));
+    SD_TRY(step_make(c, &p->bwd, bpd));
+    SD_TRY(step_arg(c, &p->fwd, DNNL_ARG_SRC, &xm));
+    SD_TRY(step_arg(c, &p->fwd, DNNL_ARG_DST, &ym));
+    SD_TRY(step_arg(c, &p->fwd, DNNL_ARG_WORKSPACE, &wsmd));
+    SD_TRY(step_arg(c, &p->bwd, DNNL_ARG_DIFF_DST, &ym));
+    SD_TRY(step_arg(c, &p->bwd, DNNL_ARG_WORKSPACE, &wsmd));
+    SD_TRY(step_arg(c, &p->bwd, DNNL_ARG_DIFF_SRC, &xm));
+    return 0;
+}
+
+static size_t dnnl_workspace_size(nn_backend *be, const nn_op *op) {
+    size_t out = (size_t)op->n * op->oc * op->oh * op->ow;
+    switch (op->kind) {
+    case NN_OP_MAXPOOL: {
+        if (op->priv) return PRIV(op, pool_priv)->ws_bytes;
+        /* asked before prepare(): ask oneDNN, else the largest it uses (s32 per output) */
+        dnnl_pooling_desc_t fd;
+        dnnl_primitive_desc_t pd;
+        size_t bytes = out * sizeof(int32_t);
+        if (pool_descs(op, &fd, NULL) == 0 && pd_new(CTX(be), &pd, &fd, 0, NULL) == 0) {
+            bytes = dnnl_memory_desc_get_size(dnnl_primitive_desc_query_md(pd, dnnl_query_workspace_md, 0));
+            dnnl_primitive_desc_destroy(pd);
+        }
+        return bytes;
+    }
+    case NN_OP_DROPOUT: return out;
+    default: return 0;
+    }
+}
+
+static int dnnl_maxpool_forward(nn_backend *be, const nn_op *op, float *y, void *ws, const float *x) {
+    NEED_PRIV(op);
+    dnnl_ctx *c = CTX(be);
+    threads_on(c);
+    void *args[3] = {(void *)x, y, ws};
+    SD_TRY(step_run(c, &PRIV(op, pool_priv)->fwd, args));
+    return strm_wait(c);
+}
+
+static int dnnl_maxpool_backward(nn_backend *be, const nn_op *op, float *dx, const float *dy,
+                                 const float *x, const float *y, const void *ws) {
+    (void)x; (void)y;
+    NEED_PRIV(op);
+    dnnl_ctx *c = CTX(be);
+    threads_on(c);
+    void *args[3] = {(void *)dy, (void *)ws, dx};
+    SD_TRY(step_run(c, &PRIV(op, pool_priv)->bwd, args));
+    return strm_wait(c);
+}
+
+/* ---- relu (eltwise on a flat view; backward from the output, as ref) ------------------------------------ */
+
+static size_t numel_out(const nn_op *op) { return (size_t)op->n * op->oc * op->oh * op->ow; }
+
+static int relu_prepare(dnnl_ctx *c, nn_op *op, relu_priv *p) {
+    dnnl_memory_desc_t d;
+    SD_TRY(md_tag(&d, 1, (dnnl_dims_t){(dnnl_dim_t)numel_out(op)}, dnnl_a));
+    dnnl_eltwise_desc_t fd, bd;
+    dnnl_primitive_desc_t fpd, bpd;
+    DNNL_CHECK(dnnl_eltwise_forward_desc_init(&fd, dnnl_forward_training, dnnl_eltwise_relu_use_dst_for_bwd, &d,
+                                              0.0f, 0.0f));
+    DNNL_CHECK(dnnl_eltwise_backward_desc_init(&bd, dnnl_eltwise_relu_use_dst_for_bwd, &d, &d, 0.0f, 0.0f));
+    SD_TRY(pd_new(c, &fpd, &fd, 0, NULL));
+    int rc = pd_new(c, &bpd, &bd, 0, fpd);
+    if (rc < 0) { dnnl_primitive_desc_destroy(fpd); return rc; }
+    SD_TRY(step_make(c, &p->fwd, fpd));
+    SD_TRY(step_make(c, &p->bwd, bpd));
+    SD_TRY(step_arg(c, &p->fwd, DNNL_ARG_SRC, &d));
+    SD_TRY(step_arg(c, &p->fwd, DNNL_ARG_DST, &d));
+    SD_TRY(step_arg(c, &p->bwd, DNNL_ARG_DIFF_DST, &d));
+    SD_TRY(step_arg(c, &p->bwd, DNNL_ARG_DST, &d));
+    SD_TRY(step_arg(c, &p->bwd, DNNL_ARG_DIFF_SRC, &d));
+    return 0;
+}
+
+static int dnnl_relu_forward(nn_backend *be, const nn_op *op, float *y, const float *x) {
+    NEED_PRIV(op);
+    dnnl_ctx *c = CTX(be);
+    threads_on(c);
+    void *args[2] = {(void *)x, y};
+    SD_TRY(step_run(c, &PRIV(op, relu_priv)->fwd, args));
+    return strm_wait(c);
+}
+
+static int dnnl_relu_backward(nn_backend *be, const nn_op *op, float *dx, const float *dy, const float *y) {
+    NEED_PRIV(op);
+    dnnl_ctx *c = CTX(be);
+    threads_on(c);
+    void *args[3] = {(void *)dy, (void *)y, dx};
+    SD_TRY(step_run(c, &PRIV(op, relu_priv)->bwd, args));
+    return strm_wait(c);
+}
+
+/* ---- dropout, loss, optimizer: no oneDNN primitive; the reference's arithmetic, same threads ---------- */
+
+static int dnnl_dropout_forward(nn_backend *be, const nn_op *op, float *y, void *ws, const float *x,
+                                uint64_t seed) {
+    uint8_t *mask = ws;
+    const long n = (long)numel_out(op);
+    const float scale = 1.0f / (1.0f - op->rate);
+    #pragma omp parallel for num_threads(CTX(be)->threads) schedule(static)
+    for (long i = 0; i < n; i++) {
+        mask[i] = (uint8_t)nn_dropout_keep(seed, (uint64_t)i, op->rate);
+        y[i] = mask[i] ? x[i] * scale : 0.0f;
+    }
+    return 0;
+}
+
+static int dnnl_dropout_backward(nn_backend *be, const nn_op *op, float *dx, const float *dy, const void *ws) {
+    const uint8_t *mask = ws;
+    const long n = (long)numel_out(op);
+    const float scale = 1.0f / (1.0f - op->rate);
+    #pragma omp parallel for simd num_threads(CTX(be)->threads) schedule(static)
+    for (long i = 0; i < n; i++) dx[i] = mask[i] ? dy[i] * scale : 0.0f;
+    return 0;
+}
+
+static int dnnl_softmax_xent_forward(nn_backend *be, const nn_op *op, float *prob, float *loss,
+                                     const float *logits, const int32_t *labels) {
+    (void)be;
+    const int C = op->c;
+    for (int i = 0; i < op->n; i++) {
+        const float *z = logits + (size_t)i * C;
+        float *p = prob + (size_t)i * C;
+        float m = z[0];
+        for (int k = 1; k < C; k++) if (z[k] > m) m = z[k];
+        double s = 0;
+        for (int k = 0; k < C; k++) { p[k] = expf(z[k] - m); s += p[k]; }
+        for (int k = 0; k < C; k++) p[k] = (float)(p[k] / s);
+        int lab = labels[i];
+        if (lab < 0 || lab >= C) return sd_err(SD_EINPUT, "label %d out of range [0,%d)", lab, C);
+        loss[i] = (float)(log(s) - (double)(z[lab] - m));
+    }
+    return 0;
+}
+
+static int dnnl_softmax_xent_backward(nn_backend *be, const nn_op *op, float *dlogits, const float *prob,
+                                      const int32_t *labels) {
+    (void)be;
+    const int C = op->c;
+    const float inv = 1.0f / (float)op->n;
+    for (int i = 0; i < op->n; i++)
+        for (int k = 0; k < C; k++)
+            dlogits[(size_t)i * C + k] = (prob[(size_t)i * C + k] - (k == labels[i] ? 1.0f : 0.0f)) * inv;
+    return 0;
+}
+
+static int dnnl_optimizer_step(nn_backend *be, const nn_optim *o, float *p, const float *g, float *state,
+                               size_t n, long step) {
+    const long N = (long)n;
+    const int T = CTX(be)->threads;
+    float *s0 = state, *s1 = state + n;
+    switch (o->kind) {
+    case NN_OPTIM_SGD:
+        #pragma omp parallel for simd num_threads(T) schedule(static)
+        for (long i = 0; i < N; i++) nn_sgd_update(&p[i], g[i], &s0[i], o->lr, o->momentum);
+        return 0;
+    case NN_OPTIM_RMSPROP:
+        #pragma omp parallel for simd num_threads(T) schedule(static)
+        for (long i = 0; i < N; i++) nn_rmsprop_update(&p[i], g[i], &s0[i], o->lr, o->rho, o->eps);
+        return 0;
+    case NN_OPTIM_ADADELTA:
+        #pragma omp parallel for simd num_threads(T) schedule(static)
+        for (long i = 0; i < N; i++) nn_adadelta_update(&p[i], g[i], &s0[i], &s1[i], o->lr, o->rho, o->eps);
+        return 0;
+    case NN_OPTIM_ADAM: {
+        const float bc1 = 1.0f - powf(o->beta1, (float)step), bc2 = 1.0f - powf(o->beta2, (float)step);
+        #pragma omp parallel for simd num_threads(T) schedule(static)
+        for (long i = 0; i < N; i++)
+            nn_adam_update(&p[i], g[i], &s0[i], &s1[i], o->lr, o->beta1, o->beta2, o->eps, bc1, bc2);
+        return 0;
+    }
+    default:
+        return sd_err(SD_EUNSUPPORTED, "dnnl: unknown optimizer %d", (int)o->kind);
+    }
+}
+
+/* ---- per-op state ------------------------------------------------------------------------------------ */
+
+static void dnnl_release(nn_backend *be, nn_op *op) {
+    (void)be;
+    if (!op->priv) return;
+    switch (op->kind) {
+    case NN_OP_CONV2D: conv_release(op->priv); break;
+    case NN_OP_DENSE: {
+        dense_priv *p = op->priv;
+        step_destroy(&p->fwd); step_destroy(&p->bwd_d); step_destroy(&p->bwd_w);
+        break;
+    }
+    case NN_OP_MAXPOOL: step_destroy(&PRIV(op, pool_priv)->fwd); step_destroy(&PRIV(op, pool_priv)->bwd); break;
+    case NN_OP_RELU: step_destroy(&PRIV(op, relu_priv)->fwd); step_destroy(&PRIV(op, relu_priv)->bwd); break;
+    default: break;
+    }
+    free(op->priv);
+    op->priv = NULL;
+}
+
+static int dnnl_prepare(nn_backend *be, nn_op *op) {
+    dnnl_ctx *c = CTX(be);
+    size_t sz;
+    switch (op->kind) {
+    case NN_OP_CONV2D: sz = sizeof(conv_priv); break;
+    case NN_OP_DENSE: sz = sizeof(dense_priv); break;
+    case NN_OP_MAXPOOL: sz = sizeof(pool_priv); break;
+    case NN_OP_RELU: sz = sizeof(relu_priv); break;
+    default: return 0;                     /* dropout, flatten, loss: no state */
+    }
+    if (op->priv) dnnl_release(be, op);
+    threads_on(c);                         /* jit kernels are specialised for the thread count */
+    op->priv = calloc(1, sz);
+    SD_ALLOC_CHECK(op->priv);
+    int rc;
+    switch (op->kind) {
+    case NN_OP_CONV2D: rc = conv_prepare(c, op, op->priv); break;
+    case NN_OP_DENSE: rc = dense_prepare(c, op, op->priv); break;
+    case NN_OP_MAXPOOL: rc = pool_prepare(c, op, op->priv); break;
+    default: rc = relu_prepare(c, op, op->priv); break;
+    }
+    if (rc < 0) dnnl_release(be, op);
+    return rc;
+}
+
+/* ---- memory, environment, table ------------------------------------------------------------------------ */
+
+static int dnnl_alloc_(nn_backend *be, void **out, size_t bytes) {
+    (void)be;
+    *out = aligned_alloc(ALIGN, (bytes + ALIGN - 1) / ALIGN * ALIGN);
+    if (!*out) return sd_err(SD_ENOMEM, "dnnl: cannot allocate %zu bytes", bytes);
+    return 0;
+}
+static void dnnl_free_(nn_backend *be, void *p) { (void)be; free(p); }
+static int dnnl_copy(nn_backend *be, void *dst, const void *src, size_t bytes) {
+    (void)be;
+    memcpy(dst, src, bytes);
+    return 0;
+}
+static int dnnl_zero(nn_backend *be, void *p, size_t bytes) { (void)be; memset(p, 0, bytes); return 0; }
+static int dnnl_sync(nn_backend *be) { return strm_wait(CTX(be)); }
+
+static void dnnl_env(nn_backend *be, nn_env_fn add, void *user) {
+    dnnl_ctx *c = CTX(be);
+    const dnnl_version_t *v = dnnl_version();
+    char buf[200];
+    snprintf(buf, sizeof buf, "%d.%d.%d (%s, %s runtime)", v->major, v->minor, v->patch, v->hash,
+             v->cpu_runtime == DNNL_RUNTIME_OMP ? "OpenMP" : "other");
+    add(user, "onednn_version", buf);
+    snprintf(buf, sizeof buf, "%d", c->threads);
+    add(user, "backend_threads", buf);
+    snprintf(buf, sizeof buf, "oneDNN fp32%s%s", c->impl[0] ? ": " : "", c->impl);
+    add(user, "backend_impl", buf);
+}
+
+static void dnnl_destroy(nn_backend *be) {
+    dnnl_ctx *c = CTX(be);
+    if (c) {
+        if (c->strm) dnnl_stream_destroy(c->strm);
+        if (c->eng) dnnl_engine_destroy(c->eng);
+        free(c->scratch);
+        free(c->tmp);
+        free(c);
+    }
+    free(be);
+}
+
+static const nn_backend_ops dnnl_ops = {
+    .name = "dnnl",
+    .destroy = dnnl_destroy,
+    .env = dnnl_env,
+    .alloc = dnnl_alloc_,
+    .free = dnnl_free_,
+    .upload = dnnl_copy,
+    .download = dnnl_copy,
+    .zero = dnnl_zero,
+    .sync = dnnl_sync,
+    .prepare = dnnl_prepare,
+    .release = dnnl_release,
+    .workspace_size = dnnl_workspace_size,
+    .dense_forward = dnnl_dense_forward,
+    .dense_backward = dnnl_dense_backward,
+    .conv2d_forward = dnnl_conv2d_forward,
+    .conv2d_backward = dnnl_conv2d_backward,
+    .maxpool_forward = dnnl_maxpool_forward,
+    .maxpool_backward = dnnl_maxpool_backward,
+    .relu_forward = dnnl_relu_forward,
+    .relu_backward = dnnl_relu_backward,
+    .dropout_forward = dnnl_dropout_forward,
+    .dropout_backward = dnnl_dropout_backward,
+    .softmax_xent_forward = dnnl_softmax_xent_forward,
+    .softmax_xent_backward = dnnl_softmax_xent_backward,
+    .optimizer_step = dnnl_optimizer_step,
+};
+
+int nn_dnnl_new(nn_backend **out, const nn_backend_opts *opts) {
+    *out = NULL;
+    nn_backend *be = calloc(1, sizeof *be);
+    dnnl_ctx *c = calloc(1, sizeof *c);
+    if (!be || !c) { free(be); free(c); return sd_err(SD_ENOMEM, "dnnl: out of memory"); }
+    be->ops = &dnnl_ops;
+    be->ctx = c;
+    if (opts) be->opts = *opts;
+    c->threads = be->opts.threads > 0 ? be->opts.threads : omp_get_num_procs();
+    threads_on(c);
+    dnnl_status_t r = dnnl_engine_create(&c->eng, dnnl_cpu, 0);
+    if (r == dnnl_success) r = dnnl_stream_create(&c->strm, c->eng, dnnl_stream_default_flags);
+    if (r != dnnl_success) {
+        dnnl_destroy(be);
+        return sd_err(SD_ENODEV, "dnnl: cannot create the CPU engine/stream: %s", dnnl_status2str(r));
+    }
+    const dnnl_version_t *v = dnnl_version();
+    snprintf(be->name, sizeof be->name, "dnnl");
+    snprintf(be->device, sizeof be->device, "CPU (oneDNN %d.%d.%d, %d threads)", v->major, v->minor, v->patch,
+             c->threads);
+    *out = be;
+    return 0;
+}

@@ -1,0 +1,80 @@
+/* env — the environment fingerprint every result carries: CPU, cores, memory, OS, kernel, compiler,
+ * and the versions of the libraries this binary links. */
+#include "bench/results.h"
+
+#include <cairo.h>
+#include <curl/curl.h>
+#include <git2.h>
+#include <omp.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+#include <zlib.h>
+
+static void read_field(const char *path, const char *key, char *out, size_t n) {
+    out[0] = 0;
+    FILE *f = fopen(path, "r");
+    if (!f) return;
+    char line[1024];
+    size_t kl = strlen(key);
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, key, kl) != 0) continue;
+        char *v = line + kl;
+        while (*v == ' ' || *v == '\t' || *v == ':' || *v == '=' || *v == '"') v++;
+        size_t l = strlen(v);
+        while (l && (v[l - 1] == '\n' || v[l - 1] == '"' || v[l - 1] == ' ')) v[--l] = 0;
+        snprintf(out, n, "%s", v);
+        break;
+    }
+    fclose(f);
+}
+
+json_t *sd_env_fingerprint(void) {
+    json_t *e = json_object();
+    char buf[1024];
+    read_field("/proc/cpuinfo", "model name", buf, sizeof buf);
+    json_object_set_new(e, "cpu_model", json_string(buf[0] ? buf : "unknown"));
+    read_field("/proc/cpuinfo", "flags", buf, sizeof buf);
+    const char *interesting[] = {"avx2", "avx512f", "avx512_bf16", "amx_tile", "amx_bf16", "fma", NULL};
+    char flags[256] = "";
+    for (int i = 0; interesting[i]; i++) {
+        char pat[32];
+        snprintf(pat, sizeof pat, " %s ", interesting[i]);
+        char padded[1100];
+        snprintf(padded, sizeof padded, " %s ", buf);
+        if (strstr(padded, pat)) {
+            if (flags[0]) strncat(flags, ",", sizeof flags - strlen(flags) - 1);
+            strncat(flags, interesting[i], sizeof flags - strlen(flags) - 1);
+        }
+    }
+    json_object_set_new(e, "cpu_flags", json_string(flags));
+    json_object_set_new(e, "cores", json_integer(sysconf(_SC_NPROCESSORS_ONLN)));
+    json_object_set_new(e, "memory_bytes", json_integer((json_int_t)sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGESIZE)));
+    read_field("/etc/os-release", "PRETTY_NAME", buf, sizeof buf);
+    json_object_set_new(e, "os", json_string(buf[0] ? buf : "unknown"));
+    struct utsname u;
+    if (uname(&u) == 0) {
+        snprintf(buf, sizeof buf, "%s %s %s", u.sysname, u.release, u.machine);
+        json_object_set_new(e, "kernel", json_string(buf));
+    }
+#ifdef __VERSION__
+    snprintf(buf, sizeof buf, "gcc-compatible %s", __VERSION__);
+    json_object_set_new(e, "compiler", json_string(buf));
+#endif
+    json_t *lib = json_object();
+    json_object_set_new(lib, "libcurl", json_string(curl_version_info(CURLVERSION_NOW)->version));
+    int ma, mi, rv;
+    git_libgit2_version(&ma, &mi, &rv);
+    snprintf(buf, sizeof buf, "%d.%d.%d", ma, mi, rv);
+    json_object_set_new(lib, "libgit2", json_string(buf));
+    json_object_set_new(lib, "cairo", json_string(cairo_version_string()));
+    json_object_set_new(lib, "jansson", json_string(JANSSON_VERSION));
+    json_object_set_new(lib, "sqlite", json_string(sqlite3_libversion()));
+    json_object_set_new(lib, "zlib", json_string(zlibVersion()));
+    snprintf(buf, sizeof buf, "%d", _OPENMP);
+    json_object_set_new(lib, "openmp", json_string(buf));
+    json_object_set_new(e, "libraries", lib);
+    return e;
+}

@@ -1,0 +1,223 @@
+/* results — builds, prints and atomically writes "showdown-results/1" documents. */
+#include "bench/results.h"
+#include "core/err.h"
+#include "core/fsutil.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+sd_stat sd_stat_of(const double *v, int n) {
+    sd_stat s = {0, 0, 0, n};
+    if (n <= 0) return s;
+    double *t = malloc(sizeof(double) * (size_t)n);
+    if (!t) { s.n = 0; return s; }
+    memcpy(t, v, sizeof(double) * (size_t)n);
+    qsort(t, (size_t)n, sizeof(double), cmp_double);
+    s.min = t[0];
+    s.max = t[n - 1];
+    s.median = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+    free(t);
+    return s;
+}
+
+static json_t *stat_json(sd_stat s) {
+    if (s.n == 0) return json_null();
+    return json_pack("{s:f,s:f,s:f,s:i}", "median", s.median, "min", s.min, "max", s.max, "n", s.n);
+}
+
+json_t *sd_results_new(void) {
+    char when[32];
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return json_pack("{s:s,s:s,s:{s:s,s:s,s:s,s:b},s:o,s:[]}", "schema", SD_RESULTS_SCHEMA, "created", when,
+                     "tool", "name", "showdown", "version", SD_VERSION, "commit", SD_GIT_COMMIT, "dirty",
+                     SD_GIT_DIRTY, "environment", sd_env_fingerprint(), "runs");
+}
+
+static void env_add(void *user, const char *k, const char *v) { json_object_set_new(user, k, json_string(v)); }
+
+static const char *optim_name(nn_optim_kind k) {
+    static const char *const n[] = {"sgd", "rmsprop", "adadelta", "adam"};
+    return k < NN_OPTIM_COUNT ? n[k] : "?";
+}
+
+int sd_results_add_run(json_t *doc, const sd_run_info *ri) {
+    const sd_workload *w = ri->w;
+    const nn_train_opts *o = ri->opts;
+    json_t *run = json_object();
+    json_object_set_new(run, "workload", json_string(w->name));
+    json_object_set_new(run, "implementation", json_string(ri->implementation));
+    json_object_set_new(run, "backend", json_string(ri->be->name));
+    json_object_set_new(run, "device", json_string(ri->be->device));
+    json_object_set_new(run, "status", json_string("ok"));
+    if (ri->backend_note && ri->backend_note[0]) json_object_set_new(run, "backend_note", json_string(ri->backend_note));
+    json_t *benv = json_object();
+    if (ri->be->ops->env) ri->be->ops->env(ri->be, env_add, benv);
+    json_object_set_new(run, "backend_env", benv);
+    json_object_set_new(run, "data", json_pack("{s:s,s:s,s:I,s:I}", "kind", ri->train->synthetic ? "synthetic" : "real",
+                                               "source", ri->train->source, "train_examples", (json_int_t)ri->train->n,
+                                               "test_examples", (json_int_t)ri->test->n));
+    json_t *optim = json_pack("{s:s,s:f}", "name", optim_name(w->optim.kind), "lr", (double)w->optim.lr);
+    switch (w->optim.kind) {
+    case NN_OPTIM_SGD: json_object_set_new(optim, "momentum", json_real(w->optim.momentum)); break;
+    case NN_OPTIM_RMSPROP: case NN_OPTIM_ADADELTA:
+        json_object_set_new(optim, "rho", json_real(w->optim.rho));
+        json_object_set_new(optim, "eps", json_real(w->optim.eps));
+        break;
+    case NN_OPTIM_ADAM:
+        json_object_set_new(optim, "beta1", json_real(w->optim.beta1));
+        json_object_set_new(optim, "beta2", json_real(w->optim.beta2));
+        json_object_set_new(optim, "eps", json_real(w->optim.eps));
+        break;
+    default: break;
+    }
+    json_t *settings = json_pack("{s:i,s:i,s:i,s:I,s:i,s:b,s:s,s:o}", "batch", o->batch, "epochs", o->epochs,
+                                 "threads", ri->threads, "seed", (json_int_t)o->seed, "repeat", ri->nsamples,
+                                 "shuffle", o->shuffle, "precision",
+                                 ri->be->opts.precision ? ri->be->opts.precision : "fp32", "optimizer", optim);
+    json_object_set_new(settings, "max_batches", o->max_batches > 0 ? json_integer(o->max_batches) : json_null());
+    json_object_set_new(run, "settings", settings);
+    const nn_train_result *r0 = &ri->samples[0];
+    json_object_set_new(run, "model", json_pack("{s:I,s:f,s:f,s:s}", "parameters", (json_int_t)r0->nparams,
+                                                "forward_flops_per_example", r0->flops_fwd,
+                                                "train_flops_per_example", r0->flops_train, "spec", w->path));
+    if (w->expected_params)
+        json_object_set_new(json_object_get(run, "model"), "expected_parameters", json_integer(w->expected_params));
+
+    int R = ri->nsamples, E = o->epochs;
+    double *first = calloc((size_t)R, sizeof(double)), *steady = calloc((size_t)R, sizeof(double));
+    double *val = calloc((size_t)R, sizeof(double)), *acc = calloc((size_t)R, sizeof(double));
+    double *ips = calloc((size_t)R, sizeof(double)), *gfl = calloc((size_t)R, sizeof(double));
+    double *tmp = calloc((size_t)E + 1, sizeof(double));
+    if (!first || !steady || !val || !acc || !ips || !gfl || !tmp) {
+        free(first); free(steady); free(val); free(acc); free(ips); free(gfl); free(tmp);
+        json_decref(run);
+        return sd_err(SD_ENOMEM, "out of memory");
+    }
+    json_t *samples = json_array();
+    for (int s = 0; s < R; s++) {
+        const nn_train_result *r = &ri->samples[s];
+        json_t *eps = json_array();
+        for (int e = 0; e < r->nepochs; e++) {
+            const nn_epoch_stats *st = &r->epochs[e];
+            json_array_append_new(eps, json_pack("{s:i,s:f,s:f,s:f,s:f,s:f,s:I,s:I,s:f}", "epoch", st->epoch,
+                                                 "train_s", st->train_s, "val_s", st->val_s, "loss", st->loss,
+                                                 "val_loss", st->val_loss, "accuracy", st->accuracy,
+                                                 "train_images", (json_int_t)st->train_images, "test_images",
+                                                 (json_int_t)st->test_images, "images_per_s",
+                                                 st->train_images / st->train_s));
+        }
+        json_t *conf = json_array();
+        for (int i = 0; i < r->classes; i++) {
+            json_t *row = json_array();
+            for (int j = 0; j < r->classes; j++) json_array_append_new(row, json_integer(r->confusion[i * r->classes + j]));
+            json_array_append_new(conf, row);
+        }
+        json_array_append_new(samples, json_pack("{s:i,s:I,s:o,s:o}", "repeat", s + 1, "peak_bytes",
+                                                 (json_int_t)r->peak_bytes, "epochs", eps, "confusion", conf));
+        first[s] = r->epochs[0].train_s;
+        /* steady state: median of the epochs after the first (or the first if there is only one) */
+        int ne = 0;
+        for (int e = 1; e < r->nepochs; e++) tmp[ne++] = r->epochs[e].train_s;
+        steady[s] = ne ? sd_stat_of(tmp, ne).median : NAN;
+        ne = 0;
+        for (int e = 0; e < r->nepochs; e++) tmp[ne++] = r->epochs[e].val_s;
+        val[s] = sd_stat_of(tmp, ne).median;
+        acc[s] = r->epochs[r->nepochs - 1].accuracy;
+        double t = ne > 1 ? steady[s] : first[s];
+        ips[s] = r->epochs[0].train_images / t;
+        gfl[s] = ips[s] * r->flops_train / 1e9;
+    }
+    json_object_set_new(run, "samples", samples);
+    json_t *sum = json_object();
+    json_object_set_new(sum, "first_epoch_s", stat_json(sd_stat_of(first, R)));
+    json_object_set_new(sum, "steady_epoch_s", E > 1 ? stat_json(sd_stat_of(steady, R)) : json_null());
+    json_object_set_new(sum, "val_s", stat_json(sd_stat_of(val, R)));
+    json_object_set_new(sum, "accuracy", stat_json(sd_stat_of(acc, R)));
+    json_object_set_new(sum, "train_images_per_s", stat_json(sd_stat_of(ips, R)));
+    json_object_set_new(sum, "train_gflops", stat_json(sd_stat_of(gfl, R)));
+    json_object_set_new(sum, "steady_from", json_string(E > 1 ? "epochs 2..N (median)" : "epoch 1 (only one epoch)"));
+    json_object_set_new(run, "summary", sum);
+    free(first); free(steady); free(val); free(acc); free(ips); free(gfl); free(tmp);
+    json_array_append_new(json_object_get(doc, "runs"), run);
+    return 0;
+}
+
+int sd_results_add_failure(json_t *doc, const char *workload, const char *implementation, const char *backend,
+                           const char *error) {
+    json_array_append_new(json_object_get(doc, "runs"),
+                          json_pack("{s:s,s:s,s:s,s:s,s:s}", "workload", workload, "implementation", implementation,
+                                    "backend", backend, "status", "failed", "error", error));
+    return 0;
+}
+
+int sd_json_write_atomic(const json_t *doc, const char *path) {
+    char *text = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(10));
+    if (!text) return sd_err(SD_ENOMEM, "cannot serialise JSON for %s", path);
+    size_t n = strlen(text);
+    text = realloc(text, n + 2);
+    text[n] = '\n'; text[n + 1] = 0;
+    int rc = sd_write_file_atomic(path, text, n + 1);
+    free(text);
+    return rc;
+}
+
+static double stat_median(const json_t *sum, const char *key) {
+    const json_t *s = json_object_get(sum, key);
+    return s && json_is_object(s) ? json_number_value(json_object_get(s, "median")) : NAN;
+}
+
+static void fmt_stat(char *buf, size_t n, const json_t *sum, const char *key, const char *fmt) {
+    const json_t *s = json_object_get(sum, key);
+    if (!s || !json_is_object(s)) { snprintf(buf, n, "n/a"); return; }
+    double md = json_number_value(json_object_get(s, "median"));
+    double lo = json_number_value(json_object_get(s, "min")), hi = json_number_value(json_object_get(s, "max"));
+    char a[32], b[32], c[32];
+    snprintf(a, sizeof a, fmt, md);
+    if (json_integer_value(json_object_get(s, "n")) > 1) {
+        snprintf(b, sizeof b, fmt, lo);
+        snprintf(c, sizeof c, fmt, hi);
+        snprintf(buf, n, "%s [%s-%s]", a, b, c);
+    } else {
+        snprintf(buf, n, "%s", a);
+    }
+}
+
+void sd_results_print_table(FILE *f, const json_t *doc) {
+    fprintf(f, "%-14s %-7s %-9s %-22s %-22s %-18s %-20s %-10s %s\n", "workload", "impl", "backend",
+            "first epoch s", "steady epoch s", "val s", "train img/s", "GFLOP/s", "accuracy");
+    size_t i;
+    json_t *run;
+    json_array_foreach(json_object_get(doc, "runs"), i, run) {
+        const char *st = json_string_value(json_object_get(run, "status"));
+        if (!st || strcmp(st, "ok") != 0) {
+            fprintf(f, "%-14s %-7s %-9s FAILED: %s\n", json_string_value(json_object_get(run, "workload")),
+                    json_string_value(json_object_get(run, "implementation")),
+                    json_string_value(json_object_get(run, "backend")),
+                    json_string_value(json_object_get(run, "error")));
+            continue;
+        }
+        const json_t *sum = json_object_get(run, "summary");
+        char a[48], b[48], c[48], d[48], e[48];
+        fmt_stat(a, sizeof a, sum, "first_epoch_s", "%.2f");
+        fmt_stat(b, sizeof b, sum, "steady_epoch_s", "%.2f");
+        fmt_stat(c, sizeof c, sum, "val_s", "%.2f");
+        fmt_stat(d, sizeof d, sum, "train_images_per_s", "%.0f");
+        fmt_stat(e, sizeof e, sum, "accuracy", "%.4f");
+        fprintf(f, "%-14s %-7s %-9s %-22s %-22s %-18s %-20s %-10.1f %s\n",
+                json_string_value(json_object_get(run, "workload")),
+                json_string_value(json_object_get(run, "implementation")),
+                json_string_value(json_object_get(run, "backend")), a, b, c, d,
+                stat_median(sum, "train_gflops"), e);
+    }
+}

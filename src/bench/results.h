@@ -1,0 +1,49 @@
+/* results — the "showdown-results/1" file: tool version, environment fingerprint, and for each
+ * workload × implementation × back-end the settings, every sample and the summary statistics
+ * (median and min–max over repeats). Written atomically. Documented in workloads/README.md. */
+#ifndef SD_BENCH_RESULTS_H
+#define SD_BENCH_RESULTS_H
+
+#include <jansson.h>
+
+#include "nn/train.h"
+
+#define SD_RESULTS_SCHEMA "showdown-results/1"
+
+typedef struct sd_stat { double median, min, max; int n; } sd_stat;
+
+/* Median (mean of the middle two for even n), min, max of v[0..n). n == 0 gives n = 0. */
+sd_stat sd_stat_of(const double *v, int n);
+
+/* A new results document with tool and environment filled in. */
+json_t *sd_results_new(void);
+/* The environment fingerprint of this machine and build (CPU, cores, memory, OS, kernel, compiler,
+ * library versions). */
+json_t *sd_env_fingerprint(void);
+
+/* Everything one workload × implementation × back-end run produced. */
+typedef struct sd_run_info {
+    const sd_workload *w;
+    const char *implementation;     /* "native" */
+    nn_backend *be;                 /* for name, device and the back-end's env */
+    const char *backend_note;       /* why auto fell back, or NULL */
+    const sd_dataset *train, *test;
+    const nn_train_opts *opts;
+    int threads;
+    const nn_train_result *samples; /* one per repeat */
+    int nsamples;
+} sd_run_info;
+
+/* Append a run (samples + summary) to doc["runs"]. */
+int sd_results_add_run(json_t *doc, const sd_run_info *ri);
+/* Append a failed run with its error. */
+int sd_results_add_failure(json_t *doc, const char *workload, const char *implementation,
+                           const char *backend, const char *error);
+
+/* Write doc to path atomically (path.tmp + fsync + rename); creates the parent directory. */
+int sd_json_write_atomic(const json_t *doc, const char *path);
+
+/* Print the summary table of every run in doc. */
+void sd_results_print_table(FILE *f, const json_t *doc);
+
+#endif

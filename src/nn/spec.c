@@ -1,0 +1,320 @@
+/* spec — reads workloads/<name>.json ("showdown-workload/1") into an sd_workload. Every problem is
+ * reported as "FILE:LINE:COL: ..." naming what was expected: unknown keys, wrong types, values out of
+ * range. The format is documented in workloads/README.md. */
+#include "nn/model.h"
+#include "core/err.h"
+#include "core/jv.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define SCHEMA "showdown-workload/1"
+
+static int copy_str(const jv_doc *d, const jv *obj, const char *key, const char *what, int req, char *dst,
+                    size_t cap) {
+    const char *s = NULL;
+    SD_TRY(jv_get_str(d, obj, key, what, req, &s));
+    if (!s) return 0;
+    if (strlen(s) >= cap) return jv_err(d, jv_get(obj, key), "'%s' is too long (at most %zu bytes)", key, cap - 1);
+    memcpy(dst, s, strlen(s) + 1);
+    return 0;
+}
+
+/* An int or a [a, b] pair of ints, each in [lo, hi]. */
+static int get_pair(const jv_doc *d, const jv *obj, const char *key, const char *what, int lo, int hi,
+                    int *a, int *b) {
+    const jv *v = jv_get(obj, key);
+    if (!v) return 0;
+    if (v->type == JV_ARRAY) {
+        if (v->count != 2) return jv_err(d, v, "expected [height, width] for '%s' in %s (got %zu values)", key, what, v->count);
+        int out[2];
+        for (int i = 0; i < 2; i++) {
+            const jv *e = v->items[i];
+            if (e->type != JV_NUMBER || !e->is_integer)
+                return jv_err(d, e, "expected an integer in '%s' (got %s)", key, jv_type_name(e->type));
+            if (e->integer < lo || e->integer > hi)
+                return jv_err(d, e, "value %lld in '%s' out of range [%d, %d]", e->integer, key, lo, hi);
+            out[i] = (int)e->integer;
+        }
+        *a = out[0]; *b = out[1];
+        return 0;
+    }
+    long long x;
+    SD_TRY(jv_get_int(d, obj, key, what, 0, lo, hi, &x));
+    *a = *b = (int)x;
+    return 0;
+}
+
+/* "valid" (0), "same" (k/2 for odd k), an int, or a pair. */
+static int get_padding(const jv_doc *d, const jv *obj, const char *what, nn_layer_spec *l) {
+    const jv *v = jv_get(obj, "padding");
+    l->ph = l->pw = 0;
+    if (!v) return 0;
+    if (v->type == JV_STRING) {
+        if (strcmp(v->string, "valid") == 0) return 0;
+        if (strcmp(v->string, "same") == 0) {
+            if (l->kh % 2 == 0 || l->kw % 2 == 0 || l->sh != 1 || l->sw != 1)
+                return jv_err(d, v, "'same' padding needs an odd kernel and stride 1 in %s (give the padding as a number)", what);
+            l->ph = l->kh / 2; l->pw = l->kw / 2;
+            return 0;
+        }
+        return jv_err(d, v, "expected \"valid\", \"same\", a number or [h, w] for 'padding' in %s (got \"%s\")", what, v->string);
+    }
+    SD_TRY(get_pair(d, obj, "padding", what, 0, 64, &l->ph, &l->pw));
+    if (l->ph >= l->kh || l->pw >= l->kw)
+        return jv_err(d, v, "padding %dx%d must be smaller than the window %dx%d in %s", l->ph, l->pw, l->kh, l->kw, what);
+    return 0;
+}
+
+static const struct { const char *name; nn_op_kind kind; } layer_kinds[] = {
+    {"dense", NN_OP_DENSE}, {"conv2d", NN_OP_CONV2D}, {"maxpool", NN_OP_MAXPOOL}, {"relu", NN_OP_RELU},
+    {"dropout", NN_OP_DROPOUT}, {"flatten", NN_OP_FLATTEN},
+};
+
+static int parse_layer(const jv_doc *d, const jv *v, nn_layer_spec *l) {
+    SD_TRY(jv_expect(d, v, JV_OBJECT, "a layer object like {\"op\": \"dense\", \"units\": 10}"));
+    const char *op = NULL;
+    SD_TRY(jv_get_str(d, v, "op", "layer", 1, &op));
+    memset(l, 0, sizeof *l);
+    l->line = v->line; l->col = v->col; l->bias = 1;
+    int found = 0;
+    for (size_t i = 0; i < sizeof layer_kinds / sizeof layer_kinds[0]; i++)
+        if (strcmp(op, layer_kinds[i].name) == 0) { l->kind = layer_kinds[i].kind; found = 1; }
+    if (!found)
+        return jv_err(d, jv_get(v, "op"), "unknown layer op '%s' (expected one of: dense, conv2d, maxpool, relu, dropout, flatten)", op);
+    char what[64];
+    snprintf(what, sizeof what, "%s layer", op);
+    long long x;
+    switch (l->kind) {
+    case NN_OP_DENSE: {
+        static const char *const keys[] = {"op", "units", "bias", NULL};
+        SD_TRY(jv_check_keys(d, v, what, keys));
+        SD_TRY(jv_get_int(d, v, "units", what, 1, 1, 1 << 20, &x));
+        l->units = (int)x;
+        SD_TRY(jv_get_bool(d, v, "bias", what, 0, &l->bias));
+        return 0;
+    }
+    case NN_OP_CONV2D: {
+        static const char *const keys[] = {"op", "filters", "kernel", "stride", "padding", "bias", NULL};
+        SD_TRY(jv_check_keys(d, v, what, keys));
+        SD_TRY(jv_get_int(d, v, "filters", what, 1, 1, 1 << 16, &x));
+        l->units = (int)x;
+        if (!jv_get(v, "kernel")) return jv_err(d, v, "missing key 'kernel' in %s", what);
+        SD_TRY(get_pair(d, v, "kernel", what, 1, 64, &l->kh, &l->kw));
+        l->sh = l->sw = 1;
+        SD_TRY(get_pair(d, v, "stride", what, 1, 64, &l->sh, &l->sw));
+        SD_TRY(get_padding(d, v, what, l));
+        SD_TRY(jv_get_bool(d, v, "bias", what, 0, &l->bias));
+        return 0;
+    }
+    case NN_OP_MAXPOOL: {
+        static const char *const keys[] = {"op", "size", "stride", "padding", NULL};
+        SD_TRY(jv_check_keys(d, v, what, keys));
+        if (!jv_get(v, "size")) return jv_err(d, v, "missing key 'size' in %s", what);
+        SD_TRY(get_pair(d, v, "size", what, 1, 64, &l->kh, &l->kw));
+        l->sh = l->kh; l->sw = l->kw;
+        SD_TRY(get_pair(d, v, "stride", what, 1, 64, &l->sh, &l->sw));
+        SD_TRY(get_padding(d, v, what, l));
+        l->bias = 0;
+        return 0;
+    }
+    case NN_OP_DROPOUT: {
+        static const char *const keys[] = {"op", "rate", NULL};
+        SD_TRY(jv_check_keys(d, v, what, keys));
+        double r = 0;
+        SD_TRY(jv_get_num(d, v, "rate", what, 1, 0.0, 1.0, &r));
+        if (r >= 1.0) return jv_err(d, jv_get(v, "rate"), "value %g of 'rate' in %s out of range [0, 1)", r, what);
+        l->rate = (float)r;
+        l->bias = 0;
+        return 0;
+    }
+    default: {
+        static const char *const keys[] = {"op", NULL};
+        SD_TRY(jv_check_keys(d, v, what, keys));
+        l->bias = 0;
+        return 0;
+    }
+    }
+}
+
+static int parse_optimizer(const jv_doc *d, const jv *v, nn_optim *o) {
+    SD_TRY(jv_expect(d, v, JV_OBJECT, "an optimizer object like {\"name\": \"sgd\", \"lr\": 0.01}"));
+    const char *name = NULL;
+    SD_TRY(jv_get_str(d, v, "name", "optimizer", 1, &name));
+    memset(o, 0, sizeof *o);
+    double lr = 0, mom = 0, rho = 0.9, b1 = 0.9, b2 = 0.999, eps = 1e-7;
+    if (strcmp(name, "sgd") == 0) {
+        static const char *const keys[] = {"name", "lr", "momentum", NULL};
+        SD_TRY(jv_check_keys(d, v, "sgd optimizer", keys));
+        o->kind = NN_OPTIM_SGD;
+        SD_TRY(jv_get_num(d, v, "lr", "sgd optimizer", 1, 0.0, 100.0, &lr));
+        SD_TRY(jv_get_num(d, v, "momentum", "sgd optimizer", 0, 0.0, 0.999999, &mom));
+    } else if (strcmp(name, "rmsprop") == 0) {
+        static const char *const keys[] = {"name", "lr", "rho", "eps", NULL};
+        SD_TRY(jv_check_keys(d, v, "rmsprop optimizer", keys));
+        o->kind = NN_OPTIM_RMSPROP; lr = 0.001;
+        SD_TRY(jv_get_num(d, v, "lr", "rmsprop optimizer", 0, 0.0, 100.0, &lr));
+        SD_TRY(jv_get_num(d, v, "rho", "rmsprop optimizer", 0, 0.0, 1.0, &rho));
+        SD_TRY(jv_get_num(d, v, "eps", "rmsprop optimizer", 0, 0.0, 1.0, &eps));
+    } else if (strcmp(name, "adadelta") == 0) {
+        static const char *const keys[] = {"name", "lr", "rho", "eps", NULL};
+        SD_TRY(jv_check_keys(d, v, "adadelta optimizer", keys));
+        o->kind = NN_OPTIM_ADADELTA; lr = 1.0; rho = 0.95;
+        SD_TRY(jv_get_num(d, v, "lr", "adadelta optimizer", 0, 0.0, 100.0, &lr));
+        SD_TRY(jv_get_num(d, v, "rho", "adadelta optimizer", 0, 0.0, 1.0, &rho));
+        SD_TRY(jv_get_num(d, v, "eps", "adadelta optimizer", 0, 0.0, 1.0, &eps));
+    } else if (strcmp(name, "adam") == 0) {
+        static const char *const keys[] = {"name", "lr", "beta1", "beta2", "eps", NULL};
+        SD_TRY(jv_check_keys(d, v, "adam optimizer", keys));
+        o->kind = NN_OPTIM_ADAM; lr = 0.001;
+        SD_TRY(jv_get_num(d, v, "lr", "adam optimizer", 0, 0.0, 100.0, &lr));
+        SD_TRY(jv_get_num(d, v, "beta1", "adam optimizer", 0, 0.0, 0.999999, &b1));
+        SD_TRY(jv_get_num(d, v, "beta2", "adam optimizer", 0, 0.0, 0.999999999, &b2));
+        SD_TRY(jv_get_num(d, v, "eps", "adam optimizer", 0, 0.0, 1.0, &eps));
+    } else {
+        return jv_err(d, jv_get(v, "name"), "unknown optimizer '%s' (expected one of: sgd, rmsprop, adadelta, adam)", name);
+    }
+    o->lr = (float)lr; o->momentum = (float)mom; o->rho = (float)rho;
+    o->beta1 = (float)b1; o->beta2 = (float)b2; o->eps = (float)eps;
+    return 0;
+}
+
+static int parse_init(const jv_doc *d, const jv *obj, const char *key, nn_init_kind *out) {
+    const char *s = NULL;
+    SD_TRY(jv_get_str(d, obj, key, "init", 0, &s));
+    if (!s) return 0;
+    if (strcmp(s, "glorot_uniform") == 0) *out = NN_INIT_GLOROT_UNIFORM;
+    else if (strcmp(s, "zeros") == 0) *out = NN_INIT_ZEROS;
+    else return jv_err(d, jv_get(obj, key), "unknown initialiser '%s' (expected glorot_uniform or zeros)", s);
+    return 0;
+}
+
+static int parse(sd_workload *w, const jv_doc *d) {
+    const jv *root = jv_root(d);
+    SD_TRY(jv_expect(d, root, JV_OBJECT, "a workload object"));
+    static const char *const top[] = {"schema", "name", "title", "source", "data", "model", "training",
+                                      "expected", "notes", NULL};
+    SD_TRY(jv_check_keys(d, root, "workload", top));
+    const char *schema = NULL;
+    SD_TRY(jv_get_str(d, root, "schema", "workload", 1, &schema));
+    if (strcmp(schema, SCHEMA) != 0)
+        return jv_err(d, jv_get(root, "schema"), "unsupported schema '%s' (expected \"" SCHEMA "\")", schema);
+    SD_TRY(copy_str(d, root, "name", "workload", 1, w->name, sizeof w->name));
+    for (const char *p = w->name; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_'))
+            return jv_err(d, jv_get(root, "name"), "workload name '%s' may hold only a-z, 0-9 and _", w->name);
+    SD_TRY(copy_str(d, root, "title", "workload", 0, w->title, sizeof w->title));
+    SD_TRY(copy_str(d, root, "source", "workload", 0, w->source, sizeof w->source));
+
+    /* data */
+    const jv *data = jv_get(root, "data");
+    if (!data) return jv_err(d, root, "missing key 'data' in workload");
+    SD_TRY(jv_expect(d, data, JV_OBJECT, "a data object"));
+    static const char *const dkeys[] = {"dataset", "shape", "classes", "train", "test", NULL};
+    SD_TRY(jv_check_keys(d, data, "data", dkeys));
+    SD_TRY(copy_str(d, data, "dataset", "data", 1, w->dataset, sizeof w->dataset));
+    if (strcmp(w->dataset, "mnist") && strcmp(w->dataset, "cifar10") && strcmp(w->dataset, "synthetic"))
+        return jv_err(d, jv_get(data, "dataset"), "unknown dataset '%s' (expected mnist, cifar10 or synthetic)", w->dataset);
+    const jv *shape = jv_get(data, "shape");
+    if (!shape) return jv_err(d, data, "missing key 'shape' in data");
+    if (shape->type != JV_ARRAY || shape->count != 3)
+        return jv_err(d, shape, "expected [channels, height, width] for 'shape' in data");
+    int dims[3];
+    for (int i = 0; i < 3; i++) {
+        const jv *e = shape->items[i];
+        if (e->type != JV_NUMBER || !e->is_integer || e->integer < 1 || e->integer > 4096)
+            return jv_err(d, e, "expected an integer in [1, 4096] in 'shape'");
+        dims[i] = (int)e->integer;
+    }
+    w->in_c = dims[0]; w->in_h = dims[1]; w->in_w = dims[2];
+    long long x;
+    SD_TRY(jv_get_int(d, data, "classes", "data", 1, 2, 100000, &x)); w->classes = (int)x;
+    SD_TRY(jv_get_int(d, data, "train", "data", 1, 1, 100000000, &x)); w->train_n = (int)x;
+    SD_TRY(jv_get_int(d, data, "test", "data", 1, 1, 100000000, &x)); w->test_n = (int)x;
+
+    /* model */
+    const jv *model = jv_get(root, "model");
+    if (!model) return jv_err(d, root, "missing key 'model' in workload");
+    SD_TRY(jv_expect(d, model, JV_OBJECT, "a model object"));
+    static const char *const mkeys[] = {"init", "layers", "loss", NULL};
+    SD_TRY(jv_check_keys(d, model, "model", mkeys));
+    w->weight_init = NN_INIT_GLOROT_UNIFORM; w->bias_init = NN_INIT_ZEROS;
+    const jv *init = jv_get(model, "init");
+    if (init) {
+        SD_TRY(jv_expect(d, init, JV_OBJECT, "an init object like {\"weights\": \"glorot_uniform\"}"));
+        static const char *const ikeys[] = {"weights", "bias", NULL};
+        SD_TRY(jv_check_keys(d, init, "init", ikeys));
+        SD_TRY(parse_init(d, init, "weights", &w->weight_init));
+        SD_TRY(parse_init(d, init, "bias", &w->bias_init));
+    }
+    const char *loss = NULL;
+    SD_TRY(jv_get_str(d, model, "loss", "model", 1, &loss));
+    if (strcmp(loss, "softmax_cross_entropy") != 0)
+        return jv_err(d, jv_get(model, "loss"), "unknown loss '%s' (expected softmax_cross_entropy)", loss);
+    const jv *layers = jv_get(model, "layers");
+    if (!layers) return jv_err(d, model, "missing key 'layers' in model");
+    SD_TRY(jv_expect(d, layers, JV_ARRAY, "a list of layers"));
+    if (layers->count == 0) return jv_err(d, layers, "expected at least one layer");
+    if (layers->count > SD_SPEC_MAX_LAYERS)
+        return jv_err(d, layers, "too many layers (%zu; at most %d)", layers->count, SD_SPEC_MAX_LAYERS);
+    w->layers = calloc(layers->count, sizeof *w->layers);
+    SD_ALLOC_CHECK(w->layers);
+    w->nlayers = (int)layers->count;
+    for (size_t i = 0; i < layers->count; i++) SD_TRY(parse_layer(d, layers->items[i], &w->layers[i]));
+
+    /* training */
+    const jv *tr = jv_get(root, "training");
+    if (!tr) return jv_err(d, root, "missing key 'training' in workload");
+    SD_TRY(jv_expect(d, tr, JV_OBJECT, "a training object"));
+    static const char *const tkeys[] = {"optimizer", "batch", "epochs", "shuffle", NULL};
+    SD_TRY(jv_check_keys(d, tr, "training", tkeys));
+    const jv *opt = jv_get(tr, "optimizer");
+    if (!opt) return jv_err(d, tr, "missing key 'optimizer' in training");
+    SD_TRY(parse_optimizer(d, opt, &w->optim));
+    SD_TRY(jv_get_int(d, tr, "batch", "training", 1, 1, 65536, &x)); w->batch = (int)x;
+    SD_TRY(jv_get_int(d, tr, "epochs", "training", 1, 1, 100000, &x)); w->epochs = (int)x;
+    w->shuffle = 1;
+    SD_TRY(jv_get_bool(d, tr, "shuffle", "training", 0, &w->shuffle));
+    if (w->batch > w->train_n || w->batch > w->test_n)
+        return jv_err(d, jv_get(tr, "batch"), "batch %d is larger than the data (train %d, test %d)", w->batch, w->train_n, w->test_n);
+
+    const jv *exp = jv_get(root, "expected");
+    if (exp) {
+        SD_TRY(jv_expect(d, exp, JV_OBJECT, "an expected object like {\"parameters\": 669706}"));
+        static const char *const ekeys[] = {"parameters", "accuracy", "published", NULL};
+        SD_TRY(jv_check_keys(d, exp, "expected", ekeys));
+        SD_TRY(jv_get_int(d, exp, "parameters", "expected", 0, 1, 1LL << 40, &w->expected_params));
+    }
+    return 0;
+}
+
+int sd_workload_load(sd_workload *w, const char *dir, const char *name_or_path) {
+    memset(w, 0, sizeof *w);
+    char path[512];
+    struct stat st;
+    if (strchr(name_or_path, '/') || (strlen(name_or_path) > 5 && strcmp(name_or_path + strlen(name_or_path) - 5, ".json") == 0)) {
+        snprintf(path, sizeof path, "%s", name_or_path);
+    } else {
+        for (const char *p = name_or_path; *p; p++)
+            if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_'))
+                return sd_err(SD_EUSAGE, "workload name '%s' may hold only a-z, 0-9 and _ (or give a path to a .json file)", name_or_path);
+        snprintf(path, sizeof path, "%s/%s.json", dir, name_or_path);
+        if (stat(path, &st) != 0)
+            return sd_err(SD_EUSAGE, "no workload '%s' (no file %s)", name_or_path, path);
+    }
+    snprintf(w->path, sizeof w->path, "%s", path);
+    jv_doc *d = NULL;
+    SD_TRY(jv_load(&d, path));
+    int rc = parse(w, d);
+    jv_doc_free(d);
+    if (rc < 0) sd_workload_free(w);
+    return rc;
+}
+
+void sd_workload_free(sd_workload *w) {
+    if (!w) return;
+    free(w->layers);
+    w->layers = NULL;
+    w->nlayers = 0;
+}

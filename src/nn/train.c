@@ -1,0 +1,176 @@
+/* train — the shared training loop: seeded shuffles, full batches, training and validation timed
+ * apart, per-epoch loss and accuracy, progress on stderr. The same loop drives every back-end. */
+#include "nn/train.h"
+#include "nn/kernels.h"
+#include "core/err.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+double nn_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Fisher–Yates with the counter-based hash: the order depends only on (seed, epoch, n). */
+static void shuffle(int *idx, int n, uint64_t seed, int epoch) {
+    for (int i = 0; i < n; i++) idx[i] = i;
+    uint64_t s = nn_hash64(seed ^ nn_hash64(0xE90C0000ULL + (uint64_t)epoch));
+    for (int i = n - 1; i > 0; i--) {
+        int j = (int)(nn_hash64(s ^ (uint64_t)i) % (uint64_t)(i + 1));
+        int t = idx[i]; idx[i] = idx[j]; idx[j] = t;
+    }
+}
+
+static void gather(const sd_dataset *d, const int *idx, int start, int batch, float *x, int32_t *y) {
+    size_t per = (size_t)d->c * d->h * d->w;
+    for (int b = 0; b < batch; b++) {
+        int k = idx ? idx[start + b] : start + b;
+        memcpy(x + (size_t)b * per, d->x + (size_t)k * per, per * sizeof(float));
+        y[b] = d->y[k];
+    }
+}
+
+static int upload_batch(nn_model *m, const float *x, const int32_t *y) {
+    nn_backend *be = m->be;
+    size_t per = (size_t)m->in_c * m->in_h * m->in_w;
+    SD_TRY(be->ops->upload(be, m->x, x, (size_t)m->batch * per * sizeof(float)));
+    return be->ops->upload(be, m->labels, y, (size_t)m->batch * sizeof(int32_t));
+}
+
+int nn_evaluate(nn_model *m, const sd_dataset *test, int max_batches, float *hx, int32_t *hy, float *hp,
+                float *hl, double *accuracy, double *loss, long *images, int64_t *confusion) {
+    nn_backend *be = m->be;
+    int nb = test->n / m->batch;
+    if (max_batches > 0 && nb > max_batches) nb = max_batches;
+    if (nb == 0) return sd_err(SD_EINPUT, "test set of %d examples holds no full batch of %d", test->n, m->batch);
+    long correct = 0;
+    double lsum = 0;
+    const int C = m->classes;
+    if (confusion) memset(confusion, 0, sizeof(int64_t) * C * C);
+    for (int b = 0; b < nb; b++) {
+        gather(test, NULL, b * m->batch, m->batch, hx, hy);
+        SD_TRY(upload_batch(m, hx, hy));
+        SD_TRY(nn_model_forward(m, 0, 0));
+        SD_TRY(be->ops->download(be, hp, m->prob, (size_t)m->batch * C * sizeof(float)));
+        SD_TRY(be->ops->download(be, hl, m->loss, (size_t)m->batch * sizeof(float)));
+        for (int i = 0; i < m->batch; i++) {
+            const float *p = hp + (size_t)i * C;
+            int best = 0;
+            for (int k = 1; k < C; k++) if (p[k] > p[best]) best = k;
+            if (best == hy[i]) correct++;
+            if (confusion) confusion[(size_t)hy[i] * C + best]++;
+            lsum += hl[i];
+        }
+    }
+    *images = (long)nb * m->batch;
+    *accuracy = (double)correct / (double)*images;
+    *loss = lsum / (double)*images;
+    return 0;
+}
+
+void nn_train_result_free(nn_train_result *r) {
+    if (!r) return;
+    free(r->epochs);
+    free(r->confusion);
+    memset(r, 0, sizeof *r);
+}
+
+static void progress(const nn_train_opts *o, int epoch, int b, int nb, double ips) {
+    if (!o->progress) return;
+    fprintf(stderr, "\r%s: epoch %d/%d batch %d/%d %.0f img/s   ", o->label ? o->label : "train", epoch, o->epochs,
+            b, nb, ips);
+    fflush(stderr);
+}
+
+int nn_train(const sd_workload *w, nn_backend *be, const sd_dataset *train, const sd_dataset *test,
+             const nn_train_opts *o, nn_train_result *out) {
+    memset(out, 0, sizeof *out);
+    const int B = o->batch;
+    if (train->c != w->in_c || train->h != w->in_h || train->w != w->in_w)
+        return sd_err(SD_EINPUT, "%s: data shape %dx%dx%d does not match the workload's input %dx%dx%d",
+                      train->source, train->c, train->h, train->w, w->in_c, w->in_h, w->in_w);
+    if (train->classes > w->classes || test->classes > w->classes)
+        return sd_err(SD_EINPUT, "%s: labels go up to %d but the workload has %d classes", train->source,
+                      train->classes - 1, w->classes);
+    int nb = train->n / B;
+    if (o->max_batches > 0 && nb > o->max_batches) nb = o->max_batches;
+    if (nb == 0) return sd_err(SD_EINPUT, "%s: %d examples hold no full batch of %d", train->source, train->n, B);
+
+    nn_model *m = NULL;
+    SD_TRY(nn_model_build(&m, w, be, B, o->seed));
+    const size_t per = (size_t)w->in_c * w->in_h * w->in_w;
+    int rc = 0;
+    int *idx = malloc(sizeof(int) * (size_t)train->n);
+    float *hx = malloc(sizeof(float) * per * B);
+    int32_t *hy = malloc(sizeof(int32_t) * B);
+    float *hl = malloc(sizeof(float) * B);
+    float *hp = malloc(sizeof(float) * (size_t)B * w->classes);
+    out->epochs = calloc((size_t)o->epochs, sizeof *out->epochs);
+    out->confusion = calloc((size_t)w->classes * w->classes, sizeof(int64_t));
+    if (!idx || !hx || !hy || !hl || !hp || !out->epochs || !out->confusion) {
+        rc = sd_err(SD_ENOMEM, "out of memory for training buffers");
+        goto done;
+    }
+    out->classes = w->classes;
+    out->nparams = m->nparams;
+    out->flops_fwd = m->flops_fwd;
+    /* backward ≈ 2× forward for layers with weights (data + weights gradients), 1× for the rest */
+    double fb = 0;
+    for (int i = 0; i < m->nlayers; i++) {
+        const nn_layer *l = &m->layers[i];
+        fb += l->flops * ((l->op.kind == NN_OP_DENSE || l->op.kind == NN_OP_CONV2D) ? (l->input < 0 ? 2.0 : 3.0) : 2.0);
+    }
+    out->flops_train = fb;
+
+    for (int e = 1; e <= o->epochs; e++) {
+        nn_epoch_stats *st = &out->epochs[e - 1];
+        st->epoch = e;
+        if (o->shuffle) shuffle(idx, train->n, o->seed, e);
+        else for (int i = 0; i < train->n; i++) idx[i] = i;
+        double lsum = 0, t0 = nn_now(), last = t0;
+        for (int b = 0; b < nb; b++) {
+            if (o->stop && *o->stop) { rc = sd_err(SD_EINTR, "interrupted"); goto done; }
+            gather(train, idx, b * B, B, hx, hy);
+            SD_TRY_GOTO(rc, upload_batch(m, hx, hy), done);
+            SD_TRY_GOTO(rc, nn_model_forward(m, 1, nn_hash64(o->seed ^ (uint64_t)m->step * 0x9E37ULL)), done);
+            SD_TRY_GOTO(rc, nn_model_backward(m), done);
+            SD_TRY_GOTO(rc, nn_model_step(m), done);
+            SD_TRY_GOTO(rc, be->ops->download(be, hl, m->loss, sizeof(float) * B), done);
+            for (int i = 0; i < B; i++) lsum += hl[i];
+            double now = nn_now();
+            if (o->progress && (now - last > 0.5 || b + 1 == nb)) {
+                progress(o, e, b + 1, nb, (double)(b + 1) * B / (now - t0));
+                last = now;
+            }
+        }
+        SD_TRY_GOTO(rc, be->ops->sync(be), done);
+        st->train_s = nn_now() - t0;
+        st->train_images = (long)nb * B;
+        st->loss = lsum / (double)st->train_images;
+        if (lsum != lsum) {   /* NaN */
+            rc = sd_err(SD_ERROR, "training diverged: loss is NaN in epoch %d", e);
+            goto done;
+        }
+        double t1 = nn_now();
+        SD_TRY_GOTO(rc, nn_evaluate(m, test, o->max_batches, hx, hy, hp, hl, &st->accuracy, &st->val_loss,
+                                    &st->test_images, out->confusion), done);
+        SD_TRY_GOTO(rc, be->ops->sync(be), done);
+        st->val_s = nn_now() - t1;
+        out->nepochs = e;
+        if (o->progress) {
+            fprintf(stderr, "\r%s: epoch %d/%d train %.2fs (%.0f img/s) loss %.4f | val %.2fs accuracy %.4f\n",
+                    o->label ? o->label : "train", e, o->epochs, st->train_s, st->train_images / st->train_s,
+                    st->loss, st->val_s, st->accuracy);
+        }
+    }
+    out->peak_bytes = be->bytes_peak;
+done:
+    free(idx); free(hx); free(hy); free(hl); free(hp);
+    nn_model_free(m);
+    if (rc) nn_train_result_free(out);
+    return rc;
+}

@@ -1,0 +1,57 @@
+/* train — the shared training loop and its measurements: shuffled epochs of full batches, training
+ * and validation timed apart, loss, and accuracy as trace(confusion) / N. Back-end independent. */
+#ifndef SD_NN_TRAIN_H
+#define SD_NN_TRAIN_H
+
+#include <signal.h>
+#include <stdint.h>
+
+#include "data/data.h"
+#include "nn/model.h"
+
+typedef struct nn_epoch_stats {
+    int epoch;                 /* 1-based */
+    double train_s;            /* wall time of the training batches (data gather + upload included) */
+    double val_s;              /* wall time of the validation pass, timed apart */
+    double loss;               /* mean training loss over the epoch's batches */
+    double val_loss;           /* mean validation loss */
+    double accuracy;           /* validation accuracy = trace(confusion) / test_images */
+    long train_images, test_images;
+} nn_epoch_stats;
+
+typedef struct nn_train_opts {
+    int epochs;
+    int batch;
+    int max_batches;           /* > 0: cap training batches per epoch (and validation batches) */
+    uint64_t seed;             /* initialisation, shuffling and dropout */
+    int shuffle;
+    int progress;              /* 1: progress line on stderr */
+    const char *label;         /* progress prefix ("mnist_mlp/ref") */
+    volatile sig_atomic_t *stop;   /* set by a signal handler: stop between batches with SD_EINTR */
+} nn_train_opts;
+
+typedef struct nn_train_result {
+    nn_epoch_stats *epochs;    /* opts.epochs entries */
+    int nepochs;
+    size_t peak_bytes;         /* back-end memory peak */
+    size_t nparams;
+    double flops_fwd;          /* per example */
+    double flops_train;        /* per example: forward + backward (data and weights) */
+    int64_t *confusion;        /* classes x classes of the last epoch, [true][predicted] */
+    int classes;
+} nn_train_result;
+
+/* Build the model on be, train and validate. train/test must match the workload's input shape. */
+int nn_train(const sd_workload *w, nn_backend *be, const sd_dataset *train, const sd_dataset *test,
+             const nn_train_opts *opts, nn_train_result *out);
+void nn_train_result_free(nn_train_result *r);
+
+/* Validation of a built model over full batches of test: fills accuracy/val_loss/test_images and the
+ * confusion matrix (classes x classes, may be NULL). */
+int nn_evaluate(nn_model *m, const sd_dataset *test, int max_batches, float *host_x, int32_t *host_y,
+                float *host_prob, float *host_loss, double *accuracy, double *loss, long *images,
+                int64_t *confusion);
+
+double nn_now(void);   /* monotonic seconds */
+
+#endif

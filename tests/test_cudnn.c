@@ -1,0 +1,672 @@
+/* test_cudnn — the cuDNN back-end, tested as far as a machine without a GPU allows: the no-device path
+ * and its message, descriptor set-up and cuDNN's output-shape inference for every conv/pool layer of
+ * the workloads, algorithm choice, and the element functions the CUDA kernels share with the reference.
+ * Then the back-end parity suite, one suite parameterised over ref, dnnl and cudnn, each against the
+ * reference: a back-end not built or without a device reports "skipped: <why>". */
+#include "testutil.h"
+
+#include <criterion/parameterized.h>
+
+#include "core/err.h"
+#include "nn/backend.h"
+#include "nn/kernels.h"
+#if SD_HAVE_CUDNN
+#include "be_cudnn/cudnn_be.h"
+#endif
+
+#include <math.h>
+#include <stdint.h>
+
+/* ---- helpers ---------------------------------------------------------------------------------------- */
+
+static uint64_t rng_state = 0x12345678u;
+static float frand(void) {   /* uniform [-1, 1) */
+    rng_state = rng_state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (float)((rng_state >> 40) * (1.0 / 16777216.0)) * 2.0f - 1.0f;
+}
+static float *rand_vec(size_t n) {
+    float *v = malloc(sizeof(float) * (n ? n : 1));
+    cr_assert_not_null(v);
+    for (size_t i = 0; i < n; i++) v[i] = frand();
+    return v;
+}
+
+static nn_backend *open_ref(void) {
+    nn_backend_opts o = {.threads = 2, .autotune = 1, .precision = "fp32", .quiet = 1};
+    nn_backend *be = NULL;
+    cr_assert_eq(nn_backend_new(&be, "ref", &o, NULL, 0), 0, "%s", sd_errmsg());
+    return be;
+}
+
+/* Output dims of conv/pool as the graph computes them: floor((in + 2p - k) / s) + 1. */
+static void set_out(nn_op *op) {
+    op->oh = (op->h + 2 * op->ph - op->kh) / op->sh + 1;
+    op->ow = (op->w + 2 * op->pw - op->kw) / op->sw + 1;
+    if (op->kind == NN_OP_MAXPOOL) op->oc = op->c;
+}
+
+static nn_op conv_op(int n, int c, int h, int w, int oc, int k, int s, int p) {
+    nn_op op = {.kind = NN_OP_CONV2D, .n = n, .c = c, .h = h, .w = w, .oc = oc, .kh = k, .kw = k, .sh = s, .sw = s,
+                .ph = p, .pw = p, .has_bias = 1};
+    set_out(&op);
+    return op;
+}
+static nn_op pool_op(int n, int c, int h, int w, int k, int s, int p) {
+    nn_op op = {.kind = NN_OP_MAXPOOL, .n = n, .c = c, .h = h, .w = w, .kh = k, .kw = k, .sh = s, .sw = s,
+                .ph = p, .pw = p};
+    set_out(&op);
+    return op;
+}
+static nn_op eltwise_op(nn_op_kind kind, int n, int c, int h, int w) {
+    nn_op op = {.kind = kind, .n = n, .c = c, .h = h, .w = w, .oc = c, .oh = h, .ow = w};
+    return op;
+}
+static nn_op dense_op(int n, int c, int oc) {
+    nn_op op = {.kind = NN_OP_DENSE, .n = n, .c = c, .h = 1, .w = 1, .oc = oc, .oh = 1, .ow = 1, .has_bias = 1};
+    return op;
+}
+
+/* ---- (a) the no-device path ----------------------------------------------------------------------------- */
+
+#if SD_HAVE_CUDNN
+static int device_count(cudaError_t *e) {
+    int n = 0;
+    *e = cudaGetDeviceCount(&n);
+    return *e == cudaSuccess ? n : 0;
+}
+#endif
+
+Test(cudnn_nodev, backend_new_fails_with_reason) {
+#if !SD_HAVE_CUDNN
+    nn_backend *be = NULL;
+    cr_assert_eq(nn_backend_new(&be, "cudnn", NULL, NULL, 0), SD_ENODEV);
+    cr_assert_not_null(strstr(sd_errmsg(), "was not built into this binary"), "%s", sd_errmsg());
+#else
+    cudaError_t e;
+    if (device_count(&e) > 0) TU_SKIP("a CUDA device is present: the no-device path cannot run here");
+    nn_backend_opts o = {.autotune = 1, .precision = "fp32"};
+    nn_backend *be = NULL;
+    int rc = nn_backend_new(&be, "cudnn", &o, NULL, 0);
+    cr_assert_eq(rc, SD_ENODEV, "rc %d: %s", rc, sd_errmsg());
+    cr_assert_null(be);
+    cr_assert_eq(sd_exit_code(rc), SD_EXIT_NODEV);
+    const char *m = sd_errmsg();
+    cr_assert(strncmp(m, "no CUDA device: cudaGetDeviceCount returned ", 44) == 0 ||
+              strncmp(m, "no CUDA device: cudaGetDeviceCount found 0", 42) == 0, "message: %s", m);
+    if (e == cudaErrorInsufficientDriver)
+        cr_assert_not_null(strstr(m, "returned insufficient driver (35)"), "message: %s", m);
+#endif
+}
+
+Test(cudnn_nodev, auto_falls_back_and_says_why) {
+#if SD_HAVE_CUDNN
+    cudaError_t e;
+    if (device_count(&e) > 0) TU_SKIP("a CUDA device is present: auto picks it");
+#endif
+    nn_backend *be = NULL;
+    char note[512];
+    cr_assert_eq(nn_backend_new(&be, "auto", NULL, note, sizeof note), 0, "%s", sd_errmsg());
+    cr_assert_str_neq(be->name, "cudnn");
+#if SD_HAVE_CUDNN
+    cr_assert_not_null(strstr(note, "cudnn unavailable: no CUDA device: cudaGetDeviceCount"), "note: %s", note);
+#endif
+    nn_backend_free(be);
+}
+
+#if SD_HAVE_CUDNN
+Test(cudnn_nodev, message_per_count_status) {
+    cr_assert_eq(cu_device_count_status(cudaSuccess, 1), 0);
+    cr_assert_eq(cu_device_count_status(cudaErrorInsufficientDriver, 0), SD_ENODEV);
+    cr_assert_not_null(strstr(sd_errmsg(), "no CUDA device: cudaGetDeviceCount returned insufficient driver (35)"),
+                       "%s", sd_errmsg());
+    cr_assert_eq(cu_device_count_status(cudaErrorNoDevice, 0), SD_ENODEV);
+    cr_assert_not_null(strstr(sd_errmsg(), "returned no device (100)"), "%s", sd_errmsg());
+    cr_assert_eq(cu_device_count_status(cudaSuccess, 0), SD_ENODEV);
+    cr_assert_not_null(strstr(sd_errmsg(), "found 0 devices"), "%s", sd_errmsg());
+}
+
+Test(cudnn_nodev, bad_precision_is_a_usage_error) {
+    nn_backend_opts o = {.autotune = 1, .precision = "fp16"};
+    nn_backend *be = NULL;
+    cr_assert_eq(nn_cudnn_new(&be, &o), SD_EUSAGE);
+    cr_assert_not_null(strstr(sd_errmsg(), "unknown precision 'fp16'"), "%s", sd_errmsg());
+}
+
+static int set_bad_desc(cudnnTensorDescriptor_t d) {
+    CUDNN_CHECK(cudnnSetTensor4dDescriptor(d, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, -3, 2, 2), "the test's hint");
+    return 0;
+}
+
+Test(cudnn_nodev, check_macro_names_call_file_line_hint) {
+    cudnnTensorDescriptor_t t;
+    cr_assert_eq(cudnnCreateTensorDescriptor(&t), CUDNN_STATUS_SUCCESS);
+    cr_assert_eq(set_bad_desc(t), SD_EBACKEND);
+    const char *m = sd_errmsg();
+    cr_assert_not_null(strstr(m, "test_cudnn.c:"), "%s", m);
+    cr_assert_not_null(strstr(m, "cuDNN: cudnnSetTensor4dDescriptor(d, CUDNN_TENSOR_NCHW"), "%s", m);
+    cr_assert_not_null(strstr(m, "CUDNN_STATUS_BAD_PARAM"), "%s", m);
+    cr_assert_not_null(strstr(m, "\nHINT: the test's hint"), "%s", m);
+    cudnnDestroyTensorDescriptor(t);
+}
+#endif
+
+/* ---- (b) descriptors and output shapes for every conv/pool layer of the workloads --------------------- */
+
+/* Hard-coded until the workload spec parser lands on main: the conv/pool/dense layers of mnist_cnn
+ * (batch 128) and cifar10_vgg (batch 64) with the output shapes the specs imply. */
+typedef struct layer_case { const char *name; nn_op op; int oc, oh, ow; } layer_case;
+
+static int workload_layers(layer_case *L) {
+    int k = 0;
+    L[k++] = (layer_case){"mnist_cnn conv1", conv_op(128, 1, 28, 28, 32, 3, 1, 0), 32, 26, 26};
+    L[k++] = (layer_case){"mnist_cnn conv2", conv_op(128, 32, 26, 26, 64, 3, 1, 0), 64, 24, 24};
+    L[k++] = (layer_case){"mnist_cnn pool", pool_op(128, 64, 24, 24, 2, 2, 0), 64, 12, 12};
+    L[k++] = (layer_case){"mnist_cnn dense1", dense_op(128, 9216, 128), 128, 1, 1};
+    L[k++] = (layer_case){"mnist_cnn dense2", dense_op(128, 128, 10), 10, 1, 1};
+    L[k++] = (layer_case){"cifar10_vgg conv1", conv_op(64, 3, 32, 32, 50, 3, 1, 1), 50, 32, 32};
+    L[k++] = (layer_case){"cifar10_vgg conv2", conv_op(64, 50, 32, 32, 50, 3, 1, 1), 50, 32, 32};
+    L[k++] = (layer_case){"cifar10_vgg pool1", pool_op(64, 50, 32, 32, 2, 2, 0), 50, 16, 16};
+    L[k++] = (layer_case){"cifar10_vgg conv3", conv_op(64, 50, 16, 16, 100, 3, 1, 1), 100, 16, 16};
+    L[k++] = (layer_case){"cifar10_vgg conv4", conv_op(64, 100, 16, 16, 100, 3, 1, 1), 100, 16, 16};
+    L[k++] = (layer_case){"cifar10_vgg pool2", pool_op(64, 100, 16, 16, 2, 2, 0), 100, 8, 8};
+    L[k++] = (layer_case){"cifar10_vgg dense1", dense_op(64, 6400, 512), 512, 1, 1};
+    L[k++] = (layer_case){"cifar10_vgg dense2", dense_op(64, 512, 10), 10, 1, 1};
+    return k;
+}
+
+#if SD_HAVE_CUDNN
+Test(cudnn_shapes, workload_layers_agree_with_cudnn) {
+    layer_case L[32];
+    int n = workload_layers(L);
+    for (int i = 0; i < n; i++) {
+        nn_op *op = &L[i].op;
+        cr_assert_eq(op->oc, L[i].oc, "%s: oc", L[i].name);
+        cr_assert_eq(op->oh, L[i].oh, "%s: oh %d", L[i].name, op->oh);
+        cr_assert_eq(op->ow, L[i].ow, "%s: ow %d", L[i].name, op->ow);
+        for (int tf32 = 0; tf32 < 2; tf32++) {
+            cu_descs d;
+            cr_assert_eq(cu_descs_init(&d, op, tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH), 0, "%s: %s", L[i].name,
+                         sd_errmsg());
+            int o[4];
+            cr_assert_eq(cu_descs_output_dims(&d, op, o), 0, "%s", sd_errmsg());
+            cr_assert(o[0] == op->n && o[1] == L[i].oc && o[2] == L[i].oh && o[3] == L[i].ow,
+                      "%s: cuDNN infers %dx%dx%dx%d", L[i].name, o[0], o[1], o[2], o[3]);
+            cr_assert_eq(cu_descs_check(&d, op), 0, "%s: %s", L[i].name, sd_errmsg());
+            if (op->kind == NN_OP_CONV2D) {
+                cudnnMathType_t m;
+                cr_assert_eq(cudnnGetConvolutionMathType(d.conv[CU_FWD], &m), CUDNN_STATUS_SUCCESS);
+                cr_assert_eq(m, tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH);
+                int fn, fc, fh, fw;
+                cudnnDataType_t dt;
+                cudnnTensorFormat_t fmt;
+                cr_assert_eq(cudnnGetFilter4dDescriptor(d.w, &dt, &fmt, &fn, &fc, &fh, &fw), CUDNN_STATUS_SUCCESS);
+                cr_assert(fn == op->oc && fc == op->c && fh == op->kh && fw == op->kw && fmt == CUDNN_TENSOR_NCHW,
+                          "%s: filter %dx%dx%dx%d", L[i].name, fn, fc, fh, fw);
+            }
+            cu_descs_fini(&d);
+            cr_assert_null(d.x);
+        }
+    }
+}
+
+Test(cudnn_shapes, eltwise_and_loss_descriptors) {
+    nn_op ops[] = {eltwise_op(NN_OP_RELU, 64, 50, 32, 32), eltwise_op(NN_OP_DROPOUT, 128, 64, 12, 12),
+                   eltwise_op(NN_OP_SOFTMAX_XENT, 64, 10, 1, 1), eltwise_op(NN_OP_FLATTEN, 64, 100, 8, 8)};
+    for (size_t i = 0; i < sizeof ops / sizeof *ops; i++) {
+        cu_descs d;
+        cr_assert_eq(cu_descs_init(&d, &ops[i], CUDNN_FMA_MATH), 0, "kind %d: %s", ops[i].kind, sd_errmsg());
+        cr_assert_eq(cu_descs_check(&d, &ops[i]), 0);
+        if (ops[i].kind == NN_OP_SOFTMAX_XENT || ops[i].kind == NN_OP_RELU) {
+            int n, c, h, w, s[4];
+            cudnnDataType_t dt;
+            cr_assert_eq(cudnnGetTensor4dDescriptor(d.y, &dt, &n, &c, &h, &w, &s[0], &s[1], &s[2], &s[3]),
+                         CUDNN_STATUS_SUCCESS);
+            cr_assert(n == ops[i].n && c == ops[i].oc && h == ops[i].oh && w == ops[i].ow && s[3] == 1);
+        }
+        cu_descs_fini(&d);
+    }
+}
+
+Test(cudnn_shapes, mismatch_is_reported_with_both_shapes) {
+    nn_op op = conv_op(8, 3, 32, 32, 16, 3, 1, 1);
+    op.oh = 30;   /* as if the graph had forgotten the padding */
+    cu_descs d;
+    cr_assert_eq(cu_descs_init(&d, &op, CUDNN_FMA_MATH), 0, "%s", sd_errmsg());
+    cr_assert_eq(cu_descs_check(&d, &op), SD_EINPUT);
+    cr_assert_not_null(strstr(sd_errmsg(), "cuDNN infers 8x16x32x32, the layer says 8x16x30x32"), "%s", sd_errmsg());
+    cu_descs_fini(&d);
+    nn_op bad = conv_op(8, 3, 32, 32, 16, 3, 1, 1);
+    bad.c = 0;   /* cuDNN rejects it: the CHECK message names the call */
+    cr_assert_eq(cu_descs_init(&d, &bad, CUDNN_FMA_MATH), SD_EBACKEND);
+    cr_assert_not_null(strstr(sd_errmsg(), "cuDNN: cudnnSet"), "%s", sd_errmsg());
+    cr_assert_null(d.x);
+}
+
+/* ---- algorithm choice ------------------------------------------------------------------------------------ */
+
+Test(cudnn_algo, pick_respects_status_workspace_and_precision) {
+    cu_algo_perf p[] = {
+        {.algo = 6, .status = CUDNN_STATUS_NOT_SUPPORTED, .time_ms = 0.01f, .memory = 0, .math = CUDNN_FMA_MATH},
+        {.algo = 1, .status = CUDNN_STATUS_SUCCESS, .time_ms = 0.02f, .memory = 0, .math = CUDNN_TENSOR_OP_MATH},
+        {.algo = 7, .status = CUDNN_STATUS_SUCCESS, .time_ms = 0.03f, .memory = 1 << 30, .math = CUDNN_FMA_MATH},
+        {.algo = 0, .status = CUDNN_STATUS_SUCCESS, .time_ms = 0.04f, .memory = 4096, .math = CUDNN_DEFAULT_MATH},
+    };
+    cr_assert_eq(cu_algo_pick(p, 4, (size_t)1 << 20, 0), 3);        /* fp32: no tensor ops, ws fits */
+    cr_assert_eq(cu_algo_pick(p, 4, (size_t)1 << 20, 1), 1);        /* tf32 allows tensor-op math */
+    cr_assert_eq(cu_algo_pick(p, 4, (size_t)1 << 31, 0), 2);        /* enough workspace for algo 7 */
+    cr_assert_eq(cu_algo_pick(p, 1, (size_t)1 << 31, 1), -1);
+    cr_assert_eq(cu_algo_math(CUDNN_DEFAULT_MATH, 0), CUDNN_FMA_MATH); /* Ampere+ would use TF32 */
+    cr_assert_eq(cu_algo_math(CUDNN_DEFAULT_MATH, 1), CUDNN_DEFAULT_MATH);
+    cr_assert_eq(cu_algo_math(CUDNN_TENSOR_OP_MATH, 1), CUDNN_TENSOR_OP_MATH);
+}
+
+Test(cudnn_algo, names_keys_and_record) {
+    cr_assert_str_eq(cu_algo_name(CU_FWD, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM), "IMPLICIT_PRECOMP_GEMM");
+    cr_assert_str_eq(cu_algo_name(CU_BWD_DATA, CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED),
+                     "WINOGRAD_NONFUSED");
+    cr_assert_str_eq(cu_algo_name(CU_BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT_TILING), "FFT_TILING");
+    cr_assert_str_eq(cu_algo_name(CU_FWD, 99), "UNKNOWN");
+    nn_op op = conv_op(64, 3, 32, 32, 50, 3, 1, 1);
+    cu_conv_choice c = {.searched = 1};
+    cu_conv_key(&op, c.key, sizeof c.key);
+    cr_assert_str_eq(c.key, "n64 3x32x32 -> 50 k3x3 s1x1 p1x1");
+    c.dir[CU_FWD] = (cu_algo_perf){.algo = 1, .time_ms = 0.125f, .memory = 2048, .math = CUDNN_FMA_MATH};
+    c.dir[CU_BWD_DATA] = (cu_algo_perf){.algo = 1, .time_ms = 0.25f, .memory = 0, .math = CUDNN_FMA_MATH};
+    c.dir[CU_BWD_FILTER] = (cu_algo_perf){.algo = 3, .time_ms = -1, .memory = 0, .math = CUDNN_TENSOR_OP_MATH};
+    char buf[512];
+    cu_conv_choice_str(&c, buf, sizeof buf);
+    cr_assert_str_eq(buf, "fwd=IMPLICIT_PRECOMP_GEMM(0.125 ms, ws 2048 B, fma) bwd_data=ALGO_1(0.250 ms, ws 0 B, fma) "
+                          "bwd_filter=ALGO_3(ws 0 B, tensor-op) [find]");
+    char small[40];
+    cu_conv_choice_str(&c, small, sizeof small);   /* truncates, stays terminated */
+    cr_assert_eq(strlen(small), sizeof small - 1);
+}
+#endif
+
+/* ---- (c) the element functions of nn/kernels.h against the reference back-end -------------------------- */
+
+Test(kernels, relu_and_dropout_match_reference) {
+    nn_backend *ref = open_ref();
+    nn_op op = eltwise_op(NN_OP_RELU, 3, 4, 5, 7);
+    const size_t n = 3 * 4 * 5 * 7;
+    float *x = rand_vec(n), *dy = rand_vec(n), *y = calloc(n, 4), *dx = calloc(n, 4);
+    cr_assert_eq(ref->ops->relu_forward(ref, &op, y, x), 0);
+    cr_assert_eq(ref->ops->relu_backward(ref, &op, dx, dy, y), 0);
+    for (size_t i = 0; i < n; i++) {
+        cr_assert_eq(y[i], nn_relu(x[i]), "relu %zu", i);
+        cr_assert_eq(dx[i], nn_relu_grad(dy[i], y[i]), "relu grad %zu", i);
+    }
+    op.kind = NN_OP_DROPOUT;
+    op.rate = 0.3f;
+    uint8_t *mask = calloc(ref->ops->workspace_size(ref, &op), 1);
+    cr_assert_eq(ref->ops->dropout_forward(ref, &op, y, mask, x, 42), 0);
+    cr_assert_eq(ref->ops->dropout_backward(ref, &op, dx, dy, mask), 0);
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++) {
+        int keep = nn_dropout_keep(42, i, op.rate);
+        kept += (size_t)keep;
+        cr_assert_eq(mask[i], keep, "mask %zu", i);
+        cr_assert_eq(y[i], nn_dropout_apply(x[i], keep, op.rate), "dropout %zu", i);
+        cr_assert_eq(dx[i], nn_dropout_apply(dy[i], keep, op.rate), "dropout grad %zu", i);
+        if (keep) cr_assert_float_eq(y[i], x[i] / 0.7f, 1e-6f);
+        else cr_assert_eq(y[i], 0.0f);
+    }
+    cr_assert(kept > n / 2 && kept < n * 9 / 10, "kept %zu of %zu at rate 0.3", kept, n);
+    free(x); free(dy); free(y); free(dx); free(mask);
+    nn_backend_free(ref);
+}
+
+Test(kernels, dropout_mask_rate) {
+    size_t kept = 0, n = 200000;
+    for (size_t i = 0; i < n; i++) kept += (size_t)nn_dropout_keep(7, i, 0.25f);
+    cr_assert(fabs((double)kept / n - 0.75) < 0.005, "kept fraction %f", (double)kept / n);
+    cr_assert_eq(nn_dropout_keep(7, 0, 0.0f), 1);
+    cr_assert_eq(nn_dropout_keep(7, 0, 1.0f), 0);
+}
+
+Test(kernels, softmax_xent_matches_reference) {
+    nn_backend *ref = open_ref();
+    const int N = 9, C = 10;
+    nn_op op = eltwise_op(NN_OP_SOFTMAX_XENT, N, C, 1, 1);
+    float *z = rand_vec((size_t)N * C), prob[90], loss[9], dz[90];
+    for (int i = 0; i < N * C; i++) z[i] *= 8.0f;
+    int32_t lab[9];
+    for (int i = 0; i < N; i++) lab[i] = (i * 7) % C;
+    cr_assert_eq(ref->ops->softmax_xent_forward(ref, &op, prob, loss, z, lab), 0, "%s", sd_errmsg());
+    cr_assert_eq(ref->ops->softmax_xent_backward(ref, &op, dz, prob, lab), 0);
+    const float inv = 1.0f / (float)N;
+    for (int i = 0; i < N; i++) {
+        cr_assert_eq(loss[i], nn_xent_row_loss(z + i * C, C, lab[i]), "loss %d", i);
+        cr_assert_float_eq(loss[i], -logf(prob[i * C + lab[i]]), 1e-4f);
+        float sum = 0;
+        for (int k = 0; k < C; k++) {
+            cr_assert_eq(dz[i * C + k], nn_xent_grad(prob[i * C + k], k == lab[i], inv), "grad %d,%d", i, k);
+            sum += dz[i * C + k];
+        }
+        cr_assert_float_eq(sum, 0.0f, 1e-6f);   /* probabilities sum to 1 */
+    }
+    /* large logits: no overflow, loss from the logits not from a rounded probability */
+    float big[3] = {1000.0f, 0.0f, -1000.0f};
+    cr_assert_float_eq(nn_xent_row_loss(big, 3, 0), 0.0f, 1e-6f);
+    cr_assert_float_eq(nn_xent_row_loss(big, 3, 1), 1000.0f, 1e-3f);
+    free(z);
+    nn_backend_free(ref);
+}
+
+Test(kernels, optimizers_match_reference) {
+    nn_backend *ref = open_ref();
+    const size_t n = 1000;
+    const nn_optim opts[] = {
+        {.kind = NN_OPTIM_SGD, .lr = 0.01f, .momentum = 0.9f},
+        {.kind = NN_OPTIM_SGD, .lr = 0.1f, .momentum = 0.0f},
+        {.kind = NN_OPTIM_RMSPROP, .lr = 0.001f, .rho = 0.9f, .eps = 1e-7f},
+        {.kind = NN_OPTIM_ADADELTA, .lr = 1.0f, .rho = 0.95f, .eps = 1e-7f},
+        {.kind = NN_OPTIM_ADAM, .lr = 0.001f, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f},
+    };
+    for (size_t t = 0; t < sizeof opts / sizeof *opts; t++) {
+        const nn_optim *o = &opts[t];
+        const int k = nn_optim_state_per_param(o->kind);
+        float *p = rand_vec(n), *p2 = malloc(n * 4), *st = calloc(k * n, 4), *st2 = calloc(k * n, 4);
+        memcpy(p2, p, n * 4);
+        for (long step = 1; step <= 3; step++) {
+            float *g = rand_vec(n);
+            cr_assert_eq(ref->ops->optimizer_step(ref, o, p, g, st, n, step), 0);
+            const float bc1 = 1.0f - powf(o->beta1, (float)step), bc2 = 1.0f - powf(o->beta2, (float)step);
+            for (size_t i = 0; i < n; i++) {
+                switch (o->kind) {
+                case NN_OPTIM_SGD: nn_sgd_update(&p2[i], g[i], &st2[i], o->lr, o->momentum); break;
+                case NN_OPTIM_RMSPROP: nn_rmsprop_update(&p2[i], g[i], &st2[i], o->lr, o->rho, o->eps); break;
+                case NN_OPTIM_ADADELTA:
+                    nn_adadelta_update(&p2[i], g[i], &st2[i], &st2[n + i], o->lr, o->rho, o->eps);
+                    break;
+                case NN_OPTIM_ADAM:
+                    nn_adam_update(&p2[i], g[i], &st2[i], &st2[n + i], o->lr, o->beta1, o->beta2, o->eps, bc1, bc2);
+                    break;
+                default: cr_assert_fail();
+                }
+            }
+            free(g);
+        }
+        for (size_t i = 0; i < n; i++) cr_assert_eq(p[i], p2[i], "optimizer %zu param %zu", t, i);
+        for (size_t i = 0; i < k * n; i++) cr_assert_eq(st[i], st2[i], "optimizer %zu state %zu", t, i);
+        free(p); free(p2); free(st); free(st2);
+    }
+    /* one hand-computed Adam step: m = 0.1 g, v = 0.001 g^2, mh = g, vh = g^2, p -= lr g/(|g|+eps) */
+    float p = 1.0f, m = 0, v = 0;
+    nn_adam_update(&p, 0.5f, &m, &v, 0.1f, 0.9f, 0.999f, 1e-8f, 1.0f - 0.9f, 1.0f - 0.999f);
+    cr_assert_float_eq(p, 0.9f, 1e-6f);
+    nn_backend_free(ref);
+}
+
+/* ---- (d) back-end parity: every op of a back-end against the reference -------------------------------- */
+
+/* One suite over all back-ends. Each case opens the back-end under test (skipping with the reason when
+ * it is not built or has no device) and the reference, runs the same op on the same inputs through
+ * each one's own memory, and compares within atol + rtol*|ref|. ref against ref checks the harness. */
+typedef struct pctx { nn_backend *be, *ref; } pctx;
+
+/* 0 with why[] filled if the back-end is not built or has no device. */
+static int open_pair(const char *name, pctx *p, char *why, size_t len) {
+    if (!nn_backend_compiled(name)) {
+        snprintf(why, len, "%s: not built into this binary (built: %s)", name, nn_backend_list());
+        return 0;
+    }
+    nn_backend_opts o = {.threads = 2, .autotune = 1, .precision = "fp32", .quiet = 1};
+    int rc = nn_backend_new(&p->be, name, &o, NULL, 0);
+    if (rc == SD_ENODEV) {
+        snprintf(why, len, "%s: %s", name, sd_errmsg());
+        return 0;
+    }
+    cr_assert_eq(rc, 0, "%s: %s", name, sd_errmsg());
+    p->ref = open_ref();
+    return 1;
+}
+
+static void close_pair(pctx *p) {
+    nn_backend_free(p->be);
+    nn_backend_free(p->ref);
+}
+
+/* A buffer in a back-end's memory holding a copy of host data (or zeros). */
+static void *dev(nn_backend *be, const void *host, size_t bytes) {
+    void *d = NULL;
+    cr_assert_eq(nn_alloc(be, &d, bytes), 0, "%s: alloc %zu: %s", be->name, bytes, sd_errmsg());
+    if (host) cr_assert_eq(be->ops->upload(be, d, host, bytes), 0, "%s: %s", be->name, sd_errmsg());
+    else cr_assert_eq(be->ops->zero(be, d, bytes), 0, "%s: %s", be->name, sd_errmsg());
+    return d;
+}
+static float *host_of(nn_backend *be, const void *d, size_t n) {
+    float *h = malloc(sizeof(float) * (n ? n : 1));
+    cr_assert_eq(be->ops->download(be, h, d, sizeof(float) * n), 0, "%s: %s", be->name, sd_errmsg());
+    return h;
+}
+
+static void expect_close(const char *be, const char *what, const float *got, const float *want, size_t n,
+                         float atol, float rtol) {
+    size_t worst = 0;
+    double worst_r = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)got[i] - want[i]);
+        double r = d == 0 ? 0 : d / (atol + rtol * fabs((double)want[i]));
+        if (!(r <= worst_r)) { worst_r = r; worst = i; }   /* NaN counts as worst */
+    }
+    cr_assert(worst_r <= 1.0, "%s: %s: element %zu of %zu: %.9g, reference %.9g", be, what, worst, n, got[worst],
+              want[worst]);
+}
+
+static void prep(nn_backend *be, nn_op *op) {
+    if (be->ops->prepare) cr_assert_eq(be->ops->prepare(be, op), 0, "%s: prepare: %s", be->name, sd_errmsg());
+}
+static void unprep(nn_backend *be, nn_op *op) {
+    if (be->ops->release) be->ops->release(be, op);
+}
+
+#define ATOL 1e-4f
+#define RTOL 1e-3f
+
+/* conv or dense forward + backward (dx, dw and db accumulate onto non-zero starting values). */
+static void check_layer(pctx *p, nn_op op, int with_dx) {
+    const int conv = op.kind == NN_OP_CONV2D;
+    const size_t nx = (size_t)op.n * op.c * op.h * op.w, ny = (size_t)op.n * op.oc * op.oh * op.ow;
+    const size_t nw = (size_t)op.oc * op.c * (conv ? op.kh * op.kw : 1), nb = (size_t)op.oc;
+    float *x = rand_vec(nx), *w = rand_vec(nw), *b = rand_vec(nb), *dy = rand_vec(ny);
+    float *dw0 = rand_vec(nw), *db0 = rand_vec(nb);
+    float *out[2][4];   /* [backend][y, dx, dw, db] */
+    nn_backend *bes[2] = {p->be, p->ref};
+    for (int k = 0; k < 2; k++) {
+        nn_backend *be = bes[k];
+        nn_op o = op;
+        o.priv = NULL;
+        prep(be, &o);
+        float *dx_ = dev(be, x, nx * 4), *dw_ = dev(be, w, nw * 4), *db_ = dev(be, b, nb * 4);
+        float *y_ = dev(be, NULL, ny * 4), *ddy = dev(be, dy, ny * 4), *ddx = dev(be, NULL, nx * 4);
+        float *ddw = dev(be, dw0, nw * 4), *ddb = dev(be, db0, nb * 4);
+        int rc = conv ? be->ops->conv2d_forward(be, &o, y_, dx_, dw_, op.has_bias ? db_ : NULL)
+                      : be->ops->dense_forward(be, &o, y_, dx_, dw_, op.has_bias ? db_ : NULL);
+        cr_assert_eq(rc, 0, "%s: forward: %s", be->name, sd_errmsg());
+        rc = conv ? be->ops->conv2d_backward(be, &o, with_dx ? ddx : NULL, ddw, op.has_bias ? ddb : NULL, ddy, dx_, dw_)
+                  : be->ops->dense_backward(be, &o, with_dx ? ddx : NULL, ddw, op.has_bias ? ddb : NULL, ddy, dx_, dw_);
+        cr_assert_eq(rc, 0, "%s: backward: %s", be->name, sd_errmsg());
+        cr_assert_eq(be->ops->sync(be), 0, "%s: %s", be->name, sd_errmsg());
+        out[k][0] = host_of(be, y_, ny);
+        out[k][1] = host_of(be, ddx, nx);
+        out[k][2] = host_of(be, ddw, nw);
+        out[k][3] = host_of(be, ddb, nb);
+        void *bufs[] = {dx_, dw_, db_, y_, ddy, ddx, ddw, ddb};
+        size_t sizes[] = {nx, nw, nb, ny, ny, nx, nw, nb};
+        for (int i = 0; i < 8; i++) nn_free(be, bufs[i], sizes[i] * 4);
+        unprep(be, &o);
+    }
+    const char *nm = p->be->name;
+    expect_close(nm, conv ? "conv y" : "dense y", out[0][0], out[1][0], ny, ATOL, RTOL);
+    if (with_dx) expect_close(nm, "dx", out[0][1], out[1][1], nx, ATOL, RTOL);
+    else for (size_t i = 0; i < nx; i++) cr_assert_eq(out[0][1][i], 0.0f, "%s: dx written though NULL", nm);
+    expect_close(nm, "dw (accumulated)", out[0][2], out[1][2], nw, ATOL, RTOL);
+    if (op.has_bias) expect_close(nm, "db (accumulated)", out[0][3], out[1][3], nb, ATOL, RTOL);
+    for (int k = 0; k < 2; k++) for (int i = 0; i < 4; i++) free(out[k][i]);
+    free(x); free(w); free(b); free(dy); free(dw0); free(db0);
+}
+
+static void check_pool(pctx *p, nn_op op) {
+    const size_t nx = (size_t)op.n * op.c * op.h * op.w, ny = (size_t)op.n * op.oc * op.oh * op.ow;
+    float *x = rand_vec(nx), *dy = rand_vec(ny), *out[2][2];
+    nn_backend *bes[2] = {p->be, p->ref};
+    for (int k = 0; k < 2; k++) {
+        nn_backend *be = bes[k];
+        nn_op o = op;
+        o.priv = NULL;
+        prep(be, &o);
+        size_t wsb = be->ops->workspace_size ? be->ops->workspace_size(be, &o) : 0;
+        void *ws = dev(be, NULL, wsb);
+        float *dx_ = dev(be, x, nx * 4), *y_ = dev(be, NULL, ny * 4), *ddy = dev(be, dy, ny * 4);
+        float *ddx = dev(be, NULL, nx * 4);
+        cr_assert_eq(be->ops->maxpool_forward(be, &o, y_, ws, dx_), 0, "%s: %s", be->name, sd_errmsg());
+        cr_assert_eq(be->ops->maxpool_backward(be, &o, ddx, ddy, dx_, y_, ws), 0, "%s: %s", be->name, sd_errmsg());
+        out[k][0] = host_of(be, y_, ny);
+        out[k][1] = host_of(be, ddx, nx);
+        nn_free(be, ws, wsb); nn_free(be, dx_, nx * 4); nn_free(be, y_, ny * 4);
+        nn_free(be, ddy, ny * 4); nn_free(be, ddx, nx * 4);
+        unprep(be, &o);
+    }
+    expect_close(p->be->name, "maxpool y", out[0][0], out[1][0], ny, 0, 0);
+    expect_close(p->be->name, "maxpool dx", out[0][1], out[1][1], nx, 1e-6f, 1e-6f);
+    for (int k = 0; k < 2; k++) { free(out[k][0]); free(out[k][1]); }
+    free(x); free(dy);
+}
+
+static void check_eltwise(pctx *p, nn_op op, uint64_t seed) {
+    const size_t n = (size_t)op.n * op.oc * op.oh * op.ow;
+    float *x = rand_vec(n), *dy = rand_vec(n), *out[2][2];
+    nn_backend *bes[2] = {p->be, p->ref};
+    for (int k = 0; k < 2; k++) {
+        nn_backend *be = bes[k];
+        nn_op o = op;
+        o.priv = NULL;
+        prep(be, &o);
+        size_t wsb = be->ops->workspace_size ? be->ops->workspace_size(be, &o) : 0;
+        void *ws = dev(be, NULL, wsb);
+        float *x_ = dev(be, x, n * 4), *y_ = dev(be, NULL, n * 4), *dy_ = dev(be, dy, n * 4);
+        float *dx_ = dev(be, NULL, n * 4);
+        int rc = o.kind == NN_OP_RELU ? be->ops->relu_forward(be, &o, y_, x_)
+                                      : be->ops->dropout_forward(be, &o, y_, ws, x_, seed);
+        cr_assert_eq(rc, 0, "%s: %s", be->name, sd_errmsg());
+        rc = o.kind == NN_OP_RELU ? be->ops->relu_backward(be, &o, dx_, dy_, y_)
+                                  : be->ops->dropout_backward(be, &o, dx_, dy_, ws);
+        cr_assert_eq(rc, 0, "%s: %s", be->name, sd_errmsg());
+        out[k][0] = host_of(be, y_, n);
+        out[k][1] = host_of(be, dx_, n);
+        nn_free(be, ws, wsb); nn_free(be, x_, n * 4); nn_free(be, y_, n * 4);
+        nn_free(be, dy_, n * 4); nn_free(be, dx_, n * 4);
+        unprep(be, &o);
+    }
+    /* elementwise with the shared element functions: equal up to the last bit */
+    const char *what = op.kind == NN_OP_RELU ? "relu" : "dropout";
+    for (size_t i = 0; i < n; i++) {
+        cr_assert_eq(out[0][0][i], out[1][0][i], "%s: %s y[%zu]", p->be->name, what, i);
+        cr_assert_eq(out[0][1][i], out[1][1][i], "%s: %s dx[%zu]", p->be->name, what, i);
+    }
+    for (int k = 0; k < 2; k++) { free(out[k][0]); free(out[k][1]); }
+    free(x); free(dy);
+}
+
+static void check_xent(pctx *p, int N, int C) {
+    float *z = rand_vec((size_t)N * C), *out[2][3];
+    for (int i = 0; i < N * C; i++) z[i] *= 6.0f;
+    int32_t *lab = malloc(sizeof(int32_t) * N);
+    for (int i = 0; i < N; i++) lab[i] = (i * 3 + 1) % C;
+    nn_backend *bes[2] = {p->be, p->ref};
+    const size_t nz = (size_t)N * C;
+    for (int k = 0; k < 2; k++) {
+        nn_backend *be = bes[k];
+        nn_op o = eltwise_op(NN_OP_SOFTMAX_XENT, N, C, 1, 1);
+        prep(be, &o);
+        float *z_ = dev(be, z, nz * 4), *prob = dev(be, NULL, nz * 4), *loss = dev(be, NULL, N * 4);
+        float *dz = dev(be, NULL, nz * 4);
+        int32_t *lab_ = dev(be, lab, N * 4);
+        cr_assert_eq(be->ops->softmax_xent_forward(be, &o, prob, loss, z_, lab_), 0, "%s: %s", be->name, sd_errmsg());
+        cr_assert_eq(be->ops->softmax_xent_backward(be, &o, dz, prob, lab_), 0, "%s: %s", be->name, sd_errmsg());
+        out[k][0] = host_of(be, prob, nz);
+        out[k][1] = host_of(be, loss, N);
+        out[k][2] = host_of(be, dz, nz);
+        /* a label outside [0,C): SD_EINPUT from the call or, on a device, from the next sync */
+        int32_t bad = C;
+        cr_assert_eq(be->ops->upload(be, lab_, &bad, 4), 0);
+        int rc = be->ops->softmax_xent_forward(be, &o, prob, loss, z_, lab_);
+        if (rc == 0) rc = be->ops->sync(be);
+        cr_assert_eq(rc, SD_EINPUT, "%s: bad label: rc %d", be->name, rc);
+        cr_assert_not_null(strstr(sd_errmsg(), "out of range"), "%s: %s", be->name, sd_errmsg());
+        cr_assert_eq(be->ops->sync(be), 0, "%s: the error is reported once: %s", be->name, sd_errmsg());
+        nn_free(be, z_, nz * 4); nn_free(be, prob, nz * 4); nn_free(be, loss, N * 4);
+        nn_free(be, dz, nz * 4); nn_free(be, lab_, N * 4);
+        unprep(be, &o);
+    }
+    expect_close(p->be->name, "softmax prob", out[0][0], out[1][0], nz, 1e-6f, 1e-5f);
+    expect_close(p->be->name, "xent loss", out[0][1], out[1][1], N, 1e-6f, 1e-5f);
+    expect_close(p->be->name, "xent dlogits", out[0][2], out[1][2], nz, 1e-7f, 1e-5f);
+    for (int k = 0; k < 2; k++) for (int i = 0; i < 3; i++) free(out[k][i]);
+    free(z); free(lab);
+}
+
+static void check_optim(pctx *p, nn_optim o, size_t n) {
+    const int ks = nn_optim_state_per_param(o.kind);
+    float *p0 = rand_vec(n), *out[2][2];
+    float *g[3] = {rand_vec(n), rand_vec(n), rand_vec(n)};
+    nn_backend *bes[2] = {p->be, p->ref};
+    for (int k = 0; k < 2; k++) {
+        nn_backend *be = bes[k];
+        float *pp = dev(be, p0, n * 4), *st = dev(be, NULL, ks * n * 4), *gg = dev(be, NULL, n * 4);
+        for (long step = 1; step <= 3; step++) {
+            cr_assert_eq(be->ops->upload(be, gg, g[step - 1], n * 4), 0);
+            cr_assert_eq(be->ops->optimizer_step(be, &o, pp, gg, st, n, step), 0, "%s: %s", be->name, sd_errmsg());
+        }
+        out[k][0] = host_of(be, pp, n);
+        out[k][1] = host_of(be, st, ks * n);
+        nn_free(be, pp, n * 4); nn_free(be, st, ks * n * 4); nn_free(be, gg, n * 4);
+    }
+    expect_close(p->be->name, "optimizer params", out[0][0], out[1][0], n, 1e-7f, 1e-6f);
+    expect_close(p->be->name, "optimizer state", out[0][1], out[1][1], ks * n, 1e-7f, 1e-6f);
+    for (int k = 0; k < 2; k++) { free(out[k][0]); free(out[k][1]); }
+    for (int i = 0; i < 3; i++) free(g[i]);
+    free(p0);
+}
+
+/* by value: Criterion runs each case in a fresh process, where pointers into ours mean nothing */
+typedef struct be_param { char name[16]; } be_param;
+
+ParameterizedTestParameters(parity, ops) {
+    static be_param names[] = {{"ref"}, {"dnnl"}, {"cudnn"}};
+    return cr_make_param_array(be_param, names, sizeof names / sizeof *names);
+}
+
+ParameterizedTest(be_param *param, parity, ops) {
+    pctx p = {0};
+    char why[600];
+    if (!open_pair(param->name, &p, why, sizeof why)) TU_SKIP("%s", why);
+
+    /* dense and conv: bias / no bias, dx / no dx, padding, strides, non-square kernels */
+    check_layer(&p, dense_op(5, 7, 3), 1);
+    check_layer(&p, dense_op(4, 33, 10), 0);
+    check_layer(&p, conv_op(2, 3, 7, 6, 4, 3, 1, 1), 1);
+    check_layer(&p, conv_op(3, 2, 9, 9, 5, 3, 2, 0), 1);
+    nn_op c = conv_op(2, 4, 8, 7, 3, 1, 1, 0);
+    c.kh = 2; c.kw = 3; c.sh = 2; c.sw = 1; c.ph = 1; c.pw = 0; c.has_bias = 0;
+    set_out(&c);
+    check_layer(&p, c, 1);
+    check_layer(&p, conv_op(2, 3, 6, 6, 4, 3, 1, 1), 0);
+    /* max pooling: non-overlapping with an odd edge, overlapping with padding */
+    check_pool(&p, pool_op(2, 3, 7, 6, 2, 2, 0));
+    check_pool(&p, pool_op(2, 2, 8, 8, 3, 2, 1));
+    /* elementwise, loss, optimizers */
+    check_eltwise(&p, eltwise_op(NN_OP_RELU, 3, 4, 5, 5), 0);
+    nn_op d = eltwise_op(NN_OP_DROPOUT, 3, 4, 5, 5);
+    d.rate = 0.4f;
+    check_eltwise(&p, d, 1234);
+    check_xent(&p, 7, 10);
+    check_xent(&p, 130, 3);
+    check_optim(&p, (nn_optim){.kind = NN_OPTIM_SGD, .lr = 0.01f, .momentum = 0.9f}, 3000);
+    check_optim(&p, (nn_optim){.kind = NN_OPTIM_RMSPROP, .lr = 0.001f, .rho = 0.9f, .eps = 1e-7f}, 3000);
+    check_optim(&p, (nn_optim){.kind = NN_OPTIM_ADADELTA, .lr = 1.0f, .rho = 0.95f, .eps = 1e-7f}, 3000);
+    check_optim(&p, (nn_optim){.kind = NN_OPTIM_ADAM, .lr = 0.001f, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f},
+                3000);
+    close_pair(&p);
+}

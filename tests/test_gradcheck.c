@@ -1,0 +1,356 @@
+/* test_gradcheck — finite-difference checks of every layer's backward on the reference back-end, of
+ * a whole model's gradient, and of each optimizer step against the formulas in double precision. */
+#include "testutil.h"
+
+#include <math.h>
+
+#include "core/err.h"
+#include "nn/backend.h"
+#include "nn/kernels.h"
+#include "nn/model.h"
+
+static nn_backend *ref(int threads) {
+    nn_backend *be = NULL;
+    nn_backend_opts o = {.threads = threads};
+    cr_assert_eq(nn_backend_new(&be, "ref", &o, NULL, 0), 0, "%s", sd_errmsg());
+    return be;
+}
+
+static uint64_t g_rng = 12345;
+static float urand(float lo, float hi) {
+    g_rng = nn_hash64(g_rng);
+    return lo + (hi - lo) * (float)(g_rng >> 40) / 16777216.0f;
+}
+static float *rnd(size_t n, float lo, float hi) {
+    float *p = malloc(sizeof(float) * (n ? n : 1));
+    for (size_t i = 0; i < n; i++) p[i] = urand(lo, hi);
+    return p;
+}
+static size_t in_n(const nn_op *op) { return (size_t)op->n * op->c * op->h * op->w; }
+static size_t out_n(const nn_op *op) { return (size_t)op->n * op->oc * op->oh * op->ow; }
+
+/* L = sum(y .* r) in double */
+static double dotd(const float *y, const float *r, size_t n) {
+    double s = 0;
+    for (size_t i = 0; i < n; i++) s += (double)y[i] * r[i];
+    return s;
+}
+
+/* Compare an analytic gradient with central differences of f over every element of v (or a sample
+ * of 60 when larger). */
+typedef double (*loss_fn)(void *ctx);
+static void check_grad(const char *what, float *v, size_t n, const float *ana, loss_fn f, void *ctx, float h) {
+    size_t step = n > 60 ? n / 60 : 1;
+    int checked = 0;
+    for (size_t i = 0; i < n; i += step) {
+        float save = v[i];
+        v[i] = save + h;
+        double lp = f(ctx);
+        v[i] = save - h;
+        double lm = f(ctx);
+        v[i] = save;
+        double num = (lp - lm) / (2.0 * h);
+        double tol = 2e-3 * fmax(1.0, fabs(num));
+        cr_assert(fabs(num - ana[i]) <= tol, "%s[%zu]: numeric %.6f vs analytic %.6f", what, i, num, (double)ana[i]);
+        checked++;
+    }
+    cr_assert_gt(checked, 0);
+}
+
+/* ---- per-op harness ---------------------------------------------------------------------------- */
+
+typedef struct opctx {
+    nn_backend *be;
+    nn_op op;
+    float *x, *w, *b, *y, *r;
+    void *ws;
+    uint64_t seed;
+} opctx;
+
+static void fwd(opctx *c) {
+    const nn_backend_ops *o = c->be->ops;
+    int rc = 0;
+    switch (c->op.kind) {
+    case NN_OP_DENSE: rc = o->dense_forward(c->be, &c->op, c->y, c->x, c->w, c->b); break;
+    case NN_OP_CONV2D: rc = o->conv2d_forward(c->be, &c->op, c->y, c->x, c->w, c->b); break;
+    case NN_OP_MAXPOOL: rc = o->maxpool_forward(c->be, &c->op, c->y, c->ws, c->x); break;
+    case NN_OP_RELU: rc = o->relu_forward(c->be, &c->op, c->y, c->x); break;
+    case NN_OP_DROPOUT: rc = o->dropout_forward(c->be, &c->op, c->y, c->ws, c->x, c->seed); break;
+    default: cr_assert_fail("op");
+    }
+    cr_assert_eq(rc, 0, "%s", sd_errmsg());
+}
+
+static double op_loss(void *p) {
+    opctx *c = p;
+    fwd(c);
+    return dotd(c->y, c->r, out_n(&c->op));
+}
+
+static void run_op_check(nn_op op, int with_w, float xlo, float xhi) {
+    opctx c = {.be = ref(2), .op = op, .seed = 99};
+    size_t wn = 0;
+    if (op.kind == NN_OP_DENSE) wn = (size_t)op.oc * op.c;
+    if (op.kind == NN_OP_CONV2D) wn = (size_t)op.oc * op.c * op.kh * op.kw;
+    c.x = rnd(in_n(&op), xlo, xhi);
+    c.w = with_w ? rnd(wn, -1, 1) : NULL;
+    c.b = with_w && op.has_bias ? rnd((size_t)op.oc, -1, 1) : NULL;
+    c.y = rnd(out_n(&op), 0, 0);
+    c.r = rnd(out_n(&op), -1, 1);
+    size_t wsb = c.be->ops->workspace_size(c.be, &op);
+    c.ws = wsb ? malloc(wsb) : NULL;
+    fwd(&c);
+    float *dx = rnd(in_n(&op), 7, 7);            /* garbage: backward must overwrite dx */
+    float *dw = wn ? rnd(wn, 0, 0) : NULL;
+    float *db = c.b ? rnd((size_t)op.oc, 0, 0) : NULL;
+    const nn_backend_ops *o = c.be->ops;
+    int rc = 0;
+    switch (op.kind) {
+    case NN_OP_DENSE: rc = o->dense_backward(c.be, &op, dx, dw, db, c.r, c.x, c.w); break;
+    case NN_OP_CONV2D: rc = o->conv2d_backward(c.be, &op, dx, dw, db, c.r, c.x, c.w); break;
+    case NN_OP_MAXPOOL: rc = o->maxpool_backward(c.be, &op, dx, c.r, c.x, c.y, c.ws); break;
+    case NN_OP_RELU: rc = o->relu_backward(c.be, &op, dx, c.r, c.y); break;
+    case NN_OP_DROPOUT: rc = o->dropout_backward(c.be, &op, dx, c.r, c.ws); break;
+    default: break;
+    }
+    cr_assert_eq(rc, 0, "%s", sd_errmsg());
+    check_grad("dx", c.x, in_n(&op), dx, op_loss, &c, 1e-2f);
+    if (dw) check_grad("dw", c.w, wn, dw, op_loss, &c, 1e-2f);
+    if (db) check_grad("db", c.b, (size_t)op.oc, db, op_loss, &c, 1e-2f);
+    if (dw) {   /* backward accumulates into dw: a second call doubles it */
+        float *dw2 = malloc(sizeof(float) * wn);
+        memcpy(dw2, dw, sizeof(float) * wn);
+        if (op.kind == NN_OP_DENSE) rc = o->dense_backward(c.be, &op, NULL, dw, db, c.r, c.x, c.w);
+        else rc = o->conv2d_backward(c.be, &op, NULL, dw, db, c.r, c.x, c.w);
+        cr_assert_eq(rc, 0);
+        for (size_t i = 0; i < wn; i++) cr_assert_float_eq(dw[i], 2 * dw2[i], 1e-4f * (1 + fabsf(dw2[i])));
+        free(dw2);
+    }
+    free(c.x); free(c.w); free(c.b); free(c.y); free(c.r); free(c.ws); free(dx); free(dw); free(db);
+    nn_backend_free(c.be);
+}
+
+Test(gradcheck, dense) {
+    nn_op op = {.kind = NN_OP_DENSE, .n = 3, .c = 5, .h = 1, .w = 1, .oc = 4, .oh = 1, .ow = 1, .has_bias = 1};
+    run_op_check(op, 1, -1, 1);
+}
+
+Test(gradcheck, dense_no_bias_batch1) {
+    nn_op op = {.kind = NN_OP_DENSE, .n = 1, .c = 17, .h = 1, .w = 1, .oc = 3, .oh = 1, .ow = 1, .has_bias = 0};
+    run_op_check(op, 1, -1, 1);
+}
+
+Test(gradcheck, conv2d_stride2_pad1) {
+    nn_op op = {.kind = NN_OP_CONV2D, .n = 2, .c = 3, .h = 7, .w = 6, .oc = 4, .kh = 3, .kw = 3, .sh = 2, .sw = 2,
+                .ph = 1, .pw = 1, .has_bias = 1};
+    op.oh = (op.h + 2 * op.ph - op.kh) / op.sh + 1;
+    op.ow = (op.w + 2 * op.pw - op.kw) / op.sw + 1;
+    run_op_check(op, 1, -1, 1);
+}
+
+Test(gradcheck, conv2d_rect_valid) {
+    nn_op op = {.kind = NN_OP_CONV2D, .n = 3, .c = 2, .h = 5, .w = 6, .oc = 5, .kh = 3, .kw = 2, .sh = 1, .sw = 1,
+                .ph = 0, .pw = 0, .has_bias = 1};
+    op.oh = op.h - op.kh + 1;
+    op.ow = op.w - op.kw + 1;
+    run_op_check(op, 1, -1, 1);
+}
+
+/* Max-pool and ReLU are piecewise linear: inputs are kept away from the kinks (distinct values, |x| > h). */
+static void spread_inputs(float *x, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        float v = 0.1f * (float)((i * 7919) % n) + 0.05f;
+        x[i] = (i % 2) ? v : -v;
+    }
+}
+
+Test(gradcheck, maxpool_and_relu) {
+    nn_op pools[2] = {
+        {.kind = NN_OP_MAXPOOL, .n = 2, .c = 3, .h = 5, .w = 5, .oc = 3, .oh = 2, .ow = 2, .kh = 2, .kw = 2, .sh = 2, .sw = 2},
+        {.kind = NN_OP_MAXPOOL, .n = 1, .c = 2, .h = 6, .w = 5, .oc = 2, .oh = 3, .ow = 3, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .ph = 1, .pw = 1},
+    };
+    for (int k = 0; k < 2; k++) {
+        opctx c = {.be = ref(1), .op = pools[k]};
+        size_t n = in_n(&c.op);
+        c.x = malloc(sizeof(float) * n);
+        spread_inputs(c.x, n);
+        c.y = rnd(out_n(&c.op), 0, 0);
+        c.r = rnd(out_n(&c.op), -1, 1);
+        c.ws = malloc(c.be->ops->workspace_size(c.be, &c.op));
+        fwd(&c);
+        float *dx = rnd(n, 3, 3);
+        cr_assert_eq(c.be->ops->maxpool_backward(c.be, &c.op, dx, c.r, c.x, c.y, c.ws), 0);
+        check_grad("maxpool dx", c.x, n, dx, op_loss, &c, 1e-2f);
+        free(c.x); free(c.y); free(c.r); free(c.ws); free(dx);
+        nn_backend_free(c.be);
+    }
+    nn_op relu = {.kind = NN_OP_RELU, .n = 2, .c = 3, .h = 4, .w = 3, .oc = 3, .oh = 4, .ow = 3};
+    opctx c = {.be = ref(2), .op = relu};
+    size_t n = in_n(&relu);
+    c.x = malloc(sizeof(float) * n);
+    spread_inputs(c.x, n);
+    c.y = rnd(n, 0, 0);
+    c.r = rnd(n, -1, 1);
+    fwd(&c);
+    float *dx = rnd(n, 3, 3);
+    cr_assert_eq(c.be->ops->relu_backward(c.be, &relu, dx, c.r, c.y), 0);
+    check_grad("relu dx", c.x, n, dx, op_loss, &c, 1e-2f);
+    free(c.x); free(c.y); free(c.r); free(dx);
+    nn_backend_free(c.be);
+}
+
+Test(gradcheck, dropout_mask_and_scale) {
+    nn_op op = {.kind = NN_OP_DROPOUT, .n = 4, .c = 50, .h = 1, .w = 1, .oc = 50, .oh = 1, .ow = 1, .rate = 0.25f};
+    run_op_check(op, 0, -1, 1);
+    /* the kept fraction is near 1 - rate, and the mask is nn_dropout_keep's */
+    nn_backend *be = ref(2);
+    nn_op big = {.kind = NN_OP_DROPOUT, .n = 100, .c = 1000, .h = 1, .w = 1, .oc = 1000, .oh = 1, .ow = 1, .rate = 0.25f};
+    size_t n = in_n(&big);
+    float *x = rnd(n, 1, 1), *y = rnd(n, 0, 0);
+    void *ws = malloc(be->ops->workspace_size(be, &big));
+    cr_assert_eq(be->ops->dropout_forward(be, &big, y, ws, x, 7), 0);
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++) {
+        int keep = nn_dropout_keep(7, i, 0.25f);
+        kept += keep;
+        cr_assert_float_eq(y[i], keep ? 1.0f / 0.75f : 0.0f, 1e-6f);
+    }
+    cr_assert(fabs((double)kept / n - 0.75) < 0.01, "kept fraction %f", (double)kept / n);
+    free(x); free(y); free(ws);
+    nn_backend_free(be);
+}
+
+typedef struct xent_ctx { nn_backend *be; nn_op op; float *z, *p, *l; int32_t *lab; } xent_ctx;
+static double xent_loss(void *v) {
+    xent_ctx *c = v;
+    cr_assert_eq(c->be->ops->softmax_xent_forward(c->be, &c->op, c->p, c->l, c->z, c->lab), 0);
+    double s = 0;
+    for (int i = 0; i < c->op.n; i++) s += c->l[i];
+    return s / c->op.n;
+}
+
+Test(gradcheck, softmax_cross_entropy) {
+    xent_ctx c = {.be = ref(1)};
+    c.op = (nn_op){.kind = NN_OP_SOFTMAX_XENT, .n = 5, .c = 7, .h = 1, .w = 1, .oc = 7, .oh = 1, .ow = 1};
+    c.z = rnd(35, -3, 3);
+    c.p = rnd(35, 0, 0);
+    c.l = rnd(5, 0, 0);
+    int32_t lab[5] = {0, 6, 3, 3, 1};
+    c.lab = lab;
+    xent_loss(&c);
+    for (int i = 0; i < 5; i++) {   /* probabilities sum to 1; loss = -log p[label] */
+        double s = 0;
+        for (int k = 0; k < 7; k++) s += c.p[i * 7 + k];
+        cr_assert_float_eq(s, 1.0, 1e-5);
+        cr_assert_float_eq(c.l[i], -logf(c.p[i * 7 + lab[i]]), 1e-4);
+    }
+    float *dz = rnd(35, 0, 0);
+    cr_assert_eq(c.be->ops->softmax_xent_backward(c.be, &c.op, dz, c.p, lab), 0);
+    check_grad("dlogits", c.z, 35, dz, xent_loss, &c, 1e-2f);
+    free(c.z); free(c.p); free(c.l); free(dz);
+    nn_backend_free(c.be);
+}
+
+/* ---- whole model ------------------------------------------------------------------------------- */
+
+typedef struct model_ctx { nn_model *m; float *host; } model_ctx;
+
+static double model_loss(void *v) {
+    model_ctx *c = v;
+    nn_model *m = c->m;
+    cr_assert_eq(m->be->ops->upload(m->be, m->params, c->host, m->nparams * sizeof(float)), 0);
+    cr_assert_eq(nn_model_forward(m, 1, 555), 0, "%s", sd_errmsg());
+    double s = 0;
+    for (int i = 0; i < m->batch; i++) s += m->loss[i];
+    return s / m->batch;
+}
+
+Test(gradcheck, whole_model_conv_pool_dropout_dense) {
+    nn_layer_spec layers[] = {
+        {.kind = NN_OP_CONV2D, .units = 3, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .bias = 1},
+        {.kind = NN_OP_RELU},
+        {.kind = NN_OP_MAXPOOL, .kh = 2, .kw = 2, .sh = 2, .sw = 2},
+        {.kind = NN_OP_DROPOUT, .rate = 0.3f},
+        {.kind = NN_OP_FLATTEN},
+        {.kind = NN_OP_DENSE, .units = 6, .bias = 1},
+        {.kind = NN_OP_RELU},
+        {.kind = NN_OP_DENSE, .units = 4, .bias = 1},
+    };
+    sd_workload w = {.name = "tiny", .in_c = 2, .in_h = 6, .in_w = 6, .classes = 4, .layers = layers, .nlayers = 8,
+                     .optim = {.kind = NN_OPTIM_SGD, .lr = 0.1f}, .batch = 3};
+    nn_backend *be = ref(2);
+    nn_model *m = NULL;
+    cr_assert_eq(nn_model_build(&m, &w, be, 3, 1), 0, "%s", sd_errmsg());
+    cr_assert_eq(m->nparams, (size_t)(3 * 2 * 9 + 3) + (27 * 6 + 6) + (6 * 4 + 4));
+    float *x = rnd((size_t)3 * 2 * 36, 0, 1);
+    memcpy(m->x, x, sizeof(float) * 3 * 72);
+    int32_t lab[3] = {1, 3, 0};
+    memcpy(m->labels, lab, sizeof lab);
+    model_ctx c = {.m = m, .host = malloc(sizeof(float) * m->nparams)};
+    memcpy(c.host, m->params, sizeof(float) * m->nparams);
+    model_loss(&c);
+    cr_assert_eq(nn_model_backward(m), 0, "%s", sd_errmsg());
+    float *g = malloc(sizeof(float) * m->nparams);
+    memcpy(g, m->grads, sizeof(float) * m->nparams);
+    check_grad("model params", c.host, m->nparams, g, model_loss, &c, 5e-3f);
+    free(g); free(c.host); free(x);
+    nn_model_free(m);
+    nn_backend_free(be);
+}
+
+/* ---- optimizers ------------------------------------------------------------------------------------ */
+
+static void optim_check(nn_optim o) {
+    nn_backend *be = ref(2);
+    enum { N = 37, STEPS = 6 };
+    float p[N], g[N], st[2 * N] = {0};
+    double pd[N], s0[N] = {0}, s1[N] = {0};
+    for (int i = 0; i < N; i++) pd[i] = p[i] = urand(-1, 1);
+    for (int t = 1; t <= STEPS; t++) {
+        for (int i = 0; i < N; i++) g[i] = urand(-1, 1);
+        cr_assert_eq(be->ops->optimizer_step(be, &o, p, g, st, N, t), 0);
+        for (int i = 0; i < N; i++) {
+            double gd = g[i];
+            switch (o.kind) {
+            case NN_OPTIM_SGD: s0[i] = o.momentum * s0[i] + gd; pd[i] -= o.lr * s0[i]; break;
+            case NN_OPTIM_RMSPROP:
+                s0[i] = o.rho * s0[i] + (1 - o.rho) * gd * gd;
+                pd[i] -= o.lr * gd / (sqrt(s0[i]) + o.eps);
+                break;
+            case NN_OPTIM_ADADELTA: {
+                s0[i] = o.rho * s0[i] + (1 - o.rho) * gd * gd;
+                double d = gd * sqrt(s1[i] + o.eps) / sqrt(s0[i] + o.eps);
+                pd[i] -= o.lr * d;
+                s1[i] = o.rho * s1[i] + (1 - o.rho) * d * d;
+                break;
+            }
+            case NN_OPTIM_ADAM: {
+                s0[i] = o.beta1 * s0[i] + (1 - o.beta1) * gd;
+                s1[i] = o.beta2 * s1[i] + (1 - o.beta2) * gd * gd;
+                double mh = s0[i] / (1 - pow(o.beta1, t)), vh = s1[i] / (1 - pow(o.beta2, t));
+                pd[i] -= o.lr * mh / (sqrt(vh) + o.eps);
+                break;
+            }
+            default: break;
+            }
+        }
+        for (int i = 0; i < N; i++)
+            cr_assert(fabs(p[i] - pd[i]) <= 1e-5 * (1 + fabs(pd[i])), "optimizer %d step %d [%d]: %f vs %f",
+                      (int)o.kind, t, i, (double)p[i], pd[i]);
+    }
+    /* and it descends: minimise 0.5*|p - 3|^2 from 0 */
+    float q[4] = {0}, qs[8] = {0};
+    for (int t = 1; t <= 400; t++) {
+        float gq[4];
+        for (int i = 0; i < 4; i++) gq[i] = q[i] - 3.0f;
+        be->ops->optimizer_step(be, &o, q, gq, qs, 4, t);
+    }
+    for (int i = 0; i < 4; i++) cr_assert(fabsf(q[i] - 3.0f) < 0.3f, "optimizer %d did not converge: %f", (int)o.kind, (double)q[i]);
+    nn_backend_free(be);
+}
+
+Test(optimizer, sgd_momentum) { optim_check((nn_optim){.kind = NN_OPTIM_SGD, .lr = 0.01f, .momentum = 0.9f}); }
+Test(optimizer, sgd_plain) { optim_check((nn_optim){.kind = NN_OPTIM_SGD, .lr = 0.05f}); }
+Test(optimizer, rmsprop) { optim_check((nn_optim){.kind = NN_OPTIM_RMSPROP, .lr = 0.02f, .rho = 0.9f, .eps = 1e-7f}); }
+Test(optimizer, adadelta) { optim_check((nn_optim){.kind = NN_OPTIM_ADADELTA, .lr = 1.0f, .rho = 0.95f, .eps = 1e-4f}); }
+Test(optimizer, adam) { optim_check((nn_optim){.kind = NN_OPTIM_ADAM, .lr = 0.05f, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f}); }

@@ -1,0 +1,533 @@
+/* test_parity — one parity suite for every compute back-end ("dnnl", "cudnn") against the reference:
+ * every operation forward and backward on fixed awkward shapes and seeded random ones (odd sizes, channel
+ * counts not a multiple of 16, batch 1, stride 2, padding). Error measure, per output tensor:
+ *     rel = max_i |out_i - ref_i| / max(1e-6, max_i |ref_i|)     and the test requires rel < 1e-5.
+ * Backward is checked for its contract: dx is overwritten (pre-filled with garbage), dw/db accumulate
+ * (pre-filled with random values, and backward runs twice). A back-end not compiled into this build, or
+ * whose device is absent, is reported "skipped: <reason>". */
+#include "testutil.h"
+#include "nn/backend.h"
+#include "core/err.h"
+#include "nn/model.h"
+
+#include <math.h>
+#include <stdint.h>
+
+#define TOL 1e-5
+
+/* ---- helpers ------------------------------------------------------------------------------------------ */
+
+static uint64_t rng_state = 88172645463325252ULL;
+static uint32_t rnd(void) {
+    rng_state ^= rng_state << 13; rng_state ^= rng_state >> 7; rng_state ^= rng_state << 17;
+    return (uint32_t)(rng_state >> 32);
+}
+static int rnd_int(int lo, int hi) { return lo + (int)(rnd() % (uint32_t)(hi - lo + 1)); }
+static float rnd_f(void) { return (float)rnd() / 4294967296.0f * 2.0f - 1.0f; }
+static float *rnd_buf(size_t n, float scale) {
+    float *p = malloc(sizeof(float) * (n ? n : 1));
+    cr_assert_not_null(p);
+    for (size_t i = 0; i < n; i++) p[i] = rnd_f() * scale;
+    return p;
+}
+static double rel_err(const float *got, const float *ref, size_t n) {
+    double maxdiff = 0, maxref = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)got[i] - (double)ref[i]);
+        if (!(d <= maxdiff)) maxdiff = d;     /* NaN propagates as failure */
+        if (fabs(ref[i]) > maxref) maxref = fabs(ref[i]);
+    }
+    return maxdiff / (maxref > 1e-6 ? maxref : 1e-6);
+}
+
+#define EXPECT_CLOSE(be, what, got, ref, n) do {                                                     \
+        double e_ = rel_err((got), (ref), (n));                                                      \
+        printf("%-5s %-44s rel %.2e\n", (be)->name, (what), e_);                                     \
+        cr_expect(e_ < TOL, "%s: %s: relative error %.3e >= %.0e", (be)->name, (what), e_, TOL);     \
+    } while (0)
+
+static nn_backend *open_be(const char *name) {
+    if (!nn_backend_compiled(name)) TU_SKIP("%s: not compiled into this build (%s)", name, nn_backend_list());
+    nn_backend_opts o = {.threads = 0, .autotune = 1, .precision = "fp32", .quiet = 1};
+    nn_backend *be = NULL;
+    if (nn_backend_new(&be, name, &o, NULL, 0) < 0) TU_SKIP("%s: %s", name, sd_errmsg());
+    return be;
+}
+static nn_backend *open_ref(void) {
+    nn_backend_opts o = {.threads = 0, .autotune = 1, .precision = "fp32", .quiet = 1};
+    nn_backend *be = NULL;
+    cr_assert_eq(nn_backend_new(&be, "ref", &o, NULL, 0), 0, "%s", sd_errmsg());
+    return be;
+}
+
+/* Device buffers: upload host data (or zeros when src is NULL), download into host. */
+static void *dev(nn_backend *be, const void *src, size_t bytes) {
+    void *p = NULL;
+    cr_assert_eq(nn_alloc(be, &p, bytes), 0, "%s", sd_errmsg());
+    if (src) cr_assert_eq(be->ops->upload(be, p, src, bytes), 0, "%s", sd_errmsg());
+    else cr_assert_eq(be->ops->zero(be, p, bytes), 0, "%s", sd_errmsg());
+    return p;
+}
+static float *host(nn_backend *be, const void *d, size_t n) {
+    float *h = malloc(sizeof(float) * (n ? n : 1));
+    cr_assert_not_null(h);
+    cr_assert_eq(be->ops->sync(be), 0, "%s", sd_errmsg());
+    cr_assert_eq(be->ops->download(be, h, d, sizeof(float) * n), 0, "%s", sd_errmsg());
+    return h;
+}
+#define OK(call, be) cr_assert_eq((call), 0, "%s: %s: %s", (be)->name, #call, sd_errmsg())
+
+static void prepare(nn_backend *be, nn_op *op) {
+    op->priv = NULL;
+    if (be->ops->prepare) OK(be->ops->prepare(be, op), be);
+}
+static void release(nn_backend *be, nn_op *op) {
+    if (be->ops->release) be->ops->release(be, op);
+}
+static size_t wsize(nn_backend *be, const nn_op *op) {
+    return be->ops->workspace_size ? be->ops->workspace_size(be, op) : 0;
+}
+
+/* ---- dense and conv2d: y, then dx / dw / db, with the contract of backward ------------------------------ */
+
+typedef struct layer_out { float *y, *dx, *dw, *db, *dx_skip_dw; } layer_out;
+
+/* Runs forward once, backward twice (with dx, then dx NULL) on one back-end. */
+static layer_out run_layer(nn_backend *be, nn_op op, const float *x, const float *w, const float *b,
+                           const float *dy, const float *dw0, const float *db0) {
+    const int conv = op.kind == NN_OP_CONV2D;
+    size_t nx = (size_t)op.n * op.c * op.h * op.w, ny = (size_t)op.n * op.oc * op.oh * op.ow;
+    size_t nw = (size_t)op.oc * op.c * (conv ? op.kh * op.kw : 1), nb = (size_t)op.oc;
+    prepare(be, &op);
+    float *garbage = rnd_buf(nx, 1e3f);
+    void *dX = dev(be, x, nx * 4), *dW = dev(be, w, nw * 4), *dB = b ? dev(be, b, nb * 4) : NULL;
+    void *dY = dev(be, NULL, ny * 4), *dDY = dev(be, dy, ny * 4), *dDX = dev(be, garbage, nx * 4);
+    void *dDW = dev(be, dw0, nw * 4), *dDB = dev(be, db0, nb * 4);
+    layer_out o;
+    if (conv) OK(be->ops->conv2d_forward(be, &op, dY, dX, dW, dB), be);
+    else OK(be->ops->dense_forward(be, &op, dY, dX, dW, dB), be);
+    o.y = host(be, dY, ny);
+    if (conv) OK(be->ops->conv2d_backward(be, &op, dDX, dDW, dDB, dDY, dX, dW), be);
+    else OK(be->ops->dense_backward(be, &op, dDX, dDW, dDB, dDY, dX, dW), be);
+    o.dx = host(be, dDX, nx);
+    o.dx_skip_dw = host(be, dDW, nw);
+    /* second backward: dx NULL (first layer), dw/db accumulate again */
+    if (conv) OK(be->ops->conv2d_backward(be, &op, NULL, dDW, dDB, dDY, dX, dW), be);
+    else OK(be->ops->dense_backward(be, &op, NULL, dDW, dDB, dDY, dX, dW), be);
+    o.dw = host(be, dDW, nw);
+    o.db = host(be, dDB, nb);
+    nn_free(be, dX, nx * 4); nn_free(be, dW, nw * 4); nn_free(be, dB, nb * 4); nn_free(be, dY, ny * 4);
+    nn_free(be, dDY, ny * 4); nn_free(be, dDX, nx * 4); nn_free(be, dDW, nw * 4); nn_free(be, dDB, nb * 4);
+    free(garbage);
+    release(be, &op);
+    return o;
+}
+
+static void free_out(layer_out *o) { free(o->y); free(o->dx); free(o->dw); free(o->db); free(o->dx_skip_dw); }
+
+static void check_layer(nn_backend *be, nn_backend *ref, nn_op op, const char *label) {
+    const int conv = op.kind == NN_OP_CONV2D;
+    size_t nx = (size_t)op.n * op.c * op.h * op.w, ny = (size_t)op.n * op.oc * op.oh * op.ow;
+    size_t nw = (size_t)op.oc * op.c * (conv ? op.kh * op.kw : 1), nb = (size_t)op.oc;
+    float *x = rnd_buf(nx, 1.0f), *w = rnd_buf(nw, 0.5f), *b = op.has_bias ? rnd_buf(nb, 0.5f) : NULL;
+    float *dy = rnd_buf(ny, 1.0f), *dw0 = rnd_buf(nw, 1.0f), *db0 = rnd_buf(nb, 1.0f);
+    layer_out r = run_layer(ref, op, x, w, b, dy, dw0, db0);
+    layer_out g = run_layer(be, op, x, w, b, dy, dw0, db0);
+    char what[160];
+    snprintf(what, sizeof what, "%s y", label); EXPECT_CLOSE(be, what, g.y, r.y, ny);
+    snprintf(what, sizeof what, "%s dx", label); EXPECT_CLOSE(be, what, g.dx, r.dx, nx);
+    snprintf(what, sizeof what, "%s dw (+= once)", label); EXPECT_CLOSE(be, what, g.dx_skip_dw, r.dx_skip_dw, nw);
+    snprintf(what, sizeof what, "%s dw (+= twice)", label); EXPECT_CLOSE(be, what, g.dw, r.dw, nw);
+    snprintf(what, sizeof what, "%s db (+= twice)", label); EXPECT_CLOSE(be, what, g.db, r.db, nb);
+    free_out(&r); free_out(&g);
+    free(x); free(w); free(b); free(dy); free(dw0); free(db0);
+}
+
+static nn_op conv_op(int n, int c, int h, int w, int oc, int kh, int kw, int s, int p, int bias) {
+    nn_op op = {.kind = NN_OP_CONV2D, .n = n, .c = c, .h = h, .w = w, .oc = oc, .kh = kh, .kw = kw,
+                .sh = s, .sw = s, .ph = p, .pw = p, .has_bias = bias};
+    op.oh = (h + 2 * p - kh) / s + 1;
+    op.ow = (w + 2 * p - kw) / s + 1;
+    return op;
+}
+
+static void parity_conv(const char *name) {
+    nn_backend *be = open_be(name), *ref = open_ref();
+    const nn_op fixed[] = {
+        conv_op(2, 3, 32, 32, 50, 3, 3, 1, 1, 1),    /* cifar10_vgg conv1 (batch 2) */
+        conv_op(2, 50, 16, 16, 100, 3, 3, 1, 1, 1),  /* cifar10_vgg conv3-like */
+        conv_op(3, 1, 28, 28, 32, 3, 3, 1, 0, 1),    /* mnist_cnn conv1 */
+        conv_op(2, 32, 26, 26, 64, 3, 3, 1, 0, 1),   /* mnist_cnn conv2 */
+        conv_op(1, 3, 7, 9, 5, 3, 3, 1, 1, 1),       /* batch 1, odd sizes */
+        conv_op(2, 17, 11, 10, 19, 3, 3, 2, 1, 1),   /* stride 2, odd channels */
+        conv_op(1, 20, 9, 9, 33, 1, 1, 1, 0, 0),     /* 1x1, no bias */
+        conv_op(2, 8, 13, 12, 16, 5, 5, 2, 2, 1),    /* 5x5 stride 2 pad 2 */
+        conv_op(1, 5, 6, 5, 7, 3, 2, 2, 0, 1),       /* non-square kernel, floor output */
+    };
+    char label[96];
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
+        nn_op o = fixed[i];
+        snprintf(label, sizeof label, "conv n%d %d->%d %dx%d k%dx%d s%d p%d%s", o.n, o.c, o.oc, o.h, o.w, o.kh,
+                 o.kw, o.sh, o.ph, o.has_bias ? "" : " nobias");
+        check_layer(be, ref, o, label);
+    }
+    rng_state = 12345;
+    for (int i = 0; i < 8; i++) {
+        int k = rnd_int(1, 5), s = rnd_int(1, 2), p = rnd_int(0, k / 2);
+        int h = rnd_int(k, 19), w = rnd_int(k, 19);
+        nn_op o = conv_op(rnd_int(1, 4), rnd_int(1, 40), h, w, rnd_int(1, 40), k, k, s, p, rnd_int(0, 1));
+        snprintf(label, sizeof label, "conv random n%d %d->%d %dx%d k%d s%d p%d", o.n, o.c, o.oc, o.h, o.w, k, s, p);
+        check_layer(be, ref, o, label);
+    }
+    nn_backend_free(ref);
+    nn_backend_free(be);
+}
+
+static void parity_dense(const char *name) {
+    nn_backend *be = open_be(name), *ref = open_ref();
+    const int shapes[][4] = {/* n, c, oc, bias */
+        {128, 784, 512, 1}, {128, 512, 10, 1}, {64, 6400, 512, 1}, {1, 1, 1, 1}, {1, 17, 3, 0},
+        {3, 33, 65, 1}, {7, 100, 1, 0}};
+    char label[96];
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        nn_op o = {.kind = NN_OP_DENSE, .n = shapes[i][0], .c = shapes[i][1], .h = 1, .w = 1, .oc = shapes[i][2],
+                   .oh = 1, .ow = 1, .has_bias = shapes[i][3]};
+        snprintf(label, sizeof label, "dense n%d %d->%d%s", o.n, o.c, o.oc, o.has_bias ? "" : " nobias");
+        check_layer(be, ref, o, label);
+    }
+    rng_state = 777;
+    for (int i = 0; i < 6; i++) {
+        nn_op o = {.kind = NN_OP_DENSE, .n = rnd_int(1, 70), .c = rnd_int(1, 300), .h = 1, .w = 1,
+                   .oc = rnd_int(1, 130), .oh = 1, .ow = 1, .has_bias = rnd_int(0, 1)};
+        snprintf(label, sizeof label, "dense random n%d %d->%d", o.n, o.c, o.oc);
+        check_layer(be, ref, o, label);
+    }
+    nn_backend_free(ref);
+    nn_backend_free(be);
+}
+
+/* ---- maxpool ------------------------------------------------------------------------------------------ */
+
+static void run_pool(nn_backend *be, nn_op op, const float *x, const float *dy, float **y, float **dx) {
+    size_t nx = (size_t)op.n * op.c * op.h * op.w, ny = (size_t)op.n * op.oc * op.oh * op.ow;
+    prepare(be, &op);
+    size_t wsz = wsize(be, &op);
+    float *garbage = rnd_buf(nx, 1e3f);
+    void *dX = dev(be, x, nx * 4), *dY = dev(be, NULL, ny * 4), *dDY = dev(be, dy, ny * 4);
+    void *dDX = dev(be, garbage, nx * 4), *ws = dev(be, NULL, wsz);
+    OK(be->ops->maxpool_forward(be, &op, dY, ws, dX), be);
+    OK(be->ops->maxpool_backward(be, &op, dDX, dDY, dX, dY, ws), be);
+    *y = host(be, dY, ny);
+    *dx = host(be, dDX, nx);
+    nn_free(be, dX, nx * 4); nn_free(be, dY, ny * 4); nn_free(be, dDY, ny * 4); nn_free(be, dDX, nx * 4);
+    nn_free(be, ws, wsz);
+    free(garbage);
+    release(be, &op);
+}
+
+static void parity_maxpool(const char *name) {
+    nn_backend *be = open_be(name), *ref = open_ref();
+    const int shapes[][7] = {/* n, c, h, w, k, s, p */
+        {2, 50, 32, 32, 2, 2, 0}, {3, 64, 24, 24, 2, 2, 0}, {1, 3, 7, 9, 2, 2, 0}, {2, 17, 15, 13, 3, 2, 1},
+        {1, 5, 8, 8, 3, 1, 1}, {2, 19, 11, 11, 3, 3, 0}};
+    char label[96];
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        const int *s = shapes[i];
+        nn_op o = {.kind = NN_OP_MAXPOOL, .n = s[0], .c = s[1], .h = s[2], .w = s[3], .oc = s[1], .kh = s[4],
+                   .kw = s[4], .sh = s[5], .sw = s[5], .ph = s[6], .pw = s[6]};
+        o.oh = (o.h + 2 * o.ph - o.kh) / o.sh + 1;
+        o.ow = (o.w + 2 * o.pw - o.kw) / o.sw + 1;
+        size_t nx = (size_t)o.n * o.c * o.h * o.w, ny = (size_t)o.n * o.c * o.oh * o.ow;
+        float *x = rnd_buf(nx, 1.0f), *dy = rnd_buf(ny, 1.0f), *ry, *rdx, *gy, *gdx;
+        run_pool(ref, o, x, dy, &ry, &rdx);
+        run_pool(be, o, x, dy, &gy, &gdx);
+        snprintf(label, sizeof label, "maxpool n%d c%d %dx%d k%d s%d p%d y", o.n, o.c, o.h, o.w, o.kh, o.sh, o.ph);
+        EXPECT_CLOSE(be, label, gy, ry, ny);
+        snprintf(label, sizeof label, "maxpool n%d c%d %dx%d k%d s%d p%d dx", o.n, o.c, o.h, o.w, o.kh, o.sh, o.ph);
+        EXPECT_CLOSE(be, label, gdx, rdx, nx);
+        free(x); free(dy); free(ry); free(rdx); free(gy); free(gdx);
+    }
+    nn_backend_free(ref);
+    nn_backend_free(be);
+}
+
+/* ---- relu and dropout: elementwise, must be exact ---------------------------------------------------- */
+
+static void run_elt(nn_backend *be, nn_op op, const float *x, const float *dy, uint64_t seed, float **y,
+                    float **dx) {
+    size_t n = (size_t)op.n * op.oc * op.oh * op.ow;
+    prepare(be, &op);
+    size_t wsz = wsize(be, &op);
+    float *garbage = rnd_buf(n, 1e3f);
+    void *dX = dev(be, x, n * 4), *dY = dev(be, garbage, n * 4), *dDY = dev(be, dy, n * 4);
+    void *dDX = dev(be, garbage, n * 4), *ws = dev(be, NULL, wsz);
+    if (op.kind == NN_OP_RELU) {
+        OK(be->ops->relu_forward(be, &op, dY, dX), be);
+        OK(be->ops->relu_backward(be, &op, dDX, dDY, dY), be);
+    } else {
+        OK(be->ops->dropout_forward(be, &op, dY, ws, dX, seed), be);
+        OK(be->ops->dropout_backward(be, &op, dDX, dDY, ws), be);
+    }
+    *y = host(be, dY, n);
+    *dx = host(be, dDX, n);
+    nn_free(be, dX, n * 4); nn_free(be, dY, n * 4); nn_free(be, dDY, n * 4); nn_free(be, dDX, n * 4);
+    nn_free(be, ws, wsz);
+    free(garbage);
+    release(be, &op);
+}
+
+static void parity_elementwise(const char *name, nn_op_kind kind) {
+    nn_backend *be = open_be(name), *ref = open_ref();
+    const int shapes[][4] = {{2, 50, 32, 32}, {1, 1, 1, 1}, {3, 17, 5, 7}, {128, 512, 1, 1}, {1, 3, 9, 11}};
+    const float rates[] = {0.25f, 0.5f, 0.2f, 0.5f, 0.9f};
+    char label[96];
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        const int *s = shapes[i];
+        nn_op o = {.kind = kind, .n = s[0], .c = s[1], .h = s[2], .w = s[3], .oc = s[1], .oh = s[2], .ow = s[3],
+                   .rate = rates[i]};
+        size_t n = (size_t)o.n * o.c * o.h * o.w;
+        float *x = rnd_buf(n, 1.0f), *dy = rnd_buf(n, 1.0f), *ry, *rdx, *gy, *gdx;
+        run_elt(ref, o, x, dy, 1000 + i, &ry, &rdx);
+        run_elt(be, o, x, dy, 1000 + i, &gy, &gdx);
+        const char *k = kind == NN_OP_RELU ? "relu" : "dropout";
+        snprintf(label, sizeof label, "%s n%d c%d %dx%d y", k, o.n, o.c, o.h, o.w);
+        EXPECT_CLOSE(be, label, gy, ry, n);
+        cr_expect(rel_err(gy, ry, n) == 0.0, "%s: %s: not bit-identical", be->name, label);
+        snprintf(label, sizeof label, "%s n%d c%d %dx%d dx", k, o.n, o.c, o.h, o.w);
+        EXPECT_CLOSE(be, label, gdx, rdx, n);
+        cr_expect(rel_err(gdx, rdx, n) == 0.0, "%s: %s: not bit-identical", be->name, label);
+        free(x); free(dy); free(ry); free(rdx); free(gy); free(gdx);
+    }
+    nn_backend_free(ref);
+    nn_backend_free(be);
+}
+
+/* ---- softmax cross-entropy ----------------------------------------------------------------------------- */
+
+static void run_xent(nn_backend *be, nn_op op, const float *z, const int32_t *lab, float **prob, float **loss,
+                     float **dz) {
+    size_t n = (size_t)op.n * op.c;
+    prepare(be, &op);
+    void *dZ = dev(be, z, n * 4), *dP = dev(be, NULL, n * 4), *dL = dev(be, NULL, op.n * 4);
+    void *dLab = dev(be, lab, op.n * 4), *dDZ = dev(be, NULL, n * 4);
+    OK(be->ops->softmax_xent_forward(be, &op, dP, dL, dZ, dLab), be);
+    OK(be->ops->softmax_xent_backward(be, &op, dDZ, dP, dLab), be);
+    *prob = host(be, dP, n);
+    *loss = host(be, dL, op.n);
+    *dz = host(be, dDZ, n);
+    nn_free(be, dZ, n * 4); nn_free(be, dP, n * 4); nn_free(be, dL, op.n * 4); nn_free(be, dLab, op.n * 4);
+    nn_free(be, dDZ, n * 4);
+    release(be, &op);
+}
+
+static void parity_xent(const char *name) {
+    nn_backend *be = open_be(name), *ref = open_ref();
+    const int shapes[][2] = {{128, 10}, {1, 10}, {64, 10}, {7, 2}, {3, 1000}};
+    char label[96];
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        nn_op o = {.kind = NN_OP_SOFTMAX_XENT, .n = shapes[i][0], .c = shapes[i][1], .h = 1, .w = 1,
+                   .oc = shapes[i][1], .oh = 1, .ow = 1};
+        size_t n = (size_t)o.n * o.c;
+        float *z = rnd_buf(n, 8.0f);
+        int32_t *lab = malloc(sizeof(int32_t) * o.n);
+        for (int k = 0; k < o.n; k++) lab[k] = rnd_int(0, o.c - 1);
+        float *rp, *rl, *rdz, *gp, *gl, *gdz;
+        run_xent(ref, o, z, lab, &rp, &rl, &rdz);
+        run_xent(be, o, z, lab, &gp, &gl, &gdz);
+        snprintf(label, sizeof label, "softmax_xent n%d c%d prob", o.n, o.c); EXPECT_CLOSE(be, label, gp, rp, n);
+        snprintf(label, sizeof label, "softmax_xent n%d c%d loss", o.n, o.c); EXPECT_CLOSE(be, label, gl, rl, o.n);
+        snprintf(label, sizeof label, "softmax_xent n%d c%d dlogits", o.n, o.c); EXPECT_CLOSE(be, label, gdz, rdz, n);
+        free(z); free(lab); free(rp); free(rl); free(rdz); free(gp); free(gl); free(gdz);
+    }
+    nn_backend_free(ref);
+    nn_backend_free(be);
+}
+
+/* ---- optimizers: three steps, parameters and state ------------------------------------------------------- */
+
+static void run_optim(nn_backend *be, const nn_optim *opt, const float *p0, const float *g, size_t n, int k,
+                      float **p, float **s) {
+    void *dP = dev(be, p0, n * 4), *dG = dev(be, g, n * 4), *dS = dev(be, NULL, n * k * 4);
+    for (long step = 1; step <= 3; step++) OK(be->ops->optimizer_step(be, opt, dP, dG, dS, n, step), be);
+    *p = host(be, dP, n);
+    *s = host(be, dS, n * k);
+    nn_free(be, dP, n * 4); nn_free(be, dG, n * 4); nn_free(be, dS, n * k * 4);
+}
+
+static void parity_optim(const char *name) {
+    nn_backend *be = open_be(name), *ref = open_ref();
+    const nn_optim opts[] = {
+        {.kind = NN_OPTIM_SGD, .lr = 0.01f, .momentum = 0.9f},
+        {.kind = NN_OPTIM_SGD, .lr = 0.1f, .momentum = 0.0f},
+        {.kind = NN_OPTIM_RMSPROP, .lr = 0.001f, .rho = 0.9f, .eps = 1e-7f},
+        {.kind = NN_OPTIM_ADADELTA, .lr = 1.0f, .rho = 0.95f, .eps = 1e-7f},
+        {.kind = NN_OPTIM_ADAM, .lr = 0.001f, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f},
+    };
+    const char *names[] = {"sgd momentum", "sgd", "rmsprop", "adadelta", "adam"};
+    const size_t n = 100003;
+    float *p0 = rnd_buf(n, 1.0f), *g = rnd_buf(n, 1.0f);
+    char label[96];
+    for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++) {
+        int k = nn_optim_state_per_param(opts[i].kind);
+        float *rp, *rs, *gp, *gs;
+        run_optim(ref, &opts[i], p0, g, n, k, &rp, &rs);
+        run_optim(be, &opts[i], p0, g, n, k, &gp, &gs);
+        snprintf(label, sizeof label, "optimizer %s params", names[i]); EXPECT_CLOSE(be, label, gp, rp, n);
+        snprintf(label, sizeof label, "optimizer %s state", names[i]); EXPECT_CLOSE(be, label, gs, rs, n * k);
+        free(rp); free(rs); free(gp); free(gs);
+    }
+    free(p0); free(g);
+    nn_backend_free(ref);
+    nn_backend_free(be);
+}
+
+
+/* ---- one full training step of each workload (same seed, same batch): loss, every layer's gradients,
+ * the parameters after the optimizer step.
+ * A ReLU input within fp32 rounding of 0 (or a max-pool near-tie) can fall on different sides in two correct
+ * back-ends; that one decision legitimately moves the gradients below it by ~1e-4. The test therefore
+ * detects differing decisions: it tries up to 4 data seeds and holds the first batch with none to the full
+ * 1e-5 on everything. If every seed has one, each differing ReLU decision must be a genuine tie
+ * (|pre-activation| <= 1e-5 max), layers above the lowest such decision must meet 1e-5, those below 1e-3. */
+
+typedef struct step_out {
+    nn_model *m;
+    float *loss, *grads, *params;
+    float **y, **dy;          /* per layer: host copies of outputs (relu) and input gradients (maxpool) */
+} step_out;
+
+static step_out run_step(nn_backend *be, const sd_workload *w, const float *x, const int32_t *lab) {
+    step_out o = {0};
+    OK(nn_model_build(&o.m, w, be, w->batch, 42), be);
+    nn_model *m = o.m;
+    size_t nx = (size_t)w->batch * w->in_c * w->in_h * w->in_w;
+    OK(be->ops->upload(be, m->x, x, nx * sizeof(float)), be);
+    OK(be->ops->upload(be, m->labels, lab, (size_t)w->batch * sizeof(int32_t)), be);
+    OK(nn_model_forward(m, 1, 7), be);
+    OK(nn_model_backward(m), be);
+    o.loss = host(be, m->loss, (size_t)w->batch);
+    o.grads = host(be, m->grads, m->nparams);
+    o.y = calloc((size_t)m->nlayers, sizeof(float *));
+    o.dy = calloc((size_t)m->nlayers, sizeof(float *));
+    for (int i = 0; i < m->nlayers; i++) {
+        const nn_layer *l = &m->layers[i];
+        size_t ny = (size_t)l->op.n * l->op.oc * l->op.oh * l->op.ow;
+        size_t nxi = (size_t)l->op.n * l->op.c * l->op.h * l->op.w;
+        if (l->op.kind == NN_OP_RELU) o.y[i] = host(be, l->y, ny);
+        if (l->op.kind == NN_OP_MAXPOOL && l->input >= 0) o.dy[i] = host(be, m->layers[l->input].dy, nxi);
+    }
+    OK(nn_model_step(m), be);
+    o.params = host(be, m->params, m->nparams);
+    return o;
+}
+
+static void free_step(step_out *o) {
+    for (int i = 0; i < o->m->nlayers; i++) { free(o->y[i]); free(o->dy[i]); }
+    free(o->y); free(o->dy); free(o->loss); free(o->grads); free(o->params);
+    nn_backend *be = o->m->be;
+    nn_model_free(o->m);
+    (void)be;
+}
+
+/* Layer index of the lowest differing ReLU/max-pool decision, or -1; counts them into *count. */
+static int differing_decisions(const step_out *r, const step_out *g, int *count, double *worst_tie) {
+    int lowest = -1;
+    *count = 0;
+    *worst_tie = 0;
+    for (int i = r->m->nlayers - 1; i >= 0; i--) {
+        const nn_layer *l = &r->m->layers[i];
+        size_t ny = (size_t)l->op.n * l->op.oc * l->op.oh * l->op.ow;
+        size_t nxi = (size_t)l->op.n * l->op.c * l->op.h * l->op.w;
+        int here = 0;
+        if (r->y[i]) {
+            double maxv = 0;
+            for (size_t k = 0; k < ny; k++) maxv = fmax(maxv, fabs(r->y[i][k]));
+            for (size_t k = 0; k < ny; k++)
+                if ((r->y[i][k] > 0) != (g->y[i][k] > 0)) {
+                    here++;
+                    double t = fmax(r->y[i][k], g->y[i][k]) / (maxv > 0 ? maxv : 1);
+                    if (t > *worst_tie) *worst_tie = t;
+                }
+        }
+        if (r->dy[i])
+            for (size_t k = 0; k < nxi; k++) here += (r->dy[i][k] != 0) != (g->dy[i][k] != 0);
+        if (here) { *count += here; lowest = i; }
+    }
+    return lowest;
+}
+
+static void parity_train_step(const char *name, const char *workload) {
+    nn_backend *be = open_be(name), *ref = open_ref();
+    sd_workload w;
+    cr_assert_eq(sd_workload_load(&w, "workloads", workload), 0, "%s", sd_errmsg());
+    size_t nx = (size_t)w.batch * w.in_c * w.in_h * w.in_w;
+    float *x = malloc(sizeof(float) * nx);
+    int32_t *lab = malloc(sizeof(int32_t) * (size_t)w.batch);
+    cr_assert(x && lab);
+    step_out r, g;
+    int lowest = -1, count = 0;
+    double worst_tie = 0;
+    for (int attempt = 0; attempt < 4; attempt++) {
+        rng_state = 0x9e3779b97f4a7c15ULL + (uint64_t)attempt * 1000003;
+        for (size_t i = 0; i < nx; i++) x[i] = (rnd() >> 8) * (1.0f / 16777216.0f);   /* pixels in [0,1) */
+        for (int i = 0; i < w.batch; i++) lab[i] = rnd_int(0, w.classes - 1);
+        r = run_step(ref, &w, x, lab);
+        g = run_step(be, &w, x, lab);
+        lowest = differing_decisions(&r, &g, &count, &worst_tie);
+        printf("%-5s %s step, data seed %d: %d ReLU/max-pool decisions differ%s\n", be->name, workload, attempt,
+               count, count ? " (ties within rounding)" : "");
+        if (lowest < 0 || attempt == 3) break;
+        free_step(&r);
+        free_step(&g);
+    }
+    if (lowest >= 0)
+        cr_expect(worst_tie <= 1e-5, "%s: %s: a ReLU decision differs on an input of %.2e of the max: not a tie",
+                  be->name, workload, worst_tie);
+    char label[128];
+    snprintf(label, sizeof label, "%s step: loss", workload);
+    EXPECT_CLOSE(be, label, g.loss, r.loss, (size_t)w.batch);
+    for (int i = 0; i < r.m->nlayers; i++) {
+        const nn_layer *l = &r.m->layers[i];
+        const size_t off[2] = {l->w_off, l->b_off}, len[2] = {l->w_len, l->b_len};
+        for (int k = 0; k < 2; k++) {
+            if (!len[k]) continue;
+            snprintf(label, sizeof label, "%s step: %s %s%s", workload, l->name, k ? "db" : "dW",
+                     lowest >= 0 && i < lowest ? " (below a tie)" : "");
+            double e = rel_err(g.grads + off[k], r.grads + off[k], len[k]);
+            double tol = lowest >= 0 && i < lowest ? 1e-3 : TOL;
+            printf("%-5s %-44s rel %.2e\n", be->name, label, e);
+            cr_expect(e < tol, "%s: %s: relative error %.3e >= %.0e", be->name, label, e, tol);
+        }
+    }
+    /* Parameters after the update: SGD is linear in the gradient, so 1e-5 carries over. RMSprop and
+     * Adadelta at step 1 move each weight by ~lr*sign(g) whatever |g|, so a gradient that is ~0 in both
+     * back-ends (within rounding) can move either way: printed, checked by the optimizer test instead. */
+    snprintf(label, sizeof label, "%s step: parameters after the update", workload);
+    double e = rel_err(g.params, r.params, r.m->nparams);
+    printf("%-5s %-44s rel %.2e%s\n", be->name, label, e, w.optim.kind == NN_OPTIM_SGD ? "" : " (not checked)");
+    if (w.optim.kind == NN_OPTIM_SGD && lowest < 0)
+        cr_expect(e < TOL, "%s: %s: relative error %.3e", be->name, label, e);
+    free_step(&r);
+    free_step(&g);
+    free(x); free(lab);
+    sd_workload_free(&w);
+    nn_backend_free(ref);
+    nn_backend_free(be);
+}
+
+/* ---- the suite, once per back-end ------------------------------------------------------------------------ */
+
+#define PARITY_SUITE(BE)                                                                   \
+    Test(BE, dense, .timeout = 300) { parity_dense(#BE); }                                 \
+    Test(BE, conv2d, .timeout = 300) { parity_conv(#BE); }                                 \
+    Test(BE, maxpool, .timeout = 300) { parity_maxpool(#BE); }                             \
+    Test(BE, relu, .timeout = 300) { parity_elementwise(#BE, NN_OP_RELU); }                \
+    Test(BE, dropout, .timeout = 300) { parity_elementwise(#BE, NN_OP_DROPOUT); }          \
+    Test(BE, softmax_xent, .timeout = 300) { parity_xent(#BE); }                           \
+    Test(BE, optimizer, .timeout = 300) { parity_optim(#BE); }                             \
+    Test(BE, step_mnist_mlp, .timeout = 300) { parity_train_step(#BE, "mnist_mlp"); }     \
+    Test(BE, step_mnist_cnn, .timeout = 300) { parity_train_step(#BE, "mnist_cnn"); }     \
+    Test(BE, step_cifar10_vgg, .timeout = 300) { parity_train_step(#BE, "cifar10_vgg"); }
+
+PARITY_SUITE(dnnl)
+PARITY_SUITE(cudnn)
