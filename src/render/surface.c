@@ -31,24 +31,6 @@ int render_write_file(const char *path, const void *data, size_t n) {
     return 0;
 }
 
-typedef struct membuf { char *p; size_t n, cap; int oom; } membuf;
-
-static cairo_status_t mem_write(void *closure, const unsigned char *data, unsigned int len) {
-    membuf *m = closure;
-    if (m->n + len + 1 > m->cap) {
-        size_t cap = m->cap ? m->cap : 65536;
-        while (cap < m->n + len + 1) cap *= 2;
-        char *p = realloc(m->p, cap);
-        if (!p) { m->oom = 1; return CAIRO_STATUS_NO_MEMORY; }
-        m->p = p;
-        m->cap = cap;
-    }
-    memcpy(m->p + m->n, data, len);
-    m->n += len;
-    m->p[m->n] = 0;
-    return CAIRO_STATUS_SUCCESS;
-}
-
 static const char *find(const char *p, const char *end, const char *key, size_t klen) {
     for (; p + klen <= end; p++)
         if (*p == key[0] && memcmp(p, key, klen) == 0) return p;
@@ -56,17 +38,17 @@ static const char *find(const char *p, const char *end, const char *key, size_t 
 }
 
 /* Rewrite every "surface<digits>" to "surface<k>", k counting distinct ids from 1 in order of appearance. */
-static int renumber(const char *in, size_t n, membuf *out) {
+static int renumber(const char *in, size_t n, render_membuf *out) {
     long map_from[256];
     int nmap = 0;
     const char *p = in, *end = in + n;
     static const char key[] = "surface";
     while (p < end) {
         const char *q = find(p, end, key, sizeof key - 1);
-        if (!q) { if (mem_write(out, (const unsigned char *)p, (unsigned)(end - p))) return -1; break; }
+        if (!q) { if (render_mem_write(out, (const unsigned char *)p, (unsigned)(end - p))) return -1; break; }
         const char *d = q + sizeof key - 1;
         if (d >= end || *d < '0' || *d > '9') {
-            if (mem_write(out, (const unsigned char *)p, (unsigned)(d - p))) return -1;
+            if (render_mem_write(out, (const unsigned char *)p, (unsigned)(d - p))) return -1;
             p = d;
             continue;
         }
@@ -81,8 +63,8 @@ static int renumber(const char *in, size_t n, membuf *out) {
         }
         char num[24];
         int nl = snprintf(num, sizeof num, "%d", k + 1);
-        if (mem_write(out, (const unsigned char *)p, (unsigned)(d - p)) ||
-            mem_write(out, (const unsigned char *)num, (unsigned)nl))
+        if (render_mem_write(out, (const unsigned char *)p, (unsigned)(d - p)) ||
+            render_mem_write(out, (const unsigned char *)num, (unsigned)nl))
             return -1;
         p = e;
     }
@@ -94,8 +76,8 @@ int render_fig_svg(const render_fig *f, double w, const char *path) {
     cairo_t *m = render_measure_context();
     double h = render_fig_height(m, f, w - 2 * pad) + 2 * pad;
     cairo_destroy(m);
-    membuf raw = {0}, fixed = {0};
-    cairo_surface_t *s = cairo_svg_surface_create_for_stream(mem_write, &raw, w, h);
+    render_membuf raw = {0}, fixed = {0};
+    cairo_surface_t *s = cairo_svg_surface_create_for_stream(render_mem_write, &raw, w, h);
     cairo_svg_surface_restrict_to_version(s, CAIRO_SVG_VERSION_1_1);
     cairo_t *cr = cairo_create(s);
     cairo_set_source_rgb(cr, 1, 1, 1);
