@@ -76,7 +76,7 @@ TEST_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_C))
 TEST_SH  := $(wildcard tests/test_*.sh)
 CRIT_LIBS := $(shell pkg-config --libs criterion 2>/dev/null || echo -lcriterion)
 
-.PHONY: all deps config test bench report clean fuzz gpu-check deps-frameworks
+.PHONY: FORCE all deps config test bench bench-cpu report clean fuzz gpu-check deps-frameworks
 all: $(BIN)
 
 # ---- dependencies -----------------------------------------------------------------------------
@@ -98,11 +98,19 @@ config:
 	@rm -f $(CONFIG_MK); $(MAKE) --no-print-directory $(CONFIG_MK)
 
 # ---- build ------------------------------------------------------------------------------------
-$(BUILD)/%.o: src/%.c $(CONFIG_MK)
+# Objects depend on the flags they were built with (a changed -D or HAVE_* rebuilds them).
+FLAGS_FILE := $(BUILD)/.flags
+$(FLAGS_FILE): FORCE
+	@mkdir -p $(BUILD)
+	@echo '$(CC) $(CFLAGS_BASE) $(CFLAGS) $(NVCCFLAGS) $(LDLIBS_BASE)' > $@.new
+	@cmp -s $@.new $@ && rm -f $@.new || mv $@.new $@
+FORCE:
+
+$(BUILD)/%.o: src/%.c $(CONFIG_MK) $(FLAGS_FILE)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_BASE) $(CFLAGS) -c $< -o $@
 
-$(BUILD)/%.cu.o: src/%.cu $(CONFIG_MK)
+$(BUILD)/%.cu.o: src/%.cu $(CONFIG_MK) $(FLAGS_FILE)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -MF $(@:.o=.d) -c $< -o $@
 
@@ -110,7 +118,7 @@ $(LIB): $(OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/main.o: src/main.c $(CONFIG_MK)
+$(BUILD)/main.o: src/main.c $(CONFIG_MK) $(FLAGS_FILE)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_BASE) $(CFLAGS) -c $< -o $@
 
@@ -132,6 +140,12 @@ bench: deps
 	@mkdir -p out/bench
 	./$(BIN) bench --workload mnist_mlp,mnist_cnn,cifar10_vgg --backend all --data synthetic --epochs 2 \
 	    --batches 20 --repeat 3 --json out/bench/bench.json
+	PYTHON=$(PYTHON) sh scripts/bench-cpu.sh ./$(BIN) out/bench
+
+# Issue 3's CPU table alone: native ref/dnnl vs PyTorch (as shipped, passive), GFLOP/s vs measured sgemm.
+bench-cpu: deps
+	@$(MAKE) --no-print-directory $(BIN)
+	PYTHON=$(PYTHON) sh scripts/bench-cpu.sh ./$(BIN) out/bench
 
 report: deps
 	@$(MAKE) --no-print-directory $(BIN)
@@ -142,7 +156,7 @@ report: deps
 # GPU parity tests + training benchmarks (scripts/gpu-check.sh). Without a usable GPU it says why and
 # the script exits 4 (SD_EXIT_NODEV, as `showdown bench --backend cudnn`); make then reports Error 4.
 gpu-check:
-	@$(MAKE) --no-print-directory $(BIN) $(BUILD)/tests/test_cudnn
+	@$(MAKE) --no-print-directory $(BIN) $(BUILD)/tests/test_cudnn $(BUILD)/tests/test_parity
 	@SHOWDOWN=$(abspath $(BIN)) BUILD=$(BUILD) HAVE_CUDNN=$(HAVE_CUDNN) HAVE_TORCH=$(HAVE_TORCH) \
 	  PYTHON=$(PYTHON) sh scripts/gpu-check.sh
 

@@ -12,6 +12,10 @@ for t in "$@"; do
     *)    "$t" --jobs 2 >"$log" 2>&1 ;;
   esac
   rc=$?
+  # A sanitizer report fails the suite even where the runner (Criterion) would not notice it.
+  if [ $rc -eq 0 ] && grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' "$log"; then
+    echo "sanitizer report in $log:"; grep -m3 -E 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' "$log"; rc=1
+  fi
   if [ $rc -eq 77 ]; then
     skipped=$((skipped+1)); echo "SKIP $name: $(grep -m1 'skipped:' "$log" || echo skipped)"
   elif [ $rc -eq 0 ]; then

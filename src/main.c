@@ -4,10 +4,13 @@
 #include "core/err.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 const sd_cmd sd_commands[] = {
     {"bench", cmd_bench, "run workloads on the native engine (and framework runners); write results"},
+    {"perf", cmd_perf, "engine throughput and per-layer GFLOP/s against the measured sgemm ceiling"},
     {"score", cmd_score, "score frameworks (support & community, API & internals, platform)"},
     {"report", cmd_report, "render the report (PDF, SVG figures, Markdown) from results and scores"},
     {"verify", cmd_verify, "re-check a published results file cell by cell"},
@@ -21,7 +24,17 @@ static void usage(FILE *f) {
     fprintf(f, "\nshowdown %s (%s%s)\n", SD_VERSION, SD_GIT_COMMIT, SD_GIT_DIRTY ? ", dirty" : "");
 }
 
+/* OpenMP threads that spin while waiting (libgomp's default) lose ~10x against any other busy process on
+ * a 2-core machine (measured: mnist_mlp on dnnl 2.6k vs 25k img/s). libgomp reads OMP_WAIT_POLICY only
+ * when it loads, so set it and re-execute once; an explicit OMP_WAIT_POLICY from the user is kept. */
+static void omp_passive(char **argv) {
+    if (getenv("OMP_WAIT_POLICY")) return;
+    if (setenv("OMP_WAIT_POLICY", "passive", 1) != 0) return;
+    execv("/proc/self/exe", argv);   /* returns only on failure: run on as we are */
+}
+
 int main(int argc, char **argv) {
+    omp_passive(argv);
     if (argc < 2) { usage(stderr); return SD_EXIT_USAGE; }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
         usage(stdout);

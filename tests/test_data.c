@@ -18,7 +18,7 @@
 /* Under ASan an address-space limit would break the shadow memory; cap single allocations instead so
  * that allocating what a header claims makes the huge-claim test fail (NULL -> SD_ENOMEM). */
 const char *__asan_default_options(void);
-const char *__asan_default_options(void) { return "max_allocation_size_mb=1024:allocator_may_return_null=1"; }
+__attribute__((visibility("default"))) const char *__asan_default_options(void) { return "max_allocation_size_mb=1024:allocator_may_return_null=1"; }
 static void limit_memory(void) {}
 #else
 /* Allow this test process 1 GiB of address space beyond what it already maps. */

@@ -57,6 +57,17 @@ Test(jv, scalars) {
     cr_assert_eq(jv_root(d)->string_len, 6);
     jv_doc_free(d);
 
+    d = parse_ok("\"\"");
+    cr_assert_eq(jv_root(d)->type, JV_STRING);
+    cr_assert_str_eq(jv_root(d)->string, "");
+    cr_assert_eq(jv_root(d)->string_len, 0);
+    jv_doc_free(d);
+
+    d = parse_ok("{\"\": \"\"}");
+    cr_assert_str_eq(jv_root(d)->items[0]->key, "");
+    cr_assert_eq(jv_get(jv_root(d), ""), jv_root(d)->items[0]);
+    jv_doc_free(d);
+
     d = parse_ok("-12.5e1");
     cr_assert_eq(jv_root(d)->type, JV_NUMBER);
     cr_assert_float_eq(jv_root(d)->number, -125.0, 1e-12);

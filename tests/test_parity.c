@@ -63,7 +63,7 @@ static nn_backend *open_ref(void) {
 /* Device buffers: upload host data (or zeros when src is NULL), download into host. */
 static void *dev(nn_backend *be, const void *src, size_t bytes) {
     void *p = NULL;
-    cr_assert_eq(nn_alloc(be, &p, bytes), 0, "%s", sd_errmsg());
+    cr_assert_eq(nn_dev_alloc(be, &p, bytes), 0, "%s", sd_errmsg());
     if (src) cr_assert_eq(be->ops->upload(be, p, src, bytes), 0, "%s", sd_errmsg());
     else cr_assert_eq(be->ops->zero(be, p, bytes), 0, "%s", sd_errmsg());
     return p;
@@ -116,8 +116,8 @@ static layer_out run_layer(nn_backend *be, nn_op op, const float *x, const float
     else OK(be->ops->dense_backward(be, &op, NULL, dDW, dDB, dDY, dX, dW), be);
     o.dw = host(be, dDW, nw);
     o.db = host(be, dDB, nb);
-    nn_free(be, dX, nx * 4); nn_free(be, dW, nw * 4); nn_free(be, dB, nb * 4); nn_free(be, dY, ny * 4);
-    nn_free(be, dDY, ny * 4); nn_free(be, dDX, nx * 4); nn_free(be, dDW, nw * 4); nn_free(be, dDB, nb * 4);
+    nn_dev_free(be, dX, nx * 4); nn_dev_free(be, dW, nw * 4); nn_dev_free(be, dB, nb * 4); nn_dev_free(be, dY, ny * 4);
+    nn_dev_free(be, dDY, ny * 4); nn_dev_free(be, dDX, nx * 4); nn_dev_free(be, dDW, nw * 4); nn_dev_free(be, dDB, nb * 4);
     free(garbage);
     release(be, &op);
     return o;
@@ -219,8 +219,8 @@ static void run_pool(nn_backend *be, nn_op op, const float *x, const float *dy, 
     OK(be->ops->maxpool_backward(be, &op, dDX, dDY, dX, dY, ws), be);
     *y = host(be, dY, ny);
     *dx = host(be, dDX, nx);
-    nn_free(be, dX, nx * 4); nn_free(be, dY, ny * 4); nn_free(be, dDY, ny * 4); nn_free(be, dDX, nx * 4);
-    nn_free(be, ws, wsz);
+    nn_dev_free(be, dX, nx * 4); nn_dev_free(be, dY, ny * 4); nn_dev_free(be, dDY, ny * 4); nn_dev_free(be, dDX, nx * 4);
+    nn_dev_free(be, ws, wsz);
     free(garbage);
     release(be, &op);
 }
@@ -270,8 +270,8 @@ static void run_elt(nn_backend *be, nn_op op, const float *x, const float *dy, u
     }
     *y = host(be, dY, n);
     *dx = host(be, dDX, n);
-    nn_free(be, dX, n * 4); nn_free(be, dY, n * 4); nn_free(be, dDY, n * 4); nn_free(be, dDX, n * 4);
-    nn_free(be, ws, wsz);
+    nn_dev_free(be, dX, n * 4); nn_dev_free(be, dY, n * 4); nn_dev_free(be, dDY, n * 4); nn_dev_free(be, dDX, n * 4);
+    nn_dev_free(be, ws, wsz);
     free(garbage);
     release(be, &op);
 }
@@ -315,8 +315,8 @@ static void run_xent(nn_backend *be, nn_op op, const float *z, const int32_t *la
     *prob = host(be, dP, n);
     *loss = host(be, dL, op.n);
     *dz = host(be, dDZ, n);
-    nn_free(be, dZ, n * 4); nn_free(be, dP, n * 4); nn_free(be, dL, op.n * 4); nn_free(be, dLab, op.n * 4);
-    nn_free(be, dDZ, n * 4);
+    nn_dev_free(be, dZ, n * 4); nn_dev_free(be, dP, n * 4); nn_dev_free(be, dL, op.n * 4); nn_dev_free(be, dLab, op.n * 4);
+    nn_dev_free(be, dDZ, n * 4);
     release(be, &op);
 }
 
@@ -351,7 +351,7 @@ static void run_optim(nn_backend *be, const nn_optim *opt, const float *p0, cons
     for (long step = 1; step <= 3; step++) OK(be->ops->optimizer_step(be, opt, dP, dG, dS, n, step), be);
     *p = host(be, dP, n);
     *s = host(be, dS, n * k);
-    nn_free(be, dP, n * 4); nn_free(be, dG, n * 4); nn_free(be, dS, n * k * 4);
+    nn_dev_free(be, dP, n * 4); nn_dev_free(be, dG, n * 4); nn_dev_free(be, dS, n * k * 4);
 }
 
 static void parity_optim(const char *name) {

@@ -1,7 +1,7 @@
 #!/bin/sh
 # test_symbols — no global symbol of libshowdown may collide with one exported by a library the tests or
 # the binary load (Criterion pulls in nanomsg, whose 500+ exported nn_* names share our engine's prefix:
-# an nn_free of ours once replaced nanomsg's and crashed every test run).
+# an nn_dev_free of ours once replaced nanomsg's and crashed every test run).
 set -u
 lib="${BUILD:-build/rel}/libshowdown.a"
 [ -f "$lib" ] || { echo "missing $lib"; exit 1; }

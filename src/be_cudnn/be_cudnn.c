@@ -57,7 +57,15 @@ static size_t numel_out(const nn_op *op) { return (size_t)op->n * op->oc * op->o
 static int cu_alloc(nn_backend *be, void **out, size_t bytes) {
     (void)be;
     *out = NULL;
-    CUDA_CHECK(cudaMalloc(out, bytes), CU_HINT_MEM);
+    cudaError_t e = cudaMalloc(out, bytes);
+    if (e == cudaErrorMemoryAllocation) {
+        /* not sticky: clear it, or the next launch check (cudaGetLastError) would report it again */
+        (void)cudaGetLastError();
+        *out = NULL;
+        return sd_err_at(__FILE__, __LINE__, SD_ENOMEM, "CUDA: cudaMalloc(%zu bytes) returned %d (%s)\nHINT: %s",
+                         bytes, (int)e, cudaGetErrorString(e), CU_HINT_MEM);
+    }
+    CUDA_CHECK(e, CU_HINT_MEM);
     return 0;
 }
 

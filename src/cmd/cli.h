@@ -41,6 +41,7 @@ int sd_cli_fail(const char *cmd, int status);
 extern const sd_cmd sd_commands[];
 
 int cmd_bench(int argc, char **argv);
+int cmd_perf(int argc, char **argv);
 int cmd_score(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_verify(int argc, char **argv);

@@ -473,7 +473,7 @@ static int parse_string(parser *p, const char **out, size_t *out_len, int is_key
                     JV_MAX_STRING);
     char *s = arena_alloc(p->d, p->nbuf + 1);
     if (!s) return oom();
-    memcpy(s, p->buf, p->nbuf);
+    if (p->nbuf) memcpy(s, p->buf, p->nbuf);
     s[p->nbuf] = 0;
     *out = s;
     *out_len = p->nbuf;

@@ -56,7 +56,10 @@ int jv_check_keys(const jv_doc *d, const jv *obj, const char *what, const char *
 int jv_expect(const jv_doc *d, const jv *v, jv_type t, const char *what);
 /* Member accessors: required=1 makes a missing key an error ("missing key 'x' in what", positioned at
  * the object); when absent and not required, *out is left unchanged and 0 returned. Range errors say
- * "value 1.5 of 'rate' out of range [0, 1)"-style text; min > max means unbounded. */
+ * "value 1.5 of 'rate' out of range [0, 1)"-style text; min > max means unbounded.
+ * jv_get_int also accepts an integral value written with a fraction or exponent (64.0, 1e3) up to 2^53;
+ * jv_get_str rejects a string with an embedded NUL (\u0000), which a C string would silently cut.
+ * Object keys never contain NUL (a "\u0000" in a key is a parse error), so keys compare as C strings. */
 int jv_get_str(const jv_doc *d, const jv *obj, const char *key, const char *what, int required,
                const char **out);
 int jv_get_int(const jv_doc *d, const jv *obj, const char *key, const char *what, int required,

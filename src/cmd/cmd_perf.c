@@ -1,0 +1,268 @@
+/* cmd_perf — `showdown perf`: steady-state throughput of workloads on back-ends (training and inference
+ * images/s on one resident synthetic batch, median of repeats), per-layer GFLOP/s of the conv and dense
+ * layers forward and backward, all against the sgemm ceiling measured on this machine in the same run.
+ * No data loading, no validation: the engine's own speed, for `make bench` and issue 3's targets. */
+#include "bench/results.h"
+#include "cmd/cli.h"
+#include "core/err.h"
+#include "nn/model.h"
+#include "nn/train.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct perf_args {
+    const char *workload, *backend, *json, *workloads_dir;
+    long threads, repeat, batch;
+    double seconds;
+    int layers, quiet;
+} perf_args;
+
+/* Split "a,b,c" in place into at most max entries. */
+static int split_list(char *s, char **out, int max) {
+    int n = 0;
+    for (char *p = s; p && *p && n < max;) {
+        char *c = strchr(p, ',');
+        if (c) *c = 0;
+        if (*p) out[n++] = p;
+        p = c ? c + 1 : NULL;
+    }
+    return n;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Median seconds per call of fn over `repeat` timed runs of k calls, k chosen to fill `seconds`. */
+typedef int (*perf_fn)(void *arg);
+static int time_median(perf_fn fn, void *arg, nn_backend *be, double seconds, int repeat, double *out) {
+    SD_TRY(fn(arg));                                         /* warm-up (first-touch, jit) */
+    SD_TRY(be->ops->sync(be));
+    double t0 = nn_now();
+    SD_TRY(fn(arg));
+    SD_TRY(be->ops->sync(be));
+    double once = nn_now() - t0;
+    int k = once > 0 ? (int)(seconds / repeat / once) : 1;
+    if (k < 1) k = 1;
+    if (k > 1000) k = 1000;
+    double t[32];
+    if (repeat > 32) repeat = 32;
+    for (int r = 0; r < repeat; r++) {
+        t0 = nn_now();
+        for (int i = 0; i < k; i++) SD_TRY(fn(arg));
+        SD_TRY(be->ops->sync(be));
+        t[r] = (nn_now() - t0) / k;
+    }
+    qsort(t, (size_t)repeat, sizeof t[0], cmp_double);
+    *out = t[repeat / 2];
+    return 0;
+}
+
+/* ---- the sgemm ceiling: a 4096x4096x4096 dense forward through the best CPU back-end built ---------- */
+
+typedef struct gemm_arg { nn_backend *be; nn_op op; float *y, *x, *w; } gemm_arg;
+static int gemm_once(void *p) {
+    gemm_arg *g = p;
+    return g->be->ops->dense_forward(g->be, &g->op, g->y, g->x, g->w, NULL);
+}
+
+static int measure_ceiling(int threads, double *gflops, char *how, size_t howlen) {
+    const char *name = nn_backend_compiled("dnnl") ? "dnnl" : "ref";
+    nn_backend_opts bo = {.threads = threads, .quiet = 1};
+    nn_backend *be = NULL;
+    SD_TRY(nn_backend_new(&be, name, &bo, NULL, 0));
+    const int N = 4096;
+    gemm_arg g = {.be = be, .op = {.kind = NN_OP_DENSE, .n = N, .c = N, .h = 1, .w = 1, .oc = N, .oh = 1, .ow = 1}};
+    size_t bytes = sizeof(float) * (size_t)N * N;
+    int rc = 0;
+    if (be->ops->prepare) SD_TRY_GOTO(rc, be->ops->prepare(be, &g.op), done);
+    SD_TRY_GOTO(rc, nn_dev_alloc(be, (void **)&g.x, bytes), done);
+    SD_TRY_GOTO(rc, nn_dev_alloc(be, (void **)&g.w, bytes), done);
+    SD_TRY_GOTO(rc, nn_dev_alloc(be, (void **)&g.y, bytes), done);
+    float *h = malloc(bytes);
+    if (!h) { rc = sd_err(SD_ENOMEM, "out of memory"); goto done; }
+    for (size_t i = 0; i < (size_t)N * N; i++) h[i] = (float)((i * 2654435761u) % 1000) / 1000.0f - 0.5f;
+    rc = be->ops->upload(be, g.x, h, bytes);
+    if (!rc) rc = be->ops->upload(be, g.w, h, bytes);
+    free(h);
+    if (rc) goto done;
+    double s;
+    SD_TRY_GOTO(rc, time_median(gemm_once, &g, be, 3.0, 5, &s), done);
+    *gflops = 2.0 * N * N * (double)N / s / 1e9;
+    snprintf(how, howlen, "sgemm %dx%dx%d through the %s back-end's dense layer, %d threads, median of 5", N, N, N,
+             be->name, threads);
+done:
+    nn_dev_free(be, g.x, bytes);
+    nn_dev_free(be, g.w, bytes);
+    nn_dev_free(be, g.y, bytes);
+    if (be->ops->release) be->ops->release(be, &g.op);
+    nn_backend_free(be);
+    return rc;
+}
+
+/* ---- whole-model steps -------------------------------------------------------------------------------- */
+
+typedef struct model_arg { nn_model *m; uint64_t seed; } model_arg;
+static int train_once(void *p) {
+    model_arg *a = p;
+    SD_TRY(nn_model_forward(a->m, 1, a->seed++));
+    SD_TRY(nn_model_backward(a->m));
+    return nn_model_step(a->m);
+}
+static int infer_once(void *p) {
+    model_arg *a = p;
+    return nn_model_forward(a->m, 0, 0);
+}
+
+/* One layer's forward or backward alone, on the model's own buffers (after a training forward). */
+typedef struct layer_arg { nn_model *m; int i, backward; } layer_arg;
+static int layer_once(void *p) {
+    layer_arg *a = p;
+    nn_model *m = a->m;
+    nn_backend *be = m->be;
+    const nn_layer *l = &m->layers[a->i];
+    const float *x = l->input >= 0 ? m->layers[l->input].y : m->x;
+    float *dx = l->input >= 0 ? m->layers[l->input].dy : NULL;
+    const float *W = m->params + l->w_off, *B = l->b_len ? m->params + l->b_off : NULL;
+    float *dW = m->grads + l->w_off, *dB = l->b_len ? m->grads + l->b_off : NULL;
+    if (l->op.kind == NN_OP_CONV2D)
+        return a->backward ? be->ops->conv2d_backward(be, &l->op, dx, dW, dB, l->dy, x, W)
+                           : be->ops->conv2d_forward(be, &l->op, l->y, x, W, B);
+    return a->backward ? be->ops->dense_backward(be, &l->op, dx, dW, dB, l->dy, x, W)
+                       : be->ops->dense_forward(be, &l->op, l->y, x, W, B);
+}
+
+static double train_flops(const nn_model *m) {   /* per example, as nn_train counts them */
+    double fb = 0;
+    for (int i = 0; i < m->nlayers; i++) {
+        const nn_layer *l = &m->layers[i];
+        int wl = l->op.kind == NN_OP_DENSE || l->op.kind == NN_OP_CONV2D;
+        fb += l->flops * (wl ? (l->input < 0 ? 2.0 : 3.0) : 2.0);
+    }
+    return fb;
+}
+
+static int run_one(const perf_args *a, const char *wname, const char *bname, double ceiling, json_t *runs) {
+    sd_workload w;
+    SD_TRY(sd_workload_load(&w, a->workloads_dir ? a->workloads_dir : "workloads", wname));
+    nn_backend_opts bo = {.threads = (int)a->threads, .quiet = 1, .autotune = 1, .precision = "fp32"};
+    nn_backend *be = NULL;
+    nn_model *m = NULL;
+    float *hx = NULL;
+    int32_t *hy = NULL;
+    int rc = nn_backend_new(&be, bname, &bo, NULL, 0);
+    if (rc) goto done;
+    int batch = a->batch > 0 ? (int)a->batch : w.batch;
+    SD_TRY_GOTO(rc, nn_model_build(&m, &w, be, batch, 42), done);
+    size_t nx = (size_t)batch * w.in_c * w.in_h * w.in_w;
+    hx = malloc(sizeof(float) * nx);
+    hy = malloc(sizeof(int32_t) * (size_t)batch);
+    if (!hx || !hy) { rc = sd_err(SD_ENOMEM, "out of memory"); goto done; }
+    uint64_t s = 12345;
+    for (size_t i = 0; i < nx; i++) { s = s * 6364136223846793005ULL + 1; hx[i] = (float)(s >> 40) / 16777216.0f; }
+    for (int i = 0; i < batch; i++) hy[i] = i % w.classes;
+    SD_TRY_GOTO(rc, be->ops->upload(be, m->x, hx, sizeof(float) * nx), done);
+    SD_TRY_GOTO(rc, be->ops->upload(be, m->labels, hy, sizeof(int32_t) * (size_t)batch), done);
+
+    model_arg ma = {m, 1};
+    double ts, is;
+    SD_TRY_GOTO(rc, time_median(train_once, &ma, be, a->seconds, (int)a->repeat, &ts), done);
+    SD_TRY_GOTO(rc, time_median(infer_once, &ma, be, a->seconds / 2, (int)a->repeat, &is), done);
+    double ftr = train_flops(m) * batch, fin = m->flops_fwd * batch;
+    double train_ips = batch / ts, infer_ips = batch / is;
+    double train_gf = ftr / ts / 1e9, infer_gf = fin / is / 1e9;
+    printf("%-12s %-5s batch %-4d train %9.1f img/s %7.1f GFLOP/s (%4.0f%%)   infer %9.1f img/s %7.1f GFLOP/s (%4.0f%%)\n",
+           w.name, be->name, batch, train_ips, train_gf, 100 * train_gf / ceiling, infer_ips, infer_gf,
+           100 * infer_gf / ceiling);
+    fflush(stdout);
+    json_t *run = json_pack("{s:s, s:s, s:s, s:i, s:i, s:f, s:f, s:f, s:f, s:f, s:f}", "workload", w.name,
+                            "backend", be->name, "device", be->device, "batch", batch, "threads", (int)a->threads,
+                            "train_images_per_s", train_ips, "infer_images_per_s", infer_ips,
+                            "train_gflops", train_gf, "infer_gflops", infer_gf,
+                            "train_flops_per_example", ftr / batch, "infer_flops_per_example", fin / batch);
+    if (a->layers) {
+        json_t *ls = json_array();
+        SD_TRY_GOTO(rc, train_once(&ma), done);           /* activations and gradients in place */
+        for (int i = 0; i < m->nlayers; i++) {
+            const nn_layer *l = &m->layers[i];
+            if (l->op.kind != NN_OP_CONV2D && l->op.kind != NN_OP_DENSE) continue;
+            layer_arg la = {m, i, 0};
+            double tf, tb;
+            SD_TRY_GOTO(rc, time_median(layer_once, &la, be, 0.6, 5, &tf), done);
+            la.backward = 1;
+            SD_TRY_GOTO(rc, time_median(layer_once, &la, be, 1.2, 5, &tb), done);
+            double ff = l->flops * batch, fbw = ff * (l->input < 0 ? 1 : 2);
+            double gf = ff / tf / 1e9, gb = fbw / tb / 1e9;
+            printf("    %-10s %4dx%-3dx%-3d -> %4dx%-3dx%-3d fwd %7.2f ms %6.1f GFLOP/s (%3.0f%%)  bwd %7.2f ms %6.1f GFLOP/s (%3.0f%%)%s\n",
+                   l->name, l->op.c, l->op.h, l->op.w, l->op.oc, l->op.oh, l->op.ow, tf * 1e3, gf,
+                   100 * gf / ceiling, tb * 1e3, gb, 100 * gb / ceiling, l->input < 0 ? " (no dx)" : "");
+            json_array_append_new(ls, json_pack("{s:s, s:f, s:f, s:f, s:f}", "layer", l->name, "fwd_ms", tf * 1e3,
+                                                "fwd_gflops", gf, "bwd_ms", tb * 1e3, "bwd_gflops", gb));
+        }
+        json_object_set_new(run, "layers", ls);
+    }
+    json_array_append_new(runs, run);
+done:
+    if (rc) fprintf(stderr, "showdown perf: %s on %s failed: %s\n", wname, bname, sd_errmsg());
+    free(hx);
+    free(hy);
+    nn_model_free(m);
+    nn_backend_free(be);
+    sd_workload_free(&w);
+    return rc;
+}
+
+int cmd_perf(int argc, char **argv) {
+    perf_args a = {.workload = "mnist_mlp,mnist_cnn,cifar10_vgg", .backend = "all", .repeat = 3, .seconds = 6};
+    const sd_opt opts[] = {
+        {"workload", SD_OPT_STR, &a.workload, "NAME[,NAME]", "workloads (default mnist_mlp,mnist_cnn,cifar10_vgg)", 0, 0},
+        {"backend", SD_OPT_STR, &a.backend, "B[,B]", "back-ends (default all CPU back-ends built: ref,dnnl)", 0, 0},
+        {"threads", SD_OPT_INT, &a.threads, "N", "CPU threads (default: all cores)", 1, 4096},
+        {"batch", SD_OPT_INT, &a.batch, "N", "batch size (default: the workload's)", 1, 65536},
+        {"repeat", SD_OPT_INT, &a.repeat, "R", "timed repeats; the median is reported (default 3)", 1, 32},
+        {"seconds", SD_OPT_DOUBLE, &a.seconds, "S", "time budget of the timed training steps per cell (default 6)", 0.01, 3600},
+        {"layers", SD_OPT_FLAG, &a.layers, NULL, "also time each conv/dense layer forward and backward", 0, 0},
+        {"workloads", SD_OPT_STR, &a.workloads_dir, "DIR", "directory of workload specs (default ./workloads)", 0, 0},
+        {"json", SD_OPT_STR, &a.json, "FILE", "write the measurements as JSON to FILE, atomically", 0, 0},
+        {0},
+    };
+    int help = 0;
+    int rc = sd_opts_parse(opts, argc, argv, NULL, 0, NULL, &help);
+    if (rc) return sd_cli_fail("perf", rc);
+    if (help) {
+        sd_opts_usage(stdout, "perf", "[options]",
+                      "Steady-state training and inference images/s of workloads on one resident synthetic batch,\n"
+                      "GFLOP/s against the sgemm ceiling measured in the same run (and per layer with --layers).",
+                      opts);
+        return SD_EXIT_OK;
+    }
+    if (a.threads <= 0) a.threads = sysconf(_SC_NPROCESSORS_ONLN);
+    char wl[1024], bl[256];
+    snprintf(wl, sizeof wl, "%s", a.workload);
+    if (strcmp(a.backend, "all") == 0) snprintf(bl, sizeof bl, "%s", nn_backend_compiled("dnnl") ? "ref,dnnl" : "ref");
+    else snprintf(bl, sizeof bl, "%s", a.backend);
+
+    double ceiling = 0;
+    char how[256];
+    if ((rc = measure_ceiling((int)a.threads, &ceiling, how, sizeof how)) != 0) return sd_cli_fail("perf", rc);
+    printf("ceiling: %.1f GFLOP/s (%s)\n", ceiling, how);
+    fflush(stdout);
+    json_t *doc = json_pack("{s:s, s:f, s:s, s:i}", "format", "showdown-perf/1", "sgemm_gflops", ceiling,
+                            "sgemm_how", how, "threads", (int)a.threads);
+    json_t *runs = json_array();
+    json_object_set_new(doc, "runs", runs);
+    int failed = 0;
+    char *wn[64], *bn[8];
+    int nw = split_list(wl, wn, 64), nb = split_list(bl, bn, 8);
+    for (int i = 0; i < nw; i++)
+        for (int j = 0; j < nb; j++)
+            if (run_one(&a, wn[i], bn[j], ceiling, runs) != 0) failed = SD_EBACKEND;
+    if (a.json && (rc = sd_json_write_atomic(doc, a.json)) != 0) { json_decref(doc); return sd_cli_fail("perf", rc); }
+    json_decref(doc);
+    return failed ? SD_EXIT_FAIL : SD_EXIT_OK;
+}

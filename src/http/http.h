@@ -1,0 +1,86 @@
+/* http — the libcurl client for the GitHub and StackExchange JSON APIs: bounded concurrent requests
+ * (curl multi), ETag / If-None-Match cache kept in a JSON file, Retry-After, X-RateLimit-Remaining/
+ * Reset and StackExchange `backoff` honoured with a bounded wait, 5xx and timeouts retried with
+ * backoff, gzip, Link pagination. When a request still fails, the last good answer from the cache is
+ * returned marked stale with its date. The token is sent only to token_base and never logged. */
+#ifndef SD_HTTP_H
+#define SD_HTTP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct http_opts {
+    const char *cache_path;   /* JSON cache file (ETag, body, date per URL); NULL: no cache */
+    const char *token;        /* sent as "Authorization: Bearer ..." to URLs starting with token_base */
+    const char *token_base;   /* e.g. "https://api.github.com"; NULL: token never sent */
+    const char *user_agent;   /* NULL: "showdown" */
+    long timeout_ms;          /* whole transfer; 0: 30000 */
+    int max_retries;          /* retries after the first attempt for 5xx / timeouts / resets; <0: 0 */
+    double backoff_s;         /* first retry delay, doubled per retry; 0: 1 */
+    double max_wait_s;        /* bound on any single wait (Retry-After, rate-limit reset, backoff); 0: 60 */
+    int max_parallel;         /* concurrent transfers; 0: 4 */
+    FILE *log;                /* one line per request (method, URL, status, cache use); NULL: silent */
+    /* Wait hook (tests record waits instead of sleeping); NULL: nanosleep. */
+    void (*sleep_fn)(void *ctx, double seconds);
+    void *sleep_ctx;
+} http_opts;
+
+typedef struct http_response {
+    int rc;                   /* 0 ok (possibly stale), negative SD_E* when no answer at all */
+    long status;              /* last HTTP status seen (0: none); 200 for a 304 served from cache */
+    char *body;               /* NUL-terminated JSON text (owned), NULL on failure */
+    size_t len;
+    int from_cache;           /* answered 304: body is the cached one */
+    int stale;                /* the request failed; body is the last good cached answer */
+    char fetched[32];         /* UTC date-time the body was fetched from the server */
+    char why[512];            /* failure reason (also set when stale) */
+    char next[2048];          /* Link rel="next" URL, "" if none */
+    int attempts;
+} http_response;
+
+typedef struct http_client http_client;
+
+int http_client_new(http_client **out, const http_opts *o);
+/* Saves the cache (if any) and frees. NULL-safe. */
+void http_client_free(http_client *c);
+int http_cache_save(http_client *c);
+
+/* GET each of n URLs (at most max_parallel at once); results in rs[i]. Returns 0 when every response
+ * has a body (fresh or stale), else the first failing rs[i].rc (its message in sd_errmsg()). */
+int http_get_many(http_client *c, const char *const *urls, size_t n, http_response *rs);
+int http_get(http_client *c, const char *url, http_response *r);
+void http_response_free(http_response *r);
+
+/* Follow Link rel="next" from url, calling page() for each response (at most max_pages). */
+int http_get_paged(http_client *c, const char *url, int max_pages,
+                   int (*page)(void *ctx, const http_response *r), void *ctx);
+
+/* Percent-encode s (RFC 3986 unreserved kept) into out. */
+int http_escape(const char *s, char *out, size_t len);
+
+/* API helpers over http_get. Each fills a value and its provenance (fetched date, stale flag, why). */
+typedef struct http_value {
+    int present;              /* 0: no answer and nothing cached */
+    double value;
+    int stale;
+    char fetched[32];
+    char why[512];
+} http_value;
+
+/* GET {api}/repos/{owner}/{name}: stars, archived, pushed_at. */
+typedef struct http_repo_meta {
+    int present, stale;
+    long stars;
+    int archived;
+    char pushed_at[32];
+    char fetched[32];
+    char why[512];
+} http_repo_meta;
+int http_github_repo(http_client *c, const char *api, const char *owner, const char *name, http_repo_meta *m);
+/* GET {api}/search/{kind}?q=... -> total_count (kind "issues" or "repositories"). */
+int http_github_search_count(http_client *c, const char *api, const char *kind, const char *q, http_value *v);
+/* GET {se}/2.3/tags/{tag}/info?site=stackoverflow -> items[0].count. */
+int http_se_tag_count(http_client *c, const char *se, const char *tag, http_value *v);
+
+#endif

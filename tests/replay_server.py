@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""replay_server — loopback HTTP/1.1 server for the http client tests.
+
+Replays recorded GitHub exchanges (shared/fixtures/github/*.json: method, path, status, headers,
+response), rewriting https://api.github.com to its own address, answering 304 when If-None-Match
+matches the recorded ETag; plus crafted exchanges under /crafted/ and a StackExchange-like
+/2.3/tags/{tag}/info that always answers gzip with a `backoff` field. /_stats gives per-path hit
+counts and the last Authorization header seen per path. Writes its port to --port-file.
+"""
+import argparse, gzip, json, os, sys, threading, time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+LOCK = threading.Lock()
+HITS = {}        # path -> number of requests
+NOT_MOD = {}     # path -> number of 304 answers
+AUTH = {}        # path -> last Authorization header (or None)
+EXCHANGES = {}   # (method, path) -> exchange
+BASE = ""
+
+
+def load_fixtures(d):
+    for name in sorted(os.listdir(d)):
+        if not name.endswith(".json"):
+            continue
+        with open(os.path.join(d, name)) as f:
+            for ex in json.load(f):
+                EXCHANGES[(ex["method"].upper(), ex["path"])] = ex
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, fmt, *args):
+        pass
+
+    def send(self, status, body, headers=None, raw=False):
+        data = body if raw else json.dumps(body).encode() if not isinstance(body, (bytes, str)) else (
+            body.encode() if isinstance(body, str) else body)
+        self.send_response(status)
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        if not any(k.lower() == "content-type" for k in (headers or {})):
+            self.send_header("Content-Type", "application/json; charset=utf-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(data)
+
+    def do_GET(self):
+        path = self.path
+        with LOCK:
+            n = HITS.get(path, 0) + 1
+            HITS[path] = n
+            AUTH[path] = self.headers.get("Authorization")
+        inm = self.headers.get("If-None-Match")
+        if path.startswith("/_stats"):
+            with LOCK:
+                return self.send(200, {"hits": HITS, "not_modified": NOT_MOD, "auth": AUTH})
+        if path.startswith("/crafted/"):
+            return self.crafted(path, n, inm)
+        if path.startswith("/2.3/tags/"):
+            tag = path.split("/")[3]
+            body = {"items": [{"name": tag, "count": 1000 + len(tag)}], "has_more": False,
+                    "quota_max": 300, "quota_remaining": 299, "backoff": 2}
+            data = gzip.compress(json.dumps(body).encode())
+            return self.send(200, data, {"Content-Encoding": "gzip"}, raw=True)
+        ex = EXCHANGES.get(("GET", path))
+        if ex is None:
+            return self.send(404, {"message": "Not Found", "path": path})
+        headers = {}
+        for k, v in ex["headers"].items():
+            if k.lower() in ("content-length", "connection", "transfer-encoding", "content-encoding"):
+                continue
+            headers[k] = str(v).replace("https://api.github.com", BASE)
+        etag = ex["headers"].get("etag")
+        if etag and inm == etag:
+            with LOCK:
+                NOT_MOD[path] = NOT_MOD.get(path, 0) + 1
+            return self.send(304, b"", {"ETag": etag}, raw=True)
+        body = json.dumps(ex["response"]).replace("https://api.github.com", BASE)
+        return self.send(ex["status"], body, headers)
+
+    def crafted(self, path, n, inm):
+        kind = path.split("/")[2].split("?")[0]
+        good = {"total_count": 7, "items": []}
+        if kind == "retry-after":        # 403 + Retry-After: 2, then 200
+            if n == 1:
+                return self.send(403, {"message": "secondary rate limit"}, {"Retry-After": "2"})
+            return self.send(200, good, {"ETag": '"ra"'})
+        if kind == "retry-after-long":   # 403 + Retry-After: 3600 always
+            return self.send(403, {"message": "secondary rate limit"}, {"Retry-After": "3600"})
+        if kind == "ratelimit":          # 200 with the limit exhausted (reset in 3 s), then 200
+            reset = str(int(time.time()) + 3)
+            return self.send(200, good, {"X-RateLimit-Remaining": "0" if n == 1 else "10", "X-RateLimit-Reset": reset})
+        if kind == "500-then-200":
+            if n == 1:
+                return self.send(500, {"message": "server error"})
+            return self.send(200, {"total_count": 42}, {"ETag": '"v42"'})
+        if kind == "good-then-500":      # first answer good, then only 500s
+            if n == 1:
+                return self.send(200, {"total_count": 11}, {"ETag": '"v11"'})
+            return self.send(500, {"message": "down"})
+        if kind == "good-then-malformed":
+            if n == 1:
+                return self.send(200, {"total_count": 12}, {"ETag": '"v12"'})
+            return self.send(200, '{"total_count": 13,', {})
+        if kind == "malformed":
+            return self.send(200, '{"total_count": ', {})
+        if kind == "good-then-hang":
+            if n == 1:
+                return self.send(200, {"total_count": 14}, {"ETag": '"v14"'})
+            time.sleep(5)
+            return self.send(200, {"total_count": 15})
+        if kind == "etag":               # 304 when the client presents the ETag
+            if inm == '"e1"':
+                with LOCK:
+                    NOT_MOD[path] = NOT_MOD.get(path, 0) + 1
+                return self.send(304, b"", {"ETag": '"e1"'}, raw=True)
+            return self.send(200, {"total_count": 5}, {"ETag": '"e1"'})
+        return self.send(404, {"message": "unknown crafted path"})
+
+
+def main():
+    global BASE
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--fixtures", default=None)
+    ap.add_argument("--port-file", required=True)
+    a = ap.parse_args()
+    if a.fixtures:
+        load_fixtures(a.fixtures)
+    ThreadingHTTPServer.request_queue_size = 128
+    ThreadingHTTPServer.daemon_threads = True
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    BASE = "http://127.0.0.1:%d" % srv.server_address[1]
+    tmp = a.port_file + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(str(srv.server_address[1]))
+    os.rename(tmp, a.port_file)
+    try:
+        srv.serve_forever()
+    except KeyboardInterrupt:
+        pass
+
+
+if __name__ == "__main__":
+    sys.exit(main())
