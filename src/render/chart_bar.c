@@ -7,7 +7,7 @@
 #include <string.h>
 
 #define BAR_H1 13.0     /* bar height with one series */
-#define BAR_HN 9.5      /* with several */
+#define BAR_HN 10.5     /* with several */
 #define GROUP_GAP 7.0
 #define AXIS_H 30.0     /* tick labels + axis label */
 
@@ -47,6 +47,10 @@ static void layout(cairo_t *cr, const render_bar *b, double w, blay *L) {
     L->plot_w = w - L->plot_x - L->val_w - 8;
     if (L->plot_w < 60) L->plot_w = 60;
     L->bar_h = b->nseries > 1 ? BAR_HN : BAR_H1;
+    if (b->nseries > 1 && b->ngroups * b->nseries > 0) {   /* many bars: thinner, within limits */
+        double fit = 400.0 / (b->ngroups * b->nseries);
+        if (fit < L->bar_h) L->bar_h = fit < 7.5 ? 7.5 : fit;
+    }
     L->plot_h = 0;
     for (int g = 0; g < b->ngroups; g++) {
         double gh = group_height(b, L->bar_h);
@@ -102,7 +106,7 @@ void render_bar_draw(cairo_t *cr, const render_bar *b, double x, double y, doubl
                 cairo_set_dash(cr, dash, 2, 0);
                 cairo_set_line_width(cr, 0.6);
                 rc_set(cr, RC_LIGHT);
-                cairo_rectangle(cr, px + 1.5, yy + 1, mw + 6, L.bar_h - 2);
+                cairo_rectangle(cr, px + 1.5, yy + 0.75, mw + 6, L.bar_h - 1.5);
                 cairo_stroke(cr);
                 cairo_restore(cr);
                 render_text(cr, RENDER_FONT_ITALIC, "missing", px + 4.5, yy + (L.bar_h - mh) / 2, 0, RENDER_LEFT, RC_LIGHT);

@@ -9,6 +9,10 @@
 #define LABEL_W 62.0    /* axis labels wrap at this width */
 #define SUB_GAP 4.0
 
+static double axis_angle(int a, int n) {
+    return -M_PI / 2 + 2 * M_PI * a / n + (n % 2 == 0 ? M_PI / n : 0);
+}
+
 typedef struct rlay { int per_row, rows; double panel_w, radius, above, below, top_h, panel_h, legend_h, h; } rlay;
 
 /* Where axis a's label goes for a web of radius rad centred at (cx, cy): beside the vertex on the
@@ -16,15 +20,19 @@ typedef struct rlay { int per_row, rows; double panel_w, radius, above, below, t
  * the "missing" line. */
 static void label_box(cairo_t *cr, const render_radar *r, int a, double rad, double cx, double cy, double *x0,
                       double *y0, double *tw, double *th, double *bh, int *align) {
-    double ang = -M_PI / 2 + 2 * M_PI * a / r->naxes, ca = cos(ang), sa = sin(ang), mh;
+    double ang = axis_angle(a, r->naxes), ca = cos(ang), sa = sin(ang), mh;
     render_text_size(cr, RENDER_FONT_SMALL, r->axes[a], LABEL_W, tw, th);
     render_text_size(cr, RENDER_FONT_ITALIC, "missing", 0, NULL, &mh);
     *bh = *th + mh;
     double lx = cx + (rad + 5) * ca, ly = cy + (rad + 5) * sa;
-    if (fabs(sa) >= 0.45 || fabs(ca) <= 0.25) {
+    if (fabs(ca) <= 0.25) {
         *align = RENDER_CENTER;
         *x0 = lx - *tw / 2;
-        *y0 = sa > 0.25 ? ly : sa < -0.25 ? ly - *th : ly - *bh / 2;
+        *y0 = sa > 0 ? ly : ly - *th;
+    } else if (fabs(sa) >= 0.3) {   /* above or below the vertex, leaning outwards */
+        *align = ca > 0 ? RENDER_LEFT : RENDER_RIGHT;
+        *x0 = ca > 0 ? lx - 0.3 * *tw : lx - 0.7 * *tw;
+        *y0 = sa > 0 ? ly : ly - *th;
     } else {
         *align = ca > 0 ? RENDER_LEFT : RENDER_RIGHT;
         *x0 = ca > 0 ? lx : lx - *tw;
@@ -35,7 +43,7 @@ static void label_box(cairo_t *cr, const render_radar *r, int a, double rad, dou
 /* The largest radius at which every axis label fits in a panel of width pw. */
 static double fit_radius(cairo_t *cr, const render_radar *r, double pw) {
     double best = 22;
-    for (double rad = 80; rad >= 22; rad -= 2) {
+    for (double rad = 50; rad >= 22; rad -= 2) {
         int ok = 1;
         for (int a = 0; a < r->naxes && ok; a++) {
             double x0, y0, tw, th, bh;
@@ -56,11 +64,15 @@ static void layout(cairo_t *cr, const render_radar *r, double w, rlay *L) {
         L->per_row = r->per_row;
         L->radius = fit_radius(cr, r, w / L->per_row);
     } else {   /* as many panels per row as keep the web readable */
-        int start = panels < 4 ? panels : 4;
+        int start = panels < 5 ? panels : 5;
         for (L->per_row = start; L->per_row >= 1; L->per_row--) {
             L->radius = fit_radius(cr, r, w / L->per_row);
-            if (L->radius >= 34 || L->per_row == 1) break;
+            if (L->radius >= 32 || L->per_row == 1) break;
         }
+        /* balance the rows: 11 panels in 4+4+3 rather than 5+5+1 */
+        int rows = (panels + L->per_row - 1) / L->per_row;
+        while (L->per_row > 1 && (panels + L->per_row - 2) / (L->per_row - 1) == rows) L->per_row--;
+        L->radius = fit_radius(cr, r, w / L->per_row);
     }
     if (L->per_row < 1) L->per_row = 1;
     L->rows = (panels + L->per_row - 1) / L->per_row;
@@ -91,7 +103,7 @@ double render_radar_height(cairo_t *cr, const render_radar *r, double w) {
 }
 
 static void vertex(double cx, double cy, double rad, int a, int n, double *x, double *y) {
-    double ang = -M_PI / 2 + 2 * M_PI * a / n;
+    double ang = axis_angle(a, n);
     *x = cx + rad * cos(ang);
     *y = cy + rad * sin(ang);
 }
@@ -117,7 +129,9 @@ static void draw_web(cairo_t *cr, const render_radar *r, double cx, double cy, d
     char buf[32];
     for (int k = 2; k <= 4; k += 2) {
         render_fmt_num(buf, sizeof buf, r->max * k / 4.0, 0);
-        render_text(cr, RENDER_FONT_SMALL, buf, cx + 2, cy - rad * k / 4.0 - 1, 0, RENDER_LEFT, RC_LIGHT);
+        double vx, vy;
+        vertex(cx, cy, rad * k / 4.0, 0, r->naxes, &vx, &vy);
+        render_text(cr, RENDER_FONT_SMALL, buf, vx + 2, vy - 4, 0, RENDER_LEFT, RC_LIGHT);
     }
 }
 

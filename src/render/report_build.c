@@ -50,10 +50,14 @@ static const char *backend_name(const char *b) {
     return b;
 }
 
-static const char *device_of(const rdoc *d, const rm_run *r) {
-    if (r->device) return r->device;
+/* The column of a run: its device without the back-end detail ("CPU (oneDNN 2.6.3, 2 threads)" -> "CPU"),
+ * so that back-ends on one device share a column and differ by row. */
+static const char *device_of(rdoc *d, const rm_run *r) {
+    if (r->device) {
+        const char *p = strstr(r->device, " (");
+        return p ? render_printf(d->a, "%.*s", (int)(p - r->device), r->device) : r->device;
+    }
     if (r->backend && strcmp(r->backend, "cudnn") == 0) return "GPU";
-    (void)d;
     return "CPU";
 }
 
@@ -64,7 +68,7 @@ static const char *row_of(rdoc *d, const rm_run *r) {
 }
 
 static const char *env_device(const rdoc *d) {
-    static const char *const keys[] = {"device", "cpu", "cpu_model", "gpu", "machine", NULL};
+    static const char *const keys[] = {"device", "cpu_model", "cpu", "gpu", "machine", NULL};
     for (const char *const *k = keys; *k; k++) {
         const char *v = render_model_env(d->m, *k);
         if (v) return v;
@@ -76,11 +80,12 @@ static const char *backends_list(rdoc *d) {
     char buf[512] = "";
     for (int i = 0; i < d->m->nruns; i++) {
         const rm_run *r = &d->m->runs[i];
-        if (r->published || !r->backend) continue;
+        if (r->published || r->failed || !r->backend) continue;
         const char *b = backend_name(r->backend);
         int seen = 0;
         for (int j = 0; j < i && !seen; j++)
-            seen = !d->m->runs[j].published && d->m->runs[j].backend && strcmp(backend_name(d->m->runs[j].backend), b) == 0;
+            seen = !d->m->runs[j].published && !d->m->runs[j].failed && d->m->runs[j].backend &&
+                   strcmp(backend_name(d->m->runs[j].backend), b) == 0;
         if (seen) continue;
         if (buf[0]) strncat(buf, ", ", sizeof buf - strlen(buf) - 1);
         strncat(buf, b, sizeof buf - strlen(buf) - 1);
@@ -101,7 +106,7 @@ static int workloads(const rdoc *d, const char **out, int max) {
 
 static int n_measured(const rdoc *d) {
     int n = 0;
-    for (int i = 0; i < d->m->nruns; i++) n += !d->m->runs[i].published;
+    for (int i = 0; i < d->m->nruns; i++) n += !d->m->runs[i].published && !d->m->runs[i].failed;
     return n;
 }
 
@@ -355,22 +360,6 @@ static int sec_criteria(rdoc *d, const rt_section *s) {
         if (n == 0) continue;
         SD_TRY(rb_add(d, RB_H3, sc->cat_name[c], NULL));
         const char *slug = rb_slug(d, sc->cat_id[c]);
-        if (s->show & RT_SHOW_CHART) {
-            render_bar *b = new_bar(d, sc->nfw, n);
-            render_fig *f = b ? new_fig(d, RENDER_FIG_BAR, render_printf(d->a, "criteria-%s-chart", slug),
-                                        render_printf(d->a, "%s: criteria (normalised 0–100)", sc->cat_name[c])) : NULL;
-            if (!f) return sd_err(SD_ENOMEM, "out of memory");
-            for (int k = 0; k < n; k++) b->series[k] = sc->crit_name[idx[k]];
-            for (int i = 0; i < sc->nfw; i++) {
-                b->groups[i] = fw_label(d, &sc->fw[i]);
-                for (int k = 0; k < n; k++) b->v[i * n + k] = sc->fw[i].crit[idx[k]];
-            }
-            b->xmax = 100;
-            b->dec = 0;
-            b->xlabel = "criterion score (0–100)";
-            f->u.bar = b;
-            SD_TRY(add_fig(d, f));
-        }
         if (s->show & RT_SHOW_TABLE) {
             render_table *t = new_table(d, sc->nfw, n + 1);
             render_fig *f = t ? new_fig(d, RENDER_FIG_TABLE, render_printf(d->a, "criteria-%s-table", slug),
@@ -388,6 +377,22 @@ static int sec_criteria(rdoc *d, const rt_section *s) {
             f->u.table = t;
             SD_TRY(add_fig(d, f));
         }
+        if (s->show & RT_SHOW_CHART) {
+            render_bar *b = new_bar(d, sc->nfw, n);
+            render_fig *f = b ? new_fig(d, RENDER_FIG_BAR, render_printf(d->a, "criteria-%s-chart", slug),
+                                        render_printf(d->a, "%s: criteria (normalised 0–100)", sc->cat_name[c])) : NULL;
+            if (!f) return sd_err(SD_ENOMEM, "out of memory");
+            for (int k = 0; k < n; k++) b->series[k] = sc->crit_name[idx[k]];
+            for (int i = 0; i < sc->nfw; i++) {
+                b->groups[i] = fw_label(d, &sc->fw[i]);
+                for (int k = 0; k < n; k++) b->v[i * n + k] = sc->fw[i].crit[idx[k]];
+            }
+            b->xmax = 100;
+            b->dec = 0;
+            b->xlabel = "criterion score (0–100)";
+            f->u.bar = b;
+            SD_TRY(add_fig(d, f));
+        }
         added++;
     }
     return added ? 0 : 1;
@@ -400,7 +405,7 @@ typedef struct grid {
     int pub[64];
     const rm_run *cell[64][64];
     const char *source;
-    int repeats, epochs;
+    int repeats, epochs, nfailed;
 } grid;
 
 static int idx_of(const char **a, int *n, const char *s, int max) {
@@ -424,6 +429,7 @@ static void make_grid(rdoc *d, const char *wl, grid *g) {
             g->pub[c] = pass;
             g->cell[row][c] = r;   /* a later file wins */
             if (pass && r->file && r->file->source) g->source = r->file->source;
+            if (r->failed) g->nfailed++;
             if (!pass && r->nrepeats > g->repeats) g->repeats = r->nrepeats;
             if (!pass && r->nepochs > g->epochs) g->epochs = r->nepochs;
         }
@@ -457,13 +463,17 @@ static int sec_bench_tables(rdoc *d, const rt_section *s) {
             t->best[c] = -1;
             t->groups[c] = g.pub[c] ? "published" : tg;
             double mx = 0;
+            int integral = 1;
             for (int r = 0; r < g.nr; r++) {
                 const rm_run *run = g.cell[r][c];
-                if (!run) continue;
-                t->v[r * nc + c] = run->total_s.median;
-                if (run->total_s.median > mx) mx = run->total_s.median;
+                if (!run) { t->text[r * nc + c] = "–"; continue; }   /* not run there: not a missing value */
+                if (run->failed) { t->text[r * nc + c] = "failed"; continue; }
+                double v = run->total_s.median;
+                t->v[r * nc + c] = v;
+                if (v > mx) mx = v;
+                if (!isnan(v) && v != floor(v)) integral = 0;
             }
-            t->dec[c] = time_decimals(mx);
+            t->dec[c] = integral ? 0 : time_decimals(mx);
         }
         int k = g.nc;
         for (int c = 0; c < g.nc && nacc; c++) {
@@ -473,14 +483,28 @@ static int sec_bench_tables(rdoc *d, const rt_section *s) {
             t->best[k] = 1;
             t->dec[k] = 3;
             t->groups[k] = "test accuracy";
-            for (int r = 0; r < g.nr; r++)
-                if (g.cell[r][c]) t->v[r * nc + k] = g.cell[r][c]->accuracy.median;
+            for (int r = 0; r < g.nr; r++) {
+                const rm_run *run = g.cell[r][c];
+                if (!run) t->text[r * nc + k] = "–";
+                else if (run->failed) t->text[r * nc + k] = "failed";
+                else t->v[r * nc + k] = run->accuracy.median;
+            }
             k++;
         }
         for (int r = 0; r < g.nr; r++) t->rows[r] = g.rows[r];
         f->u.table = t;
-        f->note = g.source ? render_printf(d->a, "Median of %d repeat%s. Published figures: %s.", g.repeats, g.repeats == 1 ? "" : "s", g.source)
-                           : render_printf(d->a, "Median of %d repeat%s.", g.repeats, g.repeats == 1 ? "" : "s");
+        int cross = 0;
+        for (int i = 0; i < g.nr * nc; i++) cross |= t->text[i] && strcmp(t->text[i], "–") == 0;
+        f->note = render_printf(d->a, "Median of %d repeat%s.%s%s%s%s", g.repeats, g.repeats == 1 ? "" : "s",
+                                g.source ? " Published figures: " : "", g.source ? g.source : "", g.source ? "." : "",
+                                cross ? " –: not run on that device." : "");
+        if (g.nfailed) {
+            for (int r = 0; r < g.nr; r++)
+                for (int c = 0; c < g.nc; c++)
+                    if (g.cell[r][c] && g.cell[r][c]->failed)
+                        f->note = render_printf(d->a, "%s Failed: %s on %s%s%s.", f->note, g.rows[r], g.cols[c],
+                                                g.cell[r][c]->error ? ": " : "", g.cell[r][c]->error ? g.cell[r][c]->error : "");
+        }
         SD_TRY(add_fig(d, f));
         added++;
     }
@@ -501,7 +525,7 @@ static int sec_bench_charts(rdoc *d, const rt_section *s) {
         int rows[64], nr = 0;
         for (int r = 0; r < g.nr; r++) {
             int has = 0;
-            for (int k = 0; k < ns; k++) has |= g.cell[r][cols[k]] != NULL;
+            for (int k = 0; k < ns; k++) has |= g.cell[r][cols[k]] != NULL && !g.cell[r][cols[k]]->failed;
             if (has) rows[nr++] = r;
         }
         render_bar *b = new_bar(d, nr, ns);
@@ -517,7 +541,7 @@ static int sec_bench_charts(rdoc *d, const rt_section *s) {
                 const rm_run *r = g.cell[rows[i]][cols[k]];
                 int j = i * ns + k;
                 b->lo[j] = b->hi[j] = NAN;
-                if (!r) continue;
+                if (!r || r->failed) continue;
                 b->v[j] = r->steady_epoch_s.median;
                 b->lo[j] = r->steady_epoch_s.min;
                 b->hi[j] = r->steady_epoch_s.max;
@@ -555,7 +579,7 @@ static int sec_accuracy(rdoc *d, const rt_section *s) {
         for (int r = 0; r < g.nr; r++)
             for (int c = 0; c < g.nc; c++) {
                 const rm_run *run = g.cell[r][c];
-                if (!run || g.pub[c] || run->nepochs == 0) continue;
+                if (!run || g.pub[c] || run->failed || run->nepochs == 0) continue;
                 int has = 0;
                 for (int e = 0; e < run->nepochs; e++) has |= !isnan(run->epochs[e].accuracy);
                 if (!has) continue;
@@ -598,7 +622,7 @@ static int sec_first_steady(rdoc *d, const rt_section *s) {
         for (int r = 0; r < g.nr; r++)
             for (int c = 0; c < g.nc && n < 256; c++) {
                 const rm_run *run = g.cell[r][c];
-                if (!run || g.pub[c]) continue;
+                if (!run || g.pub[c] || run->failed) continue;
                 if (isnan(run->first_epoch_s.median) && isnan(run->steady_epoch_s.median)) continue;
                 runs[n] = run;
                 labels[n++] = nmeas > 1 ? render_printf(d->a, "%s on %s", g.rows[r], g.cols[c]) : g.rows[r];
@@ -688,6 +712,11 @@ static int inputs_table(rdoc *d, const char *id) {
     return add_fig(d, f);
 }
 
+/* The cover lists the short facts; the appendix has the full environment. */
+static int cover_skip(const char *key, const char *value, const char *dev) {
+    return strlen(value) > 60 || (dev && strcmp(value, dev) == 0) || strcmp(key, "cpu_flags") == 0;
+}
+
 static int sec_cover(rdoc *d, const rt_section *s) {
     if (!s->compact) {
         SD_TRY(rb_add(d, RB_GAP, NULL, NULL));
@@ -711,7 +740,8 @@ static int sec_cover(rdoc *d, const rt_section *s) {
     /* machine summary: device, back-ends, library versions of the first measured results file */
     const rm_file *fl = NULL;
     for (int i = 0; i < d->m->nfiles && !fl; i++) if (strcmp(d->m->files[i].kind, "results") == 0) fl = &d->m->files[i];
-    int n = 2 + (fl ? fl->nenv : 0);
+    int n = 2;
+    for (int i = 0; fl && i < fl->nenv; i++) n += !cover_skip(fl->env[i].key, fl->env[i].value, dev);
     render_table *t = new_table(d, n, 1);
     render_fig *f = t ? new_fig(d, RENDER_FIG_TABLE, "cover-machine", "Machine and software") : NULL;
     if (!f) return sd_err(SD_ENOMEM, "out of memory");
@@ -721,7 +751,11 @@ static int sec_cover(rdoc *d, const rt_section *s) {
     t->text[0] = dev ? dev : "not recorded";
     t->rows[1] = "Back-ends measured";
     t->text[1] = bk ? bk : "none (no benchmark results)";
-    for (int i = 0; fl && i < fl->nenv; i++) { t->rows[2 + i] = fl->env[i].key; t->text[2 + i] = fl->env[i].value; }
+    for (int i = 0, r = 2; fl && i < fl->nenv; i++) {
+        if (cover_skip(fl->env[i].key, fl->env[i].value, dev)) continue;
+        t->rows[r] = fl->env[i].key;
+        t->text[r++] = fl->env[i].value;
+    }
     f->u.table = t;
     SD_TRY(add_fig(d, f));
     return inputs_table(d, "cover-inputs");

@@ -4,15 +4,14 @@
 #include "render/report_int.h"
 #include "render/render_int.h"
 #include "core/err.h"
+#include "core/fsutil.h"
 
 #include <cairo-pdf.h>
-#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #define PAGE_W 595.28
 #define PAGE_H 841.89
@@ -72,18 +71,22 @@ static void paginate(rdoc *d, cairo_t *cr) {
         if (b->kind == RB_H2 || b->kind == RB_H3) {   /* keep a heading with the start of what follows */
             double before = b->kind == RB_H2 ? 14 : 6;
             if (!page_empty) { y += before; }
-            for (int j = i + 1; j < d->n && j <= i + 2; j++) {
-                if (d->b[j].kind == RB_BREAK) break;
+            for (int j = i + 1; j < d->n && j <= i + 4; j++) {   /* up to and including the first figure */
+                rb_kind k = d->b[j].kind;
+                if (k == RB_BREAK || k == RB_H2 || (k == RB_H3 && b->kind == RB_H3)) break;
                 double nh = block_height(cr, &d->b[j]);
-                need += nh < 160 ? nh : 160;
+                need += nh < BOTTOM - TOP - 60 ? nh : BOTTOM - TOP - 60;
                 if (d->b[j].kind == RB_FIG) break;
             }
         }
         if (b->kind == RB_GAP && page_empty && i > 0) { b->page = page; b->y = y; b->h = 0; continue; }
+        /* a figure taller than a page goes where at least half a page is free, scaled to fit */
+        if (b->kind == RB_FIG && b->h > BOTTOM - TOP && y < (TOP + BOTTOM) / 2) need = 0;
         if (!page_empty && y + need > BOTTOM) { page++; y = TOP; }
         b->page = page;
         b->y = y;
         y += b->h;
+        if (y > BOTTOM) y = BOTTOM;   /* a scaled figure ends the page */
         page_empty = 0;
     }
     d->npages = page + 1;
@@ -331,21 +334,6 @@ static int write_md(rdoc *d, const char *path, unsigned formats) {
 }
 
 /* ---- entry ------------------------------------------------------------------------------------------------------ */
-static int mkdir_p(const char *path) {
-    char tmp[4096];
-    if ((size_t)snprintf(tmp, sizeof tmp, "%s", path) >= sizeof tmp) return sd_err(SD_EIO, "%s: path too long", path);
-    for (char *p = tmp + 1; ; p++) {
-        if (*p == '/' || *p == 0) {
-            char c = *p;
-            *p = 0;
-            if (mkdir(tmp, 0777) != 0 && errno != EEXIST) return sd_err(SD_EIO, "cannot create %s: %s", tmp, strerror(errno));
-            *p = c;
-            if (!c) break;
-        }
-    }
-    return 0;
-}
-
 int render_report(const render_model *m, const render_template *t, const char *out_dir, unsigned formats,
                   render_report_stats *stats) {
     render_report_stats local;
@@ -365,14 +353,14 @@ int render_report(const render_model *m, const render_template *t, const char *o
     cr = render_measure_context();
     paginate(&d, cr);
     stats->pages = d.npages;
-    SD_TRY_GOTO(rc, mkdir_p(out_dir), done);
+    SD_TRY_GOTO(rc, sd_mkdir_p(out_dir, 0), done);
     if (formats & RENDER_OUT_PDF) {
         snprintf(path, sizeof path, "%s/showdown.pdf", out_dir);
         SD_TRY_GOTO(rc, write_pdf(&d, path), done);
     }
     if (formats & RENDER_OUT_SVG) {
         snprintf(path, sizeof path, "%s/figures", out_dir);
-        SD_TRY_GOTO(rc, mkdir_p(path), done);
+        SD_TRY_GOTO(rc, sd_mkdir_p(path, 0), done);
         for (int i = 0; i < d.n; i++) {
             if (d.b[i].kind != RB_FIG) continue;
             snprintf(path, sizeof path, "%s/figures/%s.svg", out_dir, d.b[i].fig->id);
@@ -381,7 +369,7 @@ int render_report(const render_model *m, const render_template *t, const char *o
     }
     if (formats & RENDER_OUT_CSV) {
         snprintf(path, sizeof path, "%s/tables", out_dir);
-        SD_TRY_GOTO(rc, mkdir_p(path), done);
+        SD_TRY_GOTO(rc, sd_mkdir_p(path, 0), done);
         for (int i = 0; i < d.n; i++) {
             if (d.b[i].kind != RB_FIG || d.b[i].fig->kind != RENDER_FIG_TABLE) continue;
             snprintf(path, sizeof path, "%s/tables/%s.csv", out_dir, d.b[i].fig->id);

@@ -3,33 +3,14 @@
  * per document already). */
 #include "render/render_int.h"
 #include "core/err.h"
+#include "core/fsutil.h"
 
 #include <cairo-svg.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-int render_write_file(const char *path, const void *data, size_t n) {
-    char tmp[4096];
-    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= sizeof tmp)
-        return sd_err(SD_EIO, "%s: path too long", path);
-    FILE *f = fopen(tmp, "wb");
-    if (!f) return sd_err(SD_EIO, "cannot write %s: %s", tmp, strerror(errno));
-    int ok = fwrite(data, 1, n, f) == n;
-    ok = (fflush(f) == 0) && ok;
-    ok = (fsync(fileno(f)) == 0) && ok;
-    int e = errno;
-    ok = (fclose(f) == 0) && ok;
-    if (!ok) { unlink(tmp); return sd_err(SD_EIO, "cannot write %s: %s", path, strerror(e ? e : EIO)); }
-    if (rename(tmp, path) != 0) {
-        e = errno;
-        unlink(tmp);
-        return sd_err(SD_EIO, "cannot rename %s to %s: %s", tmp, path, strerror(e));
-    }
-    return 0;
-}
+int render_write_file(const char *path, const void *data, size_t n) { return sd_write_file_atomic(path, data, n); }
 
 static const char *find(const char *p, const char *end, const char *key, size_t klen) {
     for (; p + klen <= end; p++)

@@ -14,6 +14,7 @@
 
 typedef struct tlay {
     double lab_w, *col_w, group_h, head_h, *row_h, h;
+    int has_head;
     int *textcol;
     char *isbest;      /* nrows*ncols */
 } tlay;
@@ -66,7 +67,7 @@ static int layout(cairo_t *cr, const render_table *t, double w, tlay *L) {
     if (!L->col_w || !L->row_h || !L->textcol || !L->isbest) { lay_free(L); return -1; }
     mark_best(t, L->isbest);
     double sum = 0, tw, th;
-    char buf[128];
+    char buf[1024];
     for (int c = 0; c < nc; c++) {
         int alltext = nr > 0;
         double vw = 0;
@@ -112,15 +113,44 @@ static int layout(cairo_t *cr, const render_table *t, double w, tlay *L) {
         for (int c = 0; c < nc; c++) used += L->col_w[c];
         if (used < w && labnat < 0.45 * w) L->lab_w += (w - used) < 0.45 * w - labnat ? (w - used) : 0.45 * w - labnat;
     } else {
-        L->lab_w = w - sum;
+        /* too wide: wrap the text columns first (down to 70 pt), then the row labels */
+        double excess = labnat + sum - w;
+        while (excess > 0.01) {   /* narrow the widest text column, down to the next widest */
+            int wi = -1;
+            double second = 70;
+            for (int c = 0; c < nc; c++) {
+                if (!L->textcol[c] || L->col_w[c] <= 70) continue;
+                if (wi < 0 || L->col_w[c] > L->col_w[wi]) { if (wi >= 0 && L->col_w[wi] > second) second = L->col_w[wi]; wi = c; }
+                else if (L->col_w[c] > second) second = L->col_w[c];
+            }
+            if (wi < 0) break;
+            double cut = L->col_w[wi] - second;
+            if (cut > excess) cut = excess;
+            if (cut < 0.01) {   /* several columns equally wide: narrow them together */
+                int k = 0;
+                for (int c = 0; c < nc; c++) k += L->textcol[c] && L->col_w[c] >= L->col_w[wi] - 0.01;
+                double each = excess / k, floor_w = L->col_w[wi] - 70;
+                if (each > floor_w) each = floor_w;
+                for (int c = 0; c < nc; c++)
+                    if (L->textcol[c] && L->col_w[c] >= L->col_w[wi] - 0.01) { L->col_w[c] -= each; sum -= each; excess -= each; }
+                if (each <= 0.01) break;
+                continue;
+            }
+            L->col_w[wi] -= cut;
+            sum -= cut;
+            excess -= cut;
+        }
+        L->lab_w = w - sum < labnat ? w - sum : labnat;
         if (L->lab_w < 70) {
             L->lab_w = 70;
             double k = (w - 70) / sum;   /* last resort: narrow every column (headers wrap) */
             for (int c = 0; c < nc; c++) L->col_w[c] *= k;
         }
     }
-    /* header heights */
+    /* header heights (a key-value table may have none) */
     L->head_h = 0;
+    L->has_head = t->row_head && t->row_head[0];
+    for (int c = 0; c < nc; c++) L->has_head |= t->cols[c] && t->cols[c][0];
     if (t->row_head) {
         render_text_size(cr, RENDER_FONT_SMALL_BOLD, t->row_head, L->lab_w - 2 * PADX, NULL, &th);
         L->head_h = th;
@@ -134,7 +164,7 @@ static int layout(cairo_t *cr, const render_table *t, double w, tlay *L) {
         }
         if (th > L->head_h) L->head_h = th;
     }
-    L->head_h += 2 * PADY;
+    L->head_h = L->has_head ? L->head_h + 2 * PADY : 0;
     if (t->groups) {
         render_text_size(cr, RENDER_FONT_SMALL_BOLD, "Ag", 0, NULL, &th);
         L->group_h = th + 2 * PADY + 2;
@@ -144,7 +174,14 @@ static int layout(cairo_t *cr, const render_table *t, double w, tlay *L) {
         render_text_size(cr, RENDER_FONT_BODY, t->rows[r], L->lab_w - 2 * PADX, NULL, &th);
         double ch;
         render_text_size(cr, RENDER_FONT_BOLD, "0", 0, NULL, &ch);
-        L->row_h[r] = (th > ch ? th : ch) + 2 * PADY;
+        if (ch > th) th = ch;
+        for (int c = 0; c < nc; c++) {
+            const char *cs = t->text ? t->text[r * nc + c] : NULL;
+            if (!cs || !L->textcol[c]) continue;
+            render_text_size(cr, RENDER_FONT_BODY, cs, L->col_w[c] - 2 * PADX, NULL, &ch);
+            if (ch > th) th = ch;
+        }
+        L->row_h[r] = th + 2 * PADY;
         L->h += L->row_h[r];
     }
     L->h += 1.5;
@@ -206,9 +243,9 @@ void render_table_draw(cairo_t *cr, const render_table *t, double x, double y, d
         cx += L.col_w[c];
     }
     cy += L.head_h;
-    rc_line(cr, x, cy + 0.3, x + tw, cy + 0.3, 0.6, RC_RULE);
+    if (L.has_head) rc_line(cr, x, cy + 0.3, x + tw, cy + 0.3, 0.6, RC_RULE);
     cy += 1.0;
-    char buf[128];
+    char buf[1024];
     for (int r = 0; r < t->nrows; r++) {
         double rh = L.row_h[r];
         if (r % 2 == 1) {
@@ -231,7 +268,7 @@ void render_table_draw(cairo_t *cr, const render_table *t, double x, double y, d
             render_text_size(cr, f, buf, 0, NULL, &fh);
             render_text_size(cr, RENDER_FONT_BODY, "0", 0, NULL, &bh);
             double ty = cy + PADY + (bh - fh) / 2;
-            if (L.textcol[c]) render_text(cr, f, buf, cx + PADX, ty, 0, RENDER_LEFT, miss ? RC_LIGHT : RC_INK);
+            if (L.textcol[c]) render_text(cr, f, buf, cx + PADX, ty, L.col_w[c] - 2 * PADX, RENDER_LEFT, miss ? RC_LIGHT : RC_INK);
             else render_text(cr, f, buf, cx + L.col_w[c] - PADX, ty, 0, RENDER_RIGHT, miss ? RC_LIGHT : RC_INK);
             cx += L.col_w[c];
         }
