@@ -175,6 +175,6 @@ Test(render, write_file_is_atomic_and_reports_errors) {
     cr_expect_eq(n, 5);
     cr_expect_str_eq(t, "hello");
     free(t);
-    snprintf(p, sizeof p, "%s/no/such/dir/x.txt", dir);
+    snprintf(p, sizeof p, "%s/x.txt/below-a-file.txt", dir);   /* a parent that is a file */
     cr_expect_lt(render_write_file(p, "x", 1), 0);
 }
