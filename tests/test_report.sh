@@ -99,7 +99,7 @@ pdfinfo "$t/a/showdown.pdf" > "$t/info"
 has "$t/info" "CreationDate:.*2026" "PDF date comes from the inputs"
 pdftotext -layout "$t/a/showdown.pdf" "$t/a.txt"
 for want in "PyTorch" "MXNet" "Theano (archived)" "87.2" "79.5" "Test CPU 9000" "reference C" "oneDNN" \
-            "Keras (TF)" "194" "69" "a 2018 publication" "6.60" "1.12" "0.972" "failed" "no CUDA device" \
+            "Keras (TF)" "194" "69" "a 2018 publication" "6.60" "1.12" "0.972" "Not run" \
             "Podium" "Criteria breakdown" "Methodology" "Inputs of this report" "page 2 of $pages"; do
   has "$t/a.txt" "$want" "PDF text has '$want'"
 done
@@ -116,6 +116,7 @@ nsvg=$(ls "$t/a/figures/"*.svg | wc -l)
 [ "$nsvg" -ge 10 ] && echo "ok: $nsvg SVG files" || { echo "FAIL: only $nsvg SVG files"; fail=1; }
 if xmllint --noout "$t/a/figures/"*.svg 2> "$t/xml"; then echo "ok: every SVG parses"; else echo "FAIL: xmllint"; head "$t/xml"; fail=1; fi
 has "$t/a/showdown.md" "(figures/podium-chart.svg)" "Markdown links the figures"
+has "$t/a/showdown.md" "Not run: native · cuDNN (no CUDA device)" "failed run named with its reason"
 has "$t/a/showdown.md" "| PyTorch | \*\*87.2\*\*" "Markdown table marks the best value"
 # rendering twice gives byte-identical files
 expect 0 "second render" run_full "$t/b"

@@ -406,6 +406,7 @@ typedef struct grid {
     const rm_run *cell[64][64];
     const char *source;
     int repeats, epochs, nfailed;
+    const rm_run *failed[16];   /* failed runs take no row or column; the table's note lists them */
 } grid;
 
 static int idx_of(const char **a, int *n, const char *s, int max) {
@@ -422,6 +423,10 @@ static void make_grid(rdoc *d, const char *wl, grid *g) {
         for (int i = 0; i < d->m->nruns; i++) {
             const rm_run *r = &d->m->runs[i];
             if (strcmp(r->workload, wl) != 0 || r->published != pass) continue;
+            if (r->failed) {
+                if (g->nfailed < 16) g->failed[g->nfailed++] = r;
+                continue;
+            }
             int row = idx_of(g->rows, &g->nr, row_of(d, r), 64);
             const char *col = pass ? render_printf(d->a, "%s ", device_of(d, r)) : device_of(d, r);   /* keep apart */
             int c = idx_of(g->cols, &g->nc, col, 64);
@@ -429,7 +434,6 @@ static void make_grid(rdoc *d, const char *wl, grid *g) {
             g->pub[c] = pass;
             g->cell[row][c] = r;   /* a later file wins */
             if (pass && r->file && r->file->source) g->source = r->file->source;
-            if (r->failed) g->nfailed++;
             if (!pass && r->nrepeats > g->repeats) g->repeats = r->nrepeats;
             if (!pass && r->nepochs > g->epochs) g->epochs = r->nepochs;
         }
@@ -498,12 +502,12 @@ static int sec_bench_tables(rdoc *d, const rt_section *s) {
         f->note = render_printf(d->a, "Median of %d repeat%s.%s%s%s%s", g.repeats, g.repeats == 1 ? "" : "s",
                                 g.source ? " Published figures: " : "", g.source ? g.source : "", g.source ? "." : "",
                                 cross ? " –: not run on that device." : "");
-        if (g.nfailed) {
-            for (int r = 0; r < g.nr; r++)
-                for (int c = 0; c < g.nc; c++)
-                    if (g.cell[r][c] && g.cell[r][c]->failed)
-                        f->note = render_printf(d->a, "%s Failed: %s on %s%s%s.", f->note, g.rows[r], g.cols[c],
-                                                g.cell[r][c]->error ? ": " : "", g.cell[r][c]->error ? g.cell[r][c]->error : "");
+        for (int i = 0; i < g.nfailed; i++) {
+            const rm_run *r = g.failed[i];
+            const char *err = r->error ? r->error : "no reason recorded";
+            const char *colon = strchr(err, ':');   /* the first clause of the error is the reason */
+            f->note = render_printf(d->a, "%s Not run: %s (%.*s).", f->note, row_of(d, r),
+                                    colon ? (int)(colon - err) : (int)strlen(err), err);
         }
         SD_TRY(add_fig(d, f));
         added++;

@@ -24,6 +24,7 @@ typedef struct rdoc {
     int n, cap;
     int nfig, ntab;             /* numbering of figures and tables */
     int npages;
+    double scale;               /* one-page templates: content scale (1 = none) */
     const char *date;           /* latest input date, or NULL */
     int cover_page;             /* page 0 is a cover (no running header) */
     int compact;

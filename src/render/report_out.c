@@ -55,7 +55,24 @@ static double block_height(cairo_t *cr, const rb_block *b) {
     return 0;
 }
 
+/* One page: every block in sequence, scaled as a whole if it runs past the bottom margin. */
+static void paginate_one(rdoc *d, cairo_t *cr) {
+    double y = TOP;
+    for (int i = 0; i < d->n; i++) {
+        rb_block *b = &d->b[i];
+        b->page = 0;
+        b->h = b->kind == RB_BREAK ? 0 : block_height(cr, b);
+        if (b->kind == RB_H2 && i > 0) y += 14;
+        b->y = y;
+        y += b->h;
+    }
+    d->npages = 1;
+    d->scale = y > BOTTOM ? (BOTTOM - TOP) / (y - TOP) : 1;
+}
+
 static void paginate(rdoc *d, cairo_t *cr) {
+    d->scale = 1;
+    if (d->t->one_page) { paginate_one(d, cr); return; }
     int page = 0;
     double y = TOP;
     int page_empty = 1;
@@ -107,7 +124,7 @@ static void page_frame(rdoc *d, cairo_t *cr, int page) {
     render_text(cr, RENDER_FONT_SMALL, buf, PAGE_W - MX, PAGE_H - 40, 0, RENDER_RIGHT, RC_GREY);
 }
 
-static void draw_block(cairo_t *cr, const rb_block *b) {
+static void draw_block(cairo_t *cr, const rb_block *b, int whole_page_scaled) {
     switch (b->kind) {
     case RB_TITLE: render_text(cr, RENDER_FONT_H1, b->text, MX, b->y, CW, RENDER_LEFT, RC_INK); break;
     case RB_SUBTITLE: render_text(cr, RENDER_FONT_BODY, b->text, MX, b->y, CW, RENDER_LEFT, RC_GREY); break;
@@ -120,7 +137,7 @@ static void draw_block(cairo_t *cr, const rb_block *b) {
     case RB_PARA: render_text(cr, RENDER_FONT_BODY, b->text, MX, b->y, CW, RENDER_LEFT, RC_INK); break;
     case RB_FIG: {
         double avail = BOTTOM - b->y, h = b->h - 20;
-        if (h > avail && avail > 0) {   /* taller than a page: scale to fit rather than clip */
+        if (!whole_page_scaled && h > avail && avail > 0) {   /* taller than a page: scale to fit, not clip */
             double k = avail / h;
             cairo_save(cr);
             cairo_translate(cr, MX + CW * (1 - k) / 2, b->y);
@@ -158,7 +175,14 @@ static int write_pdf(rdoc *d, const char *path) {
     int i = 0;
     for (int p = 0; p < d->npages; p++) {
         page_frame(d, cr, p);
-        for (; i < d->n && d->b[i].page == p; i++) draw_block(cr, &d->b[i]);
+        cairo_save(cr);
+        if (d->scale < 1) {
+            cairo_translate(cr, MX + CW * (1 - d->scale) / 2, TOP);
+            cairo_scale(cr, d->scale, d->scale);
+            cairo_translate(cr, -MX, -TOP);
+        }
+        for (; i < d->n && d->b[i].page == p; i++) draw_block(cr, &d->b[i], d->t->one_page);
+        cairo_restore(cr);
         cairo_show_page(cr);
     }
     cairo_status_t st = cairo_status(cr);

@@ -104,7 +104,7 @@ int render_template_load(render_arena *a, const char *path, render_template **ou
     SD_TRY(jv_load(&d, path));
     int rc = 0;
     const jv *root = jv_root(d);
-    static const char *const keys[] = {"format", "name", "title", "subtitle", "footer", "sections", NULL};
+    static const char *const keys[] = {"format", "name", "title", "subtitle", "footer", "one_page", "sections", NULL};
     render_template *t = render_alloc(a, sizeof *t);
     const char *format = NULL;
     if (!t) { rc = sd_err(SD_ENOMEM, "out of memory"); goto done; }
@@ -119,6 +119,7 @@ int render_template_load(render_arena *a, const char *path, render_template **ou
     SD_TRY_GOTO(rc, get_text(a, d, root, "title", "title", &t->title), done);
     SD_TRY_GOTO(rc, get_text(a, d, root, "subtitle", "subtitle", &t->subtitle), done);
     SD_TRY_GOTO(rc, get_text(a, d, root, "footer", "footer", &t->footer), done);
+    SD_TRY_GOTO(rc, jv_get_bool(d, root, "one_page", "template", 0, &t->one_page), done);
     const jv *secs = jv_get(root, "sections");
     if (!secs) { rc = jv_err(d, root, "missing key 'sections' in template"); goto done; }
     SD_TRY_GOTO(rc, jv_expect(d, secs, JV_ARRAY, "sections"), done);

@@ -24,6 +24,7 @@ typedef struct rt_section {
 
 typedef struct render_template {
     const char *name, *title, *subtitle, *footer;
+    int one_page;               /* everything on one page, scaled down to fit if need be */
     int nsections;
     rt_section *sections;
 } render_template;
