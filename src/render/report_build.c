@@ -360,7 +360,8 @@ static int sec_criteria(rdoc *d, const rt_section *s) {
         if (n == 0) continue;
         SD_TRY(rb_add(d, RB_H3, sc->cat_name[c], NULL));
         const char *slug = rb_slug(d, sc->cat_id[c]);
-        if (s->show & RT_SHOW_TABLE) {
+        {   /* the numbers always reach the Markdown and CSV; the PDF shows the table when asked */
+            int pdf = (s->show & RT_SHOW_TABLE) != 0;
             render_table *t = new_table(d, sc->nfw, n + 1);
             render_fig *f = t ? new_fig(d, RENDER_FIG_TABLE, render_printf(d->a, "criteria-%s-table", slug),
                                         render_printf(d->a, "%s: criteria and category score", sc->cat_name[c])) : NULL;
@@ -376,6 +377,11 @@ static int sec_criteria(rdoc *d, const rt_section *s) {
             }
             f->u.table = t;
             SD_TRY(add_fig(d, f));
+            if (!pdf) {   /* not in the PDF: no number in the PDF's sequence */
+                d->b[d->n - 1].md_only = 1;
+                d->ntab--;
+                f->title = strstr(f->title, ". ") + 2;
+            }
         }
         if (s->show & RT_SHOW_CHART) {
             render_bar *b = new_bar(d, sc->nfw, n);
@@ -573,6 +579,8 @@ static int sec_accuracy(rdoc *d, const rt_section *s) {
     for (int w = 0; w < nw; w++) {
         grid g;
         make_grid(d, wl[w], &g);
+        int nmeas = 0;
+        for (int c = 0; c < g.nc; c++) nmeas += !g.pub[c];
         render_line *l = NEW(d, render_line, 1);
         if (!l) return sd_err(SD_ENOMEM, "out of memory");
         l->series = NEW(d, const char *, g.nr * g.nc);
@@ -588,7 +596,7 @@ static int sec_accuracy(rdoc *d, const rt_section *s) {
                 for (int e = 0; e < run->nepochs; e++) has |= !isnan(run->epochs[e].accuracy);
                 if (!has) continue;
                 int k = l->nseries++;
-                l->series[k] = g.nc > 1 ? render_printf(d->a, "%s on %s", g.rows[r], g.cols[c]) : g.rows[r];
+                l->series[k] = nmeas > 1 ? render_printf(d->a, "%s on %s", g.rows[r], g.cols[c]) : g.rows[r];
                 l->npts[k] = run->nepochs;
                 l->x[k] = NEW(d, double, run->nepochs);
                 l->y[k] = NEW(d, double, run->nepochs);
@@ -599,6 +607,14 @@ static int sec_accuracy(rdoc *d, const rt_section *s) {
                 }
             }
         if (l->nseries == 0) continue;
+        /* accuracy on a tenth grid: a 0.01 wiggle must not fill the chart */
+        double lo = INFINITY, hi = -INFINITY;
+        for (int k = 0; k < l->nseries; k++)
+            for (int e = 0; e < l->npts[k]; e++)
+                if (!isnan(l->y[k][e])) { if (l->y[k][e] < lo) lo = l->y[k][e]; if (l->y[k][e] > hi) hi = l->y[k][e]; }
+        l->ymin = floor(lo * 10 + 1e-9) / 10;
+        l->ymax = ceil(hi * 10 - 1e-9) / 10;
+        if (l->ymax <= l->ymin) l->ymax = l->ymin + 0.1;
         l->xlabel = "epoch";
         l->ylabel = "test accuracy";
         l->x_integer = 1;

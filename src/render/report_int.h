@@ -12,7 +12,8 @@ typedef struct rb_block {
     const char *text;
     render_fig *fig;
     double gap;                 /* RB_GAP */
-    int page;                   /* set by pagination, 0-based */
+    int page;                   /* set by pagination, 0-based; -1: not in the PDF */
+    int md_only;                /* a table kept for the Markdown and CSV but not drawn in the PDF */
     double y, h;
 } rb_block;
 

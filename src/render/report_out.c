@@ -60,7 +60,8 @@ static void paginate_one(rdoc *d, cairo_t *cr) {
     double y = TOP;
     for (int i = 0; i < d->n; i++) {
         rb_block *b = &d->b[i];
-        b->page = 0;
+        b->page = b->md_only ? -1 : 0;
+        if (b->md_only) continue;
         b->h = b->kind == RB_BREAK ? 0 : block_height(cr, b);
         if (b->kind == RB_H2 && i > 0) y += 14;
         b->y = y;
@@ -78,6 +79,7 @@ static void paginate(rdoc *d, cairo_t *cr) {
     int page_empty = 1;
     for (int i = 0; i < d->n; i++) {
         rb_block *b = &d->b[i];
+        if (b->md_only) { b->page = -1; continue; }
         if (b->kind == RB_BREAK) {
             if (!page_empty) { page++; y = TOP; page_empty = 1; }
             b->page = page;
@@ -90,6 +92,7 @@ static void paginate(rdoc *d, cairo_t *cr) {
             if (!page_empty) { y += before; }
             for (int j = i + 1; j < d->n && j <= i + 4; j++) {   /* up to and including the first figure */
                 rb_kind k = d->b[j].kind;
+                if (d->b[j].md_only) continue;
                 if (k == RB_BREAK || k == RB_H2 || (k == RB_H3 && b->kind == RB_H3)) break;
                 double nh = block_height(cr, &d->b[j]);
                 need += nh < BOTTOM - TOP - 60 ? nh : BOTTOM - TOP - 60;
@@ -181,7 +184,8 @@ static int write_pdf(rdoc *d, const char *path) {
             cairo_scale(cr, d->scale, d->scale);
             cairo_translate(cr, -MX, -TOP);
         }
-        for (; i < d->n && d->b[i].page == p; i++) draw_block(cr, &d->b[i], d->t->one_page);
+        for (; i < d->n && (d->b[i].page == p || d->b[i].page < 0); i++)
+            if (d->b[i].page == p) draw_block(cr, &d->b[i], d->t->one_page);
         cairo_restore(cr);
         cairo_show_page(cr);
     }
