@@ -141,6 +141,7 @@ bench: deps
 	./$(BIN) bench --workload mnist_mlp,mnist_cnn,cifar10_vgg --backend all --data synthetic --epochs 2 \
 	    --batches 20 --repeat 3 --json out/bench/bench.json
 	PYTHON=$(PYTHON) sh scripts/bench-cpu.sh ./$(BIN) out/bench
+	bash scripts/bench-report.sh ./$(BIN) out/bench
 
 # Issue 3's CPU table alone: native ref/dnnl vs PyTorch (as shipped, passive), GFLOP/s vs measured sgemm.
 bench-cpu: deps
@@ -151,7 +152,8 @@ report: deps
 	@$(MAKE) --no-print-directory $(BIN)
 	./$(BIN) bench --workload mnist_mlp,mnist_cnn,cifar10_vgg --epochs 2 --batches 20 \
 	    --json out/bench/report-bench.json
-	@echo "make report: wrote out/bench/report-bench.json (benchmark step; the rendered report comes with the report command)"
+	./$(BIN) report --results out/bench/report-bench.json $$(test -f out/scores.json && echo --scores out/scores.json) \
+	    --out out --format pdf,svg,md
 
 # GPU parity tests + training benchmarks (scripts/gpu-check.sh). Without a usable GPU it says why and
 # the script exits 4 (SD_EXIT_NODEV, as `showdown bench --backend cudnn`); make then reports Error 4.

@@ -87,6 +87,10 @@ static PangoFontDescription *font_desc(render_font f) {
     return g_fonts[f];
 }
 
+/* One pango context for every layout (creating one per text costs more than the text): its matrix and
+ * the surface's options are refreshed from cr on each use, and our options then override the hinting. */
+static PangoContext *g_ctx;
+
 static PangoLayout *make_layout(cairo_t *cr, render_font f, const char *s, double wrap_w) {
     if (!g_fopts) {
         g_fopts = cairo_font_options_create();
@@ -94,11 +98,13 @@ static PangoLayout *make_layout(cairo_t *cr, render_font f, const char *s, doubl
         cairo_font_options_set_hint_metrics(g_fopts, CAIRO_HINT_METRICS_OFF);
         cairo_font_options_set_antialias(g_fopts, CAIRO_ANTIALIAS_GRAY);
     }
-    PangoLayout *l = pango_cairo_create_layout(cr);
-    PangoContext *ctx = pango_layout_get_context(l);
-    pango_cairo_context_set_font_options(ctx, g_fopts);
-    pango_cairo_context_set_resolution(ctx, 72.0);   /* 1 pt = 1 user unit on every surface */
-    pango_layout_context_changed(l);
+    if (!g_ctx) {
+        g_ctx = pango_font_map_create_context(pango_cairo_font_map_get_default());
+        pango_cairo_context_set_font_options(g_ctx, g_fopts);
+        pango_cairo_context_set_resolution(g_ctx, 72.0);   /* 1 pt = 1 user unit on every surface */
+    }
+    pango_cairo_update_context(cr, g_ctx);
+    PangoLayout *l = pango_layout_new(g_ctx);
     pango_layout_set_font_description(l, font_desc(f));
     if (wrap_w > 0) {
         pango_layout_set_width(l, (int)(wrap_w * PANGO_SCALE));
@@ -200,6 +206,8 @@ void render_shutdown(void) {
         if (g_fonts[i]) pango_font_description_free(g_fonts[i]);
         g_fonts[i] = NULL;
     }
+    if (g_ctx) g_object_unref(g_ctx);
+    g_ctx = NULL;
     if (g_fopts) cairo_font_options_destroy(g_fopts);
     g_fopts = NULL;
     pango_cairo_font_map_set_default(NULL);
