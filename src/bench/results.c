@@ -85,6 +85,7 @@ int sd_results_add_run(json_t *doc, const sd_run_info *ri) {
                                  "threads", ri->threads, "seed", (json_int_t)o->seed, "repeat", ri->nsamples,
                                  "shuffle", o->shuffle, "precision",
                                  ri->be->opts.precision ? ri->be->opts.precision : "fp32", "optimizer", optim);
+    json_object_set_new(settings, "autotune", json_boolean(ri->be->opts.autotune));
     json_object_set_new(settings, "max_batches", o->max_batches > 0 ? json_integer(o->max_batches) : json_null());
     json_object_set_new(run, "settings", settings);
     const nn_train_result *r0 = &ri->samples[0];

@@ -5,6 +5,7 @@
 #include "cmd/cli.h"
 #include "core/err.h"
 #include "data/data.h"
+#include "db/db.h"
 #include "nn/model.h"
 #include "nn/train.h"
 
@@ -23,9 +24,9 @@ static volatile sig_atomic_t g_stop;
 static void on_signal(int sig) { (void)sig; g_stop = 1; }
 
 typedef struct bench_args {
-    const char *workload, *backend, *json, *data, *data_dir, *workloads_dir, *precision, *autotune;
+    const char *workload, *backend, *json, *data, *data_dir, *workloads_dir, *precision, *autotune, *db;
     long epochs, batches, repeat, threads, seed, batch;
-    int describe, quiet;
+    int describe, quiet, no_db;
 } bench_args;
 
 static int exists(const char *p) { struct stat st; return stat(p, &st) == 0; }
@@ -186,6 +187,8 @@ int cmd_bench(int argc, char **argv) {
         {"precision", SD_OPT_STR, &a.precision, "P", "fp32 (default) or tf32 (cuDNN back-end)", 0, 0},
         {"autotune", SD_OPT_STR, &a.autotune, "on|off", "cuDNN algorithm search (default on)", 0, 0},
         {"json", SD_OPT_STR, &a.json, "FILE", "write the results (showdown-results/1) to FILE, atomically", 0, 0},
+        {"db", SD_OPT_STR, &a.db, "FILE", "store the run in this results database (default " DB_DEFAULT_PATH ")", 0, 0},
+        {"no-db", SD_OPT_FLAG, &a.no_db, NULL, "do not store the run in a database", 0, 0},
         {"quiet", SD_OPT_FLAG, &a.quiet, NULL, "no progress or notes on stderr", 0, 0},
         {0},
     };
@@ -245,18 +248,37 @@ int cmd_bench(int argc, char **argv) {
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
 
+    /* The run goes into the database as it is measured: inserted incomplete, each result in its own
+     * transaction, the last one with the complete flag. A killed bench leaves an incomplete run. */
+    db *dbh = NULL;
+    int64_t run_id = 0;
+    if (!a.no_db && (rc = db_open(&dbh, a.db ? a.db : DB_DEFAULT_PATH)) != 0) return sd_cli_fail("bench", rc);
     json_t *doc = sd_results_new();
+    if (dbh && (rc = db_run_begin(dbh, doc, "bench", NULL, &run_id)) != 0) {
+        json_decref(doc);
+        db_close(dbh);
+        return sd_cli_fail("bench", rc);
+    }
     int failed = 0;
     for (int i = 0; i < nw && rc == 0; i++)
-        for (int j = 0; j < nb && rc == 0; j++) rc = run_one(&a, wnames[i], bnames[j], doc, &failed);
+        for (int j = 0; j < nb && rc == 0; j++) {
+            size_t before = json_array_size(json_object_get(doc, "runs"));
+            rc = run_one(&a, wnames[i], bnames[j], doc, &failed);
+            json_t *runs = json_object_get(doc, "runs");
+            if (rc == 0 && dbh && json_array_size(runs) > before)
+                rc = db_run_add_result(dbh, run_id, json_array_get(runs, json_array_size(runs) - 1),
+                                       i == nw - 1 && j == nb - 1);
+        }
+    db_close(dbh);
     if (rc == SD_EINTR) {
-        fprintf(stderr, "\nshowdown bench: interrupted; no results written\n");
+        fprintf(stderr, "\nshowdown bench: interrupted; no results written (the database run stays incomplete)\n");
         json_decref(doc);
         return SD_EXIT_INTR;
     }
     if (rc) { json_decref(doc); return sd_cli_fail("bench", rc); }
     printf("\n");
     sd_results_print_table(stdout, doc);
+    if (dbh && !a.quiet) fprintf(stderr, "run %lld stored in %s\n", (long long)run_id, a.db ? a.db : DB_DEFAULT_PATH);
     if (a.json) {
         if ((rc = sd_json_write_atomic(doc, a.json)) != 0) { json_decref(doc); return sd_cli_fail("bench", rc); }
         if (!a.quiet) fprintf(stderr, "results written to %s\n", a.json);
