@@ -266,7 +266,7 @@ done:
     } else if (rc && rc != SD_EINTR && rc != SD_EUSAGE) {
         fprintf(stderr, "showdown bench: %s through %s failed: %s\n", w.name, impl, sd_errmsg());
         sd_results_add_failure(doc, w.name, impl, a->device, sd_errmsg());
-        *failed = rc;
+        *failed = SD_ERROR;   /* a runner's bad output is a runtime failure (exit 1), not a bad input file */
     }
     for (int i = 0; i < nres; i++) sd_runner_result_free(&res[i]);
     free(res);
