@@ -17,9 +17,10 @@ endif
 
 DEB_PKGS := pkg-config libdnnl-dev libcurl4-openssl-dev libgit2-dev libcairo2-dev libpango1.0-dev \
             libjansson-dev libsqlite3-dev zlib1g-dev libcriterion-dev poppler-utils python3-torch \
+            libopenblas0-pthread \
             dataset-fashion-mnist
 
-PKGS    := libcurl libgit2 jansson sqlite3 zlib pangocairo cairo-pdf cairo-svg
+PKGS    := libcurl libgit2 jansson sqlite3 zlib pangocairo cairo-pdf cairo-svg fontconfig
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
@@ -141,6 +142,7 @@ bench: deps
 	./$(BIN) bench --workload mnist_mlp,mnist_cnn,cifar10_vgg --backend all --data synthetic --epochs 2 \
 	    --batches 20 --repeat 3 --json out/bench/bench.json
 	PYTHON=$(PYTHON) sh scripts/bench-cpu.sh ./$(BIN) out/bench
+	bash scripts/bench-report.sh ./$(BIN) out/bench
 
 # Issue 3's CPU table alone: native ref/dnnl vs PyTorch (as shipped, passive), GFLOP/s vs measured sgemm.
 bench-cpu: deps
@@ -151,7 +153,8 @@ report: deps
 	@$(MAKE) --no-print-directory $(BIN)
 	./$(BIN) bench --workload mnist_mlp,mnist_cnn,cifar10_vgg --epochs 2 --batches 20 \
 	    --json out/bench/report-bench.json
-	@echo "make report: wrote out/bench/report-bench.json (benchmark step; the rendered report comes with the report command)"
+	./$(BIN) report --results out/bench/report-bench.json $$(test -f out/scores.json && echo --scores out/scores.json) \
+	    --out out --format pdf,svg,md
 
 # GPU parity tests + training benchmarks (scripts/gpu-check.sh). Without a usable GPU it says why and
 # the script exits 4 (SD_EXIT_NODEV, as `showdown bench --backend cudnn`); make then reports Error 4.

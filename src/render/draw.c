@@ -1,0 +1,216 @@
+/* draw — the shared look of every figure: the arena behind report models, the palette, pango text
+ * (DejaVu only, unhinted metrics so measurements agree on every surface), number formatting and axis ticks. */
+#include "render/render.h"
+
+#include <math.h>
+#include <fontconfig/fontconfig.h>
+#include <pango/pangocairo.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- arena ------------------------------------------------------------------------------------- */
+typedef struct arena_block { struct arena_block *next; size_t used, cap; max_align_t data[]; } arena_block;
+struct render_arena { arena_block *head; };
+
+int render_arena_new(render_arena **out) {
+    *out = calloc(1, sizeof **out);
+    return *out ? 0 : -5;
+}
+
+void render_arena_free(render_arena *a) {
+    if (!a) return;
+    for (arena_block *b = a->head, *n; b; b = n) { n = b->next; free(b); }
+    free(a);
+}
+
+void *render_alloc(render_arena *a, size_t n) {
+    n = (n + sizeof(max_align_t) - 1) / sizeof(max_align_t) * sizeof(max_align_t);
+    if (n == 0) n = sizeof(max_align_t);
+    arena_block *b = a->head;
+    if (!b || b->cap - b->used < n) {
+        size_t cap = n > 65536 ? n : 65536;
+        b = calloc(1, sizeof *b + cap);
+        if (!b) return NULL;
+        b->cap = cap;
+        b->next = a->head;
+        a->head = b;
+    }
+    void *p = (char *)b->data + b->used;
+    b->used += n;
+    return p;
+}
+
+char *render_strdup(render_arena *a, const char *s) {
+    if (!s) return NULL;
+    size_t n = strlen(s) + 1;
+    char *p = render_alloc(a, n);
+    if (p) memcpy(p, s, n);
+    return p;
+}
+
+char *render_printf(render_arena *a, const char *fmt, ...) {
+    va_list ap, ap2;
+    va_start(ap, fmt);
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *p = n >= 0 ? render_alloc(a, (size_t)n + 1) : NULL;
+    if (p) vsnprintf(p, (size_t)n + 1, fmt, ap2);
+    va_end(ap2);
+    return p;
+}
+
+/* ---- palette ----------------------------------------------------------------------------------- */
+render_rgb render_palette(int i) {
+    /* Okabe & Ito (2008); yellow last, it is weak on white. */
+    static const unsigned hex[RENDER_PALETTE_N] = {0x0072B2, 0xE69F00, 0x009E73, 0xD55E00,
+                                                   0x56B4E9, 0xCC79A7, 0x999999, 0xF0E442};
+    unsigned h = hex[((i % RENDER_PALETTE_N) + RENDER_PALETTE_N) % RENDER_PALETTE_N];
+    return (render_rgb){((h >> 16) & 255) / 255.0, ((h >> 8) & 255) / 255.0, (h & 255) / 255.0};
+}
+
+/* ---- text -------------------------------------------------------------------------------------- */
+static PangoFontDescription *g_fonts[RENDER_FONT_N];
+static cairo_font_options_t *g_fopts;
+
+static PangoFontDescription *font_desc(render_font f) {
+    static const char *const spec[RENDER_FONT_N] = {
+        [RENDER_FONT_BODY] = "DejaVu Sans 9",          [RENDER_FONT_BOLD] = "DejaVu Sans Bold 9",
+        [RENDER_FONT_SMALL] = "DejaVu Sans 7.5",       [RENDER_FONT_SMALL_BOLD] = "DejaVu Sans Bold 7.5",
+        [RENDER_FONT_ITALIC] = "DejaVu Sans Oblique 7.5", [RENDER_FONT_TITLE] = "DejaVu Sans Bold 10.5",
+        [RENDER_FONT_H2] = "DejaVu Sans Bold 14",      [RENDER_FONT_H1] = "DejaVu Sans Bold 24",
+        [RENDER_FONT_MONO] = "DejaVu Sans Mono 7.5",
+    };
+    if (!g_fonts[f]) g_fonts[f] = pango_font_description_from_string(spec[f]);
+    return g_fonts[f];
+}
+
+/* One pango context for every layout (creating one per text costs more than the text): its matrix and
+ * the surface's options are refreshed from cr on each use, and our options then override the hinting. */
+static PangoContext *g_ctx;
+
+static PangoLayout *make_layout(cairo_t *cr, render_font f, const char *s, double wrap_w) {
+    if (!g_fopts) {
+        g_fopts = cairo_font_options_create();
+        cairo_font_options_set_hint_style(g_fopts, CAIRO_HINT_STYLE_NONE);
+        cairo_font_options_set_hint_metrics(g_fopts, CAIRO_HINT_METRICS_OFF);
+        cairo_font_options_set_antialias(g_fopts, CAIRO_ANTIALIAS_GRAY);
+    }
+    if (!g_ctx) {
+        g_ctx = pango_font_map_create_context(pango_cairo_font_map_get_default());
+        pango_cairo_context_set_font_options(g_ctx, g_fopts);
+        pango_cairo_context_set_resolution(g_ctx, 72.0);   /* 1 pt = 1 user unit on every surface */
+    }
+    pango_cairo_update_context(cr, g_ctx);
+    PangoLayout *l = pango_layout_new(g_ctx);
+    pango_layout_set_font_description(l, font_desc(f));
+    if (wrap_w > 0) {
+        pango_layout_set_width(l, (int)(wrap_w * PANGO_SCALE));
+        pango_layout_set_wrap(l, PANGO_WRAP_WORD_CHAR);
+    }
+    pango_layout_set_text(l, s ? s : "", -1);
+    return l;
+}
+
+void render_text_size(cairo_t *cr, render_font f, const char *s, double wrap_w, double *w, double *h) {
+    PangoLayout *l = make_layout(cr, f, s, wrap_w);
+    int pw, ph;
+    pango_layout_get_size(l, &pw, &ph);
+    if (w) *w = (double)pw / PANGO_SCALE;
+    if (h) *h = (double)ph / PANGO_SCALE;
+    g_object_unref(l);
+}
+
+double render_text(cairo_t *cr, render_font f, const char *s, double x, double y, double wrap_w, int align,
+                   render_rgb c) {
+    PangoLayout *l = make_layout(cr, f, s, wrap_w);
+    if (wrap_w > 0 && align != RENDER_LEFT)
+        pango_layout_set_alignment(l, align == RENDER_CENTER ? PANGO_ALIGN_CENTER : PANGO_ALIGN_RIGHT);
+    int pw, ph;
+    pango_layout_get_size(l, &pw, &ph);
+    double w = (double)pw / PANGO_SCALE, h = (double)ph / PANGO_SCALE;
+    if (wrap_w <= 0) {
+        if (align == RENDER_CENTER) x -= w / 2;
+        else if (align == RENDER_RIGHT) x -= w;
+    }
+    cairo_save(cr);
+    cairo_set_source_rgb(cr, c.r, c.g, c.b);
+    cairo_move_to(cr, x, y);
+    pango_cairo_show_layout(cr, l);
+    cairo_restore(cr);
+    g_object_unref(l);
+    return h;
+}
+
+/* ---- numbers ----------------------------------------------------------------------------------- */
+void render_fmt_num(char *buf, size_t n, double v, int dec) {
+    if (n == 0) return;
+    if (isnan(v)) { snprintf(buf, n, "missing"); return; }
+    if (isinf(v)) { snprintf(buf, n, v > 0 ? "inf" : "-inf"); return; }
+    if (dec < 0) dec = 0;
+    if (dec > 6) dec = 6;
+    char raw[64];
+    snprintf(raw, sizeof raw, "%.*f", dec, fabs(v));
+    /* "-0.00" would say a value is negative when it rounds to zero */
+    int neg = v < 0 && strspn(raw, "0.") != strlen(raw);
+    const char *dot = strchr(raw, '.');
+    size_t ilen = dot ? (size_t)(dot - raw) : strlen(raw);
+    char out[96];
+    size_t o = 0;
+    if (neg) out[o++] = '-';
+    for (size_t i = 0; i < ilen; i++) {
+        out[o++] = raw[i];
+        size_t left = ilen - i - 1;
+        if (left > 0 && left % 3 == 0) out[o++] = ',';
+    }
+    if (dot) { size_t dl = strlen(dot); memcpy(out + o, dot, dl); o += dl; }
+    out[o] = 0;
+    snprintf(buf, n, "%s", out);
+}
+
+int render_nice_ticks(double lo, double hi, int target, double *t0, double *step) {
+    if (!(hi > lo)) hi = lo + 1;
+    if (target < 2) target = 2;
+    double raw = (hi - lo) / target;
+    double mag = pow(10, floor(log10(raw)));
+    double f = raw / mag, s;
+    if (f <= 1) s = 1; else if (f <= 2) s = 2; else if (f <= 2.5) s = 2.5; else if (f <= 5) s = 5; else s = 10;
+    s *= mag;
+    double a = floor(lo / s + 1e-9) * s, b = ceil(hi / s - 1e-9) * s;
+    int n = (int)lround((b - a) / s) + 1;
+    while (n > 12) { s *= 2; a = floor(lo / s + 1e-9) * s; b = ceil(hi / s - 1e-9) * s; n = (int)lround((b - a) / s) + 1; }
+    *t0 = a;
+    *step = s;
+    return n;
+}
+
+int render_decimals_for_step(double step) {
+    for (int d = 0; d < 3; d++) {
+        double m = step * pow(10, d);
+        if (fabs(m - round(m)) < 1e-6) return d;
+    }
+    return 3;
+}
+
+cairo_t *render_measure_context(void) {
+    cairo_surface_t *s = cairo_recording_surface_create(CAIRO_CONTENT_COLOR_ALPHA, NULL);
+    cairo_t *cr = cairo_create(s);
+    cairo_surface_destroy(s);
+    return cr;
+}
+
+void render_shutdown(void) {
+    for (int i = 0; i < RENDER_FONT_N; i++) {
+        if (g_fonts[i]) pango_font_description_free(g_fonts[i]);
+        g_fonts[i] = NULL;
+    }
+    if (g_ctx) g_object_unref(g_ctx);
+    g_ctx = NULL;
+    if (g_fopts) cairo_font_options_destroy(g_fopts);
+    g_fopts = NULL;
+    pango_cairo_font_map_set_default(NULL);
+    cairo_debug_reset_static_data();
+    FcFini();
+}

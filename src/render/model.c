@@ -1,0 +1,413 @@
+/* model — readers of the machine-made inputs of the report (results and scores, via jansson), tolerant
+ * of absent sections: absence becomes NAN / NULL and is shown as missing, never as zero. */
+#include "render/model.h"
+#include "core/err.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_RUNS 4096
+#define MAX_FILES 256
+
+int render_model_new(render_model **out) {
+    render_model *m = calloc(1, sizeof *m);
+    if (!m || render_arena_new(&m->arena) < 0) { free(m); return sd_err(SD_ENOMEM, "out of memory"); }
+    m->files = render_alloc(m->arena, MAX_FILES * sizeof *m->files);
+    m->runs = render_alloc(m->arena, MAX_RUNS * sizeof *m->runs);
+    if (!m->files || !m->runs) { render_model_free(m); return sd_err(SD_ENOMEM, "out of memory"); }
+    *out = m;
+    return 0;
+}
+
+void render_model_free(render_model *m) {
+    if (!m) return;
+    render_arena_free(m->arena);
+    free(m);
+}
+
+/* ---- small jansson helpers ------------------------------------------------------------------------ */
+static double num(const json_t *v) { return json_is_number(v) ? json_number_value(v) : NAN; }
+
+/* Text of a scalar (strings as they are, numbers and booleans printed), else NULL. */
+static const char *text(render_arena *a, const json_t *v) {
+    if (json_is_string(v)) return render_strdup(a, json_string_value(v));
+    if (json_is_integer(v)) return render_printf(a, "%lld", (long long)json_integer_value(v));
+    if (json_is_real(v)) return render_printf(a, "%g", json_real_value(v));
+    if (json_is_boolean(v)) return json_is_true(v) ? "yes" : "no";
+    return NULL;
+}
+
+static rm_stat stat_of(const json_t *v) {
+    rm_stat s = {NAN, NAN, NAN};
+    if (json_is_number(v)) { s.median = s.min = s.max = num(v); return s; }
+    if (!json_is_object(v)) return s;
+    s.median = num(json_object_get(v, "median"));
+    s.min = num(json_object_get(v, "min"));
+    s.max = num(json_object_get(v, "max"));
+    return s;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n) {
+    int k = 0;
+    for (int i = 0; i < n; i++) if (!isnan(v[i])) v[k++] = v[i];
+    if (k == 0) return NAN;
+    qsort(v, (size_t)k, sizeof *v, cmp_double);
+    return k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
+}
+
+static int load(const char *path, json_t **root) {
+    json_error_t e;
+    *root = json_load_file(path, JSON_REJECT_DUPLICATES, &e);
+    if (!*root) {
+        if (e.line < 1) return sd_err(SD_EIO, "%s: %s", path, e.text);
+        return sd_err(SD_EINPUT, "%s:%d:%d: %s", path, e.line, e.column, e.text);
+    }
+    if (!json_is_object(*root)) {
+        json_decref(*root);
+        return sd_err(SD_EINPUT, "%s: expected a JSON object at the top", path);
+    }
+    return 0;
+}
+
+static int check_schema(const char *path, json_t *root, const char *want) {
+    const char *s = json_string_value(json_object_get(root, "schema"));
+    size_t n = strlen(want);
+    if (!s) return sd_err(SD_EINPUT, "%s: no \"schema\" (expected \"%s1\")", path, want);
+    if (strncmp(s, want, n) != 0) return sd_err(SD_EINPUT, "%s: schema \"%s\" is not %s*", path, s, want);
+    if (strcmp(s + n, "1") != 0) return sd_err(SD_EINPUT, "%s: schema version \"%s\" not supported (this build reads %s1)", path, s, want);
+    return 0;
+}
+
+static const char *first_str(render_arena *a, const json_t *o, const char *const *keys) {
+    for (; *keys; keys++) {
+        const char *t = text(a, json_object_get(o, *keys));
+        if (t) return t;
+    }
+    return NULL;
+}
+
+/* Append the scalar members of obj as key/value pairs; nested objects one level down as "parent.key"
+ * (parent_prefix = 1) or under their own key (0: environment "libraries": {"cairo": ...} -> "cairo"). */
+static void add_kv(render_arena *a, const json_t *obj, rm_kv *out, int *n, int max, int parent_prefix) {
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)obj, k, v) {
+        if (*n >= max) return;
+        if (json_is_object(v)) {
+            const char *k2;
+            json_t *v2;
+            json_object_foreach(v, k2, v2) {
+                const char *t = text(a, v2);
+                if (!t || *n >= max) continue;
+                out[(*n)++] = (rm_kv){parent_prefix ? render_printf(a, "%s.%s", k, k2) : render_strdup(a, k2), t};
+            }
+            continue;
+        }
+        const char *t = text(a, v);
+        size_t kl = strlen(k);
+        if (json_is_integer(v) && kl > 6 && strcmp(k + kl - 6, "_bytes") == 0)   /* memory_bytes -> memory, GiB */
+            out[(*n)++] = (rm_kv){render_printf(a, "%.*s", (int)(kl - 6), k),
+                                  render_printf(a, "%.1f GiB", (double)json_integer_value(v) / (1024.0 * 1024 * 1024))};
+        else if (t)
+            out[(*n)++] = (rm_kv){render_strdup(a, k), t};
+    }
+}
+
+static size_t kv_room(const json_t *obj) {
+    size_t n = 0;
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)obj, k, v) n += json_is_object(v) ? json_object_size(v) : 1;
+    return n;
+}
+
+static int read_file_info(render_model *m, const char *path, json_t *root, const char *kind, rm_file **out) {
+    if (m->nfiles >= MAX_FILES) return sd_err(SD_ELIMIT, "more than %d input files", MAX_FILES);
+    rm_file *f = &m->files[m->nfiles++];
+    render_arena *a = m->arena;
+    static const char *const date_keys[] = {"as_of", "date", "created", "timestamp", "generated", NULL};
+    f->path = render_strdup(a, path);
+    f->kind = kind;
+    f->schema = text(a, json_object_get(root, "schema"));
+    f->as_of = first_str(a, root, date_keys);
+    json_t *tool = json_object_get(root, "tool");
+    if (json_is_object(tool)) {
+        f->version = text(a, json_object_get(tool, "version"));
+        f->commit = text(a, json_object_get(tool, "commit"));
+        f->dirty = json_is_true(json_object_get(tool, "dirty"));
+        if (!f->as_of) f->as_of = first_str(a, tool, date_keys);
+    }
+    json_t *env = json_object_get(root, "environment");
+    if (json_is_object(env)) {
+        size_t room = kv_room(env) + 1;
+        f->env = render_alloc(a, room * sizeof *f->env);
+        if (!f->env) return sd_err(SD_ENOMEM, "out of memory");
+        add_kv(a, env, f->env, &f->nenv, (int)room, 0);
+        if (!f->as_of) f->as_of = first_str(a, env, date_keys);
+    }
+    *out = f;
+    return 0;
+}
+
+/* ---- results ------------------------------------------------------------------------------------------ */
+static int read_epochs(render_arena *a, rm_run *r, json_t *samples) {
+    int ns = (int)json_array_size(samples), maxe = 0;
+    r->nrepeats = ns;
+    for (int s = 0; s < ns; s++) {
+        json_t *ep = json_object_get(json_array_get(samples, (size_t)s), "epochs");
+        if ((int)json_array_size(ep) > maxe) maxe = (int)json_array_size(ep);
+    }
+    if (maxe == 0 || ns == 0) return 0;
+    r->epochs = render_alloc(a, (size_t)maxe * sizeof *r->epochs);
+    double *tmp = render_alloc(a, (size_t)ns * sizeof *tmp);
+    if (!r->epochs || !tmp) return sd_err(SD_ENOMEM, "out of memory");
+    r->nepochs = maxe;
+    static const char *const fields[] = {"train_s", "val_s", "loss", "accuracy", "images_per_s"};
+    for (int e = 0; e < maxe; e++) {
+        rm_epoch *o = &r->epochs[e];
+        o->epoch = e + 1;
+        double *dst[] = {&o->train_s, &o->val_s, &o->loss, &o->accuracy, &o->images_per_s};
+        for (int f = 0; f < 5; f++) {
+            for (int s = 0; s < ns; s++) {
+                json_t *ep = json_array_get(json_object_get(json_array_get(samples, (size_t)s), "epochs"), (size_t)e);
+                tmp[s] = num(json_object_get(ep, fields[f]));
+                if (f == 0 && s == 0 && json_is_integer(json_object_get(ep, "epoch")))
+                    o->epoch = (int)json_integer_value(json_object_get(ep, "epoch"));
+            }
+            *dst[f] = median(tmp, ns);
+        }
+    }
+    return 0;
+}
+
+int render_model_add_results(render_model *m, const char *path) {
+    json_t *root;
+    SD_TRY(load(path, &root));
+    int rc = check_schema(path, root, "showdown-results/");
+    rm_file *f = NULL;
+    json_t *pub = json_object_get(root, "published");
+    int published = json_is_true(pub) || json_is_object(pub);
+    if (rc == 0) rc = read_file_info(m, path, root, published ? "published" : "results", &f);
+    if (rc == 0 && json_is_object(pub)) {
+        f->source = text(m->arena, json_object_get(pub, "source"));
+        if (!f->as_of) f->as_of = text(m->arena, json_object_get(pub, "date"));
+    }
+    json_t *runs = json_object_get(root, "runs");
+    if (rc == 0 && runs && !json_is_array(runs)) rc = sd_err(SD_EINPUT, "%s: \"runs\" is not an array", path);
+    render_arena *a = m->arena;
+    for (size_t i = 0; rc == 0 && i < json_array_size(runs); i++) {
+        json_t *j = json_array_get(runs, i);
+        if (!json_is_object(j)) { rc = sd_err(SD_EINPUT, "%s: runs[%zu] is not an object", path, i); break; }
+        if (m->nruns >= MAX_RUNS) { rc = sd_err(SD_ELIMIT, "%s: more than %d runs in all", path, MAX_RUNS); break; }
+        rm_run *r = &m->runs[m->nruns];
+        memset(r, 0, sizeof *r);
+        r->file = f;
+        r->published = published;
+        r->workload = text(a, json_object_get(j, "workload"));
+        r->implementation = text(a, json_object_get(j, "implementation"));
+        r->backend = text(a, json_object_get(j, "backend"));
+        r->device = text(a, json_object_get(j, "device"));
+        r->data = text(a, json_object_get(j, "data"));
+        if (!r->workload) { rc = sd_err(SD_EINPUT, "%s: runs[%zu] has no \"workload\"", path, i); break; }
+        if (!r->implementation) r->implementation = "native";
+        const char *status = json_string_value(json_object_get(j, "status"));
+        if (status && strcmp(status, "ok") != 0) {
+            r->failed = 1;
+            r->error = text(a, json_object_get(j, "error"));
+        }
+        json_t *set = json_object_get(j, "settings");
+        if (json_is_object(set)) {
+            size_t room = kv_room(set) + 1;
+            r->settings = render_alloc(a, room * sizeof *r->settings);
+            if (!r->settings) { rc = sd_err(SD_ENOMEM, "out of memory"); break; }
+            add_kv(a, set, r->settings, &r->nsettings, (int)room, 1);
+        }
+        json_t *sum = json_object_get(j, "summary");
+        r->first_epoch_s = stat_of(json_object_get(sum, "first_epoch_s"));
+        r->steady_epoch_s = stat_of(json_object_get(sum, "steady_epoch_s"));
+        r->val_s = stat_of(json_object_get(sum, "val_s"));
+        r->accuracy = stat_of(json_object_get(sum, "accuracy"));
+        r->images_per_s = stat_of(json_object_get(sum, "train_images_per_s"));
+        r->total_s = stat_of(json_object_get(sum, "total_s"));
+        if (isnan(r->total_s.median)) r->total_s = stat_of(json_object_get(sum, "train_s"));
+        r->gflops = num(json_object_get(sum, "gflops"));
+        if (isnan(r->gflops)) r->gflops = stat_of(json_object_get(sum, "train_gflops")).median;
+        json_t *p = json_object_get(sum, "parameters");
+        if (!p) p = json_object_get(json_object_get(j, "model"), "parameters");
+        r->parameters = json_is_integer(p) ? (long long)json_integer_value(p) : 0;
+        json_t *samples = json_object_get(j, "samples");
+        if (json_is_array(samples)) rc = read_epochs(a, r, samples);
+        /* derive what the summary left out from the epochs */
+        if (rc == 0 && r->nepochs > 0) {
+            if (isnan(r->first_epoch_s.median)) r->first_epoch_s = (rm_stat){r->epochs[0].train_s, NAN, NAN};
+            if (isnan(r->accuracy.median)) r->accuracy = (rm_stat){r->epochs[r->nepochs - 1].accuracy, NAN, NAN};
+            if (isnan(r->total_s.median)) {
+                double t = 0;
+                for (int e = 0; e < r->nepochs; e++) t += r->epochs[e].train_s;
+                r->total_s = (rm_stat){t, NAN, NAN};   /* NAN if any epoch lacks a time */
+            }
+        }
+        if (rc == 0) m->nruns++;
+    }
+    json_decref(root);
+    return rc;
+}
+
+/* ---- scores ------------------------------------------------------------------------------------------- */
+/* Member id of an object-or-array container: objects are keyed by id, arrays hold {"id": ...}. */
+typedef struct iter { json_t *c; size_t i; void *it; } iter;
+static int iter_next(iter *t, const char **id, json_t **v) {
+    if (json_is_object(t->c)) {
+        if (!t->it) t->it = json_object_iter(t->c); else t->it = json_object_iter_next(t->c, t->it);
+        if (!t->it) return 0;
+        *id = json_object_iter_key(t->it);
+        *v = json_object_iter_value(t->it);
+        return 1;
+    }
+    if (json_is_array(t->c) && t->i < json_array_size(t->c)) {
+        *v = json_array_get(t->c, t->i++);
+        *id = json_string_value(json_object_get(*v, "id"));
+        if (!*id) *id = json_string_value(json_object_get(*v, "name"));
+        if (!*id) *id = "?";
+        return 1;
+    }
+    return 0;
+}
+
+static int find(const char **ids, int n, const char *id) {
+    for (int i = 0; i < n; i++) if (strcmp(ids[i], id) == 0) return i;
+    return -1;
+}
+
+#define MAX_IDS 256
+
+static int add_id(render_arena *a, const char **ids, const char **names, int *n, const char *id, const char *name) {
+    int k = find(ids, *n, id);
+    if (k >= 0) return k;
+    if (*n >= MAX_IDS) return -1;
+    ids[*n] = render_strdup(a, id);
+    names[*n] = render_strdup(a, name ? name : id);
+    return (*n)++;
+}
+
+static double crit_value(json_t *v, const char *key) {
+    if (json_is_number(v)) return strcmp(key, "normalised") == 0 ? num(v) : NAN;
+    if (json_is_true(json_object_get(v, "missing"))) return NAN;
+    double x = num(json_object_get(v, key));
+    if (isnan(x) && strcmp(key, "normalised") == 0) x = num(json_object_get(v, "normalized"));
+    if (isnan(x) && strcmp(key, "normalised") == 0) x = num(json_object_get(v, "score"));
+    return x;
+}
+
+static int cmp_fw(const void *a, const void *b) {
+    const rm_framework *x = a, *y = b;
+    if (isnan(x->overall) != isnan(y->overall)) return isnan(x->overall) ? 1 : -1;
+    if (!isnan(x->overall) && x->overall != y->overall) return x->overall > y->overall ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+int render_model_set_scores(render_model *m, const char *path) {
+    if (m->scores) return sd_err(SD_EUSAGE, "only one scores file (got a second: %s)", path);
+    json_t *root;
+    SD_TRY(load(path, &root));
+    render_arena *a = m->arena;
+    int rc = check_schema(path, root, "showdown-scores/");
+    rm_file *f = NULL;
+    if (rc == 0) rc = read_file_info(m, path, root, "scores", &f);
+    rm_scores *s = render_alloc(a, sizeof *s);
+    const char **cat_id = render_alloc(a, MAX_IDS * sizeof *cat_id), **cat_name = render_alloc(a, MAX_IDS * sizeof *cat_name);
+    const char **crit_id = render_alloc(a, MAX_IDS * sizeof *crit_id), **crit_name = render_alloc(a, MAX_IDS * sizeof *crit_name);
+    int *crit_cat = render_alloc(a, MAX_IDS * sizeof *crit_cat);
+    if (!s || !cat_id || !cat_name || !crit_id || !crit_name || !crit_cat) rc = sd_err(SD_ENOMEM, "out of memory");
+    json_t *fws = json_object_get(root, "frameworks");
+    if (rc == 0 && !json_is_array(fws) && !json_is_object(fws))
+        rc = sd_err(SD_EINPUT, "%s: no \"frameworks\" list", path);
+    if (rc) { json_decref(root); return rc; }
+    s->file = f;
+    s->cat_id = cat_id; s->cat_name = cat_name; s->crit_id = crit_id; s->crit_name = crit_name; s->crit_cat = crit_cat;
+    /* the method: categories and their criteria, in the scorer's order */
+    iter ci = {json_object_get(root, "categories"), 0, NULL};
+    const char *id;
+    json_t *v;
+    while (rc == 0 && iter_next(&ci, &id, &v)) {
+        int c = add_id(a, cat_id, cat_name, &s->ncat, id, json_string_value(json_object_get(v, "name")));
+        if (c < 0) { rc = sd_err(SD_ELIMIT, "%s: more than %d categories", path, MAX_IDS); break; }
+        iter ki = {json_object_get(v, "criteria"), 0, NULL};
+        const char *kid;
+        json_t *kv;
+        while (iter_next(&ki, &kid, &kv)) {
+            int k = add_id(a, crit_id, crit_name, &s->ncrit, kid, json_string_value(json_object_get(kv, "name")));
+            if (k < 0) { rc = sd_err(SD_ELIMIT, "%s: more than %d criteria", path, MAX_IDS); break; }
+            crit_cat[k] = c;
+        }
+    }
+    /* frameworks; categories or criteria not declared above are added as met */
+    size_t nfw = json_is_array(fws) ? json_array_size(fws) : json_object_size(fws);
+    s->fw = render_alloc(a, (nfw + 1) * sizeof *s->fw);
+    if (!s->fw) rc = sd_err(SD_ENOMEM, "out of memory");
+    iter fi = {fws, 0, NULL};
+    while (rc == 0 && iter_next(&fi, &id, &v)) {
+        rm_framework *w = &s->fw[s->nfw++];
+        w->name = render_strdup(a, json_is_array(fws) ? (json_string_value(json_object_get(v, "name")) ? json_string_value(json_object_get(v, "name")) : id) : id);
+        json_t *o = json_object_get(v, "overall");
+        w->overall = json_is_object(o) ? num(json_object_get(o, "score")) : num(o);
+        w->tier = text(a, json_object_get(v, "tier"));
+        w->archived = json_is_true(json_object_get(v, "archived"));
+        w->cat = render_alloc(a, MAX_IDS * sizeof *w->cat);
+        w->crit = render_alloc(a, MAX_IDS * sizeof *w->crit);
+        w->crit_raw = render_alloc(a, MAX_IDS * sizeof *w->crit_raw);
+        if (!w->cat || !w->crit || !w->crit_raw) { rc = sd_err(SD_ENOMEM, "out of memory"); break; }
+        for (int i = 0; i < MAX_IDS; i++) w->cat[i] = w->crit[i] = w->crit_raw[i] = NAN;
+        iter c2 = {json_object_get(v, "categories"), 0, NULL};
+        const char *cid;
+        json_t *cv;
+        while (iter_next(&c2, &cid, &cv)) {
+            int c = add_id(a, cat_id, cat_name, &s->ncat, cid, json_string_value(json_object_get(cv, "name")));
+            if (c < 0) { rc = sd_err(SD_ELIMIT, "%s: more than %d categories", path, MAX_IDS); break; }
+            w->cat[c] = json_is_object(cv) ? num(json_object_get(cv, "score")) : num(cv);
+        }
+        iter k2 = {json_object_get(v, "criteria"), 0, NULL};
+        while (rc == 0 && iter_next(&k2, &cid, &cv)) {
+            int k = find(crit_id, s->ncrit, cid);
+            if (k < 0) {
+                k = add_id(a, crit_id, crit_name, &s->ncrit, cid, json_string_value(json_object_get(cv, "name")));
+                if (k < 0) { rc = sd_err(SD_ELIMIT, "%s: more than %d criteria", path, MAX_IDS); break; }
+                const char *cat = json_string_value(json_object_get(cv, "category"));
+                int c = cat ? add_id(a, cat_id, cat_name, &s->ncat, cat, NULL) : -1;
+                crit_cat[k] = c;
+            }
+            w->crit[k] = crit_value(cv, "normalised");
+            w->crit_raw[k] = crit_value(cv, "raw");
+        }
+    }
+    if (rc == 0) {
+        qsort(s->fw, (size_t)s->nfw, sizeof *s->fw, cmp_fw);
+        m->scores = s;
+    }
+    json_decref(root);
+    return rc;
+}
+
+const char *render_model_date(const render_model *m) {
+    const char *best = NULL;
+    for (int i = 0; i < m->nfiles; i++)
+        if (m->files[i].as_of && (!best || strcmp(m->files[i].as_of, best) > 0)) best = m->files[i].as_of;
+    return best;
+}
+
+const char *render_model_env(const render_model *m, const char *key) {
+    for (int i = 0; i < m->nfiles; i++) {
+        if (strcmp(m->files[i].kind, "results") != 0) continue;
+        for (int k = 0; k < m->files[i].nenv; k++)
+            if (strcmp(m->files[i].env[k].key, key) == 0) return m->files[i].env[k].value;
+    }
+    return NULL;
+}

@@ -1,0 +1,78 @@
+/* model — what the report is drawn from: benchmark runs (showdown-results/1), framework scores
+ * (showdown-scores/1), and the provenance of every input file. Readers are tolerant: a section, a
+ * summary statistic or an epoch list that is absent stays absent (NAN / 0 / NULL) and the report says
+ * so; only malformed JSON or a wrong schema is an error. Everything lives in the model's arena. */
+#ifndef SD_RENDER_MODEL_H
+#define SD_RENDER_MODEL_H
+
+#include "render/render.h"
+
+typedef struct rm_stat { double median, min, max; } rm_stat;   /* NAN when absent */
+
+typedef struct rm_epoch { int epoch; double train_s, val_s, loss, accuracy, images_per_s; } rm_epoch;
+
+typedef struct rm_kv { const char *key, *value; } rm_kv;
+
+typedef struct rm_file {
+    const char *path, *kind;          /* kind: "results", "published", "scores" */
+    const char *schema, *as_of;       /* as_of: the file's date (data, not the clock), or NULL */
+    const char *version, *commit;     /* the tool that wrote it */
+    int dirty;
+    const char *source;               /* published: where the figures come from */
+    int nenv;
+    rm_kv *env;
+} rm_file;
+
+typedef struct rm_run {
+    const rm_file *file;
+    int published;                    /* figures from a publication, not measured here */
+    int failed;                       /* "status" other than "ok"; error says why */
+    const char *error;
+    const char *workload, *implementation, *backend, *device, *data;
+    int nsettings;
+    rm_kv *settings;
+    int nrepeats;
+    rm_stat first_epoch_s, steady_epoch_s, val_s, accuracy, images_per_s, total_s;
+    double gflops;                    /* NAN when absent */
+    long long parameters;             /* 0 when absent */
+    int nepochs;
+    rm_epoch *epochs;                 /* median over repeats, per epoch */
+} rm_run;
+
+typedef struct rm_framework {
+    const char *name, *tier;          /* tier as text ("1", "Tier 1"); NULL when absent */
+    int archived;
+    double overall;                   /* NAN when absent */
+    double *cat;                      /* ncat, NAN when absent */
+    double *crit, *crit_raw;          /* ncrit normalised 0-100 / raw, NAN when missing */
+} rm_framework;
+
+typedef struct rm_scores {
+    const rm_file *file;
+    int ncat, ncrit, nfw;
+    const char **cat_id, **cat_name;
+    const char **crit_id, **crit_name;
+    int *crit_cat;                    /* category index of each criterion */
+    rm_framework *fw;                 /* sorted by overall, best first (missing last) */
+} rm_scores;
+
+typedef struct render_model {
+    render_arena *arena;
+    int nfiles, nruns;
+    rm_file *files;
+    rm_run *runs;
+    rm_scores *scores;                /* NULL without a scores file */
+} render_model;
+
+int render_model_new(render_model **out);
+void render_model_free(render_model *m);
+/* Add a results file ("showdown-results/1"); a file with "published" set holds published figures. */
+int render_model_add_results(render_model *m, const char *path);
+/* Set the scores file ("showdown-scores/1"); a second call is an error. */
+int render_model_set_scores(render_model *m, const char *path);
+/* The latest as-of date over every input, or NULL. */
+const char *render_model_date(const render_model *m);
+/* Environment value of the first results file that has key, or NULL. */
+const char *render_model_env(const render_model *m, const char *key);
+
+#endif
