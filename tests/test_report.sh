@@ -129,6 +129,7 @@ expect 0 "scores only (no benchmark results)" $SD report --scores "$t/scores.jso
 has "$t/out" "bench_tables" "says the benchmark sections were omitted"
 pdftotext "$t/c/showdown.pdf" "$t/c.txt"
 has "$t/c.txt" "Podium" "scores-only report has the podium"
+has "$t/c.txt" "Not in this report for lack of data in its inputs: Benchmarks" "the cover says the benchmark sections are absent"
 hasnt "$t/c.txt" "Accuracy per epoch" "no empty benchmark section"
 has "$t/c/showdown.md" "omitted" "Markdown lists the omitted sections"
 expect 0 "results only (no scores)" $SD report --results "$t/results.json" --out "$t/d" --format pdf

@@ -136,15 +136,18 @@ static const char *placeholder(rdoc *d, const char *name, size_t n) {
     if (IS("date")) return d->date ? d->date : "undated";
     if (IS("version")) return SD_VERSION;
     if (IS("commit")) return SD_GIT_COMMIT;
-    if (IS("device")) { const char *v = env_device(d); return v ? v : "unknown device"; }
+    if (IS("device")) { const char *v = env_device(d); return v ? v : "an unrecorded device"; }
     if (IS("backends")) { const char *v = backends_list(d); return v ? v : "none"; }
     if (IS("n_frameworks")) return render_printf(d->a, "%d", s ? s->nfw : 0);
     if (IS("n_runs")) return render_printf(d->a, "%d", n_measured(d));
     if (IS("n_workloads")) return render_printf(d->a, "%d", workloads(d, w, 256));
     if (IS("top_framework")) return s && s->nfw && !isnan(s->fw[0].overall) ? s->fw[0].name : "none";
     if (IS("top_score")) return s && s->nfw && !isnan(s->fw[0].overall) ? render_printf(d->a, "%.1f", s->fw[0].overall) : "missing";
-    if (IS("scores_as_of")) { const char *v = kind_date(d, "scores"); return v ? v : "undated"; }
-    if (IS("results_as_of")) { const char *v = kind_date(d, "results"); return v ? v : "undated"; }
+    if (IS("scores_as_of")) { const char *v = kind_date(d, "scores"); return v ? v : s ? "undated" : "– (no scores)"; }
+    if (IS("results_as_of")) {
+        const char *v = kind_date(d, "results");
+        return v ? v : n_measured(d) ? "undated" : "– (no results)";
+    }
     if (IS("n_missing")) return render_printf(d->a, "%d", n_missing_criteria(d));
 #undef IS
     return NULL;
@@ -748,6 +751,8 @@ static int sec_cover(rdoc *d, const rt_section *s) {
     const char *line = render_printf(d->a, "As of %s · showdown %s", d->date ? d->date : "undated (no input carries a date)", SD_VERSION);
     SD_TRY(rb_add(d, RB_SUBTITLE, line, NULL));
     if (s->text) SD_TRY(rb_add(d, RB_PARA, rb_expand(d, s->text), NULL));
+    SD_TRY(rb_add(d, RB_GAP, NULL, NULL));   /* becomes the note on omitted sections, if any */
+    d->omit_note = d->n - 1;
     if (s->compact) {
         SD_TRY(rb_add(d, RB_PARA, render_printf(d->a, "Machine: %s. Back-ends: %s. Scores as of %s; results as of %s.",
                                                  dev ? dev : "unknown", bk ? bk : "none",
@@ -861,7 +866,14 @@ static const char *default_title(rt_kind k) {
     return NULL;
 }
 
+static const char *omitted_title(rt_kind k) {
+    const char *t = default_title(k);
+    return t ? t : render_template_kind_name(k);
+}
+
 int rb_build(rdoc *d) {
+    d->omit_note = -1;
+    char omitted[512] = "";
     for (int i = 0; i < d->t->nsections; i++) {
         const rt_section *s = &d->t->sections[i];
         int mark = d->n, nfig = d->nfig, ntab = d->ntab, figs = d->st->figures, tabs = d->st->tables;
@@ -897,9 +909,17 @@ int rb_build(rdoc *d) {
             size_t k = strlen(d->st->omitted_names);
             snprintf(d->st->omitted_names + k, sizeof d->st->omitted_names - k, "%s%s", k ? ", " : "",
                      render_template_kind_name(s->kind));
+            k = strlen(omitted);
+            snprintf(omitted + k, sizeof omitted - k, "%s%s", k ? ", " : "",
+                     s->title ? rb_expand(d, s->title) : omitted_title(s->kind));
             continue;
         }
         d->st->sections++;
+    }
+    if (d->omit_note >= 0 && omitted[0]) {
+        rb_block *b = &d->b[d->omit_note];
+        b->kind = RB_PARA;
+        b->text = render_printf(d->a, "Not in this report for lack of data in its inputs: %s.", omitted);
     }
     return 0;
 }
