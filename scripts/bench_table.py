@@ -17,9 +17,12 @@ def main():
     a = ap.parse_args()
     perf = json.load(open(a.perf))
     torch_runs = {}
+    settings = {}
     for path in a.torch:
         doc = json.load(open(path))
         setting = "passive" if doc.get("omp_wait_policy") == "passive" else "shipped"
+        settings[setting] = "OMP_WAIT_POLICY=%s OPENBLAS_CORETYPE=%s, sgemm %.0f GFLOP/s" % (
+            doc.get("omp_wait_policy"), doc.get("openblas_coretype"), doc.get("torch_sgemm_gflops", 0))
         for r in doc["runs"]:
             best = torch_runs.setdefault((r["workload"], setting), {"train": 0, "infer": 0, "layout": {}})
             for k in ("train", "infer"):
@@ -53,13 +56,15 @@ def main():
                          "dnnl_over_torch_shipped": dn / ts if dn and ts else None,
                          "dnnl_over_torch_passive": dn / tp if dn and tp else None,
                          "dnnl_gflops": gf, "dnnl_fraction_of_sgemm": gf / ceiling if gf else None})
+    for k, v in settings.items():
+        print("torch %-8s %s" % (k, v))
     d = native.get(("cifar10_vgg", "dnnl"))
     if d and "layers" in d:
         print("\ncifar10_vgg on dnnl, per layer (GFLOP/s, % of the sgemm ceiling):")
         for l in d["layers"]:
             print("  %-10s fwd %6.1f (%3.0f%%)   bwd %6.1f (%3.0f%%)" % (l["layer"], l["fwd_gflops"],
                   100 * l["fwd_gflops"] / ceiling, l["bwd_gflops"], 100 * l["bwd_gflops"] / ceiling))
-    out = {"format": "showdown-bench-cpu/1", "sgemm_gflops": ceiling, "load_average": a.load, "rows": rows,
+    out = {"format": "showdown-bench-cpu/1", "sgemm_gflops": ceiling, "load_average": a.load, "rows": rows, "torch_settings": settings,
            "perf": perf}
     tmp = a.out + ".tmp"
     with open(tmp, "w") as fh:

@@ -99,8 +99,13 @@ def main():
                 name, "channels-last" if cl else "nchw", r["train_images_per_s"], r["infer_images_per_s"]),
                 file=sys.stderr, flush=True)
             runs.append(r)
-    json.dump({"format": "showdown-torch-perf/1", "torch": torch.__version__,
-               "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", "(unset)"), "runs": runs}, sys.stdout, indent=1)
+    a_, b_ = torch.rand(2048, 2048), torch.rand(2048, 2048)
+    sgemm = 2 * 2048 ** 3 / median_time(lambda: torch.mm(a_, b_), 2.0, 3) / 1e9
+    print("torch sgemm 2048^3: %.0f GFLOP/s (OPENBLAS_CORETYPE=%s)" % (sgemm, os.environ.get("OPENBLAS_CORETYPE", "auto")),
+          file=sys.stderr, flush=True)
+    json.dump({"format": "showdown-torch-perf/1", "torch": torch.__version__, "torch_sgemm_gflops": sgemm,
+               "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", "(unset)"),
+               "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE", "(auto)"), "runs": runs}, sys.stdout, indent=1)
 
 
 if __name__ == "__main__":

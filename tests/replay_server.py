@@ -4,7 +4,8 @@
 Replays recorded GitHub exchanges (shared/fixtures/github/*.json: method, path, status, headers,
 response), rewriting https://api.github.com to its own address, answering 304 when If-None-Match
 matches the recorded ETag; plus crafted exchanges under /crafted/ and a StackExchange-like
-/2.3/tags/{tag}/info that always answers gzip with a `backoff` field. /_stats gives per-path hit
+/2.3/tags/{tag}/info that always answers gzip with a `backoff` field (--se-backoff), and
+/search/repositories?q=... answering total_count 500. /_stats gives per-path hit
 counts and the last Authorization header seen per path. Writes its port to --port-file.
 """
 import argparse, gzip, json, os, sys, threading, time
@@ -16,6 +17,7 @@ NOT_MOD = {}     # path -> number of 304 answers
 AUTH = {}        # path -> last Authorization header (or None)
 EXCHANGES = {}   # (method, path) -> exchange
 BASE = ""
+SE_BACKOFF = 2   # the `backoff` field of StackExchange answers (0: none)
 
 
 def load_fixtures(d):
@@ -61,10 +63,14 @@ class Handler(BaseHTTPRequestHandler):
         if path.startswith("/2.3/tags/"):
             tag = path.split("/")[3]
             body = {"items": [{"name": tag, "count": 1000 + len(tag)}], "has_more": False,
-                    "quota_max": 300, "quota_remaining": 299, "backoff": 2}
+                    "quota_max": 300, "quota_remaining": 299}
+            if SE_BACKOFF:
+                body["backoff"] = SE_BACKOFF
             data = gzip.compress(json.dumps(body).encode())
             return self.send(200, data, {"Content-Encoding": "gzip"}, raw=True)
         ex = EXCHANGES.get(("GET", path))
+        if ex is None and path.startswith("/search/repositories?"):
+            return self.send(200, {"total_count": 500, "incomplete_results": False, "items": []})
         if ex is None:
             return self.send(404, {"message": "Not Found", "path": path})
         headers = {}
@@ -121,11 +127,13 @@ class Handler(BaseHTTPRequestHandler):
 
 
 def main():
-    global BASE
+    global BASE, SE_BACKOFF
     ap = argparse.ArgumentParser()
     ap.add_argument("--fixtures", default=None)
     ap.add_argument("--port-file", required=True)
+    ap.add_argument("--se-backoff", type=int, default=2)
     a = ap.parse_args()
+    SE_BACKOFF = a.se_backoff
     if a.fixtures:
         load_fixtures(a.fixtures)
     ThreadingHTTPServer.request_queue_size = 128

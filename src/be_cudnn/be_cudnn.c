@@ -565,6 +565,46 @@ static void cu_env(nn_backend *be, nn_env_fn add, void *user) {
     }
 }
 
+void nn_cudnn_libraries(nn_env_fn add, void *user) {
+    char buf[512];
+    int v = 0;
+    if (cudaRuntimeGetVersion(&v) == cudaSuccess) {
+        snprintf(buf, sizeof buf, "%d.%d", v / 1000, (v % 1000) / 10);
+        add(user, "lib.cuda_runtime", buf);
+    }
+    v = 0;
+    if (cudaDriverGetVersion(&v) == cudaSuccess) {
+        if (v) snprintf(buf, sizeof buf, "%d.%d", v / 1000, (v % 1000) / 10);
+        else snprintf(buf, sizeof buf, "none (no NVIDIA driver)");
+        add(user, "lib.cuda_driver", buf);
+    }
+    version3(buf, sizeof buf, (int)cudnnGetVersion(), 10000, 100);
+    add(user, "lib.cudnn", buf);
+    int ma = 0, mi = 0, pa = 0;
+    if (cublasGetProperty(MAJOR_VERSION, &ma) == CUBLAS_STATUS_SUCCESS &&
+        cublasGetProperty(MINOR_VERSION, &mi) == CUBLAS_STATUS_SUCCESS &&
+        cublasGetProperty(PATCH_LEVEL, &pa) == CUBLAS_STATUS_SUCCESS) {
+        snprintf(buf, sizeof buf, "%d.%d.%d", ma, mi, pa);
+        add(user, "lib.cublas", buf);
+    }
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess) count = 0;
+    snprintf(buf, sizeof buf, "%d", count);
+    add(user, "gpu_count", buf);
+    if (e != cudaSuccess) {
+        snprintf(buf, sizeof buf, "no CUDA device: %s", cudaGetErrorString(e));
+        add(user, "gpu_note", buf);
+        return;
+    }
+    struct cudaDeviceProp p;
+    if (count > 0 && cudaGetDeviceProperties(&p, 0) == cudaSuccess) {
+        add(user, "gpu_name", p.name);
+        snprintf(buf, sizeof buf, "%zu", p.totalGlobalMem);
+        add(user, "gpu_memory_bytes", buf);
+    }
+}
+
 static void cu_destroy(nn_backend *be) {
     if (!be) return;
     cu_ctx *c = CTX(be);

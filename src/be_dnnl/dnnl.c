@@ -766,6 +766,13 @@ static void dnnl_env(nn_backend *be, nn_env_fn add, void *user) {
     add(user, "backend_impl", buf);
 }
 
+void nn_dnnl_libraries(nn_env_fn add, void *user) {
+    const dnnl_version_t *v = dnnl_version();
+    char buf[200];
+    snprintf(buf, sizeof buf, "%d.%d.%d (%s)", v->major, v->minor, v->patch, v->hash);
+    add(user, "lib.onednn", buf);
+}
+
 static void dnnl_destroy(nn_backend *be) {
     dnnl_ctx *c = CTX(be);
     if (c) {

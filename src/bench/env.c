@@ -1,6 +1,8 @@
-/* env — the environment fingerprint every result carries: CPU, cores, memory, OS, kernel, compiler,
- * and the versions of the libraries this binary links. */
+/* env — the environment fingerprint every result carries: CPU (model, flags, cores), memory, OS, kernel,
+ * compiler, the versions of the libraries this binary links (oneDNN, CUDA, cuDNN, cuBLAS from the
+ * back-ends that were built) and the GPUs. Keys only grow; existing ones keep their meaning. */
 #include "bench/results.h"
+#include "nn/backend.h"
 
 #include <cairo.h>
 #include <curl/curl.h>
@@ -8,6 +10,7 @@
 #include <omp.h>
 #include <sqlite3.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -17,7 +20,7 @@ static void read_field(const char *path, const char *key, char *out, size_t n) {
     out[0] = 0;
     FILE *f = fopen(path, "r");
     if (!f) return;
-    char line[1024];
+    char line[8192];
     size_t kl = strlen(key);
     while (fgets(line, sizeof line, f)) {
         if (strncmp(line, key, kl) != 0) continue;
@@ -31,9 +34,21 @@ static void read_field(const char *path, const char *key, char *out, size_t n) {
     fclose(f);
 }
 
+/* "lib.X" keys from the back-ends go to libraries.X; the others (gpu_*) to the gpu object. */
+static void lib_add(void *user, const char *k, const char *v) {
+    json_t **pair = user;
+    if (strncmp(k, "lib.", 4) == 0) json_object_set_new(pair[0], k + 4, json_string(v));
+    else {
+        const char *key = strncmp(k, "gpu_", 4) == 0 ? k + 4 : k;
+        char *end = NULL;
+        long long n = strtoll(v, &end, 10);
+        json_object_set_new(pair[1], key, end && end != v && *end == 0 ? json_integer(n) : json_string(v));
+    }
+}
+
 json_t *sd_env_fingerprint(void) {
     json_t *e = json_object();
-    char buf[1024];
+    char buf[8192];
     read_field("/proc/cpuinfo", "model name", buf, sizeof buf);
     json_object_set_new(e, "cpu_model", json_string(buf[0] ? buf : "unknown"));
     read_field("/proc/cpuinfo", "flags", buf, sizeof buf);
@@ -42,7 +57,7 @@ json_t *sd_env_fingerprint(void) {
     for (int i = 0; interesting[i]; i++) {
         char pat[32];
         snprintf(pat, sizeof pat, " %s ", interesting[i]);
-        char padded[1100];
+        char padded[8200];
         snprintf(padded, sizeof padded, " %s ", buf);
         if (strstr(padded, pat)) {
             if (flags[0]) strncat(flags, ",", sizeof flags - strlen(flags) - 1);
@@ -50,6 +65,12 @@ json_t *sd_env_fingerprint(void) {
         }
     }
     json_object_set_new(e, "cpu_flags", json_string(flags));
+    json_object_set_new(e, "cpu_flags_all", json_string(buf));
+    char cc[64];
+    read_field("/proc/cpuinfo", "cpu cores", cc, sizeof cc);
+    char *end = NULL;
+    long phys = cc[0] ? strtol(cc, &end, 10) : 0;
+    if (phys > 0 && end && *end == 0) json_object_set_new(e, "cpu_cores_per_socket", json_integer(phys));
     json_object_set_new(e, "cores", json_integer(sysconf(_SC_NPROCESSORS_ONLN)));
     json_object_set_new(e, "memory_bytes", json_integer((json_int_t)sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGESIZE)));
     read_field("/etc/os-release", "PRETTY_NAME", buf, sizeof buf);
@@ -75,6 +96,11 @@ json_t *sd_env_fingerprint(void) {
     json_object_set_new(lib, "zlib", json_string(zlibVersion()));
     snprintf(buf, sizeof buf, "%d", _OPENMP);
     json_object_set_new(lib, "openmp", json_string(buf));
+    json_t *gpu = json_object();
+    json_t *pair[2] = {lib, gpu};
+    nn_backend_libraries(lib_add, pair);
     json_object_set_new(e, "libraries", lib);
+    if (json_object_size(gpu) == 0) json_object_set_new(gpu, "note", json_string("no GPU back-end built"));
+    json_object_set_new(e, "gpu", gpu);
     return e;
 }

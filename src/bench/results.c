@@ -57,12 +57,15 @@ int sd_results_add_run(json_t *doc, const sd_run_info *ri) {
     json_t *run = json_object();
     json_object_set_new(run, "workload", json_string(w->name));
     json_object_set_new(run, "implementation", json_string(ri->implementation));
-    json_object_set_new(run, "backend", json_string(ri->be->name));
-    json_object_set_new(run, "device", json_string(ri->be->device));
+    const char *precision = ri->be ? (ri->be->opts.precision ? ri->be->opts.precision : "fp32")
+                                   : (ri->precision ? ri->precision : "fp32");
+    json_object_set_new(run, "backend", json_string(ri->be ? ri->be->name : ri->backend_name));
+    json_object_set_new(run, "device", json_string(ri->be ? ri->be->device : ri->device));
     json_object_set_new(run, "status", json_string("ok"));
     if (ri->backend_note && ri->backend_note[0]) json_object_set_new(run, "backend_note", json_string(ri->backend_note));
     json_t *benv = json_object();
-    if (ri->be->ops->env) ri->be->ops->env(ri->be, env_add, benv);
+    if (ri->be && ri->be->ops->env) ri->be->ops->env(ri->be, env_add, benv);
+    if (ri->backend_env) json_object_update(benv, (json_t *)ri->backend_env);
     json_object_set_new(run, "backend_env", benv);
     json_object_set_new(run, "data", json_pack("{s:s,s:s,s:I,s:I}", "kind", ri->train->synthetic ? "synthetic" : "real",
                                                "source", ri->train->source, "train_examples", (json_int_t)ri->train->n,
@@ -83,8 +86,8 @@ int sd_results_add_run(json_t *doc, const sd_run_info *ri) {
     }
     json_t *settings = json_pack("{s:i,s:i,s:i,s:I,s:i,s:b,s:s,s:o}", "batch", o->batch, "epochs", o->epochs,
                                  "threads", ri->threads, "seed", (json_int_t)o->seed, "repeat", ri->nsamples,
-                                 "shuffle", o->shuffle, "precision",
-                                 ri->be->opts.precision ? ri->be->opts.precision : "fp32", "optimizer", optim);
+                                 "shuffle", o->shuffle, "precision", precision, "optimizer", optim);
+    if (ri->be) json_object_set_new(settings, "autotune", json_boolean(ri->be->opts.autotune));
     json_object_set_new(settings, "max_batches", o->max_batches > 0 ? json_integer(o->max_batches) : json_null());
     json_object_set_new(run, "settings", settings);
     const nn_train_result *r0 = &ri->samples[0];
@@ -153,12 +156,22 @@ int sd_results_add_run(json_t *doc, const sd_run_info *ri) {
     return 0;
 }
 
-int sd_results_add_failure(json_t *doc, const char *workload, const char *implementation, const char *backend,
-                           const char *error) {
+int sd_results_add_status(json_t *doc, const char *workload, const char *implementation, const char *backend,
+                          const char *status, const char *error) {
     json_array_append_new(json_object_get(doc, "runs"),
                           json_pack("{s:s,s:s,s:s,s:s,s:s}", "workload", workload, "implementation", implementation,
-                                    "backend", backend, "status", "failed", "error", error));
+                                    "backend", backend, "status", status, "error", error));
     return 0;
+}
+
+int sd_results_add_failure(json_t *doc, const char *workload, const char *implementation, const char *backend,
+                           const char *error) {
+    return sd_results_add_status(doc, workload, implementation, backend, "failed", error);
+}
+
+void sd_results_set_library(json_t *doc, const char *name, const char *version) {
+    json_t *libs = json_object_get(json_object_get(doc, "environment"), "libraries");
+    if (libs) json_object_set_new(libs, name, json_string(version));
 }
 
 int sd_json_write_atomic(const json_t *doc, const char *path) {
@@ -201,9 +214,10 @@ void sd_results_print_table(FILE *f, const json_t *doc) {
     json_array_foreach(json_object_get(doc, "runs"), i, run) {
         const char *st = json_string_value(json_object_get(run, "status"));
         if (!st || strcmp(st, "ok") != 0) {
-            fprintf(f, "%-14s %-7s %-9s FAILED: %s\n", json_string_value(json_object_get(run, "workload")),
+            fprintf(f, "%-14s %-7s %-9s %s: %s\n", json_string_value(json_object_get(run, "workload")),
                     json_string_value(json_object_get(run, "implementation")),
                     json_string_value(json_object_get(run, "backend")),
+                    st && strcmp(st, "unavailable") == 0 ? "UNAVAILABLE" : "FAILED",
                     json_string_value(json_object_get(run, "error")));
             continue;
         }
@@ -219,5 +233,51 @@ void sd_results_print_table(FILE *f, const json_t *doc) {
                 json_string_value(json_object_get(run, "implementation")),
                 json_string_value(json_object_get(run, "backend")), a, b, c, d,
                 stat_median(sum, "train_gflops"), e);
+    }
+}
+
+/* The epoch time a comparison uses: steady median when there are several epochs, else the first. */
+static double cmp_time(const json_t *run, const char **which) {
+    const json_t *sum = json_object_get(run, "summary");
+    double t = stat_median(sum, "steady_epoch_s");
+    *which = "steady";
+    if (!(t > 0)) { t = stat_median(sum, "first_epoch_s"); *which = "first"; }
+    return t;
+}
+
+static int run_ok(const json_t *run) {
+    const char *st = json_string_value(json_object_get(run, "status"));
+    return st && strcmp(st, "ok") == 0;
+}
+
+void sd_results_print_overhead(FILE *f, const json_t *doc) {
+    const json_t *runs = json_object_get(doc, "runs");
+    size_t i, j;
+    json_t *fw, *nat;
+    int header = 0;
+    json_array_foreach(runs, i, fw) {
+        const char *impl = json_string_value(json_object_get(fw, "implementation"));
+        if (!impl || strcmp(impl, "native") == 0 || !run_ok(fw)) continue;
+        const char *wl = json_string_value(json_object_get(fw, "workload"));
+        const char *fwhich, *nwhich;
+        double tf = cmp_time(fw, &fwhich), tfv = stat_median(json_object_get(fw, "summary"), "val_s");
+        double af = stat_median(json_object_get(fw, "summary"), "accuracy");
+        json_array_foreach(runs, j, nat) {
+            const char *ni = json_string_value(json_object_get(nat, "implementation"));
+            const char *nw = json_string_value(json_object_get(nat, "workload"));
+            if (!ni || strcmp(ni, "native") || !nw || strcmp(nw, wl) || !run_ok(nat)) continue;
+            double tn = cmp_time(nat, &nwhich), tnv = stat_median(json_object_get(nat, "summary"), "val_s");
+            double an = stat_median(json_object_get(nat, "summary"), "accuracy");
+            if (!header) {
+                fprintf(f, "\n%-14s %-22s %-12s %-12s %-10s %-10s %-10s %-9s %-9s %s\n", "workload", "native vs",
+                        "native s", "framework s", "overhead", "val nat s", "val fw s", "acc nat", "acc fw", "epoch");
+                header = 1;
+            }
+            char vs[64], ratio[32];
+            snprintf(vs, sizeof vs, "%s/%s", json_string_value(json_object_get(nat, "backend")), impl);
+            snprintf(ratio, sizeof ratio, "%.2fx", tf / tn);
+            fprintf(f, "%-14s %-22s %-12.3f %-12.3f %-10s %-10.3f %-10.3f %-9.4f %-9.4f %s\n", wl, vs, tn, tf, ratio,
+                    tnv, tfv, an, af, strcmp(fwhich, nwhich) ? "mixed" : fwhich);
+        }
     }
 }

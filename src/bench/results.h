@@ -24,8 +24,10 @@ json_t *sd_env_fingerprint(void);
 /* Everything one workload × implementation × back-end run produced. */
 typedef struct sd_run_info {
     const sd_workload *w;
-    const char *implementation;     /* "native" */
-    nn_backend *be;                 /* for name, device and the back-end's env */
+    const char *implementation;     /* "native", or a framework ("pytorch") */
+    nn_backend *be;                 /* for name, device and the back-end's env; NULL for a framework run */
+    const char *backend_name, *device, *precision;   /* used when be is NULL */
+    const json_t *backend_env;      /* merged into backend_env (may be NULL) */
     const char *backend_note;       /* why auto fell back, or NULL */
     const sd_dataset *train, *test;
     const nn_train_opts *opts;
@@ -39,11 +41,20 @@ int sd_results_add_run(json_t *doc, const sd_run_info *ri);
 /* Append a failed run with its error. */
 int sd_results_add_failure(json_t *doc, const char *workload, const char *implementation,
                            const char *backend, const char *error);
+/* Same with another status ("unavailable": a framework that is not installed; not a failure). */
+int sd_results_add_status(json_t *doc, const char *workload, const char *implementation, const char *backend,
+                          const char *status, const char *error);
+/* environment.libraries[name] = version (framework versions of runner runs). */
+void sd_results_set_library(json_t *doc, const char *name, const char *version);
 
 /* Write doc to path atomically (path.tmp + fsync + rename); creates the parent directory. */
 int sd_json_write_atomic(const json_t *doc, const char *path);
 
 /* Print the summary table of every run in doc. */
 void sd_results_print_table(FILE *f, const json_t *doc);
+/* Per workload and back-end: native and framework epoch times side by side and the framework overhead
+ * ratio (framework time / native time; steady epochs when there are several, else the first). Prints
+ * nothing when doc holds no successful framework run. */
+void sd_results_print_overhead(FILE *f, const json_t *doc);
 
 #endif

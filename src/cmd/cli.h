@@ -49,6 +49,10 @@ int cmd_nightly(int argc, char **argv);
 
 
 
+/* Run this binary with argv (argv[0] = "showdown", then the command and options) as a child process,
+ * stdout and stderr appended to log_path (NULL: discarded). *exit_code gets its exit status. */
+int sd_run_self(char *const argv[], const char *log_path, int *exit_code);
+
 /* For commands not built yet: --help prints the synopsis; otherwise says so and returns the usage code. */
 int sd_cmd_not_built(int argc, char **argv, const char *synopsis, const char *description);
 #endif

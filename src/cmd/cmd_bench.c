@@ -1,12 +1,15 @@
-/* cmd_bench — `showdown bench`: run workloads on the native engine over one or more back-ends,
- * repeat, summarise (median, min–max) and write a "showdown-results/1" file. A failed run is recorded
- * and the others go on; the exit code says whether all succeeded. */
+/* cmd_bench — `showdown bench`: run workloads on the native engine over one or more back-ends and,
+ * with --impl, through framework runners (workloads/runners/PROTOCOL.md) on the same data; repeat,
+ * summarise (median, min–max) and write a "showdown-results/1" file. A failed run is recorded and the
+ * others go on; the exit code says whether all succeeded (an unavailable framework is not a failure). */
 #include "bench/results.h"
 #include "cmd/cli.h"
 #include "core/err.h"
 #include "data/data.h"
+#include "db/db.h"
 #include "nn/model.h"
 #include "nn/train.h"
+#include "runner/runner.h"
 
 #include <libgen.h>
 #include <limits.h>
@@ -23,9 +26,10 @@ static volatile sig_atomic_t g_stop;
 static void on_signal(int sig) { (void)sig; g_stop = 1; }
 
 typedef struct bench_args {
-    const char *workload, *backend, *json, *data, *data_dir, *workloads_dir, *precision, *autotune;
-    long epochs, batches, repeat, threads, seed, batch;
-    int describe, quiet;
+    const char *workload, *backend, *json, *data, *data_dir, *workloads_dir, *precision, *autotune, *db;
+    const char *impl, *runner, *device, *python;
+    long epochs, batches, repeat, threads, seed, batch, runner_timeout;
+    int describe, quiet, no_db;
 } bench_args;
 
 static int exists(const char *p) { struct stat st; return stat(p, &st) == 0; }
@@ -53,7 +57,8 @@ static int find_idx(char *out, size_t n, const char *dir, const char *base) {
 
 /* Real data when present (or required), synthetic otherwise; says which on stderr. */
 static int load_data(const bench_args *a, const sd_workload *w, long max_examples, sd_dataset *train,
-                     sd_dataset *test) {
+                     sd_dataset *test, sd_runner_data *desc) {
+    memset(desc, 0, sizeof *desc);
     int want_real = strcmp(a->data, "real") == 0, want_syn = strcmp(a->data, "synthetic") == 0;
     if (!want_real && !want_syn && strcmp(a->data, "auto") != 0)
         return sd_err(SD_EUSAGE, "--data expects auto, real or synthetic, got '%s'", a->data);
@@ -67,6 +72,11 @@ static int load_data(const bench_args *a, const sd_workload *w, long max_example
             SD_TRY(sd_data_load_idx(train, ti, tl));
             int rc = sd_data_load_idx(test, vi, vl);
             if (rc) { sd_dataset_free(train); return rc; }
+            desc->kind = SD_RUNNER_DATA_IDX;
+            snprintf(desc->train_images, sizeof desc->train_images, "%s", ti);
+            snprintf(desc->train_labels, sizeof desc->train_labels, "%s", tl);
+            snprintf(desc->test_images, sizeof desc->test_images, "%s", vi);
+            snprintf(desc->test_labels, sizeof desc->test_labels, "%s", vl);
             return 0;
         }
         snprintf(whybuf, sizeof whybuf, "no MNIST-format files (train-images-idx3-ubyte[.gz] ...) in %s%s", dir,
@@ -77,6 +87,8 @@ static int load_data(const bench_args *a, const sd_workload *w, long max_example
             SD_TRY(sd_data_load_cifar10(train, a->data_dir, 0));
             int rc = sd_data_load_cifar10(test, a->data_dir, 1);
             if (rc) { sd_dataset_free(train); return rc; }
+            desc->kind = SD_RUNNER_DATA_CIFAR10;
+            snprintf(desc->cifar_dir, sizeof desc->cifar_dir, "%s", a->data_dir);
             return 0;
         }
         why = "CIFAR-10 is not on this machine (give --data-dir DIR holding data_batch_1.bin ... test_batch.bin)";
@@ -92,8 +104,10 @@ static int load_data(const bench_args *a, const sd_workload *w, long max_example
     }
     SD_TRY(sd_data_synthetic(train, (int)ntrain, w->in_c, w->in_h, w->in_w, w->classes, (uint64_t)a->seed, 0));
     int rc = sd_data_synthetic(test, (int)ntest, w->in_c, w->in_h, w->in_w, w->classes, (uint64_t)a->seed, 1);
-    if (rc) sd_dataset_free(train);
-    return rc;
+    if (rc) { sd_dataset_free(train); return rc; }
+    *desc = (sd_runner_data){.kind = SD_RUNNER_DATA_SYNTHETIC, .seed = (uint64_t)a->seed, .train_n = (int)ntrain,
+                             .test_n = (int)ntest, .c = w->in_c, .h = w->in_h, .w = w->in_w, .classes = w->classes};
+    return 0;
 }
 
 /* Split "a,b,c" into at most max entries (modifies s). */
@@ -139,7 +153,8 @@ static int run_one(const bench_args *a, const char *wname, const char *bname, js
     if (note[0] && !a->quiet) fprintf(stderr, "backend: %s; using %s\n", note, be->name);
     snprintf(label, sizeof label, "%s/%s", w.name, be->name);
     long cap = a->batches > 0 ? a->batches * o.batch : 0;
-    SD_TRY_GOTO(rc, load_data(a, &w, cap, &train, &test), done);
+    sd_runner_data desc;
+    SD_TRY_GOTO(rc, load_data(a, &w, cap, &train, &test, &desc), done);
     if (!a->quiet) fprintf(stderr, "%s: %s, %d train / %d test examples, batch %d, %d epoch(s), %ld repeat(s) on %s\n",
                            w.name, train.source, train.n, test.n, o.batch, o.epochs, a->repeat, be->device);
     samples = calloc((size_t)a->repeat, sizeof *samples);
@@ -168,8 +183,107 @@ done:
     return rc == SD_EINTR || rc == SD_EUSAGE ? rc : 0;
 }
 
+/* The program for framework impl: --runner IMPL=PROGRAM, else <workloads>/runners/<impl>_runner.py. */
+static const char *runner_program(const bench_args *a, const char *impl) {
+    if (!a->runner) return NULL;
+    size_t n = strlen(impl);
+    if (strncmp(a->runner, impl, n) == 0 && a->runner[n] == '=') return a->runner + n + 1;
+    return NULL;
+}
+
+static int is_framework(const char *impl) { return strcmp(impl, "pytorch") == 0; }
+
+/* One workload through a framework runner, on the data the native runs use, a->repeat times. */
+static int run_framework(const bench_args *a, const char *wname, const char *impl, json_t *doc, int *failed) {
+    char wdir[PATH_MAX];
+    if (a->workloads_dir) snprintf(wdir, sizeof wdir, "%s", a->workloads_dir);
+    else default_workloads_dir(wdir, sizeof wdir);
+    sd_workload w;
+    SD_TRY(sd_workload_load(&w, wdir, wname));
+    int rc = 0, unavailable = 0;
+    sd_dataset train = {0}, test = {0};
+    sd_runner_result *res = NULL;
+    nn_train_result *samples = NULL;
+    nn_layer *plan = NULL;
+    json_t *env = NULL;
+    int nres = 0;
+    nn_train_opts o = {0};
+    o.epochs = a->epochs > 0 ? (int)a->epochs : w.epochs;
+    o.batch = a->batch > 0 ? (int)a->batch : w.batch;
+    o.max_batches = (int)a->batches;
+    o.seed = (uint64_t)a->seed;
+    o.shuffle = w.shuffle;
+    size_t nparams = 0;
+    int L = nn_model_plan(&w, o.batch, &plan, &nparams);
+    if (L < 0) { rc = L; goto done; }
+    double flops_fwd = 0, flops_train = 0;
+    for (int i = 0; i < L; i++) {
+        const nn_layer *l = &plan[i];
+        flops_fwd += l->flops;
+        flops_train += l->flops * ((l->op.kind == NN_OP_DENSE || l->op.kind == NN_OP_CONV2D) ? (l->input < 0 ? 2.0 : 3.0) : 2.0);
+    }
+    long cap = a->batches > 0 ? a->batches * o.batch : 0;
+    sd_runner_data desc;
+    SD_TRY_GOTO(rc, load_data(a, &w, cap, &train, &test, &desc), done);
+    char script[PATH_MAX + 64];
+    snprintf(script, sizeof script, "%s/runners/%s_runner.py", wdir, impl);
+    int threads = a->threads > 0 ? (int)a->threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    sd_runner_opts ro = {.framework = impl, .program = runner_program(a, impl), .python = a->python,
+                         .script = script, .spec_path = w.path, .data = &desc, .epochs = o.epochs,
+                         .batch = o.batch, .max_batches = o.max_batches, .shuffle = o.shuffle, .threads = threads,
+                         .cudnn_benchmark = strcmp(a->autotune, "off") != 0, .classes = w.classes, .seed = o.seed,
+                         .device = a->device, .precision = a->precision, .timeout_s = (double)a->runner_timeout,
+                         .native_params = (long long)nparams, .stop = &g_stop};
+    if (!a->quiet) fprintf(stderr, "%s/%s: %s runner, %d train / %d test examples, batch %d, %d epoch(s)\n", w.name,
+                           impl, ro.program ? ro.program : script, train.n, test.n, o.batch, o.epochs);
+    res = calloc((size_t)a->repeat, sizeof *res);
+    samples = calloc((size_t)a->repeat, sizeof *samples);
+    if (!res || !samples) { rc = sd_err(SD_ENOMEM, "out of memory"); goto done; }
+    for (long r = 0; r < a->repeat; r++) {
+        SD_TRY_GOTO(rc, sd_runner_run(&ro, &res[r]), done);
+        nres++;
+        samples[r] = res[r].train;
+        samples[r].flops_fwd = flops_fwd;
+        samples[r].flops_train = flops_train;
+        if (!a->quiet) {
+            const nn_epoch_stats *st = &samples[r].epochs[samples[r].nepochs - 1];
+            fprintf(stderr, "%s/%s: %s %s on %s: epoch %d train %.2fs val %.2fs accuracy %.4f\n", w.name, impl, impl,
+                    res[r].version, res[r].device, st->epoch, st->train_s, st->val_s, st->accuracy);
+        }
+    }
+    env = res[0].hello ? json_deep_copy(res[0].hello) : json_object();
+    json_object_del(env, "event");
+    json_object_set_new(env, "runner", json_string(ro.program ? ro.program : script));
+    sd_results_set_library(doc, impl, res[0].version);
+    sd_run_info ri = {.w = &w, .implementation = impl, .be = NULL, .backend_name = res[0].device_kind,
+                      .device = res[0].device, .precision = a->precision, .backend_env = env, .train = &train,
+                      .test = &test, .opts = &o, .threads = threads, .samples = samples, .nsamples = nres};
+    rc = sd_results_add_run(doc, &ri);
+done:
+    if (rc == SD_ENODEV) {
+        unavailable = 1;
+        fprintf(stderr, "showdown bench: %s through %s: %s\n", w.name, impl, sd_errmsg());
+        sd_results_add_status(doc, w.name, impl, a->device, "unavailable", sd_errmsg());
+    } else if (rc && rc != SD_EINTR && rc != SD_EUSAGE) {
+        fprintf(stderr, "showdown bench: %s through %s failed: %s\n", w.name, impl, sd_errmsg());
+        sd_results_add_failure(doc, w.name, impl, a->device, sd_errmsg());
+        *failed = SD_ERROR;   /* a runner's bad output is a runtime failure (exit 1), not a bad input file */
+    }
+    for (int i = 0; i < nres; i++) sd_runner_result_free(&res[i]);
+    free(res);
+    free(samples);
+    free(plan);
+    json_decref(env);
+    sd_dataset_free(&train);
+    sd_dataset_free(&test);
+    sd_workload_free(&w);
+    (void)unavailable;
+    return rc == SD_EINTR || rc == SD_EUSAGE ? rc : 0;
+}
+
 int cmd_bench(int argc, char **argv) {
-    bench_args a = {.backend = "auto", .data = "auto", .precision = "fp32", .autotune = "on", .repeat = 1, .seed = 42};
+    bench_args a = {.backend = "auto", .data = "auto", .precision = "fp32", .autotune = "on", .repeat = 1, .seed = 42,
+                    .impl = "native", .device = "auto", .python = "/usr/bin/python3", .runner_timeout = 300};
     const sd_opt opts[] = {
         {"workload", SD_OPT_STR, &a.workload, "NAME[,NAME]", "workload(s) from workloads/ (or paths to .json specs)", 0, 0},
         {"describe", SD_OPT_FLAG, &a.describe, NULL, "print the layer table (shapes, parameters, FLOPs) and exit", 0, 0},
@@ -185,7 +299,14 @@ int cmd_bench(int argc, char **argv) {
         {"workloads", SD_OPT_STR, &a.workloads_dir, "DIR", "directory of workload specs (default: ./workloads)", 0, 0},
         {"precision", SD_OPT_STR, &a.precision, "P", "fp32 (default) or tf32 (cuDNN back-end)", 0, 0},
         {"autotune", SD_OPT_STR, &a.autotune, "on|off", "cuDNN algorithm search (default on)", 0, 0},
+        {"impl", SD_OPT_STR, &a.impl, "I[,I]", "native (default) and/or pytorch: framework runners on the same data", 0, 0},
+        {"runner", SD_OPT_STR, &a.runner, "IMPL=PROG", "run IMPL's runner as PROG (default: python workloads/runners/IMPL_runner.py)", 0, 0},
+        {"runner-timeout", SD_OPT_INT, &a.runner_timeout, "S", "kill a runner silent for S seconds (default 300)", 1, 1000000},
+        {"device", SD_OPT_STR, &a.device, "D", "framework runners' device: auto (default), cpu, cuda", 0, 0},
+        {"python", SD_OPT_STR, &a.python, "PATH", "interpreter for the Python runners (default /usr/bin/python3)", 0, 0},
         {"json", SD_OPT_STR, &a.json, "FILE", "write the results (showdown-results/1) to FILE, atomically", 0, 0},
+        {"db", SD_OPT_STR, &a.db, "FILE", "store the run in this results database (default " DB_DEFAULT_PATH ")", 0, 0},
+        {"no-db", SD_OPT_FLAG, &a.no_db, NULL, "do not store the run in a database", 0, 0},
         {"quiet", SD_OPT_FLAG, &a.quiet, NULL, "no progress or notes on stderr", 0, 0},
         {0},
     };
@@ -209,6 +330,25 @@ int cmd_bench(int argc, char **argv) {
     }
     if (strcmp(a.autotune, "on") && strcmp(a.autotune, "off")) {
         sd_err(SD_EUSAGE, "--autotune expects on or off, got '%s'", a.autotune);
+        return sd_cli_fail("bench", SD_EUSAGE);
+    }
+    if (strcmp(a.device, "auto") && strcmp(a.device, "cpu") && strcmp(a.device, "cuda")) {
+        sd_err(SD_EUSAGE, "--device expects auto, cpu or cuda, got '%s'", a.device);
+        return sd_cli_fail("bench", SD_EUSAGE);
+    }
+    char il[256];
+    snprintf(il, sizeof il, "%s", a.impl);
+    char *inames[8];
+    int ni = split_list(il, inames, 8), native = 0;
+    for (int i = 0; i < ni; i++) {
+        if (strcmp(inames[i], "native") == 0) native = 1;
+        else if (!is_framework(inames[i])) {
+            sd_err(SD_EUSAGE, "--impl: unknown implementation '%s' (expected native or pytorch)", inames[i]);
+            return sd_cli_fail("bench", SD_EUSAGE);
+        }
+    }
+    if (ni == 0) {
+        sd_err(SD_EUSAGE, "--impl needs at least one name");
         return sd_cli_fail("bench", SD_EUSAGE);
     }
     char wl[1024], bl[256];
@@ -245,18 +385,51 @@ int cmd_bench(int argc, char **argv) {
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
 
+    /* The run goes into the database as it is measured: inserted incomplete, each result in its own
+     * transaction, the last one with the complete flag. A killed bench leaves an incomplete run. */
+    db *dbh = NULL;
+    int64_t run_id = 0;
+    if (!a.no_db && (rc = db_open(&dbh, a.db ? a.db : DB_DEFAULT_PATH)) != 0) return sd_cli_fail("bench", rc);
     json_t *doc = sd_results_new();
+    if (dbh && (rc = db_run_begin(dbh, doc, "bench", NULL, &run_id)) != 0) {
+        json_decref(doc);
+        db_close(dbh);
+        return sd_cli_fail("bench", rc);
+    }
     int failed = 0;
-    for (int i = 0; i < nw && rc == 0; i++)
-        for (int j = 0; j < nb && rc == 0; j++) rc = run_one(&a, wnames[i], bnames[j], doc, &failed);
+    /* Each result goes into the database in its own transaction as soon as it is measured. */
+#define STORE_LAST()                                                                                     \
+    do {                                                                                                 \
+        json_t *runs_ = json_object_get(doc, "runs");                                                    \
+        if (rc == 0 && dbh && json_array_size(runs_) > before)                                           \
+            rc = db_run_add_result(dbh, run_id, json_array_get(runs_, json_array_size(runs_) - 1), 0);   \
+    } while (0)
+    for (int i = 0; i < nw && rc == 0; i++) {
+        for (int j = 0; j < nb && rc == 0 && native; j++) {
+            size_t before = json_array_size(json_object_get(doc, "runs"));
+            rc = run_one(&a, wnames[i], bnames[j], doc, &failed);
+            STORE_LAST();
+        }
+        for (int k = 0; k < ni && rc == 0; k++)
+            if (is_framework(inames[k])) {
+                size_t before = json_array_size(json_object_get(doc, "runs"));
+                rc = run_framework(&a, wnames[i], inames[k], doc, &failed);
+                STORE_LAST();
+            }
+    }
+#undef STORE_LAST
+    if (rc == 0 && dbh) rc = db_run_finish(dbh, run_id);   /* marks the run complete */
+    db_close(dbh);
     if (rc == SD_EINTR) {
-        fprintf(stderr, "\nshowdown bench: interrupted; no results written\n");
+        fprintf(stderr, "\nshowdown bench: interrupted; no results written (the database run stays incomplete)\n");
         json_decref(doc);
         return SD_EXIT_INTR;
     }
     if (rc) { json_decref(doc); return sd_cli_fail("bench", rc); }
     printf("\n");
     sd_results_print_table(stdout, doc);
+    sd_results_print_overhead(stdout, doc);
+    if (dbh && !a.quiet) fprintf(stderr, "run %lld stored in %s\n", (long long)run_id, a.db ? a.db : DB_DEFAULT_PATH);
     if (a.json) {
         if ((rc = sd_json_write_atomic(doc, a.json)) != 0) { json_decref(doc); return sd_cli_fail("bench", rc); }
         if (!a.quiet) fprintf(stderr, "results written to %s\n", a.json);

@@ -1,6 +1,320 @@
-/* cmd_nightly — `showdown nightly`: not built yet; says so with the usage exit code. */
+/* cmd_nightly — `showdown nightly`: the cron job. Takes a lock (a second run exits at once with code 7),
+ * makes OUT/YYYY-MM-DD/ (a -2, -3 ... suffix for later runs the same day) and OUT/latest, logs to
+ * nightly.log there, runs bench (then score and report when they are built) as child processes, stores
+ * the run in the database as kind "nightly", compares with the previous complete nightly run and flags a
+ * regression (exit 6) when a median is slower by more than the threshold and outside the old spread.
+ * Keeps the newest N runs (database rows and directories). */
+#define _XOPEN_SOURCE 700
+#include "bench/results.h"
 #include "cmd/cli.h"
+#include "core/err.h"
+#include "core/fsutil.h"
+#include "core/jv.h"
+#include "db/db.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef struct nightly_cfg {
+    const char *workloads, *backends, *data, *out, *db, *workloads_dir;
+    long long epochs, batches, repeat, keep;
+    double threshold;
+} nightly_cfg;
+
+static FILE *g_log;
+
+static void logf_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void logf_(const char *fmt, ...) {
+    char when[32];
+    time_t now = time(NULL);
+    struct tm tm;
+    localtime_r(&now, &tm);
+    strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
+    va_list ap;
+    va_start(ap, fmt);
+    if (g_log) {
+        fprintf(g_log, "%s ", when);
+        va_list ap2;
+        va_copy(ap2, ap);
+        vfprintf(g_log, fmt, ap2);
+        va_end(ap2);
+        fputc('\n', g_log);
+        fflush(g_log);
+    }
+    printf("nightly: ");
+    vprintf(fmt, ap);
+    printf("\n");
+    fflush(stdout);
+    va_end(ap);
+}
+
+/* The config file (JSON, every key optional): positioned errors for wrong keys or types. */
+static int load_config(nightly_cfg *c, const char *path, jv_doc **keep) {
+    static const char *const keys[] = {"workloads", "backends", "data", "epochs", "batches", "repeat", "keep",
+                                       "threshold_pct", "out", "db", "workloads_dir", NULL};
+    jv_doc *d = NULL;
+    SD_TRY(jv_load(&d, path));
+    const jv *r = jv_root(d);
+    int rc = jv_expect(d, r, JV_OBJECT, "nightly config");
+    if (!rc) rc = jv_check_keys(d, r, "nightly config", keys);
+    if (!rc) rc = jv_get_str(d, r, "workloads", "nightly config", 0, &c->workloads);
+    if (!rc) rc = jv_get_str(d, r, "backends", "nightly config", 0, &c->backends);
+    if (!rc) rc = jv_get_str(d, r, "data", "nightly config", 0, &c->data);
+    if (!rc) rc = jv_get_str(d, r, "out", "nightly config", 0, &c->out);
+    if (!rc) rc = jv_get_str(d, r, "db", "nightly config", 0, &c->db);
+    if (!rc) rc = jv_get_str(d, r, "workloads_dir", "nightly config", 0, &c->workloads_dir);
+    if (!rc) rc = jv_get_int(d, r, "epochs", "nightly config", 0, 1, 100000, &c->epochs);
+    if (!rc) rc = jv_get_int(d, r, "batches", "nightly config", 0, 0, 100000000, &c->batches);
+    if (!rc) rc = jv_get_int(d, r, "repeat", "nightly config", 0, 1, 1000, &c->repeat);
+    if (!rc) rc = jv_get_int(d, r, "keep", "nightly config", 0, 1, 100000, &c->keep);
+    if (!rc) rc = jv_get_num(d, r, "threshold_pct", "nightly config", 0, 0, 1000, &c->threshold);
+    if (rc) { jv_doc_free(d); return rc; }
+    *keep = d;   /* strings point into it */
+    return 0;
+}
+
+static int rm_entry(const char *p, const struct stat *sb, int flag, struct FTW *ftw) {
+    (void)sb; (void)flag; (void)ftw;
+    return remove(p);
+}
+
+/* Delete an old run's directory, but only one that nightly made (it holds nightly.log). */
+static void prune_dir(const char *dir, void *user) {
+    (void)user;
+    char probe[4096];
+    snprintf(probe, sizeof probe, "%s/nightly.log", dir);
+    if (access(probe, F_OK) != 0) return;
+    if (nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS) == 0) logf_("removed old run %s", dir);
+    else logf_("could not remove %s: %s", dir, strerror(errno));
+}
+
+static const json_t *stat_of(const json_t *run, const char **key) {
+    const json_t *s = json_object_get(run, "summary");
+    *key = "steady_epoch_s";
+    const json_t *v = json_object_get(s, *key);
+    if (!json_is_object(v)) { *key = "first_epoch_s"; v = json_object_get(s, *key); }
+    return json_is_object(v) ? v : NULL;
+}
+
+static const char *js(const json_t *o, const char *k) {
+    const char *s = json_string_value(json_object_get(o, k));
+    return s ? s : "";
+}
+
+/* Regressions of cur against prev; appended to regs. */
+static int compare_runs(const json_t *cur, const json_t *prev, double thr, json_t *regs) {
+    int n = 0;
+    size_t i, j;
+    const json_t *c, *p;
+    json_array_foreach(json_object_get(cur, "runs"), i, c) {
+        if (strcmp(js(c, "status"), "ok")) continue;
+        json_array_foreach(json_object_get(prev, "runs"), j, p) {
+            if (strcmp(js(p, "status"), "ok") || strcmp(js(c, "workload"), js(p, "workload")) ||
+                strcmp(js(c, "implementation"), js(p, "implementation")) || strcmp(js(c, "backend"), js(p, "backend")))
+                continue;
+            const char *kc, *kp;
+            const json_t *sc = stat_of(c, &kc), *sp = stat_of(p, &kp);
+            if (!sc || !sp || strcmp(kc, kp)) continue;
+            double nm = json_number_value(json_object_get(sc, "median")), om = json_number_value(json_object_get(sp, "median"));
+            double omax = json_number_value(json_object_get(sp, "max"));
+            double pct = om > 0 ? (nm - om) / om * 100 : 0;
+            int reg = pct > thr && nm > omax;
+            logf_("%s/%s/%s %s: %.4g s (was %.4g s, max %.4g): %+.1f%%%s", js(c, "workload"), js(c, "implementation"),
+                  js(c, "backend"), kc, nm, om, omax, pct, reg ? "  REGRESSION" : "");
+            if (reg) {
+                json_array_append_new(regs, json_pack("{s:s,s:s,s:s,s:s,s:f,s:f,s:f,s:f,s:f}", "workload", js(c, "workload"),
+                                                      "implementation", js(c, "implementation"), "backend",
+                                                      js(c, "backend"), "metric", kc, "median", nm, "previous_median", om,
+                                                      "previous_max", omax, "slower_pct", pct, "threshold_pct", thr));
+                n++;
+            }
+            break;
+        }
+    }
+    return n;
+}
+
+/* Run `showdown CMD ...` (score, report) if built; a command not built yet is noted and skipped. */
+static void optional_step(const char *cmd, char **argv, const char *log_path) {
+    int code = 0;
+    if (sd_run_self(argv, log_path, &code) != 0) { logf_("%s: could not start: %s", cmd, sd_errmsg()); return; }
+    if (code == 0) logf_("%s: done", cmd);
+    else if (code == SD_EXIT_USAGE) logf_("%s: not built yet (exit %d); continuing", cmd, code);
+    else logf_("%s: failed (exit %d, see the log); continuing", cmd, code);
+}
 
 int cmd_nightly(int argc, char **argv) {
-    return sd_cmd_not_built(argc, argv, "[--config FILE]", "Run bench + score + report, keep history and flag regressions.");
+    nightly_cfg c = {.workloads = "mnist_mlp,mnist_cnn,cifar10_vgg", .backends = "all", .data = "auto", .out = "out",
+                     .epochs = 2, .batches = 20, .repeat = 3, .keep = 30, .threshold = 7};
+    const char *config = NULL, *out = NULL, *dbp = NULL;
+    long keep = 0;
+    double thr = -1;
+    const sd_opt opts[] = {
+        {"config", SD_OPT_STR, &config, "FILE", "JSON config: workloads, backends, data, epochs, batches, repeat, keep, threshold_pct, out, db, workloads_dir", 0, 0},
+        {"out", SD_OPT_STR, &out, "DIR", "output root (default out): DIR/YYYY-MM-DD/, DIR/latest, DIR/nightly.lock", 0, 0},
+        {"db", SD_OPT_STR, &dbp, "FILE", "results database (default OUT/showdown.db)", 0, 0},
+        {"keep", SD_OPT_INT, &keep, "N", "keep the newest N nightly runs (default 30)", 1, 100000},
+        {"threshold", SD_OPT_DOUBLE, &thr, "PCT", "regression threshold in percent (default 7)", 0, 1000},
+        {0},
+    };
+    int help = 0;
+    int rc = sd_opts_parse(opts, argc, argv, NULL, 0, NULL, &help);
+    if (rc) return sd_cli_fail("nightly", rc);
+    if (help) {
+        sd_opts_usage(stdout, "nightly", "[--config FILE]",
+                      "Run bench (+ score + report when built) into OUT/YYYY-MM-DD/, keep history in the database and\n"
+                      "flag regressions: a median slower than the previous nightly run's by more than the threshold and\n"
+                      "above its max. Exit 6 on a regression, 7 when another nightly run holds the lock.\n"
+                      "Test only: SHOWDOWN_TEST_SLOWDOWN=MS makes training sleep MS ms per batch.",
+                      opts);
+        return SD_EXIT_OK;
+    }
+    jv_doc *cfgdoc = NULL;
+    if (config && (rc = load_config(&c, config, &cfgdoc)) != 0) return sd_cli_fail("nightly", rc);
+    if (out) c.out = out;
+    if (dbp) c.db = dbp;
+    if (keep > 0) c.keep = keep;
+    if (thr >= 0) c.threshold = thr;
+
+    char path[4096], dir[4096], logp[4096], dbbuf[4096];
+    int lockfd = -1, code = SD_EXIT_OK;
+    db *d = NULL;
+    json_t *cur = NULL, *prev = NULL;
+    snprintf(path, sizeof path, "%s/nightly.lock", c.out);
+    if ((rc = sd_mkdir_p(path, 1)) != 0) goto done;
+    lockfd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (lockfd < 0) { rc = sd_err(SD_EIO, "cannot open %s: %s", path, strerror(errno)); goto done; }
+    if (flock(lockfd, LOCK_EX | LOCK_NB) != 0) {
+        char pid[32] = "";
+        ssize_t n = pread(lockfd, pid, sizeof pid - 1, 0);
+        if (n > 0) pid[n] = 0;
+        pid[strcspn(pid, "\n")] = 0;
+        rc = sd_err(SD_EBUSY, "another nightly run holds %s (pid %s); not starting a second one", path, pid[0] ? pid : "?");
+        goto done;
+    }
+    if (ftruncate(lockfd, 0) == 0) dprintf(lockfd, "%ld\n", (long)getpid());
+
+    char day[32];
+    time_t now = time(NULL);
+    struct tm tm;
+    localtime_r(&now, &tm);
+    strftime(day, sizeof day, "%Y-%m-%d", &tm);
+    snprintf(dir, sizeof dir, "%s/%s", c.out, day);
+    for (int k = 2; mkdir(dir, 0755) != 0; k++) {
+        if (errno != EEXIST || k > 999) { rc = sd_err(SD_EIO, "cannot create %s: %s", dir, strerror(errno)); goto done; }
+        snprintf(dir, sizeof dir, "%s/%s-%d", c.out, day, k);
+    }
+    snprintf(logp, sizeof logp, "%s/nightly.log", dir);
+    g_log = fopen(logp, "a");
+    if (!g_log) { rc = sd_err(SD_EIO, "cannot write %s: %s", logp, strerror(errno)); goto done; }
+    {   /* OUT/latest -> the new directory (relative, replaced atomically) */
+        char tmp[4096];
+        snprintf(tmp, sizeof tmp, "%s/latest.tmp.%ld", c.out, (long)getpid());
+        snprintf(path, sizeof path, "%s/latest", c.out);
+        unlink(tmp);
+        if (symlink(strrchr(dir, '/') + 1, tmp) != 0 || rename(tmp, path) != 0)
+            logf_("warning: cannot update %s: %s", path, strerror(errno));
+    }
+    logf_("run in %s (workloads %s, backends %s, %lld epoch(s), %lld batches, %lld repeat(s), threshold %.3g%%, keep %lld)",
+          dir, c.workloads, c.backends, c.epochs, c.batches, c.repeat, c.threshold, c.keep);
+
+    if (!c.db) { snprintf(dbbuf, sizeof dbbuf, "%s/showdown.db", c.out); c.db = dbbuf; }
+    if ((rc = db_open(&d, c.db)) != 0) goto done;
+
+    /* bench, as a child, through the same code path as `showdown bench` */
+    char bjson[4096], ep[32], bt[32], rp[32];
+    snprintf(bjson, sizeof bjson, "%s/bench.json", dir);
+    snprintf(ep, sizeof ep, "%lld", c.epochs);
+    snprintf(bt, sizeof bt, "%lld", c.batches);
+    snprintf(rp, sizeof rp, "%lld", c.repeat);
+    char *bargv[32];
+    int k = 0;
+    bargv[k++] = "showdown"; bargv[k++] = "bench";
+    bargv[k++] = "--workload"; bargv[k++] = (char *)c.workloads;
+    bargv[k++] = "--backend"; bargv[k++] = (char *)c.backends;
+    bargv[k++] = "--data"; bargv[k++] = (char *)c.data;
+    bargv[k++] = "--epochs"; bargv[k++] = ep;
+    if (c.batches > 0) { bargv[k++] = "--batches"; bargv[k++] = bt; }
+    bargv[k++] = "--repeat"; bargv[k++] = rp;
+    if (c.workloads_dir) { bargv[k++] = "--workloads"; bargv[k++] = (char *)c.workloads_dir; }
+    bargv[k++] = "--json"; bargv[k++] = bjson;
+    bargv[k++] = "--no-db"; bargv[k++] = "--quiet";
+    bargv[k] = NULL;
+    json_t *hdr = sd_results_new();
+    int64_t run_id = 0;
+    rc = db_run_begin(d, hdr, "nightly", dir, &run_id);
+    json_decref(hdr);
+    if (rc) goto done;
+    logf_("bench: started (database %s, run %lld)", c.db, (long long)run_id);
+    int bcode = 0;
+    if ((rc = sd_run_self(bargv, logp, &bcode)) != 0) goto done;
+    json_error_t je;
+    cur = json_load_file(bjson, 0, &je);
+    if (!cur) {
+        logf_("bench: failed (exit %d), no results; the run stays incomplete in the database", bcode);
+        rc = sd_err(SD_ERROR, "nightly bench failed (exit %d); see %s", bcode, logp);
+        goto done;
+    }
+    logf_("bench: %s (exit %d), results in %s", bcode ? "some runs failed" : "done", bcode, bjson);
+    json_t *runs = json_object_get(cur, "runs");
+    size_t nr = json_array_size(runs);
+    for (size_t i = 0; i < nr && rc == 0; i++) rc = db_run_add_result(d, run_id, json_array_get(runs, i), i + 1 == nr);
+    if (rc == 0 && nr == 0) rc = db_run_finish(d, run_id);
+    if (rc) goto done;
+
+    char sjson[4096], rdir[4096];
+    snprintf(sjson, sizeof sjson, "%s/scores.json", dir);
+    char *sargv[] = {"showdown", "score", "--json", sjson, NULL};
+    optional_step("score", sargv, logp);
+    snprintf(rdir, sizeof rdir, "%s/report", dir);
+    char *rargv[] = {"showdown", "report", "--results", bjson, "--out", rdir, NULL};
+    optional_step("report", rargv, logp);
+
+    /* compare with the previous complete nightly run */
+    int64_t pid_ = 0;
+    int np = 0;
+    if ((rc = db_runs_complete(d, "nightly", run_id, &pid_, 1, &np)) != 0) goto done;
+    json_t *regs = json_array();
+    int nreg = 0;
+    if (np == 0) logf_("no previous nightly run to compare with");
+    else if ((rc = db_run_load(d, pid_, &prev)) == 0) {
+        logf_("comparing with nightly run %lld", (long long)pid_);
+        nreg = compare_runs(cur, prev, c.threshold, regs);
+    }
+    char rjson[4096];
+    snprintf(rjson, sizeof rjson, "%s/regressions.json", dir);
+    json_t *rdoc = json_pack("{s:s,s:I,s:I,s:f,s:o}", "schema", "showdown-regressions/1", "run", (json_int_t)run_id,
+                             "previous_run", (json_int_t)(np ? pid_ : 0), "threshold_pct", c.threshold, "regressions", regs);
+    if (rc == 0) rc = sd_json_write_atomic(rdoc, rjson);
+    json_decref(rdoc);
+    if (rc) goto done;
+    if (nreg) {
+        logf_("%d regression(s); see %s", nreg, rjson);
+        code = SD_EXIT_REGRESSION;
+    } else {
+        logf_("no regression");
+        if (bcode) code = bcode;
+    }
+    rc = db_runs_prune(d, "nightly", (int)c.keep, prune_dir, NULL);
+done:
+    if (rc) {
+        if (g_log) logf_("error: %s", sd_errmsg());
+        code = sd_cli_fail("nightly", rc);
+    }
+    if (g_log) { fclose(g_log); g_log = NULL; }
+    json_decref(cur);
+    json_decref(prev);
+    db_close(d);
+    if (lockfd >= 0) close(lockfd);
+    jv_doc_free(cfgdoc);
+    return code;
 }

@@ -1,6 +1,286 @@
-/* cmd_score — `showdown score`: not built yet; says so with the usage exit code. */
+/* cmd_score — `showdown score`: score the frameworks of scoring/ from the dated snapshot (--offline),
+ * or refresh the measured inputs first (git mirrors via --mirror-dir/--fetch, GitHub and StackExchange
+ * counts over the network), optionally writing them back as the snapshot (--update-snapshot). Prints
+ * the table with the snapshot's date; --json writes "showdown-scores/1". */
 #include "cmd/cli.h"
+#include "core/err.h"
+#include "core/fsutil.h"
+#include "gitact/gitact.h"
+#include "http/http.h"
+#include "score/score_data.h"
+#include "score/score_out.h"
+
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef struct score_args {
+    const char *json, *as_of, *mirror_dir, *api_base, *se_api_base, *scoring_dir, *cache_dir, *snapshot;
+    int offline, update, fetch, quiet;
+    long timeout_s;
+} score_args;
+
+static int exists(const char *p) { struct stat st; return stat(p, &st) == 0; }
+
+/* scoring/ in the current directory, else beside the executable. */
+static void default_scoring_dir(char *buf, size_t n) {
+    if (exists("scoring/method.json")) { snprintf(buf, n, "scoring"); return; }
+    char exe[PATH_MAX];
+    ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (k > 0) {
+        exe[k] = 0;
+        snprintf(buf, n, "%s/scoring", dirname(exe));
+        if (exists(buf)) return;
+    }
+    snprintf(buf, n, "scoring");
+}
+
+static void default_cache_dir(char *buf, size_t n) {
+    const char *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
+    if (x && *x) snprintf(buf, n, "%s/showdown", x);
+    else snprintf(buf, n, "%s/.cache/showdown", h && *h ? h : "/tmp");
+}
+
+/* Every repository whose git history is an input: main repositories and numerics libraries. */
+static int collect_repos(const score_inputs *in, char (*repos)[SCORE_REPO_LEN], int max) {
+    int n = 0;
+    for (int i = 0; i < in->nfw; i++) {
+        const char *cand[2] = {in->fw[i].repo, in->fw[i].numerics_repo};
+        for (int k = 0; k < 2; k++) {
+            if (!cand[k][0]) continue;
+            int seen = 0;
+            for (int j = 0; j < n; j++) seen |= strcmp(repos[j], cand[k]) == 0;
+            if (!seen && n < max) snprintf(repos[n++], SCORE_REPO_LEN, "%s", cand[k]);
+        }
+    }
+    return n;
+}
+
+/* Git inputs from mirrors: find (or clone/fetch) each repository's mirror and analyse it as of the run's
+ * instant; without --as-of that instant is the end of the UTC day of the newest HEAD commit among them. */
+static int refresh_git(const score_args *a, const score_inputs *in, score_snapshot *s, int64_t *as_of, int have_as_of,
+                       const char *cache_dir) {
+    static char repos[SCORE_MAX_REPOS][SCORE_REPO_LEN];
+    static char paths[SCORE_MAX_REPOS][PATH_MAX];
+    int n = collect_repos(in, repos, SCORE_MAX_REPOS);
+    char mdir[PATH_MAX];
+    if (a->mirror_dir) snprintf(mdir, sizeof mdir, "%s", a->mirror_dir);
+    else snprintf(mdir, sizeof mdir, "%s/mirrors", cache_dir);
+    int64_t newest = 0;
+    int found = 0;
+    for (int i = 0; i < n; i++) {
+        char key[SCORE_REPO_LEN], owner[64], name[96], url[SCORE_REPO_LEN + 16];
+        snprintf(url, sizeof url, "https://%s", repos[i]);
+        SD_TRY(score_repo_key(url, key, sizeof key, owner, sizeof owner, name, sizeof name));
+        score_git *g = score_snapshot_git(s, repos[i], 1);
+        if (!g) return sd_err(SD_ELIMIT, "too many repositories");
+        paths[i][0] = 0;
+        int rc;
+        if (a->fetch) {
+            char p[PATH_MAX];
+            if (sd_mkdir_p(mdir, 0) < 0) return sd_err_prefix(SD_EIO, "mirror directory");
+            fprintf(stderr, "score: mirroring %s into %s ...\n", url, mdir);
+            rc = git_activity_mirror(url, mdir, owner, name, p, sizeof p);
+            if (rc == 0) snprintf(paths[i], sizeof paths[i], "%s", p);
+        } else {
+            rc = git_activity_find_mirror(mdir, owner, name, paths[i], sizeof paths[i]);
+        }
+        if (rc < 0) {
+            memset(&g->a, 0, sizeof g->a);
+            g->present = 0;
+            snprintf(g->why, sizeof g->why, "not analysed: %s", sd_errmsg());
+            paths[i][0] = 0;
+            continue;
+        }
+        int64_t t;
+        if (git_activity_head_time(paths[i], &t) < 0) {
+            g->present = 0;
+            snprintf(g->why, sizeof g->why, "not analysed: %s", sd_errmsg());
+            paths[i][0] = 0;
+            continue;
+        }
+        if (t > newest) newest = t;
+        found++;
+    }
+    if (!have_as_of && found) *as_of = newest - newest % 86400 + 86400;
+    for (int i = 0; i < n; i++) {
+        if (!paths[i][0]) continue;
+        score_git *g = score_snapshot_git(s, repos[i], 0);
+        fprintf(stderr, "score: analysing %s ...\n", paths[i]);
+        if (git_activity_analyse(paths[i], *as_of, &g->a) < 0) {
+            g->present = 0;
+            snprintf(g->why, sizeof g->why, "analysis failed: %s", sd_errmsg());
+            continue;
+        }
+        g->present = 1;
+        g->why[0] = 0;
+        const char *base = strrchr(paths[i], '/');
+        snprintf(g->mirror, sizeof g->mirror, "%s", base ? base + 1 : paths[i]);
+    }
+    return 0;
+}
+
+static void keep_or_missing(score_named *e, const http_value *v, int rc) {
+    if (rc == 0 && v->present) {
+        e->v.present = 1;
+        e->v.value = v->value;
+        e->v.stale = v->stale;
+        snprintf(e->v.date, sizeof e->v.date, "%s", v->fetched);
+        snprintf(e->v.why, sizeof e->v.why, "%s", v->stale ? v->why : "");
+        return;
+    }
+    if (e->v.present) return;   /* keep the snapshot's dated value */
+    char today[16];
+    score_date_day((int64_t)time(NULL), today, sizeof today);
+    snprintf(e->v.why, sizeof e->v.why, "not fetched (tried %s): %s", today, v->why[0] ? v->why : sd_errmsg());
+}
+
+/* Network inputs: GitHub repository counts per search term, StackOverflow questions per tag. */
+static int refresh_network(const score_args *a, const score_inputs *in, score_snapshot *s, const char *cache_dir) {
+    char cache[PATH_MAX];
+    snprintf(cache, sizeof cache, "%s/http-cache.json", cache_dir);
+    http_opts o = {0};
+    o.cache_path = cache;
+    o.token = getenv("GITHUB_TOKEN");
+    o.token_base = a->api_base;
+    o.timeout_ms = a->timeout_s * 1000;
+    o.max_retries = 2;
+    o.backoff_s = 1;
+    o.max_wait_s = 120;
+    o.max_parallel = 4;
+    o.log = a->quiet ? NULL : stderr;
+    http_client *c = NULL;
+    SD_TRY(http_client_new(&c, &o));
+    for (int i = 0; i < in->nfw; i++) {
+        const score_framework *f = &in->fw[i];
+        for (int k = 0; k < f->nterms; k++) {
+            score_named *e = score_snapshot_named(s->repo_counts, &s->nrepo_counts, f->terms[k], 1);
+            if (!e) continue;
+            http_value v;
+            int rc = http_github_search_count(c, a->api_base, "repositories", f->terms[k], &v);
+            keep_or_missing(e, &v, rc);
+        }
+        for (int k = 0; k < f->ntags; k++) {
+            score_named *e = score_snapshot_named(s->so, &s->nso, f->tags[k], 1);
+            if (!e) continue;
+            http_value v;
+            int rc = http_se_tag_count(c, a->se_api_base, f->tags[k], &v);
+            keep_or_missing(e, &v, rc);
+        }
+    }
+    http_client_free(c);
+    return 0;
+}
+
+static int run(const score_args *a) {
+    char sdir[PATH_MAX], path[PATH_MAX + 32], snap_path[PATH_MAX + 32], cache_dir[PATH_MAX];
+    if (a->scoring_dir) snprintf(sdir, sizeof sdir, "%s", a->scoring_dir);
+    else default_scoring_dir(sdir, sizeof sdir);
+    if (a->cache_dir) snprintf(cache_dir, sizeof cache_dir, "%s", a->cache_dir);
+    else default_cache_dir(cache_dir, sizeof cache_dir);
+    if (a->snapshot) snprintf(snap_path, sizeof snap_path, "%s", a->snapshot);
+    else snprintf(snap_path, sizeof snap_path, "%s/snapshot.json", sdir);
+    if (a->offline && (a->update || a->fetch || a->mirror_dir))
+        return sd_err(SD_EUSAGE, "--offline uses the snapshot only: it cannot be combined with --update-snapshot, "
+                      "--fetch or --mirror-dir");
+
+    static score_method m;
+    static score_inputs in;
+    static score_snapshot s;
+    static score_fw fw[SCORE_MAX_FW];
+    char method_path[PATH_MAX + 32], fw_dir[PATH_MAX + 32];
+    snprintf(method_path, sizeof method_path, "%s/method.json", sdir);
+    snprintf(fw_dir, sizeof fw_dir, "%s/frameworks", sdir);
+    snprintf(path, sizeof path, "%s/ops.json", sdir);
+    SD_TRY(score_method_load(&m, method_path));
+    SD_TRY(score_inputs_load(&in, fw_dir, path));
+    if (exists(snap_path)) SD_TRY(score_snapshot_load(&s, snap_path));
+    else if (a->offline) return sd_err(SD_EIO, "no snapshot at %s (needed by --offline)", snap_path);
+    else memset(&s, 0, sizeof s);
+
+    int64_t as_of = (int64_t)time(NULL);
+    int have_as_of = 0;
+    if (a->as_of) {
+        if (score_date_parse(a->as_of, 1, &as_of) < 0) return sd_err_prefix(SD_EUSAGE, "--as-of");
+        have_as_of = 1;
+    }
+    if (a->offline) {
+        as_of = s.as_of;
+    } else {
+        if (a->mirror_dir || a->fetch) SD_TRY(refresh_git(a, &in, &s, &as_of, have_as_of, cache_dir));
+        else if (a->update) {
+            /* No mirrors: git inputs are recorded missing, with the way to supply them. */
+            static char repos[SCORE_MAX_REPOS][SCORE_REPO_LEN];
+            int n = collect_repos(&in, repos, SCORE_MAX_REPOS);
+            for (int i = 0; i < n; i++) {
+                score_git *g = score_snapshot_git(&s, repos[i], 1);
+                if (!g || g->present) continue;
+                snprintf(g->why, sizeof g->why, "not analysed: no git mirror was available where this snapshot was "
+                         "made; run `showdown score --mirror-dir DIR --update-snapshot` on mirrors");
+            }
+        }
+        SD_TRY(refresh_network(a, &in, &s, cache_dir));
+        s.as_of = as_of;
+        score_date_day((int64_t)time(NULL), s.date, sizeof s.date);
+        if (!s.note[0] || a->update)
+            snprintf(s.note, sizeof s.note, "Measured inputs of showdown's framework scores. Git metrics are computed "
+                     "by showdown from local mirrors as of 'as_of'; network counts carry their fetch date; anything "
+                     "that could not be measured is listed with the reason.");
+        if (a->update) {
+            SD_TRY(score_snapshot_write(&s, snap_path));
+            fprintf(stderr, "score: wrote %s (date %s)\n", snap_path, s.date);
+        }
+    }
+    SD_TRY(score_build(&m, &in, &s, fw));
+    SD_TRY(score_compute(&m, fw, (size_t)in.nfw));
+    score_run r = {&m, &in, &s, method_path, snap_path, a->offline ? "offline (snapshot only)" : "online", as_of};
+    if (!a->quiet) score_print(stdout, &r, fw, in.nfw);
+    if (a->json) {
+        SD_TRY(score_write_json(a->json, &r, fw, in.nfw));
+        fprintf(stderr, "score: wrote %s\n", a->json);
+    }
+    return 0;
+}
 
 int cmd_score(int argc, char **argv) {
-    return sd_cmd_not_built(argc, argv, "[--offline] [--json FILE]", "Score frameworks on Support & Community, API & Internals and Platform.");
+    score_args a = {0};
+    a.api_base = "https://api.github.com";
+    a.se_api_base = "https://api.stackexchange.com";
+    a.timeout_s = 30;
+    const sd_opt opts[] = {
+        {"offline", SD_OPT_FLAG, &a.offline, NULL, "use the committed snapshot only (no git, no network)", 0, 0},
+        {"json", SD_OPT_STR, &a.json, "FILE", "write scores as showdown-scores/1 JSON (scoring/README.md)", 0, 0},
+        {"as-of", SD_OPT_STR, &a.as_of, "DATE", "measure git activity as of the end of DATE (YYYY-MM-DD, UTC); default: "
+         "end of the day of the newest mirrored commit, else now", 0, 0},
+        {"mirror-dir", SD_OPT_STR, &a.mirror_dir, "DIR", "read git mirrors <owner>+<name>.git or <name>.git from DIR", 0, 0},
+        {"fetch", SD_OPT_FLAG, &a.fetch, NULL, "clone or fetch bare mirrors into CACHE/mirrors (network)", 0, 0},
+        {"update-snapshot", SD_OPT_FLAG, &a.update, NULL, "write the measured inputs to the snapshot file", 0, 0},
+        {"snapshot", SD_OPT_STR, &a.snapshot, "FILE", "snapshot file (default: SCORING/snapshot.json)", 0, 0},
+        {"scoring-dir", SD_OPT_STR, &a.scoring_dir, "DIR", "method, frameworks and ops data (default: ./scoring)", 0, 0},
+        {"cache-dir", SD_OPT_STR, &a.cache_dir, "DIR", "HTTP cache and mirrors (default: ~/.cache/showdown)", 0, 0},
+        {"api-base", SD_OPT_STR, &a.api_base, "URL", "GitHub API base (default https://api.github.com)", 0, 0},
+        {"se-api-base", SD_OPT_STR, &a.se_api_base, "URL", "StackExchange API base (default https://api.stackexchange.com)", 0, 0},
+        {"timeout", SD_OPT_INT, &a.timeout_s, "SECONDS", "per HTTP request (default 30)", 1, 600},
+        {"quiet", SD_OPT_FLAG, &a.quiet, NULL, "print nothing but errors", 0, 0},
+        {0},
+    };
+    int help = 0;
+    int rc = sd_opts_parse(opts, argc, argv, NULL, 0, NULL, &help);
+    if (rc < 0) return sd_cli_fail("score", rc);
+    if (help) {
+        sd_opts_usage(stdout, "score", "[--offline] [--json FILE] [--mirror-dir DIR] [--update-snapshot] ...",
+                      "Score frameworks on Support & Community, API & Internals and Platform (scoring/README.md).\n"
+                      "Qualitative inputs come from scoring/frameworks and scoring/ops.json; measured inputs from the\n"
+                      "dated snapshot, refreshed from git mirrors and the GitHub/StackExchange APIs unless --offline.\n"
+                      "GITHUB_TOKEN, when set, is sent to the GitHub API only and never printed.", opts);
+        return SD_EXIT_OK;
+    }
+    rc = run(&a);
+    if (rc < 0) return sd_cli_fail("score", rc);
+    return SD_EXIT_OK;
 }

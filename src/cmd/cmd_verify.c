@@ -1,6 +1,414 @@
-/* cmd_verify — `showdown verify`: not built yet; says so with the usage exit code. */
+/* cmd_verify — `showdown verify PUBLISHED.json`: re-check a published results file cell by cell.
+ * Each cell's published environment is compared with this machine's (device, CPU, precision, batch,
+ * epochs, data); a comparable cell is compared with a measurement (a --rerun through `bench`, a
+ * --results file, or the newest complete bench run in the database) and gets one verdict:
+ * REPRODUCED, SLOWER, FASTER, ACCURACY-DIFFERS, NOT-COMPARABLE (naming the differences) or MISSING.
+ * Exit 0 only when every cell reproduced; 5 when a comparable cell did not; 9 when some could not be checked. */
+#include "bench/results.h"
 #include "cmd/cli.h"
+#include "core/err.h"
+#include "core/jv.h"
+#include "db/db.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+typedef struct verify_args {
+    const char *json, *results, *db, *workloads;
+    double tolerance, acc_tolerance;
+    long repeat, batches;
+    int rerun, quiet;
+} verify_args;
+
+/* Time metrics in order of preference; lower is better. train_total_s = the sum of an epoch series. */
+static const char *const time_keys[] = {"steady_epoch_s", "first_epoch_s", "train_total_s", "val_s", "infer_s_per_1000", NULL};
+
+static const char *js(const json_t *o, const char *k) { return json_string_value(json_object_get(o, k)); }
+
+/* Environment of a published cell: the document's, overridden key by key by the run's. */
+static json_t *merged_env(const json_t *doc, const json_t *run) {
+    json_t *e = json_deep_copy(json_object_get(doc, "environment"));
+    if (!e) e = json_object();
+    json_t *r = json_object_get(run, "environment");
+    if (json_is_object(r)) json_object_update_recursive(e, r);
+    return e;
+}
+
+static const char *gpu_name(const json_t *env) {
+    const json_t *g = json_object_get(env, "gpu");
+    return js(g, "name");
+}
+
+/* "CPU Intel Xeon ... (2 cores)" or "GPU Tesla K80" */
+static void device_str(char *buf, size_t n, const json_t *env) {
+    const char *g = gpu_name(env);
+    if (g) { snprintf(buf, n, "%s (GPU)", g); return; }
+    json_int_t cores = json_integer_value(json_object_get(env, "cores"));
+    const char *cpu = js(env, "cpu_model");
+    if (cores > 0) snprintf(buf, n, "CPU %s (%lld cores)", cpu ? cpu : "unknown", (long long)cores);
+    else snprintf(buf, n, "CPU %s", cpu ? cpu : "unknown");
+}
+
+static void addf(char *buf, size_t n, const char *fmt, const char *a, const char *b) {
+    size_t l = strlen(buf);
+    if (l && l + 2 < n) { strncat(buf, "; ", n - l - 1); l += 2; }
+    if (l < n) snprintf(buf + l, n - l, fmt, a, b);
+}
+
+/* Environment differences that make a published cell not comparable with this machine. */
+static void env_diff(char *why, size_t n, const json_t *pub, const json_t *here, const char *pub_backend) {
+    char a[320], b[320];
+    const char *pg = gpu_name(pub), *hg = gpu_name(here);
+    int pub_gpu = pg || (pub_backend && strcmp(pub_backend, "cudnn") == 0);
+    device_str(a, sizeof a, pub);
+    device_str(b, sizeof b, here);
+    if (pub_gpu != (hg != NULL) || (pg && hg && strcasecmp(pg, hg) != 0)) {
+        if (!hg) {
+            const char *note = js(json_object_get(here, "gpu"), "note");
+            if (note) { size_t l = strlen(b); snprintf(b + l, sizeof b - l, "; no GPU: %s", note); }
+        }
+        addf(why, n, "device: published %s, here %s", a, b);
+        return;
+    }
+    if (!pub_gpu) {
+        const char *pc = js(pub, "cpu_model"), *hc = js(here, "cpu_model");
+        if (pc && hc && strcmp(pc, hc) != 0) addf(why, n, "cpu: published %s, here %s", pc, hc);
+        json_int_t pn = json_integer_value(json_object_get(pub, "cores")), hn = json_integer_value(json_object_get(here, "cores"));
+        if (pn && hn && pn != hn) {
+            snprintf(a, sizeof a, "%lld", (long long)pn);
+            snprintf(b, sizeof b, "%lld", (long long)hn);
+            addf(why, n, "cores: published %s, here %s", a, b);
+        }
+    }
+}
+
+/* Settings differences between the published cell and a measurement. */
+static void settings_diff(char *why, size_t n, const json_t *pub, const json_t *meas, const char *metric) {
+    const json_t *ps = json_object_get(pub, "settings"), *ms = json_object_get(meas, "settings");
+    const char *keys[] = {"batch", "precision", "max_batches", "epochs", NULL};
+    for (int i = 0; keys[i]; i++) {
+        if (strcmp(keys[i], "epochs") == 0 && strcmp(metric, "train_total_s") != 0) continue;
+        const json_t *p = json_object_get(ps, keys[i]), *m = json_object_get(ms, keys[i]);
+        if (!p && strcmp(keys[i], "max_batches") != 0) continue;   /* not published: not compared */
+        if (!p) p = json_null();
+        if (!m) m = json_null();
+        if (!json_equal(p, m)) {
+            char *a = json_dumps(p, JSON_ENCODE_ANY), *b = json_dumps(m, JSON_ENCODE_ANY);
+            char msg[96];
+            snprintf(msg, sizeof msg, "%s: published %%s, here %%s", keys[i]);
+            addf(why, n, msg, a ? a : "?", b ? b : "?");
+            free(a); free(b);
+        }
+    }
+    const char *pk = js(json_object_get(pub, "data"), "kind"), *mk = js(json_object_get(meas, "data"), "kind");
+    if (pk && mk && strcmp(pk, mk) != 0) addf(why, n, "data: published %s, here %s", pk, mk);
+}
+
+/* The measured statistic for metric: summary[metric], or for train_total_s the sums of each sample's
+ * epoch times. */
+static int measured_stat(const json_t *run, const char *metric, sd_stat *out) {
+    const json_t *s = json_object_get(json_object_get(run, "summary"), metric);
+    if (json_is_object(s)) {
+        out->median = json_number_value(json_object_get(s, "median"));
+        out->min = json_number_value(json_object_get(s, "min"));
+        out->max = json_number_value(json_object_get(s, "max"));
+        out->n = (int)json_integer_value(json_object_get(s, "n"));
+        return 1;
+    }
+    if (strcmp(metric, "train_total_s") != 0) return 0;
+    const json_t *samples = json_object_get(run, "samples");
+    size_t ns = json_array_size(samples), i;
+    if (!ns) return 0;
+    double *v = calloc(ns, sizeof *v);
+    if (!v) return 0;
+    const json_t *smp;
+    json_array_foreach(samples, i, smp) {
+        size_t j;
+        const json_t *ep;
+        json_array_foreach(json_object_get(smp, "epochs"), j, ep) v[i] += json_number_value(json_object_get(ep, "train_s"));
+    }
+    *out = sd_stat_of(v, (int)ns);
+    free(v);
+    return 1;
+}
+
+static const json_t *find_run(const json_t *doc, const char *w, const char *impl, const char *be) {
+    size_t i;
+    const json_t *r;
+    json_array_foreach(json_object_get(doc, "runs"), i, r)
+        if (!strcmp(js(r, "workload") ? js(r, "workload") : "", w) && !strcmp(js(r, "implementation") ? js(r, "implementation") : "", impl) &&
+            !strcmp(js(r, "backend") ? js(r, "backend") : "", be) && !strcmp(js(r, "status") ? js(r, "status") : "", "ok"))
+            return r;
+    return NULL;
+}
+
+/* Rerun one cell through `showdown bench` with the published settings; *doc gets its results. */
+static int rerun(const verify_args *a, const json_t *pub, json_t **doc, char *why, size_t n) {
+    char tmpl[] = "/tmp/showdown-verify-XXXXXX";
+    int fd = mkstemp(tmpl);
+    if (fd < 0) return sd_err(SD_EIO, "cannot create a temporary file");
+    close(fd);
+    const json_t *st = json_object_get(pub, "settings");
+    char epochs[32], batch[32], batches[32], repeat[32];
+    char *argv[40];
+    int k = 0;
+    argv[k++] = "showdown"; argv[k++] = "bench";
+    argv[k++] = "--workload"; argv[k++] = (char *)js(pub, "workload");
+    argv[k++] = "--backend"; argv[k++] = (char *)js(pub, "backend");
+    const char *kind = js(json_object_get(pub, "data"), "kind");
+    argv[k++] = "--data"; argv[k++] = kind && strcmp(kind, "synthetic") == 0 ? "synthetic" : "auto";
+    if (json_integer_value(json_object_get(st, "epochs")) > 0) {
+        snprintf(epochs, sizeof epochs, "%lld", (long long)json_integer_value(json_object_get(st, "epochs")));
+        argv[k++] = "--epochs"; argv[k++] = epochs;
+    }
+    if (json_integer_value(json_object_get(st, "batch")) > 0) {
+        snprintf(batch, sizeof batch, "%lld", (long long)json_integer_value(json_object_get(st, "batch")));
+        argv[k++] = "--batch"; argv[k++] = batch;
+    }
+    long mb = a->batches > 0 ? a->batches : (long)json_integer_value(json_object_get(st, "max_batches"));
+    if (mb > 0) {
+        snprintf(batches, sizeof batches, "%ld", mb);
+        argv[k++] = "--batches"; argv[k++] = batches;
+    }
+    if (js(st, "precision")) { argv[k++] = "--precision"; argv[k++] = (char *)js(st, "precision"); }
+    snprintf(repeat, sizeof repeat, "%ld", a->repeat < 3 ? 3 : a->repeat);
+    argv[k++] = "--repeat"; argv[k++] = repeat;
+    if (a->workloads) { argv[k++] = "--workloads"; argv[k++] = (char *)a->workloads; }
+    argv[k++] = "--json"; argv[k++] = tmpl;
+    argv[k++] = "--no-db"; argv[k++] = "--quiet";
+    argv[k] = NULL;
+    int code = 0;
+    if (!a->quiet) fprintf(stderr, "verify: rerunning %s/%s (%s repetitions)\n", js(pub, "workload"), js(pub, "backend"), repeat);
+    int rc = sd_run_self(argv, NULL, &code);
+    if (rc == 0 && code == 0) {
+        json_error_t je;
+        *doc = json_load_file(tmpl, 0, &je);
+        if (!*doc) snprintf(why, n, "rerun wrote no readable results (%s)", je.text);
+    } else if (rc == 0) {
+        snprintf(why, n, "rerun failed: showdown bench exited %d", code);
+    }
+    unlink(tmpl);
+    return rc;
+}
+
+/* Check the published document's shape with positions (file:line:column). */
+static int check_published(const char *path) {
+    jv_doc *d = NULL;
+    SD_TRY(jv_load(&d, path));
+    const jv *root = jv_root(d);
+    int rc = jv_expect(d, root, JV_OBJECT, "published results");
+    const char *schema = NULL;
+    if (!rc) rc = jv_get_str(d, root, "schema", "published results", 1, &schema);
+    if (!rc && strcmp(schema, SD_RESULTS_SCHEMA) != 0)
+        rc = jv_err(d, jv_get(root, "schema"), "expected schema \"%s\" (got \"%s\")", SD_RESULTS_SCHEMA, schema);
+    const jv *runs = rc ? NULL : jv_get(root, "runs");
+    if (!rc && !runs) rc = jv_err(d, root, "missing key 'runs' in published results");
+    if (!rc) rc = jv_expect(d, runs, JV_ARRAY, "runs");
+    for (size_t i = 0; !rc && i < runs->count; i++) {
+        const jv *r = runs->items[i];
+        const char *s;
+        if ((rc = jv_expect(d, r, JV_OBJECT, "a run")) != 0) break;
+        if ((rc = jv_get_str(d, r, "workload", "run", 1, &s)) || (rc = jv_get_str(d, r, "implementation", "run", 1, &s)) ||
+            (rc = jv_get_str(d, r, "backend", "run", 1, &s)))
+            break;
+        const jv *sum = jv_get(r, "summary");
+        if (!sum) { rc = jv_err(d, r, "missing key 'summary' in run"); break; }
+        if ((rc = jv_expect(d, sum, JV_OBJECT, "summary")) != 0) break;
+        int has = 0;
+        for (int k = 0; time_keys[k]; k++) {
+            const jv *m = jv_get(sum, time_keys[k]);
+            if (!m) continue;
+            double v;
+            if ((rc = jv_expect(d, m, JV_OBJECT, time_keys[k])) || (rc = jv_get_num(d, m, "median", time_keys[k], 1, 0, 1e12, &v)))
+                break;
+            has = 1;
+        }
+        if (!rc && !has) rc = jv_err(d, sum, "summary has no time metric (expected one of: steady_epoch_s, first_epoch_s, train_total_s, val_s, infer_s_per_1000)");
+    }
+    jv_doc_free(d);
+    return rc;
+}
+
+typedef struct counts { int reproduced, slower, faster, accuracy, notcomp, missing; } counts;
 
 int cmd_verify(int argc, char **argv) {
-    return sd_cmd_not_built(argc, argv, "PUBLISHED.json [--rerun] [--tolerance PCT] [--json FILE]", "Re-check a published results file cell by cell.");
+    verify_args a = {.tolerance = 10, .acc_tolerance = 0.02, .repeat = 3};
+    const sd_opt opts[] = {
+        {"rerun", SD_OPT_FLAG, &a.rerun, NULL, "measure every comparable cell now, through bench (>= 3 repetitions)", 0, 0},
+        {"tolerance", SD_OPT_DOUBLE, &a.tolerance, "PCT", "a time within PCT % of the published figure (or a published figure inside the measured min-max) reproduces (default 10)", 0, 1e9},
+        {"acc-tolerance", SD_OPT_DOUBLE, &a.acc_tolerance, "A", "largest absolute accuracy difference that still reproduces (default 0.02)", 0, 1},
+        {"repeat", SD_OPT_INT, &a.repeat, "R", "repetitions of a rerun (default and minimum 3)", 3, 1000},
+        {"batches", SD_OPT_INT, &a.batches, "N", "cap batches per epoch of a rerun (the comparison then says max_batches differs unless published so)", 1, 100000000},
+        {"results", SD_OPT_STR, &a.results, "FILE", "compare with this results file instead of the database", 0, 0},
+        {"db", SD_OPT_STR, &a.db, "FILE", "results database for earlier measurements (default " DB_DEFAULT_PATH ")", 0, 0},
+        {"workloads", SD_OPT_STR, &a.workloads, "DIR", "workload specs for a rerun (default ./workloads)", 0, 0},
+        {"json", SD_OPT_STR, &a.json, "FILE", "write the verdicts (showdown-verify/1) to FILE for the report", 0, 0},
+        {"quiet", SD_OPT_FLAG, &a.quiet, NULL, "no notes on stderr", 0, 0},
+        {0},
+    };
+    const char *pos[2];
+    int npos = 0, help = 0;
+    int rc = sd_opts_parse(opts, argc, argv, pos, 2, &npos, &help);
+    if (rc) return sd_cli_fail("verify", rc);
+    if (help) {
+        sd_opts_usage(stdout, "verify", "PUBLISHED.json [--rerun] [--tolerance PCT] [--json FILE]",
+                      "Re-check a published results file cell by cell. Verdicts: REPRODUCED, SLOWER, FASTER,\n"
+                      "ACCURACY-DIFFERS, NOT-COMPARABLE (with the environment differences), MISSING (no measurement).\n"
+                      "Exit 0: every cell reproduced; 5: a comparable cell did not; 9: some cells could not be checked.",
+                      opts);
+        return SD_EXIT_OK;
+    }
+    if (npos != 1) {
+        sd_err(SD_EUSAGE, "expected one PUBLISHED.json (see --help)");
+        return sd_cli_fail("verify", SD_EUSAGE);
+    }
+    const char *path = pos[0];
+    if ((rc = check_published(path)) != 0) return sd_cli_fail("verify", rc);
+    json_error_t je;
+    json_t *pubdoc = json_load_file(path, 0, &je);
+    if (!pubdoc) { sd_err(SD_EINPUT, "%s:%d:%d: %s", path, je.line, je.column, je.text); return sd_cli_fail("verify", SD_EINPUT); }
+
+    /* earlier measurements: --results FILE, else the newest complete bench run in the database */
+    json_t *measured = NULL;
+    char msource[512] = "";
+    if (a.results) {
+        measured = json_load_file(a.results, 0, &je);
+        if (!measured) {
+            json_decref(pubdoc);
+            sd_err(SD_EINPUT, "%s:%d:%d: %s", a.results, je.line, je.column, je.text);
+            return sd_cli_fail("verify", SD_EINPUT);
+        }
+        snprintf(msource, sizeof msource, "results %s", a.results);
+    } else if (!a.rerun) {
+        const char *dbp = a.db ? a.db : DB_DEFAULT_PATH;
+        if (a.db || access(dbp, F_OK) == 0) {
+            db *d = NULL;
+            int64_t id;
+            int n = 0;
+            if ((rc = db_open(&d, dbp)) != 0 || (rc = db_runs_complete(d, "bench", 0, &id, 1, &n)) != 0 ||
+                (n && (rc = db_run_load(d, id, &measured)) != 0)) {
+                db_close(d);
+                json_decref(pubdoc);
+                return sd_cli_fail("verify", rc);
+            }
+            db_close(d);
+            if (n) snprintf(msource, sizeof msource, "database %s run %lld", dbp, (long long)id);
+        }
+    }
+    json_t *here = measured && json_object_get(measured, "environment") ? json_incref(json_object_get(measured, "environment"))
+                                                                         : sd_env_fingerprint();
+
+    const json_t *pinfo = json_object_get(pubdoc, "published");
+    json_t *out = json_pack("{s:s,s:s,s:s?,s:s?,s:f,s:f,s:s?,s:O,s:[]}", "schema", "showdown-verify/1", "published_file", path,
+                            "title", js(pinfo, "title"), "source", js(pinfo, "source"), "tolerance_pct", a.tolerance,
+                            "accuracy_tolerance", a.acc_tolerance, "measured_from", a.rerun ? "rerun" : (msource[0] ? msource : NULL),
+                            "environment_here", here, "cells");
+    counts c = {0};
+    printf("%-14s %-11s %-7s %-15s %12s %-26s %-16s %s\n", "workload", "impl", "backend", "metric", "published",
+           "measured median [min-max]", "verdict", "why");
+    size_t i;
+    json_t *pub;
+    json_array_foreach(json_object_get(pubdoc, "runs"), i, pub) {
+        const char *w = js(pub, "workload"), *impl = js(pub, "implementation"), *be = js(pub, "backend");
+        const json_t *psum = json_object_get(pub, "summary");
+        const char *metric = NULL;
+        for (int k = 0; time_keys[k] && !metric; k++)
+            if (json_is_object(json_object_get(psum, time_keys[k]))) metric = time_keys[k];
+        double pv = json_number_value(json_object_get(json_object_get(psum, metric), "median"));
+        const json_t *pacc = json_object_get(json_object_get(psum, "accuracy"), "median");
+        json_t *penv = merged_env(pubdoc, pub);
+        char why[1024] = "", pdev[320];
+        device_str(pdev, sizeof pdev, penv);
+        const char *verdict = NULL;
+        json_t *rerun_doc = NULL;
+        const json_t *m = NULL;
+        sd_stat ms = {0};
+        env_diff(why, sizeof why, penv, here, be);
+        if (why[0]) verdict = "NOT-COMPARABLE";
+        if (!verdict && strcmp(impl, "native") != 0) {
+            snprintf(why, sizeof why, "no %s runner on this build (only the native engine)", impl);
+            verdict = "MISSING";
+        }
+        if (!verdict && a.rerun) {
+            if ((rc = rerun(&a, pub, &rerun_doc, why, sizeof why)) != 0) break;
+            m = rerun_doc ? find_run(rerun_doc, w, impl, be) : NULL;
+        } else if (!verdict && measured) {
+            m = find_run(measured, w, impl, be);
+        }
+        if (!verdict && !m) {
+            if (!why[0]) snprintf(why, sizeof why, "no measurement of %s/%s/%s in %s", w, impl, be,
+                                  msource[0] ? msource : "the database (run bench, or verify --rerun)");
+            verdict = "MISSING";
+        }
+        if (!verdict) {
+            settings_diff(why, sizeof why, pub, m, metric);
+            if (why[0]) verdict = "NOT-COMPARABLE";
+            else if (!measured_stat(m, metric, &ms)) {
+                snprintf(why, sizeof why, "the measurement has no %s", metric);
+                verdict = "MISSING";
+            }
+        }
+        double macc = NAN;
+        if (!verdict) {
+            const json_t *ma = json_object_get(json_object_get(json_object_get(m, "summary"), "accuracy"), "median");
+            if (ma) macc = json_number_value(ma);
+            double tol = a.tolerance / 100.0 * pv;
+            if (pacc && ma && fabs(json_number_value(pacc) - macc) > a.acc_tolerance) {
+                snprintf(why, sizeof why, "accuracy: published %.4f, measured %.4f (tolerance %.4f)", json_number_value(pacc),
+                         macc, a.acc_tolerance);
+                verdict = "ACCURACY-DIFFERS";
+            } else if (fabs(ms.median - pv) <= tol || (pv >= ms.min && pv <= ms.max)) {
+                snprintf(why, sizeof why, "within %.3g%% or inside the measured spread", a.tolerance);
+                verdict = "REPRODUCED";
+            } else {
+                snprintf(why, sizeof why, "%.1f%% %s than published, outside the tolerance and the spread",
+                         fabs(ms.median - pv) / pv * 100, ms.median > pv ? "slower" : "faster");
+                verdict = ms.median > pv ? "SLOWER" : "FASTER";
+            }
+        }
+        if (!strcmp(verdict, "REPRODUCED")) c.reproduced++;
+        else if (!strcmp(verdict, "SLOWER")) c.slower++;
+        else if (!strcmp(verdict, "FASTER")) c.faster++;
+        else if (!strcmp(verdict, "ACCURACY-DIFFERS")) c.accuracy++;
+        else if (!strcmp(verdict, "NOT-COMPARABLE")) c.notcomp++;
+        else c.missing++;
+        char mstr[64] = "-";
+        if (ms.n > 1) snprintf(mstr, sizeof mstr, "%.4g [%.4g-%.4g]", ms.median, ms.min, ms.max);
+        else if (ms.n == 1) snprintf(mstr, sizeof mstr, "%.4g", ms.median);
+        printf("%-14s %-11s %-7s %-15s %12.4g %-26s %-16s %s\n", w, impl, be, metric, pv, mstr, verdict, why);
+        json_t *cell = json_pack("{s:s,s:s,s:s,s:s,s:s,s:f,s:s,s:s,s:o}", "workload", w, "implementation", impl, "backend", be,
+                                 "device_published", pdev, "metric", metric, "published", pv, "verdict", verdict, "why", why,
+                                 "environment_published", penv);
+        if (ms.n) json_object_set_new(cell, "measured", json_pack("{s:f,s:f,s:f,s:i}", "median", ms.median, "min", ms.min,
+                                                                  "max", ms.max, "n", ms.n));
+        if (pacc) json_object_set_new(cell, "accuracy_published", json_copy((json_t *)pacc));
+        if (!isnan(macc)) json_object_set_new(cell, "accuracy_measured", json_real(macc));
+        if (js(pub, "note")) json_object_set_new(cell, "note", json_string(js(pub, "note")));
+        json_array_append_new(json_object_get(out, "cells"), cell);
+        json_decref(rerun_doc);
+    }
+    int code = SD_EXIT_OK;
+    if (c.slower + c.faster + c.accuracy) code = SD_EXIT_MISMATCH;
+    else if (c.notcomp + c.missing) code = SD_EXIT_NOTCOMPARABLE;
+    if (rc == 0) {
+        printf("\n%d cell(s): %d reproduced, %d slower, %d faster, %d accuracy differs, %d not comparable, %d missing\n",
+               c.reproduced + c.slower + c.faster + c.accuracy + c.notcomp + c.missing, c.reproduced, c.slower, c.faster,
+               c.accuracy, c.notcomp, c.missing);
+        json_object_set_new(out, "counts", json_pack("{s:i,s:i,s:i,s:i,s:i,s:i}", "REPRODUCED", c.reproduced, "SLOWER", c.slower,
+                                                     "FASTER", c.faster, "ACCURACY-DIFFERS", c.accuracy, "NOT-COMPARABLE",
+                                                     c.notcomp, "MISSING", c.missing));
+        json_object_set_new(out, "exit_code", json_integer(code));
+        if (a.json) rc = sd_json_write_atomic(out, a.json);
+    }
+    json_decref(out);
+    json_decref(here);
+    json_decref(measured);
+    json_decref(pubdoc);
+    if (rc) return sd_cli_fail("verify", rc);
+    return code;
 }

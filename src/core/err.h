@@ -34,6 +34,7 @@ enum sd_exit {
     SD_EXIT_REGRESSION = 6,  /* nightly: a regression was flagged */
     SD_EXIT_BUSY = 7,        /* another run holds the lock */
     SD_EXIT_NET = 8,         /* network failure */
+    SD_EXIT_NOTCOMPARABLE = 9, /* verify: nothing failed to reproduce, but some cells could not be checked */
     SD_EXIT_INTR = 130,      /* interrupted */
 };
 

@@ -166,6 +166,24 @@ done:
     return rc;
 }
 
+int git_activity_head_time(const char *path, int64_t *out) {
+    SD_TRY(git_activity_init());
+    *out = 0;
+    git_repository *repo = NULL;
+    git_commit *c = NULL;
+    git_oid oid;
+    int rc = git_repository_open_ext(&repo, path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL);
+    if (rc < 0) return gerr(rc, "open", path);
+    if (git_repository_is_empty(repo) == 1) { git_repository_free(repo); return 0; }
+    rc = git_reference_name_to_id(&oid, repo, "HEAD");
+    if (rc == 0) rc = git_commit_lookup(&c, repo, &oid);
+    if (rc < 0) rc = gerr(rc, "read HEAD of", path);
+    else *out = (int64_t)git_commit_time(c);
+    git_commit_free(c);
+    git_repository_free(repo);
+    return rc;
+}
+
 static int is_dir(const char *p) {
     struct stat st;
     return stat(p, &st) == 0 && S_ISDIR(st.st_mode);

@@ -34,6 +34,9 @@ int git_activity_init(void);
 /* Analyse the repository at path (bare or not) as of the instant as_of. */
 int git_activity_analyse(const char *path, int64_t as_of, git_activity *out);
 
+/* Committer time of HEAD's commit (0 for an empty repository). */
+int git_activity_head_time(const char *path, int64_t *out);
+
 /* Find a mirror of owner/name under dir: "<owner>+<name>.git", "<name>.git", "<owner>+<name>",
  * "<name>" (first that exists). Returns 0 and the path, or SD_EIO with a message naming the tries. */
 int git_activity_find_mirror(const char *dir, const char *owner, const char *name, char *out, size_t len);

@@ -40,6 +40,17 @@ const char *nn_backend_list(void) {
     return buf;
 }
 
+void nn_backend_libraries(nn_env_fn add, void *user) {
+#if SD_HAVE_DNNL
+    nn_dnnl_libraries(add, user);
+#endif
+#if SD_HAVE_CUDNN
+    nn_cudnn_libraries(add, user);
+#endif
+    (void)add;
+    (void)user;
+}
+
 int nn_backend_compiled(const char *name) {
     for (int i = 0; i < NREG; i++)
         if (strcmp(registry[i].name, name) == 0) return 1;

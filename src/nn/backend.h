@@ -144,5 +144,12 @@ void nn_dev_free(nn_backend *be, void *p, size_t bytes);
 int nn_ref_new(nn_backend **out, const nn_backend_opts *opts);
 int nn_dnnl_new(nn_backend **out, const nn_backend_opts *opts);
 int nn_cudnn_new(nn_backend **out, const nn_backend_opts *opts);
+/* Library versions and devices for the environment fingerprint, without creating a back-end: keys
+ * "lib.NAME" are library versions (lib.onednn, lib.cuda_runtime, lib.cuda_driver, lib.cudnn, lib.cublas),
+ * others describe devices (gpu_count, gpu_name, gpu_memory_bytes, gpu_note). Each compiled back-end
+ * contributes its own; the registry calls them. */
+void nn_backend_libraries(nn_env_fn add, void *user);
+void nn_dnnl_libraries(nn_env_fn add, void *user);
+void nn_cudnn_libraries(nn_env_fn add, void *user);
 
 #endif

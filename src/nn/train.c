@@ -126,6 +126,11 @@ int nn_train(const sd_workload *w, nn_backend *be, const sd_dataset *train, cons
     }
     out->flops_train = fb;
 
+    /* Test-only: SHOWDOWN_TEST_SLOWDOWN=MS sleeps MS milliseconds after every training batch (the nightly
+     * regression test uses it; never set it for real measurements). */
+    const char *slow = getenv("SHOWDOWN_TEST_SLOWDOWN");
+    long slow_ms = slow ? strtol(slow, NULL, 10) : 0;
+    if (slow_ms < 0 || slow_ms > 10000) slow_ms = 0;
     for (int e = 1; e <= o->epochs; e++) {
         nn_epoch_stats *st = &out->epochs[e - 1];
         st->epoch = e;
@@ -141,6 +146,10 @@ int nn_train(const sd_workload *w, nn_backend *be, const sd_dataset *train, cons
             SD_TRY_GOTO(rc, nn_model_step(m), done);
             SD_TRY_GOTO(rc, be->ops->download(be, hl, m->loss, sizeof(float) * B), done);
             for (int i = 0; i < B; i++) lsum += hl[i];
+            if (slow_ms > 0) {   /* test hook only (SHOWDOWN_TEST_SLOWDOWN): makes a run measurably slower */
+                struct timespec ts = {slow_ms / 1000, (slow_ms % 1000) * 1000000L};
+                nanosleep(&ts, NULL);
+            }
             double now = nn_now();
             if (o->progress && (now - last > 0.5 || b + 1 == nb)) {
                 progress(o, e, b + 1, nb, (double)(b + 1) * B / (now - t0));

@@ -1,0 +1,43 @@
+/* db — the results database (SQLite, default out/showdown.db): runs, results, scores and the HTTP
+ * cache, in a schema versioned by PRAGMA user_version and migrated forward on open. WAL journal. A run
+ * is inserted incomplete and its `complete` flag is set in the same transaction as its last result, so
+ * a run killed at any point (SIGINT, SIGTERM, kill -9, disk full) never appears complete and earlier
+ * runs are untouched. A file that is not ours gives "FILE is not a showdown database (why)". */
+#ifndef SD_DB_H
+#define SD_DB_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#define DB_DEFAULT_PATH "out/showdown.db"
+#define DB_SCHEMA_VERSION 1
+#define DB_APPLICATION_ID 0x53444442   /* "SDDB" */
+
+typedef struct db db;
+
+/* Open (creating and migrating as needed) the database at path; creates the parent directory.
+ * SD_EINPUT with "PATH is not a showdown database (...)" for a corrupt, foreign or newer file. */
+int db_open(db **out, const char *path);
+void db_close(db *d);
+const char *db_path(const db *d);
+
+/* Start a run: stores tool and environment from a results document (sd_results_new), complete = 0.
+ * kind: "bench", "nightly", "verify"; dir: the run's output directory or NULL. */
+int db_run_begin(db *d, const json_t *doc, const char *kind, const char *dir, int64_t *run_id);
+/* Store one element of doc["runs"] (a result, ok or failed). last = 1 marks the run complete in the
+ * same transaction. */
+int db_run_add_result(db *d, int64_t run_id, const json_t *run, int last);
+/* Mark a run complete on its own (a run with no results). */
+int db_run_finish(db *d, int64_t run_id);
+
+/* Complete runs of kind, newest first, excluding run `except` (0: none); up to max ids into ids. */
+int db_runs_complete(db *d, const char *kind, int64_t except, int64_t *ids, int max, int *n);
+/* Is the run complete? (*complete = -1 if there is no such run.) */
+int db_run_status(db *d, int64_t run_id, int *complete, int *nresults);
+/* Rebuild the results document of a run (schema, created, tool, environment, runs). Caller decrefs. */
+int db_run_load(db *d, int64_t run_id, json_t **doc);
+/* Keep the newest `keep` complete runs of kind; delete the older ones (and incomplete ones older than
+ * the newest kept). For each deleted run with a directory, cb(dir, user) is called first. */
+int db_runs_prune(db *d, const char *kind, int keep, void (*cb)(const char *dir, void *user), void *user);
+
+#endif

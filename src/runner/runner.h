@@ -1,0 +1,55 @@
+/* runner — starts a framework runner (workloads/runners/PROTOCOL.md) as a child process in its own process
+ * group, reads its JSON lines with a bounded line length and an idle timeout, checks the network it built
+ * against the native parameter count, and turns its epochs into an nn_train_result like a native run. */
+#ifndef SD_RUNNER_H
+#define SD_RUNNER_H
+
+#include <jansson.h>
+#include <signal.h>
+#include <stdint.h>
+
+#include "nn/train.h"
+
+#define SD_RUNNER_MAX_LINE   (1u << 20)   /* bytes in one protocol line */
+#define SD_RUNNER_STDERR_TAIL 4096        /* last bytes of stderr quoted on failure */
+
+typedef enum sd_runner_data_kind { SD_RUNNER_DATA_IDX = 0, SD_RUNNER_DATA_CIFAR10, SD_RUNNER_DATA_SYNTHETIC } sd_runner_data_kind;
+
+/* The data the native engine used, as the runner receives it. */
+typedef struct sd_runner_data {
+    sd_runner_data_kind kind;
+    char train_images[1024], train_labels[1024], test_images[1024], test_labels[1024];   /* idx */
+    char cifar_dir[1024];                                                                  /* cifar10 */
+    uint64_t seed;                                                                         /* synthetic */
+    int train_n, test_n, c, h, w, classes;
+} sd_runner_data;
+
+typedef struct sd_runner_opts {
+    const char *framework;        /* "pytorch": names the run and the messages */
+    const char *program;          /* executable; NULL: python + script */
+    const char *python;           /* interpreter for script (default /usr/bin/python3) */
+    const char *script;           /* e.g. workloads/runners/pytorch_runner.py */
+    const char *spec_path;
+    const sd_runner_data *data;
+    int epochs, batch, max_batches, shuffle, threads, cudnn_benchmark, classes;
+    uint64_t seed;
+    const char *device;           /* auto, cpu, cuda */
+    const char *precision;        /* fp32, tf32 */
+    double timeout_s;             /* idle timeout: seconds without a stdout line */
+    long long native_params;      /* > 0: hello.parameters must equal it */
+    volatile sig_atomic_t *stop;  /* set by a signal handler: kill the runner, SD_EINTR */
+} sd_runner_opts;
+
+typedef struct sd_runner_result {
+    char version[64], device[160], device_kind[16];
+    json_t *hello;                /* the hello object (framework extras), owned */
+    nn_train_result train;        /* epochs, confusion, nparams, peak_bytes */
+} sd_runner_result;
+
+/* Run the runner once. 0: ok. SD_ENODEV: unavailable (framework not importable, program cannot start,
+ * device absent), message in sd_errmsg(). Other negatives: failed (timeout, garbage, non-zero exit,
+ * architecture mismatch), message in sd_errmsg(). SD_EINTR when *stop was set. */
+int sd_runner_run(const sd_runner_opts *o, sd_runner_result *out);
+void sd_runner_result_free(sd_runner_result *r);
+
+#endif

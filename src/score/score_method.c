@@ -1,0 +1,187 @@
+/* score_method — reads scoring/method.json into score_method, checking every key, scale and reference
+ * (unknown keys, unknown categories or formulas, bad scales and unordered tier cuts are positioned
+ * errors "method.json:LINE:COL: ..."). */
+#include "score/score.h"
+#include "core/err.h"
+#include "core/jv.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static int copy_str(const jv_doc *d, const jv *obj, const char *key, const char *what, int req, char *dst,
+                    size_t len) {
+    const char *s = NULL;
+    SD_TRY(jv_get_str(d, obj, key, what, req, &s));
+    if (!s) return 0;
+    if (strlen(s) >= len) return jv_err(d, jv_get(obj, key), "'%s' in %s longer than %zu bytes", key, what, len - 1);
+    snprintf(dst, len, "%s", s);
+    return 0;
+}
+
+static int read_scale(const jv_doc *d, const jv *v, const char *what, score_scale *s) {
+    static const char *const keys[] = {"kind", "min", "max", "levels", NULL};
+    SD_TRY(jv_expect(d, v, JV_OBJECT, what));
+    SD_TRY(jv_check_keys(d, v, what, keys));
+    const char *kind = NULL;
+    SD_TRY(jv_get_str(d, v, "kind", what, 1, &kind));
+    if (strcmp(kind, "fixed") == 0) {
+        s->kind = SCORE_SCALE_FIXED;
+        SD_TRY(jv_get_num(d, v, "min", what, 1, 1, 0, &s->min));
+        SD_TRY(jv_get_num(d, v, "max", what, 1, 1, 0, &s->max));
+        if (!(s->max > 0) || s->min > s->max)
+            return jv_err(d, jv_get(v, "max"), "%s: need 0 < max and min <= max (got min %g, max %g)", what, s->min, s->max);
+    } else if (strcmp(kind, "best") == 0) {
+        s->kind = SCORE_SCALE_BEST;
+        s->min = s->max = 0;
+    } else {
+        return jv_err(d, jv_get(v, "kind"), "unknown scale kind '%s' in %s (expected fixed or best)", kind, what);
+    }
+    return 0;
+}
+
+static int read_formula(const jv_doc *d, const jv *v, score_formula *f) {
+    static const struct { const char *name; score_formula f; } tab[] = {
+        {"value", SCORE_F_VALUE}, {"activity", SCORE_F_ACTIVITY}, {"log_sum", SCORE_F_LOG_SUM},
+        {"parts_mean", SCORE_F_PARTS_MEAN}, {"ops_sum", SCORE_F_OPS_SUM}, {"weighted_sum", SCORE_F_WEIGHTED_SUM},
+        {"count", SCORE_F_COUNT},
+    };
+    const jv *fv = jv_get(v, "formula");
+    for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
+        if (strcmp(fv->string, tab[i].name) == 0) { *f = tab[i].f; return 0; }
+    return jv_err(d, fv, "unknown formula '%s' (expected value, activity, log_sum, parts_mean, ops_sum, "
+                  "weighted_sum or count)", fv->string);
+}
+
+static int read_criterion(const jv_doc *d, const jv *v, score_method *m, score_criterion *c) {
+    static const char *const keys[] = {"id", "category", "name", "weight", "formula", "input", "inputs", "about",
+                                       "scale", "parts", "note", NULL};
+    SD_TRY(jv_expect(d, v, JV_OBJECT, "criterion"));
+    SD_TRY(jv_check_keys(d, v, "criterion", keys));
+    SD_TRY(copy_str(d, v, "id", "criterion", 1, c->id, sizeof c->id));
+    SD_TRY(copy_str(d, v, "name", "criterion", 1, c->name, sizeof c->name));
+    const char *cat = NULL, *formula = NULL;
+    SD_TRY(jv_get_str(d, v, "category", "criterion", 1, &cat));
+    c->category = -1;
+    for (int k = 0; k < m->ncat; k++)
+        if (strcmp(m->cat[k].id, cat) == 0) c->category = k;
+    if (c->category < 0) return jv_err(d, jv_get(v, "category"), "criterion '%s': unknown category '%s'", c->id, cat);
+    c->weight = 1;
+    SD_TRY(jv_get_num(d, v, "weight", "criterion", 0, 0, 1e6, &c->weight));
+    SD_TRY(jv_get_str(d, v, "formula", "criterion", 1, &formula));
+    SD_TRY(read_formula(d, v, &c->formula));
+    SD_TRY(copy_str(d, v, "input", "criterion", 0, c->input, sizeof c->input));
+    int needs_input = c->formula == SCORE_F_VALUE || c->formula == SCORE_F_WEIGHTED_SUM || c->formula == SCORE_F_COUNT;
+    if (needs_input && !c->input[0]) return jv_err(d, v, "criterion '%s': formula needs 'input' (the input key)", c->id);
+    if (c->formula == SCORE_F_PARTS_MEAN) {
+        const jv *parts = jv_get(v, "parts");
+        if (!parts) return jv_err(d, v, "criterion '%s': parts_mean needs 'parts'", c->id);
+        SD_TRY(jv_expect(d, parts, JV_ARRAY, "parts"));
+        if (parts->count < 1 || parts->count > SCORE_MAX_PARTS)
+            return jv_err(d, parts, "criterion '%s': 1 to %d parts (got %zu)", c->id, SCORE_MAX_PARTS, parts->count);
+        c->nparts = (int)parts->count;
+        for (size_t p = 0; p < parts->count; p++) {
+            static const char *const pkeys[] = {"id", "scale", NULL};
+            const jv *pv = parts->items[p];
+            SD_TRY(jv_expect(d, pv, JV_OBJECT, "part"));
+            SD_TRY(jv_check_keys(d, pv, "part", pkeys));
+            SD_TRY(copy_str(d, pv, "id", "part", 1, c->part_id[p], sizeof c->part_id[p]));
+            const jv *sc = jv_get(pv, "scale");
+            if (!sc) return jv_err(d, pv, "missing key 'scale' in part");
+            SD_TRY(read_scale(d, sc, "scale", &c->part_scale[p]));
+        }
+    } else {
+        const jv *sc = jv_get(v, "scale");
+        if (!sc) return jv_err(d, v, "missing key 'scale' in criterion '%s'", c->id);
+        SD_TRY(read_scale(d, sc, "scale", &c->scale));
+    }
+    return 0;
+}
+
+static int read_method(const jv_doc *d, score_method *m) {
+    static const char *const keys[] = {"schema", "about", "reference", "normalisation", "activity", "categories",
+                                       "criteria", "tiers", NULL};
+    const jv *root = jv_root(d);
+    SD_TRY(jv_expect(d, root, JV_OBJECT, "method"));
+    SD_TRY(jv_check_keys(d, root, "method", keys));
+    const char *schema = NULL;
+    SD_TRY(jv_get_str(d, root, "schema", "method", 1, &schema));
+    if (strcmp(schema, "showdown-method/1") != 0)
+        return jv_err(d, jv_get(root, "schema"), "unsupported schema '%s' (expected showdown-method/1)", schema);
+    const jv *act = jv_get(root, "activity");
+    m->weeks_min = 1;
+    m->window_days = 30;
+    if (act) {
+        static const char *const akeys[] = {"about", "weeks_min", "window_days", NULL};
+        SD_TRY(jv_expect(d, act, JV_OBJECT, "activity"));
+        SD_TRY(jv_check_keys(d, act, "activity", akeys));
+        SD_TRY(jv_get_num(d, act, "weeks_min", "activity", 0, 1e-3, 1e6, &m->weeks_min));
+        long long wd = 30;
+        SD_TRY(jv_get_int(d, act, "window_days", "activity", 0, 30, 30, &wd));   /* git analysis counts 30 days */
+        m->window_days = (int)wd;
+    }
+    const jv *cats = jv_get(root, "categories");
+    if (!cats) return jv_err(d, root, "missing key 'categories' in method");
+    SD_TRY(jv_expect(d, cats, JV_ARRAY, "categories"));
+    if (cats->count < 1 || cats->count > SCORE_MAX_CAT)
+        return jv_err(d, cats, "1 to %d categories (got %zu)", SCORE_MAX_CAT, cats->count);
+    for (size_t i = 0; i < cats->count; i++) {
+        static const char *const ckeys[] = {"id", "name", "weight", NULL};
+        const jv *cv = cats->items[i];
+        score_category *c = &m->cat[m->ncat];
+        SD_TRY(jv_expect(d, cv, JV_OBJECT, "category"));
+        SD_TRY(jv_check_keys(d, cv, "category", ckeys));
+        SD_TRY(copy_str(d, cv, "id", "category", 1, c->id, sizeof c->id));
+        SD_TRY(copy_str(d, cv, "name", "category", 1, c->name, sizeof c->name));
+        c->weight = 1;
+        SD_TRY(jv_get_num(d, cv, "weight", "category", 0, 0, 1e6, &c->weight));
+        for (int k = 0; k < m->ncat; k++)
+            if (strcmp(m->cat[k].id, c->id) == 0) return jv_err(d, cv, "duplicate category '%s'", c->id);
+        m->ncat++;
+    }
+    const jv *crits = jv_get(root, "criteria");
+    if (!crits) return jv_err(d, root, "missing key 'criteria' in method");
+    SD_TRY(jv_expect(d, crits, JV_ARRAY, "criteria"));
+    if (crits->count < 1 || crits->count > SCORE_MAX_CRIT)
+        return jv_err(d, crits, "1 to %d criteria (got %zu)", SCORE_MAX_CRIT, crits->count);
+    for (size_t i = 0; i < crits->count; i++) {
+        score_criterion *c = &m->crit[m->ncrit];
+        SD_TRY(read_criterion(d, crits->items[i], m, c));
+        if (score_criterion_index(m, c->id) >= 0) return jv_err(d, crits->items[i], "duplicate criterion '%s'", c->id);
+        m->ncrit++;
+    }
+    const jv *tiers = jv_get(root, "tiers");
+    if (!tiers) return jv_err(d, root, "missing key 'tiers' in method");
+    static const char *const tkeys[] = {"about", "cuts", "last", NULL};
+    SD_TRY(jv_expect(d, tiers, JV_OBJECT, "tiers"));
+    SD_TRY(jv_check_keys(d, tiers, "tiers", tkeys));
+    long long last = 0;
+    SD_TRY(jv_get_int(d, tiers, "last", "tiers", 1, 1, 99, &last));
+    m->tier_last = (int)last;
+    const jv *cuts = jv_get(tiers, "cuts");
+    if (!cuts) return jv_err(d, tiers, "missing key 'cuts' in tiers");
+    SD_TRY(jv_expect(d, cuts, JV_ARRAY, "cuts"));
+    if (cuts->count > SCORE_MAX_TIERS) return jv_err(d, cuts, "at most %d tier cuts", SCORE_MAX_TIERS);
+    for (size_t i = 0; i < cuts->count; i++) {
+        static const char *const ckeys[] = {"tier", "min", NULL};
+        const jv *cv = cuts->items[i];
+        long long t = 0;
+        SD_TRY(jv_expect(d, cv, JV_OBJECT, "cut"));
+        SD_TRY(jv_check_keys(d, cv, "cut", ckeys));
+        SD_TRY(jv_get_int(d, cv, "tier", "cut", 1, 1, 99, &t));
+        SD_TRY(jv_get_num(d, cv, "min", "cut", 1, 0, 100, &m->tier_min[i]));
+        m->tier_id[i] = (int)t;
+        if (i > 0 && !(m->tier_min[i] < m->tier_min[i - 1]))
+            return jv_err(d, jv_get(cv, "min"), "tier cuts must decrease (%g after %g)", m->tier_min[i], m->tier_min[i - 1]);
+        m->ntiers++;
+    }
+    return 0;
+}
+
+int score_method_load(score_method *m, const char *path) {
+    memset(m, 0, sizeof *m);
+    jv_doc *d = NULL;
+    SD_TRY(jv_load(&d, path));
+    int rc = read_method(d, m);
+    jv_doc_free(d);
+    return rc;
+}

@@ -1,0 +1,150 @@
+#!/bin/bash
+# test_runner — framework runners through `showdown bench --impl native,pytorch`: fake runners written here
+# (garbage, non-zero exit, a hang past the timeout, a different parameter count, an over-long line, not
+# installed) are each reported clearly while the native result is kept; then, with python3-torch, mnist_mlp on
+# a Fashion-MNIST subset through both implementations: equal parameter counts, accuracy within 3 points.
+set -u
+SD=${SHOWDOWN:-./showdown}
+PY=${PYTHON:-/usr/bin/python3}
+fail=0; t=$(mktemp -d); trap 'rm -rf "$t"' EXIT
+ok()  { echo "ok: $*"; }
+bad() { echo "FAIL: $*"; fail=1; }
+
+# bench with a fake pytorch runner; quick native run on synthetic data
+bench() { # fake-program json-out extra-args...
+  local prog=$1 out=$2; shift 2
+  $SD bench --workload mnist_mlp --data synthetic --epochs 1 --batches 2 --backend ref --threads 1 --quiet \
+     --impl native,pytorch --runner "pytorch=$prog" --json "$out" "$@" > "$t/stdout" 2> "$t/stderr"
+}
+# jq-free JSON check: prints "<native status> | <pytorch status> | <pytorch error>"
+runs() { "$PY" -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+by = {r["implementation"]: r for r in d["runs"]}
+n, p = by.get("native", {}), by.get("pytorch", {})
+print(n.get("status"), "|", p.get("status"), "|", p.get("error", ""))' "$1"; }
+check() { # name want-exit want-pytorch-status message-pattern
+  local name=$1 want=$2 st=$3 pat=$4 got=$5 line
+  line=$(runs "$t/$name.json" 2>&1)
+  if [ "$got" -ne "$want" ]; then bad "$name: exit $got, expected $want"; cat "$t/stderr"; return; fi
+  case "$line" in
+    "ok | $st | "*) ;;
+    *) bad "$name: runs are '$line', expected native ok and pytorch $st"; return ;;
+  esac
+  if grep -q -- "$pat" <<<"$line" && grep -q -- "$pat" "$t/stderr"; then ok "$name: '$pat' (exit $got, native kept)"
+  else bad "$name: no '$pat' in the result ('$line') or on stderr:"; head -5 "$t/stderr"; fi
+}
+
+cat > "$t/garbage" <<'EOF'
+#!/bin/sh
+echo "this is not JSON"
+EOF
+cat > "$t/exit3" <<'EOF'
+#!/bin/sh
+echo '{"event":"hello","protocol":1,"framework":"pytorch","version":"0.fake","device":"cpu","parameters":669706}'
+echo "Traceback: something broke" >&2
+exit 3
+EOF
+cat > "$t/hang" <<EOF
+#!/bin/sh
+echo '{"event":"hello","protocol":1,"framework":"pytorch","version":"0.fake","device":"cpu","parameters":669706}'
+sleep 1000 &
+echo \$! > "$t/hang.pid"
+wait
+EOF
+cat > "$t/mismatch" <<'EOF'
+#!/bin/sh
+echo '{"event":"hello","protocol":1,"framework":"pytorch","version":"0.fake","device":"cpu","parameters":669696}'
+sleep 30
+EOF
+cat > "$t/nodone" <<'EOF'
+#!/bin/sh
+echo '{"event":"hello","protocol":1,"framework":"pytorch","version":"0.fake","device":"cpu","parameters":669706}'
+EOF
+cat > "$t/longline" <<'EOF'
+#!/usr/bin/python3
+import sys
+sys.stdout.write('{"event":"hello","x":"' + "a" * (2 << 20) + '"}\n')
+EOF
+cat > "$t/unavail" <<'EOF'
+#!/bin/sh
+echo '{"event":"error","kind":"unavailable","message":"torch not importable: No module named torch"}'
+exit 3
+EOF
+cat > "$t/good" <<'EOF'
+#!/bin/sh
+echo '{"event":"hello","protocol":1,"framework":"pytorch","version":"0.fake","device":"fake cpu","parameters":669706,"extra":1}'
+echo '{"event":"progress","epoch":1,"batch":1,"batches":2}'
+echo '{"event":"epoch","epoch":1,"train_s":0.5,"val_s":0.25,"loss":2.0,"val_loss":1.5,"accuracy":0.5,"train_images":256,"test_images":256}'
+echo '{"event":"done","confusion":[[1,0,0,0,0,0,0,0,0,0],[0,1,0,0,0,0,0,0,0,0],[0,0,1,0,0,0,0,0,0,0],[0,0,0,1,0,0,0,0,0,0],[0,0,0,0,1,0,0,0,0,0],[0,0,0,0,0,1,0,0,0,0],[0,0,0,0,0,0,1,0,0,0],[0,0,0,0,0,0,0,1,0,0],[0,0,0,0,0,0,0,0,1,0],[0,0,0,0,0,0,0,0,0,1]]}'
+EOF
+chmod +x "$t"/garbage "$t"/exit3 "$t"/hang "$t"/mismatch "$t"/nodone "$t"/longline "$t"/unavail "$t"/good
+
+bench "$t/garbage" "$t/garbage.json"; check garbage 1 failed "protocol error: pytorch runner output line 1:1:1" $?
+bench "$t/exit3" "$t/exit3.json"; check exit3 1 failed "pytorch runner exited with status 3: Traceback: something broke" $?
+bench "$t/hang" "$t/hang.json" --runner-timeout 2; check hang 1 failed "pytorch runner timed out: no output for 2 s (killed)" $?
+alive() { # pid: running (not gone, not a zombie awaiting its reaper)
+  [ -r "/proc/$1/stat" ] && [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" != Z ]; }
+hp=$(cat "$t/hang.pid" 2>/dev/null || echo 0)
+for _ in $(seq 50); do alive "$hp" || break; sleep 0.1; done
+if [ "$hp" = 0 ]; then bad "hang: the fake runner did not start its child"
+elif alive "$hp"; then bad "hang: the runner's child $hp survived (process group not killed)"; kill "$hp"
+else ok "hang: the runner's whole process group was killed"; fi
+bench "$t/mismatch" "$t/mismatch.json"; check mismatch 1 failed "architecture mismatch: pytorch has 669696 parameters, native 669706" $?
+bench "$t/nodone" "$t/nodone.json"; check nodone 1 failed "exited after 0 of 1 epochs without done" $?
+bench "$t/longline" "$t/longline.json"; check longline 1 failed "output line 1 is longer than 1048576 bytes" $?
+bench "$t/unavail" "$t/unavail.json"; check unavail 0 unavailable "unavailable: torch not importable" $?
+bench "$t/does-not-exist" "$t/missing.json"; check missing 0 unavailable "unavailable: cannot start pytorch runner" $?
+# the real runner under a Python that cannot import torch (a shadowing torch package that raises ImportError)
+mkdir -p "$t/notorch/torch"
+echo 'raise ImportError("No module named torch (shadowed by the test)")' > "$t/notorch/torch/__init__.py"
+printf '#!/bin/sh\nPYTHONPATH=%s exec %s "$@"\n' "$t/notorch" "$PY" > "$t/py-notorch"; chmod +x "$t/py-notorch"
+$SD bench --workload mnist_mlp --data synthetic --epochs 1 --batches 2 --backend ref --threads 1 --quiet \
+   --impl native,pytorch --python "$t/py-notorch" --json "$t/notorch.json" > "$t/stdout" 2> "$t/stderr"
+check notorch 0 unavailable "unavailable: torch not importable: No module named torch (shadowed" $?
+bench "$t/does-not-exist" "$t/missing.json" >/dev/null
+grep -q "UNAVAILABLE: unavailable: cannot start" "$t/stdout" && ok "table says UNAVAILABLE" || bad "table: no UNAVAILABLE line"
+
+# a well-behaved fake: its epochs become a run with summary, versions recorded, overhead printed
+bench "$t/good" "$t/good.json"; rc=$?
+if [ $rc -eq 0 ] && "$PY" -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+p = [r for r in d["runs"] if r["implementation"] == "pytorch"][0]
+assert p["status"] == "ok", p
+assert p["backend"] == "cpu" and p["device"] == "fake cpu", p
+assert p["backend_env"]["version"] == "0.fake" and p["backend_env"]["extra"] == 1, p["backend_env"]
+assert d["environment"]["libraries"]["pytorch"] == "0.fake"
+assert p["summary"]["first_epoch_s"]["median"] == 0.5 and p["summary"]["accuracy"]["median"] == 0.5, p["summary"]
+assert p["samples"][0]["confusion"][3][3] == 1 and p["model"]["parameters"] == 669706
+' "$t/good.json"; then ok "good fake: run recorded (summary, backend_env, environment.libraries.pytorch)"
+else bad "good fake: exit $rc or wrong record"; cat "$t/stderr"; fi
+grep -q "ref/pytorch" "$t/stdout" && grep -qE "ref/pytorch +[0-9.]+ +0\.500 +[0-9.]+x" "$t/stdout" \
+  && ok "overhead table printed" || { bad "no overhead line:"; cat "$t/stdout"; }
+
+# the real PyTorch runner against the native engine on Fashion-MNIST
+FM=/usr/share/datasets/fashion-mnist
+if ! "$PY" -c 'import torch' 2>/dev/null; then
+  echo "skipped: torch not importable ($PY)"; [ $fail -eq 0 ] && exit 77 || exit 1
+fi
+if [ ! -e "$FM/train-images-idx3-ubyte.gz" ]; then
+  echo "skipped: fashion-mnist not installed"; [ $fail -eq 0 ] && exit 77 || exit 1
+fi
+$SD bench --workload mnist_mlp --data real --data-dir "$FM" --epochs 1 --batches 30 --backend ref --threads 1 \
+   --impl native,pytorch --runner-timeout 600 --json "$t/real.json" > "$t/stdout" 2> "$t/stderr"; rc=$?
+cat "$t/stdout"
+if [ $rc -ne 0 ]; then bad "real mnist_mlp: exit $rc"; tail -5 "$t/stderr"
+elif "$PY" -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+by = {r["implementation"]: r for r in d["runs"]}
+n, p = by["native"], by["pytorch"]
+assert n["status"] == "ok" and p["status"] == "ok", (n.get("error"), p.get("error"))
+assert n["model"]["parameters"] == p["model"]["parameters"] == 669706, (n["model"], p["model"])
+an, ap = n["summary"]["accuracy"]["median"], p["summary"]["accuracy"]["median"]
+print("real mnist_mlp: accuracy native %.4f pytorch %.4f" % (an, ap))
+assert abs(an - ap) <= 0.03, (an, ap)
+assert n["data"]["kind"] == p["data"]["kind"] == "real"
+' "$t/real.json"; then ok "real mnist_mlp: parameter counts equal, accuracy within 3 points"
+else bad "real mnist_mlp comparison"; fi
+exit $fail

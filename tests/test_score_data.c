@@ -1,0 +1,197 @@
+/* test_score_data — the scoring readers and score_build: the committed method and framework data load;
+ * a null qualitative value becomes a listed missing criterion; bad ops/snapshot data are positioned
+ * errors; a snapshot survives write + load; dates and repository keys parse exactly. */
+#include "testutil.h"
+#include "score/score_data.h"
+#include "core/err.h"
+
+#include <math.h>
+#include <sys/stat.h>
+
+static score_method m;
+static score_inputs in;
+static score_snapshot snap, snap2;
+static score_fw fw[SCORE_MAX_FW];
+
+Test(score_data, committed_data_loads) {
+    cr_assert_eq(score_method_load(&m, "scoring/method.json"), 0, "%s", sd_errmsg());
+    cr_assert_eq(m.ncat, 3);
+    cr_assert_eq(m.ncrit, 12);
+    cr_assert_eq(m.ntiers, 3);
+    cr_assert_eq(m.tier_last, 4);
+    int sp = score_criterion_index(&m, "sponsor");
+    cr_assert(sp >= 0 && m.crit[sp].scale.kind == SCORE_SCALE_FIXED && m.crit[sp].scale.max == 3);
+    cr_assert_eq(score_inputs_load(&in, "scoring/frameworks", "scoring/ops.json"), 0, "%s", sd_errmsg());
+    cr_assert_geq(in.nfw, 17);
+    const char *need[] = {"bigdl", "caffe", "caffe2", "chainer", "cntk", "dl4j", "mxnet", "neon", "paddle", "pytorch",
+                          "tensorflow", "torch", "theano", "jax", "keras", "tinygrad", "mindspore"};
+    for (size_t k = 0; k < sizeof need / sizeof need[0]; k++) {
+        int found = 0;
+        for (int i = 0; i < in.nfw; i++) found |= strcmp(in.fw[i].id, need[k]) == 0;
+        cr_assert(found, "framework %s missing", need[k]);
+    }
+    cr_assert_eq(score_snapshot_load(&snap, "scoring/snapshot.json"), 0, "%s", sd_errmsg());
+    cr_assert_eq(score_build(&m, &in, &snap, fw), 0);
+    cr_assert_eq(score_compute(&m, fw, (size_t)in.nfw), 0, "%s", sd_errmsg());
+    for (int i = 0; i < in.nfw; i++) cr_assert(fw[i].overall_present && fw[i].tier >= 1 && fw[i].tier <= 4);
+}
+
+static void write_fw(const char *dir, const char *id, const char *sponsor) {
+    char path[512], text[4096];
+    snprintf(path, sizeof path, "%s/%s.json", dir, id);
+    snprintf(text, sizeof text,
+        "{\"schema\": \"showdown-framework/1\", \"id\": \"%s\", \"name\": \"%s\", \"in_2018\": false,\n"
+        " \"status\": {\"value\": \"active\", \"source\": \"s\", \"checked\": \"2026-01-02\"},\n"
+        " \"repositories\": [{\"url\": \"https://github.com/o/%s\", \"role\": \"main\"}],\n"
+        " \"stackoverflow_tags\": [\"%s\"], \"github_search_terms\": [\"%s\", \"%s-x\"],\n"
+        " \"inputs\": {\n"
+        "  \"sponsor\": %s,\n"
+        "  \"documentation\": {\"value\": 2, \"source\": \"s\", \"checked\": \"2026-01-02\"},\n"
+        "  \"graph_building\": {\"value\": 1, \"source\": \"s\", \"checked\": \"2026-01-02\"},\n"
+        "  \"numerics\": {\"library\": \"L\", \"repository_missing\": \"closed\", \"maturity\": 4, \"ease\": 2.5,\n"
+        "                \"source\": \"s\", \"checked\": \"2026-01-02\"},\n"
+        "  \"languages\": {\"value\": [{\"name\": \"Python\", \"maturity\": 1}, {\"name\": \"C\", \"maturity\": 0.25}],\n"
+        "                 \"source\": \"s\", \"checked\": \"2026-01-02\"},\n"
+        "  \"scalability\": {\"value\": 2, \"source\": \"s\", \"checked\": \"2026-01-02\"},\n"
+        "  \"os\": {\"value\": [\"Linux\", \"macOS\"], \"source\": \"s\", \"checked\": \"2026-01-02\"},\n"
+        "  \"cloud\": {\"value\": 0, \"source\": \"s\", \"checked\": \"2026-01-02\"},\n"
+        "  \"onnx\": {\"value\": 1, \"source\": \"s\", \"checked\": \"2026-01-02\"}}}\n",
+        id, id, id, id, id, id, sponsor);
+    tu_write_str(path, text);
+}
+
+static const char *OPS_OK =
+    "{\"schema\": \"showdown-ops/1\", \"ops\": [{\"id\": \"a\", \"name\": \"A\", \"kind\": \"layer\"},\n"
+    "  {\"id\": \"b\", \"name\": \"B\", \"kind\": \"layer\"}],\n"
+    " \"presence\": {\"f1\": {\"source\": \"s\", \"checked\": \"2026-01-02\", \"ops\": {\"a\": 1, \"b\": 0.5}}}}\n";
+
+Test(score_data, inputs_and_build) {
+    char tmp[256], dir[512], ops[512];
+    tu_tmpdir(tmp, sizeof tmp);
+    snprintf(dir, sizeof dir, "%s/fw", tmp);
+    cr_assert_eq(mkdir(dir, 0700), 0);
+    write_fw(dir, "f1", "{\"value\": 2, \"source\": \"s\", \"checked\": \"2026-01-02\"}");
+    write_fw(dir, "f2", "{\"value\": null, \"missing\": \"nobody knows\", \"source\": \"s\", \"checked\": \"2026-01-02\"}");
+    snprintf(ops, sizeof ops, "%s/ops.json", tmp);
+    tu_write_str(ops, OPS_OK);
+    cr_assert_eq(score_method_load(&m, "scoring/method.json"), 0, "%s", sd_errmsg());
+    cr_assert_eq(score_inputs_load(&in, dir, ops), 0, "%s", sd_errmsg());
+    cr_assert_eq(in.nfw, 2);
+    cr_assert_str_eq(in.fw[0].repo, "github.com/o/f1");
+    /* snapshot: f1 has git (last commit 14 days before as_of, 3 PRs) and both counts; f2 only SO */
+    memset(&snap, 0, sizeof snap);
+    snprintf(snap.date, sizeof snap.date, "2026-01-03");
+    cr_assert_eq(score_date_parse("2026-01-02", 1, &snap.as_of), 0);
+    score_git *g = score_snapshot_git(&snap, "github.com/o/f1", 1);
+    g->present = 1; g->a.as_of = snap.as_of; g->a.has_commits = 1; g->a.last_commit = snap.as_of - 14 * 86400;
+    g->a.prs_merged_30 = 3; g->a.commits_30 = 9;
+    score_git *g2 = score_snapshot_git(&snap, "github.com/o/f2", 1);
+    snprintf(g2->why, sizeof g2->why, "no mirror");
+    const char *names[] = {"f1", "f1-x", "f2-x"};
+    double vals[] = {99, 900, 5};
+    for (int i = 0; i < 3; i++) {
+        score_named *e = score_snapshot_named(snap.repo_counts, &snap.nrepo_counts, names[i], 1);
+        e->v.present = 1; e->v.value = vals[i]; snprintf(e->v.date, sizeof e->v.date, "2026-01-03T00:00:00Z");
+    }
+    score_named *so1 = score_snapshot_named(snap.so, &snap.nso, "f1", 1);
+    so1->v.present = 1; so1->v.value = 9; snprintf(so1->v.date, sizeof so1->v.date, "2026-01-03T00:00:00Z");
+    score_named *so2 = score_snapshot_named(snap.so, &snap.nso, "f2", 1);
+    so2->v.present = 1; so2->v.value = 99; snprintf(so2->v.date, sizeof so2->v.date, "2026-01-03T00:00:00Z");
+
+    cr_assert_eq(score_build(&m, &in, &snap, fw), 0);
+    cr_assert_eq(score_compute(&m, fw, 2), 0, "%s", sd_errmsg());
+    int sp = score_criterion_index(&m, "sponsor"), act = score_criterion_index(&m, "activity");
+    int eco = score_criterion_index(&m, "ecosystem"), lang = score_criterion_index(&m, "languages");
+    int os = score_criterion_index(&m, "os"), ops_i = score_criterion_index(&m, "ops");
+    int num = score_criterion_index(&m, "numerics");
+    cr_assert(fw[0].crit[sp].present && fw[0].crit[sp].raw == 2);
+    cr_assert(!fw[1].crit[sp].present);
+    cr_assert_str_eq(fw[1].crit[sp].why, "nobody knows");
+    cr_assert(fabs(fw[0].crit[act].raw - 3.5) < 1e-12);       /* 1/2 weeks + 3 */
+    cr_assert(!fw[1].crit[act].present);
+    cr_assert(strstr(fw[1].crit[act].why, "no mirror"), "%s", fw[1].crit[act].why);
+    cr_assert(fabs(fw[0].crit[eco].raw - (log10(1 + 999.0) + log10(10.0))) < 1e-12);   /* terms summed: 99 + 900 */
+    cr_assert(!fw[1].crit[eco].present);                       /* term 'f2' has no count */
+    cr_assert(strstr(fw[1].crit[eco].why, "'f2'"), "%s", fw[1].crit[eco].why);
+    cr_assert(fabs(fw[0].crit[lang].raw - 1.25) < 1e-12);
+    cr_assert(fw[0].crit[os].raw == 2);
+    cr_assert(fw[0].crit[ops_i].raw == 1.5);
+    cr_assert(!fw[1].crit[ops_i].present);                     /* no presence entry for f2 */
+    /* numerics: maturity 4/5 = 80, ease 2.5/5 = 50, activity missing ("closed") -> 65 */
+    cr_assert(fabs(fw[0].crit[num].norm - 65) < 1e-12);
+    cr_assert_str_eq(fw[0].part[num][2].why, "closed");
+    /* Support for f1: sponsor 66.67, activity 100 (best), ecosystem 100 (best), documentation 66.67 */
+    cr_assert(fabs(fw[0].cat[0] - (200.0 / 3 * 2 + 200) / 4) < 1e-9, "%g", fw[0].cat[0]);
+    /* Support for f2: only documentation (sponsor, activity, ecosystem missing) */
+    cr_assert(fabs(fw[1].cat[0] - 200.0 / 3) < 1e-9, "%g", fw[1].cat[0]);
+
+    /* Snapshot round trip. */
+    char sp_path[512];
+    snprintf(sp_path, sizeof sp_path, "%s/snap.json", tmp);
+    cr_assert_eq(score_snapshot_write(&snap, sp_path), 0, "%s", sd_errmsg());
+    cr_assert_eq(score_snapshot_load(&snap2, sp_path), 0, "%s", sd_errmsg());
+    cr_assert_str_eq(snap2.date, "2026-01-03");
+    cr_assert_eq(snap2.as_of, snap.as_of);
+    score_git *r1 = score_snapshot_git(&snap2, "github.com/o/f1", 0), *r2 = score_snapshot_git(&snap2, "github.com/o/f2", 0);
+    cr_assert(r1 && r1->present && r1->a.last_commit == g->a.last_commit && r1->a.prs_merged_30 == 3 && r1->a.commits_30 == 9);
+    cr_assert(r2 && !r2->present);
+    cr_assert_str_eq(r2->why, "no mirror");
+    score_named *c = score_snapshot_named(snap2.repo_counts, &snap2.nrepo_counts, "f1-x", 0);
+    cr_assert(c && c->v.present && c->v.value == 900);
+}
+
+Test(score_data, ops_errors_are_positioned) {
+    char tmp[256], dir[512], ops[512];
+    tu_tmpdir(tmp, sizeof tmp);
+    snprintf(dir, sizeof dir, "%s/fw", tmp);
+    cr_assert_eq(mkdir(dir, 0700), 0);
+    write_fw(dir, "f1", "{\"value\": 2, \"source\": \"s\", \"checked\": \"2026-01-02\"}");
+    snprintf(ops, sizeof ops, "%s/ops.json", tmp);
+    tu_write_str(ops, "{\"schema\": \"showdown-ops/1\", \"ops\": [{\"id\": \"a\"}, {\"id\": \"b\"}],\n"
+                      " \"presence\": {\"f1\": {\"source\": \"s\", \"checked\": \"2026-01-02\", \"ops\": {\"a\": 1}}}}\n");
+    cr_assert_eq(score_inputs_load(&in, dir, ops), SD_EINPUT);
+    cr_assert(strstr(sd_errmsg(), "ops.json:2:69: framework 'f1': no presence for op 'b'"), "%s", sd_errmsg());
+    tu_write_str(ops, "{\"schema\": \"showdown-ops/1\", \"ops\": [{\"id\": \"a\"}],\n"
+                      " \"presence\": {\"f1\": {\"source\": \"s\", \"checked\": \"2026-01-02\", \"ops\": {\"a\": 0.7}}}}\n");
+    cr_assert_eq(score_inputs_load(&in, dir, ops), SD_EINPUT);
+    cr_assert(strstr(sd_errmsg(), "ops.json:2:") && strstr(sd_errmsg(), "must be 0, 0.5 or 1"), "%s", sd_errmsg());
+    tu_write_str(ops, "{\"schema\": \"showdown-ops/1\", \"ops\": [],\n"
+                      " \"presence\": {\"zz\": {\"source\": \"s\", \"checked\": \"2026-01-02\", \"ops\": {}}}}\n");
+    cr_assert_eq(score_inputs_load(&in, dir, ops), SD_EINPUT);
+    cr_assert(strstr(sd_errmsg(), "ops.json:2:15: presence for unknown framework 'zz'"), "%s", sd_errmsg());
+}
+
+Test(score_data, snapshot_errors_are_positioned) {
+    char tmp[256], p[512];
+    tu_tmpdir(tmp, sizeof tmp);
+    snprintf(p, sizeof p, "%s/s.json", tmp);
+    tu_write_str(p, "{\"schema\": \"showdown-snapshot/1\", \"date\": \"2026-01-02\", \"as_of\": \"2026-01-02\",\n"
+                    " \"git\": {\"github.com/a/b\": {\"has_commits\": true, \"last_commit\": \"2026-13-01T00:00:00Z\"}}}\n");
+    cr_assert_eq(score_snapshot_load(&snap, p), SD_EINPUT);
+    cr_assert(strstr(sd_errmsg(), "s.json:2:65: bad date '2026-13-01T00:00:00Z'"), "%s", sd_errmsg());
+}
+
+Test(score_data, dates_and_repo_keys) {
+    int64_t t;
+    cr_assert_eq(score_date_parse("2024-03-31", 1, &t), 0);
+    char buf[32];
+    score_date_iso(t, buf, sizeof buf);
+    cr_assert_str_eq(buf, "2024-04-01T00:00:00Z");
+    cr_assert_eq(score_date_parse("2024-03-31", 0, &t), 0);
+    score_date_iso(t, buf, sizeof buf);
+    cr_assert_str_eq(buf, "2024-03-31T00:00:00Z");
+    cr_assert_eq(score_date_parse("2024-03-05T06:07:08Z", 1, &t), 0);
+    score_date_iso(t, buf, sizeof buf);
+    cr_assert_str_eq(buf, "2024-03-05T06:07:08Z");
+    cr_assert_eq(score_date_parse("2024-02-30", 0, &t), SD_EINPUT);
+    cr_assert_eq(score_date_parse("24-02-03", 0, &t), SD_EINPUT);
+    cr_assert_eq(score_date_parse("2024-02-03x", 0, &t), SD_EINPUT);
+    char key[160], owner[64], name[96];
+    cr_assert_eq(score_repo_key("https://gitlab.com/libeigen/eigen.git", key, sizeof key, owner, sizeof owner, name,
+                                sizeof name), 0);
+    cr_assert_str_eq(key, "gitlab.com/libeigen/eigen");
+    cr_assert_str_eq(owner, "libeigen");
+    cr_assert_str_eq(name, "eigen");
+    cr_assert_eq(score_repo_key("https://github.com/only-owner", key, sizeof key, owner, sizeof owner, name,
+                                sizeof name), SD_EINPUT);
+}

@@ -1,0 +1,91 @@
+#!/bin/bash
+# test_verify — `showdown verify` on crafted published files: one cell of each verdict, the exit codes
+# (0 all reproduced, 5 a comparable cell did not, 9 some could not be checked), a --rerun through bench
+# with >= 3 repetitions, positioned errors for a bad file, and the published CNN table on this machine.
+set -u
+SD=${SHOWDOWN:-./showdown}
+PY=${PYTHON:-/usr/bin/python3}
+fail=0; t=$(mktemp -d); trap 'rm -rf "$t"' EXIT
+ok() { echo "ok: $1"; }
+bad() { echo "FAIL: $1"; fail=1; }
+expect() { # want description command...
+  local want=$1 what=$2; shift 2
+  "$@" > "$t/out" 2> "$t/err"; local rc=$?
+  if [ $rc -eq "$want" ]; then ok "$what (exit $rc)"; else bad "$what: exit $rc, expected $want"; head -5 "$t/err" "$t/out"; fi
+}
+
+$SD bench --workload mnist_mlp --backend ref --data synthetic --epochs 2 --batches 3 --repeat 3 --no-db --quiet \
+  --json "$t/r.json" > /dev/null || bad "bench for the measurement"
+
+# published cells crafted from the measurement: same machine, except where a verdict needs otherwise
+"$PY" - "$t" <<'PY'
+import copy, json, sys
+t = sys.argv[1]
+r = json.load(open(t + "/r.json"))
+m = r["runs"][0]
+med = m["summary"]["steady_epoch_s"]["median"]
+acc = m["summary"]["accuracy"]["median"]
+def cell(name, value, accuracy=acc, impl="native", env=None, settings=None):
+    c = {"workload": "mnist_mlp", "implementation": impl, "backend": "ref", "note": name,
+         "settings": settings or {"batch": 128, "max_batches": 3, "precision": "fp32"},
+         "data": {"kind": "synthetic"},
+         "summary": {"steady_epoch_s": {"median": value, "n": 1}, "accuracy": {"median": accuracy, "n": 1}}}
+    if env: c["environment"] = env
+    return c
+k80 = {"gpu": {"name": "Tesla K80", "count": 1}, "libraries": {"cuda_runtime": "8.0", "cudnn": "6.0"}}
+other_cpu = {"cpu_model": "Imaginary CPU 9000"}
+cells = [cell("REPRODUCED", med), cell("SLOWER", med / 1000), cell("FASTER", med * 1000),
+         cell("ACCURACY-DIFFERS", med, accuracy=acc + 0.5 if acc < 0.5 else acc - 0.5),
+         cell("NOT-COMPARABLE", med, env=k80), cell("MISSING", med, impl="tensorflow")]
+def doc(cs):
+    return {"schema": "showdown-results/1", "published": {"title": "crafted"}, "environment": r["environment"], "runs": cs}
+json.dump(doc(cells), open(t + "/all.json", "w"), indent=1)
+json.dump(doc([cells[0]]), open(t + "/ok.json", "w"), indent=1)
+json.dump(doc([cells[4], cells[5], cell("other cpu", med, env=other_cpu),
+               cell("batch", med, settings={"batch": 64, "max_batches": 3})]), open(t + "/nc.json", "w"), indent=1)
+json.dump(doc([cells[0]]), open(t + "/rerun.json", "w"), indent=1)
+PY
+
+expect 5 "one of each verdict: exit 5 (a comparable cell did not reproduce)" $SD verify "$t/all.json" --results "$t/r.json" --json "$t/v.json"
+"$PY" - "$t/v.json" <<'PY' || fail=1
+import json, sys
+v = json.load(open(sys.argv[1]))
+got = [(c["note"], c["verdict"]) for c in v["cells"]]
+for note, verdict in got:
+    assert note == verdict, got
+assert v["exit_code"] == 5 and v["counts"]["REPRODUCED"] == 1 and v["counts"]["MISSING"] == 1, v["counts"]
+nc = v["cells"][4]
+assert "device: published Tesla K80 (GPU), here CPU" in nc["why"], nc["why"]
+assert "tensorflow" in v["cells"][5]["why"], v["cells"][5]["why"]
+print("ok: verdicts", [g[1] for g in got])
+PY
+grep -q "REPRODUCED" "$t/out" && grep -q "ACCURACY-DIFFERS" "$t/out" && ok "table on stdout" || bad "table: $(cat "$t/out")"
+
+expect 0 "all reproduced: exit 0" $SD verify "$t/ok.json" --results "$t/r.json"
+expect 9 "only not comparable / missing: exit 9" $SD verify "$t/nc.json" --results "$t/r.json" --json "$t/nc-v.json"
+grep -q "cpu: published Imaginary CPU 9000, here " "$t/out" && ok "CPU model difference named" || bad "cpu diff: $(cat "$t/out")"
+grep -q "batch: published 64, here 128" "$t/out" && ok "batch difference named" || bad "batch diff: $(cat "$t/out")"
+
+# --rerun measures through bench with at least 3 repetitions (tolerance wide: this checks the path, not speed)
+expect 0 "--rerun" $SD verify "$t/rerun.json" --rerun --tolerance 1e8 --acc-tolerance 1 --json "$t/rr.json"
+"$PY" -c 'import json,sys; c=json.load(open(sys.argv[1]))["cells"][0]; assert c["measured"]["n"] >= 3, c; print("ok: rerun n =", c["measured"]["n"])' "$t/rr.json" || fail=1
+
+printf '{\n  "schema": "showdown-results/1",\n  "runs": [ {"workload": 3} ]\n}\n' > "$t/bad.json"
+expect 3 "bad published file" $SD verify "$t/bad.json"
+grep -q "$t/bad.json:3:" "$t/err" && ok "error names file:line:col: $(cat "$t/err")" || bad "bad file message: $(cat "$t/err")"
+expect 2 "no argument" $SD verify
+
+# the published CNN table on this machine (no GPU here): NOT-COMPARABLE naming the hardware, exit 9
+D=$(dirname "$0")/../workloads/published
+if "$PY" -c 'import json,sys; e=json.load(open(sys.argv[1]))["environment"]; sys.exit(0 if e.get("gpu",{}).get("count",0)==0 else 1)' "$t/r.json"; then
+  expect 9 "published CNN table" $SD verify "$D/dlf_cifar10_vgg.json" --results "$t/r.json"
+  n=$(grep -c "NOT-COMPARABLE   device: published Tesla K80 (GPU), here CPU" "$t/out")
+  [ "$n" = 11 ] && ok "11 K80 cells NOT-COMPARABLE naming the device" || bad "K80 rows: $n"
+else
+  echo "skipped: the CNN table check assumes no GPU"
+fi
+for f in "$D"/*.json; do
+  $SD verify "$f" --results "$t/r.json" > /dev/null 2> "$t/err"; rc=$?
+  [ $rc -eq 9 ] || [ $rc -eq 5 ] || [ $rc -eq 0 ] && ok "$(basename "$f") parses (exit $rc)" || bad "$(basename "$f"): exit $rc $(cat "$t/err")"
+done
+exit $fail
