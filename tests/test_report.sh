@@ -137,6 +137,34 @@ expect 0 "results only (no scores)" $SD report --results "$t/results.json" --out
 has "$t/out" "podium" "says the score sections were omitted"
 [ ! -e "$t/d/showdown.md" ] && [ ! -d "$t/d/figures" ] && echo "ok: --format pdf writes only the PDF" || { echo "FAIL: extra outputs"; fail=1; }
 
+# ---- scores as `showdown score --json` writes them (scoring/README.md) ------------------------------------------
+cat > "$t/scores2.json" <<'EOF2'
+{"schema": "showdown-scores/1", "as_of": "2026-11-21T23:20:51Z", "mode": "offline (snapshot only)",
+ "snapshot": {"date": "2026-11-21", "as_of": "2026-11-21T23:20:51Z", "path": "scoring/snapshot.json"},
+ "method": {"categories": [{"id": "support", "name": "Support & Community", "weight": 1},
+                           {"id": "api", "name": "API & Internals", "weight": 1}, {"id": "platform", "name": "Platform", "weight": 1}],
+            "criteria": [{"id": "sponsor", "name": "Sponsor", "category": "support"}, {"id": "activity", "name": "Activity", "category": "support"},
+                         {"id": "graph", "name": "Graph building", "category": "api"}, {"id": "onnx", "name": "ONNX", "category": "platform"}]},
+ "frameworks": [
+  {"id": "pytorch", "name": "PyTorch", "rank": 1, "status": "active", "overall": 96.26666667, "tier": 1,
+   "categories": {"support": 100, "api": 100, "platform": 88.8},
+   "criteria": {"sponsor": {"raw": 3, "normalised": 100},
+                "activity": {"raw": null, "normalised": null, "missing": "no git mirror was available"},
+                "graph": {"raw": 2, "normalised": 100}, "onnx": {"raw": 2, "normalised": 88.8}}},
+  {"id": "theano", "name": "Theano", "rank": 2, "status": "retired", "overall": null, "tier": null,
+   "categories": {"support": null, "api": null, "platform": null},
+   "criteria": {"sponsor": {"raw": null, "normalised": null, "missing": "not checked"}}}]}
+EOF2
+expect 0 "scores in the scorer's own layout" $SD report --scores "$t/scores2.json" --out "$t/g" --format pdf,md
+pdftotext -layout "$t/g/showdown.pdf" "$t/g.txt"
+has "$t/g.txt" "Theano (retired)" "status shown beside the name"
+has "$t/g.txt" "96.3" "overall score read"
+has "$t/g.txt" "offline (snapshot only), snapshot of 2026-11-21" "snapshot date on the score pages"
+has "$t/g/showdown.md" "PyTorch, Activity: no git mirror was available" "why a value is missing, in the Markdown"
+row=$(grep -E '^\| Theano \(retired\) \|' "$t/g/showdown.md" | head -1)
+case "$row" in *"*missing*"*) echo "ok: a framework without an overall score shows missing";;
+  *) echo "FAIL: Theano's podium row: $row"; fail=1;; esac
+
 # ---- the one-page brief -------------------------------------------------------------------------------------
 expect 0 "brief template" $SD report --template brief --results "$t/results.json" "$t/published.json" --scores "$t/scores.json" --out "$t/e" --format pdf
 pb=$(pdfinfo "$t/e/showdown.pdf" | awk '/^Pages:/ {print $2}')

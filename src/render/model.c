@@ -300,7 +300,8 @@ static int add_id(render_arena *a, const char **ids, const char **names, int *n,
 
 static double crit_value(json_t *v, const char *key) {
     if (json_is_number(v)) return strcmp(key, "normalised") == 0 ? num(v) : NAN;
-    if (json_is_true(json_object_get(v, "missing"))) return NAN;
+    json_t *miss = json_object_get(v, "missing");
+    if (json_is_true(miss) || json_is_string(miss)) return NAN;   /* "missing": true or "missing": "why" */
     double x = num(json_object_get(v, key));
     if (isnan(x) && strcmp(key, "normalised") == 0) x = num(json_object_get(v, "normalized"));
     if (isnan(x) && strcmp(key, "normalised") == 0) x = num(json_object_get(v, "score"));
@@ -334,7 +335,11 @@ int render_model_set_scores(render_model *m, const char *path) {
     s->file = f;
     s->cat_id = cat_id; s->cat_name = cat_name; s->crit_id = crit_id; s->crit_name = crit_name; s->crit_cat = crit_cat;
     /* the method: categories and their criteria, in the scorer's order */
-    iter ci = {json_object_get(root, "categories"), 0, NULL};
+    /* the method's categories and criteria: top-level, or under "method" with criteria listed apart */
+    json_t *method = json_object_get(root, "method");
+    json_t *cats = json_object_get(root, "categories");
+    if (!cats && json_is_object(method)) cats = json_object_get(method, "categories");
+    iter ci = {cats, 0, NULL};
     const char *id;
     json_t *v;
     while (rc == 0 && iter_next(&ci, &id, &v)) {
@@ -349,6 +354,21 @@ int render_model_set_scores(render_model *m, const char *path) {
             crit_cat[k] = c;
         }
     }
+    iter mi = {json_is_object(method) ? json_object_get(method, "criteria") : NULL, 0, NULL};
+    while (rc == 0 && iter_next(&mi, &id, &v)) {
+        const char *cat = json_string_value(json_object_get(v, "category"));
+        int c = cat ? add_id(a, cat_id, cat_name, &s->ncat, cat, NULL) : -1;
+        int k = add_id(a, crit_id, crit_name, &s->ncrit, id, json_string_value(json_object_get(v, "name")));
+        if (k < 0) { rc = sd_err(SD_ELIMIT, "%s: more than %d criteria", path, MAX_IDS); break; }
+        crit_cat[k] = c;
+    }
+    if (rc == 0) {
+        const char *mode = json_string_value(json_object_get(root, "mode"));
+        const char *snap = json_string_value(json_object_get(json_object_get(root, "snapshot"), "date"));
+        if (mode || snap)
+            f->detail = render_printf(a, "%s%s%s", mode ? mode : "", mode && snap ? ", snapshot of " : snap ? "snapshot of " : "",
+                                      snap ? snap : "");
+    }
     /* frameworks; categories or criteria not declared above are added as met */
     size_t nfw = json_is_array(fws) ? json_array_size(fws) : json_object_size(fws);
     s->fw = render_alloc(a, (nfw + 1) * sizeof *s->fw);
@@ -361,10 +381,14 @@ int render_model_set_scores(render_model *m, const char *path) {
         w->overall = json_is_object(o) ? num(json_object_get(o, "score")) : num(o);
         w->tier = text(a, json_object_get(v, "tier"));
         w->archived = json_is_true(json_object_get(v, "archived"));
+        const char *status = json_string_value(json_object_get(v, "status"));
+        if (status && strcmp(status, "active") != 0) w->status = render_strdup(a, status);
+        if (w->archived && !w->status) w->status = "archived";
+        w->crit_why = render_alloc(a, MAX_IDS * sizeof *w->crit_why);
         w->cat = render_alloc(a, MAX_IDS * sizeof *w->cat);
         w->crit = render_alloc(a, MAX_IDS * sizeof *w->crit);
         w->crit_raw = render_alloc(a, MAX_IDS * sizeof *w->crit_raw);
-        if (!w->cat || !w->crit || !w->crit_raw) { rc = sd_err(SD_ENOMEM, "out of memory"); break; }
+        if (!w->cat || !w->crit || !w->crit_raw || !w->crit_why) { rc = sd_err(SD_ENOMEM, "out of memory"); break; }
         for (int i = 0; i < MAX_IDS; i++) w->cat[i] = w->crit[i] = w->crit_raw[i] = NAN;
         iter c2 = {json_object_get(v, "categories"), 0, NULL};
         const char *cid;
@@ -386,6 +410,8 @@ int render_model_set_scores(render_model *m, const char *path) {
             }
             w->crit[k] = crit_value(cv, "normalised");
             w->crit_raw[k] = crit_value(cv, "raw");
+            if (json_is_string(json_object_get(cv, "missing")))
+                w->crit_why[k] = render_strdup(a, json_string_value(json_object_get(cv, "missing")));
         }
     }
     if (rc == 0) {

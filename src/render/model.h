@@ -19,6 +19,7 @@ typedef struct rm_file {
     const char *version, *commit;     /* the tool that wrote it */
     int dirty;
     const char *source;               /* published: where the figures come from */
+    const char *detail;               /* scores: "offline (snapshot only), snapshot of 2026-11-21" */
     int nenv;
     rm_kv *env;
 } rm_file;
@@ -41,10 +42,12 @@ typedef struct rm_run {
 
 typedef struct rm_framework {
     const char *name, *tier;          /* tier as text ("1", "Tier 1"); NULL when absent */
+    const char *status;               /* "archived", "retired", "maintenance"...; NULL when active */
     int archived;
     double overall;                   /* NAN when absent */
     double *cat;                      /* ncat, NAN when absent */
     double *crit, *crit_raw;          /* ncrit normalised 0-100 / raw, NAN when missing */
+    const char **crit_why;            /* ncrit: why a value is missing, or NULL */
 } rm_framework;
 
 typedef struct rm_scores {

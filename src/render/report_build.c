@@ -236,7 +236,15 @@ static int time_decimals(double max) { return max < 10 ? 2 : max < 1000 ? 1 : 0;
 
 /* ---- sections: scores ----------------------------------------------------------------------------------- */
 static const char *fw_label(rdoc *d, const rm_framework *w) {
-    return w->archived ? render_printf(d->a, "%s (archived)", w->name) : w->name;
+    return w->status ? render_printf(d->a, "%s (%s)", w->name, w->status) : w->name;
+}
+
+/* Where the scores come from, for the note of every figure drawn from them. */
+static const char *scores_note(rdoc *d) {
+    const rm_file *f = d->m->scores ? d->m->scores->file : NULL;
+    if (!f) return "";
+    return render_printf(d->a, "Scores as of %s%s%s%s.", f->as_of ? f->as_of : "an undated run", f->detail ? " (" : "",
+                         f->detail ? f->detail : "", f->detail ? ")" : "");
 }
 
 static int sec_podium(rdoc *d, const rt_section *s) {
@@ -262,7 +270,8 @@ static int sec_podium(rdoc *d, const rt_section *s) {
             if (has_tier) t->text[r * nc + nc - 1] = w->tier ? w->tier : "–";
         }
         f->u.table = t;
-        f->note = "Category score = mean of its criteria that have data; overall = mean of the categories.";
+        f->note = render_printf(d->a, "Category score = mean of its criteria that have data; overall = mean of the "
+                                      "categories. %s", scores_note(d));
         SD_TRY(add_fig(d, f));
     }
     if (s->show & RT_SHOW_CHART) {
@@ -279,6 +288,7 @@ static int sec_podium(rdoc *d, const rt_section *s) {
         b->dec = 1;
         b->xlabel = "overall score (0–100)";
         f->u.bar = b;
+        f->note = scores_note(d);
         SD_TRY(add_fig(d, f));
     }
     return 0;
@@ -317,6 +327,7 @@ static int sec_radars(rdoc *d, const rt_section *s) {
             for (int c = 0; c < sc->ncat; c++) r->v[i * sc->ncat + c] = w->cat[c];
         }
         f->u.radar = r;
+        f->note = scores_note(d);
         SD_TRY(add_fig(d, f));
         added++;
     }
@@ -345,6 +356,7 @@ static int sec_radars(rdoc *d, const rt_section *s) {
                 for (int k = 0; k < n; k++) r->v[i * n + k] = sc->fw[i].crit[idx[k]];
             }
             f->u.radar = r;
+            f->note = scores_note(d);
             SD_TRY(add_fig(d, f));
             added++;
         }
@@ -400,9 +412,21 @@ static int sec_criteria(rdoc *d, const rt_section *s) {
             b->dec = 0;
             b->xlabel = "criterion score (0–100)";
             f->u.bar = b;
+            f->note = scores_note(d);
             SD_TRY(add_fig(d, f));
         }
         added++;
+    }
+    /* why values are missing, where the scorer said: in the Markdown (long, per framework) */
+    char *why = NULL;
+    for (int i = 0; i < sc->nfw; i++)
+        for (int k = 0; k < sc->ncrit; k++)
+            if (isnan(sc->fw[i].crit[k]) && sc->fw[i].crit_why && sc->fw[i].crit_why[k])
+                why = render_printf(d->a, "%s\n- %s, %s: %s", why ? why : "Why values are missing:", sc->fw[i].name,
+                                    sc->crit_name[k], sc->fw[i].crit_why[k]);
+    if (why) {
+        SD_TRY(rb_add(d, RB_PARA, why, NULL));
+        d->b[d->n - 1].md_only = 1;
     }
     return added ? 0 : 1;
 }
@@ -725,7 +749,7 @@ static int inputs_table(rdoc *d, const char *id) {
     for (int i = 0; i < d->m->nfiles; i++) {
         const rm_file *fl = &d->m->files[i];
         t->rows[i] = base(fl->path);
-        t->text[i * 3] = fl->kind;
+        t->text[i * 3] = fl->detail ? render_printf(d->a, "%s: %s", fl->kind, fl->detail) : fl->kind;
         t->text[i * 3 + 1] = fl->as_of ? fl->as_of : "undated";
         t->text[i * 3 + 2] = fl->version ? render_printf(d->a, "showdown %s%s%s%s", fl->version, fl->commit ? " (" : "",
                                                          fl->commit ? fl->commit : "", fl->commit ? (fl->dirty ? ", dirty)" : ")") : "")
@@ -743,7 +767,7 @@ static int cover_skip(const char *key, const char *value, const char *dev) {
 static int sec_cover(rdoc *d, const rt_section *s) {
     if (!s->compact) {
         SD_TRY(rb_add(d, RB_GAP, NULL, NULL));
-        d->b[d->n - 1].gap = 120;
+        d->b[d->n - 1].gap = 70;
     }
     SD_TRY(rb_add(d, RB_TITLE, rb_expand(d, s->title ? s->title : d->t->title), NULL));
     if (d->t->subtitle) SD_TRY(rb_add(d, RB_SUBTITLE, rb_expand(d, d->t->subtitle), NULL));

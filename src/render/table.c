@@ -85,7 +85,7 @@ static int layout(cairo_t *cr, const render_table *t, double w, tlay *L) {
         render_text_size(cr, RENDER_FONT_SMALL_BOLD, t->cols[c], 0, &tw, NULL);
         double hw = tw < (vw > 54 ? vw : 54) ? tw : (vw > 54 ? vw : 54);
         if (alltext && tw > hw) hw = tw < 160 ? tw : 160;
-        L->col_w[c] = (vw > hw ? vw : hw) + 2 * PADX;
+        L->col_w[c] = (vw > hw ? vw : hw) + 2 * PADX + 1;   /* +1: pango must not wrap a text measured to fit */
         sum += L->col_w[c];
     }
     double labnat = 0;
@@ -97,7 +97,7 @@ static int layout(cairo_t *cr, const render_table *t, double w, tlay *L) {
         render_text_size(cr, RENDER_FONT_SMALL_BOLD, t->row_head, 0, &tw, NULL);
         if (tw > labnat) labnat = tw;
     }
-    labnat += 2 * PADX;
+    labnat += 2 * PADX + 1;
     if (labnat + sum <= w) {
         L->lab_w = labnat;
         double extra = w - labnat - sum;
