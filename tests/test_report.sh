@@ -165,6 +165,25 @@ row=$(grep -E '^\| Theano \(retired\) \|' "$t/g/showdown.md" | head -1)
 case "$row" in *"*missing*"*) echo "ok: a framework without an overall score shows missing";;
   *) echo "FAIL: Theano's podium row: $row"; fail=1;; esac
 
+# ---- verification verdicts (showdown verify --json) ---------------------------------------------------------------
+cat > "$t/verify.json" <<'EOF2'
+{"schema": "showdown-verify/1", "published_file": "p.json", "title": "A published table", "source": "somewhere",
+ "tolerance_pct": 10, "accuracy_tolerance": 0.02, "measured_from": "results r.json",
+ "cells": [{"workload": "mnist_mlp", "implementation": "native", "backend": "dnnl", "device_published": "CPU",
+            "metric": "train_total_s", "published": 3.5, "measured": {"median": 3.45, "min": 3.4, "max": 3.6, "n": 3},
+            "verdict": "REPRODUCED", "why": "within 10% or inside the measured spread"},
+           {"workload": "mnist_mlp", "implementation": "pytorch", "backend": "cudnn", "device_published": "Tesla K80 (GPU)",
+            "metric": "train_total_s", "published": 194, "verdict": "NOT-COMPARABLE", "why": "device: published Tesla K80"}],
+ "counts": {"REPRODUCED": 1, "NOT-COMPARABLE": 1}, "exit_code": 9}
+EOF2
+expect 0 "verification section" $SD report --verify "$t/verify.json" --results "$t/results.json" --out "$t/h" --format pdf,md
+pdftotext -layout "$t/h/showdown.pdf" "$t/h.txt"
+has "$t/h/showdown.md" "1 REPRODUCED, 1 NOT-COMPARABLE" "verdict counts"
+has "$t/h.txt" "REPRODUCED" "verdicts in the PDF"
+has "$t/h.txt" "device: published Tesla K80" "why a cell is not comparable"
+has "$t/h/showdown.md" "| native · dnnl" "verdict rows in the Markdown"
+hasnt "$t/out" "omitted for lack of data: .*verification" "verification not omitted when verdicts are given"
+
 # ---- the one-page brief -------------------------------------------------------------------------------------
 expect 0 "brief template" $SD report --template brief --results "$t/results.json" "$t/published.json" --scores "$t/scores.json" --out "$t/e" --format pdf
 pb=$(pdfinfo "$t/e/showdown.pdf" | awk '/^Pages:/ {print $2}')

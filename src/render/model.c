@@ -237,7 +237,10 @@ int render_model_add_results(render_model *m, const char *path) {
         r->accuracy = stat_of(json_object_get(sum, "accuracy"));
         r->images_per_s = stat_of(json_object_get(sum, "train_images_per_s"));
         r->total_s = stat_of(json_object_get(sum, "total_s"));
+        if (isnan(r->total_s.median)) r->total_s = stat_of(json_object_get(sum, "train_total_s"));
         if (isnan(r->total_s.median)) r->total_s = stat_of(json_object_get(sum, "train_s"));
+        const char *fwname = json_string_value(json_object_get(json_object_get(j, "framework"), "name"));
+        if (fwname) r->implementation = render_strdup(a, fwname);   /* "Caffe2" rather than "caffe2" */
         r->gflops = num(json_object_get(sum, "gflops"));
         if (isnan(r->gflops)) r->gflops = stat_of(json_object_get(sum, "train_gflops")).median;
         json_t *p = json_object_get(sum, "parameters");
@@ -417,6 +420,56 @@ int render_model_set_scores(render_model *m, const char *path) {
     if (rc == 0) {
         qsort(s->fw, (size_t)s->nfw, sizeof *s->fw, cmp_fw);
         m->scores = s;
+    }
+    json_decref(root);
+    return rc;
+}
+
+/* ---- verification ----------------------------------------------------------------------------------------- */
+#define MAX_VERIFY 32
+
+int render_model_add_verify(render_model *m, const char *path) {
+    json_t *root;
+    SD_TRY(load(path, &root));
+    render_arena *a = m->arena;
+    rm_file *f = NULL;
+    int rc = check_schema(path, root, "showdown-verify/");
+    if (rc == 0 && !m->verify) {
+        m->verify = render_alloc(a, MAX_VERIFY * sizeof *m->verify);
+        if (!m->verify) rc = sd_err(SD_ENOMEM, "out of memory");
+    }
+    if (rc == 0 && m->nverify >= MAX_VERIFY) rc = sd_err(SD_ELIMIT, "more than %d verification files", MAX_VERIFY);
+    if (rc == 0) rc = read_file_info(m, path, root, "verification", &f);
+    json_t *cells = json_object_get(root, "cells");
+    if (rc == 0 && !json_is_array(cells)) rc = sd_err(SD_EINPUT, "%s: no \"cells\" list", path);
+    if (rc == 0) {
+        rm_verify *v = &m->verify[m->nverify];
+        v->file = f;
+        v->title = text(a, json_object_get(root, "title"));
+        v->source = text(a, json_object_get(root, "source"));
+        v->measured_from = text(a, json_object_get(root, "measured_from"));
+        v->tolerance_pct = num(json_object_get(root, "tolerance_pct"));
+        if (!f->as_of) f->as_of = text(a, json_object_get(root, "created"));
+        v->cells = render_alloc(a, (json_array_size(cells) + 1) * sizeof *v->cells);
+        if (!v->cells) rc = sd_err(SD_ENOMEM, "out of memory");
+        for (size_t i = 0; rc == 0 && i < json_array_size(cells); i++) {
+            json_t *c = json_array_get(cells, i);
+            rm_verdict *d = &v->cells[v->ncells++];
+            d->workload = text(a, json_object_get(c, "workload"));
+            d->implementation = text(a, json_object_get(c, "implementation"));
+            d->backend = text(a, json_object_get(c, "backend"));
+            d->device = text(a, json_object_get(c, "device_published"));
+            d->metric = text(a, json_object_get(c, "metric"));
+            d->verdict = text(a, json_object_get(c, "verdict"));
+            d->why = text(a, json_object_get(c, "why"));
+            d->published = num(json_object_get(c, "published"));
+            rm_stat ms = stat_of(json_object_get(c, "measured"));
+            d->measured = ms.median;
+            d->measured_min = ms.min;
+            d->measured_max = ms.max;
+            if (!d->workload || !d->verdict) rc = sd_err(SD_EINPUT, "%s: cells[%zu] has no workload or verdict", path, i);
+        }
+        if (rc == 0) m->nverify++;
     }
     json_decref(root);
     return rc;

@@ -59,12 +59,27 @@ typedef struct rm_scores {
     rm_framework *fw;                 /* sorted by overall, best first (missing last) */
 } rm_scores;
 
+typedef struct rm_verdict {
+    const char *workload, *implementation, *backend, *device, *metric, *verdict, *why;
+    double published, measured, measured_min, measured_max;   /* NAN when absent */
+} rm_verdict;
+
+typedef struct rm_verify {
+    const rm_file *file;
+    const char *title, *source, *measured_from;
+    double tolerance_pct;
+    int ncells;
+    rm_verdict *cells;
+} rm_verify;
+
 typedef struct render_model {
     render_arena *arena;
     int nfiles, nruns;
     rm_file *files;
     rm_run *runs;
     rm_scores *scores;                /* NULL without a scores file */
+    int nverify;
+    rm_verify *verify;                /* verdicts of `showdown verify --json` (showdown-verify/1) */
 } render_model;
 
 int render_model_new(render_model **out);
@@ -73,6 +88,8 @@ void render_model_free(render_model *m);
 int render_model_add_results(render_model *m, const char *path);
 /* Set the scores file ("showdown-scores/1"); a second call is an error. */
 int render_model_set_scores(render_model *m, const char *path);
+/* Add verification verdicts ("showdown-verify/1"). */
+int render_model_add_verify(render_model *m, const char *path);
 /* The latest as-of date over every input, or NULL. */
 const char *render_model_date(const render_model *m);
 /* Environment value of the first results file that has key, or NULL. */

@@ -870,6 +870,61 @@ static int sec_methodology(rdoc *d, const rt_section *s) {
     return inputs_table(d, "method-inputs");
 }
 
+/* ---- verification ---------------------------------------------------------------------------------------- */
+static int sec_verification(rdoc *d, const rt_section *s) {
+    (void)s;
+    if (d->m->nverify == 0) return 1;
+    for (int i = 0; i < d->m->nverify; i++) {
+        const rm_verify *v = &d->m->verify[i];
+        static const char *const kinds[] = {"REPRODUCED", "SLOWER", "FASTER", "ACCURACY-DIFFERS", "NOT-COMPARABLE", "MISSING"};
+        char counts[256] = "";
+        for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
+            int n = 0;
+            for (int c = 0; c < v->ncells; c++) n += strcmp(v->cells[c].verdict, kinds[k]) == 0;
+            if (!n) continue;
+            size_t l = strlen(counts);
+            snprintf(counts + l, sizeof counts - l, "%s%d %s", l ? ", " : "", n, kinds[k]);
+        }
+        const char *src = v->title ? v->title : v->source ? v->source : base(v->file->path);
+        SD_TRY(rb_add(d, RB_PARA, render_printf(d->a, "%s: %d cell%s checked against measurements from %s (tolerance %s%%): %s.",
+                                                 src, v->ncells, v->ncells == 1 ? "" : "s",
+                                                 v->measured_from ? v->measured_from : "an unnamed source",
+                                                 isnan(v->tolerance_pct) ? "?" : render_printf(d->a, "%g", v->tolerance_pct),
+                                                 counts[0] ? counts : "no cells"), NULL));
+        if (v->ncells == 0) continue;
+        render_table *t = new_table(d, v->ncells, 4);
+        render_fig *f = t ? new_fig(d, RENDER_FIG_TABLE, render_printf(d->a, "verify-%d", i + 1),
+                                    render_printf(d->a, "Verification of %s", src)) : NULL;
+        if (!f) return sd_err(SD_ENOMEM, "out of memory");
+        t->row_head = "Cell";
+        t->cols[0] = "Published";
+        t->cols[1] = "Measured";
+        t->cols[2] = "Verdict";
+        t->cols[3] = "Why";
+        t->units[0] = t->units[1] = "s, median";
+        for (int c = 0; c < v->ncells; c++) {
+            const rm_verdict *x = &v->cells[c];
+            int one_wl = 1;   /* a published file is usually one workload: then the title names it */
+            for (int k = 0; k < v->ncells; k++) one_wl &= strcmp(v->cells[k].workload, x->workload) == 0;
+            t->rows[c] = render_printf(d->a, "%s%s%s%s%s%s%s", one_wl ? "" : x->workload, one_wl ? "" : " · ",
+                                       x->implementation ? x->implementation : "?",
+                                       x->backend ? " · " : "", x->backend ? x->backend : "", x->device ? "\n" : "",
+                                       x->device ? x->device : "");
+            t->v[c * 4] = x->published;
+            t->v[c * 4 + 1] = x->measured;
+            t->text[c * 4 + 2] = x->verdict;
+            t->text[c * 4 + 3] = x->why ? x->why : "";
+            if (isnan(x->measured)) t->text[c * 4 + 1] = "–";
+        }
+        t->dec[0] = t->dec[1] = 1;
+        f->u.table = t;
+        f->note = "Measured: the median of the repeats; a cell reproduces within the tolerance or when the published figure "
+                  "lies inside the measured min–max. –: no measurement.";
+        SD_TRY(add_fig(d, f));
+    }
+    return 0;
+}
+
 /* ---- the outline ------------------------------------------------------------------------------------------ */
 static const char *default_title(rt_kind k) {
     switch (k) {
@@ -919,7 +974,8 @@ int rb_build(rdoc *d) {
         case RT_FIRST_STEADY: rc = sec_first_steady(d, s); break;
         case RT_METHODOLOGY: rc = sec_methodology(d, s); break;
         case RT_TEXT: rc = 0; break;
-        case RT_VERIFICATION: case RT_HISTORY: default: rc = 1; break;   /* no such data in the inputs yet */
+        case RT_VERIFICATION: rc = sec_verification(d, s); break;
+        case RT_HISTORY: default: rc = 1; break;   /* no such data in the inputs yet */
         }
         if (rc < 0) return rc;
         if (rc == 0 && s->kind == RT_COVER && !s->compact) SD_TRY(rb_add(d, RB_BREAK, NULL, NULL));
