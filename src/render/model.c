@@ -95,7 +95,7 @@ static const char *first_str(render_arena *a, const json_t *o, const char *const
 }
 
 /* Append the scalar members of obj as key/value pairs; nested objects one level down as "parent.key"
- * (parent_prefix = 1) or under their own key (0: environment "libraries": {"cairo": ...} -> "cairo"). */
+ * ("gpu.count"); with parent_prefix = 0 the members of "libraries" keep their own key ("cairo"). */
 static void add_kv(render_arena *a, const json_t *obj, rm_kv *out, int *n, int max, int parent_prefix) {
     const char *k;
     json_t *v;
@@ -107,7 +107,8 @@ static void add_kv(render_arena *a, const json_t *obj, rm_kv *out, int *n, int m
             json_object_foreach(v, k2, v2) {
                 const char *t = text(a, v2);
                 if (!t || *n >= max) continue;
-                out[(*n)++] = (rm_kv){parent_prefix ? render_printf(a, "%s.%s", k, k2) : render_strdup(a, k2), t};
+                int bare = !parent_prefix && strcmp(k, "libraries") == 0;   /* "cairo", not "libraries.cairo" */
+                out[(*n)++] = (rm_kv){bare ? render_strdup(a, k2) : render_printf(a, "%s.%s", k, k2), t};
             }
             continue;
         }
@@ -188,9 +189,22 @@ static int read_epochs(render_arena *a, rm_run *r, json_t *samples) {
     return 0;
 }
 
+static int add_results(render_model *m, const char *path, json_t *root);
+
 int render_model_add_results(render_model *m, const char *path) {
     json_t *root;
     SD_TRY(load(path, &root));
+    int rc = add_results(m, path, root);
+    json_decref(root);
+    return rc;
+}
+
+int render_model_add_results_doc(render_model *m, const void *doc, const char *name) {
+    if (!json_is_object((const json_t *)doc)) return sd_err(SD_EINPUT, "%s: not a results document", name);
+    return add_results(m, name, (json_t *)doc);
+}
+
+static int add_results(render_model *m, const char *path, json_t *root) {
     int rc = check_schema(path, root, "showdown-results/");
     rm_file *f = NULL;
     json_t *pub = json_object_get(root, "published");
@@ -260,8 +274,48 @@ int render_model_add_results(render_model *m, const char *path) {
         }
         if (rc == 0) m->nruns++;
     }
-    json_decref(root);
     return rc;
+}
+
+/* ---- history ---------------------------------------------------------------------------------------------- */
+#define MAX_HIST 8192
+
+/* Days since 1970-01-01 of "YYYY-MM-DD[THH:MM[:SS]]" (proleptic Gregorian), NAN if unreadable. */
+static double day_of(const char *s) {
+    int y, mo, d, h = 0, mi = 0, se = 0;
+    if (!s || sscanf(s, "%4d-%2d-%2d", &y, &mo, &d) != 3 || mo < 1 || mo > 12 || d < 1 || d > 31) return NAN;
+    if (strlen(s) >= 16 && (s[10] == 'T' || s[10] == ' ')) sscanf(s + 11, "%2d:%2d:%2d", &h, &mi, &se);
+    y -= mo <= 2;
+    long era = (y >= 0 ? y : y - 399) / 400;
+    long yoe = y - era * 400, doy = (153 * (mo + (mo > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    long doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return (double)(era * 146097 + doe - 719468) + (h * 3600 + mi * 60 + se) / 86400.0;
+}
+
+int render_model_add_history(render_model *m, const void *doc) {
+    const json_t *root = doc;
+    render_arena *a = m->arena;
+    if (!m->hist && !(m->hist = render_alloc(a, MAX_HIST * sizeof *m->hist))) return sd_err(SD_ENOMEM, "out of memory");
+    const char *date = text(a, json_object_get(root, "created"));
+    json_t *runs = json_object_get(root, "runs");
+    for (size_t i = 0; i < json_array_size(runs) && m->nhist < MAX_HIST; i++) {
+        json_t *j = json_array_get(runs, i);
+        const char *status = json_string_value(json_object_get(j, "status"));
+        if (status && strcmp(status, "ok") != 0) continue;
+        json_t *sum = json_object_get(j, "summary");
+        rm_hist *h = &m->hist[m->nhist++];
+        h->date = date;
+        h->day = day_of(date);
+        h->workload = text(a, json_object_get(j, "workload"));
+        h->implementation = text(a, json_object_get(j, "implementation"));
+        h->backend = text(a, json_object_get(j, "backend"));
+        h->steady_epoch_s = stat_of(json_object_get(sum, "steady_epoch_s")).median;
+        h->accuracy = stat_of(json_object_get(sum, "accuracy")).median;
+        if (!h->workload) m->nhist--;
+        else if (!h->implementation) h->implementation = "native";
+    }
+    m->nhist_runs++;
+    return 0;
 }
 
 /* ---- scores ------------------------------------------------------------------------------------------- */

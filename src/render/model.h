@@ -72,6 +72,14 @@ typedef struct rm_verify {
     rm_verdict *cells;
 } rm_verify;
 
+/* One run's figure in the history of the database (one point of a trend line). */
+typedef struct rm_hist {
+    const char *date;                 /* the run's "created" */
+    double day;                       /* days since 1970-01-01 (fractional), NAN if the date is unreadable */
+    const char *workload, *implementation, *backend;
+    double steady_epoch_s, accuracy;  /* medians; NAN when absent */
+} rm_hist;
+
 typedef struct render_model {
     render_arena *arena;
     int nfiles, nruns;
@@ -80,6 +88,8 @@ typedef struct render_model {
     rm_scores *scores;                /* NULL without a scores file */
     int nverify;
     rm_verify *verify;                /* verdicts of `showdown verify --json` (showdown-verify/1) */
+    int nhist, nhist_runs;
+    rm_hist *hist;                    /* points of earlier runs from the database */
 } render_model;
 
 int render_model_new(render_model **out);
@@ -88,6 +98,10 @@ void render_model_free(render_model *m);
 int render_model_add_results(render_model *m, const char *path);
 /* Set the scores file ("showdown-scores/1"); a second call is an error. */
 int render_model_set_scores(render_model *m, const char *path);
+/* The same from a document already in memory (a run loaded from the database); name is its origin. */
+int render_model_add_results_doc(render_model *m, const void *json_doc, const char *name);
+/* Add one earlier run (a results document) as history points. */
+int render_model_add_history(render_model *m, const void *json_doc);
 /* Add verification verdicts ("showdown-verify/1"). */
 int render_model_add_verify(render_model *m, const char *path);
 /* The latest as-of date over every input, or NULL. */

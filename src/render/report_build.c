@@ -925,6 +925,80 @@ static int sec_verification(rdoc *d, const rt_section *s) {
     return 0;
 }
 
+/* ---- history ------------------------------------------------------------------------------------------------- */
+static int cmp_day(const void *a, const void *b) {
+    const rm_hist *x = *(const rm_hist *const *)a, *y = *(const rm_hist *const *)b;
+    return (x->day > y->day) - (x->day < y->day);
+}
+
+static int sec_history(rdoc *d, const rt_section *s) {
+    (void)s;
+    const render_model *m = d->m;
+    if (m->nhist_runs < 2) return 1;
+    double day0 = INFINITY;
+    const char *date0 = NULL;
+    for (int i = 0; i < m->nhist; i++)
+        if (!isnan(m->hist[i].day) && m->hist[i].day < day0) { day0 = m->hist[i].day; date0 = m->hist[i].date; }
+    if (!date0) return 1;
+    const char *wl[64];
+    int nw = 0, added = 0;
+    for (int i = 0; i < m->nhist; i++) idx_of(wl, &nw, m->hist[i].workload, 64);
+    const rm_hist **pts = NEW(d, const rm_hist *, m->nhist);
+    if (!pts) return sd_err(SD_ENOMEM, "out of memory");
+    for (int w = 0; w < nw; w++) {
+        const char *rows[32];
+        int nr = 0;
+        for (int i = 0; i < m->nhist; i++) {
+            const rm_hist *h = &m->hist[i];
+            if (strcmp(h->workload, wl[w]) != 0 || isnan(h->day)) continue;
+            rm_run tmp = {.implementation = h->implementation, .backend = h->backend};
+            idx_of(rows, &nr, row_of(d, &tmp), 32);
+        }
+        render_line *l = NEW(d, render_line, 1);
+        if (!l) return sd_err(SD_ENOMEM, "out of memory");
+        l->series = NEW(d, const char *, nr);
+        l->npts = NEW(d, int, nr);
+        l->x = NEW(d, double *, nr);
+        l->y = NEW(d, double *, nr);
+        if (!l->series || !l->npts || !l->x || !l->y) return sd_err(SD_ENOMEM, "out of memory");
+        int longest = 0;
+        for (int r = 0; r < nr; r++) {
+            int n = 0;
+            for (int i = 0; i < m->nhist; i++) {
+                const rm_hist *h = &m->hist[i];
+                rm_run tmp = {.implementation = h->implementation, .backend = h->backend};
+                if (strcmp(h->workload, wl[w]) == 0 && !isnan(h->day) && strcmp(row_of(d, &tmp), rows[r]) == 0) pts[n++] = h;
+            }
+            qsort(pts, (size_t)n, sizeof *pts, cmp_day);
+            int k = l->nseries++;
+            l->series[k] = rows[r];
+            l->npts[k] = n;
+            l->x[k] = NEW(d, double, n);
+            l->y[k] = NEW(d, double, n);
+            if (!l->x[k] || !l->y[k]) return sd_err(SD_ENOMEM, "out of memory");
+            for (int i = 0; i < n; i++) { l->x[k][i] = pts[i]->day - day0; l->y[k][i] = pts[i]->steady_epoch_s; }
+            if (n > longest) longest = n;
+        }
+        if (longest < 2) continue;   /* a trend needs two runs */
+        double span = 0;
+        for (int k = 0; k < l->nseries; k++)
+            for (int i = 0; i < l->npts[k]; i++) if (l->x[k][i] > span) span = l->x[k][i];
+        double scale = span < 2.0 / 24 ? 1440 : span < 2 ? 24 : 1;
+        for (int k = 0; k < l->nseries; k++)
+            for (int i = 0; i < l->npts[k]; i++) l->x[k][i] *= scale;
+        l->xlabel = render_printf(d->a, "%s since %s", scale == 1440 ? "minutes" : scale == 24 ? "hours" : "days", date0);
+        l->ylabel = "steady-state epoch (s)";
+        render_fig *f = new_fig(d, RENDER_FIG_LINE, render_printf(d->a, "history-%s", rb_slug(d, wl[w])),
+                                render_printf(d->a, "%s: steady-state epoch time across runs", wl[w]));
+        if (!f) return sd_err(SD_ENOMEM, "out of memory");
+        f->u.line = l;
+        f->note = render_printf(d->a, "%d runs from the results database, oldest %s.", m->nhist_runs, date0);
+        SD_TRY(add_fig(d, f));
+        added++;
+    }
+    return added ? 0 : 1;
+}
+
 /* ---- the outline ------------------------------------------------------------------------------------------ */
 static const char *default_title(rt_kind k) {
     switch (k) {
@@ -975,7 +1049,8 @@ int rb_build(rdoc *d) {
         case RT_METHODOLOGY: rc = sec_methodology(d, s); break;
         case RT_TEXT: rc = 0; break;
         case RT_VERIFICATION: rc = sec_verification(d, s); break;
-        case RT_HISTORY: default: rc = 1; break;   /* no such data in the inputs yet */
+        case RT_HISTORY: rc = sec_history(d, s); break;
+        default: rc = 1; break;
         }
         if (rc < 0) return rc;
         if (rc == 0 && s->kind == RT_COVER && !s->compact) SD_TRY(rb_add(d, RB_BREAK, NULL, NULL));
