@@ -133,7 +133,7 @@ $(BUILD)/tests/%: tests/%.c $(LIB) tests/testutil.h
 
 test: deps
 	@$(MAKE) --no-print-directory $(BIN) $(TEST_BIN)
-	@SHOWDOWN=$(abspath $(BIN)) BUILD=$(BUILD) CU=$(CU) PYTHON=$(PYTHON) sh scripts/run-tests.sh $(TEST_BIN) $(TEST_SH)
+	@LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp):print_suppressions=0 SHOWDOWN=$(abspath $(BIN)) BUILD=$(BUILD) CU=$(CU) PYTHON=$(PYTHON) sh scripts/run-tests.sh $(TEST_BIN) $(TEST_SH)
 
 # ---- benchmarks and the report ------------------------------------------------------------------
 bench: deps
@@ -160,7 +160,7 @@ report: deps
 # the script exits 4 (SD_EXIT_NODEV, as `showdown bench --backend cudnn`); make then reports Error 4.
 gpu-check:
 	@$(MAKE) --no-print-directory $(BIN) $(BUILD)/tests/test_cudnn $(BUILD)/tests/test_parity
-	@SHOWDOWN=$(abspath $(BIN)) BUILD=$(BUILD) HAVE_CUDNN=$(HAVE_CUDNN) HAVE_TORCH=$(HAVE_TORCH) \
+	@LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp):print_suppressions=0 SHOWDOWN=$(abspath $(BIN)) BUILD=$(BUILD) HAVE_CUDNN=$(HAVE_CUDNN) HAVE_TORCH=$(HAVE_TORCH) \
 	  PYTHON=$(PYTHON) sh scripts/gpu-check.sh
 
 clean:

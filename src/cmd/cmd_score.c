@@ -154,24 +154,40 @@ static int refresh_network(const score_args *a, const score_inputs *in, score_sn
     o.max_wait_s = 120;
     o.max_parallel = 4;
     o.log = a->quiet ? NULL : stderr;
-    http_client *c = NULL;
-    SD_TRY(http_client_new(&c, &o));
+    /* One concurrent batch (at most max_parallel transfers): every search term, then every tag. */
+    enum { MAXQ = 2 * SCORE_MAX_COUNTS };
+    static char urls[MAXQ][1024];
+    static const char *uptr[MAXQ];
+    static http_response rs[MAXQ];
+    score_named *dst[MAXQ];
+    int se[MAXQ], n = 0;
     for (int i = 0; i < in->nfw; i++) {
         const score_framework *f = &in->fw[i];
-        for (int k = 0; k < f->nterms; k++) {
-            score_named *e = score_snapshot_named(s->repo_counts, &s->nrepo_counts, f->terms[k], 1);
+        for (int k = 0; k < f->nterms + f->ntags && n < MAXQ; k++) {
+            int is_se = k >= f->nterms;
+            const char *name = is_se ? f->tags[k - f->nterms] : f->terms[k];
+            score_named *e = is_se ? score_snapshot_named(s->so, &s->nso, name, 1)
+                                   : score_snapshot_named(s->repo_counts, &s->nrepo_counts, name, 1);
             if (!e) continue;
-            http_value v;
-            int rc = http_github_search_count(c, a->api_base, "repositories", f->terms[k], &v);
-            keep_or_missing(e, &v, rc);
+            int dup = 0;
+            for (int j = 0; j < n; j++) dup |= dst[j] == e;
+            if (dup) continue;
+            if (is_se) SD_TRY(http_se_tag_url(a->se_api_base, name, urls[n], sizeof urls[n]));
+            else SD_TRY(http_github_search_url(a->api_base, "repositories", name, urls[n], sizeof urls[n]));
+            uptr[n] = urls[n];
+            dst[n] = e;
+            se[n] = is_se;
+            n++;
         }
-        for (int k = 0; k < f->ntags; k++) {
-            score_named *e = score_snapshot_named(s->so, &s->nso, f->tags[k], 1);
-            if (!e) continue;
-            http_value v;
-            int rc = http_se_tag_count(c, a->se_api_base, f->tags[k], &v);
-            keep_or_missing(e, &v, rc);
-        }
+    }
+    http_client *c = NULL;
+    SD_TRY(http_client_new(&c, &o));
+    http_get_many(c, uptr, (size_t)n, rs);   /* per-answer status in rs[i]; failures handled below */
+    for (int i = 0; i < n; i++) {
+        http_value v;
+        int rc = http_count_from(&rs[i], se[i], &v);
+        keep_or_missing(dst[i], &v, rc);
+        http_response_free(&rs[i]);
     }
     http_client_free(c);
     return 0;

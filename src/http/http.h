@@ -83,4 +83,10 @@ int http_github_search_count(http_client *c, const char *api, const char *kind, 
 /* GET {se}/2.3/tags/{tag}/info?site=stackoverflow -> items[0].count. */
 int http_se_tag_count(http_client *c, const char *se, const char *tag, http_value *v);
 
+/* Building blocks for concurrent use with http_get_many: the URLs, and the count in an answer
+ * (se: items[0].count, else total_count). */
+int http_github_search_url(const char *api, const char *kind, const char *q, char *url, size_t len);
+int http_se_tag_url(const char *se, const char *tag, char *url, size_t len);
+int http_count_from(const http_response *r, int se, http_value *v);
+
 #endif

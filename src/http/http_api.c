@@ -48,37 +48,58 @@ int http_github_repo(http_client *c, const char *api, const char *owner, const c
     return rc;
 }
 
-static int count_at(http_client *c, const char *url, http_value *v, int se) {
+int http_count_from(const http_response *r, int se, http_value *v) {
     memset(v, 0, sizeof *v);
-    http_response r;
-    int rc = http_get(c, url, &r);
-    if (rc < 0) { snprintf(v->why, sizeof v->why, "%s", r.why); http_response_free(&r); return rc; }
-    json_t *j = body_json(&r, v->why, sizeof v->why);
+    if (r->rc < 0 || !r->body) {
+        snprintf(v->why, sizeof v->why, "%s", r->why);
+        return r->rc < 0 ? r->rc : sd_err(SD_ENET, "no answer");
+    }
+    int rc = 0;
+    json_t *j = body_json(r, v->why, sizeof v->why);
     json_t *count = se ? json_object_get(json_array_get(json_object_get(j, "items"), 0), "count")
                        : json_object_get(j, "total_count");
     if (!json_is_integer(count)) {
-        rc = sd_err(SD_EINPUT, "GET %s: answer lacks %s", url, se ? "items[0].count" : "total_count");
+        rc = sd_err(SD_EINPUT, "answer lacks %s", se ? "items[0].count" : "total_count");
         snprintf(v->why, sizeof v->why, "%s", sd_errmsg());
     } else {
         v->present = 1;
         v->value = (double)json_integer_value(count);
-        provenance(&r, &v->stale, v->fetched, sizeof v->fetched, v->why, sizeof v->why);
+        provenance(r, &v->stale, v->fetched, sizeof v->fetched, v->why, sizeof v->why);
     }
     json_decref(j);
+    return rc;
+}
+
+static int count_at(http_client *c, const char *url, http_value *v, int se) {
+    http_response r;
+    http_get(c, url, &r);
+    int rc = http_count_from(&r, se, v);
     http_response_free(&r);
     return rc;
 }
 
-int http_github_search_count(http_client *c, const char *api, const char *kind, const char *q, http_value *v) {
-    char eq[1024], url[2048];
+int http_github_search_url(const char *api, const char *kind, const char *q, char *url, size_t len) {
+    char eq[1024];
     SD_TRY(http_escape(q, eq, sizeof eq));
-    snprintf(url, sizeof url, "%s/search/%s?q=%s", api, kind, eq);
+    snprintf(url, len, "%s/search/%s?q=%s", api, kind, eq);
+    return 0;
+}
+
+int http_se_tag_url(const char *se, const char *tag, char *url, size_t len) {
+    char et[256];
+    SD_TRY(http_escape(tag, et, sizeof et));
+    snprintf(url, len, "%s/2.3/tags/%s/info?site=stackoverflow", se, et);
+    return 0;
+}
+
+int http_github_search_count(http_client *c, const char *api, const char *kind, const char *q, http_value *v) {
+    char url[2048];
+    SD_TRY(http_github_search_url(api, kind, q, url, sizeof url));
     return count_at(c, url, v, 0);
 }
 
 int http_se_tag_count(http_client *c, const char *se, const char *tag, http_value *v) {
-    char et[256], url[1024];
-    SD_TRY(http_escape(tag, et, sizeof et));
-    snprintf(url, sizeof url, "%s/2.3/tags/%s/info?site=stackoverflow", se, et);
+    char url[1024];
+    SD_TRY(http_se_tag_url(se, tag, url, sizeof url));
     return count_at(c, url, v, 1);
 }

@@ -37,6 +37,15 @@ void score_print(FILE *f, const score_run *r, score_fw *fw, int n) {
     score_date_iso(r->snapshot->as_of, as_of, sizeof as_of);
     fprintf(f, "Framework scores: snapshot of %s (measured inputs as of %s), %s\n", r->snapshot->date, as_of,
             r->mode);
+    const score_snapshot *sn = r->snapshot;
+    int g = 0, rc = 0, so = 0, stale = 0;
+    for (int i = 0; i < sn->ngit; i++) g += sn->git[i].present;
+    for (int i = 0; i < sn->nrepo_counts; i++) { rc += sn->repo_counts[i].v.present; stale += sn->repo_counts[i].v.stale; }
+    for (int i = 0; i < sn->nso; i++) { so += sn->so[i].v.present; stale += sn->so[i].v.stale; }
+    fprintf(f, "measured inputs: git history of %d/%d repositories, GitHub repository counts for %d/%d terms, "
+            "StackOverflow questions for %d/%d tags", g, sn->ngit, rc, sn->nrepo_counts, so, sn->nso);
+    if (stale) fprintf(f, "; %d count(s) stale (last good value kept, see %s)", stale, r->snapshot_path);
+    fprintf(f, "\n");
     fprintf(f, "method %s; %d frameworks; criterion values 0-100; a missing criterion is left out of its category\n\n",
             r->method_path, n);
     const score_fw *order[SCORE_MAX_FW];
