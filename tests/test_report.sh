@@ -5,6 +5,7 @@
 # saying so, the one-page brief, and positioned errors for bad inputs.
 set -u
 SD=${SHOWDOWN:-./showdown}
+REP="$SD report --no-db"   # a results database in out/ must not leak into these checks
 for tool in pdfinfo pdftotext xmllint; do
   command -v $tool >/dev/null || { echo "skipped: $tool not installed"; exit 77; }
 done
@@ -89,7 +90,7 @@ cat > "$t/published.json" <<'EOF'
 EOF
 
 # ---- the full report -------------------------------------------------------------------------------------
-run_full() { $SD report --results "$t/results.json" "$t/published.json" --scores "$t/scores.json" --out "$1" --format pdf,svg,md; }
+run_full() { $REP --results "$t/results.json" "$t/published.json" --scores "$t/scores.json" --out "$1" --format pdf,svg,md; }
 expect 0 "full report" run_full "$t/a"
 has "$t/out" "showdown.pdf" "says where the PDF is"
 has "$t/out" "omitted for lack of data: verification, history" "names the sections without data"
@@ -125,36 +126,103 @@ if diff -r "$t/a" "$t/b" >/dev/null && [ -z "$(cd "$t/a" && find . -type f | sor
 else echo "FAIL: renders differ"; diff -rq "$t/a" "$t/b" | head; fail=1; fi
 
 # ---- absent data ------------------------------------------------------------------------------------------
-expect 0 "scores only (no benchmark results)" $SD report --scores "$t/scores.json" --out "$t/c"
+expect 0 "scores only (no benchmark results)" $REP --scores "$t/scores.json" --out "$t/c"
 has "$t/out" "bench_tables" "says the benchmark sections were omitted"
 pdftotext "$t/c/showdown.pdf" "$t/c.txt"
 has "$t/c.txt" "Podium" "scores-only report has the podium"
-hasnt "$t/c.txt" "Accuracy per epoch" "no empty benchmark section"
+has "$t/c.txt" "Not in this report for lack of data in its inputs: Benchmarks" "the cover says the benchmark sections are absent"
+hasnt "$t/c.txt" "training time per device" "no empty benchmark table"
+hasnt "$t/c.txt" "test accuracy per epoch" "no empty accuracy chart"
 has "$t/c/showdown.md" "omitted" "Markdown lists the omitted sections"
-expect 0 "results only (no scores)" $SD report --results "$t/results.json" --out "$t/d" --format pdf
+expect 0 "results only (no scores)" $REP --results "$t/results.json" --out "$t/d" --format pdf
 has "$t/out" "podium" "says the score sections were omitted"
 [ ! -e "$t/d/showdown.md" ] && [ ! -d "$t/d/figures" ] && echo "ok: --format pdf writes only the PDF" || { echo "FAIL: extra outputs"; fail=1; }
 
+# ---- scores as `showdown score --json` writes them (scoring/README.md) ------------------------------------------
+cat > "$t/scores2.json" <<'EOF2'
+{"schema": "showdown-scores/1", "as_of": "2026-11-21T23:20:51Z", "mode": "offline (snapshot only)",
+ "snapshot": {"date": "2026-11-21", "as_of": "2026-11-21T23:20:51Z", "path": "scoring/snapshot.json"},
+ "method": {"categories": [{"id": "support", "name": "Support & Community", "weight": 1},
+                           {"id": "api", "name": "API & Internals", "weight": 1}, {"id": "platform", "name": "Platform", "weight": 1}],
+            "criteria": [{"id": "sponsor", "name": "Sponsor", "category": "support"}, {"id": "activity", "name": "Activity", "category": "support"},
+                         {"id": "graph", "name": "Graph building", "category": "api"}, {"id": "onnx", "name": "ONNX", "category": "platform"}]},
+ "frameworks": [
+  {"id": "pytorch", "name": "PyTorch", "rank": 1, "status": "active", "overall": 96.26666667, "tier": 1,
+   "categories": {"support": 100, "api": 100, "platform": 88.8},
+   "criteria": {"sponsor": {"raw": 3, "normalised": 100},
+                "activity": {"raw": null, "normalised": null, "missing": "no git mirror was available"},
+                "graph": {"raw": 2, "normalised": 100}, "onnx": {"raw": 2, "normalised": 88.8}}},
+  {"id": "theano", "name": "Theano", "rank": 2, "status": "retired", "overall": null, "tier": null,
+   "categories": {"support": null, "api": null, "platform": null},
+   "criteria": {"sponsor": {"raw": null, "normalised": null, "missing": "not checked"}}}]}
+EOF2
+expect 0 "scores in the scorer's own layout" $REP --scores "$t/scores2.json" --out "$t/g" --format pdf,md
+pdftotext -layout "$t/g/showdown.pdf" "$t/g.txt"
+has "$t/g.txt" "Theano (retired)" "status shown beside the name"
+has "$t/g.txt" "96.3" "overall score read"
+has "$t/g.txt" "offline (snapshot only), snapshot of 2026-11-21" "snapshot date on the score pages"
+has "$t/g/showdown.md" "PyTorch, Activity: no git mirror was available" "why a value is missing, in the Markdown"
+row=$(grep -E '^\| Theano \(retired\) \|' "$t/g/showdown.md" | head -1)
+case "$row" in *"*missing*"*) echo "ok: a framework without an overall score shows missing";;
+  *) echo "FAIL: Theano's podium row: $row"; fail=1;; esac
+
+# ---- verification verdicts (showdown verify --json) ---------------------------------------------------------------
+cat > "$t/verify.json" <<'EOF2'
+{"schema": "showdown-verify/1", "published_file": "p.json", "title": "A published table", "source": "somewhere",
+ "tolerance_pct": 10, "accuracy_tolerance": 0.02, "measured_from": "results r.json",
+ "cells": [{"workload": "mnist_mlp", "implementation": "native", "backend": "dnnl", "device_published": "CPU",
+            "metric": "train_total_s", "published": 3.5, "measured": {"median": 3.45, "min": 3.4, "max": 3.6, "n": 3},
+            "verdict": "REPRODUCED", "why": "within 10% or inside the measured spread"},
+           {"workload": "mnist_mlp", "implementation": "pytorch", "backend": "cudnn", "device_published": "Tesla K80 (GPU)",
+            "metric": "train_total_s", "published": 194, "verdict": "NOT-COMPARABLE", "why": "device: published Tesla K80"}],
+ "counts": {"REPRODUCED": 1, "NOT-COMPARABLE": 1}, "exit_code": 9}
+EOF2
+expect 0 "verification section" $REP --verify "$t/verify.json" --results "$t/results.json" --out "$t/h" --format pdf,md
+pdftotext -layout "$t/h/showdown.pdf" "$t/h.txt"
+has "$t/h/showdown.md" "1 REPRODUCED, 1 NOT-COMPARABLE" "verdict counts"
+has "$t/h.txt" "REPRODUCED" "verdicts in the PDF"
+has "$t/h.txt" "device: published Tesla K80" "why a cell is not comparable"
+has "$t/h/showdown.md" "| native · dnnl" "verdict rows in the Markdown"
+hasnt "$t/out" "omitted for lack of data: .*verification" "verification not omitted when verdicts are given"
+
+# ---- the results database: the latest run, and earlier runs as history -------------------------------------------
+db="$t/h.db"
+ok_bench=1
+for i in 1 2; do
+  $SD bench --workload mnist_mlp --backend ref --epochs 2 --batches 2 --data synthetic --db "$db" --quiet \
+      --json "$t/h$i.json" > /dev/null 2>&1 || ok_bench=0
+done
+if [ $ok_bench = 1 ]; then
+  expect 0 "report from the database" $SD report --db "$db" --out "$t/i" --format pdf,md
+  has "$t/i/showdown.md" "h.db (bench run 2)" "the latest run of the database is reported"
+  has "$t/i/showdown.md" "steady-state epoch time across runs" "history from earlier runs"
+  hasnt "$t/out" "omitted for lack of data: .*history" "history not omitted"
+else
+  echo "FAIL: showdown bench could not make a database"; fail=1
+fi
+expect 2 "nothing to report" $SD report --db "$t/none.db" --out "$t/j"
+[ ! -e "$t/none.db" ] && echo "ok: a missing database is not created" || { echo "FAIL: created $t/none.db"; fail=1; }
+
 # ---- the one-page brief -------------------------------------------------------------------------------------
-expect 0 "brief template" $SD report --template brief --results "$t/results.json" "$t/published.json" --scores "$t/scores.json" --out "$t/e" --format pdf
+expect 0 "brief template" $REP --template brief --results "$t/results.json" "$t/published.json" --scores "$t/scores.json" --out "$t/e" --format pdf
 pb=$(pdfinfo "$t/e/showdown.pdf" | awk '/^Pages:/ {print $2}')
 [ "$pb" = 1 ] && echo "ok: brief is one page" || { echo "FAIL: brief has $pb pages"; fail=1; }
 
 # ---- errors ----------------------------------------------------------------------------------------------------
 printf '{"format": "showdown-template/1",\n "sections": [{"type": "podium"},\n  {"type": "podiumm"}]}\n' > "$t/bad.json"
-expect 3 "unknown section type" $SD report --template "$t/bad.json" --scores "$t/scores.json" --out "$t/f"
+expect 3 "unknown section type" $REP --template "$t/bad.json" --scores "$t/scores.json" --out "$t/f"
 has "$t/err" "bad.json:3:12: unknown section type 'podiumm'" "template error names file:line:column"
 printf '{"format": "showdown-template/1", "sections": [{"type": "text", "text": "{nope}"}]}\n' > "$t/bad2.json"
-expect 3 "unknown placeholder" $SD report --template "$t/bad2.json" --scores "$t/scores.json" --out "$t/f"
+expect 3 "unknown placeholder" $REP --template "$t/bad2.json" --scores "$t/scores.json" --out "$t/f"
 has "$t/err" "unknown placeholder '{nope}'" "placeholder error"
 printf '{"schema": "showdown-scores/1", "frameworks": []}\n' > "$t/wrong.json"
-expect 3 "scores file given as results" $SD report --results "$t/wrong.json" --out "$t/f"
+expect 3 "scores file given as results" $REP --results "$t/wrong.json" --out "$t/f"
 has "$t/err" "not showdown-results/" "schema error"
 printf '{"schema": "showdown-results/1", "runs": [}\n' > "$t/broken.json"
-expect 3 "broken JSON" $SD report --results "$t/broken.json" --out "$t/f"
+expect 3 "broken JSON" $REP --results "$t/broken.json" --out "$t/f"
 has "$t/err" "broken.json:1:" "JSON error positioned"
-expect 2 "bad --format" $SD report --scores "$t/scores.json" --format pdf,gif --out "$t/f"
+expect 2 "bad --format" $REP --scores "$t/scores.json" --format pdf,gif --out "$t/f"
 has "$t/err" "unknown format 'gif'" "format error"
-expect 2 "unknown template name" $SD report --template nosuch --scores "$t/scores.json" --out "$t/f"
+expect 2 "unknown template name" $REP --template nosuch --scores "$t/scores.json" --out "$t/f"
 
 exit $fail

@@ -95,7 +95,7 @@ static const char *first_str(render_arena *a, const json_t *o, const char *const
 }
 
 /* Append the scalar members of obj as key/value pairs; nested objects one level down as "parent.key"
- * (parent_prefix = 1) or under their own key (0: environment "libraries": {"cairo": ...} -> "cairo"). */
+ * ("gpu.count"); with parent_prefix = 0 the members of "libraries" keep their own key ("cairo"). */
 static void add_kv(render_arena *a, const json_t *obj, rm_kv *out, int *n, int max, int parent_prefix) {
     const char *k;
     json_t *v;
@@ -107,7 +107,8 @@ static void add_kv(render_arena *a, const json_t *obj, rm_kv *out, int *n, int m
             json_object_foreach(v, k2, v2) {
                 const char *t = text(a, v2);
                 if (!t || *n >= max) continue;
-                out[(*n)++] = (rm_kv){parent_prefix ? render_printf(a, "%s.%s", k, k2) : render_strdup(a, k2), t};
+                int bare = !parent_prefix && strcmp(k, "libraries") == 0;   /* "cairo", not "libraries.cairo" */
+                out[(*n)++] = (rm_kv){bare ? render_strdup(a, k2) : render_printf(a, "%s.%s", k, k2), t};
             }
             continue;
         }
@@ -188,9 +189,22 @@ static int read_epochs(render_arena *a, rm_run *r, json_t *samples) {
     return 0;
 }
 
+static int add_results(render_model *m, const char *path, json_t *root);
+
 int render_model_add_results(render_model *m, const char *path) {
     json_t *root;
     SD_TRY(load(path, &root));
+    int rc = add_results(m, path, root);
+    json_decref(root);
+    return rc;
+}
+
+int render_model_add_results_doc(render_model *m, const void *doc, const char *name) {
+    if (!json_is_object((const json_t *)doc)) return sd_err(SD_EINPUT, "%s: not a results document", name);
+    return add_results(m, name, (json_t *)doc);
+}
+
+static int add_results(render_model *m, const char *path, json_t *root) {
     int rc = check_schema(path, root, "showdown-results/");
     rm_file *f = NULL;
     json_t *pub = json_object_get(root, "published");
@@ -237,7 +251,10 @@ int render_model_add_results(render_model *m, const char *path) {
         r->accuracy = stat_of(json_object_get(sum, "accuracy"));
         r->images_per_s = stat_of(json_object_get(sum, "train_images_per_s"));
         r->total_s = stat_of(json_object_get(sum, "total_s"));
+        if (isnan(r->total_s.median)) r->total_s = stat_of(json_object_get(sum, "train_total_s"));
         if (isnan(r->total_s.median)) r->total_s = stat_of(json_object_get(sum, "train_s"));
+        const char *fwname = json_string_value(json_object_get(json_object_get(j, "framework"), "name"));
+        if (fwname) r->implementation = render_strdup(a, fwname);   /* "Caffe2" rather than "caffe2" */
         r->gflops = num(json_object_get(sum, "gflops"));
         if (isnan(r->gflops)) r->gflops = stat_of(json_object_get(sum, "train_gflops")).median;
         json_t *p = json_object_get(sum, "parameters");
@@ -257,8 +274,48 @@ int render_model_add_results(render_model *m, const char *path) {
         }
         if (rc == 0) m->nruns++;
     }
-    json_decref(root);
     return rc;
+}
+
+/* ---- history ---------------------------------------------------------------------------------------------- */
+#define MAX_HIST 8192
+
+/* Days since 1970-01-01 of "YYYY-MM-DD[THH:MM[:SS]]" (proleptic Gregorian), NAN if unreadable. */
+static double day_of(const char *s) {
+    int y, mo, d, h = 0, mi = 0, se = 0;
+    if (!s || sscanf(s, "%4d-%2d-%2d", &y, &mo, &d) != 3 || mo < 1 || mo > 12 || d < 1 || d > 31) return NAN;
+    if (strlen(s) >= 16 && (s[10] == 'T' || s[10] == ' ')) sscanf(s + 11, "%2d:%2d:%2d", &h, &mi, &se);
+    y -= mo <= 2;
+    long era = (y >= 0 ? y : y - 399) / 400;
+    long yoe = y - era * 400, doy = (153 * (mo + (mo > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    long doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return (double)(era * 146097 + doe - 719468) + (h * 3600 + mi * 60 + se) / 86400.0;
+}
+
+int render_model_add_history(render_model *m, const void *doc) {
+    const json_t *root = doc;
+    render_arena *a = m->arena;
+    if (!m->hist && !(m->hist = render_alloc(a, MAX_HIST * sizeof *m->hist))) return sd_err(SD_ENOMEM, "out of memory");
+    const char *date = text(a, json_object_get(root, "created"));
+    json_t *runs = json_object_get(root, "runs");
+    for (size_t i = 0; i < json_array_size(runs) && m->nhist < MAX_HIST; i++) {
+        json_t *j = json_array_get(runs, i);
+        const char *status = json_string_value(json_object_get(j, "status"));
+        if (status && strcmp(status, "ok") != 0) continue;
+        json_t *sum = json_object_get(j, "summary");
+        rm_hist *h = &m->hist[m->nhist++];
+        h->date = date;
+        h->day = day_of(date);
+        h->workload = text(a, json_object_get(j, "workload"));
+        h->implementation = text(a, json_object_get(j, "implementation"));
+        h->backend = text(a, json_object_get(j, "backend"));
+        h->steady_epoch_s = stat_of(json_object_get(sum, "steady_epoch_s")).median;
+        h->accuracy = stat_of(json_object_get(sum, "accuracy")).median;
+        if (!h->workload) m->nhist--;
+        else if (!h->implementation) h->implementation = "native";
+    }
+    m->nhist_runs++;
+    return 0;
 }
 
 /* ---- scores ------------------------------------------------------------------------------------------- */
@@ -300,7 +357,8 @@ static int add_id(render_arena *a, const char **ids, const char **names, int *n,
 
 static double crit_value(json_t *v, const char *key) {
     if (json_is_number(v)) return strcmp(key, "normalised") == 0 ? num(v) : NAN;
-    if (json_is_true(json_object_get(v, "missing"))) return NAN;
+    json_t *miss = json_object_get(v, "missing");
+    if (json_is_true(miss) || json_is_string(miss)) return NAN;   /* "missing": true or "missing": "why" */
     double x = num(json_object_get(v, key));
     if (isnan(x) && strcmp(key, "normalised") == 0) x = num(json_object_get(v, "normalized"));
     if (isnan(x) && strcmp(key, "normalised") == 0) x = num(json_object_get(v, "score"));
@@ -334,7 +392,11 @@ int render_model_set_scores(render_model *m, const char *path) {
     s->file = f;
     s->cat_id = cat_id; s->cat_name = cat_name; s->crit_id = crit_id; s->crit_name = crit_name; s->crit_cat = crit_cat;
     /* the method: categories and their criteria, in the scorer's order */
-    iter ci = {json_object_get(root, "categories"), 0, NULL};
+    /* the method's categories and criteria: top-level, or under "method" with criteria listed apart */
+    json_t *method = json_object_get(root, "method");
+    json_t *cats = json_object_get(root, "categories");
+    if (!cats && json_is_object(method)) cats = json_object_get(method, "categories");
+    iter ci = {cats, 0, NULL};
     const char *id;
     json_t *v;
     while (rc == 0 && iter_next(&ci, &id, &v)) {
@@ -349,6 +411,21 @@ int render_model_set_scores(render_model *m, const char *path) {
             crit_cat[k] = c;
         }
     }
+    iter mi = {json_is_object(method) ? json_object_get(method, "criteria") : NULL, 0, NULL};
+    while (rc == 0 && iter_next(&mi, &id, &v)) {
+        const char *cat = json_string_value(json_object_get(v, "category"));
+        int c = cat ? add_id(a, cat_id, cat_name, &s->ncat, cat, NULL) : -1;
+        int k = add_id(a, crit_id, crit_name, &s->ncrit, id, json_string_value(json_object_get(v, "name")));
+        if (k < 0) { rc = sd_err(SD_ELIMIT, "%s: more than %d criteria", path, MAX_IDS); break; }
+        crit_cat[k] = c;
+    }
+    if (rc == 0) {
+        const char *mode = json_string_value(json_object_get(root, "mode"));
+        const char *snap = json_string_value(json_object_get(json_object_get(root, "snapshot"), "date"));
+        if (mode || snap)
+            f->detail = render_printf(a, "%s%s%s", mode ? mode : "", mode && snap ? ", snapshot of " : snap ? "snapshot of " : "",
+                                      snap ? snap : "");
+    }
     /* frameworks; categories or criteria not declared above are added as met */
     size_t nfw = json_is_array(fws) ? json_array_size(fws) : json_object_size(fws);
     s->fw = render_alloc(a, (nfw + 1) * sizeof *s->fw);
@@ -361,10 +438,14 @@ int render_model_set_scores(render_model *m, const char *path) {
         w->overall = json_is_object(o) ? num(json_object_get(o, "score")) : num(o);
         w->tier = text(a, json_object_get(v, "tier"));
         w->archived = json_is_true(json_object_get(v, "archived"));
+        const char *status = json_string_value(json_object_get(v, "status"));
+        if (status && strcmp(status, "active") != 0) w->status = render_strdup(a, status);
+        if (w->archived && !w->status) w->status = "archived";
+        w->crit_why = render_alloc(a, MAX_IDS * sizeof *w->crit_why);
         w->cat = render_alloc(a, MAX_IDS * sizeof *w->cat);
         w->crit = render_alloc(a, MAX_IDS * sizeof *w->crit);
         w->crit_raw = render_alloc(a, MAX_IDS * sizeof *w->crit_raw);
-        if (!w->cat || !w->crit || !w->crit_raw) { rc = sd_err(SD_ENOMEM, "out of memory"); break; }
+        if (!w->cat || !w->crit || !w->crit_raw || !w->crit_why) { rc = sd_err(SD_ENOMEM, "out of memory"); break; }
         for (int i = 0; i < MAX_IDS; i++) w->cat[i] = w->crit[i] = w->crit_raw[i] = NAN;
         iter c2 = {json_object_get(v, "categories"), 0, NULL};
         const char *cid;
@@ -386,11 +467,63 @@ int render_model_set_scores(render_model *m, const char *path) {
             }
             w->crit[k] = crit_value(cv, "normalised");
             w->crit_raw[k] = crit_value(cv, "raw");
+            if (json_is_string(json_object_get(cv, "missing")))
+                w->crit_why[k] = render_strdup(a, json_string_value(json_object_get(cv, "missing")));
         }
     }
     if (rc == 0) {
         qsort(s->fw, (size_t)s->nfw, sizeof *s->fw, cmp_fw);
         m->scores = s;
+    }
+    json_decref(root);
+    return rc;
+}
+
+/* ---- verification ----------------------------------------------------------------------------------------- */
+#define MAX_VERIFY 32
+
+int render_model_add_verify(render_model *m, const char *path) {
+    json_t *root;
+    SD_TRY(load(path, &root));
+    render_arena *a = m->arena;
+    rm_file *f = NULL;
+    int rc = check_schema(path, root, "showdown-verify/");
+    if (rc == 0 && !m->verify) {
+        m->verify = render_alloc(a, MAX_VERIFY * sizeof *m->verify);
+        if (!m->verify) rc = sd_err(SD_ENOMEM, "out of memory");
+    }
+    if (rc == 0 && m->nverify >= MAX_VERIFY) rc = sd_err(SD_ELIMIT, "more than %d verification files", MAX_VERIFY);
+    if (rc == 0) rc = read_file_info(m, path, root, "verification", &f);
+    json_t *cells = json_object_get(root, "cells");
+    if (rc == 0 && !json_is_array(cells)) rc = sd_err(SD_EINPUT, "%s: no \"cells\" list", path);
+    if (rc == 0) {
+        rm_verify *v = &m->verify[m->nverify];
+        v->file = f;
+        v->title = text(a, json_object_get(root, "title"));
+        v->source = text(a, json_object_get(root, "source"));
+        v->measured_from = text(a, json_object_get(root, "measured_from"));
+        v->tolerance_pct = num(json_object_get(root, "tolerance_pct"));
+        if (!f->as_of) f->as_of = text(a, json_object_get(root, "created"));
+        v->cells = render_alloc(a, (json_array_size(cells) + 1) * sizeof *v->cells);
+        if (!v->cells) rc = sd_err(SD_ENOMEM, "out of memory");
+        for (size_t i = 0; rc == 0 && i < json_array_size(cells); i++) {
+            json_t *c = json_array_get(cells, i);
+            rm_verdict *d = &v->cells[v->ncells++];
+            d->workload = text(a, json_object_get(c, "workload"));
+            d->implementation = text(a, json_object_get(c, "implementation"));
+            d->backend = text(a, json_object_get(c, "backend"));
+            d->device = text(a, json_object_get(c, "device_published"));
+            d->metric = text(a, json_object_get(c, "metric"));
+            d->verdict = text(a, json_object_get(c, "verdict"));
+            d->why = text(a, json_object_get(c, "why"));
+            d->published = num(json_object_get(c, "published"));
+            rm_stat ms = stat_of(json_object_get(c, "measured"));
+            d->measured = ms.median;
+            d->measured_min = ms.min;
+            d->measured_max = ms.max;
+            if (!d->workload || !d->verdict) rc = sd_err(SD_EINPUT, "%s: cells[%zu] has no workload or verdict", path, i);
+        }
+        if (rc == 0) m->nverify++;
     }
     json_decref(root);
     return rc;

@@ -19,6 +19,7 @@ typedef struct rm_file {
     const char *version, *commit;     /* the tool that wrote it */
     int dirty;
     const char *source;               /* published: where the figures come from */
+    const char *detail;               /* scores: "offline (snapshot only), snapshot of 2026-11-21" */
     int nenv;
     rm_kv *env;
 } rm_file;
@@ -41,10 +42,12 @@ typedef struct rm_run {
 
 typedef struct rm_framework {
     const char *name, *tier;          /* tier as text ("1", "Tier 1"); NULL when absent */
+    const char *status;               /* "archived", "retired", "maintenance"...; NULL when active */
     int archived;
     double overall;                   /* NAN when absent */
     double *cat;                      /* ncat, NAN when absent */
     double *crit, *crit_raw;          /* ncrit normalised 0-100 / raw, NAN when missing */
+    const char **crit_why;            /* ncrit: why a value is missing, or NULL */
 } rm_framework;
 
 typedef struct rm_scores {
@@ -56,12 +59,37 @@ typedef struct rm_scores {
     rm_framework *fw;                 /* sorted by overall, best first (missing last) */
 } rm_scores;
 
+typedef struct rm_verdict {
+    const char *workload, *implementation, *backend, *device, *metric, *verdict, *why;
+    double published, measured, measured_min, measured_max;   /* NAN when absent */
+} rm_verdict;
+
+typedef struct rm_verify {
+    const rm_file *file;
+    const char *title, *source, *measured_from;
+    double tolerance_pct;
+    int ncells;
+    rm_verdict *cells;
+} rm_verify;
+
+/* One run's figure in the history of the database (one point of a trend line). */
+typedef struct rm_hist {
+    const char *date;                 /* the run's "created" */
+    double day;                       /* days since 1970-01-01 (fractional), NAN if the date is unreadable */
+    const char *workload, *implementation, *backend;
+    double steady_epoch_s, accuracy;  /* medians; NAN when absent */
+} rm_hist;
+
 typedef struct render_model {
     render_arena *arena;
     int nfiles, nruns;
     rm_file *files;
     rm_run *runs;
     rm_scores *scores;                /* NULL without a scores file */
+    int nverify;
+    rm_verify *verify;                /* verdicts of `showdown verify --json` (showdown-verify/1) */
+    int nhist, nhist_runs;
+    rm_hist *hist;                    /* points of earlier runs from the database */
 } render_model;
 
 int render_model_new(render_model **out);
@@ -70,6 +98,12 @@ void render_model_free(render_model *m);
 int render_model_add_results(render_model *m, const char *path);
 /* Set the scores file ("showdown-scores/1"); a second call is an error. */
 int render_model_set_scores(render_model *m, const char *path);
+/* The same from a document already in memory (a run loaded from the database); name is its origin. */
+int render_model_add_results_doc(render_model *m, const void *json_doc, const char *name);
+/* Add one earlier run (a results document) as history points. */
+int render_model_add_history(render_model *m, const void *json_doc);
+/* Add verification verdicts ("showdown-verify/1"). */
+int render_model_add_verify(render_model *m, const char *path);
 /* The latest as-of date over every input, or NULL. */
 const char *render_model_date(const render_model *m);
 /* Environment value of the first results file that has key, or NULL. */

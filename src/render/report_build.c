@@ -136,15 +136,18 @@ static const char *placeholder(rdoc *d, const char *name, size_t n) {
     if (IS("date")) return d->date ? d->date : "undated";
     if (IS("version")) return SD_VERSION;
     if (IS("commit")) return SD_GIT_COMMIT;
-    if (IS("device")) { const char *v = env_device(d); return v ? v : "unknown device"; }
+    if (IS("device")) { const char *v = env_device(d); return v ? v : "an unrecorded device"; }
     if (IS("backends")) { const char *v = backends_list(d); return v ? v : "none"; }
     if (IS("n_frameworks")) return render_printf(d->a, "%d", s ? s->nfw : 0);
     if (IS("n_runs")) return render_printf(d->a, "%d", n_measured(d));
     if (IS("n_workloads")) return render_printf(d->a, "%d", workloads(d, w, 256));
     if (IS("top_framework")) return s && s->nfw && !isnan(s->fw[0].overall) ? s->fw[0].name : "none";
     if (IS("top_score")) return s && s->nfw && !isnan(s->fw[0].overall) ? render_printf(d->a, "%.1f", s->fw[0].overall) : "missing";
-    if (IS("scores_as_of")) { const char *v = kind_date(d, "scores"); return v ? v : "undated"; }
-    if (IS("results_as_of")) { const char *v = kind_date(d, "results"); return v ? v : "undated"; }
+    if (IS("scores_as_of")) { const char *v = kind_date(d, "scores"); return v ? v : s ? "undated" : "– (no scores)"; }
+    if (IS("results_as_of")) {
+        const char *v = kind_date(d, "results");
+        return v ? v : n_measured(d) ? "undated" : "– (no results)";
+    }
     if (IS("n_missing")) return render_printf(d->a, "%d", n_missing_criteria(d));
 #undef IS
     return NULL;
@@ -233,7 +236,15 @@ static int time_decimals(double max) { return max < 10 ? 2 : max < 1000 ? 1 : 0;
 
 /* ---- sections: scores ----------------------------------------------------------------------------------- */
 static const char *fw_label(rdoc *d, const rm_framework *w) {
-    return w->archived ? render_printf(d->a, "%s (archived)", w->name) : w->name;
+    return w->status ? render_printf(d->a, "%s (%s)", w->name, w->status) : w->name;
+}
+
+/* Where the scores come from, for the note of every figure drawn from them. */
+static const char *scores_note(rdoc *d) {
+    const rm_file *f = d->m->scores ? d->m->scores->file : NULL;
+    if (!f) return "";
+    return render_printf(d->a, "Scores as of %s%s%s%s.", f->as_of ? f->as_of : "an undated run", f->detail ? " (" : "",
+                         f->detail ? f->detail : "", f->detail ? ")" : "");
 }
 
 static int sec_podium(rdoc *d, const rt_section *s) {
@@ -259,7 +270,8 @@ static int sec_podium(rdoc *d, const rt_section *s) {
             if (has_tier) t->text[r * nc + nc - 1] = w->tier ? w->tier : "–";
         }
         f->u.table = t;
-        f->note = "Category score = mean of its criteria that have data; overall = mean of the categories.";
+        f->note = render_printf(d->a, "Category score = mean of its criteria that have data; overall = mean of the "
+                                      "categories. %s", scores_note(d));
         SD_TRY(add_fig(d, f));
     }
     if (s->show & RT_SHOW_CHART) {
@@ -276,6 +288,7 @@ static int sec_podium(rdoc *d, const rt_section *s) {
         b->dec = 1;
         b->xlabel = "overall score (0–100)";
         f->u.bar = b;
+        f->note = scores_note(d);
         SD_TRY(add_fig(d, f));
     }
     return 0;
@@ -314,6 +327,7 @@ static int sec_radars(rdoc *d, const rt_section *s) {
             for (int c = 0; c < sc->ncat; c++) r->v[i * sc->ncat + c] = w->cat[c];
         }
         f->u.radar = r;
+        f->note = scores_note(d);
         SD_TRY(add_fig(d, f));
         added++;
     }
@@ -342,6 +356,7 @@ static int sec_radars(rdoc *d, const rt_section *s) {
                 for (int k = 0; k < n; k++) r->v[i * n + k] = sc->fw[i].crit[idx[k]];
             }
             f->u.radar = r;
+            f->note = scores_note(d);
             SD_TRY(add_fig(d, f));
             added++;
         }
@@ -397,9 +412,21 @@ static int sec_criteria(rdoc *d, const rt_section *s) {
             b->dec = 0;
             b->xlabel = "criterion score (0–100)";
             f->u.bar = b;
+            f->note = scores_note(d);
             SD_TRY(add_fig(d, f));
         }
         added++;
+    }
+    /* why values are missing, where the scorer said: in the Markdown (long, per framework) */
+    char *why = NULL;
+    for (int i = 0; i < sc->nfw; i++)
+        for (int k = 0; k < sc->ncrit; k++)
+            if (isnan(sc->fw[i].crit[k]) && sc->fw[i].crit_why && sc->fw[i].crit_why[k])
+                why = render_printf(d->a, "%s\n- %s, %s: %s", why ? why : "Why values are missing:", sc->fw[i].name,
+                                    sc->crit_name[k], sc->fw[i].crit_why[k]);
+    if (why) {
+        SD_TRY(rb_add(d, RB_PARA, why, NULL));
+        d->b[d->n - 1].md_only = 1;
     }
     return added ? 0 : 1;
 }
@@ -722,7 +749,7 @@ static int inputs_table(rdoc *d, const char *id) {
     for (int i = 0; i < d->m->nfiles; i++) {
         const rm_file *fl = &d->m->files[i];
         t->rows[i] = base(fl->path);
-        t->text[i * 3] = fl->kind;
+        t->text[i * 3] = fl->detail ? render_printf(d->a, "%s: %s", fl->kind, fl->detail) : fl->kind;
         t->text[i * 3 + 1] = fl->as_of ? fl->as_of : "undated";
         t->text[i * 3 + 2] = fl->version ? render_printf(d->a, "showdown %s%s%s%s", fl->version, fl->commit ? " (" : "",
                                                          fl->commit ? fl->commit : "", fl->commit ? (fl->dirty ? ", dirty)" : ")") : "")
@@ -740,7 +767,7 @@ static int cover_skip(const char *key, const char *value, const char *dev) {
 static int sec_cover(rdoc *d, const rt_section *s) {
     if (!s->compact) {
         SD_TRY(rb_add(d, RB_GAP, NULL, NULL));
-        d->b[d->n - 1].gap = 120;
+        d->b[d->n - 1].gap = 70;
     }
     SD_TRY(rb_add(d, RB_TITLE, rb_expand(d, s->title ? s->title : d->t->title), NULL));
     if (d->t->subtitle) SD_TRY(rb_add(d, RB_SUBTITLE, rb_expand(d, d->t->subtitle), NULL));
@@ -748,6 +775,8 @@ static int sec_cover(rdoc *d, const rt_section *s) {
     const char *line = render_printf(d->a, "As of %s · showdown %s", d->date ? d->date : "undated (no input carries a date)", SD_VERSION);
     SD_TRY(rb_add(d, RB_SUBTITLE, line, NULL));
     if (s->text) SD_TRY(rb_add(d, RB_PARA, rb_expand(d, s->text), NULL));
+    SD_TRY(rb_add(d, RB_GAP, NULL, NULL));   /* becomes the note on omitted sections, if any */
+    d->omit_note = d->n - 1;
     if (s->compact) {
         SD_TRY(rb_add(d, RB_PARA, render_printf(d->a, "Machine: %s. Back-ends: %s. Scores as of %s; results as of %s.",
                                                  dev ? dev : "unknown", bk ? bk : "none",
@@ -841,6 +870,135 @@ static int sec_methodology(rdoc *d, const rt_section *s) {
     return inputs_table(d, "method-inputs");
 }
 
+/* ---- verification ---------------------------------------------------------------------------------------- */
+static int sec_verification(rdoc *d, const rt_section *s) {
+    (void)s;
+    if (d->m->nverify == 0) return 1;
+    for (int i = 0; i < d->m->nverify; i++) {
+        const rm_verify *v = &d->m->verify[i];
+        static const char *const kinds[] = {"REPRODUCED", "SLOWER", "FASTER", "ACCURACY-DIFFERS", "NOT-COMPARABLE", "MISSING"};
+        char counts[256] = "";
+        for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
+            int n = 0;
+            for (int c = 0; c < v->ncells; c++) n += strcmp(v->cells[c].verdict, kinds[k]) == 0;
+            if (!n) continue;
+            size_t l = strlen(counts);
+            snprintf(counts + l, sizeof counts - l, "%s%d %s", l ? ", " : "", n, kinds[k]);
+        }
+        const char *src = v->title ? v->title : v->source ? v->source : base(v->file->path);
+        SD_TRY(rb_add(d, RB_PARA, render_printf(d->a, "%s: %d cell%s checked against measurements from %s (tolerance %s%%): %s.",
+                                                 src, v->ncells, v->ncells == 1 ? "" : "s",
+                                                 v->measured_from ? v->measured_from : "an unnamed source",
+                                                 isnan(v->tolerance_pct) ? "?" : render_printf(d->a, "%g", v->tolerance_pct),
+                                                 counts[0] ? counts : "no cells"), NULL));
+        if (v->ncells == 0) continue;
+        render_table *t = new_table(d, v->ncells, 4);
+        render_fig *f = t ? new_fig(d, RENDER_FIG_TABLE, render_printf(d->a, "verify-%d", i + 1),
+                                    render_printf(d->a, "Verification of %s", src)) : NULL;
+        if (!f) return sd_err(SD_ENOMEM, "out of memory");
+        t->row_head = "Cell";
+        t->cols[0] = "Published";
+        t->cols[1] = "Measured";
+        t->cols[2] = "Verdict";
+        t->cols[3] = "Why";
+        t->units[0] = t->units[1] = "s, median";
+        for (int c = 0; c < v->ncells; c++) {
+            const rm_verdict *x = &v->cells[c];
+            int one_wl = 1;   /* a published file is usually one workload: then the title names it */
+            for (int k = 0; k < v->ncells; k++) one_wl &= strcmp(v->cells[k].workload, x->workload) == 0;
+            t->rows[c] = render_printf(d->a, "%s%s%s%s%s%s%s", one_wl ? "" : x->workload, one_wl ? "" : " · ",
+                                       x->implementation ? x->implementation : "?",
+                                       x->backend ? " · " : "", x->backend ? x->backend : "", x->device ? "\n" : "",
+                                       x->device ? x->device : "");
+            t->v[c * 4] = x->published;
+            t->v[c * 4 + 1] = x->measured;
+            t->text[c * 4 + 2] = x->verdict;
+            t->text[c * 4 + 3] = x->why ? x->why : "";
+            if (isnan(x->measured)) t->text[c * 4 + 1] = "–";
+        }
+        t->dec[0] = t->dec[1] = 1;
+        f->u.table = t;
+        f->note = "Measured: the median of the repeats; a cell reproduces within the tolerance or when the published figure "
+                  "lies inside the measured min–max. –: no measurement.";
+        SD_TRY(add_fig(d, f));
+    }
+    return 0;
+}
+
+/* ---- history ------------------------------------------------------------------------------------------------- */
+static int cmp_day(const void *a, const void *b) {
+    const rm_hist *x = *(const rm_hist *const *)a, *y = *(const rm_hist *const *)b;
+    return (x->day > y->day) - (x->day < y->day);
+}
+
+static int sec_history(rdoc *d, const rt_section *s) {
+    (void)s;
+    const render_model *m = d->m;
+    if (m->nhist_runs < 2) return 1;
+    double day0 = INFINITY;
+    const char *date0 = NULL;
+    for (int i = 0; i < m->nhist; i++)
+        if (!isnan(m->hist[i].day) && m->hist[i].day < day0) { day0 = m->hist[i].day; date0 = m->hist[i].date; }
+    if (!date0) return 1;
+    const char *wl[64];
+    int nw = 0, added = 0;
+    for (int i = 0; i < m->nhist; i++) idx_of(wl, &nw, m->hist[i].workload, 64);
+    const rm_hist **pts = NEW(d, const rm_hist *, m->nhist);
+    if (!pts) return sd_err(SD_ENOMEM, "out of memory");
+    for (int w = 0; w < nw; w++) {
+        const char *rows[32];
+        int nr = 0;
+        for (int i = 0; i < m->nhist; i++) {
+            const rm_hist *h = &m->hist[i];
+            if (strcmp(h->workload, wl[w]) != 0 || isnan(h->day)) continue;
+            rm_run tmp = {.implementation = h->implementation, .backend = h->backend};
+            idx_of(rows, &nr, row_of(d, &tmp), 32);
+        }
+        render_line *l = NEW(d, render_line, 1);
+        if (!l) return sd_err(SD_ENOMEM, "out of memory");
+        l->series = NEW(d, const char *, nr);
+        l->npts = NEW(d, int, nr);
+        l->x = NEW(d, double *, nr);
+        l->y = NEW(d, double *, nr);
+        if (!l->series || !l->npts || !l->x || !l->y) return sd_err(SD_ENOMEM, "out of memory");
+        int longest = 0;
+        for (int r = 0; r < nr; r++) {
+            int n = 0;
+            for (int i = 0; i < m->nhist; i++) {
+                const rm_hist *h = &m->hist[i];
+                rm_run tmp = {.implementation = h->implementation, .backend = h->backend};
+                if (strcmp(h->workload, wl[w]) == 0 && !isnan(h->day) && strcmp(row_of(d, &tmp), rows[r]) == 0) pts[n++] = h;
+            }
+            qsort(pts, (size_t)n, sizeof *pts, cmp_day);
+            int k = l->nseries++;
+            l->series[k] = rows[r];
+            l->npts[k] = n;
+            l->x[k] = NEW(d, double, n);
+            l->y[k] = NEW(d, double, n);
+            if (!l->x[k] || !l->y[k]) return sd_err(SD_ENOMEM, "out of memory");
+            for (int i = 0; i < n; i++) { l->x[k][i] = pts[i]->day - day0; l->y[k][i] = pts[i]->steady_epoch_s; }
+            if (n > longest) longest = n;
+        }
+        if (longest < 2) continue;   /* a trend needs two runs */
+        double span = 0;
+        for (int k = 0; k < l->nseries; k++)
+            for (int i = 0; i < l->npts[k]; i++) if (l->x[k][i] > span) span = l->x[k][i];
+        double scale = span < 2.0 / 24 ? 1440 : span < 2 ? 24 : 1;
+        for (int k = 0; k < l->nseries; k++)
+            for (int i = 0; i < l->npts[k]; i++) l->x[k][i] *= scale;
+        l->xlabel = render_printf(d->a, "%s since %s", scale == 1440 ? "minutes" : scale == 24 ? "hours" : "days", date0);
+        l->ylabel = "steady-state epoch (s)";
+        render_fig *f = new_fig(d, RENDER_FIG_LINE, render_printf(d->a, "history-%s", rb_slug(d, wl[w])),
+                                render_printf(d->a, "%s: steady-state epoch time across runs", wl[w]));
+        if (!f) return sd_err(SD_ENOMEM, "out of memory");
+        f->u.line = l;
+        f->note = render_printf(d->a, "%d runs from the results database, oldest %s.", m->nhist_runs, date0);
+        SD_TRY(add_fig(d, f));
+        added++;
+    }
+    return added ? 0 : 1;
+}
+
 /* ---- the outline ------------------------------------------------------------------------------------------ */
 static const char *default_title(rt_kind k) {
     switch (k) {
@@ -861,7 +1019,14 @@ static const char *default_title(rt_kind k) {
     return NULL;
 }
 
+static const char *omitted_title(rt_kind k) {
+    const char *t = default_title(k);
+    return t ? t : render_template_kind_name(k);
+}
+
 int rb_build(rdoc *d) {
+    d->omit_note = -1;
+    char omitted[512] = "";
     for (int i = 0; i < d->t->nsections; i++) {
         const rt_section *s = &d->t->sections[i];
         int mark = d->n, nfig = d->nfig, ntab = d->ntab, figs = d->st->figures, tabs = d->st->tables;
@@ -883,7 +1048,9 @@ int rb_build(rdoc *d) {
         case RT_FIRST_STEADY: rc = sec_first_steady(d, s); break;
         case RT_METHODOLOGY: rc = sec_methodology(d, s); break;
         case RT_TEXT: rc = 0; break;
-        case RT_VERIFICATION: case RT_HISTORY: default: rc = 1; break;   /* no such data in the inputs yet */
+        case RT_VERIFICATION: rc = sec_verification(d, s); break;
+        case RT_HISTORY: rc = sec_history(d, s); break;
+        default: rc = 1; break;
         }
         if (rc < 0) return rc;
         if (rc == 0 && s->kind == RT_COVER && !s->compact) SD_TRY(rb_add(d, RB_BREAK, NULL, NULL));
@@ -897,9 +1064,17 @@ int rb_build(rdoc *d) {
             size_t k = strlen(d->st->omitted_names);
             snprintf(d->st->omitted_names + k, sizeof d->st->omitted_names - k, "%s%s", k ? ", " : "",
                      render_template_kind_name(s->kind));
+            k = strlen(omitted);
+            snprintf(omitted + k, sizeof omitted - k, "%s%s", k ? ", " : "",
+                     s->title ? rb_expand(d, s->title) : omitted_title(s->kind));
             continue;
         }
         d->st->sections++;
+    }
+    if (d->omit_note >= 0 && omitted[0]) {
+        rb_block *b = &d->b[d->omit_note];
+        b->kind = RB_PARA;
+        b->text = render_printf(d->a, "Not in this report for lack of data in its inputs: %s.", omitted);
     }
     return 0;
 }

@@ -29,6 +29,7 @@ typedef struct rdoc {
     const char *date;           /* latest input date, or NULL */
     int cover_page;             /* page 0 is a cover (no running header) */
     int compact;
+    int omit_note;              /* block that will say which sections had no data (-1: none) */
     render_report_stats *st;
 } rdoc;
 

@@ -95,6 +95,8 @@ static void paginate(rdoc *d, cairo_t *cr) {
                 if (d->b[j].md_only) continue;
                 if (k == RB_BREAK || k == RB_H2 || (k == RB_H3 && b->kind == RB_H3)) break;
                 double nh = block_height(cr, &d->b[j]);
+                /* a figure taller than a page is scaled into any half-empty page: half a page will do */
+                if (k == RB_FIG && nh > BOTTOM - TOP) nh = (BOTTOM - TOP) / 2;
                 need += nh < BOTTOM - TOP - 60 ? nh : BOTTOM - TOP - 60;
                 if (d->b[j].kind == RB_FIG) break;
             }

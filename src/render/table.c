@@ -85,7 +85,7 @@ static int layout(cairo_t *cr, const render_table *t, double w, tlay *L) {
         render_text_size(cr, RENDER_FONT_SMALL_BOLD, t->cols[c], 0, &tw, NULL);
         double hw = tw < (vw > 54 ? vw : 54) ? tw : (vw > 54 ? vw : 54);
         if (alltext && tw > hw) hw = tw < 160 ? tw : 160;
-        L->col_w[c] = (vw > hw ? vw : hw) + 2 * PADX;
+        L->col_w[c] = (vw > hw ? vw : hw) + 2 * PADX + 1;   /* +1: pango must not wrap a text measured to fit */
         sum += L->col_w[c];
     }
     double labnat = 0;
@@ -97,7 +97,7 @@ static int layout(cairo_t *cr, const render_table *t, double w, tlay *L) {
         render_text_size(cr, RENDER_FONT_SMALL_BOLD, t->row_head, 0, &tw, NULL);
         if (tw > labnat) labnat = tw;
     }
-    labnat += 2 * PADX;
+    labnat += 2 * PADX + 1;
     if (labnat + sum <= w) {
         L->lab_w = labnat;
         double extra = w - labnat - sum;
@@ -113,7 +113,9 @@ static int layout(cairo_t *cr, const render_table *t, double w, tlay *L) {
         for (int c = 0; c < nc; c++) used += L->col_w[c];
         if (used < w && labnat < 0.45 * w) L->lab_w += (w - used) < 0.45 * w - labnat ? (w - used) : 0.45 * w - labnat;
     } else {
-        /* too wide: wrap the text columns first (down to 70 pt), then the row labels */
+        /* too wide: long row labels wrap to a quarter of the width, then the text columns wrap (down to
+         * 70 pt), then the row labels narrow further */
+        if (labnat > 0.25 * w && labnat > 100) labnat = 0.25 * w > 100 ? 0.25 * w : 100;
         double excess = labnat + sum - w;
         while (excess > 0.01) {   /* narrow the widest text column, down to the next widest */
             int wi = -1;
@@ -128,11 +130,12 @@ static int layout(cairo_t *cr, const render_table *t, double w, tlay *L) {
             if (cut > excess) cut = excess;
             if (cut < 0.01) {   /* several columns equally wide: narrow them together */
                 int k = 0;
-                for (int c = 0; c < nc; c++) k += L->textcol[c] && L->col_w[c] >= L->col_w[wi] - 0.01;
-                double each = excess / k, floor_w = L->col_w[wi] - 70;
+                double top = L->col_w[wi];
+                for (int c = 0; c < nc; c++) k += L->textcol[c] && L->col_w[c] >= top - 0.01;
+                double each = excess / k, floor_w = top - 70;
                 if (each > floor_w) each = floor_w;
                 for (int c = 0; c < nc; c++)
-                    if (L->textcol[c] && L->col_w[c] >= L->col_w[wi] - 0.01) { L->col_w[c] -= each; sum -= each; excess -= each; }
+                    if (L->textcol[c] && L->col_w[c] >= top - 0.01) { L->col_w[c] -= each; sum -= each; excess -= each; }
                 if (each <= 0.01) break;
                 continue;
             }
