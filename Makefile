@@ -149,12 +149,14 @@ bench-cpu: deps
 	@$(MAKE) --no-print-directory $(BIN)
 	PYTHON=$(PYTHON) sh scripts/bench-cpu.sh ./$(BIN) out/bench
 
+# The main job on the embedded default: CPU back-end (auto: dnnl, else ref), the offline scoring snapshot,
+# the local database (out/showdown.db); writes out/showdown.pdf, out/figures/*.svg, out/showdown.md.
 report: deps
 	@$(MAKE) --no-print-directory $(BIN)
-	./$(BIN) bench --workload mnist_mlp,mnist_cnn,cifar10_vgg --epochs 2 --batches 20 \
+	./$(BIN) bench --workload mnist_mlp,mnist_cnn,cifar10_vgg --epochs 3 --batches 20 --repeat 3 \
 	    --json out/bench/report-bench.json
-	./$(BIN) report --results out/bench/report-bench.json $$(test -f out/scores.json && echo --scores out/scores.json) \
-	    --out out --format pdf,svg,md
+	./$(BIN) score --offline --json out/scores.json
+	./$(BIN) report --results out/bench/report-bench.json --scores out/scores.json --out out --format pdf,svg,md,csv
 
 # GPU parity tests + training benchmarks (scripts/gpu-check.sh). Without a usable GPU it says why and
 # the script exits 4 (SD_EXIT_NODEV, as `showdown bench --backend cudnn`); make then reports Error 4.
