@@ -528,9 +528,9 @@ static void parity_train_step(const char *name, const char *workload) {
     Test(BE, dropout, .timeout = 300) { parity_elementwise(#BE, NN_OP_DROPOUT); }          \
     Test(BE, softmax_xent, .timeout = 300) { parity_xent(#BE); }                           \
     Test(BE, optimizer, .timeout = 300) { parity_optim(#BE); }                             \
-    Test(BE, step_mnist_mlp, .timeout = 300) { parity_train_step(#BE, "mnist_mlp"); }     \
-    Test(BE, step_mnist_cnn, .timeout = 300) { parity_train_step(#BE, "mnist_cnn"); }     \
-    Test(BE, step_cifar10_vgg, .timeout = 900) { parity_train_step(#BE, "cifar10_vgg"); }
+    Test(BE, step_mnist_mlp, .timeout = 1200) { parity_train_step(#BE, "mnist_mlp"); }     \
+    Test(BE, step_mnist_cnn, .timeout = 1200) { parity_train_step(#BE, "mnist_cnn"); }     \
+    Test(BE, step_cifar10_vgg, .timeout = 1200) { parity_train_step(#BE, "cifar10_vgg"); }
 
 PARITY_SUITE(dnnl)
 PARITY_SUITE(cudnn)

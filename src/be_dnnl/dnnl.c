@@ -273,8 +273,14 @@ static int conv_prepare(dnnl_ctx *c, nn_op *op, conv_priv *p) {
     SD_TRY(md_tag(&p->w_md, 4, wd, dnnl_oihw));
     SD_TRY(md_tag(&p->b_md, 1, bd, dnnl_x));
     dnnl_memory_desc_t xa, ya, wa;
-    SD_TRY(md_tag(&xa, 4, xd, dnnl_format_tag_any));
-    SD_TRY(md_tag(&ya, 4, yd, dnnl_format_tag_any));
+    /* SD_DNNL_ACT=nhwc|nchw forces the activation layout convolutions run in (default: oneDNN's choice,
+     * nChw16c here); for layout experiments on other CPUs. */
+    const char *lay = getenv("SD_DNNL_ACT");
+    dnnl_format_tag_t act = dnnl_format_tag_any;
+    if (lay && strcmp(lay, "nhwc") == 0) act = dnnl_nhwc;
+    if (lay && strcmp(lay, "nchw") == 0) act = dnnl_nchw;
+    SD_TRY(md_tag(&xa, 4, xd, act));
+    SD_TRY(md_tag(&ya, 4, yd, act));
     SD_TRY(md_tag(&wa, 4, wd, dnnl_format_tag_any));
 
     /* forward (training: the same primitive serves inference) */
