@@ -276,7 +276,11 @@ int cmd_nightly(int argc, char **argv) {
     char *sargv[] = {"showdown", "score", "--json", sjson, NULL};
     optional_step("score", sargv, logp);
     snprintf(rdir, sizeof rdir, "%s/report", dir);
-    char *rargv[] = {"showdown", "report", "--results", bjson, "--out", rdir, NULL};
+    /* the report reads this run's results, its scores when the score step wrote them, and the history */
+    struct stat sst;
+    int have_scores = stat(sjson, &sst) == 0;
+    char *rargv[] = {"showdown", "report", "--results", bjson, "--db", (char *)c.db, "--out", rdir,
+                     have_scores ? "--scores" : NULL, sjson, NULL};
     optional_step("report", rargv, logp);
 
     /* compare with the previous complete nightly run */
