@@ -4,7 +4,7 @@
 # missing criterion shown as missing (never 0), no benchmark results / no scores still rendering and
 # saying so, the one-page brief, and positioned errors for bad inputs.
 set -u
-SD=${SHOWDOWN:-./showdown}
+SD=$(realpath "${SHOWDOWN:-./showdown}")
 REP="$SD report --no-db"   # a results database in out/ must not leak into these checks
 for tool in pdfinfo pdftotext xmllint; do
   command -v $tool >/dev/null || { echo "skipped: $tool not installed"; exit 77; }
@@ -200,7 +200,7 @@ if [ $ok_bench = 1 ]; then
 else
   echo "FAIL: showdown bench could not make a database"; fail=1
 fi
-expect 2 "nothing to report" $SD report --db "$t/none.db" --out "$t/j"
+expect 2 "nothing to report" sh -c "cd \"$t\" && \"$SD\" report --db none.db --out j"   # in an empty directory: no out/scores.json to fall back on
 [ ! -e "$t/none.db" ] && echo "ok: a missing database is not created" || { echo "FAIL: created $t/none.db"; fail=1; }
 
 # ---- the one-page brief -------------------------------------------------------------------------------------
