@@ -35,7 +35,7 @@ GIT_COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 GIT_DIRTY  := $(shell test -n "$$(git status --porcelain --untracked-files=no 2>/dev/null)" && echo 1 || echo 0)
 VERSION    := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 
-CFLAGS_BASE := -std=c11 -fvisibility=hidden -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L -O3 -g -march=native \
+CFLAGS_BASE := -std=c11 -fvisibility=hidden -fno-math-errno -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L -O3 -g -march=native \
                -Wall -Wextra -Werror -Wno-format-truncation -fopenmp -MMD -MP -Isrc $(PKG_CFLAGS) $(SANFLAGS)
 CFLAGS_BASE += -DSD_VERSION='"$(VERSION)"' -DSD_GIT_COMMIT='"$(GIT_COMMIT)"' -DSD_GIT_DIRTY=$(GIT_DIRTY)
 CFLAGS_BASE += -DSD_HAVE_DNNL=$(HAVE_DNNL) -DSD_HAVE_CUDNN=$(HAVE_CUDNN)
