@@ -53,6 +53,12 @@ int cmd_nightly(int argc, char **argv);
  * stdout and stderr appended to log_path (NULL: discarded). *exit_code gets its exit status. */
 int sd_run_self(char *const argv[], const char *log_path, int *exit_code);
 
+/* Split "a,b,c" in place into at most max non-empty entries; returns the count. */
+int sd_split_list(char *s, char **out, int max);
+/* The project directory `name` (workloads, scoring, ...): ./name when ./probe exists, else name beside the
+ * executable when that exists, else ./name. probe is a path relative to the current directory. */
+void sd_default_dir(char *buf, size_t n, const char *name, const char *probe);
+
 /* For commands not built yet: --help prints the synopsis; otherwise says so and returns the usage code. */
 int sd_cmd_not_built(int argc, char **argv, const char *synopsis, const char *description);
 #endif

@@ -34,19 +34,6 @@ typedef struct bench_args {
 
 static int exists(const char *p) { struct stat st; return stat(p, &st) == 0; }
 
-/* workloads/ beside the current directory, else beside the executable. */
-static void default_workloads_dir(char *buf, size_t n) {
-    if (exists("workloads")) { snprintf(buf, n, "workloads"); return; }
-    char exe[PATH_MAX];
-    ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (k > 0) {
-        exe[k] = 0;
-        snprintf(buf, n, "%s/workloads", dirname(exe));
-        if (exists(buf)) return;
-    }
-    snprintf(buf, n, "workloads");
-}
-
 /* Find "<dir>/<base>" or "<dir>/<base>.gz". */
 static int find_idx(char *out, size_t n, const char *dir, const char *base) {
     snprintf(out, n, "%s/%s", dir, base);
@@ -110,35 +97,38 @@ static int load_data(const bench_args *a, const sd_workload *w, long max_example
     return 0;
 }
 
-/* Split "a,b,c" into at most max entries (modifies s). */
-static int split_list(char *s, char **out, int max) {
-    int n = 0;
-    for (char *p = s; p && *p && n < max;) {
-        char *c = strchr(p, ',');
-        if (c) *c = 0;
-        if (*p) out[n++] = p;
-        p = c ? c + 1 : NULL;
-    }
-    return n;
+/* --workloads DIR, or the default workloads/ directory. */
+static void workloads_dir(const bench_args *a, char *buf, size_t n) {
+    if (a->workloads_dir) snprintf(buf, n, "%s", a->workloads_dir);
+    else sd_default_dir(buf, n, "workloads", "workloads");
+}
+
+static int load_workload(const bench_args *a, const char *wname, sd_workload *w) {
+    char wdir[PATH_MAX];
+    workloads_dir(a, wdir, sizeof wdir);
+    return sd_workload_load(w, wdir, wname);
+}
+
+/* Training settings: the workload's, overridden by the command line. Native and framework runs share them. */
+static nn_train_opts train_opts(const bench_args *a, const sd_workload *w) {
+    nn_train_opts o = {0};
+    o.epochs = a->epochs > 0 ? (int)a->epochs : w->epochs;
+    o.batch = a->batch > 0 ? (int)a->batch : w->batch;
+    o.max_batches = (int)a->batches;
+    o.seed = (uint64_t)a->seed;
+    o.shuffle = w->shuffle;
+    return o;
 }
 
 static int run_one(const bench_args *a, const char *wname, const char *bname, json_t *doc, int *failed) {
-    char wdir[PATH_MAX];
-    if (a->workloads_dir) snprintf(wdir, sizeof wdir, "%s", a->workloads_dir);
-    else default_workloads_dir(wdir, sizeof wdir);
     sd_workload w;
-    SD_TRY(sd_workload_load(&w, wdir, wname));
+    SD_TRY(load_workload(a, wname, &w));
     int rc = 0;
     nn_backend *be = NULL;
     sd_dataset train = {0}, test = {0};
     nn_train_result *samples = NULL;
     int nsamples = 0;
-    nn_train_opts o = {0};
-    o.epochs = a->epochs > 0 ? (int)a->epochs : w.epochs;
-    o.batch = a->batch > 0 ? (int)a->batch : w.batch;
-    o.max_batches = (int)a->batches;
-    o.seed = (uint64_t)a->seed;
-    o.shuffle = w.shuffle;
+    nn_train_opts o = train_opts(a, &w);
     o.progress = !a->quiet && isatty(2);
     o.stop = &g_stop;
     char label[128];
@@ -195,11 +185,8 @@ static int is_framework(const char *impl) { return strcmp(impl, "pytorch") == 0;
 
 /* One workload through a framework runner, on the data the native runs use, a->repeat times. */
 static int run_framework(const bench_args *a, const char *wname, const char *impl, json_t *doc, int *failed) {
-    char wdir[PATH_MAX];
-    if (a->workloads_dir) snprintf(wdir, sizeof wdir, "%s", a->workloads_dir);
-    else default_workloads_dir(wdir, sizeof wdir);
     sd_workload w;
-    SD_TRY(sd_workload_load(&w, wdir, wname));
+    SD_TRY(load_workload(a, wname, &w));
     int rc = 0, unavailable = 0;
     sd_dataset train = {0}, test = {0};
     sd_runner_result *res = NULL;
@@ -207,25 +194,18 @@ static int run_framework(const bench_args *a, const char *wname, const char *imp
     nn_layer *plan = NULL;
     json_t *env = NULL;
     int nres = 0;
-    nn_train_opts o = {0};
-    o.epochs = a->epochs > 0 ? (int)a->epochs : w.epochs;
-    o.batch = a->batch > 0 ? (int)a->batch : w.batch;
-    o.max_batches = (int)a->batches;
-    o.seed = (uint64_t)a->seed;
-    o.shuffle = w.shuffle;
+    nn_train_opts o = train_opts(a, &w);
     size_t nparams = 0;
     int L = nn_model_plan(&w, o.batch, &plan, &nparams);
     if (L < 0) { rc = L; goto done; }
-    double flops_fwd = 0, flops_train = 0;
-    for (int i = 0; i < L; i++) {
-        const nn_layer *l = &plan[i];
-        flops_fwd += l->flops;
-        flops_train += l->flops * ((l->op.kind == NN_OP_DENSE || l->op.kind == NN_OP_CONV2D) ? (l->input < 0 ? 2.0 : 3.0) : 2.0);
-    }
+    double flops_fwd, flops_train;
+    nn_model_flops(plan, L, &flops_fwd, &flops_train);
     long cap = a->batches > 0 ? a->batches * o.batch : 0;
     sd_runner_data desc;
     SD_TRY_GOTO(rc, load_data(a, &w, cap, &train, &test, &desc), done);
     char script[PATH_MAX + 64];
+    char wdir[PATH_MAX];
+    workloads_dir(a, wdir, sizeof wdir);
     snprintf(script, sizeof script, "%s/runners/%s_runner.py", wdir, impl);
     int threads = a->threads > 0 ? (int)a->threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
     sd_runner_opts ro = {.framework = impl, .program = runner_program(a, impl), .python = a->python,
@@ -339,7 +319,7 @@ int cmd_bench(int argc, char **argv) {
     char il[256];
     snprintf(il, sizeof il, "%s", a.impl);
     char *inames[8];
-    int ni = split_list(il, inames, 8), native = 0;
+    int ni = sd_split_list(il, inames, 8), native = 0;
     for (int i = 0; i < ni; i++) {
         if (strcmp(inames[i], "native") == 0) native = 1;
         else if (!is_framework(inames[i])) {
@@ -355,19 +335,16 @@ int cmd_bench(int argc, char **argv) {
     snprintf(wl, sizeof wl, "%s", a.workload);
     snprintf(bl, sizeof bl, "%s", strcmp(a.backend, "all") == 0 ? nn_backend_list() : a.backend);
     char *wnames[64], *bnames[8];
-    int nw = split_list(wl, wnames, 64), nb = split_list(bl, bnames, 8);
+    int nw = sd_split_list(wl, wnames, 64), nb = sd_split_list(bl, bnames, 8);
     if (nw == 0 || nb == 0) {
         sd_err(SD_EUSAGE, "--workload and --backend need at least one name");
         return sd_cli_fail("bench", SD_EUSAGE);
     }
 
     if (a.describe) {
-        char wdir[PATH_MAX];
-        if (a.workloads_dir) snprintf(wdir, sizeof wdir, "%s", a.workloads_dir);
-        else default_workloads_dir(wdir, sizeof wdir);
         for (int i = 0; i < nw; i++) {
             sd_workload w;
-            if ((rc = sd_workload_load(&w, wdir, wnames[i])) != 0) return sd_cli_fail("bench", rc);
+            if ((rc = load_workload(&a, wnames[i], &w)) != 0) return sd_cli_fail("bench", rc);
             nn_layer *ls = NULL;
             size_t np = 0;
             int L = nn_model_plan(&w, a.batch > 0 ? (int)a.batch : w.batch, &ls, &np);

@@ -21,18 +21,6 @@ typedef struct perf_args {
     int layers, quiet;
 } perf_args;
 
-/* Split "a,b,c" in place into at most max entries. */
-static int split_list(char *s, char **out, int max) {
-    int n = 0;
-    for (char *p = s; p && *p && n < max;) {
-        char *c = strchr(p, ',');
-        if (c) *c = 0;
-        if (*p) out[n++] = p;
-        p = c ? c + 1 : NULL;
-    }
-    return n;
-}
-
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
@@ -138,13 +126,9 @@ static int layer_once(void *p) {
 }
 
 static double train_flops(const nn_model *m) {   /* per example, as nn_train counts them */
-    double fb = 0;
-    for (int i = 0; i < m->nlayers; i++) {
-        const nn_layer *l = &m->layers[i];
-        int wl = l->op.kind == NN_OP_DENSE || l->op.kind == NN_OP_CONV2D;
-        fb += l->flops * (wl ? (l->input < 0 ? 2.0 : 3.0) : 2.0);
-    }
-    return fb;
+    double fwd, train;
+    nn_model_flops(m->layers, m->nlayers, &fwd, &train);
+    return train;
 }
 
 static int run_one(const perf_args *a, const char *wname, const char *bname, double ceiling, json_t *runs) {
@@ -258,7 +242,7 @@ int cmd_perf(int argc, char **argv) {
     json_object_set_new(doc, "runs", runs);
     int failed = 0;
     char *wn[64], *bn[8];
-    int nw = split_list(wl, wn, 64), nb = split_list(bl, bn, 8);
+    int nw = sd_split_list(wl, wn, 64), nb = sd_split_list(bl, bn, 8);
     for (int i = 0; i < nw; i++)
         for (int j = 0; j < nb; j++)
             if (run_one(&a, wn[i], bn[j], ceiling, runs) != 0) failed = SD_EBACKEND;

@@ -27,19 +27,6 @@ typedef struct score_args {
 
 static int exists(const char *p) { struct stat st; return stat(p, &st) == 0; }
 
-/* scoring/ in the current directory, else beside the executable. */
-static void default_scoring_dir(char *buf, size_t n) {
-    if (exists("scoring/method.json")) { snprintf(buf, n, "scoring"); return; }
-    char exe[PATH_MAX];
-    ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (k > 0) {
-        exe[k] = 0;
-        snprintf(buf, n, "%s/scoring", dirname(exe));
-        if (exists(buf)) return;
-    }
-    snprintf(buf, n, "scoring");
-}
-
 static void default_cache_dir(char *buf, size_t n) {
     const char *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
     if (x && *x) snprintf(buf, n, "%s/showdown", x);
@@ -196,7 +183,7 @@ static int refresh_network(const score_args *a, const score_inputs *in, score_sn
 static int run(const score_args *a) {
     char sdir[PATH_MAX], path[PATH_MAX + 32], snap_path[PATH_MAX + 32], cache_dir[PATH_MAX];
     if (a->scoring_dir) snprintf(sdir, sizeof sdir, "%s", a->scoring_dir);
-    else default_scoring_dir(sdir, sizeof sdir);
+    else sd_default_dir(sdir, sizeof sdir, "scoring", "scoring/method.json");
     if (a->cache_dir) snprintf(cache_dir, sizeof cache_dir, "%s", a->cache_dir);
     else default_cache_dir(cache_dir, sizeof cache_dir);
     if (a->snapshot) snprintf(snap_path, sizeof snap_path, "%s", a->snapshot);

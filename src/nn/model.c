@@ -121,6 +121,18 @@ int nn_model_plan(const sd_workload *w, int batch, nn_layer **layers_out, size_t
     return L;
 }
 
+void nn_model_flops(const nn_layer *ls, int L, double *fwd, double *train) {
+    double f = 0, t = 0;
+    for (int i = 0; i < L; i++) {
+        const nn_layer *l = &ls[i];
+        int weighted = l->op.kind == NN_OP_DENSE || l->op.kind == NN_OP_CONV2D;
+        f += l->flops;
+        t += l->flops * (weighted ? (l->input < 0 ? 2.0 : 3.0) : 2.0);
+    }
+    *fwd = f;
+    *train = t;
+}
+
 static void fmt_count(char *buf, size_t n, double v) {
     /* 3441592 -> "3,441,592" */
     char raw[64];

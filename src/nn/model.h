@@ -81,6 +81,9 @@ typedef struct nn_model {
 /* Shape inference without a back-end: fills layers' ops (n = batch), parameter slices and FLOPs.
  * Used by --describe and by nn_model_build. Errors name the spec position of the offending layer. */
 int nn_model_plan(const sd_workload *w, int batch, nn_layer **layers_out, size_t *nparams_out);
+/* FLOPs per example: forward, and a training step (backward ≈ 2× forward for layers with weights — data
+ * and weight gradients, the data gradient skipped for the first layer — and 1× for the rest). */
+void nn_model_flops(const nn_layer *layers, int nlayers, double *fwd, double *train);
 /* Print the layer table (name, output shape, parameters, FLOPs per example) and totals. */
 void nn_model_describe(FILE *f, const sd_workload *w, const nn_layer *layers, int nlayers, size_t nparams);
 

@@ -117,14 +117,7 @@ int nn_train(const sd_workload *w, nn_backend *be, const sd_dataset *train, cons
     }
     out->classes = w->classes;
     out->nparams = m->nparams;
-    out->flops_fwd = m->flops_fwd;
-    /* backward ≈ 2× forward for layers with weights (data + weights gradients), 1× for the rest */
-    double fb = 0;
-    for (int i = 0; i < m->nlayers; i++) {
-        const nn_layer *l = &m->layers[i];
-        fb += l->flops * ((l->op.kind == NN_OP_DENSE || l->op.kind == NN_OP_CONV2D) ? (l->input < 0 ? 2.0 : 3.0) : 2.0);
-    }
-    out->flops_train = fb;
+    nn_model_flops(m->layers, m->nlayers, &out->flops_fwd, &out->flops_train);
 
     /* Test-only: SHOWDOWN_TEST_SLOWDOWN=MS sleeps MS milliseconds after every training batch (the nightly
      * regression test uses it; never set it for real measurements). */
