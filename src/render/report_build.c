@@ -497,9 +497,14 @@ static int sec_bench_tables(rdoc *d, const rt_section *s) {
             for (int r = 0; r < g.nr; r++) if (g.cell[r][c] && !isnan(g.cell[r][c]->accuracy.median)) { nacc++; break; }
         }
         int nc = g.nc + (nacc ? nmeas : 0);
+        int infer = 0;   /* a table of inference figures only (ResNet-50 features) */
+        for (int c = 0; c < g.nc; c++)
+            for (int r = 0; r < g.nr; r++)
+                if (g.cell[r][c] && g.cell[r][c]->total_unit && strcmp(g.cell[r][c]->total_unit, "s/1,000 images") == 0) infer = 1;
         render_table *t = new_table(d, g.nr, nc);
         render_fig *f = t ? new_fig(d, RENDER_FIG_TABLE, render_printf(d->a, "bench-%s-table", rb_slug(d, wl[w])),
-                                    render_printf(d->a, "%s: training time per device", wl[w])) : NULL;
+                                    render_printf(d->a, "%s: %s time per device", wl[w], infer ? "inference" : "training"))
+                          : NULL;
         if (!f) return sd_err(SD_ENOMEM, "out of memory");
         t->row_head = "Implementation";
         t->groups = NEW(d, const char *, nc);
@@ -931,6 +936,7 @@ static int sec_verification(rdoc *d, const rt_section *s) {
         t->cols[2] = "Verdict";
         t->cols[3] = "Why";
         t->units[0] = t->units[1] = "s, median";
+        const char *nogpu_why = NULL;
         for (int c = 0; c < v->ncells; c++) {
             const rm_verdict *x = &v->cells[c];
             int one_wl = 1;   /* a published file is usually one workload: then the title names it */
@@ -943,14 +949,20 @@ static int sec_verification(rdoc *d, const rt_section *s) {
             t->v[c * 4 + 1] = x->measured;
             t->text[c * 4 + 2] = x->verdict;
             t->text[c * 4 + 3] = x->why ? x->why : "";
+            const char *nogpu = x->why ? strstr(x->why, "; no GPU: ") : NULL;
+            if (nogpu) {   /* the same reason on every row: once, in the note */
+                t->text[c * 4 + 3] = render_printf(d->a, "%.*s", (int)(nogpu - x->why), x->why);
+                if (!nogpu_why) nogpu_why = nogpu + 10;
+            }
             if (x->published_check)
                 t->text[c * 4 + 3] = render_printf(d->a, "%s\nThe publication itself: %s", t->text[c * 4 + 3], x->published_check);
             if (isnan(x->measured)) t->text[c * 4 + 1] = "–";
         }
         t->dec[0] = t->dec[1] = 1;
         f->u.table = t;
-        f->note = "Measured: the median of the repeats; a cell reproduces within the tolerance or when the published figure "
-                  "lies inside the measured min–max. –: no measurement.";
+        f->note = render_printf(d->a, "Measured: the median of the repeats; a cell reproduces within the tolerance or when the "
+                                      "published figure lies inside the measured min–max. –: no measurement.%s%s",
+                                nogpu_why ? " No GPU here: " : "", nogpu_why ? nogpu_why : "");
         SD_TRY(add_fig(d, f));
     }
     return 0;
