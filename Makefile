@@ -17,7 +17,7 @@ endif
 
 DEB_PKGS := pkg-config libdnnl-dev libcurl4-openssl-dev libgit2-dev libcairo2-dev libpango1.0-dev \
             libjansson-dev libsqlite3-dev zlib1g-dev libcriterion-dev poppler-utils python3-torch \
-            libopenblas0-pthread \
+            libopenblas0-pthread slurm-wlm munge \
             dataset-fashion-mnist
 
 PKGS    := libcurl libgit2 jansson sqlite3 zlib pangocairo cairo-pdf cairo-svg fontconfig

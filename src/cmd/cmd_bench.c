@@ -10,6 +10,7 @@
 #include "nn/model.h"
 #include "nn/train.h"
 #include "runner/runner.h"
+#include "slurm/slurm.h"
 
 #include <libgen.h>
 #include <limits.h>
@@ -264,6 +265,7 @@ done:
 int cmd_bench(int argc, char **argv) {
     bench_args a = {.backend = "auto", .data = "auto", .precision = "fp32", .autotune = "on", .repeat = 1, .seed = 42,
                     .impl = "native", .device = "auto", .python = "/usr/bin/python3", .runner_timeout = 300};
+    sd_bench_exec x = {.executor = "local", .poll = 5};
     const sd_opt opts[] = {
         {"workload", SD_OPT_STR, &a.workload, "NAME[,NAME]", "workload(s) from workloads/ (or paths to .json specs)", 0, 0},
         {"describe", SD_OPT_FLAG, &a.describe, NULL, "print the layer table (shapes, parameters, FLOPs) and exit", 0, 0},
@@ -288,6 +290,16 @@ int cmd_bench(int argc, char **argv) {
         {"db", SD_OPT_STR, &a.db, "FILE", "store the run in this results database (default " DB_DEFAULT_PATH ")", 0, 0},
         {"no-db", SD_OPT_FLAG, &a.no_db, NULL, "do not store the run in a database", 0, 0},
         {"quiet", SD_OPT_FLAG, &a.quiet, NULL, "no progress or notes on stderr", 0, 0},
+        {"executor", SD_OPT_STR, &x.executor, "local|slurm", "local (default): run here; slurm: one job array, a task per cell", 0, 0},
+        {"partition", SD_OPT_STR, &x.partition, "P", "slurm: partition (sbatch --partition)", 0, 0},
+        {"gres", SD_OPT_STR, &x.gres, "G", "slurm: generic resources per task, e.g. gpu:4 (default gpu:N with --gpus N)", 0, 0},
+        {"constraint", SD_OPT_STR, &x.constraint, "C", "slurm: node features, e.g. v100 (sbatch --constraint)", 0, 0},
+        {"time", SD_OPT_STR, &x.time, "T", "slurm: time limit per task (sbatch --time, e.g. 0:30:00)", 0, 0},
+        {"results-dir", SD_OPT_STR, &x.results_dir, "DIR", "slurm: shared results directory (default out/slurm/run-TIME)", 0, 0},
+        {"wait", SD_OPT_FLAG, &x.wait, NULL, "slurm: poll until the array has ended, then collect", 0, 0},
+        {"poll", SD_OPT_DOUBLE, &x.poll, "S", "slurm: seconds between polls with --wait (default 5)", 0.1, 3600},
+        {"resubmit", SD_OPT_STR, &x.resubmit, "DIR", "slurm: submit again the failed cells of DIR (or --cells)", 0, 0},
+        {"cells", SD_OPT_STR, &x.cells, "LIST", "slurm: with --resubmit, the cells to submit again, e.g. 2,3", 0, 0},
         {0},
     };
     int help = 0;
@@ -300,6 +312,14 @@ int cmd_bench(int argc, char **argv) {
                       opts);
         return SD_EXIT_OK;
     }
+    x.db = a.db;
+    x.no_db = a.no_db;
+    x.quiet = a.quiet;
+    if (strcmp(x.executor, "local") && strcmp(x.executor, "slurm")) {
+        sd_err(SD_EUSAGE, "--executor expects local or slurm, got '%s'", x.executor);
+        return sd_cli_fail("bench", SD_EUSAGE);
+    }
+    if (x.resubmit) return sd_bench_slurm(&x, opts, argc, argv, NULL, 0);
     if (!a.workload) {
         sd_err(SD_EUSAGE, "--workload is required (e.g. --workload mnist_mlp; see --help)");
         return sd_cli_fail("bench", SD_EUSAGE);
@@ -339,6 +359,19 @@ int cmd_bench(int argc, char **argv) {
     if (nw == 0 || nb == 0) {
         sd_err(SD_EUSAGE, "--workload and --backend need at least one name");
         return sd_cli_fail("bench", SD_EUSAGE);
+    }
+
+    if (strcmp(x.executor, "slurm") == 0 && !a.describe) {   /* the matrix as cells of one job array */
+        sd_slurm_cell cells[64 * 16];
+        int nc = 0;
+        for (int i = 0; i < nw; i++) {
+            for (int j = 0; j < nb && native; j++)
+                cells[nc++] = (sd_slurm_cell){.workload = wnames[i], .implementation = "native", .backend = bnames[j]};
+            for (int k = 0; k < ni; k++)
+                if (is_framework(inames[k]))
+                    cells[nc++] = (sd_slurm_cell){.workload = wnames[i], .implementation = inames[k], .backend = a.device};
+        }
+        return sd_bench_slurm(&x, opts, argc, argv, cells, nc);
     }
 
     if (a.describe) {
