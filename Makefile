@@ -41,7 +41,7 @@ CFLAGS_BASE += -DSD_VERSION='"$(VERSION)"' -DSD_GIT_COMMIT='"$(GIT_COMMIT)"' -DS
 CFLAGS_BASE += -DSD_HAVE_DNNL=$(HAVE_DNNL) -DSD_HAVE_CUDNN=$(HAVE_CUDNN)
 LDLIBS_BASE := $(PKG_LIBS) -lm -fopenmp $(SANFLAGS)
 
-OPT_DIRS := src/be_dnnl src/be_cudnn
+OPT_DIRS := src/be_dnnl src/be_cudnn src/nccl
 SRC      := $(filter-out src/main.c $(addsuffix /%,$(OPT_DIRS)),$(wildcard src/*.c src/*/*.c))
 ifeq ($(HAVE_DNNL),1)
 SRC      += $(wildcard src/be_dnnl/*.c)
@@ -62,6 +62,14 @@ NVCCFLAGS := -O2 -std=c++17 -Isrc -Xcompiler -fPIC -fmad=false -MMD -MP \
 # --no-as-needed: recorded as NEEDED even before a command calls the back-end (checkable with ldd).
 LDLIBS_BASE += -L$(CU)/lib64 -Wl,-rpath,$(CU)/lib64 -Wl,--no-as-needed -lcudnn -lcublas -lcudart -Wl,--as-needed \
                -lstdc++
+# NCCL (data-parallel --gpus N) ships with CUDA here; linked as needed (loaded only where a command uses it).
+HAVE_NCCL := $(shell test -f $(CU)/include/nccl.h && echo 1 || echo 0)
+endif
+HAVE_NCCL ?= 0
+CFLAGS_BASE += -DSD_HAVE_NCCL=$(HAVE_NCCL)
+ifeq ($(HAVE_NCCL),1)
+SRC      += $(wildcard src/nccl/*.c)
+LDLIBS_BASE += -lnccl
 endif
 
 OBJ      := $(patsubst src/%.c,$(BUILD)/%.o,$(SRC)) $(CU_OBJ)

@@ -11,7 +11,10 @@ SD=$(readlink -f "$SD")
 T=$(mktemp -d /tmp/showdown-slurm.XXXXXX)
 . tests/slurm_cluster.sh
 cleanup() {
-  command -v scancel >/dev/null 2>&1 && [ -n "${SLURM_CONF:-}" ] && scancel --user=root >/dev/null 2>&1
+  if [ -n "${SLURM_CONF:-}" ] && [ -n "$SC_PIDS" ]; then   # no job step may outlive the cluster
+    scancel --user=root >/dev/null 2>&1
+    for _ in $(seq 1 20); do [ -z "$(squeue -h 2>/dev/null)" ] && break; sleep 0.5; done
+  fi
   slurm_cluster_stop
   rm -rf "$T"
 }

@@ -7,6 +7,7 @@
 #include "core/err.h"
 #include "data/data.h"
 #include "db/db.h"
+#include "nn/dp.h"
 #include "nn/model.h"
 #include "nn/train.h"
 #include "runner/runner.h"
@@ -29,7 +30,7 @@ static void on_signal(int sig) { (void)sig; g_stop = 1; }
 typedef struct bench_args {
     const char *workload, *backend, *json, *data, *data_dir, *workloads_dir, *precision, *autotune, *db;
     const char *impl, *runner, *device, *python;
-    long epochs, batches, repeat, threads, seed, batch, runner_timeout;
+    long epochs, batches, repeat, threads, seed, batch, runner_timeout, gpus;
     int describe, quiet, no_db;
 } bench_args;
 
@@ -143,22 +144,32 @@ static int run_one(const bench_args *a, const char *wname, const char *bname, js
     if (rc) goto done;
     if (note[0] && !a->quiet) fprintf(stderr, "backend: %s; using %s\n", note, be->name);
     snprintf(label, sizeof label, "%s/%s", w.name, be->name);
-    long cap = a->batches > 0 ? a->batches * o.batch : 0;
+    long cap = a->batches > 0 ? a->batches * o.batch * a->gpus : 0;
     sd_runner_data desc;
     SD_TRY_GOTO(rc, load_data(a, &w, cap, &train, &test, &desc), done);
-    if (!a->quiet) fprintf(stderr, "%s: %s, %d train / %d test examples, batch %d, %d epoch(s), %ld repeat(s) on %s\n",
-                           w.name, train.source, train.n, test.n, o.batch, o.epochs, a->repeat, be->device);
+    if (!a->quiet) fprintf(stderr, "%s: %s, %d train / %d test examples, batch %d%s, %d epoch(s), %ld repeat(s) on %s\n",
+                           w.name, train.source, train.n, test.n, o.batch, a->gpus > 1 ? " per replica" : "", o.epochs,
+                           a->repeat, be->device);
+    char how[32] = "";
     samples = calloc((size_t)a->repeat, sizeof *samples);
     if (!samples) { rc = sd_err(SD_ENOMEM, "out of memory"); goto done; }
     for (long r = 0; r < a->repeat; r++) {
         be->bytes_peak = be->bytes_in_use;
-        SD_TRY_GOTO(rc, nn_train(&w, be, &train, &test, &o, &samples[r]), done);
+        SD_TRY_GOTO(rc, a->gpus > 1 ? nn_dp_train_replicas(be, (int)a->gpus, &w, &train, &test, &o, &samples[r], how, sizeof how)
+                                    : nn_train(&w, be, &train, &test, &o, &samples[r]), done);
         nsamples++;
     }
     sd_run_info ri = {.w = &w, .implementation = "native", .be = be, .backend_note = note, .train = &train,
                       .test = &test, .opts = &o, .threads = a->threads > 0 ? (int)a->threads : (int)sysconf(_SC_NPROCESSORS_ONLN),
                       .samples = samples, .nsamples = nsamples};
     rc = sd_results_add_run(doc, &ri);
+    if (rc == 0) {   /* data parallel: the replica count, the global batch and how gradients were reduced */
+        json_t *runs = json_object_get(doc, "runs");
+        json_t *set = json_object_get(json_array_get(runs, json_array_size(runs) - 1), "settings");
+        json_object_set_new(set, "gpus", json_integer(a->gpus));
+        json_object_set_new(set, "global_batch", json_integer(o.batch * a->gpus));
+        if (how[0]) json_object_set_new(set, "reduction", json_string(how));
+    }
 done:
     if (rc && rc != SD_EINTR && rc != SD_EUSAGE) {
         fprintf(stderr, "showdown bench: %s on %s failed: %s\n", w.name, bname, sd_errmsg());
@@ -264,7 +275,7 @@ done:
 
 int cmd_bench(int argc, char **argv) {
     bench_args a = {.backend = "auto", .data = "auto", .precision = "fp32", .autotune = "on", .repeat = 1, .seed = 42,
-                    .impl = "native", .device = "auto", .python = "/usr/bin/python3", .runner_timeout = 300};
+                    .impl = "native", .device = "auto", .python = "/usr/bin/python3", .runner_timeout = 300, .gpus = 1};
     sd_bench_exec x = {.executor = "local", .poll = 5};
     const sd_opt opts[] = {
         {"workload", SD_OPT_STR, &a.workload, "NAME[,NAME]", "workload(s) from workloads/ (or paths to .json specs)", 0, 0},
@@ -272,7 +283,8 @@ int cmd_bench(int argc, char **argv) {
         {"backend", SD_OPT_STR, &a.backend, "B[,B]", "auto (default), ref, dnnl, cudnn, or all (every back-end built)", 0, 0},
         {"epochs", SD_OPT_INT, &a.epochs, "N", "epochs (default: the workload's)", 1, 100000},
         {"batches", SD_OPT_INT, &a.batches, "N", "cap on training (and validation) batches per epoch, for quick runs", 1, 100000000},
-        {"batch", SD_OPT_INT, &a.batch, "N", "batch size (default: the workload's)", 1, 65536},
+        {"batch", SD_OPT_INT, &a.batch, "N", "batch size (default: the workload's); per replica with --gpus", 1, 65536},
+        {"gpus", SD_OPT_INT, &a.gpus, "N", "data parallel over N replicas: GPUs 0..N-1 with NCCL (cudnn), in-process on CPU back-ends", 1, 64},
         {"repeat", SD_OPT_INT, &a.repeat, "R", "repeat the run R times; report median and min-max (default 1)", 1, 1000},
         {"threads", SD_OPT_INT, &a.threads, "N", "CPU threads (default: all cores)", 1, 4096},
         {"seed", SD_OPT_INT, &a.seed, "S", "seed for initialisation, shuffling, dropout, synthetic data (default 42)", 0, 2147483647},
