@@ -39,6 +39,14 @@ static nn_backend *ref_be(void) {
     return be;
 }
 
+/* Replica r's back-end: ref, or cudnn on device r (NULL with the reason in sd_errmsg when there is none). */
+static nn_backend *replica_be(const char *name, int r) {
+    if (strcmp(name, "ref") == 0) return ref_be();
+    nn_backend *be = NULL;
+    nn_backend_opts o = {.quiet = 1, .device = r, .autotune = 0, .precision = "fp32"};
+    return nn_backend_new(&be, name, &o, NULL, 0) == 0 ? be : NULL;
+}
+
 static void download_params(nn_model *m, float *out) {
     cr_assert_eq(m->be->ops->download(m->be, out, m->params, m->nparams * sizeof(float)), 0);
 }
@@ -122,7 +130,7 @@ Test(dp, host_reduction_mean_and_weighted) {
 }
 
 /* R replicas on a global batch of B (remainders included) against one model on the whole batch. */
-static void check_equivalence(const char *optim, int B, int R, int steps) {
+static void check_equivalence_on(const char *bename, const char *optim, int B, int R, int steps, double tol) {
     sd_workload w;
     load_spec(&w, optim, 0);
     sd_dataset data = {0};
@@ -131,9 +139,13 @@ static void check_equivalence(const char *optim, int B, int R, int steps) {
     nn_model *one = NULL;
     cr_assert_eq(nn_model_build(&one, &w, one_be, B, 42), 0, "%s", sd_errmsg());
     nn_backend *bes[NN_DP_MAX];
-    for (int r = 0; r < R; r++) bes[r] = ref_be();
+    for (int r = 0; r < R; r++) {
+        bes[r] = replica_be(bename, r);
+        cr_assert_not_null(bes[r], "%s replica %d: %s", bename, r, sd_errmsg());
+    }
     nn_reducer *red = NULL;
-    cr_assert_eq(nn_reducer_host_new(&red, bes, R), 0);
+    if (strcmp(bename, "ref") == 0) cr_assert_eq(nn_reducer_host_new(&red, bes, R), 0);
+    else cr_assert_eq(nn_reducer_nccl_new(&red, bes, R), 0, "%s", sd_errmsg());
     nn_dp *dp = NULL;
     cr_assert_eq(nn_dp_new(&dp, &w, bes, R, B, 42, red, 5), 0, "%s", sd_errmsg());   /* 5: many small buckets */
     cr_assert_gt(dp->nbuckets, 10);
@@ -149,7 +161,7 @@ static void check_equivalence(const char *optim, int B, int R, int steps) {
         cr_assert_eq(nn_model_step(one), 0);
         one_be->ops->download(one_be, l1, one->loss, sizeof(float) * (size_t)B);
         cr_assert_eq(nn_dp_step(dp, x, y, 99, loss), 0, "%s", sd_errmsg());
-        for (int i = 0; i < B; i++) cr_assert_float_eq(loss[i], l1[i], 1e-4, "step %d example %d loss", s, i);
+        for (int i = 0; i < B; i++) cr_assert_float_eq(loss[i], l1[i], 1e2 * tol, "step %d example %d loss", s, i);
     }
     size_t n = one->nparams;
     float *p1 = malloc(n * sizeof(float)), *pr = malloc(n * sizeof(float)), *p0 = malloc(n * sizeof(float));
@@ -165,7 +177,7 @@ static void check_equivalence(const char *optim, int B, int R, int steps) {
             cr_assert_eq(memcmp(&pr[i], &p0[i], sizeof(float)), 0, "replica %d differs from replica 0 at %zu", r, i);
         }
     }
-    cr_assert_lt(maxdiff, 1e-5 * (1 + maxabs), "%s B %d R %d: parameters differ by %g from one model's", optim, B, R, maxdiff);
+    cr_assert_lt(maxdiff, tol * (1 + maxabs), "%s B %d R %d: parameters differ by %g from one model's", optim, B, R, maxdiff);
     /* and the step really moved the parameters (the comparison is not between two untouched models) */
     float *init = malloc(n * sizeof(float));
     cr_assert_eq(nn_model_init_params(one->layers, one->nlayers, n, w.weight_init, w.bias_init, 42, init), 0);
@@ -180,6 +192,10 @@ static void check_equivalence(const char *optim, int B, int R, int steps) {
     nn_backend_free(one_be);
     sd_dataset_free(&data);
     sd_workload_free(&w);
+}
+
+static void check_equivalence(const char *optim, int B, int R, int steps) {
+    check_equivalence_on("ref", optim, B, R, steps, 1e-5);
 }
 
 Test(dp, replicas_equal_one_model_sgd_even) {
@@ -240,4 +256,47 @@ Test(dp, nccl_refuses_cleanly_without_gpus) {
     cr_assert(strstr(sd_errmsg(), nn_nccl_compiled() ? "2 GPUs requested" : "needs NCCL") != NULL, "%s", sd_errmsg());
     cr_assert_null(red);
     nn_backend_free(be);
+}
+
+/* make gpu-check (scripts/gpu-check.sh) runs these on a machine with two or more GPUs: NCCL's average of
+ * known buffers, then two cudnn replicas reduced by NCCL against one reference model on the whole batch. */
+static int two_gpus(void) {
+    nn_backend *a = replica_be("cudnn", 0), *b = a ? replica_be("cudnn", 1) : NULL;
+    int ok = a && b;
+    if (!ok) printf("skipped: data parallel on GPUs: %s\n", sd_errmsg());
+    nn_backend_free(a);
+    nn_backend_free(b);
+    return ok;
+}
+
+Test(dp_gpu, nccl_average) {
+    if (!nn_nccl_compiled()) TU_SKIP("data parallel on GPUs: this build has no NCCL");
+    if (!two_gpus()) cr_skip_test("fewer than two CUDA devices");
+    nn_backend *bes[2] = {replica_be("cudnn", 0), replica_be("cudnn", 1)};
+    nn_reducer *red = NULL;
+    cr_assert_eq(nn_reducer_nccl_new(&red, bes, 2), 0, "%s", sd_errmsg());
+    const size_t n = 1000003;   /* odd, larger than one NCCL chunk */
+    float *h = malloc(n * sizeof(float)), *d[2];
+    for (int r = 0; r < 2; r++) {
+        for (size_t i = 0; i < n; i++) h[i] = (float)(r + 1) * (float)(i % 97);
+        cr_assert_eq(red->ops->select(red, r), 0);
+        cr_assert_eq(nn_dev_alloc(bes[r], (void **)&d[r], n * sizeof(float)), 0);
+        cr_assert_eq(bes[r]->ops->upload(bes[r], d[r], h, n * sizeof(float)), 0);
+    }
+    cr_assert_eq(red->ops->allreduce(red, d, n, NULL), 0, "%s", sd_errmsg());
+    for (int r = 0; r < 2; r++) {
+        cr_assert_eq(red->ops->select(red, r), 0);
+        cr_assert_eq(bes[r]->ops->download(bes[r], h, d[r], n * sizeof(float)), 0);
+        for (size_t i = 0; i < n; i += 101) cr_assert_float_eq(h[i], 1.5f * (float)(i % 97), 1e-4);
+        nn_dev_free(bes[r], d[r], n * sizeof(float));
+    }
+    free(h);
+    nn_reducer_free(red);
+    for (int r = 0; r < 2; r++) { red = NULL; nn_backend_free(bes[r]); }
+}
+
+Test(dp_gpu, nccl_replicas_equal_one_model) {
+    if (!nn_nccl_compiled()) TU_SKIP("data parallel on GPUs: this build has no NCCL");
+    if (!two_gpus()) cr_skip_test("fewer than two CUDA devices");
+    check_equivalence_on("cudnn", "{\"name\": \"sgd\", \"lr\": 0.1, \"momentum\": 0.9}", 8, 2, 3, 1e-4);
 }
