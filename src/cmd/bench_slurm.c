@@ -16,7 +16,7 @@ static const char *const not_common[] = {"workload", "backend", "impl", "json", 
 static int wait_and_collect(const sd_bench_exec *x, const char *dir) {
     int rc = sd_slurm_wait(dir, x->poll, x->quiet);
     if (rc) return sd_cli_fail("bench", rc);
-    sd_slurm_collect_opts co = {.db = x->db, .no_db = x->no_db, .quiet = x->quiet};
+    sd_slurm_collect_opts co = {.db = x->db, .no_db = x->no_db, .json = x->json, .quiet = x->quiet};
     int nbad = 0;
     rc = sd_slurm_collect(dir, &co, stdout, &nbad);
     if (rc) return sd_cli_fail("bench", rc);

@@ -325,6 +325,7 @@ int cmd_bench(int argc, char **argv) {
         return SD_EXIT_OK;
     }
     x.db = a.db;
+    x.json = a.json;
     x.no_db = a.no_db;
     x.quiet = a.quiet;
     if (strcmp(x.executor, "local") && strcmp(x.executor, "slurm")) {

@@ -66,7 +66,7 @@ typedef struct sd_bench_exec {
     int wait;
     double poll;                   /* seconds between polls with --wait */
     long gpus;                     /* --gpus: the default --gres is gpu:N */
-    const char *db;
+    const char *db, *json;         /* with --wait: where collect stores the merged run */
     int no_db, quiet;
 } sd_bench_exec;
 
