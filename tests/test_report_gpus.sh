@@ -40,4 +40,14 @@ grep -q 'native · cuDNN on 4×V100 | \*\*3.5\*\*' "$t/o/showdown.md" && echo "o
   || { echo "FAIL: first/steady row for 4×V100"; grep -n '4×V100' "$t/o/showdown.md"; fail=1; }
 grep -q '4×V100' "$t/o/tables/bench-mnist-cnn-table.csv" && echo "ok: CSV carries the GPU-count columns" \
   || { echo "FAIL: CSV"; head -3 "$t/o/tables/bench-mnist-cnn-table.csv"; fail=1; }
+# the published DenseNet-121 table (1 and 4 V100): its columns read as the publication's
+if [ -f workloads/published/dlf_densenet121_xray.json ]; then
+  "$SD" report --no-db --results workloads/published/dlf_densenet121_xray.json --out "$t/d" --format md >"$t/out" 2>&1 \
+    || { cat "$t/out"; exit 1; }
+  hdr=$(grep -m1 '^| Implementation | published' "$t/d/showdown.md")
+  case "$hdr" in
+    *"published: 1×V100 · real data  (s) | published: 4×V100 · real data  (s)"*) echo "ok: DenseNet columns 1×V100 | 4×V100" ;;
+    *) echo "FAIL: DenseNet columns: $hdr"; fail=1 ;;
+  esac
+fi
 exit $fail
