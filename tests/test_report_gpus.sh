@@ -4,6 +4,7 @@
 # their "gpus", CPU runs stay "CPU"; runs merged from a Slurm matrix over device types share one table.
 set -u
 SD=$(realpath "${SHOWDOWN:-./showdown}")
+cd "$(dirname "$0")/.."
 t=$(mktemp -d); trap 'rm -rf "$t"' EXIT
 fail=0
 run() { # workload backend device gpus first steady
