@@ -44,10 +44,10 @@ slurm_cluster_start() {
   mem=$(awk '/MemTotal/ {print int($2 / 1024 / 2)}' /proc/meminfo)
   ctlport=$(sc_free_port $((20000 + $$ % 20000)))
   dport=$(sc_free_port $((ctlport + 1)))
-  export SLURM_CONF="$SC_DIR/slurm.conf"
+  export SLURM_CONF="$SC_DIR/slurm.conf"   # addresses are 127.0.0.1: no reliance on the hostname resolving
   cat >"$SLURM_CONF" <<EOF
 ClusterName=showdowntest
-SlurmctldHost=$host
+SlurmctldHost=$host(127.0.0.1)
 SlurmctldPort=$ctlport
 SlurmdPort=$dport
 SlurmUser=root
@@ -78,7 +78,7 @@ InactiveLimit=0
 KillWait=5
 SlurmctldTimeout=30
 SlurmdTimeout=30
-NodeName=$host CPUs=$cpus RealMemory=$mem State=UNKNOWN
+NodeName=$host NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$mem State=UNKNOWN
 PartitionName=test Nodes=$host Default=YES MaxTime=INFINITE State=UP
 EOF
   slurmctld -D -i -f "$SLURM_CONF" >"$SC_DIR/log/slurmctld.out" 2>&1 &
