@@ -354,3 +354,122 @@ Test(optimizer, sgd_plain) { optim_check((nn_optim){.kind = NN_OPTIM_SGD, .lr = 
 Test(optimizer, rmsprop) { optim_check((nn_optim){.kind = NN_OPTIM_RMSPROP, .lr = 0.02f, .rho = 0.9f, .eps = 1e-7f}); }
 Test(optimizer, adadelta) { optim_check((nn_optim){.kind = NN_OPTIM_ADADELTA, .lr = 1.0f, .rho = 0.95f, .eps = 1e-4f}); }
 Test(optimizer, adam) { optim_check((nn_optim){.kind = NN_OPTIM_ADAM, .lr = 0.05f, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f}); }
+
+/* ---- recurrent ops (issue 9B) -------------------------------------------------------------------- */
+
+typedef struct rnnctx {
+    nn_backend *be;
+    nn_op op;
+    float *x, *w, *y, *r;
+    void *ws;
+} rnnctx;
+
+static size_t rnn_wn(const nn_op *op) {
+    return (size_t)nn_rnn_params(op->kind == NN_OP_LSTM ? NN_LSTM_GATES : NN_GRU_GATES, op->w, op->units);
+}
+
+static double rnn_loss(void *p) {
+    rnnctx *c = p;
+    const nn_backend_ops *o = c->be->ops;
+    int rc = c->op.kind == NN_OP_GRU ? o->gru_forward(c->be, &c->op, c->y, c->ws, c->x, c->w)
+                                     : o->lstm_forward(c->be, &c->op, c->y, c->ws, c->x, c->w);
+    cr_assert_eq(rc, 0, "%s", sd_errmsg());
+    return dotd(c->y, c->r, out_n(&c->op));
+}
+
+static nn_op rnn_op(nn_op_kind kind, int n, int T, int F, int H, int ret_seq) {
+    nn_op op = {.kind = kind, .n = n, .c = T, .h = 1, .w = F, .units = H, .ret_seq = ret_seq, .has_bias = 1};
+    op.oc = ret_seq ? T : H;
+    op.oh = 1;
+    op.ow = ret_seq ? H : 1;
+    return op;
+}
+
+static void run_rnn_check(nn_op op, int threads) {
+    rnnctx c = {.be = ref(threads), .op = op};
+    const size_t wn = rnn_wn(&op);
+    c.x = rnd(in_n(&op), -1, 1);
+    c.w = rnd(wn, -0.6f, 0.6f);
+    c.y = rnd(out_n(&op), 0, 0);
+    c.r = rnd(out_n(&op), -1, 1);
+    size_t wsb = c.be->ops->workspace_size(c.be, &op);
+    cr_assert_gt(wsb, 0);
+    c.ws = malloc(wsb);
+    rnn_loss(&c);
+    float *dx = rnd(in_n(&op), 7, 7);            /* garbage: backward must overwrite dx */
+    float *dw = rnd(wn, 0, 0);
+    const nn_backend_ops *o = c.be->ops;
+    int rc = op.kind == NN_OP_GRU ? o->gru_backward(c.be, &op, dx, dw, c.r, c.x, c.w, c.y, c.ws)
+                                  : o->lstm_backward(c.be, &op, dx, dw, c.r, c.x, c.w, c.y, c.ws);
+    cr_assert_eq(rc, 0, "%s", sd_errmsg());
+    check_grad("dx", c.x, in_n(&op), dx, rnn_loss, &c, 1e-2f);
+    /* every parameter block: W_x, W_h, b_x, b_h (check_grad samples large blocks) */
+    const int G = op.kind == NN_OP_LSTM ? NN_LSTM_GATES : NN_GRU_GATES, H = op.units, F = op.w;
+    const size_t off[5] = {0, (size_t)G * H * F, (size_t)G * H * (F + H), (size_t)G * H * (F + H + 1), wn};
+    const char *names[4] = {"dW_x", "dW_h", "db_x", "db_h"};
+    for (int b = 0; b < 4; b++)
+        check_grad(names[b], c.w + off[b], off[b + 1] - off[b], dw + off[b], rnn_loss, &c, 1e-2f);
+    /* backward accumulates into dw: a second call doubles it */
+    float *dw1 = malloc(sizeof(float) * wn);
+    memcpy(dw1, dw, sizeof(float) * wn);
+    rnn_loss(&c);
+    rc = op.kind == NN_OP_GRU ? o->gru_backward(c.be, &op, NULL, dw, c.r, c.x, c.w, c.y, c.ws)
+                              : o->lstm_backward(c.be, &op, NULL, dw, c.r, c.x, c.w, c.y, c.ws);
+    cr_assert_eq(rc, 0, "%s", sd_errmsg());
+    for (size_t i = 0; i < wn; i++)
+        cr_assert_float_eq(dw[i], 2.0f * dw1[i], 1e-5f * (1.0f + fabsf(dw1[i])), "dw[%zu] did not accumulate", i);
+    free(dw1); free(dx); free(dw); free(c.x); free(c.w); free(c.y); free(c.r); free(c.ws);
+    nn_backend_free(c.be);
+}
+
+Test(gradcheck, gru_sequences_odd_sizes) { run_rnn_check(rnn_op(NN_OP_GRU, 3, 4, 5, 3, 1), 2); }
+Test(gradcheck, gru_last_state) { run_rnn_check(rnn_op(NN_OP_GRU, 2, 5, 3, 4, 0), 2); }
+Test(gradcheck, gru_batch1_seq1) { run_rnn_check(rnn_op(NN_OP_GRU, 1, 1, 2, 3, 0), 1); }
+Test(gradcheck, lstm_sequences_odd_sizes) { run_rnn_check(rnn_op(NN_OP_LSTM, 3, 4, 5, 3, 1), 2); }
+Test(gradcheck, lstm_last_state) { run_rnn_check(rnn_op(NN_OP_LSTM, 2, 5, 3, 4, 0), 2); }
+Test(gradcheck, lstm_batch1_seq1) { run_rnn_check(rnn_op(NN_OP_LSTM, 1, 1, 2, 3, 1), 1); }
+
+/* A GRU step computed by hand from the documented equations (nn/backend.h): one unit, one input. */
+Test(gradcheck, gru_matches_documented_equations) {
+    nn_backend *be = ref(1);
+    nn_op op = rnn_op(NN_OP_GRU, 1, 2, 1, 1, 1);
+    /* W_x = [r z n], W_h = [r z n], b_x, b_h */
+    float w[12] = {0.5f, -0.3f, 0.8f, 0.2f, 0.4f, -0.6f, 0.1f, 0.05f, -0.2f, 0.3f, -0.1f, 0.25f};
+    float x[2] = {0.7f, -1.1f}, y[2];
+    void *ws = malloc(be->ops->workspace_size(be, &op));
+    cr_assert_eq(be->ops->gru_forward(be, &op, y, ws, x, w), 0, "%s", sd_errmsg());
+    double h = 0;
+    for (int t = 0; t < 2; t++) {
+        double r = 1 / (1 + exp(-(w[0] * x[t] + w[6] + w[3] * h + w[9])));
+        double z = 1 / (1 + exp(-(w[1] * x[t] + w[7] + w[4] * h + w[10])));
+        double n = tanh(w[2] * x[t] + w[8] + r * (w[5] * h + w[11]));
+        h = (1 - z) * n + z * h;
+        cr_assert_float_eq(y[t], h, 1e-6, "step %d: %f vs %f", t, y[t], h);
+    }
+    free(ws);
+    nn_backend_free(be);
+}
+
+/* Embedding: the gradient is the scatter-add of dy into the rows the ids select (duplicates add up). */
+Test(gradcheck, embedding_scatter_add_and_bad_id) {
+    nn_backend *be = ref(2);
+    nn_op op = {.kind = NN_OP_EMBEDDING, .n = 2, .c = 3, .h = 1, .w = 1, .units = 5, .vocab = 4,
+                .oc = 3, .oh = 1, .ow = 5};
+    int32_t ids[6] = {1, 3, 1, 0, 1, 2};
+    float *table = rnd(4 * 5, -1, 1), *y = rnd(30, 0, 0), *r = rnd(30, -1, 1), *dt = rnd(20, 0, 0);
+    cr_assert_eq(be->ops->embedding_forward(be, &op, y, ids, table), 0, "%s", sd_errmsg());
+    for (int i = 0; i < 6; i++)
+        for (int e = 0; e < 5; e++) cr_assert_eq(y[i * 5 + e], table[ids[i] * 5 + e]);
+    cr_assert_eq(be->ops->embedding_backward(be, &op, dt, r, ids), 0, "%s", sd_errmsg());
+    for (int v = 0; v < 4; v++)
+        for (int e = 0; e < 5; e++) {
+            double want = 0;   /* d(sum y.r)/d table[v][e] */
+            for (int i = 0; i < 6; i++) if (ids[i] == v) want += r[i * 5 + e];
+            cr_assert_float_eq(dt[v * 5 + e], want, 1e-6, "dtable[%d][%d]", v, e);
+        }
+    ids[4] = 4;
+    cr_assert_eq(be->ops->embedding_forward(be, &op, y, ids, table), SD_EINPUT);
+    cr_assert(strstr(sd_errmsg(), "token id 4") != NULL, "%s", sd_errmsg());
+    free(table); free(y); free(r); free(dt);
+    nn_backend_free(be);
+}

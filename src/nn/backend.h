@@ -19,6 +19,10 @@ typedef enum nn_op_kind {
     NN_OP_DROPOUT,
     NN_OP_FLATTEN,      /* a view: no primitive, the graph aliases the buffer */
     NN_OP_SOFTMAX_XENT, /* softmax + cross-entropy loss against integer labels */
+    /* recurrent ops (issue 9B) */
+    NN_OP_EMBEDDING,    /* int32 token ids -> vectors (a table lookup) */
+    NN_OP_GRU,          /* cuDNN's GRU (= oneDNN lbr_gru, PyTorch nn.GRU, Keras reset_after=True) */
+    NN_OP_LSTM,         /* cuDNN's LSTM (= PyTorch nn.LSTM: two bias vectors) */
     NN_OP_COUNT
 } nn_op_kind;
 
@@ -32,8 +36,40 @@ typedef struct nn_op {
     int kh, kw, sh, sw, ph, pw;   /* conv / pool window, stride, padding (top/left = bottom/right) */
     int has_bias;
     float rate;                   /* dropout: probability of dropping */
+    /* recurrent ops (issue 9B): see "Sequence tensors" below */
+    int units;                    /* gru/lstm: hidden size H; embedding: vector size E */
+    int vocab;                    /* embedding: table rows V (ids in [0, V)) */
+    int ret_seq;                  /* gru/lstm: 1 output every step's h, 0 only the last one */
     void *priv;                   /* back-end state made by prepare(), freed by release() */
 } nn_op;
+
+/* Sequence tensors (issue 9B). A sequence of T vectors of F features is stored per example as [T][F]
+ * (time outer, features contiguous, batch outermost: [n][T][F], PyTorch batch_first / Keras). In the
+ * NCHW shape fields it is carried as c = T, h = 1, w = F, so element counts and NCHW indexing hold.
+ *   embedding: input  n x T int32 ids (c = T, h = w = 1); output (oc, oh, ow) = (T, 1, E = units);
+ *              table [V][E] row-major (row = token id).
+ *   gru/lstm:  input (c, h, w) = (T, 1, F); output (T, 1, H) when ret_seq, else (oc, oh, ow) = (H, 1, 1)
+ *              (the last step's h). Initial state h0 = 0 (and c0 = 0); T >= 1.
+ * Recurrent weights are one contiguous slice in PyTorch's / cuDNN's per-matrix layout:
+ *   W_x [G][H][F]  (input weights, row = output unit: PyTorch weight_ih_l0)
+ *   W_h [G][H][H]  (recurrent weights: weight_hh_l0)
+ *   b_x [G][H]     (bias_ih_l0)
+ *   b_h [G][H]     (bias_hh_l0)      -> G*(H*F + H*H + 2*H) parameters
+ * GRU, G = 3, gate order r (reset), z (update), n (new) — cuDNN linLayerID 0,1,2 / 3,4,5:
+ *   r = sig(W_xr x + b_xr + W_hr h + b_hr)        z = sig(W_xz x + b_xz + W_hz h + b_hz)
+ *   n = tanh(W_xn x + b_xn + r * (W_hn h + b_hn))  h' = (1 - z) * n + z * h
+ * LSTM, G = 4, gate order i, f, g, o — cuDNN linLayerID 0..3 / 4..7:
+ *   i = sig(a_i)  f = sig(a_f)  g = tanh(a_g)  o = sig(a_o)   with a_k = W_xk x + b_xk + W_hk h + b_hk
+ *   c' = f * c + i * g          h' = o * tanh(c')
+ * oneDNN orders its lbr_gru gates u(=z), r, o(=n), keeps [F][G][H] (ldigo) weights and one bias per gate
+ * plus b_hn; LSTM gates i, f, c(=g), o with one bias (b_x + b_h): be_dnnl converts at each call (the
+ * weights change every step; the copies are small next to the recurrence). */
+#define NN_GRU_GATES 3
+#define NN_LSTM_GATES 4
+/* Parameters of a gru/lstm layer with F inputs and H units (the layout above). */
+static inline long long nn_rnn_params(int gates, int f, int h) {
+    return (long long)gates * ((long long)h * f + (long long)h * h + 2LL * h);
+}
 
 typedef enum nn_optim_kind {
     NN_OPTIM_SGD = 0,   /* v = momentum*v + g; p -= lr*v  (momentum 0: plain SGD) */
@@ -107,6 +143,22 @@ typedef struct nn_backend_ops {
      * parameter, laid out [k][n]. step counts from 1. */
     int (*optimizer_step)(nn_backend *be, const nn_optim *opt, float *params, const float *grads,
                           float *state, size_t n, long step);
+
+    /* recurrent ops (issue 9B): shapes and weight layout under "Sequence tensors" above.
+     * embedding: y[i][t] = table[ids[i][t]]; an id outside [0, vocab) is SD_EINPUT naming it.
+     * embedding_backward ACCUMULATES dtable[ids[i][t]] += dy[i][t] (ids have no gradient). */
+    int (*embedding_forward)(nn_backend *be, const nn_op *op, float *y, const int32_t *ids, const float *table);
+    int (*embedding_backward)(nn_backend *be, const nn_op *op, float *dtable, const float *dy,
+                              const int32_t *ids);
+    /* gru/lstm: w is the op's whole parameter slice; ws (workspace_size bytes) keeps what backward needs
+     * from the training forward. Backward overwrites dx (NULL: skip) and ACCUMULATES into dw (the slice,
+     * biases included); y is the forward output. */
+    int (*gru_forward)(nn_backend *be, const nn_op *op, float *y, void *ws, const float *x, const float *w);
+    int (*gru_backward)(nn_backend *be, const nn_op *op, float *dx, float *dw, const float *dy, const float *x,
+                        const float *w, const float *y, const void *ws);
+    int (*lstm_forward)(nn_backend *be, const nn_op *op, float *y, void *ws, const float *x, const float *w);
+    int (*lstm_backward)(nn_backend *be, const nn_op *op, float *dx, float *dw, const float *dy, const float *x,
+                         const float *w, const float *y, const void *ws);
 } nn_backend_ops;
 
 typedef struct nn_backend_opts {

@@ -14,4 +14,13 @@ int nn_host_softmax_xent_backward(int threads, const nn_op *op, float *dlogits, 
 int nn_host_optimizer_step(int threads, const nn_optim *o, float *p, const float *g, float *state, size_t n,
                            long step);
 
+/* recurrent ops (issue 9B), in host_rnn.c: the reference arithmetic of embedding, GRU and LSTM with the
+ * semantics and layouts of nn/backend.h. The workspace of gru/lstm is nn_host_rnn_ws_bytes. */
+size_t nn_host_rnn_ws_bytes(const nn_op *op);
+int nn_host_embedding_forward(int threads, const nn_op *op, float *y, const int32_t *ids, const float *table);
+int nn_host_embedding_backward(int threads, const nn_op *op, float *dtable, const float *dy, const int32_t *ids);
+int nn_host_rnn_forward(int threads, const nn_op *op, float *y, void *ws, const float *x, const float *w);
+int nn_host_rnn_backward(int threads, const nn_op *op, float *dx, float *dw, const float *dy, const float *x,
+                         const float *w, const float *y, const void *ws);
+
 #endif

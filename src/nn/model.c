@@ -12,7 +12,7 @@
 
 const char *nn_op_name(nn_op_kind k) {
     static const char *const names[NN_OP_COUNT] = {"dense", "conv2d", "maxpool", "relu", "dropout", "flatten",
-                                                   "softmax_xent"};
+                                                   "softmax_xent", "embedding", "gru", "lstm"};
     return k < NN_OP_COUNT ? names[k] : "?";
 }
 

@@ -115,6 +115,7 @@ static size_t ref_workspace_size(nn_backend *be, const nn_op *op) {
     switch (op->kind) {
     case NN_OP_MAXPOOL: return out * sizeof(int32_t);   /* argmax per output */
     case NN_OP_DROPOUT: return out;                      /* keep mask, one byte per element */
+    case NN_OP_GRU: case NN_OP_LSTM: return nn_host_rnn_ws_bytes(op);
     default: return 0;
     }
 }
@@ -372,6 +373,23 @@ static int ref_optimizer_step(nn_backend *be, const nn_optim *o, float *p, const
     return nn_host_optimizer_step(T(be), o, p, g, state, n, step);
 }
 
+/* ---- recurrent ops (issue 9B): host_rnn.c is their reference arithmetic -------------------------------- */
+
+static int ref_embedding_forward(nn_backend *be, const nn_op *op, float *y, const int32_t *ids, const float *table) {
+    return nn_host_embedding_forward(T(be), op, y, ids, table);
+}
+static int ref_embedding_backward(nn_backend *be, const nn_op *op, float *dtable, const float *dy,
+                                  const int32_t *ids) {
+    return nn_host_embedding_backward(T(be), op, dtable, dy, ids);
+}
+static int ref_rnn_forward(nn_backend *be, const nn_op *op, float *y, void *ws, const float *x, const float *w) {
+    return nn_host_rnn_forward(T(be), op, y, ws, x, w);
+}
+static int ref_rnn_backward(nn_backend *be, const nn_op *op, float *dx, float *dw, const float *dy, const float *x,
+                            const float *w, const float *y, const void *ws) {
+    return nn_host_rnn_backward(T(be), op, dx, dw, dy, x, w, y, ws);
+}
+
 /* ---- table ----------------------------------------------------------------------------------------- */
 
 static void ref_env(nn_backend *be, nn_env_fn add, void *user) {
@@ -410,6 +428,13 @@ static const nn_backend_ops ref_ops = {
     .softmax_xent_forward = ref_softmax_xent_forward,
     .softmax_xent_backward = ref_softmax_xent_backward,
     .optimizer_step = ref_optimizer_step,
+    /* recurrent ops (issue 9B) */
+    .embedding_forward = ref_embedding_forward,
+    .embedding_backward = ref_embedding_backward,
+    .gru_forward = ref_rnn_forward,
+    .gru_backward = ref_rnn_backward,
+    .lstm_forward = ref_rnn_forward,
+    .lstm_backward = ref_rnn_backward,
 };
 
 int nn_ref_new(nn_backend **out, const nn_backend_opts *opts) {
