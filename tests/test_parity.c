@@ -518,6 +518,105 @@ static void parity_train_step(const char *name, const char *workload) {
     nn_backend_free(be);
 }
 
+/* ---- recurrent ops (issue 9B): GRU / LSTM (sequences and last state), embedding --------------------------- */
+
+typedef struct rnn_out { float *y, *dx, *dw, *dw2; } rnn_out;
+
+/* Forward, backward with dx (dw += once), backward with dx NULL (dw += twice). */
+static rnn_out run_rnn(nn_backend *be, nn_op op, const float *x, const float *w, const float *dy, const float *dw0) {
+    const size_t nx = (size_t)op.n * op.c * op.w, ny = (size_t)op.n * op.oc * op.oh * op.ow;
+    const size_t nw = (size_t)nn_rnn_params(op.kind == NN_OP_LSTM ? NN_LSTM_GATES : NN_GRU_GATES, op.w, op.units);
+    rnn_out o;
+    if (op.kind == NN_OP_GRU ? !be->ops->gru_forward : !be->ops->lstm_forward)
+        cr_assert_fail("%s: no %s", be->name, op.kind == NN_OP_GRU ? "gru" : "lstm");
+    prepare(be, &op);
+    size_t wsb = wsize(be, &op);
+    float *garbage = rnd_buf(nx, 1e3f);
+    void *dX = dev(be, x, nx * 4), *dW = dev(be, w, nw * 4), *dY = dev(be, NULL, ny * 4), *dDY = dev(be, dy, ny * 4);
+    void *dDX = dev(be, garbage, nx * 4), *dDW = dev(be, dw0, nw * 4), *dWS = dev(be, NULL, wsb ? wsb : 1);
+    if (op.kind == NN_OP_GRU) OK(be->ops->gru_forward(be, &op, dY, dWS, dX, dW), be);
+    else OK(be->ops->lstm_forward(be, &op, dY, dWS, dX, dW), be);
+    o.y = host(be, dY, ny);
+    if (op.kind == NN_OP_GRU) OK(be->ops->gru_backward(be, &op, dDX, dDW, dDY, dX, dW, dY, dWS), be);
+    else OK(be->ops->lstm_backward(be, &op, dDX, dDW, dDY, dX, dW, dY, dWS), be);
+    o.dx = host(be, dDX, nx);
+    o.dw = host(be, dDW, nw);
+    if (op.kind == NN_OP_GRU) OK(be->ops->gru_backward(be, &op, NULL, dDW, dDY, dX, dW, dY, dWS), be);
+    else OK(be->ops->lstm_backward(be, &op, NULL, dDW, dDY, dX, dW, dY, dWS), be);
+    o.dw2 = host(be, dDW, nw);
+    nn_dev_free(be, dX, nx * 4); nn_dev_free(be, dW, nw * 4); nn_dev_free(be, dY, ny * 4);
+    nn_dev_free(be, dDY, ny * 4); nn_dev_free(be, dDX, nx * 4); nn_dev_free(be, dDW, nw * 4);
+    nn_dev_free(be, dWS, wsb ? wsb : 1);
+    free(garbage);
+    release(be, &op);
+    return o;
+}
+
+static void parity_rnn(const char *name, nn_op_kind kind) {
+    nn_backend *be = open_be(name), *ref = open_ref();
+    /* n, T, F, H, ret_seq: fixed awkward shapes (batch 1, one step, odd sizes), then random ones */
+    int shapes[10][5] = {{1, 1, 1, 1, 0}, {1, 1, 3, 5, 1}, {3, 7, 5, 3, 1}, {5, 4, 9, 17, 0}, {2, 13, 16, 8, 0}};
+    for (int k = 5; k < 10; k++) {
+        shapes[k][0] = rnd_int(1, 9); shapes[k][1] = rnd_int(1, 12); shapes[k][2] = rnd_int(1, 33);
+        shapes[k][3] = rnd_int(1, 40); shapes[k][4] = rnd_int(0, 1);
+    }
+    for (int k = 0; k < 10; k++) {
+        const int n = shapes[k][0], T = shapes[k][1], F = shapes[k][2], H = shapes[k][3], rs = shapes[k][4];
+        nn_op op = {.kind = kind, .n = n, .c = T, .h = 1, .w = F, .units = H, .ret_seq = rs, .has_bias = 1,
+                    .oc = rs ? T : H, .oh = 1, .ow = rs ? H : 1};
+        const size_t nx = (size_t)n * T * F, ny = (size_t)n * op.oc * op.ow;
+        const size_t nw = (size_t)nn_rnn_params(kind == NN_OP_LSTM ? NN_LSTM_GATES : NN_GRU_GATES, F, H);
+        float *x = rnd_buf(nx, 1.0f), *w = rnd_buf(nw, 0.5f), *dy = rnd_buf(ny, 1.0f), *dw0 = rnd_buf(nw, 1.0f);
+        rnn_out r = run_rnn(ref, op, x, w, dy, dw0), g = run_rnn(be, op, x, w, dy, dw0);
+        char label[64], what[160];
+        snprintf(label, sizeof label, "%s n%d T%d F%d H%d %s", kind == NN_OP_GRU ? "gru" : "lstm", n, T, F, H,
+                 rs ? "seq" : "last");
+        snprintf(what, sizeof what, "%s y", label); EXPECT_CLOSE(be, what, g.y, r.y, ny);
+        snprintf(what, sizeof what, "%s dx", label); EXPECT_CLOSE(be, what, g.dx, r.dx, nx);
+        snprintf(what, sizeof what, "%s dw (+= once)", label); EXPECT_CLOSE(be, what, g.dw, r.dw, nw);
+        snprintf(what, sizeof what, "%s dw (+= twice)", label); EXPECT_CLOSE(be, what, g.dw2, r.dw2, nw);
+        free(r.y); free(r.dx); free(r.dw); free(r.dw2); free(g.y); free(g.dx); free(g.dw); free(g.dw2);
+        free(x); free(w); free(dy); free(dw0);
+    }
+    nn_backend_free(ref);
+    nn_backend_free(be);
+}
+
+static void parity_embedding(const char *name) {
+    nn_backend *be = open_be(name), *ref = open_ref();
+    for (int k = 0; k < 4; k++) {
+        nn_op op = {.kind = NN_OP_EMBEDDING, .n = k ? rnd_int(1, 9) : 1, .c = k ? rnd_int(1, 20) : 1, .h = 1, .w = 1,
+                    .units = rnd_int(1, 37), .vocab = rnd_int(1, 50)};
+        op.oc = op.c; op.oh = 1; op.ow = op.units;
+        const size_t nt = (size_t)op.n * op.c, ny = nt * op.units, nw = (size_t)op.vocab * op.units;
+        int32_t *ids = malloc(sizeof(int32_t) * nt);
+        for (size_t i = 0; i < nt; i++) ids[i] = rnd_int(0, op.vocab - 1);
+        float *table = rnd_buf(nw, 1.0f), *dy = rnd_buf(ny, 1.0f), *dt0 = rnd_buf(nw, 1.0f);
+        float *out[2][2];
+        nn_backend *bes[2] = {ref, be};
+        for (int b = 0; b < 2; b++) {
+            nn_backend *e = bes[b];
+            void *dI = dev(e, ids, nt * 4), *dT = dev(e, table, nw * 4), *dY = dev(e, NULL, ny * 4);
+            void *dDY = dev(e, dy, ny * 4), *dDT = dev(e, dt0, nw * 4);
+            OK(e->ops->embedding_forward(e, &op, dY, dI, dT), e);
+            OK(e->ops->embedding_backward(e, &op, dDT, dDY, dI), e);
+            out[b][0] = host(e, dY, ny);
+            out[b][1] = host(e, dDT, nw);
+            nn_dev_free(e, dI, nt * 4); nn_dev_free(e, dT, nw * 4); nn_dev_free(e, dY, ny * 4);
+            nn_dev_free(e, dDY, ny * 4); nn_dev_free(e, dDT, nw * 4);
+        }
+        char what[160];
+        snprintf(what, sizeof what, "embedding n%d T%d V%d E%d y", op.n, op.c, op.vocab, op.units);
+        EXPECT_CLOSE(be, what, out[1][0], out[0][0], ny);
+        snprintf(what, sizeof what, "embedding n%d T%d V%d E%d dtable (+=)", op.n, op.c, op.vocab, op.units);
+        EXPECT_CLOSE(be, what, out[1][1], out[0][1], nw);
+        for (int b = 0; b < 2; b++) { free(out[b][0]); free(out[b][1]); }
+        free(ids); free(table); free(dy); free(dt0);
+    }
+    nn_backend_free(ref);
+    nn_backend_free(be);
+}
+
 /* ---- the suite, once per back-end ------------------------------------------------------------------------ */
 
 #define PARITY_SUITE(BE)                                                                   \
@@ -530,7 +629,11 @@ static void parity_train_step(const char *name, const char *workload) {
     Test(BE, optimizer, .timeout = 300) { parity_optim(#BE); }                             \
     Test(BE, step_mnist_mlp, .timeout = 1200) { parity_train_step(#BE, "mnist_mlp"); }     \
     Test(BE, step_mnist_cnn, .timeout = 1200) { parity_train_step(#BE, "mnist_cnn"); }     \
-    Test(BE, step_cifar10_vgg, .timeout = 1200) { parity_train_step(#BE, "cifar10_vgg"); }
+    Test(BE, step_cifar10_vgg, .timeout = 1200) { parity_train_step(#BE, "cifar10_vgg"); } \
+    /* recurrent ops (issue 9B) */                                                         \
+    Test(BE, gru, .timeout = 300) { parity_rnn(#BE, NN_OP_GRU); }                          \
+    Test(BE, lstm, .timeout = 300) { parity_rnn(#BE, NN_OP_LSTM); }                        \
+    Test(BE, embedding, .timeout = 300) { parity_embedding(#BE); }
 
 PARITY_SUITE(dnnl)
 PARITY_SUITE(cudnn)
