@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define NN_OP_MAX_INPUTS 4   /* inputs of one op (add, concat) */
+
 typedef struct nn_backend nn_backend;
 
 typedef enum nn_op_kind {
@@ -19,6 +21,13 @@ typedef enum nn_op_kind {
     NN_OP_DROPOUT,
     NN_OP_FLATTEN,      /* a view: no primitive, the graph aliases the buffer */
     NN_OP_SOFTMAX_XENT, /* softmax + cross-entropy loss against integer labels */
+    /* graph ops (issue 9A) */
+    NN_OP_ADD,          /* elementwise sum of its inputs (residual connections) */
+    NN_OP_CONCAT,       /* concatenation of its inputs along the channel axis (dense connections) */
+    NN_OP_BATCHNORM,    /* per-channel batch normalisation, learnable gamma/beta, running statistics */
+    NN_OP_AVGPOOL,      /* average pooling; padded positions are not counted */
+    NN_OP_GLOBAL_AVGPOOL, /* average over the whole plane: CxHxW -> Cx1x1 (an avgpool with window HxW) */
+    NN_OP_SIGMOID_BCE,  /* sigmoid + binary cross-entropy against float targets (multi-label loss) */
     /* recurrent ops (issue 9B) */
     NN_OP_EMBEDDING,    /* int32 token ids -> vectors (a table lookup) */
     NN_OP_GRU,          /* cuDNN's GRU (= oneDNN lbr_gru, PyTorch nn.GRU, Keras reset_after=True) */
@@ -41,6 +50,10 @@ typedef struct nn_op {
     int vocab;                    /* embedding: table rows V (ids in [0, V)) */
     int ret_seq;                  /* gru/lstm: 1 output every step's h, 0 only the last one */
     void *priv;                   /* back-end state made by prepare(), freed by release() */
+    /* graph ops (issue 9A) */
+    int ninputs;                  /* add, concat: number of inputs (each [n][in_c[i]][h][w]) */
+    int in_c[NN_OP_MAX_INPUTS];   /* concat: channels of each input (sum = oc) */
+    float eps, momentum;          /* batchnorm: variance epsilon; running-statistics momentum (PyTorch's) */
 } nn_op;
 
 /* Sequence tensors (issue 9B). A sequence of T vectors of F features is stored per example as [T][F]
@@ -144,6 +157,36 @@ typedef struct nn_backend_ops {
     int (*optimizer_step)(nn_backend *be, const nn_optim *opt, float *params, const float *grads,
                           float *state, size_t n, long step);
 
+    /* graph ops (issue 9A) */
+    /* Device-to-device copy (the graph uses it for the gradient of an add). */
+    int (*copy)(nn_backend *be, void *dst, const void *src, size_t bytes);
+    /* y = a + b over n*oc*oh*ow elements; y may be a (the graph accumulates gradients with it). Its
+     * backward is dy to each input: the graph does it with copy/add. */
+    int (*add_forward)(nn_backend *be, const nn_op *op, float *y, const float *a, const float *b);
+    /* Channel concatenation of op->ninputs inputs x[i] ([n][in_c[i]][h][w]) into y ([n][oc][h][w]).
+     * Backward writes the slices of dy into dx[i] (overwrite); dx[i] NULL: skipped. */
+    int (*concat_forward)(nn_backend *be, const nn_op *op, float *y, const float *const *x);
+    int (*concat_backward)(nn_backend *be, const nn_op *op, float *const *dx, const float *dy);
+    /* Batch normalisation per channel c: y = gamma[c] * (x - mean[c]) / sqrt(var[c] + eps) + beta[c].
+     * running: [2][C], running mean then running variance. train = 1: mean/var are the batch's (biased
+     * variance), saved in ws for backward, and running = (1 - momentum) * running + momentum * batch
+     * (the unbiased variance, as PyTorch). train = 0: mean/var are the running ones, nothing is updated. */
+    int (*batchnorm_forward)(nn_backend *be, const nn_op *op, float *y, void *ws, const float *x,
+                             const float *gamma, const float *beta, float *running, int train);
+    /* Backward of a training forward: dx overwritten (may be NULL), dgamma/dbeta accumulate (+=). */
+    int (*batchnorm_backward)(nn_backend *be, const nn_op *op, float *dx, float *dgamma, float *dbeta,
+                              const float *dy, const float *x, const float *gamma, const void *ws);
+    /* Average pooling (NN_OP_AVGPOOL and NN_OP_GLOBAL_AVGPOOL): the mean over the window positions
+     * inside the input (padding excluded from the count). Backward: dx overwritten. */
+    int (*avgpool_forward)(nn_backend *be, const nn_op *op, float *y, const float *x);
+    int (*avgpool_backward)(nn_backend *be, const nn_op *op, float *dx, const float *dy);
+    /* prob = sigmoid(logits) [n][c]; loss[i] = mean over k of the binary cross-entropy against
+     * targets[i][k] in [0,1], computed from the logits. Backward: dlogits = (prob - t) / (n * c), the
+     * gradient of the mean over the batch and the classes (PyTorch BCEWithLogitsLoss, Keras). */
+    int (*sigmoid_bce_forward)(nn_backend *be, const nn_op *op, float *prob, float *loss,
+                               const float *logits, const float *targets);
+    int (*sigmoid_bce_backward)(nn_backend *be, const nn_op *op, float *dlogits, const float *prob,
+                                const float *targets);
     /* recurrent ops (issue 9B): shapes and weight layout under "Sequence tensors" above.
      * embedding: y[i][t] = table[ids[i][t]]; an id outside [0, vocab) is SD_EINPUT naming it.
      * embedding_backward ACCUMULATES dtable[ids[i][t]] += dy[i][t] (ids have no gradient). */
