@@ -79,6 +79,34 @@ static int load_data(const bench_args *a, const sd_workload *w, long max_example
             return 0;
         }
         why = "CIFAR-10 is not on this machine (give --data-dir DIR holding data_batch_1.bin ... test_batch.bin)";
+    } else if (!want_syn && strcmp(w->dataset, "imdb") == 0) {
+        /* --data-dir: train.tok + test.tok (showdown-tokens/1), or the aclImdb text layout */
+        sd_imdb_opts io;
+        sd_imdb_opts_default(&io);
+        io.num_words = w->num_words; io.maxlen = w->in_c; io.pad_post = w->pad_post; io.trunc_post = w->trunc_post;
+        if (a->data_dir) {
+            char tt[1024], vt[1024], pos[1024];
+            snprintf(tt, sizeof tt, "%s/train.tok", a->data_dir);
+            snprintf(vt, sizeof vt, "%s/test.tok", a->data_dir);
+            snprintf(pos, sizeof pos, "%s/train/pos", a->data_dir);
+            if (exists(tt) || exists(vt)) {
+                SD_TRY(sd_data_load_tokens(train, tt, &io));
+                int rc = sd_data_load_tokens(test, vt, &io);
+                if (rc) { sd_dataset_free(train); return rc; }
+                snprintf(desc->train_tokens, sizeof desc->train_tokens, "%s", tt);
+                snprintf(desc->test_tokens, sizeof desc->test_tokens, "%s", vt);
+            } else if (exists(pos)) {
+                SD_TRY(sd_data_load_imdb_text(train, test, a->data_dir, &io));
+                snprintf(desc->acl_dir, sizeof desc->acl_dir, "%s", a->data_dir);
+            } else {
+                return sd_err(SD_EINPUT, "--data-dir %s: expected train.tok and test.tok (showdown-tokens/1) or the "
+                              "aclImdb layout train/{pos,neg}, test/{pos,neg}", a->data_dir);
+            }
+            desc->kind = SD_RUNNER_DATA_TOKENS;
+            snprintf(desc->source, sizeof desc->source, "%s", train->source);
+            return 0;
+        }
+        why = "IMDB is not on this machine (give --data-dir DIR holding aclImdb/ or train.tok + test.tok)";
     } else if (!want_syn) {
         why = "the workload's data set is synthetic";
     }
@@ -88,6 +116,18 @@ static int load_data(const bench_args *a, const sd_workload *w, long max_example
     if (max_examples > 0) {
         if (ntrain > max_examples) ntrain = max_examples;
         if (ntest > max_examples) ntest = max_examples;
+    }
+    if (strcmp(w->dataset, "imdb") == 0) {   /* token ids for the embedding (issue 9B) */
+        int vocab = w->num_words;
+        for (int i = 0; i < w->nlayers; i++)
+            if (w->layers[i].kind == NN_OP_EMBEDDING && (!vocab || w->layers[i].vocab < vocab)) vocab = w->layers[i].vocab;
+        SD_TRY(sd_data_synthetic_tokens(train, (int)ntrain, w->in_c, vocab, w->classes, (uint64_t)a->seed, 0));
+        int rc = sd_data_synthetic_tokens(test, (int)ntest, w->in_c, vocab, w->classes, (uint64_t)a->seed, 1);
+        if (rc) { sd_dataset_free(train); return rc; }
+        *desc = (sd_runner_data){.kind = SD_RUNNER_DATA_SYNTHETIC_TOKENS, .seed = (uint64_t)a->seed,
+                                 .train_n = (int)ntrain, .test_n = (int)ntest, .c = w->in_c, .h = w->in_h,
+                                 .w = w->in_w, .classes = w->classes, .vocab = vocab};
+        return 0;
     }
     SD_TRY(sd_data_synthetic(train, (int)ntrain, w->in_c, w->in_h, w->in_w, w->classes, (uint64_t)a->seed, 0));
     int rc = sd_data_synthetic(test, (int)ntest, w->in_c, w->in_h, w->in_w, w->classes, (uint64_t)a->seed, 1);

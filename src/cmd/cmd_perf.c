@@ -150,7 +150,7 @@ static int run_one(const perf_args *a, const char *wname, const char *bname, dou
     uint64_t s = 12345;
     for (size_t i = 0; i < nx; i++) { s = s * 6364136223846793005ULL + 1; hx[i] = (float)(s >> 40) / 16777216.0f; }
     for (int i = 0; i < batch; i++) hy[i] = i % w.classes;
-    SD_TRY_GOTO(rc, be->ops->upload(be, m->x, hx, sizeof(float) * nx), done);
+    SD_TRY_GOTO(rc, nn_model_upload_input(m, hx), done);
     SD_TRY_GOTO(rc, be->ops->upload(be, m->labels, hy, sizeof(int32_t) * (size_t)batch), done);
 
     model_arg ma = {m, 1};

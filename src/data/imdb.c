@@ -405,15 +405,18 @@ int sd_data_synthetic_tokens(sd_dataset *out, int n, int maxlen, int vocab_size,
     if (vocab_size < 4 + 2 * classes)
         return sd_err(SD_EINPUT, "synthetic tokens: vocabulary %d too small for %d classes", vocab_size, classes);
     SD_TRY(sd_data_alloc(out, "synthetic tokens", n, maxlen, 1, 1));
-    /* Per example: a label, a length in [maxlen/4, maxlen], the start token 1, then tokens that with
-     * probability 0.3 come from the label's own block of ids and otherwise uniformly from [3, vocab);
+    /* Per example: a label, a length (maxlen with probability 0.7 — most IMDB reviews are longer than the
+     * published 150 — else uniform in [maxlen/4, maxlen]), the start token 1, then tokens that with
+     * probability 0.3 come from the label's own block of (up to 64) ids and otherwise uniformly from [3, vocab);
      * zero-padded at the end. Pure function of (seed, split, i). */
     const uint64_t key = nn_hash64(seed ^ nn_hash64(0x70c5ULL + (uint64_t)split));
-    const int block = (vocab_size - 3) / (2 * classes) > 0 ? (vocab_size - 3) / (2 * classes) : 1;
+    int block = (vocab_size - 3) / (2 * classes);   /* ids particular to a label: at most 64 of them */
+    if (block > 64) block = 64;
+    if (block < 1) block = 1;
     for (int i = 0; i < n; i++) {
         uint64_t h = nn_hash64(key ^ nn_hash64((uint64_t)i));
         const int y = (int)(h % (uint64_t)classes);
-        int len = maxlen / 4 + (int)((h >> 16) % (uint64_t)(maxlen - maxlen / 4 + 1));
+        int len = (h >> 56) < 179 ? maxlen : maxlen / 4 + (int)((h >> 16) % (uint64_t)(maxlen - maxlen / 4 + 1));
         if (len < 1) len = 1;
         float *x = out->x + (size_t)i * maxlen;
         memset(x, 0, sizeof(float) * maxlen);

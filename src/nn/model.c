@@ -109,6 +109,28 @@ static int plan_layer(const sd_workload *w, nn_layer *ls, int i, size_t *off) {
         l->s_len = 2 * (size_t)c;         /* running mean, running variance */
         l->flops = 4.0 * c * h * wd;
         break;
+    /* recurrent ops (issue 9B): shapes under "Sequence tensors" in nn/backend.h */
+    case NN_OP_EMBEDDING:
+        if (l->input != -1 || h != 1 || wd != 1)
+            return spec_err(w, s, "embedding must be the first layer, on token ids of shape [steps, 1, 1] (got %dx%dx%d)",
+                            c, h, wd);
+        op->units = s->units; op->vocab = s->vocab;
+        op->oc = c; op->oh = 1; op->ow = s->units;
+        l->w_len = (size_t)s->vocab * s->units;
+        l->flops = 0;
+        break;
+    case NN_OP_GRU:
+    case NN_OP_LSTM: {
+        if (h != 1)
+            return spec_err(w, s, "%s needs a sequence of shape [steps, 1, features] (got %dx%dx%d)",
+                            nn_op_name(s->kind), c, h, wd);
+        const int G = s->kind == NN_OP_LSTM ? NN_LSTM_GATES : NN_GRU_GATES;
+        op->units = s->units; op->ret_seq = s->ret_seq;
+        op->oc = s->ret_seq ? c : s->units; op->oh = 1; op->ow = s->ret_seq ? s->units : 1;
+        l->w_len = (size_t)nn_rnn_params(G, wd, s->units);
+        l->flops = (double)c * (2.0 * G * s->units * (wd + s->units) + 8.0 * G * s->units);
+        break;
+    }
     case NN_OP_DROPOUT:
         op->rate = s->rate;
         /* fall through */
@@ -201,7 +223,8 @@ void nn_model_flops(const nn_layer *ls, int L, double *fwd, double *train) {
     double f = 0, t = 0;
     for (int i = 0; i < L; i++) {
         const nn_layer *l = &ls[i];
-        int weighted = l->op.kind == NN_OP_DENSE || l->op.kind == NN_OP_CONV2D;
+        int weighted = l->op.kind == NN_OP_DENSE || l->op.kind == NN_OP_CONV2D || l->op.kind == NN_OP_GRU ||
+                       l->op.kind == NN_OP_LSTM;
         f += l->flops;
         t += l->flops * (weighted ? (l->input < 0 ? 2.0 : 3.0) : 2.0);
     }
@@ -246,6 +269,29 @@ void nn_model_describe(FILE *f, const sd_workload *w, const nn_layer *ls, int L,
     fprintf(f, "\nforward FLOPs per example: %s (%.3f GFLOP)\n", fl, flops / 1e9);
 }
 
+/* uniform in [-limit, limit) from a counter-based stream */
+static void fill_uniform(float *p, size_t n, uint64_t key, float limit) {
+    for (size_t j = 0; j < n; j++) {
+        float u = (float)(nn_hash64(key ^ nn_hash64(j)) >> 40) * (1.0f / 16777216.0f);
+        p[j] = (2.0f * u - 1.0f) * limit;
+    }
+}
+
+/* Keras' initialisers for the recurrent ops (issue 9B): embedding uniform(-0.05, 0.05); gru/lstm kernels
+ * Glorot-uniform on (F, G*H) and (H, G*H) (Keras' recurrent kernel is orthogonal: Glorot here), biases 0
+ * except the LSTM forget gate's input bias 1 (Keras unit_forget_bias; b_h stays 0). */
+static void init_recurrent(const nn_layer *l, uint64_t key, nn_init_kind winit, float *out) {
+    float *p = out + l->w_off;
+    if (winit != NN_INIT_GLOROT_UNIFORM) return;
+    if (l->op.kind == NN_OP_EMBEDDING) { fill_uniform(p, l->w_len, key, 0.05f); return; }
+    const int G = l->op.kind == NN_OP_LSTM ? NN_LSTM_GATES : NN_GRU_GATES, F = l->op.w, H = l->op.units;
+    const size_t nx = (size_t)G * H * F, nh = (size_t)G * H * H;
+    fill_uniform(p, nx, key, (float)sqrt(6.0 / (F + (double)G * H)));
+    fill_uniform(p + nx, nh, nn_hash64(key + 1), (float)sqrt(6.0 / (H + (double)G * H)));
+    if (l->op.kind == NN_OP_LSTM)
+        for (int k = 0; k < H; k++) p[nx + nh + H + k] = 1.0f;   /* b_x of gate f */
+}
+
 int nn_model_init_params(const nn_layer *ls, int L, size_t nparams, nn_init_kind winit, nn_init_kind binit,
                          uint64_t seed, float *out) {
     memset(out, 0, sizeof(float) * nparams);
@@ -253,6 +299,10 @@ int nn_model_init_params(const nn_layer *ls, int L, size_t nparams, nn_init_kind
         const nn_layer *l = &ls[i];
         if (l->op.kind == NN_OP_BATCHNORM) {   /* gamma 1 (beta 0) */
             for (size_t j = 0; j < l->w_len; j++) out[l->w_off + j] = 1.0f;
+            continue;
+        }
+        if (l->op.kind == NN_OP_EMBEDDING || l->op.kind == NN_OP_GRU || l->op.kind == NN_OP_LSTM) {
+            init_recurrent(l, nn_hash64(seed ^ nn_hash64(0x5eedULL + (uint64_t)i)), winit, out);
             continue;
         }
         if (l->w_len && winit == NN_INIT_GLOROT_UNIFORM) {
@@ -304,6 +354,7 @@ void nn_model_free(nn_model *m) {
     nn_dev_free(be, m->stats, m->nstats * sizeof(float));
     nn_dev_free(be, m->scratch, m->scratch_elems * sizeof(float));
     nn_dev_free(be, m->x, (size_t)m->batch * m->in_c * m->in_h * m->in_w * sizeof(float));
+    nn_dev_free(be, m->ids, (size_t)m->batch * m->in_c * m->in_h * m->in_w * sizeof(int32_t));
     nn_dev_free(be, m->labels, (size_t)m->batch * sizeof(int32_t));
     nn_dev_free(be, m->targets, (size_t)m->batch * m->classes * sizeof(float));
     nn_dev_free(be, m->prob, (size_t)m->batch * m->classes * sizeof(float));
@@ -336,6 +387,9 @@ static int check_support(const nn_backend *be, const nn_layer *l, int training) 
     case NN_OP_BATCHNORM: f = (void *)o->batchnorm_forward; b = (void *)o->batchnorm_backward; break;
     case NN_OP_AVGPOOL: case NN_OP_GLOBAL_AVGPOOL: f = (void *)o->avgpool_forward; b = (void *)o->avgpool_backward; break;
     case NN_OP_SIGMOID_BCE: f = (void *)o->sigmoid_bce_forward; b = (void *)o->sigmoid_bce_backward; break;
+    case NN_OP_EMBEDDING: f = (void *)o->embedding_forward; b = (void *)o->embedding_backward; break;
+    case NN_OP_GRU: f = (void *)o->gru_forward; b = (void *)o->gru_backward; break;
+    case NN_OP_LSTM: f = (void *)o->lstm_forward; b = (void *)o->lstm_backward; break;
     default: return 0;   /* flatten: a view */
     }
     SD_TRY(needs(be, f, l));
@@ -365,6 +419,9 @@ int nn_model_build(nn_model **out, const sd_workload *w, nn_backend *be, int bat
     if (!m->consumers || !m->written) { rc = sd_err(SD_ENOMEM, "out of memory"); goto fail; }
     size_t in_bytes = (size_t)batch * w->in_c * w->in_h * w->in_w * sizeof(float);
     SD_TRY_GOTO(rc, nn_dev_alloc(be, (void **)&m->x, in_bytes), fail);
+    for (int i = 0; i < m->nlayers; i++)
+        if (m->layers[i].op.kind == NN_OP_EMBEDDING && m->layers[i].input == -1 && !m->ids)
+            SD_TRY_GOTO(rc, nn_dev_alloc(be, (void **)&m->ids, in_bytes / sizeof(float) * sizeof(int32_t)), fail);
     int fan_out = 0;
     size_t max_elems = 0;
     for (int i = 0; i < m->nlayers && rc == 0; i++) {
@@ -472,6 +529,9 @@ int nn_model_forward(nn_model *m, int train, uint64_t dropout_seed) {
             rc = o->batchnorm_forward(be, &l->op, l->y, l->ws, x, W, B, m->stats + l->s_off, train);
             break;
         case NN_OP_AVGPOOL: case NN_OP_GLOBAL_AVGPOOL: rc = o->avgpool_forward(be, &l->op, l->y, x); break;
+        case NN_OP_EMBEDDING: rc = o->embedding_forward(be, &l->op, l->y, m->ids, W); break;
+        case NN_OP_GRU: rc = o->gru_forward(be, &l->op, l->y, l->ws, x, W); break;
+        case NN_OP_LSTM: rc = o->lstm_forward(be, &l->op, l->y, l->ws, x, W); break;
         default: rc = sd_err(SD_ERROR, "internal: op %d in forward", (int)l->op.kind);
         }
     }
@@ -548,6 +608,9 @@ int nn_model_backward(nn_model *m) {
         case NN_OP_DROPOUT: if (dx) rc = o->dropout_backward(be, &l->op, dx, l->dy, l->ws); break;
         case NN_OP_BATCHNORM: rc = o->batchnorm_backward(be, &l->op, dx, dW, dB, l->dy, x, W, l->ws); break;
         case NN_OP_AVGPOOL: case NN_OP_GLOBAL_AVGPOOL: if (dx) rc = o->avgpool_backward(be, &l->op, dx, l->dy); break;
+        case NN_OP_EMBEDDING: rc = o->embedding_backward(be, &l->op, dW, l->dy, m->ids); break;
+        case NN_OP_GRU: rc = o->gru_backward(be, &l->op, dx, dW, l->dy, x, W, l->y, l->ws); break;
+        case NN_OP_LSTM: rc = o->lstm_backward(be, &l->op, dx, dW, l->dy, x, W, l->y, l->ws); break;
         default: rc = sd_err(SD_ERROR, "internal: op %d in backward", (int)l->op.kind);
         }
         if (!rc && dx) rc = grad_done(m, l, ow);
@@ -562,4 +625,16 @@ int nn_model_step(nn_model *m) {
     m->step++;
     SD_TRY(be->ops->optimizer_step(be, &m->optim, m->params, m->grads, m->state, m->nparams, m->step));
     return be->ops->zero(be, m->grads, m->nparams * sizeof(float));
+}
+
+int nn_model_upload_input(nn_model *m, const float *x) {
+    nn_backend *be = m->be;
+    const size_t n = (size_t)m->batch * m->in_c * m->in_h * m->in_w;
+    if (!m->ids) return be->ops->upload(be, m->x, x, n * sizeof(float));
+    int32_t *ids = malloc(n * sizeof *ids + 1);
+    SD_ALLOC_CHECK(ids);
+    for (size_t i = 0; i < n; i++) ids[i] = x[i] >= 0.0f && x[i] < 2147483647.0f ? (int32_t)x[i] : -1;
+    int rc = be->ops->upload(be, m->ids, ids, n * sizeof *ids);
+    free(ids);
+    return rc;
 }

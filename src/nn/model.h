@@ -42,6 +42,9 @@ typedef struct nn_layer_spec {
     int ninputs;            /* 0: the previous layer (a chain); else inputs[] */
     int inputs[NN_OP_MAX_INPUTS];   /* indices of earlier layers in this list, -1 = model input */
     float eps, momentum;    /* batchnorm */
+    /* recurrent (issue 9B) */
+    int vocab;              /* embedding: table rows */
+    int ret_seq;            /* gru/lstm: "return_sequences" */
 } nn_layer_spec;
 
 typedef struct sd_workload {
@@ -67,6 +70,9 @@ typedef struct sd_workload {
     sd_mode mode;
     int infer_images;               /* inference mode: images per timed pass (published method) */
     int warmup_passes;              /* inference mode: untimed passes before the timed one */
+    /* token data (issue 9B): dataset "imdb" — shape [maxlen, 1, 1] of token ids (data/data.h) */
+    int num_words;                  /* ids >= num_words -> out of vocabulary (0: no cap) */
+    int pad_post, trunc_post;       /* "padding" / "truncating": 0 "pre" (Keras default), 1 "post" */
 } sd_workload;
 
 /* Read and check a workload spec. name_or_path: a name looked up as <dir>/<name>.json, or a path.
@@ -111,6 +117,8 @@ typedef struct nn_model {
     size_t nstate;            /* optimizer state floats */
     float *params, *grads, *state;   /* device slabs */
     float *x;                 /* device input batch [batch][c][h][w] */
+    int32_t *ids;             /* device token ids [batch][c*h*w] when the model starts with an embedding
+                               * (issue 9B); nn_model_upload_input fills it from float ids */
     int32_t *labels;          /* device labels [batch] */
     float *prob, *loss;       /* device softmax [batch][classes], per-example loss [batch] */
     nn_optim optim;
@@ -144,6 +152,10 @@ int nn_model_init_params(const nn_layer *layers, int nlayers, size_t nparams, nn
 int nn_model_forward(nn_model *m, int train, uint64_t dropout_seed);
 int nn_model_backward(nn_model *m);
 int nn_model_step(nn_model *m);   /* optimizer step over the slab, then gradients zeroed */
+/* Upload one host batch [batch][c][h][w] as the model input: to m->x, or, for a model that starts with an
+ * embedding, converted to int32 ids into m->ids (the floats hold integers; out of range ids are reported
+ * by the embedding). */
+int nn_model_upload_input(nn_model *m, const float *x);
 
 const char *nn_op_name(nn_op_kind k);
 

@@ -111,6 +111,8 @@ static const struct { const char *name; nn_op_kind kind; } layer_kinds[] = {
     {"dropout", NN_OP_DROPOUT}, {"flatten", NN_OP_FLATTEN},
     /* graph ops (issue 9A); add and concat come from block connections */
     {"batchnorm", NN_OP_BATCHNORM}, {"avgpool", NN_OP_AVGPOOL}, {"global_avgpool", NN_OP_GLOBAL_AVGPOOL},
+    /* recurrent ops (issue 9B) */
+    {"embedding", NN_OP_EMBEDDING}, {"gru", NN_OP_GRU}, {"lstm", NN_OP_LSTM},
 };
 
 static int parse_layer(const jv_doc *d, const spec_env *env, const jv *v, nn_layer_spec *l) {
@@ -124,7 +126,7 @@ static int parse_layer(const jv_doc *d, const spec_env *env, const jv *v, nn_lay
         if (strcmp(op, layer_kinds[i].name) == 0) { l->kind = layer_kinds[i].kind; found = 1; }
     if (!found)
         return jv_err(d, jv_get(v, "op"), "unknown layer op '%s' (expected one of: dense, conv2d, maxpool, relu, "
-                      "dropout, flatten, batchnorm, avgpool, global_avgpool; or {\"block\": NAME})", op);
+                      "dropout, flatten, batchnorm, avgpool, global_avgpool, embedding, gru, lstm; or {\"block\": NAME})", op);
     char what[64];
     snprintf(what, sizeof what, "%s layer", op);
     long long x;
@@ -180,6 +182,27 @@ static int parse_layer(const jv_doc *d, const spec_env *env, const jv *v, nn_lay
         SD_TRY(jv_get_num(d, v, "momentum", what, 0, 0.0, 1.0, &mom));
         l->eps = (float)eps;
         l->momentum = (float)mom;
+        return 0;
+    }
+    /* recurrent ops (issue 9B) */
+    case NN_OP_EMBEDDING: {
+        static const char *const keys[] = {"op", "vocab", "units", NULL};
+        SD_TRY(jv_check_keys(d, v, what, keys));
+        SD_TRY(get_int_p(d, env, v, "vocab", what, 1, 1, 1 << 24, &x));
+        l->vocab = (int)x;
+        SD_TRY(get_int_p(d, env, v, "units", what, 1, 1, 1 << 16, &x));
+        l->units = (int)x;
+        l->bias = 0;
+        return 0;
+    }
+    case NN_OP_GRU:
+    case NN_OP_LSTM: {
+        static const char *const keys[] = {"op", "units", "return_sequences", "repeat", NULL};
+        SD_TRY(jv_check_keys(d, v, what, keys));
+        SD_TRY(get_int_p(d, env, v, "units", what, 1, 1, 1 << 14, &x));
+        l->units = (int)x;
+        SD_TRY(jv_get_bool(d, v, "return_sequences", what, 0, &l->ret_seq));
+        l->bias = 0;   /* the biases are part of the recurrent weight slice */
         return 0;
     }
     default: {
@@ -404,11 +427,30 @@ static int parse(sd_workload *w, const jv_doc *d) {
     const jv *data = jv_get(root, "data");
     if (!data) return jv_err(d, root, "missing key 'data' in workload");
     SD_TRY(jv_expect(d, data, JV_OBJECT, "a data object"));
-    static const char *const dkeys[] = {"dataset", "shape", "classes", "train", "test", NULL};
+    static const char *const dkeys[] = {"dataset", "shape", "classes", "train", "test",
+                                        "num_words", "padding", "truncating", NULL};
     SD_TRY(jv_check_keys(d, data, "data", dkeys));
     SD_TRY(copy_str(d, data, "dataset", "data", 1, w->dataset, sizeof w->dataset));
-    if (strcmp(w->dataset, "mnist") && strcmp(w->dataset, "cifar10") && strcmp(w->dataset, "synthetic"))
-        return jv_err(d, jv_get(data, "dataset"), "unknown dataset '%s' (expected mnist, cifar10 or synthetic)", w->dataset);
+    if (strcmp(w->dataset, "mnist") && strcmp(w->dataset, "cifar10") && strcmp(w->dataset, "synthetic") &&
+        strcmp(w->dataset, "imdb"))
+        return jv_err(d, jv_get(data, "dataset"), "unknown dataset '%s' (expected mnist, cifar10, imdb or synthetic)", w->dataset);
+    /* token data (issue 9B): Keras imdb.load_data(num_words) and pad_sequences(padding, truncating) */
+    {
+        long long nw = 0;
+        SD_TRY(jv_get_int(d, data, "num_words", "data", 0, 4, 1 << 24, &nw));
+        w->num_words = (int)nw;
+        const char *keys[2] = {"padding", "truncating"};
+        int *dst[2] = {&w->pad_post, &w->trunc_post};
+        for (int k = 0; k < 2; k++) {
+            const char *sv = NULL;
+            SD_TRY(jv_get_str(d, data, keys[k], "data", 0, &sv));
+            if (!sv) continue;
+            if (strcmp(sv, "pre") && strcmp(sv, "post"))
+                return jv_err(d, jv_get(data, keys[k]), "expected \"pre\" or \"post\" for '%s' in data (got \"%s\")",
+                              keys[k], sv);
+            *dst[k] = strcmp(sv, "post") == 0;
+        }
+    }
     const jv *shape = jv_get(data, "shape");
     if (!shape) return jv_err(d, data, "missing key 'shape' in data");
     if (shape->type != JV_ARRAY || shape->count != 3)

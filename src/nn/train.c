@@ -36,8 +36,7 @@ static void gather(const sd_dataset *d, const int *idx, int start, int batch, fl
 
 static int upload_batch(nn_model *m, const float *x, const int32_t *y) {
     nn_backend *be = m->be;
-    size_t per = (size_t)m->in_c * m->in_h * m->in_w;
-    SD_TRY(be->ops->upload(be, m->x, x, (size_t)m->batch * per * sizeof(float)));
+    SD_TRY(nn_model_upload_input(m, x));
     return be->ops->upload(be, m->labels, y, (size_t)m->batch * sizeof(int32_t));
 }
 

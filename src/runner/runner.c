@@ -243,6 +243,21 @@ static int build_argv(const sd_runner_opts *o, char **argv, char (*buf)[1100], i
     case SD_RUNNER_DATA_CIFAR10:
         ARG("--data"); ARG("cifar10"); ARG("--cifar-dir"); ARG(d->cifar_dir);
         break;
+    case SD_RUNNER_DATA_TOKENS:   /* the spec's data keys give num_words, maxlen (shape), padding, truncating */
+        if (d->train_tokens[0]) {
+            ARG("--data"); ARG("tokens");
+            ARG("--train-tokens"); ARG(d->train_tokens); ARG("--test-tokens"); ARG(d->test_tokens);
+        } else {
+            ARG("--data"); ARG("aclimdb"); ARG("--acl-dir"); ARG(d->acl_dir);
+        }
+        break;
+    case SD_RUNNER_DATA_SYNTHETIC_TOKENS:
+        ARG("--data"); ARG("synthetic-tokens");
+        ARG("--synthetic-seed"); ARGF("%llu", (unsigned long long)d->seed);
+        ARG("--train-n"); ARGF("%d", d->train_n); ARG("--test-n"); ARGF("%d", d->test_n);
+        ARG("--shape"); ARGF("%d,%d,%d", d->c, d->h, d->w); ARG("--classes"); ARGF("%d", d->classes);
+        ARG("--vocab"); ARGF("%d", d->vocab);
+        break;
     default:
         ARG("--data"); ARG("synthetic");
         ARG("--synthetic-seed"); ARGF("%llu", (unsigned long long)d->seed);
