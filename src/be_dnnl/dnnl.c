@@ -77,6 +77,19 @@ typedef struct relu_priv {
     dstep fwd, bwd;
 } relu_priv;
 
+/* graph ops (issue 9A) */
+typedef struct bn_priv {
+    dstep fwd_train, fwd_inf, bwd;
+} bn_priv;
+
+typedef struct add_priv {
+    dstep fwd;
+} add_priv;
+
+typedef struct concat_priv {
+    dstep fwd;
+} concat_priv;
+
 /* ---- primitive plumbing ---------------------------------------------------------------------------- */
 
 static void step_destroy(dstep *s) {
@@ -494,6 +507,7 @@ static int dnnl_dense_backward(nn_backend *be, const nn_op *op, float *dx, float
 /* ---- max pooling (plain nchw; the workspace is oneDNN's, opaque to the graph) ------------------------ */
 
 static int pool_descs(const nn_op *op, dnnl_pooling_desc_t *fd, dnnl_pooling_desc_t *bd) {
+    const dnnl_alg_kind_t alg = op->kind == NN_OP_MAXPOOL ? dnnl_pooling_max : dnnl_pooling_avg_exclude_padding;
     const dnnl_dims_t xd = {op->n, op->c, op->h, op->w}, yd = {op->n, op->oc, op->oh, op->ow};
     dnnl_dims_t st = {op->sh, op->sw}, k = {op->kh, op->kw}, pl = {op->ph, op->pw}, pr;
     int prh = 0, prw = 0;
@@ -503,8 +517,8 @@ static int pool_descs(const nn_op *op, dnnl_pooling_desc_t *fd, dnnl_pooling_des
     dnnl_memory_desc_t x, y;
     SD_TRY(md_tag(&x, 4, xd, dnnl_nchw));
     SD_TRY(md_tag(&y, 4, yd, dnnl_nchw));
-    DNNL_CHECK(dnnl_pooling_forward_desc_init(fd, dnnl_forward_training, dnnl_pooling_max, &x, &y, st, k, pl, pr));
-    if (bd) DNNL_CHECK(dnnl_pooling_backward_desc_init(bd, dnnl_pooling_max, &x, &y, st, k, pl, pr));
+    DNNL_CHECK(dnnl_pooling_forward_desc_init(fd, dnnl_forward_training, alg, &x, &y, st, k, pl, pr));
+    if (bd) DNNL_CHECK(dnnl_pooling_backward_desc_init(bd, alg, &x, &y, st, k, pl, pr));
     return 0;
 }
 
@@ -517,9 +531,18 @@ static int pool_prepare(dnnl_ctx *c, nn_op *op, pool_priv *p) {
     if (rc < 0) { dnnl_primitive_desc_destroy(fpd); return rc; }
     const dnnl_memory_desc_t *x = dnnl_primitive_desc_query_md(fpd, dnnl_query_src_md, 0);
     const dnnl_memory_desc_t *y = dnnl_primitive_desc_query_md(fpd, dnnl_query_dst_md, 0);
+    dnnl_memory_desc_t xm = *x, ym = *y;
+    if (op->kind != NN_OP_MAXPOOL) {   /* average pooling: no workspace */
+        SD_TRY(step_make(c, &p->fwd, fpd));
+        SD_TRY(step_make(c, &p->bwd, bpd));
+        SD_TRY(step_arg(c, &p->fwd, DNNL_ARG_SRC, &xm));
+        SD_TRY(step_arg(c, &p->fwd, DNNL_ARG_DST, &ym));
+        SD_TRY(step_arg(c, &p->bwd, DNNL_ARG_DIFF_DST, &ym));
+        SD_TRY(step_arg(c, &p->bwd, DNNL_ARG_DIFF_SRC, &xm));
+        return 0;
+    }
     dnnl_memory_desc_t wsmd = *dnnl_primitive_desc_query_md(fpd, dnnl_query_workspace_md, 0);
     p->ws_bytes = dnnl_memory_desc_get_size(&wsmd);
-    dnnl_memory_desc_t xm = *x, ym = *y;
     SD_TRY(step_make(c, &p->fwd, fpd));
     SD_TRY(step_make(c, &p->bwd, bpd));
     SD_TRY(step_arg(c, &p->fwd, DNNL_ARG_SRC, &xm));
@@ -549,6 +572,7 @@ static size_t dnnl_workspace_size(nn_backend *be, const nn_op *op) {
         return bytes;
     }
     case NN_OP_DROPOUT: return out;
+    case NN_OP_BATCHNORM: return 2 * sizeof(float) * (size_t)op->c;   /* batch mean, variance */
     case NN_OP_GRU: case NN_OP_LSTM: {   /* oneDNN's workspace, then dst_layer for the last-state variant */
         return rnn_ws_bytes(op);
     }
@@ -643,6 +667,179 @@ static int dnnl_softmax_xent_backward(nn_backend *be, const nn_op *op, float *dl
 static int dnnl_optimizer_step(nn_backend *be, const nn_optim *o, float *p, const float *g, float *state,
                               size_t n, long step) {
     return nn_host_optimizer_step(CTX(be)->threads, o, p, g, state, n, step);
+}
+
+/* ---- graph ops (issue 9A) -------------------------------------------------------------------------- */
+
+static int dnnl_avgpool_forward(nn_backend *be, const nn_op *op, float *y, const float *x) {
+    NEED_PRIV(op);
+    dnnl_ctx *c = CTX(be);
+    threads_on(c);
+    void *args[2] = {(void *)x, y};
+    SD_TRY(step_run(c, &PRIV(op, pool_priv)->fwd, args));
+    return strm_wait(c);
+}
+
+static int dnnl_avgpool_backward(nn_backend *be, const nn_op *op, float *dx, const float *dy) {
+    NEED_PRIV(op);
+    dnnl_ctx *c = CTX(be);
+    threads_on(c);
+    void *args[2] = {(void *)dy, dx};
+    SD_TRY(step_run(c, &PRIV(op, pool_priv)->bwd, args));
+    return strm_wait(c);
+}
+
+/* add: a binary primitive on flat views (in place when y == a) */
+static int add_prepare(dnnl_ctx *c, nn_op *op, add_priv *p) {
+    dnnl_memory_desc_t d;
+    SD_TRY(md_tag(&d, 1, (dnnl_dims_t){(dnnl_dim_t)numel_out(op)}, dnnl_a));
+    dnnl_binary_desc_t bd;
+    dnnl_primitive_desc_t pd;
+    DNNL_CHECK(dnnl_binary_desc_init(&bd, dnnl_binary_add, &d, &d, &d));
+    SD_TRY(pd_new(c, &pd, &bd, 0, NULL));
+    SD_TRY(step_make(c, &p->fwd, pd));
+    SD_TRY(step_arg(c, &p->fwd, DNNL_ARG_SRC_0, &d));
+    SD_TRY(step_arg(c, &p->fwd, DNNL_ARG_SRC_1, &d));
+    SD_TRY(step_arg(c, &p->fwd, DNNL_ARG_DST, &d));
+    return 0;
+}
+
+static int dnnl_add_forward(nn_backend *be, const nn_op *op, float *y, const float *a, const float *b) {
+    dnnl_ctx *c = CTX(be);
+    if (!op->priv || op->kind != NN_OP_ADD)   /* the graph also sums gradients of any layer's shape */
+        return nn_host_add(c->threads, numel_out(op), y, a, b);
+    threads_on(c);
+    void *args[3] = {(void *)a, (void *)b, y};
+    SD_TRY(step_run(c, &PRIV(op, add_priv)->fwd, args));
+    return strm_wait(c);
+}
+
+/* concat: oneDNN's concat on plain nchw; backward copies the slices (host_ops) */
+static int concat_prepare(dnnl_ctx *c, nn_op *op, concat_priv *p) {
+    dnnl_memory_desc_t src[NN_OP_MAX_INPUTS], dst;
+    for (int k = 0; k < op->ninputs; k++)
+        SD_TRY(md_tag(&src[k], 4, (dnnl_dims_t){op->n, op->in_c[k], op->h, op->w}, dnnl_nchw));
+    SD_TRY(md_tag(&dst, 4, (dnnl_dims_t){op->n, op->oc, op->oh, op->ow}, dnnl_nchw));
+    dnnl_primitive_attr_t attr;
+    dnnl_primitive_desc_t pd;
+    SD_TRY(attr_new(&attr, 0));
+    dnnl_status_t st = dnnl_concat_primitive_desc_create(&pd, &dst, op->ninputs, 1, src, attr, c->eng);
+    dnnl_primitive_attr_destroy(attr);
+    DNNL_CHECK(st);
+    SD_TRY(step_make(c, &p->fwd, pd));
+    for (int k = 0; k < op->ninputs; k++) SD_TRY(step_arg(c, &p->fwd, DNNL_ARG_MULTIPLE_SRC + k, &src[k]));
+    SD_TRY(step_arg(c, &p->fwd, DNNL_ARG_DST, &dst));
+    return 0;
+}
+
+static int dnnl_concat_forward(nn_backend *be, const nn_op *op, float *y, const float *const *x) {
+    NEED_PRIV(op);
+    dnnl_ctx *c = CTX(be);
+    threads_on(c);
+    void *args[NN_OP_MAX_INPUTS + 1];
+    for (int k = 0; k < op->ninputs; k++) args[k] = (void *)x[k];
+    args[op->ninputs] = y;
+    SD_TRY(step_run(c, &PRIV(op, concat_priv)->fwd, args));
+    return strm_wait(c);
+}
+
+static int dnnl_concat_backward(nn_backend *be, const nn_op *op, float *const *dx, const float *dy) {
+    return nn_host_concat_backward(CTX(be)->threads, op, dx, dy);
+}
+
+/* batch normalisation: plain nchw, separate scale and shift; oneDNN gives the batch mean and (biased)
+ * variance, the running statistics are updated here as nn/backend.h says */
+static int bn_prepare(dnnl_ctx *c, nn_op *op, bn_priv *p) {
+    dnnl_memory_desc_t d, v;
+    SD_TRY(md_tag(&d, 4, (dnnl_dims_t){op->n, op->c, op->h, op->w}, dnnl_nchw));
+    SD_TRY(md_tag(&v, 1, (dnnl_dims_t){op->c}, dnnl_a));
+    const unsigned ss = dnnl_use_scale | dnnl_use_shift;
+    dnnl_batch_normalization_desc_t ft, fi, bd;
+    dnnl_primitive_desc_t ftp, fip, bp;
+    DNNL_CHECK(dnnl_batch_normalization_forward_desc_init(&ft, dnnl_forward_training, &d, op->eps, ss));
+    DNNL_CHECK(dnnl_batch_normalization_forward_desc_init(&fi, dnnl_forward_inference, &d, op->eps,
+                                                          ss | dnnl_use_global_stats));
+    DNNL_CHECK(dnnl_batch_normalization_backward_desc_init(&bd, dnnl_backward, &d, &d, op->eps, ss));
+    SD_TRY(pd_new(c, &ftp, &ft, 0, NULL));
+    int rc = pd_new(c, &bp, &bd, 0, ftp);
+    if (rc < 0) { dnnl_primitive_desc_destroy(ftp); return rc; }
+    rc = pd_new(c, &fip, &fi, 0, NULL);
+    if (rc < 0) { dnnl_primitive_desc_destroy(ftp); dnnl_primitive_desc_destroy(bp); return rc; }
+    SD_TRY(step_make(c, &p->fwd_train, ftp));
+    SD_TRY(step_make(c, &p->fwd_inf, fip));
+    SD_TRY(step_make(c, &p->bwd, bp));
+    dstep *fs[2] = {&p->fwd_train, &p->fwd_inf};
+    for (int k = 0; k < 2; k++) {
+        SD_TRY(step_arg(c, fs[k], DNNL_ARG_SRC, &d));
+        SD_TRY(step_arg(c, fs[k], DNNL_ARG_DST, &d));
+        SD_TRY(step_arg(c, fs[k], DNNL_ARG_SCALE, &v));
+        SD_TRY(step_arg(c, fs[k], DNNL_ARG_SHIFT, &v));
+        SD_TRY(step_arg(c, fs[k], DNNL_ARG_MEAN, &v));
+        SD_TRY(step_arg(c, fs[k], DNNL_ARG_VARIANCE, &v));
+    }
+    SD_TRY(step_arg(c, &p->bwd, DNNL_ARG_SRC, &d));
+    SD_TRY(step_arg(c, &p->bwd, DNNL_ARG_MEAN, &v));
+    SD_TRY(step_arg(c, &p->bwd, DNNL_ARG_VARIANCE, &v));
+    SD_TRY(step_arg(c, &p->bwd, DNNL_ARG_DIFF_DST, &d));
+    SD_TRY(step_arg(c, &p->bwd, DNNL_ARG_SCALE, &v));
+    SD_TRY(step_arg(c, &p->bwd, DNNL_ARG_SHIFT, &v));   /* oneDNN 2.6 requires it; backward does not read it */
+    SD_TRY(step_arg(c, &p->bwd, DNNL_ARG_DIFF_SRC, &d));
+    SD_TRY(step_arg(c, &p->bwd, DNNL_ARG_DIFF_SCALE, &v));
+    SD_TRY(step_arg(c, &p->bwd, DNNL_ARG_DIFF_SHIFT, &v));
+    return grow(&c->tmp, &c->tmp_bytes, 2 * ((sizeof(float) * op->c + ALIGN - 1) / ALIGN * ALIGN));
+}
+
+static int dnnl_batchnorm_forward(nn_backend *be, const nn_op *op, float *y, void *ws, const float *x,
+                                  const float *gamma, const float *beta, float *running, int train) {
+    NEED_PRIV(op);
+    dnnl_ctx *c = CTX(be);
+    bn_priv *p = PRIV(op, bn_priv);
+    const int C = op->c;
+    threads_on(c);
+    if (!train) {
+        void *args[6] = {(void *)x, y, (void *)gamma, (void *)beta, running, running + C};
+        SD_TRY(step_run(c, &p->fwd_inf, args));
+        return strm_wait(c);
+    }
+    float *mean = ws, *var = (float *)ws + C;
+    void *args[6] = {(void *)x, y, (void *)gamma, (void *)beta, mean, var};
+    SD_TRY(step_run(c, &p->fwd_train, args));
+    SD_TRY(strm_wait(c));
+    const double M = (double)op->n * op->h * op->w, mom = op->momentum;
+    for (int k = 0; k < C; k++) {
+        double unbiased = M > 1 ? (double)var[k] * M / (M - 1) : var[k];
+        running[k] = (float)((1.0 - mom) * running[k] + mom * mean[k]);
+        running[C + k] = (float)((1.0 - mom) * running[C + k] + mom * unbiased);
+    }
+    return 0;
+}
+
+static int dnnl_batchnorm_backward(nn_backend *be, const nn_op *op, float *dx, float *dgamma, float *dbeta,
+                                   const float *dy, const float *x, const float *gamma, const void *ws) {
+    NEED_PRIV(op);
+    dnnl_ctx *c = CTX(be);
+    const int C = op->c;
+    const size_t vb = (sizeof(float) * C + ALIGN - 1) / ALIGN * ALIGN;
+    if (!dx) SD_TRY(grow(&c->tmp, &c->tmp_bytes, 2 * vb + sizeof(float) * (size_t)op->n * C * op->h * op->w));
+    threads_on(c);
+    float *dsc = c->tmp, *dsh = (float *)((char *)c->tmp + vb);
+    void *dxs = dx ? (void *)dx : (char *)c->tmp + 2 * vb;
+    const float *mean = ws, *var = (const float *)ws + C;
+    void *args[9] = {(void *)x, (void *)mean, (void *)var, (void *)dy, (void *)gamma, (void *)gamma, dxs, dsc, dsh};
+    SD_TRY(step_run(c, &PRIV(op, bn_priv)->bwd, args));
+    SD_TRY(strm_wait(c));
+    for (int k = 0; k < C; k++) { dgamma[k] += dsc[k]; dbeta[k] += dsh[k]; }
+    return 0;
+}
+
+static int dnnl_sigmoid_bce_forward(nn_backend *be, const nn_op *op, float *prob, float *loss, const float *logits,
+                                    const float *targets) {
+    return nn_host_sigmoid_bce_forward(CTX(be)->threads, op, prob, loss, logits, targets);
+}
+
+static int dnnl_sigmoid_bce_backward(nn_backend *be, const nn_op *op, float *dlogits, const float *prob,
+                                     const float *targets) {
+    return nn_host_sigmoid_bce_backward(CTX(be)->threads, op, dlogits, prob, targets);
 }
 
 /* ---- recurrent ops (issue 9B): embedding on the host arithmetic; GRU = lbr_gru, LSTM = vanilla_lstm ------- */
@@ -892,7 +1089,15 @@ static void dnnl_release(nn_backend *be, nn_op *op) {
         step_destroy(&p->fwd); step_destroy(&p->bwd_d); step_destroy(&p->bwd_w);
         break;
     }
-    case NN_OP_MAXPOOL: step_destroy(&PRIV(op, pool_priv)->fwd); step_destroy(&PRIV(op, pool_priv)->bwd); break;
+    case NN_OP_MAXPOOL: case NN_OP_AVGPOOL: case NN_OP_GLOBAL_AVGPOOL:
+        step_destroy(&PRIV(op, pool_priv)->fwd); step_destroy(&PRIV(op, pool_priv)->bwd); break;
+    case NN_OP_BATCHNORM: {
+        bn_priv *p = op->priv;
+        step_destroy(&p->fwd_train); step_destroy(&p->fwd_inf); step_destroy(&p->bwd);
+        break;
+    }
+    case NN_OP_ADD: step_destroy(&PRIV(op, add_priv)->fwd); break;
+    case NN_OP_CONCAT: step_destroy(&PRIV(op, concat_priv)->fwd); break;
     case NN_OP_RELU: step_destroy(&PRIV(op, relu_priv)->fwd); step_destroy(&PRIV(op, relu_priv)->bwd); break;
     case NN_OP_GRU: case NN_OP_LSTM: rnn_release(op->priv); break;
     default: break;
@@ -907,8 +1112,11 @@ static int dnnl_prepare(nn_backend *be, nn_op *op) {
     switch (op->kind) {
     case NN_OP_CONV2D: sz = sizeof(conv_priv); break;
     case NN_OP_DENSE: sz = sizeof(dense_priv); break;
-    case NN_OP_MAXPOOL: sz = sizeof(pool_priv); break;
+    case NN_OP_MAXPOOL: case NN_OP_AVGPOOL: case NN_OP_GLOBAL_AVGPOOL: sz = sizeof(pool_priv); break;
     case NN_OP_RELU: sz = sizeof(relu_priv); break;
+    case NN_OP_BATCHNORM: sz = sizeof(bn_priv); break;
+    case NN_OP_ADD: sz = sizeof(add_priv); break;
+    case NN_OP_CONCAT: sz = sizeof(concat_priv); break;
     case NN_OP_GRU: case NN_OP_LSTM: sz = sizeof(rnn_priv); break;
     default: return 0;                     /* dropout, flatten, loss: no state */
     }
@@ -920,7 +1128,10 @@ static int dnnl_prepare(nn_backend *be, nn_op *op) {
     switch (op->kind) {
     case NN_OP_CONV2D: rc = conv_prepare(c, op, op->priv); break;
     case NN_OP_DENSE: rc = dense_prepare(c, op, op->priv); break;
-    case NN_OP_MAXPOOL: rc = pool_prepare(c, op, op->priv); break;
+    case NN_OP_MAXPOOL: case NN_OP_AVGPOOL: case NN_OP_GLOBAL_AVGPOOL: rc = pool_prepare(c, op, op->priv); break;
+    case NN_OP_BATCHNORM: rc = bn_prepare(c, op, op->priv); break;
+    case NN_OP_ADD: rc = add_prepare(c, op, op->priv); break;
+    case NN_OP_CONCAT: rc = concat_prepare(c, op, op->priv); break;
     case NN_OP_GRU: case NN_OP_LSTM: rc = rnn_prepare(c, op, op->priv); break;
     default: rc = relu_prepare(c, op, op->priv); break;
     }
@@ -1003,6 +1214,17 @@ static const nn_backend_ops dnnl_ops = {
     .softmax_xent_forward = dnnl_softmax_xent_forward,
     .softmax_xent_backward = dnnl_softmax_xent_backward,
     .optimizer_step = dnnl_optimizer_step,
+    /* graph ops (issue 9A) */
+    .copy = dnnl_copy,
+    .add_forward = dnnl_add_forward,
+    .concat_forward = dnnl_concat_forward,
+    .concat_backward = dnnl_concat_backward,
+    .batchnorm_forward = dnnl_batchnorm_forward,
+    .batchnorm_backward = dnnl_batchnorm_backward,
+    .avgpool_forward = dnnl_avgpool_forward,
+    .avgpool_backward = dnnl_avgpool_backward,
+    .sigmoid_bce_forward = dnnl_sigmoid_bce_forward,
+    .sigmoid_bce_backward = dnnl_sigmoid_bce_backward,
     /* recurrent ops (issue 9B) */
     .embedding_forward = dnnl_embedding_forward,
     .embedding_backward = dnnl_embedding_backward,

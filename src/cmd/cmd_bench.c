@@ -184,6 +184,24 @@ static int run_one(const bench_args *a, const char *wname, const char *bname, js
     snprintf(label, sizeof label, "%s/%s", w.name, be->name);
     long cap = a->batches > 0 ? a->batches * o.batch : 0;
     sd_runner_data desc;
+    if (w.mode == SD_MODE_INFERENCE) {   /* one seeded synthetic set of the images a pass runs */
+        long n = cap > 0 && cap < w.infer_images ? cap : w.infer_images;
+        SD_TRY_GOTO(rc, sd_data_synthetic(&test, (int)n, w.in_c, w.in_h, w.in_w, w.classes, (uint64_t)a->seed, 1), done);
+        if (!a->quiet) fprintf(stderr, "%s: inference, %ld synthetic images per pass, batch %d, %d untimed pass(es) then "
+                               "one timed, %ld repeat(s) on %s\n", w.name, n, o.batch, w.warmup_passes, a->repeat, be->device);
+        samples = calloc((size_t)a->repeat, sizeof *samples);
+        if (!samples) { rc = sd_err(SD_ENOMEM, "out of memory"); goto done; }
+        for (long r = 0; r < a->repeat; r++) {
+            be->bytes_peak = be->bytes_in_use;
+            SD_TRY_GOTO(rc, nn_infer(&w, be, &test, &o, &samples[r]), done);
+            nsamples++;
+        }
+        sd_run_info ri = {.w = &w, .implementation = "native", .be = be, .backend_note = note, .train = &test,
+                          .test = &test, .opts = &o, .threads = a->threads > 0 ? (int)a->threads : (int)sysconf(_SC_NPROCESSORS_ONLN),
+                          .samples = samples, .nsamples = nsamples};
+        rc = sd_results_add_run(doc, &ri);
+        goto done;
+    }
     SD_TRY_GOTO(rc, load_data(a, &w, cap, &train, &test, &desc), done);
     if (!a->quiet) fprintf(stderr, "%s: %s, %d train / %d test examples, batch %d, %d epoch(s), %ld repeat(s) on %s\n",
                            w.name, train.source, train.n, test.n, o.batch, o.epochs, a->repeat, be->device);
@@ -242,6 +260,10 @@ static int run_framework(const bench_args *a, const char *wname, const char *imp
     nn_model_flops(plan, L, &flops_fwd, &flops_train);
     long cap = a->batches > 0 ? a->batches * o.batch : 0;
     sd_runner_data desc;
+    if (w.mode == SD_MODE_INFERENCE) {
+        rc = sd_err(SD_EUNSUPPORTED, "%s: framework runners do not run inference workloads yet", w.name);
+        goto done;
+    }
     SD_TRY_GOTO(rc, load_data(a, &w, cap, &train, &test, &desc), done);
     char script[PATH_MAX + 64];
     char wdir[PATH_MAX];
@@ -309,7 +331,7 @@ int cmd_bench(int argc, char **argv) {
         {"describe", SD_OPT_FLAG, &a.describe, NULL, "print the layer table (shapes, parameters, FLOPs) and exit", 0, 0},
         {"backend", SD_OPT_STR, &a.backend, "B[,B]", "auto (default), ref, dnnl, cudnn, or all (every back-end built)", 0, 0},
         {"epochs", SD_OPT_INT, &a.epochs, "N", "epochs (default: the workload's)", 1, 100000},
-        {"batches", SD_OPT_INT, &a.batches, "N", "cap on training (and validation) batches per epoch, for quick runs", 1, 100000000},
+        {"batches", SD_OPT_INT, &a.batches, "N", "cap on training (and validation) batches per epoch, or on the batches of an inference pass, for quick runs", 1, 100000000},
         {"batch", SD_OPT_INT, &a.batch, "N", "batch size (default: the workload's)", 1, 65536},
         {"repeat", SD_OPT_INT, &a.repeat, "R", "repeat the run R times; report median and min-max (default 1)", 1, 1000},
         {"threads", SD_OPT_INT, &a.threads, "N", "CPU threads (default: all cores)", 1, 4096},
@@ -336,7 +358,9 @@ int cmd_bench(int argc, char **argv) {
     if (help) {
         sd_opts_usage(stdout, "bench", "--workload NAME[,NAME] [options]",
                       "Train and validate workloads on the native engine; print a summary table and write results.\n"
-                      "Times: first epoch apart from the steady state (median of later epochs); validation timed apart.",
+                      "Times: first epoch apart from the steady state (median of later epochs); validation and an\n"
+                      "inference pass over the test set timed apart. Inference workloads (resnet50_features): untimed\n"
+                      "pass(es), then a timed pass; seconds per 1,000 images, outputs copied to the host included.",
                       opts);
         return SD_EXIT_OK;
     }
