@@ -38,6 +38,8 @@ typedef struct cu_ctx {
 typedef struct cu_priv {
     cu_descs d;
     cu_conv_choice choice;                    /* conv only */
+    cu_rnn rnn;                               /* gru/lstm (issue 9B) */
+    int is_rnn;
 } cu_priv;
 
 #define CTX(be) ((cu_ctx *)(be)->ctx)
@@ -326,13 +328,53 @@ sized:;
     return grow_workspace(be, need);
 }
 
+/* ---- recurrent ops (issue 9B): embedding kernels, GRU / LSTM in cudnn_rnn.c ----------------------------------- */
+
+static int cu_embedding_forward(nn_backend *be, const nn_op *op, float *y, const int32_t *ids, const float *table) {
+    cu_ctx *c = CTX(be);
+    CUDA_CHECK(cu_launch_embedding_fwd(y, ids, table, (size_t)op->n * op->c, op->units, op->vocab, c->bad, c->stream),
+               CU_HINT_KERNEL);
+    /* an id out of range is reported here (one small copy back per batch) */
+    int bad[2] = {0, 0};
+    CUDA_CHECK(cudaMemcpyAsync(bad, c->bad, sizeof bad, cudaMemcpyDeviceToHost, c->stream), "");
+    CUDA_CHECK(cudaStreamSynchronize(c->stream), CU_HINT_KERNEL);
+    if (bad[0]) {
+        CUDA_CHECK(cudaMemsetAsync(c->bad, 0, 2 * sizeof(int), c->stream), "");
+        return sd_err(SD_EINPUT, "embedding: token id %d outside the vocabulary [0, %d)", bad[1], op->vocab);
+    }
+    return 0;
+}
+
+static int cu_embedding_backward(nn_backend *be, const nn_op *op, float *dtable, const float *dy, const int32_t *ids) {
+    cu_ctx *c = CTX(be);
+    CUDA_CHECK(cu_launch_embedding_bwd(dtable, dy, ids, (size_t)op->n * op->c, op->units, op->vocab, c->stream),
+               CU_HINT_KERNEL);
+    return 0;
+}
+
+static int cu_rnn_fwd(nn_backend *be, const nn_op *op, float *y, void *ws, const float *x, const float *w) {
+    cu_ctx *c = CTX(be);
+    cu_priv *p;
+    SD_TRY(get_priv(op, "rnn forward", &p));
+    return cu_rnn_forward(&p->rnn, c->dnn, c->stream, c->ws, y, ws, x, w);
+}
+
+static int cu_rnn_bwd(nn_backend *be, const nn_op *op, float *dx, float *dw, const float *dy, const float *x,
+                      const float *w, const float *y, const void *ws) {
+    cu_ctx *c = CTX(be);
+    cu_priv *p;
+    SD_TRY(get_priv(op, "rnn backward", &p));
+    return cu_rnn_backward(&p->rnn, c->dnn, c->blas, c->stream, c->ws, dx, dw, dy, x, w, y, ws);
+}
+
 /* ---- per-op state ---------------------------------------------------------------------------------- */
 
 static void cu_release(nn_backend *be, nn_op *op) {
     (void)be;
     cu_priv *p = op->priv;
     if (!p) return;
-    cu_descs_fini(&p->d);
+    if (p->is_rnn) cu_rnn_fini(&p->rnn);
+    else cu_descs_fini(&p->d);
     free(p);
     op->priv = NULL;
 }
@@ -342,6 +384,17 @@ static int cu_prepare(nn_backend *be, nn_op *op) {
     if (op->priv) return 0;
     cu_priv *p = calloc(1, sizeof *p);
     SD_ALLOC_CHECK(p);
+    if (op->kind == NN_OP_GRU || op->kind == NN_OP_LSTM) {   /* recurrent ops (issue 9B) */
+        int rc = cu_rnn_descs_init(&p->rnn, op, c->tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH);
+        if (rc < 0) { free(p); return rc; }
+        p->is_rnn = 1;
+        op->priv = p;
+        rc = cu_rnn_setup(&p->rnn, c->dnn, c->stream);
+        if (rc == 0) rc = grow_workspace(be, p->rnn.work);
+        if (rc < 0) cu_release(be, op);
+        return rc;
+    }
+    if (op->kind == NN_OP_EMBEDDING) { op->priv = p; return 0; }
     int rc = cu_descs_init(&p->d, op, c->tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH);
     if (rc < 0) { free(p); return rc; }
     op->priv = p;
@@ -354,6 +407,7 @@ static int cu_prepare(nn_backend *be, nn_op *op) {
 static size_t cu_workspace_size(nn_backend *be, const nn_op *op) {
     (void)be;
     /* the dropout keep mask; maxpool needs none (cuDNN's backward reads x and y) */
+    if ((op->kind == NN_OP_GRU || op->kind == NN_OP_LSTM) && op->priv) return cu_rnn_ws_bytes(&((cu_priv *)op->priv)->rnn);
     return op->kind == NN_OP_DROPOUT ? numel_out(op) : 0;
 }
 
@@ -651,6 +705,13 @@ static const nn_backend_ops cu_ops = {
     .softmax_xent_forward = cu_softmax_xent_forward,
     .softmax_xent_backward = cu_softmax_xent_backward,
     .optimizer_step = cu_optimizer_step,
+    /* recurrent ops (issue 9B) */
+    .embedding_forward = cu_embedding_forward,
+    .embedding_backward = cu_embedding_backward,
+    .gru_forward = cu_rnn_fwd,
+    .gru_backward = cu_rnn_bwd,
+    .lstm_forward = cu_rnn_fwd,
+    .lstm_backward = cu_rnn_bwd,
 };
 
 static int cu_init(nn_backend *be) {

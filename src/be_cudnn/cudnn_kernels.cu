@@ -106,4 +106,33 @@ cudaError_t cu_launch_xent_grad(float *dlogits, const float *prob, const int32_t
     return cudaGetLastError();
 }
 
+/* ---- recurrent ops (issue 9B): embedding gather / scatter-add ----------------------------------------- */
+
+__global__ void k_embedding_fwd(float *y, const int32_t *ids, const float *table, size_t nt, int E, int V, int *bad) {
+    CU_FOR(i, nt * (size_t)E) {
+        size_t r = i / (size_t)E;
+        int e = (int)(i % (size_t)E), id = ids[r];
+        if (id < 0 || id >= V) { y[i] = nanf(""); bad[0] = 1; bad[1] = id; continue; }
+        y[i] = table[(size_t)id * E + e];
+    }
+}
+__global__ void k_embedding_bwd(float *dtable, const float *dy, const int32_t *ids, size_t nt, int E, int V) {
+    CU_FOR(i, nt * (size_t)E) {
+        size_t r = i / (size_t)E;
+        int e = (int)(i % (size_t)E), id = ids[r];
+        if (id >= 0 && id < V) atomicAdd(&dtable[(size_t)id * E + e], dy[i]);
+    }
+}
+
+cudaError_t cu_launch_embedding_fwd(float *y, const int32_t *ids, const float *table, size_t nt, int E, int V,
+                                    int *bad, cudaStream_t s) {
+    if (nt && E) k_embedding_fwd<<<cu_grid(nt * (size_t)E), CU_BLOCK, 0, s>>>(y, ids, table, nt, E, V, bad);
+    return cudaGetLastError();
+}
+cudaError_t cu_launch_embedding_bwd(float *dtable, const float *dy, const int32_t *ids, size_t nt, int E, int V,
+                                    cudaStream_t s) {
+    if (nt && E) k_embedding_bwd<<<cu_grid(nt * (size_t)E), CU_BLOCK, 0, s>>>(dtable, dy, ids, nt, E, V);
+    return cudaGetLastError();
+}
+
 }
