@@ -49,6 +49,8 @@ typedef struct nn_op {
     int units;                    /* gru/lstm: hidden size H; embedding: vector size E */
     int vocab;                    /* embedding: table rows V (ids in [0, V)) */
     int ret_seq;                  /* gru/lstm: 1 output every step's h, 0 only the last one */
+    int seqs;                     /* gru/lstm: > 1 when the graph folded that many independent sequences per
+                                   * example into n (Keras TimeDistributed); kernels ignore it */
     void *priv;                   /* back-end state made by prepare(), freed by release() */
     /* graph ops (issue 9A) */
     int ninputs;                  /* add, concat: number of inputs (each [n][in_c[i]][h][w]) */

@@ -31,6 +31,7 @@ static int spec_err(const sd_workload *w, const nn_layer_spec *s, const char *fm
 /* Output shape of layer j as seen by a consumer (j < 0: the model input). */
 static void shape_of(const sd_workload *w, const nn_layer *ls, int j, int *c, int *h, int *wd) {
     if (j < 0) { *c = w->in_c; *h = w->in_h; *wd = w->in_w; return; }
+    if (ls[j].op.seqs > 1) { *c = ls[j].op.seqs; *h = 1; *wd = ls[j].op.oc; return; }   /* issue 9B */
     *c = ls[j].op.oc; *h = ls[j].op.oh; *wd = ls[j].op.ow;
 }
 
@@ -121,6 +122,14 @@ static int plan_layer(const sd_workload *w, nn_layer *ls, int i, size_t *off) {
         break;
     case NN_OP_GRU:
     case NN_OP_LSTM: {
+        if (s->distributed) {   /* [1][rows][steps]: rows sequences of one feature, folded into the batch */
+            if (c != 1 || s->ret_seq)
+                return spec_err(w, s, "time_distributed %s needs a [1, rows, steps] input and no return_sequences "
+                                "(got %dx%dx%d)", nn_op_name(s->kind), c, h, wd);
+            op->seqs = h;
+            op->n *= h;
+            op->c = c = wd; op->h = h = 1; op->w = wd = 1;
+        }
         if (h != 1)
             return spec_err(w, s, "%s needs a sequence of shape [steps, 1, features] (got %dx%dx%d)",
                             nn_op_name(s->kind), c, h, wd);
@@ -129,6 +138,7 @@ static int plan_layer(const sd_workload *w, nn_layer *ls, int i, size_t *off) {
         op->oc = s->ret_seq ? c : s->units; op->oh = 1; op->ow = s->ret_seq ? s->units : 1;
         l->w_len = (size_t)nn_rnn_params(G, wd, s->units);
         l->flops = (double)c * (2.0 * G * s->units * (wd + s->units) + 8.0 * G * s->units);
+        if (op->seqs > 1) l->flops *= op->seqs;
         break;
     }
     case NN_OP_DROPOUT:
@@ -252,7 +262,8 @@ void nn_model_describe(FILE *f, const sd_workload *w, const nn_layer *ls, int L,
     for (int i = 0; i < L; i++) {
         const nn_layer *l = &ls[i];
         char shape[48], p[32], fl[32];
-        if (l->op.oh == 1 && l->op.ow == 1) snprintf(shape, sizeof shape, "%d", l->op.oc);
+        if (l->op.seqs > 1) snprintf(shape, sizeof shape, "%dx1x%d", l->op.seqs, l->op.oc);   /* issue 9B */
+        else if (l->op.oh == 1 && l->op.ow == 1) snprintf(shape, sizeof shape, "%d", l->op.oc);
         else snprintf(shape, sizeof shape, "%dx%dx%d", l->op.oc, l->op.oh, l->op.ow);
         fmt_count(p, sizeof p, (double)(l->w_len + l->b_len));
         fmt_count(fl, sizeof fl, l->flops);

@@ -45,6 +45,8 @@ typedef struct nn_layer_spec {
     /* recurrent (issue 9B) */
     int vocab;              /* embedding: table rows */
     int ret_seq;            /* gru/lstm: "return_sequences" */
+    int distributed;        /* gru/lstm: "time_distributed" — every row of a [1, rows, steps] input is its own
+                             * sequence of one feature (Keras TimeDistributed(LSTM) over image rows) */
 } nn_layer_spec;
 
 typedef struct sd_workload {

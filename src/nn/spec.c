@@ -197,11 +197,12 @@ static int parse_layer(const jv_doc *d, const spec_env *env, const jv *v, nn_lay
     }
     case NN_OP_GRU:
     case NN_OP_LSTM: {
-        static const char *const keys[] = {"op", "units", "return_sequences", "repeat", NULL};
+        static const char *const keys[] = {"op", "units", "return_sequences", "time_distributed", "repeat", NULL};
         SD_TRY(jv_check_keys(d, v, what, keys));
         SD_TRY(get_int_p(d, env, v, "units", what, 1, 1, 1 << 14, &x));
         l->units = (int)x;
         SD_TRY(jv_get_bool(d, v, "return_sequences", what, 0, &l->ret_seq));
+        SD_TRY(jv_get_bool(d, v, "time_distributed", what, 0, &l->distributed));
         l->bias = 0;   /* the biases are part of the recurrent weight slice */
         return 0;
     }
