@@ -48,6 +48,28 @@ for be in ref dnnl; do
   fi
 done
 
+# the PyTorch runner on the same sample: its own Keras tokenizer, the same initial weights, cuDNN's GRU
+# formulation -> the same losses (or "unavailable" without torch)
+if $SD bench --workload imdb_gru --backend ref --impl native,pytorch --data real --data-dir "$acl" --epochs 2 --batch 16 \
+     --no-db --quiet --json "$t/pt.json" > "$t/out" 2> "$t/err"; then
+  /usr/bin/python3 - "$t/pt.json" <<'PY'
+import json, sys
+runs = {r["implementation"]: r for r in json.load(open(sys.argv[1]))["runs"]}
+pt = runs.get("pytorch")
+if pt is None or pt["status"] == "unavailable":
+    print("skipped: pytorch runner unavailable"); sys.exit(0)
+assert pt["status"] == "ok", pt.get("error")
+ln = [e["loss"] for e in runs["native"]["samples"][0]["epochs"]]
+lp = [e["loss"] for e in pt["samples"][0]["epochs"]]
+for a, b in zip(ln, lp):
+    assert abs(a - b) <= 1e-4 * max(1.0, abs(a)), (ln, lp)
+print("ok: the PyTorch runner reproduces the native losses on the aclImdb sample", ln, lp)
+PY
+  [ $? -eq 0 ] || bad "PyTorch runner losses"
+else
+  bad "imdb_gru native+pytorch on the aclImdb sample: exit $?"; head -5 "$t/err"
+fi
+
 # the same sample as token-id files: 1 = start, 2 = oov, ids from 3; a long and a short review per class
 { echo "showdown-tokens/1"; for i in $(seq 1 40); do echo "1 1 5 6 7 8 9 $((i + 20))"; echo "0 1 10 11 12 13 14 15 16 17 18 19 $((i + 100))"; done; } > "$t/train.tok"
 cp "$t/train.tok" "$t/test.tok"

@@ -134,6 +134,114 @@ def synthetic(n, shape, classes, seed, split):
     return x.reshape(n, c, h, w), y
 
 
+# ---- token data (issue 9B): src/data/imdb.c in numpy ---------------------------------------------------
+def pad_seqs(seqs, maxlen, pad_post, trunc_post):
+    """keras pad_sequences(value=0) with 'pre'/'post' padding and truncation."""
+    x = np.zeros((len(seqs), maxlen), dtype=np.float32)
+    for i, s in enumerate(seqs):
+        if len(s) > maxlen:
+            s = s[:maxlen] if trunc_post else s[len(s) - maxlen:]
+        if len(s):
+            if pad_post:
+                x[i, :len(s)] = s
+            else:
+                x[i, maxlen - len(s):] = s
+    return x
+
+
+def token_opts(spec):
+    d = spec["data"]
+    return (int(d.get("num_words", 0)), int(d["shape"][0]), d.get("padding", "pre") == "post",
+            d.get("truncating", "pre") == "post")
+
+
+def load_tokens(path, spec):
+    """A showdown-tokens/1 file (format in src/data/data.h); showdown has validated it already."""
+    nw, maxlen, pp, tp = token_opts(spec)
+    seqs, ys = [], []
+    with open(path) as f:
+        if f.readline().rstrip("\r\n") != "showdown-tokens/1":
+            raise ValueError("%s: not a showdown-tokens/1 file" % path)
+        for line in f:
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            v = [int(t) for t in line.split()]
+            ys.append(v[0])
+            seqs.append([2 if nw > 0 and t >= nw else t for t in v[1:]])
+    return pad_seqs(seqs, maxlen, pp, tp).reshape(len(ys), maxlen, 1, 1), np.array(ys, dtype=np.int64)
+
+
+ACL_SEP = set("!\"#$%&()*+,-./:;<=>?@[\\]^_`{|}~ \t\n\r")
+
+
+def acl_words(data):
+    """Keras Tokenizer rules on bytes: ASCII lower-case, the filter characters and whitespace separate."""
+    out, cur = [], bytearray()
+    for b in bytes(c + 32 if 65 <= c <= 90 else c for c in data):
+        if chr(b) in ACL_SEP and b < 128:
+            if cur:
+                out.append(bytes(cur))
+                cur = bytearray()
+        else:
+            cur.append(b)
+    if cur:
+        out.append(bytes(cur))
+    return out
+
+
+def load_aclimdb(root, spec):
+    """The aclImdb layout as sd_data_load_imdb_text reads it (vocabulary from train, ties in byte order)."""
+    nw, maxlen, pp, tp = token_opts(spec)
+    splits = {}
+    for split in ("train", "test"):
+        docs = []
+        for lab, cls in ((0, "neg"), (1, "pos")):
+            d = os.path.join(root, split, cls)
+            for name in sorted(n for n in os.listdir(d) if n.endswith(".txt") and len(n) > 4):
+                with open(os.path.join(d, name), "rb") as f:
+                    docs.append((lab, acl_words(f.read())))
+        splits[split] = docs
+    count = {}
+    for _, ws in splits["train"]:
+        for wd in ws:
+            count[wd] = count.get(wd, 0) + 1
+    rank = {wd: r + 1 for r, wd in enumerate(sorted(count, key=lambda k: (-count[k], k)))}
+    out = []
+    for split in ("train", "test"):
+        seqs, ys = [], []
+        for lab, ws in splits[split]:
+            ids = [1]
+            for wd in ws:
+                t = rank[wd] + 3 if wd in rank else 2
+                ids.append(2 if nw > 0 and t >= nw else t)
+            seqs.append(ids)
+            ys.append(lab)
+        out.append((pad_seqs(seqs, maxlen, pp, tp).reshape(len(ys), maxlen, 1, 1), np.array(ys, dtype=np.int64)))
+    return out
+
+
+def synthetic_tokens(n, maxlen, vocab, classes, seed, split):
+    """sd_data_synthetic_tokens, element for element."""
+    key = h64s(seed ^ h64s(0x70C5 + split))
+    block = min(64, max(1, (vocab - 3) // (2 * classes)))
+    with np.errstate(over="ignore"):
+        h = h64(U(key) ^ h64(np.arange(n, dtype=np.uint64)))
+    y = (h % U(classes)).astype(np.int64)
+    span = U(maxlen - maxlen // 4 + 1)
+    ln = np.where((h >> U(56)) < U(179), U(maxlen), U(maxlen // 4) + ((h >> U(16)) % span)).astype(np.int64)
+    ln = np.maximum(ln, 1)
+    t = np.arange(maxlen, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        r = h64(h[:, None] ^ h64(t)[None, :])
+    own = U(3) + y.astype(np.uint64)[:, None] * U(block) + ((r >> U(10)) % U(block))
+    rnd = U(3) + ((r >> U(10)) % U(vocab - 3))
+    ids = np.where((r & U(1023)) < U(307), own, rnd).astype(np.float32)
+    ids[:, 0] = 1.0
+    ids[np.arange(maxlen)[None, :] >= ln[:, None]] = 0.0
+    return ids.reshape(n, maxlen, 1, 1), y
+
+
 # ---- the model, from the spec ------------------------------------------------------------------------
 def pair(v, default):
     if v is None:
@@ -171,10 +279,59 @@ class HashDropout(torch.nn.Module):
         return x * mask
 
 
+class TokenEmbedding(torch.nn.Module):
+    """embedding (issue 9B): float-held ids [N][T][1][1] -> [N][T][1][E]."""
+
+    def __init__(self, vocab, units):
+        super().__init__()
+        self.emb = torch.nn.Embedding(vocab, units)
+
+    def forward(self, x):
+        n, t = x.shape[0], x.shape[1]
+        return self.emb(x.reshape(n, t).long()).view(n, t, 1, -1)
+
+
+class Recurrent(torch.nn.Module):
+    """gru / lstm (issue 9B): PyTorch's GRU/LSTM are cuDNN's formulation, the native one. Input viewed as
+    [-1][T][F] (time_distributed: every row its own sequence), output as the planned (c, h, w)."""
+
+    def __init__(self, kind, f, units, t, ret_seq, out_shape):
+        super().__init__()
+        cls = torch.nn.LSTM if kind == "lstm" else torch.nn.GRU
+        self.rnn = cls(f, units, batch_first=True)
+        self.t, self.f, self.ret_seq, self.out_shape = t, f, ret_seq, out_shape
+
+    def forward(self, x):
+        n = x.shape[0]
+        y, hn = self.rnn(x.reshape(-1, self.t, self.f))
+        if not self.ret_seq:
+            y = (hn[0] if isinstance(hn, tuple) else hn)[-1]
+        return y.reshape((n,) + self.out_shape)
+
+
+def init_recurrent(m, kind, key):
+    """nn_model_init_params for embedding / gru / lstm (src/nn/model.c init_recurrent)."""
+    def fill(t, k, limit):
+        u = u01(h64(U(k) ^ h64(np.arange(t.numel(), dtype=np.uint64))))
+        t.copy_(torch.from_numpy((np.float32(2.0) * u - np.float32(1.0)) * np.float32(limit)).view_as(t))
+    if kind == "embedding":
+        fill(m.emb.weight, key, 0.05)
+        return
+    r = m.rnn
+    g = 4 if kind == "lstm" else 3
+    h, f = r.hidden_size, r.input_size
+    fill(r.weight_ih_l0, key, np.float32(math.sqrt(6.0 / (f + g * h))))
+    fill(r.weight_hh_l0, h64s((key + 1) & M64), np.float32(math.sqrt(6.0 / (h + g * h))))
+    torch.nn.init.zeros_(r.bias_ih_l0)
+    torch.nn.init.zeros_(r.bias_hh_l0)
+    if kind == "lstm":
+        r.bias_ih_l0[h:2 * h] = 1.0   # Keras unit_forget_bias on b_x of gate f
+
+
 def build(spec, seed):
     """Sequential model + list of (layer index, module) with weights, in the native slab order."""
     c, h, w = spec["data"]["shape"]
-    mods, weighted, drops = [], [], []
+    mods, weighted, drops, recurrent = [], [], [], []
     for i, l in enumerate(spec["model"]["layers"]):
         op = l["op"]
         if op == "conv2d":
@@ -207,6 +364,19 @@ def build(spec, seed):
         elif op == "dropout":
             m = HashDropout(l["rate"], i)
             drops.append(m)
+        elif op == "embedding":   # recurrent ops (issue 9B); shapes as nn/backend.h "Sequence tensors"
+            m = TokenEmbedding(int(l["vocab"]), int(l["units"]))
+            c, h, w = c, 1, int(l["units"])
+            recurrent.append((i, m, op))
+        elif op in ("gru", "lstm"):
+            units, rs = int(l["units"]), bool(l.get("return_sequences", False))
+            if l.get("time_distributed", False):   # [1][rows][steps] -> rows sequences of one feature
+                m = Recurrent(op, 1, units, w, False, (h, 1, units))
+                c, h, w = h, 1, units
+            else:
+                m = Recurrent(op, w, units, c, rs, (c, 1, units) if rs else (units,))
+                c, h, w = (c, 1, units) if rs else (units, 1, 1)
+            recurrent.append((i, m, op))
         else:
             raise ValueError("layer %d: unknown op %r" % (i + 1, op))
         mods.append(m)
@@ -226,6 +396,8 @@ def build(spec, seed):
                 torch.nn.init.zeros_(m.weight)
             if m.bias is not None:
                 torch.nn.init.zeros_(m.bias)   # spec "bias": "zeros" (the only bias init the engine has)
+        for i, m, kind in recurrent:
+            init_recurrent(m, kind, h64s(seed ^ h64s(0x5EED + i)))
     return torch.nn.Sequential(*mods), [m for _, m, _ in weighted], drops
 
 
@@ -290,7 +462,10 @@ def shuffled(n, seed, epoch):
 def main():
     ap = argparse.ArgumentParser(description="showdown runner for PyTorch (workloads/runners/PROTOCOL.md)")
     ap.add_argument("--spec", required=True)
-    ap.add_argument("--data", required=True, choices=["idx", "cifar10", "synthetic"])
+    ap.add_argument("--data", required=True, choices=["idx", "cifar10", "synthetic", "tokens", "aclimdb",
+                                                      "synthetic-tokens"])
+    ap.add_argument("--train-tokens"); ap.add_argument("--test-tokens"); ap.add_argument("--acl-dir")
+    ap.add_argument("--vocab", type=int, default=0)
     ap.add_argument("--train-images"); ap.add_argument("--train-labels")
     ap.add_argument("--test-images"); ap.add_argument("--test-labels")
     ap.add_argument("--cifar-dir")
@@ -339,6 +514,15 @@ def main():
     elif a.data == "cifar10":
         xtr, ytr = load_cifar10(a.cifar_dir, 0)
         xte, yte = load_cifar10(a.cifar_dir, 1)
+    elif a.data == "tokens":
+        xtr, ytr = load_tokens(a.train_tokens, spec)
+        xte, yte = load_tokens(a.test_tokens, spec)
+    elif a.data == "aclimdb":
+        (xtr, ytr), (xte, yte) = load_aclimdb(a.acl_dir, spec)
+    elif a.data == "synthetic-tokens":
+        maxlen = int(a.shape.split(",")[0])
+        xtr, ytr = synthetic_tokens(a.train_n, maxlen, a.vocab, a.classes, a.synthetic_seed, 0)
+        xte, yte = synthetic_tokens(a.test_n, maxlen, a.vocab, a.classes, a.synthetic_seed, 1)
     else:
         shape = tuple(int(v) for v in a.shape.split(","))
         xtr, ytr = synthetic(a.train_n, shape, a.classes, a.synthetic_seed, 0)
