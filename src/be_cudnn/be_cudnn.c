@@ -406,7 +406,9 @@ static int cu_prepare(nn_backend *be, nn_op *op) {
 
 static size_t cu_workspace_size(nn_backend *be, const nn_op *op) {
     (void)be;
-    /* the dropout keep mask; maxpool needs none (cuDNN's backward reads x and y) */
+    /* the dropout keep mask; maxpool needs none (cuDNN's backward reads x and y); batchnorm: the saved
+     * batch mean and inverse standard deviation */
+    if (op->kind == NN_OP_BATCHNORM) return 2 * sizeof(float) * (size_t)op->c;
     if ((op->kind == NN_OP_GRU || op->kind == NN_OP_LSTM) && op->priv) return cu_rnn_ws_bytes(&((cu_priv *)op->priv)->rnn);
     return op->kind == NN_OP_DROPOUT ? numel_out(op) : 0;
 }
@@ -543,6 +545,113 @@ static int cu_softmax_xent_forward(nn_backend *be, const nn_op *op, float *prob,
 static int cu_softmax_xent_backward(nn_backend *be, const nn_op *op, float *dlogits, const float *prob,
                                     const int32_t *labels) {
     CUDA_CHECK(cu_launch_xent_grad(dlogits, prob, labels, op->n, op->c, CTX(be)->stream), CU_HINT_KERNEL);
+    return 0;
+}
+
+/* ---- graph ops (issue 9A) ----------------------------------------------------------------------------- */
+
+static int cu_copy(nn_backend *be, void *dst, const void *src, size_t bytes) {
+    CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, CTX(be)->stream), "");
+    return 0;
+}
+
+/* Also sums gradients for the graph, on ops of any kind (no descriptor needed). */
+static int cu_add_forward(nn_backend *be, const nn_op *op, float *y, const float *a, const float *b) {
+    CUDA_CHECK(cu_launch_add(y, a, b, numel_out(op), CTX(be)->stream), CU_HINT_KERNEL);
+    return 0;
+}
+
+/* Channel concatenation as 2-D copies: per input, n rows of in_c*h*w floats into rows of oc*h*w. */
+static int cu_concat_forward(nn_backend *be, const nn_op *op, float *y, const float *const *x) {
+    const size_t hw = (size_t)op->h * op->w, row = (size_t)op->oc * hw * sizeof(float);
+    size_t off = 0;
+    for (int k = 0; k < op->ninputs; k++) {
+        size_t w = (size_t)op->in_c[k] * hw * sizeof(float);
+        CUDA_CHECK(cudaMemcpy2DAsync((char *)y + off, row, x[k], w, w, (size_t)op->n, cudaMemcpyDeviceToDevice,
+                                     CTX(be)->stream), "");
+        off += w;
+    }
+    return 0;
+}
+
+static int cu_concat_backward(nn_backend *be, const nn_op *op, float *const *dx, const float *dy) {
+    const size_t hw = (size_t)op->h * op->w, row = (size_t)op->oc * hw * sizeof(float);
+    size_t off = 0;
+    for (int k = 0; k < op->ninputs; k++) {
+        size_t w = (size_t)op->in_c[k] * hw * sizeof(float);
+        if (dx[k])
+            CUDA_CHECK(cudaMemcpy2DAsync(dx[k], w, (const char *)dy + off, row, w, (size_t)op->n,
+                                         cudaMemcpyDeviceToDevice, CTX(be)->stream), "");
+        off += w;
+    }
+    return 0;
+}
+
+/* cuDNN's spatial batch norm: exponentialAverageFactor = momentum (its running variance is the
+ * unbiased one, as nn/backend.h says); ws = saved mean and inverse standard deviation. */
+static int cu_batchnorm_forward(nn_backend *be, const nn_op *op, float *y, void *ws, const float *x,
+                                const float *gamma, const float *beta, float *running, int train) {
+    cu_ctx *c = CTX(be);
+    cu_priv *p;
+    SD_TRY(get_priv(op, "batchnorm_forward", &p));
+    float *rmean = running, *rvar = running + op->c;
+    if (!train) {
+        CUDNN_CHECK(cudnnBatchNormalizationForwardInference(c->dnn, CUDNN_BATCHNORM_SPATIAL, &k_one, &k_zero,
+                                                            p->d.x, x, p->d.x, y, p->d.bias, gamma, beta, rmean,
+                                                            rvar, (double)op->eps), CU_HINT_DESC);
+        return 0;
+    }
+    float *smean = ws, *sinv = (float *)ws + op->c;
+    CUDNN_CHECK(cudnnBatchNormalizationForwardTraining(c->dnn, CUDNN_BATCHNORM_SPATIAL, &k_one, &k_zero, p->d.x, x,
+                                                       p->d.x, y, p->d.bias, gamma, beta, (double)op->momentum,
+                                                       rmean, rvar, (double)op->eps, smean, sinv), CU_HINT_DESC);
+    return 0;
+}
+
+static int cu_batchnorm_backward(nn_backend *be, const nn_op *op, float *dx, float *dgamma, float *dbeta,
+                                 const float *dy, const float *x, const float *gamma, const void *ws) {
+    cu_ctx *c = CTX(be);
+    cu_priv *p;
+    SD_TRY(get_priv(op, "batchnorm_backward", &p));
+    if (!dx) {   /* cuDNN always writes dx: borrow the convolution workspace (one stream, not in use now) */
+        SD_TRY(grow_workspace(be, sizeof(float) * (size_t)op->n * op->c * op->h * op->w));
+        dx = c->ws;
+    }
+    const float *smean = ws, *sinv = (const float *)ws + op->c;
+    /* data gradient overwritten (beta 0), parameter gradients accumulated (beta 1) */
+    CUDNN_CHECK(cudnnBatchNormalizationBackward(c->dnn, CUDNN_BATCHNORM_SPATIAL, &k_one, &k_zero, &k_one, &k_one,
+                                                p->d.x, x, p->d.x, dy, p->d.x, dx, p->d.bias, gamma, dgamma, dbeta,
+                                                (double)op->eps, smean, sinv), CU_HINT_DESC);
+    return 0;
+}
+
+static int cu_avgpool_forward(nn_backend *be, const nn_op *op, float *y, const float *x) {
+    cu_ctx *c = CTX(be);
+    cu_priv *p;
+    SD_TRY(get_priv(op, "avgpool_forward", &p));
+    CUDNN_CHECK(cudnnPoolingForward(c->dnn, p->d.pool, &k_one, p->d.x, x, &k_zero, p->d.y, y), "");
+    return 0;
+}
+
+/* Average pooling's backward reads neither x nor y; cuDNN's signature wants them, dy/dx stand in. */
+static int cu_avgpool_backward(nn_backend *be, const nn_op *op, float *dx, const float *dy) {
+    cu_ctx *c = CTX(be);
+    cu_priv *p;
+    SD_TRY(get_priv(op, "avgpool_backward", &p));
+    CUDNN_CHECK(cudnnPoolingBackward(c->dnn, p->d.pool, &k_one, p->d.y, dy, p->d.y, dy, p->d.x, dx, &k_zero, p->d.x,
+                                     dx), "");
+    return 0;
+}
+
+static int cu_sigmoid_bce_forward(nn_backend *be, const nn_op *op, float *prob, float *loss, const float *logits,
+                                  const float *targets) {
+    CUDA_CHECK(cu_launch_bce_loss(prob, loss, logits, targets, op->n, op->c, CTX(be)->stream), CU_HINT_KERNEL);
+    return 0;
+}
+
+static int cu_sigmoid_bce_backward(nn_backend *be, const nn_op *op, float *dlogits, const float *prob,
+                                   const float *targets) {
+    CUDA_CHECK(cu_launch_bce_grad(dlogits, prob, targets, op->n, op->c, CTX(be)->stream), CU_HINT_KERNEL);
     return 0;
 }
 
@@ -705,6 +814,17 @@ static const nn_backend_ops cu_ops = {
     .softmax_xent_forward = cu_softmax_xent_forward,
     .softmax_xent_backward = cu_softmax_xent_backward,
     .optimizer_step = cu_optimizer_step,
+    /* graph ops (issue 9A) */
+    .copy = cu_copy,
+    .add_forward = cu_add_forward,
+    .concat_forward = cu_concat_forward,
+    .concat_backward = cu_concat_backward,
+    .batchnorm_forward = cu_batchnorm_forward,
+    .batchnorm_backward = cu_batchnorm_backward,
+    .avgpool_forward = cu_avgpool_forward,
+    .avgpool_backward = cu_avgpool_backward,
+    .sigmoid_bce_forward = cu_sigmoid_bce_forward,
+    .sigmoid_bce_backward = cu_sigmoid_bce_backward,
     /* recurrent ops (issue 9B) */
     .embedding_forward = cu_embedding_forward,
     .embedding_backward = cu_embedding_backward,

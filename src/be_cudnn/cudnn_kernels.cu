@@ -62,7 +62,42 @@ __global__ void k_xent_grad(float *dz, const float *prob, const int32_t *labels,
     }
 }
 
+/* graph ops (issue 9A) */
+__global__ void k_add(float *y, const float *a, const float *b, size_t n) {
+    CU_FOR(i, n) y[i] = a[i] + b[i];
+}
+__global__ void k_bce_loss(float *prob, float *loss, const float *z, const float *t, int n, int C) {
+    CU_FOR(i, (size_t)n) {
+        double s = 0;
+        for (int k = 0; k < C; k++) {
+            size_t j = i * (size_t)C + k;
+            prob[j] = nn_sigmoid(z[j]);
+            s += nn_bce_logit(z[j], t[j]);
+        }
+        loss[i] = (float)(s / C);
+    }
+}
+__global__ void k_bce_grad(float *dz, const float *prob, const float *t, size_t total, float inv) {
+    CU_FOR(j, total) dz[j] = (prob[j] - t[j]) * inv;
+}
+
 extern "C" {
+
+cudaError_t cu_launch_add(float *y, const float *a, const float *b, size_t n, cudaStream_t s) {
+    if (n) k_add<<<cu_grid(n), CU_BLOCK, 0, s>>>(y, a, b, n);
+    return cudaGetLastError();
+}
+cudaError_t cu_launch_bce_loss(float *prob, float *loss, const float *logits, const float *targets, int n, int C,
+                               cudaStream_t s) {
+    if (n > 0) k_bce_loss<<<cu_grid((size_t)n), CU_BLOCK, 0, s>>>(prob, loss, logits, targets, n, C);
+    return cudaGetLastError();
+}
+cudaError_t cu_launch_bce_grad(float *dlogits, const float *prob, const float *targets, int n, int C,
+                               cudaStream_t s) {
+    size_t total = (size_t)n * (size_t)C;
+    if (total) k_bce_grad<<<cu_grid(total), CU_BLOCK, 0, s>>>(dlogits, prob, targets, total, 1.0f / (float)total);
+    return cudaGetLastError();
+}
 
 cudaError_t cu_launch_sgd(float *p, const float *g, float *v, size_t n, float lr, float momentum,
                           cudaStream_t s) {

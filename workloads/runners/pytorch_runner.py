@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """pytorch_runner -- the showdown runner protocol (workloads/runners/PROTOCOL.md) for PyTorch.
 
-Builds any "showdown-workload/1" model from the spec (no per-workload code) and trains it on the same data,
+Builds any "showdown-workload/1" or "/2" model from the spec (no per-workload code: blocks, repeats and
+residual/concat connections expand as src/nn/spec.c does) and trains it on the same data,
 with the same initial weights, data order, dropout masks and optimizer arithmetic as the native engine
 (src/nn/model.c, src/nn/train.c, src/nn/kernels.h), printing one JSON line per event on stdout.
 Runs with Debian's python3-torch (torch 1.13) and numpy; nothing else.
@@ -328,12 +329,92 @@ def init_recurrent(m, kind, key):
         r.bias_ih_l0[h:2 * h] = 1.0   # Keras unit_forget_bias on b_x of gate f
 
 
+# ---- spec version 2: blocks, "$param" values, repeats, connections -> the flat layer list ---------------
+# The same expansion as src/nn/spec.c (expand_item / expand_block), so layer i here is the native layer i
+# (its initial weights and dropout stream depend on i). Each layer gets "inputs": earlier layer indices,
+# -1 = the model input. Connection layers are {"op": "add"} and {"op": "concat"}.
+def expand(spec):
+    blocks = spec["model"].get("blocks", {})
+    out = []
+
+    def value(v, env):
+        if isinstance(v, str) and v.startswith("$"):
+            return env[v[1:]]
+        return v
+
+    def item(l, env, cur):
+        for _ in range(int(value(l.get("repeat", 1), env))):
+            if "block" in l:
+                cur = block(l, env, cur)
+            else:
+                layer = {k: value(v, env) for k, v in l.items() if k != "repeat"}
+                layer["inputs"] = [cur]
+                out.append(layer)
+                cur = len(out) - 1
+        return cur
+
+    def seq(layers, env, cur):
+        for l in layers or []:
+            cur = item(l, env, cur)
+        return cur
+
+    def block(use, outer, cur):
+        b = blocks[use["block"]]
+        env = {k: value(v, outer) for k, v in b.get("params", {}).items()}
+        for k in env:
+            if k in use:
+                env[k] = value(use[k], outer)
+        x_in = cur
+        main = seq(b["layers"], env, cur)
+        conn = b.get("connection", "none")
+        if conn == "residual":
+            sc = seq(b["projection"], env, x_in) if use.get("project", False) else x_in
+            out.append({"op": "add", "inputs": [main, sc]})
+            cur = len(out) - 1
+        elif conn == "concat":
+            out.append({"op": "concat", "inputs": [x_in, main]})
+            cur = len(out) - 1
+        else:
+            cur = main
+        return seq(b.get("after"), env, cur)
+
+    seq(spec["model"]["layers"], {}, -1)
+    return out
+
+
+class Graph(torch.nn.Module):
+    """The layers in spec order; layer i reads the outputs of layers inputs[i] (-1: the model input)."""
+
+    def __init__(self, mods, inputs, kinds):
+        super().__init__()
+        self.mods = torch.nn.ModuleList(mods)
+        self.inputs, self.kinds = inputs, kinds
+
+    def forward(self, x):
+        outs = []
+        for m, ins, kind in zip(self.mods, self.inputs, self.kinds):
+            xs = [x if j < 0 else outs[j] for j in ins]
+            if kind == "add":
+                y = xs[0]
+                for t in xs[1:]:
+                    y = y + t
+            elif kind == "concat":
+                y = torch.cat(xs, 1)
+            else:
+                y = m(xs[0])
+            outs.append(y)
+        return outs[-1]
+
+
 def build(spec, seed):
-    """Sequential model + list of (layer index, module) with weights, in the native slab order."""
-    c, h, w = spec["data"]["shape"]
-    mods, weighted, drops, recurrent = [], [], [], []
-    for i, l in enumerate(spec["model"]["layers"]):
+    """Graph model + list of (layer index, module) with weights, in the native slab order."""
+    layers = expand(spec)
+    shapes = []   # (c, h, w) of each layer's output
+    mods, weighted, drops, inputs, kinds, recurrent = [], [], [], [], [], []
+    for i, l in enumerate(layers):
         op = l["op"]
+        ins = l["inputs"]
+        c, h, w = tuple(spec["data"]["shape"]) if ins[0] < 0 else shapes[ins[0]]
         if op == "conv2d":
             k = pair(l["kernel"], None)
             s = pair(l.get("stride"), (1, 1))
@@ -341,15 +422,30 @@ def build(spec, seed):
             m = torch.nn.Conv2d(c, int(l["filters"]), k, s, p, bias=l.get("bias", True))
             c, h, w = int(l["filters"]), (h + 2 * p[0] - k[0]) // s[0] + 1, (w + 2 * p[1] - k[1]) // s[1] + 1
             weighted.append((i, m, k[0] * k[1]))
-        elif op == "maxpool":
+        elif op in ("maxpool", "avgpool"):
             k = pair(l["size"], None)
             s = pair(l.get("stride"), k)
             p = padding(l, k)
             if p[0] * 2 > k[0] or p[1] * 2 > k[1]:
-                raise ValueError("layer %d: maxpool padding %s is more than half the window %s (torch cannot)" %
-                                 (i + 1, p, k))
-            m = torch.nn.MaxPool2d(k, s, p)
+                raise ValueError("layer %d: %s padding %s is more than half the window %s (torch cannot)" %
+                                 (i + 1, op, p, k))
+            if op == "maxpool":
+                m = torch.nn.MaxPool2d(k, s, p)
+            else:   # the native average leaves padded positions out of the count
+                m = torch.nn.AvgPool2d(k, s, p, count_include_pad=False)
             h, w = (h + 2 * p[0] - k[0]) // s[0] + 1, (w + 2 * p[1] - k[1]) // s[1] + 1
+        elif op == "global_avgpool":
+            m = torch.nn.AdaptiveAvgPool2d(1)
+            h, w = 1, 1
+        elif op == "batchnorm":
+            flat = ins[0] >= 0 and layers[ins[0]]["op"] in ("flatten", "dense")
+            bn = torch.nn.BatchNorm1d if flat else torch.nn.BatchNorm2d
+            m = bn(c, eps=float(l.get("eps", 1e-5)), momentum=float(l.get("momentum", 0.1)))
+        elif op == "add":
+            m = torch.nn.Identity()
+        elif op == "concat":
+            m = torch.nn.Identity()
+            c = sum(shapes[j][0] if j >= 0 else spec["data"]["shape"][0] for j in ins)
         elif op == "dense":
             if h != 1 or w != 1:
                 raise ValueError("layer %d: dense after a %dx%dx%d feature map needs flatten" % (i + 1, c, h, w))
@@ -379,7 +475,10 @@ def build(spec, seed):
             recurrent.append((i, m, op))
         else:
             raise ValueError("layer %d: unknown op %r" % (i + 1, op))
+        shapes.append((c, h, w))
         mods.append(m)
+        inputs.append(ins)
+        kinds.append(op)
     init = spec["model"].get("init", {})
     with torch.no_grad():
         for i, m, rf in weighted:
@@ -398,7 +497,8 @@ def build(spec, seed):
                 torch.nn.init.zeros_(m.bias)   # spec "bias": "zeros" (the only bias init the engine has)
         for i, m, kind in recurrent:
             init_recurrent(m, kind, h64s(seed ^ h64s(0x5EED + i)))
-    return torch.nn.Sequential(*mods), [m for _, m, _ in weighted], drops
+    # batch norm: gamma 1, beta 0, running mean 0, variance 1 (torch's defaults, as the native engine)
+    return Graph(mods, inputs, kinds), [m for _, m, _ in weighted], drops
 
 
 # ---- optimizers: the arithmetic of src/nn/kernels.h, in float32 ---------------------------------------
@@ -444,6 +544,29 @@ class Optim:
             else:
                 raise ValueError("unknown optimizer %r" % self.name)
             p.grad = None
+
+
+def mean_roc_auc(scores, targets):
+    """Mean over classes of the ROC AUC (Mann-Whitney, ties at half), classes without both labels skipped."""
+    aucs = []
+    for k in range(scores.shape[1]):
+        s, t = scores[:, k].astype(np.float64), targets[:, k] > 0.5
+        pos = int(t.sum())
+        neg = len(t) - pos
+        if pos == 0 or neg == 0:
+            continue
+        order = np.argsort(s, kind="mergesort")
+        ranks = np.empty(len(s))
+        ss = s[order]
+        i = 0
+        while i < len(ss):
+            j = i
+            while j < len(ss) and ss[j] == ss[i]:
+                j += 1
+            ranks[order[i:j]] = 0.5 * (i + 1 + j)
+            i = j
+        aucs.append((ranks[t].sum() - 0.5 * pos * (pos + 1)) / (pos * neg))
+    return float(np.mean(aucs)) if aucs else float("nan")
 
 
 # ---- the training loop of src/nn/train.c ----------------------------------------------------------------
@@ -508,6 +631,42 @@ def main():
           "python": sys.version.split()[0], "numpy": np.__version__, "cudnn_benchmark": bool(a.cudnn_benchmark),
           "cudnn": torch.backends.cudnn.version() if dev == "cuda" else None})
 
+    def sync():
+        if dev == "cuda":
+            torch.cuda.synchronize()
+
+    def infer_pass(x_all, n_batches, B):
+        """forward in inference mode over n_batches, the outputs copied to the host (train.c: infer_pass)"""
+        with torch.no_grad():
+            for b in range(n_batches):
+                x = torch.from_numpy(x_all[b * B:(b + 1) * B]).to(device)
+                model(x).cpu()
+        sync()
+
+    if "inference" in spec:   # an inference-only workload: untimed pass(es), then one timed pass
+        inf = spec["inference"]
+        shape = tuple(int(v) for v in a.shape.split(","))
+        xte, _ = synthetic(a.test_n, shape, max(1, a.classes), a.synthetic_seed, 1)
+        B = a.batch
+        nvb = len(xte) // B
+        if a.max_batches > 0:
+            nvb = min(nvb, a.max_batches)
+        if nvb == 0:
+            fail("the data hold no full batch of %d (%d images)" % (B, len(xte)))
+        model.eval()
+        cold = 0.0
+        for p in range(int(inf.get("warmup", 1))):
+            t0 = time.perf_counter()
+            infer_pass(xte, nvb, B)
+            if p == 0:
+                cold = time.perf_counter() - t0
+            emit({"event": "progress", "epoch": 0, "batch": nvb, "batches": nvb})
+        t0 = time.perf_counter()
+        infer_pass(xte, nvb, B)
+        emit({"event": "inference", "timed_s": time.perf_counter() - t0, "images": nvb * B, "cold_s": cold})
+        emit({"event": "done", "peak_bytes": torch.cuda.max_memory_allocated() if dev == "cuda" else 0})
+        return
+
     if a.data == "idx":
         xtr, ytr = load_idx(a.train_images, a.train_labels)
         xte, yte = load_idx(a.test_images, a.test_labels)
@@ -530,6 +689,16 @@ def main():
 
     opt = Optim(model.parameters(), spec["training"]["optimizer"])
     B, C = a.batch, int(spec["data"]["classes"])
+    bce = spec["model"]["loss"] == "sigmoid_binary_cross_entropy"
+
+    def loss_fn(z, y, reduction):
+        """per-example loss: softmax cross-entropy, or the mean over classes of the binary cross-entropy
+        against one-hot targets (train.c: targets_of)"""
+        if not bce:
+            return F.cross_entropy(z, y, reduction=reduction)
+        lv = F.binary_cross_entropy_with_logits(z, F.one_hot(y, C).to(z.dtype), reduction="none").mean(1)
+        return lv.sum() if reduction == "sum" else lv
+
     nb = len(ytr) // B
     if a.max_batches > 0:
         nb = min(nb, a.max_batches)
@@ -552,7 +721,7 @@ def main():
                 dseed = h64s(a.seed ^ ((step * 0x9E37) & M64))    # train.c: per-step dropout seed
             for d in drops:
                 d.seed = dseed
-            lv = F.cross_entropy(model(x), y, reduction="none")
+            lv = loss_fn(model(x), y, "none")
             lv.mean().backward()
             opt.step()
             step += 1
@@ -561,8 +730,7 @@ def main():
             if now - last > 2.0:
                 emit({"event": "progress", "epoch": e, "batch": b + 1, "batches": nb})
                 last = now
-        if dev == "cuda":
-            torch.cuda.synchronize()
+        sync()
         train_s = time.perf_counter() - t0
         loss = lsum / (nb * B)
         if loss != loss:
@@ -571,23 +739,34 @@ def main():
         model.eval()
         correct, vloss = 0, 0.0
         conf = torch.zeros(C * C, dtype=torch.int64)
+        scores = []
         with torch.no_grad():
             for b in range(nvb):
                 x = torch.from_numpy(xte[b * B:(b + 1) * B]).to(device)
                 y = torch.from_numpy(yte[b * B:(b + 1) * B]).to(device)
                 z = model(x)
-                vloss += float(F.cross_entropy(z, y, reduction="sum"))
+                vloss += float(loss_fn(z, y, "sum"))
                 pred = z.argmax(1)
                 correct += int((pred == y).sum())
                 conf += torch.bincount((y * C + pred).cpu(), minlength=C * C)
-        if dev == "cuda":
-            torch.cuda.synchronize()
+                if bce:
+                    scores.append(torch.sigmoid(z).cpu().numpy())
+        sync()
         val_s = time.perf_counter() - t1
         confusion = conf.view(C, C).tolist()
+        acc = correct / (nvb * B)
+        if bce:   # mean per-class ROC AUC, as train.c (nn_mean_roc_auc)
+            acc = mean_roc_auc(np.concatenate(scores), np.eye(C, dtype=np.float32)[yte[:nvb * B]])
+            if acc != acc:
+                fail("no class has both positive and negative examples in the %d validation images" % (nvb * B))
         emit({"event": "epoch", "epoch": e, "train_s": train_s, "val_s": val_s, "loss": loss,
-              "val_loss": vloss / (nvb * B), "accuracy": correct / (nvb * B), "train_images": nb * B,
+              "val_loss": vloss / (nvb * B), "accuracy": acc, "train_images": nb * B,
               "test_images": nvb * B})
         last = time.monotonic()
+    # inference timed apart: the test batches through the trained model, outputs copied to the host
+    t2 = time.perf_counter()
+    infer_pass(xte, nvb, B)
+    emit({"event": "inference", "timed_s": time.perf_counter() - t2, "images": nvb * B})
     peak = torch.cuda.max_memory_allocated() if dev == "cuda" else 0
     emit({"event": "done", "confusion": confusion, "peak_bytes": peak})
 
