@@ -699,3 +699,38 @@ Test(gradcheck, embedding_scatter_add_and_bad_id) {
     free(table); free(y); free(r); free(dt);
     nn_backend_free(be);
 }
+
+/* RepeatVector: y[i][t] = x[i]; the gradient is the sum over t (dx overwritten). Embedding over a range of
+ * the input ids (ids_stride, the graph's pointer offset), as babi_rnn's two embeddings read one input. */
+Test(gradcheck, repeat_vector_and_embedding_range) {
+    nn_backend *be = ref(2);
+    nn_op op = {.kind = NN_OP_REPEAT, .n = 3, .c = 4, .h = 1, .w = 1, .oc = 5, .oh = 1, .ow = 4};
+    float *x = rnd(12, -1, 1), *y = rnd(60, 0, 0), *dy = rnd(60, -1, 1), *dx = rnd(12, 7, 7);
+    cr_assert_eq(be->ops->repeat_forward(be, &op, y, x), 0, "%s", sd_errmsg());
+    cr_assert_eq(be->ops->repeat_backward(be, &op, dx, dy), 0, "%s", sd_errmsg());
+    for (int i = 0; i < 3; i++)
+        for (int k = 0; k < 4; k++) {
+            double s = 0;
+            for (int t = 0; t < 5; t++) {
+                cr_assert_eq(y[(i * 5 + t) * 4 + k], x[i * 4 + k]);
+                s += dy[(i * 5 + t) * 4 + k];
+            }
+            cr_assert_float_eq(dx[i * 4 + k], s, 1e-5, "dx[%d][%d]", i, k);
+        }
+    /* ids of 2 examples x 6 positions; the op reads positions [4, 6) of each */
+    int32_t ids[12] = {0, 1, 2, 3, 1, 2, 3, 3, 3, 3, 0, 1};
+    nn_op e = {.kind = NN_OP_EMBEDDING, .n = 2, .c = 2, .h = 1, .w = 1, .units = 3, .vocab = 4, .ids_stride = 6,
+               .ids_off = 4, .oc = 2, .oh = 1, .ow = 3};
+    float *table = rnd(12, -1, 1), *ye = rnd(12, 0, 0), *dt = rnd(12, 0, 0), *g = rnd(12, -1, 1);
+    cr_assert_eq(be->ops->embedding_forward(be, &e, ye, ids + e.ids_off, table), 0, "%s", sd_errmsg());
+    const int want[4] = {1, 2, 0, 1};
+    for (int r = 0; r < 4; r++)
+        for (int k = 0; k < 3; k++) cr_assert_eq(ye[r * 3 + k], table[want[r] * 3 + k], "row %d", r);
+    cr_assert_eq(be->ops->embedding_backward(be, &e, dt, g, ids + e.ids_off), 0, "%s", sd_errmsg());
+    for (int k = 0; k < 3; k++) {
+        cr_assert_float_eq(dt[1 * 3 + k], g[0 * 3 + k] + g[3 * 3 + k], 1e-6);
+        cr_assert_float_eq(dt[3 * 3 + k], 0.0f, 0.0);
+    }
+    free(x); free(y); free(dy); free(dx); free(table); free(ye); free(dt); free(g);
+    nn_backend_free(be);
+}

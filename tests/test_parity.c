@@ -863,7 +863,9 @@ static void parity_embedding(const char *name) {
         nn_op op = {.kind = NN_OP_EMBEDDING, .n = k ? rnd_int(1, 9) : 1, .c = k ? rnd_int(1, 20) : 1, .h = 1, .w = 1,
                     .units = rnd_int(1, 37), .vocab = rnd_int(1, 50)};
         op.oc = op.c; op.oh = 1; op.ow = op.units;
-        const size_t nt = (size_t)op.n * op.c, ny = nt * op.units, nw = (size_t)op.vocab * op.units;
+        if (k == 3) { op.ids_stride = op.c + 3; op.ids_off = 2; }   /* a range of a longer input (babi_rnn) */
+        const size_t nt = (size_t)op.n * (op.ids_stride ? op.ids_stride : op.c), ny = (size_t)op.n * op.c * op.units;
+        const size_t nw = (size_t)op.vocab * op.units;
         int32_t *ids = malloc(sizeof(int32_t) * nt);
         for (size_t i = 0; i < nt; i++) ids[i] = rnd_int(0, op.vocab - 1);
         float *table = rnd_buf(nw, 1.0f), *dy = rnd_buf(ny, 1.0f), *dt0 = rnd_buf(nw, 1.0f);
@@ -873,8 +875,8 @@ static void parity_embedding(const char *name) {
             nn_backend *e = bes[b];
             void *dI = dev(e, ids, nt * 4), *dT = dev(e, table, nw * 4), *dY = dev(e, NULL, ny * 4);
             void *dDY = dev(e, dy, ny * 4), *dDT = dev(e, dt0, nw * 4);
-            OK(e->ops->embedding_forward(e, &op, dY, dI, dT), e);
-            OK(e->ops->embedding_backward(e, &op, dDT, dDY, dI), e);
+            OK(e->ops->embedding_forward(e, &op, dY, (int32_t *)dI + op.ids_off, dT), e);
+            OK(e->ops->embedding_backward(e, &op, dDT, dDY, (int32_t *)dI + op.ids_off), e);
             out[b][0] = host(e, dY, ny);
             out[b][1] = host(e, dDT, nw);
             nn_dev_free(e, dI, nt * 4); nn_dev_free(e, dT, nw * 4); nn_dev_free(e, dY, ny * 4);
@@ -887,6 +889,40 @@ static void parity_embedding(const char *name) {
         EXPECT_CLOSE(be, what, out[1][1], out[0][1], nw);
         for (int b = 0; b < 2; b++) { free(out[b][0]); free(out[b][1]); }
         free(ids); free(table); free(dy); free(dt0);
+    }
+    nn_backend_free(ref);
+    nn_backend_free(be);
+}
+
+static void parity_repeat(const char *name) {
+    nn_backend *be = open_be(name), *ref = open_ref();
+    const int shapes[4][3] = {{1, 1, 1}, {3, 7, 5}, {32, 552, 50}, {5, 2, 33}};   /* n, times, c */
+    for (int k = 0; k < 4; k++) {
+        nn_op op = {.kind = NN_OP_REPEAT, .n = shapes[k][0], .c = shapes[k][2], .h = 1, .w = 1, .oc = shapes[k][1],
+                    .oh = 1, .ow = shapes[k][2]};
+        const size_t nx = (size_t)op.n * op.c, ny = nx * op.oc;
+        float *x = rnd_buf(nx, 1.0f), *dy = rnd_buf(ny, 1.0f), *out[2][2];
+        nn_backend *bes[2] = {ref, be};
+        for (int b = 0; b < 2; b++) {
+            nn_backend *e = bes[b];
+            float *garbage = rnd_buf(nx, 1e3f);
+            void *dX = dev(e, x, nx * 4), *dY = dev(e, NULL, ny * 4), *dDY = dev(e, dy, ny * 4), *dDX = dev(e, garbage, nx * 4);
+            prepare(e, &op);
+            OK(e->ops->repeat_forward(e, &op, dY, dX), e);
+            OK(e->ops->repeat_backward(e, &op, dDX, dDY), e);
+            out[b][0] = host(e, dY, ny);
+            out[b][1] = host(e, dDX, nx);
+            release(e, &op);
+            nn_dev_free(e, dX, nx * 4); nn_dev_free(e, dY, ny * 4); nn_dev_free(e, dDY, ny * 4); nn_dev_free(e, dDX, nx * 4);
+            free(garbage);
+        }
+        char what[160];
+        snprintf(what, sizeof what, "repeat_vector n%d T%d C%d y", op.n, op.oc, op.c);
+        EXPECT_CLOSE(be, what, out[1][0], out[0][0], ny);
+        snprintf(what, sizeof what, "repeat_vector n%d T%d C%d dx", op.n, op.oc, op.c);
+        EXPECT_CLOSE(be, what, out[1][1], out[0][1], nx);
+        for (int b = 0; b < 2; b++) { free(out[b][0]); free(out[b][1]); }
+        free(x); free(dy);
     }
     nn_backend_free(ref);
     nn_backend_free(be);
@@ -913,7 +949,8 @@ static void parity_embedding(const char *name) {
     /* recurrent ops (issue 9B) */                                                         \
     Test(BE, gru, .timeout = 300) { parity_rnn(#BE, NN_OP_GRU); }                          \
     Test(BE, lstm, .timeout = 300) { parity_rnn(#BE, NN_OP_LSTM); }                        \
-    Test(BE, embedding, .timeout = 300) { parity_embedding(#BE); }
+    Test(BE, embedding, .timeout = 300) { parity_embedding(#BE); }                         \
+    Test(BE, repeat_vector, .timeout = 300) { parity_repeat(#BE); }
 
 PARITY_SUITE(dnnl)
 PARITY_SUITE(cudnn)

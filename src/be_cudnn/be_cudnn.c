@@ -332,8 +332,8 @@ sized:;
 
 static int cu_embedding_forward(nn_backend *be, const nn_op *op, float *y, const int32_t *ids, const float *table) {
     cu_ctx *c = CTX(be);
-    CUDA_CHECK(cu_launch_embedding_fwd(y, ids, table, (size_t)op->n * op->c, op->units, op->vocab, c->bad, c->stream),
-               CU_HINT_KERNEL);
+    CUDA_CHECK(cu_launch_embedding_fwd(y, ids, table, (size_t)op->n * op->c, op->c, op->ids_stride ? op->ids_stride : op->c,
+                                       op->units, op->vocab, c->bad, c->stream), CU_HINT_KERNEL);
     /* an id out of range is reported here (one small copy back per batch) */
     int bad[2] = {0, 0};
     CUDA_CHECK(cudaMemcpyAsync(bad, c->bad, sizeof bad, cudaMemcpyDeviceToHost, c->stream), "");
@@ -347,8 +347,17 @@ static int cu_embedding_forward(nn_backend *be, const nn_op *op, float *y, const
 
 static int cu_embedding_backward(nn_backend *be, const nn_op *op, float *dtable, const float *dy, const int32_t *ids) {
     cu_ctx *c = CTX(be);
-    CUDA_CHECK(cu_launch_embedding_bwd(dtable, dy, ids, (size_t)op->n * op->c, op->units, op->vocab, c->stream),
-               CU_HINT_KERNEL);
+    CUDA_CHECK(cu_launch_embedding_bwd(dtable, dy, ids, (size_t)op->n * op->c, op->c, op->ids_stride ? op->ids_stride : op->c,
+                                       op->units, op->vocab, c->stream), CU_HINT_KERNEL);
+    return 0;
+}
+
+static int cu_repeat_forward(nn_backend *be, const nn_op *op, float *y, const float *x) {
+    CUDA_CHECK(cu_launch_repeat_fwd(y, x, op->n, op->oc, op->c, CTX(be)->stream), CU_HINT_KERNEL);
+    return 0;
+}
+static int cu_repeat_backward(nn_backend *be, const nn_op *op, float *dx, const float *dy) {
+    CUDA_CHECK(cu_launch_repeat_bwd(dx, dy, op->n, op->oc, op->c, CTX(be)->stream), CU_HINT_KERNEL);
     return 0;
 }
 
@@ -394,7 +403,7 @@ static int cu_prepare(nn_backend *be, nn_op *op) {
         if (rc < 0) cu_release(be, op);
         return rc;
     }
-    if (op->kind == NN_OP_EMBEDDING) { op->priv = p; return 0; }
+    if (op->kind == NN_OP_EMBEDDING || op->kind == NN_OP_REPEAT) { op->priv = p; return 0; }
     int rc = cu_descs_init(&p->d, op, c->tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH);
     if (rc < 0) { free(p); return rc; }
     op->priv = p;
@@ -832,6 +841,8 @@ static const nn_backend_ops cu_ops = {
     .gru_backward = cu_rnn_bwd,
     .lstm_forward = cu_rnn_fwd,
     .lstm_backward = cu_rnn_bwd,
+    .repeat_forward = cu_repeat_forward,
+    .repeat_backward = cu_repeat_backward,
 };
 
 static int cu_init(nn_backend *be) {

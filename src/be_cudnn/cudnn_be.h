@@ -128,12 +128,16 @@ cudaError_t cu_launch_bce_grad(float *dlogits, const float *prob, const float *t
                                cudaStream_t s);
 /* ---- recurrent ops (issue 9B): cudnn_rnn.c and the embedding kernels ------------------------------------ */
 
-/* y[r][e] = table[ids[r]][e] over nt = n*T rows; an id outside [0, V) gives NaN and sets bad[0] = 1,
- * bad[1] = the id. Backward: dtable[ids[r]][e] += dy[r][e] (atomicAdd). */
-cudaError_t cu_launch_embedding_fwd(float *y, const int32_t *ids, const float *table, size_t nt, int E, int V,
-                                    int *bad, cudaStream_t s);
-cudaError_t cu_launch_embedding_bwd(float *dtable, const float *dy, const int32_t *ids, size_t nt, int E, int V,
-                                    cudaStream_t s);
+/* y[r][e] = table[id(r)][e] over nt = n*T rows, id(r) = ids[(r / T) * S + r % T] (S: ids per example); an
+ * id outside [0, V) gives NaN and sets bad[0] = 1, bad[1] = the id. Backward: dtable[id(r)][e] += dy[r][e]
+ * (atomicAdd). */
+cudaError_t cu_launch_embedding_fwd(float *y, const int32_t *ids, const float *table, size_t nt, int T, int S, int E,
+                                    int V, int *bad, cudaStream_t s);
+cudaError_t cu_launch_embedding_bwd(float *dtable, const float *dy, const int32_t *ids, size_t nt, int T, int S, int E,
+                                    int V, cudaStream_t s);
+/* RepeatVector: y[i][t][k] = x[i][k] over n x T x C; backward dx[i][k] = sum_t dy[i][t][k] (overwrite). */
+cudaError_t cu_launch_repeat_fwd(float *y, const float *x, int n, int T, int C, cudaStream_t s);
+cudaError_t cu_launch_repeat_bwd(float *dx, const float *dy, int n, int T, int C, cudaStream_t s);
 
 /* GRU / LSTM through cudnnRNNForward / cudnnRNNBackwardData_v8 / cudnnRNNBackwardWeights_v8: one layer,
  * unidirectional, CUDNN_RNN_DOUBLE_BIAS, batch-major unpacked data ([N][T][F], nn/backend.h), zero

@@ -1069,6 +1069,13 @@ static int dnnl_rnn_backward(nn_backend *be, const nn_op *op, float *dx, float *
     return 0;
 }
 
+static int dnnl_repeat_forward(nn_backend *be, const nn_op *op, float *y, const float *x) {
+    return nn_host_repeat_forward(CTX(be)->threads, op, y, x);
+}
+static int dnnl_repeat_backward(nn_backend *be, const nn_op *op, float *dx, const float *dy) {
+    return nn_host_repeat_backward(CTX(be)->threads, op, dx, dy);
+}
+
 static int dnnl_embedding_forward(nn_backend *be, const nn_op *op, float *y, const int32_t *ids, const float *table) {
     return nn_host_embedding_forward(CTX(be)->threads, op, y, ids, table);
 }
@@ -1232,6 +1239,8 @@ static const nn_backend_ops dnnl_ops = {
     .gru_backward = dnnl_rnn_backward,
     .lstm_forward = dnnl_rnn_forward,
     .lstm_backward = dnnl_rnn_backward,
+    .repeat_forward = dnnl_repeat_forward,
+    .repeat_backward = dnnl_repeat_backward,
 };
 
 int nn_dnnl_new(nn_backend **out, const nn_backend_opts *opts) {

@@ -107,6 +107,8 @@ static int load_data(const bench_args *a, const sd_workload *w, long max_example
             return 0;
         }
         why = "IMDB is not on this machine (give --data-dir DIR holding aclImdb/ or train.tok + test.tok)";
+    } else if (!want_syn && strcmp(w->dataset, "babi") == 0) {
+        why = "bAbI is not on this machine (no loader yet: synthetic token data with the published shapes)";
     } else if (!want_syn) {
         why = "the workload's data set is synthetic";
     }
@@ -117,7 +119,7 @@ static int load_data(const bench_args *a, const sd_workload *w, long max_example
         if (ntrain > max_examples) ntrain = max_examples;
         if (ntest > max_examples) ntest = max_examples;
     }
-    if (strcmp(w->dataset, "imdb") == 0) {   /* token ids for the embedding (issue 9B) */
+    if (strcmp(w->dataset, "imdb") == 0 || strcmp(w->dataset, "babi") == 0) {   /* token ids (issue 9B) */
         int vocab = w->num_words;
         for (int i = 0; i < w->nlayers; i++)
             if (w->layers[i].kind == NN_OP_EMBEDDING && (!vocab || w->layers[i].vocab < vocab)) vocab = w->layers[i].vocab;

@@ -76,7 +76,8 @@ int sd_data_load_tokens(sd_dataset *out, const char *path, const sd_imdb_opts *o
 /* Seeded synthetic token sequences shaped like IMDB: n examples of maxlen ids in [0, vocab), labels in
  * [0, classes), start token 1, a length of maxlen (probability 0.7, as most IMDB reviews) or uniform in [maxlen/4, maxlen],
  * zero-padded at the end; learnable
- * (30% of each example's tokens come from a block of up to 64 ids particular to its label). split: 0 train, 1 test. */
+ * (30% of each example's tokens come from a block of up to 64 ids particular to its label, wrapped
+ * into [3, vocab) when the vocabulary is small). split: 0 train, 1 test. */
 int sd_data_synthetic_tokens(sd_dataset *out, int n, int maxlen, int vocab, int classes, uint64_t seed, int split);
 
 #endif

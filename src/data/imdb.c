@@ -402,8 +402,8 @@ int sd_data_synthetic_tokens(sd_dataset *out, int n, int maxlen, int vocab_size,
     memset(out, 0, sizeof *out);
     if (split != 0 && split != 1) return sd_err(SD_EUSAGE, "synthetic tokens: split %d: expected 0 or 1", split);
     if (classes < 2 || classes > 256) return sd_err(SD_EINPUT, "synthetic tokens: %d classes: expected 2..256", classes);
-    if (vocab_size < 4 + 2 * classes)
-        return sd_err(SD_EINPUT, "synthetic tokens: vocabulary %d too small for %d classes", vocab_size, classes);
+    if (vocab_size < 4)
+        return sd_err(SD_EINPUT, "synthetic tokens: vocabulary %d too small (at least 4: pad, start, oov, a word)", vocab_size);
     SD_TRY(sd_data_alloc(out, "synthetic tokens", n, maxlen, 1, 1));
     /* Per example: a label, a length (maxlen with probability 0.7 — most IMDB reviews are longer than the
      * published 150 — else uniform in [maxlen/4, maxlen]), the start token 1, then tokens that with
@@ -424,7 +424,7 @@ int sd_data_synthetic_tokens(sd_dataset *out, int n, int maxlen, int vocab_size,
         for (int t = 1; t < len; t++) {
             uint64_t r = nn_hash64(h ^ nn_hash64((uint64_t)t));
             int id;
-            if ((r & 1023) < 307) id = 3 + y * block + (int)((r >> 10) % (uint64_t)block);
+            if ((r & 1023) < 307) id = 3 + (y * block + (int)((r >> 10) % (uint64_t)block)) % (vocab_size - 3);
             else id = 3 + (int)((r >> 10) % (uint64_t)(vocab_size - 3));
             x[t] = (float)id;
         }

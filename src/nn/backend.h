@@ -32,6 +32,7 @@ typedef enum nn_op_kind {
     NN_OP_EMBEDDING,    /* int32 token ids -> vectors (a table lookup) */
     NN_OP_GRU,          /* cuDNN's GRU (= oneDNN lbr_gru, PyTorch nn.GRU, Keras reset_after=True) */
     NN_OP_LSTM,         /* cuDNN's LSTM (= PyTorch nn.LSTM: two bias vectors) */
+    NN_OP_REPEAT,       /* Keras RepeatVector: a vector [c] -> the sequence [oc = times][1][c] */
     NN_OP_COUNT
 } nn_op_kind;
 
@@ -49,6 +50,8 @@ typedef struct nn_op {
     int units;                    /* gru/lstm: hidden size H; embedding: vector size E */
     int vocab;                    /* embedding: table rows V (ids in [0, V)) */
     int ret_seq;                  /* gru/lstm: 1 output every step's h, 0 only the last one */
+    int ids_stride;               /* embedding: ids per example in the input (0: c) */
+    int ids_off;                  /* embedding: first id this op reads; the graph passes ids + ids_off */
     int seqs;                     /* gru/lstm: > 1 when the graph folded that many independent sequences per
                                    * example into n (Keras TimeDistributed); kernels ignore it */
     void *priv;                   /* back-end state made by prepare(), freed by release() */
@@ -61,8 +64,9 @@ typedef struct nn_op {
 /* Sequence tensors (issue 9B). A sequence of T vectors of F features is stored per example as [T][F]
  * (time outer, features contiguous, batch outermost: [n][T][F], PyTorch batch_first / Keras). In the
  * NCHW shape fields it is carried as c = T, h = 1, w = F, so element counts and NCHW indexing hold.
- *   embedding: input  n x T int32 ids (c = T, h = w = 1); output (oc, oh, ow) = (T, 1, E = units);
- *              table [V][E] row-major (row = token id).
+ *   embedding: input  n x T int32 ids (c = T, h = w = 1), example i's at ids[i * stride] (stride = ids_stride,
+ *              or T when 0); output (oc, oh, ow) = (T, 1, E = units); table [V][E] row-major (row = token id).
+ *   repeat:    input (c, 1, 1); output (times, 1, c): y[i][t][k] = x[i][k]; backward dx[i][k] = sum_t dy[i][t][k].
  *   gru/lstm:  input (c, h, w) = (T, 1, F); output (T, 1, H) when ret_seq, else (oc, oh, ow) = (H, 1, 1)
  *              (the last step's h). Initial state h0 = 0 (and c0 = 0); T >= 1.
  * Recurrent weights are one contiguous slice in PyTorch's / cuDNN's per-matrix layout:
@@ -204,6 +208,9 @@ typedef struct nn_backend_ops {
     int (*lstm_forward)(nn_backend *be, const nn_op *op, float *y, void *ws, const float *x, const float *w);
     int (*lstm_backward)(nn_backend *be, const nn_op *op, float *dx, float *dw, const float *dy, const float *x,
                          const float *w, const float *y, const void *ws);
+    /* repeat (RepeatVector): forward broadcast over op->oc steps; backward overwrites dx with the sum. */
+    int (*repeat_forward)(nn_backend *be, const nn_op *op, float *y, const float *x);
+    int (*repeat_backward)(nn_backend *be, const nn_op *op, float *dx, const float *dy);
 } nn_backend_ops;
 
 typedef struct nn_backend_opts {

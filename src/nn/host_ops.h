@@ -36,5 +36,7 @@ int nn_host_embedding_backward(int threads, const nn_op *op, float *dtable, cons
 int nn_host_rnn_forward(int threads, const nn_op *op, float *y, void *ws, const float *x, const float *w);
 int nn_host_rnn_backward(int threads, const nn_op *op, float *dx, float *dw, const float *dy, const float *x,
                          const float *w, const float *y, const void *ws);
+int nn_host_repeat_forward(int threads, const nn_op *op, float *y, const float *x);
+int nn_host_repeat_backward(int threads, const nn_op *op, float *dx, const float *dy);
 
 #endif

@@ -59,27 +59,31 @@ static float sigm(float a) { return 1.0f / (1.0f + expf(-a)); }
 
 int nn_host_embedding_forward(int threads, const nn_op *op, float *y, const int32_t *ids, const float *table) {
     const long nt = (long)op->n * op->c;
-    const int E = op->units;
-    for (long i = 0; i < nt; i++)
-        if (ids[i] < 0 || ids[i] >= op->vocab)
+    const int E = op->units, T = op->c, S = op->ids_stride ? op->ids_stride : op->c;
+    for (long i = 0; i < nt; i++) {
+        const int32_t id = ids[(i / T) * S + i % T];
+        if (id < 0 || id >= op->vocab)
             return sd_err(SD_EINPUT, "embedding: token id %d (example %ld, step %ld) outside the vocabulary [0, %d)",
-                          (int)ids[i], i / op->c, i % op->c, op->vocab);
+                          (int)id, i / T, i % T, op->vocab);
+    }
     #pragma omp parallel for num_threads(threads) schedule(static)
-    for (long i = 0; i < nt; i++) memcpy(y + (size_t)i * E, table + (size_t)ids[i] * E, sizeof(float) * E);
+    for (long i = 0; i < nt; i++)
+        memcpy(y + (size_t)i * E, table + (size_t)ids[(i / T) * S + i % T] * E, sizeof(float) * E);
     return 0;
 }
 
 int nn_host_embedding_backward(int threads, const nn_op *op, float *dtable, const float *dy, const int32_t *ids) {
     const long nt = (long)op->n * op->c;
-    const int E = op->units;
+    const int E = op->units, T = op->c, S = op->ids_stride ? op->ids_stride : op->c;
     /* each thread owns a slice of the E columns: duplicate ids never race */
     #pragma omp parallel num_threads(threads)
     {
         int e0, e1;
         split(E, omp_get_num_threads(), omp_get_thread_num(), &e0, &e1);
         for (long i = 0; i < nt; i++) {
-            if (ids[i] < 0 || ids[i] >= op->vocab) continue;   /* forward rejected it already */
-            float *d = dtable + (size_t)ids[i] * E;
+            const int32_t id = ids[(i / T) * S + i % T];
+            if (id < 0 || id >= op->vocab) continue;   /* forward rejected it already */
+            float *d = dtable + (size_t)id * E;
             const float *g = dy + (size_t)i * E;
             for (int e = e0; e < e1; e++) d[e] += g[e];
         }
@@ -297,4 +301,28 @@ int nn_host_rnn_backward(int threads, const nn_op *op, float *dx, float *dw, con
     if (dah != dax) free(dah);
     free(tr);
     return fail ? sd_err(SD_ENOMEM, "%s backward: out of memory", lstm ? "lstm" : "gru") : 0;
+}
+
+/* ---- repeat (Keras RepeatVector) ----------------------------------------------------------------------- */
+
+int nn_host_repeat_forward(int threads, const nn_op *op, float *y, const float *x) {
+    const int C = op->c, T = op->oc;
+    #pragma omp parallel for num_threads(threads) schedule(static)
+    for (int i = 0; i < op->n; i++)
+        for (int t = 0; t < T; t++) memcpy(y + ((size_t)i * T + t) * C, x + (size_t)i * C, sizeof(float) * C);
+    return 0;
+}
+
+int nn_host_repeat_backward(int threads, const nn_op *op, float *dx, const float *dy) {
+    const int C = op->c, T = op->oc;
+    #pragma omp parallel for num_threads(threads) schedule(static)
+    for (int i = 0; i < op->n; i++) {
+        float *d = dx + (size_t)i * C;
+        memset(d, 0, sizeof(float) * C);
+        for (int t = 0; t < T; t++) {
+            const float *g = dy + ((size_t)i * T + t) * C;
+            for (int k = 0; k < C; k++) d[k] += g[k];
+        }
+    }
+    return 0;
 }

@@ -13,7 +13,7 @@
 const char *nn_op_name(nn_op_kind k) {
     static const char *const names[NN_OP_COUNT] = {"dense", "conv2d", "maxpool", "relu", "dropout", "flatten",
                                                    "softmax_xent", "add", "concat", "batchnorm", "avgpool",
-                                                   "global_avgpool", "sigmoid_bce", "embedding", "gru", "lstm"};
+                                                   "global_avgpool", "sigmoid_bce", "embedding", "gru", "lstm", "repeat"};
     return k < NN_OP_COUNT ? names[k] : "?";
 }
 
@@ -116,6 +116,14 @@ static int plan_layer(const sd_workload *w, nn_layer *ls, int i, size_t *off) {
             return spec_err(w, s, "embedding must be the first layer, on token ids of shape [steps, 1, 1] (got %dx%dx%d)",
                             c, h, wd);
         op->units = s->units; op->vocab = s->vocab;
+        if (s->range_to > 0) {   /* a range [from, to) of the input's ids */
+            if (s->range_to > c)
+                return spec_err(w, s, "embedding range [%d, %d) is outside the %d input ids", s->range_from,
+                                s->range_to, c);
+            op->ids_stride = c;
+            op->ids_off = s->range_from;
+            op->c = c = s->range_to - s->range_from;
+        }
         op->oc = c; op->oh = 1; op->ow = s->units;
         l->w_len = (size_t)s->vocab * s->units;
         l->flops = 0;
@@ -141,6 +149,11 @@ static int plan_layer(const sd_workload *w, nn_layer *ls, int i, size_t *off) {
         if (op->seqs > 1) l->flops *= op->seqs;
         break;
     }
+    case NN_OP_REPEAT:
+        if (h != 1 || wd != 1)
+            return spec_err(w, s, "repeat_vector needs a vector input (got %dx%dx%d)", c, h, wd);
+        op->oc = s->units; op->oh = 1; op->ow = c;
+        break;
     case NN_OP_DROPOUT:
         op->rate = s->rate;
         /* fall through */
@@ -401,6 +414,7 @@ static int check_support(const nn_backend *be, const nn_layer *l, int training) 
     case NN_OP_EMBEDDING: f = (void *)o->embedding_forward; b = (void *)o->embedding_backward; break;
     case NN_OP_GRU: f = (void *)o->gru_forward; b = (void *)o->gru_backward; break;
     case NN_OP_LSTM: f = (void *)o->lstm_forward; b = (void *)o->lstm_backward; break;
+    case NN_OP_REPEAT: f = (void *)o->repeat_forward; b = (void *)o->repeat_backward; break;
     default: return 0;   /* flatten: a view */
     }
     SD_TRY(needs(be, f, l));
@@ -540,7 +554,10 @@ int nn_model_forward(nn_model *m, int train, uint64_t dropout_seed) {
             rc = o->batchnorm_forward(be, &l->op, l->y, l->ws, x, W, B, m->stats + l->s_off, train);
             break;
         case NN_OP_AVGPOOL: case NN_OP_GLOBAL_AVGPOOL: rc = o->avgpool_forward(be, &l->op, l->y, x); break;
-        case NN_OP_EMBEDDING: rc = o->embedding_forward(be, &l->op, l->y, m->ids, W); break;
+        case NN_OP_EMBEDDING:
+            rc = o->embedding_forward(be, &l->op, l->y, m->ids + l->op.ids_off, W);
+            break;
+        case NN_OP_REPEAT: rc = o->repeat_forward(be, &l->op, l->y, x); break;
         case NN_OP_GRU: rc = o->gru_forward(be, &l->op, l->y, l->ws, x, W); break;
         case NN_OP_LSTM: rc = o->lstm_forward(be, &l->op, l->y, l->ws, x, W); break;
         default: rc = sd_err(SD_ERROR, "internal: op %d in forward", (int)l->op.kind);
@@ -619,7 +636,8 @@ int nn_model_backward(nn_model *m) {
         case NN_OP_DROPOUT: if (dx) rc = o->dropout_backward(be, &l->op, dx, l->dy, l->ws); break;
         case NN_OP_BATCHNORM: rc = o->batchnorm_backward(be, &l->op, dx, dW, dB, l->dy, x, W, l->ws); break;
         case NN_OP_AVGPOOL: case NN_OP_GLOBAL_AVGPOOL: if (dx) rc = o->avgpool_backward(be, &l->op, dx, l->dy); break;
-        case NN_OP_EMBEDDING: rc = o->embedding_backward(be, &l->op, dW, l->dy, m->ids); break;
+        case NN_OP_EMBEDDING: rc = o->embedding_backward(be, &l->op, dW, l->dy, m->ids + l->op.ids_off); break;
+        case NN_OP_REPEAT: if (dx) rc = o->repeat_backward(be, &l->op, dx, l->dy); break;
         case NN_OP_GRU: rc = o->gru_backward(be, &l->op, dx, dW, l->dy, x, W, l->y, l->ws); break;
         case NN_OP_LSTM: rc = o->lstm_backward(be, &l->op, dx, dW, l->dy, x, W, l->y, l->ws); break;
         default: rc = sd_err(SD_ERROR, "internal: op %d in backward", (int)l->op.kind);

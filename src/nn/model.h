@@ -44,6 +44,7 @@ typedef struct nn_layer_spec {
     float eps, momentum;    /* batchnorm */
     /* recurrent (issue 9B) */
     int vocab;              /* embedding: table rows */
+    int range_from, range_to;   /* embedding: "range" [from, to) of the input ids it reads (to 0: all) */
     int ret_seq;            /* gru/lstm: "return_sequences" */
     int distributed;        /* gru/lstm: "time_distributed" — every row of a [1, rows, steps] input is its own
                              * sequence of one feature (Keras TimeDistributed(LSTM) over image rows) */

@@ -425,6 +425,13 @@ static int ref_rnn_backward(nn_backend *be, const nn_op *op, float *dx, float *d
     return nn_host_rnn_backward(T(be), op, dx, dw, dy, x, w, y, ws);
 }
 
+static int ref_repeat_forward(nn_backend *be, const nn_op *op, float *y, const float *x) {
+    return nn_host_repeat_forward(T(be), op, y, x);
+}
+static int ref_repeat_backward(nn_backend *be, const nn_op *op, float *dx, const float *dy) {
+    return nn_host_repeat_backward(T(be), op, dx, dy);
+}
+
 /* ---- table ----------------------------------------------------------------------------------------- */
 
 static void ref_env(nn_backend *be, nn_env_fn add, void *user) {
@@ -481,6 +488,8 @@ static const nn_backend_ops ref_ops = {
     .gru_backward = ref_rnn_backward,
     .lstm_forward = ref_rnn_forward,
     .lstm_backward = ref_rnn_backward,
+    .repeat_forward = ref_repeat_forward,
+    .repeat_backward = ref_repeat_backward,
 };
 
 int nn_ref_new(nn_backend **out, const nn_backend_opts *opts) {

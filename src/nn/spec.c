@@ -112,7 +112,7 @@ static const struct { const char *name; nn_op_kind kind; } layer_kinds[] = {
     /* graph ops (issue 9A); add and concat come from block connections */
     {"batchnorm", NN_OP_BATCHNORM}, {"avgpool", NN_OP_AVGPOOL}, {"global_avgpool", NN_OP_GLOBAL_AVGPOOL},
     /* recurrent ops (issue 9B) */
-    {"embedding", NN_OP_EMBEDDING}, {"gru", NN_OP_GRU}, {"lstm", NN_OP_LSTM},
+    {"embedding", NN_OP_EMBEDDING}, {"gru", NN_OP_GRU}, {"lstm", NN_OP_LSTM}, {"repeat_vector", NN_OP_REPEAT},
 };
 
 static int parse_layer(const jv_doc *d, const spec_env *env, const jv *v, nn_layer_spec *l) {
@@ -126,7 +126,7 @@ static int parse_layer(const jv_doc *d, const spec_env *env, const jv *v, nn_lay
         if (strcmp(op, layer_kinds[i].name) == 0) { l->kind = layer_kinds[i].kind; found = 1; }
     if (!found)
         return jv_err(d, jv_get(v, "op"), "unknown layer op '%s' (expected one of: dense, conv2d, maxpool, relu, "
-                      "dropout, flatten, batchnorm, avgpool, global_avgpool, embedding, gru, lstm; or {\"block\": NAME})", op);
+                      "dropout, flatten, batchnorm, avgpool, global_avgpool, embedding, gru, lstm, repeat_vector; or {\"block\": NAME})", op);
     char what[64];
     snprintf(what, sizeof what, "%s layer", op);
     long long x;
@@ -186,11 +186,24 @@ static int parse_layer(const jv_doc *d, const spec_env *env, const jv *v, nn_lay
     }
     /* recurrent ops (issue 9B) */
     case NN_OP_EMBEDDING: {
-        static const char *const keys[] = {"op", "vocab", "units", NULL};
+        static const char *const keys[] = {"op", "vocab", "units", "range", NULL};
         SD_TRY(jv_check_keys(d, v, what, keys));
         SD_TRY(get_int_p(d, env, v, "vocab", what, 1, 1, 1 << 24, &x));
         l->vocab = (int)x;
         SD_TRY(get_int_p(d, env, v, "units", what, 1, 1, 1 << 16, &x));
+        l->units = (int)x;
+        if (jv_get(v, "range")) {   /* [from, to): the ids this embedding reads (several inputs in one) */
+            SD_TRY(get_pair(d, env, v, "range", what, 0, 1 << 20, &l->range_from, &l->range_to));
+            if (l->range_to <= l->range_from)
+                return jv_err(d, jv_get(v, "range"), "empty range [%d, %d) in %s", l->range_from, l->range_to, what);
+        }
+        l->bias = 0;
+        return 0;
+    }
+    case NN_OP_REPEAT: {
+        static const char *const keys[] = {"op", "times", NULL};
+        SD_TRY(jv_check_keys(d, v, what, keys));
+        SD_TRY(get_int_p(d, env, v, "times", what, 1, 1, 1 << 20, &x));
         l->units = (int)x;
         l->bias = 0;
         return 0;
@@ -433,8 +446,8 @@ static int parse(sd_workload *w, const jv_doc *d) {
     SD_TRY(jv_check_keys(d, data, "data", dkeys));
     SD_TRY(copy_str(d, data, "dataset", "data", 1, w->dataset, sizeof w->dataset));
     if (strcmp(w->dataset, "mnist") && strcmp(w->dataset, "cifar10") && strcmp(w->dataset, "synthetic") &&
-        strcmp(w->dataset, "imdb"))
-        return jv_err(d, jv_get(data, "dataset"), "unknown dataset '%s' (expected mnist, cifar10, imdb or synthetic)", w->dataset);
+        strcmp(w->dataset, "imdb") && strcmp(w->dataset, "babi"))
+        return jv_err(d, jv_get(data, "dataset"), "unknown dataset '%s' (expected mnist, cifar10, imdb, babi or synthetic)", w->dataset);
     /* token data (issue 9B): Keras imdb.load_data(num_words) and pad_sequences(padding, truncating) */
     {
         long long nw = 0;

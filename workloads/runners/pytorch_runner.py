@@ -235,7 +235,7 @@ def synthetic_tokens(n, maxlen, vocab, classes, seed, split):
     t = np.arange(maxlen, dtype=np.uint64)
     with np.errstate(over="ignore"):
         r = h64(h[:, None] ^ h64(t)[None, :])
-    own = U(3) + y.astype(np.uint64)[:, None] * U(block) + ((r >> U(10)) % U(block))
+    own = U(3) + (y.astype(np.uint64)[:, None] * U(block) + ((r >> U(10)) % U(block))) % U(vocab - 3)
     rnd = U(3) + ((r >> U(10)) % U(vocab - 3))
     ids = np.where((r & U(1023)) < U(307), own, rnd).astype(np.float32)
     ids[:, 0] = 1.0
@@ -283,13 +283,29 @@ class HashDropout(torch.nn.Module):
 class TokenEmbedding(torch.nn.Module):
     """embedding (issue 9B): float-held ids [N][T][1][1] -> [N][T][1][E]."""
 
-    def __init__(self, vocab, units):
+    def __init__(self, vocab, units, lo=0, hi=0):
         super().__init__()
         self.emb = torch.nn.Embedding(vocab, units)
+        self.lo, self.hi = lo, hi   # "range": the ids [lo, hi) of the input (hi 0: all)
 
     def forward(self, x):
-        n, t = x.shape[0], x.shape[1]
-        return self.emb(x.reshape(n, t).long()).view(n, t, 1, -1)
+        n = x.shape[0]
+        ids = x.reshape(n, -1)
+        if self.hi:
+            ids = ids[:, self.lo:self.hi]
+        return self.emb(ids.long()).view(n, ids.shape[1], 1, -1)
+
+
+class RepeatVector(torch.nn.Module):
+    """repeat_vector (Keras RepeatVector): [N][C] -> [N][T][1][C]."""
+
+    def __init__(self, times):
+        super().__init__()
+        self.times = times
+
+    def forward(self, x):
+        n = x.shape[0]
+        return x.reshape(n, 1, 1, -1).expand(n, self.times, 1, x.reshape(n, -1).shape[1])
 
 
 class Recurrent(torch.nn.Module):
@@ -461,9 +477,13 @@ def build(spec, seed):
             m = HashDropout(l["rate"], i)
             drops.append(m)
         elif op == "embedding":   # recurrent ops (issue 9B); shapes as nn/backend.h "Sequence tensors"
-            m = TokenEmbedding(int(l["vocab"]), int(l["units"]))
-            c, h, w = c, 1, int(l["units"])
+            lo, hi = (int(l["range"][0]), int(l["range"][1])) if "range" in l else (0, 0)
+            m = TokenEmbedding(int(l["vocab"]), int(l["units"]), lo, hi)
+            c, h, w = (hi - lo if hi else c), 1, int(l["units"])
             recurrent.append((i, m, op))
+        elif op == "repeat_vector":
+            m = RepeatVector(int(l["times"]))
+            c, h, w = int(l["times"]), 1, c
         elif op in ("gru", "lstm"):
             units, rs = int(l["units"]), bool(l.get("return_sequences", False))
             if l.get("time_distributed", False):   # [1][rows][steps] -> rows sequences of one feature

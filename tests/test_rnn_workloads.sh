@@ -1,7 +1,8 @@
 #!/bin/bash
-# test_imdb_gru — the imdb_gru workload (issue 9B) end to end: its parameter count, then training on a small
-# IMDB sample this test writes in the aclImdb text layout and as showdown-tokens/1 files, and on synthetic
-# token data; each run must finish with a results file holding finite losses and an accuracy.
+# test_rnn_workloads — the recurrent workloads (issue 9B) end to end: imdb_gru's parameter count, then training
+# on a small IMDB sample this test writes in the aclImdb text layout and as showdown-tokens/1 files, and on
+# synthetic token data (each run must finish with finite losses and an accuracy); the PyTorch runner on the
+# same sample; mnist_hrnn and babi_rnn parameter counts and a short synthetic run each.
 set -u
 SD=${SHOWDOWN:-./showdown}
 fail=0; t=$(mktemp -d); trap 'rm -rf "$t"' EXIT
@@ -93,4 +94,20 @@ if $SD bench --workload imdb_gru --backend ref --data synthetic --epochs 2 --bat
 else
   bad "imdb_gru on synthetic data: exit $?"; head -5 "$t/err"
 fi
+for wl in "mnist_hrnn 200,458" "babi_rnn 46,236"; do
+  set -- $wl
+  $SD bench --workload $1 --describe > "$t/d" 2>&1 || bad "$1 describe exits non-zero"
+  grep -q "parameters: $2 (expected ${2//,/}: match)" "$t/d" && ok "$1 has $2 parameters" || { bad "$1 parameter count"; cat "$t/d"; }
+  if $SD bench --workload $1 --backend ref --data synthetic --epochs 1 --batches 2 --batch 8 --no-db --quiet \
+       --json "$t/$1.json" > "$t/out" 2> "$t/err"; then
+    /usr/bin/python3 -c "
+import json, math, sys
+r = json.load(open('$t/$1.json'))['runs'][0]
+e = r['samples'][0]['epochs'][0]
+assert r['status'] == 'ok' and math.isfinite(e['loss']) and e['test_images'] == 16, r
+" && ok "$1 trains on synthetic data" || bad "$1 results"
+  else
+    bad "$1 on synthetic data: exit $?"; head -5 "$t/err"
+  fi
+done
 exit $fail
