@@ -103,7 +103,8 @@ Test(spec, unknown_layer_op) {
                  "  \"model\": {\"layers\": [{\"op\": \"flatten\"}, {\"op\": \"dense2\", \"units\": 10}], \"loss\": \"softmax_cross_entropy\"},\n"
                  TRAIN,
                  SD_EINPUT, "5:50: unknown layer op 'dense2' (expected one of: dense, conv2d, maxpool, relu, "
-                 "dropout, flatten, batchnorm, avgpool, global_avgpool; or {\"block\": NAME})");
+                 "dropout, flatten, batchnorm, avgpool, global_avgpool, embedding, gru, lstm, repeat_vector; or "
+                 "{\"block\": NAME})");
 }
 
 Test(spec, missing_key) {
