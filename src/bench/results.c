@@ -271,6 +271,10 @@ void sd_results_print_table(FILE *f, const json_t *doc) {
 /* The epoch time a comparison uses: steady median when there are several epochs, else the first. */
 static double cmp_time(const json_t *run, const char **which) {
     const json_t *sum = json_object_get(run, "summary");
+    if (json_object_get(run, "mode")) {   /* inference workload: seconds per 1,000 images */
+        *which = "inference";
+        return stat_median(sum, "inference_s_per_1000_images");
+    }
     double t = stat_median(sum, "steady_epoch_s");
     *which = "steady";
     if (!(t > 0)) { t = stat_median(sum, "first_epoch_s"); *which = "first"; }
