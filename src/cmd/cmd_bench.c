@@ -81,6 +81,36 @@ static int load_data(const bench_args *a, const sd_workload *w, long max_example
             return 0;
         }
         why = "CIFAR-10 is not on this machine (give --data-dir DIR holding data_batch_1.bin ... test_batch.bin)";
+    } else if (!want_syn && strcmp(w->dataset, "imdb") == 0) {
+        /* --data-dir: train.tok + test.tok (showdown-tokens/1), or the aclImdb text layout */
+        sd_imdb_opts io;
+        sd_imdb_opts_default(&io);
+        io.num_words = w->num_words; io.maxlen = w->in_c; io.pad_post = w->pad_post; io.trunc_post = w->trunc_post;
+        if (a->data_dir) {
+            char tt[1024], vt[1024], pos[1024];
+            snprintf(tt, sizeof tt, "%s/train.tok", a->data_dir);
+            snprintf(vt, sizeof vt, "%s/test.tok", a->data_dir);
+            snprintf(pos, sizeof pos, "%s/train/pos", a->data_dir);
+            if (exists(tt) || exists(vt)) {
+                SD_TRY(sd_data_load_tokens(train, tt, &io));
+                int rc = sd_data_load_tokens(test, vt, &io);
+                if (rc) { sd_dataset_free(train); return rc; }
+                snprintf(desc->train_tokens, sizeof desc->train_tokens, "%s", tt);
+                snprintf(desc->test_tokens, sizeof desc->test_tokens, "%s", vt);
+            } else if (exists(pos)) {
+                SD_TRY(sd_data_load_imdb_text(train, test, a->data_dir, &io));
+                snprintf(desc->acl_dir, sizeof desc->acl_dir, "%s", a->data_dir);
+            } else {
+                return sd_err(SD_EINPUT, "--data-dir %s: expected train.tok and test.tok (showdown-tokens/1) or the "
+                              "aclImdb layout train/{pos,neg}, test/{pos,neg}", a->data_dir);
+            }
+            desc->kind = SD_RUNNER_DATA_TOKENS;
+            snprintf(desc->source, sizeof desc->source, "%s", train->source);
+            return 0;
+        }
+        why = "IMDB is not on this machine (give --data-dir DIR holding aclImdb/ or train.tok + test.tok)";
+    } else if (!want_syn && strcmp(w->dataset, "babi") == 0) {
+        why = "bAbI is not on this machine (no loader yet: synthetic token data with the published shapes)";
     } else if (!want_syn) {
         why = "the workload's data set is synthetic";
     }
@@ -90,6 +120,18 @@ static int load_data(const bench_args *a, const sd_workload *w, long max_example
     if (max_examples > 0) {
         if (ntrain > max_examples) ntrain = max_examples;
         if (ntest > max_examples) ntest = max_examples;
+    }
+    if (strcmp(w->dataset, "imdb") == 0 || strcmp(w->dataset, "babi") == 0) {   /* token ids (issue 9B) */
+        int vocab = w->num_words;
+        for (int i = 0; i < w->nlayers; i++)
+            if (w->layers[i].kind == NN_OP_EMBEDDING && (!vocab || w->layers[i].vocab < vocab)) vocab = w->layers[i].vocab;
+        SD_TRY(sd_data_synthetic_tokens(train, (int)ntrain, w->in_c, vocab, w->classes, (uint64_t)a->seed, 0));
+        int rc = sd_data_synthetic_tokens(test, (int)ntest, w->in_c, vocab, w->classes, (uint64_t)a->seed, 1);
+        if (rc) { sd_dataset_free(train); return rc; }
+        *desc = (sd_runner_data){.kind = SD_RUNNER_DATA_SYNTHETIC_TOKENS, .seed = (uint64_t)a->seed,
+                                 .train_n = (int)ntrain, .test_n = (int)ntest, .c = w->in_c, .h = w->in_h,
+                                 .w = w->in_w, .classes = w->classes, .vocab = vocab};
+        return 0;
     }
     SD_TRY(sd_data_synthetic(train, (int)ntrain, w->in_c, w->in_h, w->in_w, w->classes, (uint64_t)a->seed, 0));
     int rc = sd_data_synthetic(test, (int)ntest, w->in_c, w->in_h, w->in_w, w->classes, (uint64_t)a->seed, 1);
@@ -146,6 +188,24 @@ static int run_one(const bench_args *a, const char *wname, const char *bname, js
     snprintf(label, sizeof label, "%s/%s", w.name, be->name);
     long cap = a->batches > 0 ? a->batches * o.batch * a->gpus : 0;
     sd_runner_data desc;
+    if (w.mode == SD_MODE_INFERENCE) {   /* one seeded synthetic set of the images a pass runs */
+        long n = cap > 0 && cap < w.infer_images ? cap : w.infer_images;
+        SD_TRY_GOTO(rc, sd_data_synthetic(&test, (int)n, w.in_c, w.in_h, w.in_w, w.classes, (uint64_t)a->seed, 1), done);
+        if (!a->quiet) fprintf(stderr, "%s: inference, %ld synthetic images per pass, batch %d, %d untimed pass(es) then "
+                               "one timed, %ld repeat(s) on %s\n", w.name, n, o.batch, w.warmup_passes, a->repeat, be->device);
+        samples = calloc((size_t)a->repeat, sizeof *samples);
+        if (!samples) { rc = sd_err(SD_ENOMEM, "out of memory"); goto done; }
+        for (long r = 0; r < a->repeat; r++) {
+            be->bytes_peak = be->bytes_in_use;
+            SD_TRY_GOTO(rc, nn_infer(&w, be, &test, &o, &samples[r]), done);
+            nsamples++;
+        }
+        sd_run_info ri = {.w = &w, .implementation = "native", .be = be, .backend_note = note, .train = &test,
+                          .test = &test, .opts = &o, .threads = a->threads > 0 ? (int)a->threads : (int)sysconf(_SC_NPROCESSORS_ONLN),
+                          .samples = samples, .nsamples = nsamples};
+        rc = sd_results_add_run(doc, &ri);
+        goto done;
+    }
     SD_TRY_GOTO(rc, load_data(a, &w, cap, &train, &test, &desc), done);
     if (!a->quiet) fprintf(stderr, "%s: %s, %d train / %d test examples, batch %d%s, %d epoch(s), %ld repeat(s) on %s\n",
                            w.name, train.source, train.n, test.n, o.batch, a->gpus > 1 ? " per replica" : "", o.epochs,
@@ -214,7 +274,15 @@ static int run_framework(const bench_args *a, const char *wname, const char *imp
     nn_model_flops(plan, L, &flops_fwd, &flops_train);
     long cap = a->batches > 0 ? a->batches * o.batch : 0;
     sd_runner_data desc;
-    SD_TRY_GOTO(rc, load_data(a, &w, cap, &train, &test, &desc), done);
+    if (w.mode == SD_MODE_INFERENCE) {   /* the images of a pass, as the native run generates them */
+        long n = cap > 0 && cap < w.infer_images ? cap : w.infer_images;
+        SD_TRY_GOTO(rc, sd_data_synthetic(&test, (int)n, w.in_c, w.in_h, w.in_w, w.classes, (uint64_t)a->seed, 1), done);
+        desc = (sd_runner_data){.kind = SD_RUNNER_DATA_SYNTHETIC, .seed = (uint64_t)a->seed, .train_n = 0,
+                                .test_n = (int)n, .c = w.in_c, .h = w.in_h, .w = w.in_w, .classes = w.classes};
+        o.epochs = 0;
+    } else {
+        SD_TRY_GOTO(rc, load_data(a, &w, cap, &train, &test, &desc), done);
+    }
     char script[PATH_MAX + 64];
     char wdir[PATH_MAX];
     workloads_dir(a, wdir, sizeof wdir);
@@ -237,7 +305,11 @@ static int run_framework(const bench_args *a, const char *wname, const char *imp
         samples[r] = res[r].train;
         samples[r].flops_fwd = flops_fwd;
         samples[r].flops_train = flops_train;
-        if (!a->quiet) {
+        samples[r].metric = w.mode == SD_MODE_INFERENCE ? "none" : w.loss == NN_LOSS_SIGMOID_BCE ? "mean_roc_auc" : "accuracy";
+        if (!a->quiet && samples[r].nepochs == 0) {
+            fprintf(stderr, "%s/%s: %s %s on %s: timed inference pass %.2fs for %ld images\n", w.name, impl, impl,
+                    res[r].version, res[r].device, samples[r].infer_s, samples[r].infer_images);
+        } else if (!a->quiet) {
             const nn_epoch_stats *st = &samples[r].epochs[samples[r].nepochs - 1];
             fprintf(stderr, "%s/%s: %s %s on %s: epoch %d train %.2fs val %.2fs accuracy %.4f\n", w.name, impl, impl,
                     res[r].version, res[r].device, st->epoch, st->train_s, st->val_s, st->accuracy);
@@ -248,7 +320,8 @@ static int run_framework(const bench_args *a, const char *wname, const char *imp
     json_object_set_new(env, "runner", json_string(ro.program ? ro.program : script));
     sd_results_set_library(doc, impl, res[0].version);
     sd_run_info ri = {.w = &w, .implementation = impl, .be = NULL, .backend_name = res[0].device_kind,
-                      .device = res[0].device, .precision = a->precision, .backend_env = env, .train = &train,
+                      .device = res[0].device, .precision = a->precision, .backend_env = env,
+                      .train = w.mode == SD_MODE_INFERENCE ? &test : &train,
                       .test = &test, .opts = &o, .threads = threads, .samples = samples, .nsamples = nres};
     rc = sd_results_add_run(doc, &ri);
 done:
@@ -282,7 +355,7 @@ int cmd_bench(int argc, char **argv) {
         {"describe", SD_OPT_FLAG, &a.describe, NULL, "print the layer table (shapes, parameters, FLOPs) and exit", 0, 0},
         {"backend", SD_OPT_STR, &a.backend, "B[,B]", "auto (default), ref, dnnl, cudnn, or all (every back-end built)", 0, 0},
         {"epochs", SD_OPT_INT, &a.epochs, "N", "epochs (default: the workload's)", 1, 100000},
-        {"batches", SD_OPT_INT, &a.batches, "N", "cap on training (and validation) batches per epoch, for quick runs", 1, 100000000},
+        {"batches", SD_OPT_INT, &a.batches, "N", "cap on training (and validation) batches per epoch, or on the batches of an inference pass, for quick runs", 1, 100000000},
         {"batch", SD_OPT_INT, &a.batch, "N", "batch size (default: the workload's); per replica with --gpus", 1, 65536},
         {"gpus", SD_OPT_INT, &a.gpus, "N", "data parallel over N replicas: GPUs 0..N-1 with NCCL (cudnn), in-process on CPU back-ends", 1, 64},
         {"repeat", SD_OPT_INT, &a.repeat, "R", "repeat the run R times; report median and min-max (default 1)", 1, 1000},
@@ -320,7 +393,9 @@ int cmd_bench(int argc, char **argv) {
     if (help) {
         sd_opts_usage(stdout, "bench", "--workload NAME[,NAME] [options]",
                       "Train and validate workloads on the native engine; print a summary table and write results.\n"
-                      "Times: first epoch apart from the steady state (median of later epochs); validation timed apart.",
+                      "Times: first epoch apart from the steady state (median of later epochs); validation and an\n"
+                      "inference pass over the test set timed apart. Inference workloads (resnet50_features): untimed\n"
+                      "pass(es), then a timed pass; seconds per 1,000 images, outputs copied to the host included.",
                       opts);
         return SD_EXIT_OK;
     }
