@@ -47,7 +47,7 @@ if [ -f workloads/published/dlf_densenet121_xray.json ]; then
     || { cat "$t/out"; exit 1; }
   hdr=$(grep -m1 '^| Implementation | published' "$t/d/showdown.md")
   case "$hdr" in
-    *"published: 1×V100 · real data  (s) | published: 4×V100 · real data  (s)"*) echo "ok: DenseNet columns 1×V100 | 4×V100" ;;
+    *"published: time for 5 epochs: 1×V100 · real data  (s) | published: time for 5 epochs: 4×V100 · real data  (s)"*) echo "ok: DenseNet columns 1×V100 | 4×V100" ;;
     *) echo "FAIL: DenseNet columns: $hdr"; fail=1 ;;
   esac
 fi
