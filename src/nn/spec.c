@@ -3,6 +3,7 @@
  * range. The format is documented in workloads/README.md. */
 #include "nn/model.h"
 #include "core/err.h"
+#include "core/fsutil.h"
 #include "core/jv.h"
 
 #include <stdlib.h>
@@ -302,10 +303,22 @@ int sd_workload_load(sd_workload *w, const char *dir, const char *name_or_path) 
         snprintf(path, sizeof path, "%s/%s.json", dir, name_or_path);
         if (stat(path, &st) != 0)
             return sd_err(SD_EUSAGE, "no workload '%s' (no file %s)", name_or_path, path);
+        SD_TRY(sd_path_within(dir, path));   /* a symlink may not lead out of the workloads directory */
     }
     snprintf(w->path, sizeof w->path, "%s", path);
     jv_doc *d = NULL;
     SD_TRY(jv_load(&d, path));
+    int rc = parse(w, d);
+    jv_doc_free(d);
+    if (rc < 0) sd_workload_free(w);
+    return rc;
+}
+
+int sd_workload_parse(sd_workload *w, const char *name, const char *text, size_t len) {
+    memset(w, 0, sizeof *w);
+    snprintf(w->path, sizeof w->path, "%s", name);
+    jv_doc *d = NULL;
+    SD_TRY(jv_parse(&d, name, text, len));
     int rc = parse(w, d);
     jv_doc_free(d);
     if (rc < 0) sd_workload_free(w);
