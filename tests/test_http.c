@@ -382,3 +382,28 @@ Test(http, concurrent_many) {
     http_client_free(c);
     server_stop(&sv);
 }
+
+/* Issue 12: a body past max_body fails with a one-line SD_ELIMIT naming the bound, whether the server
+ * announces its length (refused before the body) or streams it chunked (cut at the bound). */
+static void big_case(const char *kind) {
+    server sv = {0};
+    server_start(&sv, 0);
+    waits w = {0};
+    http_opts o = opts(&w, NULL);
+    o.max_retries = 0;
+    o.max_body = 1u << 20;
+    http_client *c;
+    cr_assert_eq(http_client_new(&c, &o), 0, "%s", sd_errmsg());
+    http_response r;
+    char url[256];
+    snprintf(url, sizeof url, "%s/crafted/%s", sv.base, kind);
+    cr_assert_eq(http_get(c, url, &r), SD_ELIMIT, "%s: %s", kind, sd_errmsg());
+    cr_assert_null(r.body);
+    cr_assert(strstr(sd_errmsg(), "answer larger than 1048576 bytes"), "%s", sd_errmsg());
+    cr_assert_null(strchr(sd_errmsg(), '\n'), "one line: %s", sd_errmsg());
+    http_client_free(c);
+    server_stop(&sv);
+}
+
+Test(http, body_bound_with_length) { big_case("big"); }
+Test(http, body_bound_chunked) { big_case("big-chunked"); }
