@@ -157,3 +157,14 @@ Test(limits, runner_prints_without_end, .timeout = 120) {
     remove(prog);
     rmdir(dir);
 }
+
+/* Found by fuzz_spec (fuzz/regress/spec/flatten-int-overflow.json): a 4096x4096x4096 input flattened
+ * overflowed int in shape inference; the input shape is now bounded like every layer's output. */
+Test(limits, spec_input_shape) {
+    const char *s = "{\"schema\": \"showdown-workload/1\", \"name\": \"x\", \"data\": {\"dataset\": \"synthetic\", "
+                    "\"shape\": [4096, 4096, 4096], \"classes\": 2, \"train\": 10, \"test\": 10}}";
+    sd_workload w;
+    cr_assert_eq(sd_workload_parse(&w, "x.json", s, strlen(s)), SD_EINPUT);
+    cr_assert(strstr(sd_errmsg(), "x.json:1:90: input shape 4096x4096x4096 has 68719476736 values per example (at most 1e9)"),
+              "%s", sd_errmsg());
+}

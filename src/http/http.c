@@ -187,6 +187,15 @@ static json_t *cache_entry(http_client *c, const char *url) {
     return json_object_get(json_object_get(c->cache, "entries"), url);
 }
 
+/* The token goes to token_base and below only: "https://api.github.com" must not match
+ * "https://api.github.com.example.net/..." (a Link header or a redirect chosen by a server). */
+static int token_applies(const char *base, const char *url) {
+    if (!base || !base[0]) return 0;
+    size_t n = strlen(base);
+    while (n > 0 && base[n - 1] == '/') n--;
+    return strncmp(url, base, n) == 0 && (url[n] == 0 || url[n] == '/' || url[n] == '?' || url[n] == '#');
+}
+
 static int start(http_client *c, req *q) {
     q->body.n = 0;
     q->body.max = c->o.max_body;
@@ -202,7 +211,7 @@ static int start(http_client *c, req *q) {
     q->hdrs = NULL;
     char line[1024];
     q->hdrs = curl_slist_append(q->hdrs, "Accept: application/json");
-    if (c->o.token && c->o.token[0] && c->o.token_base && strncmp(q->url, c->o.token_base, strlen(c->o.token_base)) == 0) {
+    if (c->o.token && c->o.token[0] && token_applies(c->o.token_base, q->url)) {
         snprintf(line, sizeof line, "Authorization: Bearer %s", c->o.token);
         q->hdrs = curl_slist_append(q->hdrs, line);
     }

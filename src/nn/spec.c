@@ -228,6 +228,9 @@ static int parse(sd_workload *w, const jv_doc *d) {
             return jv_err(d, e, "expected an integer in [1, 4096] in 'shape'");
         dims[i] = (int)e->integer;
     }
+    if ((double)dims[0] * dims[1] * dims[2] > 1e9)   /* as every layer's output (nn_model_plan): ints stay exact */
+        return jv_err(d, shape, "input shape %dx%dx%d has %.0f values per example (at most 1e9)", dims[0], dims[1],
+                      dims[2], (double)dims[0] * dims[1] * dims[2]);
     w->in_c = dims[0]; w->in_h = dims[1]; w->in_w = dims[2];
     long long x;
     SD_TRY(jv_get_int(d, data, "classes", "data", 1, 2, 100000, &x)); w->classes = (int)x;
