@@ -7,6 +7,7 @@
 #include "core/jv.h"
 #include "data/data.h"
 #include "nn/model.h"
+#include "render/model.h"
 #include "runner/runner.h"
 
 #include <sys/stat.h>
@@ -167,4 +168,19 @@ Test(limits, spec_input_shape) {
     cr_assert_eq(sd_workload_parse(&w, "x.json", s, strlen(s)), SD_EINPUT);
     cr_assert(strstr(sd_errmsg(), "x.json:1:90: input shape 4096x4096x4096 has 68719476736 values per example (at most 1e9)"),
               "%s", sd_errmsg());
+}
+
+/* A results file cannot make the report's epoch table quadratic: samples x epochs is bounded. */
+Test(limits, results_samples_by_epochs) {
+    json_t *samples = json_array(), *many = json_array();
+    for (int e = 0; e < 2000; e++) json_array_append_new(many, json_object());
+    json_array_append_new(samples, json_pack("{s:o}", "epochs", many));
+    for (int s = 0; s < 2000; s++) json_array_append_new(samples, json_object());
+    json_t *doc = json_pack("{s:s,s:[{s:s,s:o}]}", "schema", "showdown-results/1", "runs", "workload", "w", "samples", samples);
+    render_model *m;
+    cr_assert_eq(render_model_new(&m), 0);
+    cr_assert_eq(render_model_add_results_doc(m, doc, "big.json"), SD_ELIMIT);
+    cr_assert_str_eq(sd_errmsg(), "big.json: a run with 2001 samples of up to 2000 epochs is past the bound of 1000000 values");
+    render_model_free(m);
+    json_decref(doc);
 }

@@ -187,6 +187,11 @@ static json_t *cache_entry(http_client *c, const char *url) {
     return json_object_get(json_object_get(c->cache, "entries"), url);
 }
 
+static int has_ctl(const char *s) {
+    for (; *s; s++) if ((unsigned char)*s < 0x20 || *s == 0x7f) return 1;
+    return 0;
+}
+
 /* The token goes to token_base and below only: "https://api.github.com" must not match
  * "https://api.github.com.example.net/..." (a Link header or a redirect chosen by a server). */
 static int token_applies(const char *base, const char *url) {
@@ -217,7 +222,7 @@ static int start(http_client *c, req *q) {
     }
     json_t *e = cache_entry(c, q->url);
     const char *etag = json_string_value(json_object_get(e, "etag"));
-    if (etag && etag[0]) {
+    if (etag && etag[0] && strlen(etag) < 256 && !has_ctl(etag)) {   /* a cache file cannot inject header lines */
         snprintf(line, sizeof line, "If-None-Match: %s", etag);
         q->hdrs = curl_slist_append(q->hdrs, line);
     }
