@@ -1,4 +1,5 @@
-/* fsutil — atomic writes and bounded reads. */
+/* fsutil — atomic writes, bounded reads, and the one check of names and paths from outside (safe names,
+ * paths that must resolve inside a directory). */
 #include "core/fsutil.h"
 #include "core/err.h"
 

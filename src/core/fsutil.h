@@ -1,5 +1,5 @@
 /* fsutil — files written so that nothing is ever half-written: temp file in the same directory,
- * fsync, rename; parent directories created as needed. */
+ * fsync, rename; parent directories created as needed. Names and paths from outside are checked here. */
 #ifndef SD_FSUTIL_H
 #define SD_FSUTIL_H
 
