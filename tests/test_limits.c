@@ -6,10 +6,12 @@
 #include "core/err.h"
 #include "core/jv.h"
 #include "data/data.h"
+#include "db/db.h"
 #include "nn/model.h"
 #include "render/model.h"
 #include "runner/runner.h"
 
+#include <sqlite3.h>
 #include <sys/stat.h>
 
 static void one_line(void) { cr_assert_null(strchr(sd_errmsg(), '\n'), "one line: %s", sd_errmsg()); }
@@ -183,4 +185,34 @@ Test(limits, results_samples_by_epochs) {
     cr_assert_str_eq(sd_errmsg(), "big.json: a run with 2001 samples of up to 2000 epochs is past the bound of 1000000 values");
     render_model_free(m);
     json_decref(doc);
+}
+
+Test(limits, cifar10_from_memory) {
+    static uint8_t rec[2 * 3073];
+    rec[0] = 3; rec[3073] = 9;
+    sd_dataset d;
+    cr_assert_eq(sd_data_parse_cifar10(&d, "b.bin", rec, sizeof rec), 0, "%s", sd_errmsg());
+    cr_assert_eq(d.n, 2);
+    cr_assert_eq(d.y[1], 9);
+    sd_dataset_free(&d);
+    cr_assert_eq(sd_data_parse_cifar10(&d, "b.bin", rec, sizeof rec - 1), SD_EINPUT);
+    cr_assert(strstr(sd_errmsg(), "b.bin: size 6145 bytes is not a whole number of 3073-byte records"), "%s", sd_errmsg());
+    rec[3073] = 10;
+    cr_assert_eq(sd_data_parse_cifar10(&d, "b.bin", rec, sizeof rec), SD_EINPUT);
+    cr_assert_str_eq(sd_errmsg(), "b.bin: record 1: label 10 (CIFAR-10 labels are 0..9)");
+}
+
+/* A damaged database row (text that is not UTF-8) is an input error naming the run, not "out of memory". */
+Test(limits, db_row_not_utf8) {
+    char dir[256], path[512];
+    tu_tmpdir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/s.db", dir);
+    db *d;
+    cr_assert_eq(db_open(&d, path), 0, "%s", sd_errmsg());
+    cr_assert_eq(sqlite3_exec(db_sqlite(d), "INSERT INTO runs (kind, created, environment, complete) VALUES "
+                              "('bench', X'C328', '{}', 1)", NULL, NULL, NULL), SQLITE_OK);
+    json_t *doc = NULL;
+    cr_assert_eq(db_run_load(d, 1, &doc), SD_EINPUT);
+    cr_assert(strstr(sd_errmsg(), "s.db: run 1: unreadable row (a text column is not UTF-8)"), "%s", sd_errmsg());
+    db_close(d);
 }
