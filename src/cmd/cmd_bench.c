@@ -280,7 +280,7 @@ int cmd_bench(int argc, char **argv) {
         {"data-dir", SD_OPT_STR, &a.data_dir, "DIR", "data set directory (MNIST idx files or CIFAR-10 binary batches)", 0, 0},
         {"workloads", SD_OPT_STR, &a.workloads_dir, "DIR", "directory of workload specs (default: ./workloads)", 0, 0},
         {"precision", SD_OPT_STR, &a.precision, "P", "fp32 (default) or tf32 (cuDNN back-end)", 0, 0},
-        {"autotune", SD_OPT_STR, &a.autotune, "on|off", "cuDNN algorithm search (default on)", 0, 0},
+        {"autotune", SD_OPT_STR, &a.autotune, "on|off", "algorithm choice: cuDNN search, dnnl Winograd (default on)", 0, 0},
         {"impl", SD_OPT_STR, &a.impl, "I[,I]", "native (default) and/or pytorch: framework runners on the same data", 0, 0},
         {"runner", SD_OPT_STR, &a.runner, "IMPL=PROG", "run IMPL's runner as PROG (default: python workloads/runners/IMPL_runner.py)", 0, 0},
         {"runner-timeout", SD_OPT_INT, &a.runner_timeout, "S", "kill a runner silent for S seconds (default 300)", 1, 1000000},
