@@ -2,7 +2,8 @@
 """fuzz-corpus — assembles the seed corpus of every fuzz target (fuzz/fuzz_<target>.c) into OUT/<target>/
 from real files of the repository and the tests: workloads, published results, templates, scoring data,
 test fixtures and, when present, the recorded GitHub exchanges ($SHARED/fixtures/github). Small binary
-seeds (idx, CIFAR-10) are made here. Usage: fuzz-corpus.py OUT"""
+seeds (idx, CIFAR-10) are made here, and OUT/<target>.dict for libFuzzer (-dict): the keys and short strings of
+that target's JSON seeds, so mutations speak the schema. Usage: fuzz-corpus.py OUT"""
 import glob, gzip, hashlib, json, os, struct, sys
 
 out = sys.argv[1]
@@ -97,3 +98,40 @@ for p in sorted(glob.glob("tests/fixtures/report/results-*.json")):
     fields += [json.dumps(r) for r in doc.get("runs", [])]
     put("db", "\n".join(fields))
 put("db", "nightly\n2026-01-01T00:00:00Z\n0.1.0\nabc\n{}\n../../etc\n{\"workload\": \"w\"}")
+
+
+# dictionaries: JSON keys and short string values of each target's seeds, quoted as JSON tokens
+def tokens(v, out):
+    if isinstance(v, dict):
+        for k, x in v.items():
+            out.add(json.dumps(k)); out.add(json.dumps(k) + ":")
+            tokens(x, out)
+    elif isinstance(v, list):
+        for x in v:
+            tokens(x, out)
+    elif isinstance(v, str) and len(v) <= 40:
+        out.add(json.dumps(v))
+
+
+def dict_escape(t):
+    return "".join(c if 32 <= ord(c) < 127 and c not in '"\\' else "\\x%02x" % ord(c) for c in t)
+
+
+for target in sorted(os.listdir(out)):
+    d = os.path.join(out, target)
+    if not os.path.isdir(d):
+        continue
+    toks = set()
+    for name in os.listdir(d):
+        raw = read(os.path.join(d, name))
+        for cand in (raw, raw[1:]):
+            for part in cand.split(b"\n") if target in ("runner", "db") else [cand]:
+                try:
+                    tokens(json.loads(part), toks)
+                except Exception:
+                    pass
+    if toks:
+        toks |= {"4096", "1e9", "-1", "0", "1.5", "[]", "{}", "null", "true", "false", "\"\\u0000\""}
+        with open(os.path.join(out, target + ".dict"), "w") as f:
+            for t in sorted(toks):
+                f.write('"%s"\n' % dict_escape(t))

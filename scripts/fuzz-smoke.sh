@@ -29,7 +29,8 @@ for t in $targets; do
     fi
   fi
   [ -d "$D/seeds/$t" ] && cp -n "$D/seeds/$t"/* "$D/corpus/$t"/ 2>/dev/null
-  "$bin" -max_total_time="$S" -print_final_stats=1 -rss_limit_mb=2048 -timeout=20 -max_len=65536 \
+  dict=""; [ -f "$D/seeds/$t.dict" ] && dict="-dict=$D/seeds/$t.dict"
+  "$bin" $dict -max_total_time="$S" -print_final_stats=1 -rss_limit_mb=2048 -timeout=20 -max_len=65536 \
          -close_fd_mask=1 -artifact_prefix="$D/crashes/$t/" "$D/corpus/$t" >"$log" 2>&1
   rc=$?
   execs=$(grep -m1 'stat::number_of_executed_units' "$log" | awk '{print $2}')
