@@ -686,6 +686,8 @@ int nn_cudnn_new(nn_backend **out, const nn_backend_opts *opts) {
 
     int count = 0;   /* cudaGetDeviceCount leaves it untouched when it fails */
     SD_TRY(cu_device_count_status(cudaGetDeviceCount(&count), count));
+    if (o.device < 0 || o.device >= count)
+        return sd_err(SD_ENODEV, "cudnn: no CUDA device %d (this machine has %d)", o.device, count);
 
     nn_backend *be = calloc(1, sizeof *be);
     cu_ctx *c = calloc(1, sizeof *c);
@@ -696,6 +698,7 @@ int nn_cudnn_new(nn_backend **out, const nn_backend_opts *opts) {
     snprintf(be->name, sizeof be->name, "cudnn");
     c->tf32 = tf32;
     c->autotune = o.autotune;
+    c->device = o.device;
     int rc = cu_init(be);
     if (rc < 0) { cu_destroy(be); return rc; }
     *out = be;

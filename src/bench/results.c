@@ -214,10 +214,12 @@ void sd_results_print_table(FILE *f, const json_t *doc) {
     json_array_foreach(json_object_get(doc, "runs"), i, run) {
         const char *st = json_string_value(json_object_get(run, "status"));
         if (!st || strcmp(st, "ok") != 0) {
+            char up[16] = "FAILED";   /* or the Slurm cell's state: TIMEOUT, CANCELLED, MISSING, UNAVAILABLE */
+            for (size_t k = 0; st && strcmp(st, "failed") && st[k] && k + 1 < sizeof up; k++)
+                up[k] = (char)(st[k] >= 'a' && st[k] <= 'z' ? st[k] - 32 : st[k]), up[k + 1] = 0;
             fprintf(f, "%-14s %-7s %-9s %s: %s\n", json_string_value(json_object_get(run, "workload")),
                     json_string_value(json_object_get(run, "implementation")),
-                    json_string_value(json_object_get(run, "backend")),
-                    st && strcmp(st, "unavailable") == 0 ? "UNAVAILABLE" : "FAILED",
+                    json_string_value(json_object_get(run, "backend")), up,
                     json_string_value(json_object_get(run, "error")));
             continue;
         }

@@ -8,9 +8,11 @@
 #include "core/fsutil.h"
 #include "data/data.h"
 #include "db/db.h"
+#include "nn/dp.h"
 #include "nn/model.h"
 #include "nn/train.h"
 #include "runner/runner.h"
+#include "slurm/slurm.h"
 
 #include <libgen.h>
 #include <limits.h>
@@ -29,7 +31,7 @@ static void on_signal(int sig) { (void)sig; g_stop = 1; }
 typedef struct bench_args {
     const char *workload, *backend, *json, *data, *data_dir, *workloads_dir, *precision, *autotune, *db;
     const char *impl, *runner, *device, *python;
-    long epochs, batches, repeat, threads, seed, batch, runner_timeout;
+    long epochs, batches, repeat, threads, seed, batch, runner_timeout, gpus;
     int describe, quiet, no_db;
 } bench_args;
 
@@ -143,22 +145,32 @@ static int run_one(const bench_args *a, const char *wname, const char *bname, js
     if (rc) goto done;
     if (note[0] && !a->quiet) fprintf(stderr, "backend: %s; using %s\n", note, be->name);
     snprintf(label, sizeof label, "%s/%s", w.name, be->name);
-    long cap = a->batches > 0 ? a->batches * o.batch : 0;
+    long cap = a->batches > 0 ? a->batches * o.batch * a->gpus : 0;
     sd_runner_data desc;
     SD_TRY_GOTO(rc, load_data(a, &w, cap, &train, &test, &desc), done);
-    if (!a->quiet) fprintf(stderr, "%s: %s, %d train / %d test examples, batch %d, %d epoch(s), %ld repeat(s) on %s\n",
-                           w.name, train.source, train.n, test.n, o.batch, o.epochs, a->repeat, be->device);
+    if (!a->quiet) fprintf(stderr, "%s: %s, %d train / %d test examples, batch %d%s, %d epoch(s), %ld repeat(s) on %s\n",
+                           w.name, train.source, train.n, test.n, o.batch, a->gpus > 1 ? " per replica" : "", o.epochs,
+                           a->repeat, be->device);
+    char how[32] = "";
     samples = calloc((size_t)a->repeat, sizeof *samples);
     if (!samples) { rc = sd_err(SD_ENOMEM, "out of memory"); goto done; }
     for (long r = 0; r < a->repeat; r++) {
         be->bytes_peak = be->bytes_in_use;
-        SD_TRY_GOTO(rc, nn_train(&w, be, &train, &test, &o, &samples[r]), done);
+        SD_TRY_GOTO(rc, a->gpus > 1 ? nn_dp_train_replicas(be, (int)a->gpus, &w, &train, &test, &o, &samples[r], how, sizeof how)
+                                    : nn_train(&w, be, &train, &test, &o, &samples[r]), done);
         nsamples++;
     }
     sd_run_info ri = {.w = &w, .implementation = "native", .be = be, .backend_note = note, .train = &train,
                       .test = &test, .opts = &o, .threads = a->threads > 0 ? (int)a->threads : (int)sysconf(_SC_NPROCESSORS_ONLN),
                       .samples = samples, .nsamples = nsamples};
     rc = sd_results_add_run(doc, &ri);
+    if (rc == 0) {   /* data parallel: the replica count, the global batch and how gradients were reduced */
+        json_t *runs = json_object_get(doc, "runs");
+        json_t *set = json_object_get(json_array_get(runs, json_array_size(runs) - 1), "settings");
+        json_object_set_new(set, "gpus", json_integer(a->gpus));
+        json_object_set_new(set, "global_batch", json_integer(o.batch * a->gpus));
+        if (how[0]) json_object_set_new(set, "reduction", json_string(how));
+    }
 done:
     if (rc && rc != SD_EINTR && rc != SD_EUSAGE) {
         fprintf(stderr, "showdown bench: %s on %s failed: %s\n", w.name, bname, sd_errmsg());
@@ -265,14 +277,16 @@ done:
 
 int cmd_bench(int argc, char **argv) {
     bench_args a = {.backend = "auto", .data = "auto", .precision = "fp32", .autotune = "on", .repeat = 1, .seed = 42,
-                    .impl = "native", .device = "auto", .python = "/usr/bin/python3", .runner_timeout = 300};
+                    .impl = "native", .device = "auto", .python = "/usr/bin/python3", .runner_timeout = 300, .gpus = 1};
+    sd_bench_exec x = {.executor = "local", .poll = 5};
     const sd_opt opts[] = {
         {"workload", SD_OPT_STR, &a.workload, "NAME[,NAME]", "workload(s) from workloads/ (or paths to .json specs)", 0, 0},
         {"describe", SD_OPT_FLAG, &a.describe, NULL, "print the layer table (shapes, parameters, FLOPs) and exit", 0, 0},
         {"backend", SD_OPT_STR, &a.backend, "B[,B]", "auto (default), ref, dnnl, cudnn, or all (every back-end built)", 0, 0},
         {"epochs", SD_OPT_INT, &a.epochs, "N", "epochs (default: the workload's)", 1, 100000},
         {"batches", SD_OPT_INT, &a.batches, "N", "cap on training (and validation) batches per epoch, for quick runs", 1, 100000000},
-        {"batch", SD_OPT_INT, &a.batch, "N", "batch size (default: the workload's)", 1, 65536},
+        {"batch", SD_OPT_INT, &a.batch, "N", "batch size (default: the workload's); per replica with --gpus", 1, 65536},
+        {"gpus", SD_OPT_INT, &a.gpus, "N", "data parallel over N replicas: GPUs 0..N-1 with NCCL (cudnn), in-process on CPU back-ends", 1, 64},
         {"repeat", SD_OPT_INT, &a.repeat, "R", "repeat the run R times; report median and min-max (default 1)", 1, 1000},
         {"threads", SD_OPT_INT, &a.threads, "N", "CPU threads (default: all cores)", 1, 4096},
         {"seed", SD_OPT_INT, &a.seed, "S", "seed for initialisation, shuffling, dropout, synthetic data (default 42)", 0, 2147483647},
@@ -290,6 +304,16 @@ int cmd_bench(int argc, char **argv) {
         {"db", SD_OPT_STR, &a.db, "FILE", "store the run in this results database (default " DB_DEFAULT_PATH ")", 0, 0},
         {"no-db", SD_OPT_FLAG, &a.no_db, NULL, "do not store the run in a database", 0, 0},
         {"quiet", SD_OPT_FLAG, &a.quiet, NULL, "no progress or notes on stderr", 0, 0},
+        {"executor", SD_OPT_STR, &x.executor, "local|slurm", "local (default): run here; slurm: one job array, a task per cell", 0, 0},
+        {"partition", SD_OPT_STR, &x.partition, "P", "slurm: partition (sbatch --partition)", 0, 0},
+        {"gres", SD_OPT_STR, &x.gres, "G", "slurm: generic resources per task, e.g. gpu:4 (default gpu:N with --gpus N)", 0, 0},
+        {"constraint", SD_OPT_STR, &x.constraint, "C", "slurm: node features, e.g. v100 (sbatch --constraint)", 0, 0},
+        {"time", SD_OPT_STR, &x.time, "T", "slurm: time limit per task (sbatch --time, e.g. 0:30:00)", 0, 0},
+        {"results-dir", SD_OPT_STR, &x.results_dir, "DIR", "slurm: shared results directory (default out/slurm/run-TIME)", 0, 0},
+        {"wait", SD_OPT_FLAG, &x.wait, NULL, "slurm: poll until the array has ended, then collect", 0, 0},
+        {"poll", SD_OPT_DOUBLE, &x.poll, "S", "slurm: seconds between polls with --wait (default 5)", 0.1, 3600},
+        {"resubmit", SD_OPT_STR, &x.resubmit, "DIR", "slurm: submit again the failed cells of DIR (or --cells)", 0, 0},
+        {"cells", SD_OPT_STR, &x.cells, "LIST", "slurm: with --resubmit, the cells to submit again, e.g. 2,3", 0, 0},
         {0},
     };
     int help = 0;
@@ -302,6 +326,15 @@ int cmd_bench(int argc, char **argv) {
                       opts);
         return SD_EXIT_OK;
     }
+    x.db = a.db;
+    x.json = a.json;
+    x.no_db = a.no_db;
+    x.quiet = a.quiet;
+    if (strcmp(x.executor, "local") && strcmp(x.executor, "slurm")) {
+        sd_err(SD_EUSAGE, "--executor expects local or slurm, got '%s'", x.executor);
+        return sd_cli_fail("bench", SD_EUSAGE);
+    }
+    if (x.resubmit) return sd_bench_slurm(&x, opts, argc, argv, NULL, 0);
     if (!a.workload) {
         sd_err(SD_EUSAGE, "--workload is required (e.g. --workload mnist_mlp; see --help)");
         return sd_cli_fail("bench", SD_EUSAGE);
@@ -341,6 +374,19 @@ int cmd_bench(int argc, char **argv) {
     if (nw == 0 || nb == 0) {
         sd_err(SD_EUSAGE, "--workload and --backend need at least one name");
         return sd_cli_fail("bench", SD_EUSAGE);
+    }
+
+    if (strcmp(x.executor, "slurm") == 0 && !a.describe) {   /* the matrix as cells of one job array */
+        sd_slurm_cell cells[64 * 16];
+        int nc = 0;
+        for (int i = 0; i < nw; i++) {
+            for (int j = 0; j < nb && native; j++)
+                cells[nc++] = (sd_slurm_cell){.workload = wnames[i], .implementation = "native", .backend = bnames[j]};
+            for (int k = 0; k < ni; k++)
+                if (is_framework(inames[k]))
+                    cells[nc++] = (sd_slurm_cell){.workload = wnames[i], .implementation = inames[k], .backend = a.device};
+        }
+        return sd_bench_slurm(&x, opts, argc, argv, cells, nc);
     }
 
     if (a.describe) {

@@ -114,6 +114,7 @@ typedef struct nn_backend_opts {
     int autotune;         /* cuDNN algorithm search: 1 on (default), 0 heuristics */
     const char *precision;/* "fp32" (default) or "tf32" */
     int quiet;            /* 1: no informational messages on stderr */
+    int device;           /* GPU back-ends: the CUDA device index (0 default; data-parallel replica r uses r) */
 } nn_backend_opts;
 
 struct nn_backend {

@@ -16,7 +16,7 @@ double nn_now(void) {
 }
 
 /* Fisher–Yates with the counter-based hash: the order depends only on (seed, epoch, n). */
-static void shuffle(int *idx, int n, uint64_t seed, int epoch) {
+void nn_train_shuffle(int *idx, int n, uint64_t seed, int epoch) {
     for (int i = 0; i < n; i++) idx[i] = i;
     uint64_t s = nn_hash64(seed ^ nn_hash64(0xE90C0000ULL + (uint64_t)epoch));
     for (int i = n - 1; i > 0; i--) {
@@ -25,7 +25,7 @@ static void shuffle(int *idx, int n, uint64_t seed, int epoch) {
     }
 }
 
-static void gather(const sd_dataset *d, const int *idx, int start, int batch, float *x, int32_t *y) {
+void nn_train_gather(const sd_dataset *d, const int *idx, int start, int batch, float *x, int32_t *y) {
     size_t per = (size_t)d->c * d->h * d->w;
     for (int b = 0; b < batch; b++) {
         int k = idx ? idx[start + b] : start + b;
@@ -52,7 +52,7 @@ int nn_evaluate(nn_model *m, const sd_dataset *test, int max_batches, float *hx,
     const int C = m->classes;
     if (confusion) memset(confusion, 0, sizeof(int64_t) * C * C);
     for (int b = 0; b < nb; b++) {
-        gather(test, NULL, b * m->batch, m->batch, hx, hy);
+        nn_train_gather(test, NULL, b * m->batch, m->batch, hx, hy);
         SD_TRY(upload_batch(m, hx, hy));
         SD_TRY(nn_model_forward(m, 0, 0));
         SD_TRY(be->ops->download(be, hp, m->prob, (size_t)m->batch * C * sizeof(float)));
@@ -127,12 +127,12 @@ int nn_train(const sd_workload *w, nn_backend *be, const sd_dataset *train, cons
     for (int e = 1; e <= o->epochs; e++) {
         nn_epoch_stats *st = &out->epochs[e - 1];
         st->epoch = e;
-        if (o->shuffle) shuffle(idx, train->n, o->seed, e);
+        if (o->shuffle) nn_train_shuffle(idx, train->n, o->seed, e);
         else for (int i = 0; i < train->n; i++) idx[i] = i;
         double lsum = 0, t0 = nn_now(), last = t0;
         for (int b = 0; b < nb; b++) {
             if (o->stop && *o->stop) { rc = sd_err(SD_EINTR, "interrupted"); goto done; }
-            gather(train, idx, b * B, B, hx, hy);
+            nn_train_gather(train, idx, b * B, B, hx, hy);
             SD_TRY_GOTO(rc, upload_batch(m, hx, hy), done);
             SD_TRY_GOTO(rc, nn_model_forward(m, 1, nn_hash64(o->seed ^ (uint64_t)m->step * 0x9E37ULL)), done);
             SD_TRY_GOTO(rc, nn_model_backward(m), done);

@@ -54,4 +54,9 @@ int nn_evaluate(nn_model *m, const sd_dataset *test, int max_batches, float *hos
 
 double nn_now(void);   /* monotonic seconds */
 
+/* The epoch's example order (Fisher–Yates on a counter hash: depends only on seed, epoch and n), and the
+ * copy of examples idx[start..start+batch) (idx NULL: in order) into host x / y. Shared with nn/dp.c. */
+void nn_train_shuffle(int *idx, int n, uint64_t seed, int epoch);
+void nn_train_gather(const sd_dataset *d, const int *idx, int start, int batch, float *x, int32_t *y);
+
 #endif

@@ -30,6 +30,7 @@ typedef struct rm_run {
     int failed;                       /* "status" other than "ok"; error says why */
     const char *error;
     const char *workload, *implementation, *backend, *device, *data;
+    int gpus;                         /* data-parallel devices (settings.gpus, or a published run's "gpus"); 0: not recorded */
     const char *data_kind;            /* data.kind ("real", "synthetic") when data is an object */
     int nsettings;
     rm_kv *settings;

@@ -50,15 +50,37 @@ static const char *backend_name(const char *b) {
     return b;
 }
 
+/* The GPU model without count, vendor, family and variant: "Tesla V100-SXM2-16GB" -> "V100", "4x Tesla
+ * V100-PCIE-16GB" -> "V100", "NVIDIA A100-SXM4-40GB" -> "A100", "NVIDIA GeForce RTX 4090" -> "RTX 4090". */
+static const char *gpu_short(rdoc *d, const char *dev) {
+    static const char *const drop[] = {"NVIDIA ", "Tesla ", "GeForce ", "Quadro ", NULL};
+    size_t k = strspn(dev, "0123456789");   /* a published "4x Tesla V100": the count is given apart */
+    if (k && strncmp(dev + k, "x ", 2) == 0) dev += k + 2;
+    else if (k && strncmp(dev + k, "× ", strlen("× ")) == 0) dev += k + strlen("× ");
+    for (int again = 1; again;) {
+        again = 0;
+        for (int i = 0; drop[i]; i++)
+            if (strncmp(dev, drop[i], strlen(drop[i])) == 0) { dev += strlen(drop[i]); again = 1; }
+    }
+    return render_printf(d->a, "%.*s", (int)strcspn(dev, "-"), dev);
+}
+
 /* The column of a run: its device without the back-end detail ("CPU (oneDNN 2.6.3, 2 threads)" -> "CPU"),
- * so that back-ends on one device share a column and differ by row. */
+ * so that back-ends on one device share a column and differ by row. GPU runs are grouped by device type and
+ * count as the published multi-GPU tables are ("1×V100 | 4×V100"); so are CPU runs over several replicas
+ * and published runs that give "gpus". */
 static const char *device_of(rdoc *d, const rm_run *r) {
+    const char *dev = "CPU";
+    int gpu = r->backend && strcmp(r->backend, "cudnn") == 0;
     if (r->device) {
         const char *p = strstr(r->device, " (");
-        return p ? render_printf(d->a, "%.*s", (int)(p - r->device), r->device) : r->device;
+        dev = p ? render_printf(d->a, "%.*s", (int)(p - r->device), r->device) : r->device;
+    } else if (gpu) {
+        dev = "GPU";
     }
-    if (r->backend && strcmp(r->backend, "cudnn") == 0) return "GPU";
-    return "CPU";
+    if (r->published ? r->gpus > 0 : gpu || r->gpus > 1)
+        return render_printf(d->a, "%d×%s", r->gpus > 0 ? r->gpus : 1, gpu || r->published ? gpu_short(d, dev) : dev);
+    return dev;
 }
 
 static const char *row_of(rdoc *d, const rm_run *r) {
@@ -497,21 +519,41 @@ static int sec_bench_tables(rdoc *d, const rt_section *s) {
             for (int r = 0; r < g.nr; r++) if (g.cell[r][c] && !isnan(g.cell[r][c]->accuracy.median)) { nacc++; break; }
         }
         int nc = g.nc + (nacc ? nmeas : 0);
+        int infer = 0;   /* a table of inference figures only (ResNet-50 features) */
+        for (int c = 0; c < g.nc; c++)
+            for (int r = 0; r < g.nr; r++)
+                if (g.cell[r][c] && g.cell[r][c]->total_unit && strcmp(g.cell[r][c]->total_unit, "s/1,000 images") == 0) infer = 1;
         render_table *t = new_table(d, g.nr, nc);
         render_fig *f = t ? new_fig(d, RENDER_FIG_TABLE, render_printf(d->a, "bench-%s-table", rb_slug(d, wl[w])),
-                                    render_printf(d->a, "%s: training time per device", wl[w])) : NULL;
+                                    render_printf(d->a, "%s: %s time per device", wl[w], infer ? "inference" : "training"))
+                          : NULL;
         if (!f) return sd_err(SD_ENOMEM, "out of memory");
         t->row_head = "Implementation";
         t->groups = NEW(d, const char *, nc);
         if (!t->groups) return sd_err(SD_ENOMEM, "out of memory");
         const char *tg = g.epochs ? render_printf(d->a, "measured: time for %d epoch%s", g.epochs, g.epochs == 1 ? "" : "s") : "measured: time";
+        /* published: "time for 10 epochs" when every published cell of the workload states the same count */
+        const char *pep = NULL;
+        int pep_same = 1;
+        for (int c = 0; c < g.nc; c++)
+            for (int r = 0; r < g.nr; r++) {
+                const rm_run *run = g.cell[r][c];
+                if (!g.pub[c] || !run || strcmp(run->total_unit ? run->total_unit : "s", "s") != 0) continue;
+                const char *e = NULL;
+                for (int k = 0; k < run->nsettings; k++)
+                    if (strcmp(run->settings[k].key, "epochs") == 0) e = run->settings[k].value;
+                if (!e || (pep && strcmp(pep, e) != 0)) pep_same = 0;
+                else pep = e;
+            }
+        const char *pg = pep && pep_same ? render_printf(d->a, "published: time for %s epoch%s", pep, strcmp(pep, "1") ? "s" : "")
+                                         : "published";
         for (int c = 0; c < g.nc; c++) {
             t->cols[c] = g.cols[c];
             t->units[c] = "s";
             for (int r = 0; r < g.nr; r++)   /* a published column may hold s/epoch or s per 1,000 images */
                 if (g.cell[r][c] && g.cell[r][c]->total_unit) { t->units[c] = g.cell[r][c]->total_unit; break; }
             t->best[c] = -1;
-            t->groups[c] = g.pub[c] ? "published" : tg;
+            t->groups[c] = g.pub[c] ? pg : tg;
             double mx = 0;
             int integral = 1;
             for (int r = 0; r < g.nr; r++) {
@@ -916,6 +958,7 @@ static int sec_verification(rdoc *d, const rt_section *s) {
         t->cols[2] = "Verdict";
         t->cols[3] = "Why";
         t->units[0] = t->units[1] = "s, median";
+        const char *nogpu_why = NULL;
         for (int c = 0; c < v->ncells; c++) {
             const rm_verdict *x = &v->cells[c];
             int one_wl = 1;   /* a published file is usually one workload: then the title names it */
@@ -928,14 +971,20 @@ static int sec_verification(rdoc *d, const rt_section *s) {
             t->v[c * 4 + 1] = x->measured;
             t->text[c * 4 + 2] = x->verdict;
             t->text[c * 4 + 3] = x->why ? x->why : "";
+            const char *nogpu = x->why ? strstr(x->why, "; no GPU: ") : NULL;
+            if (nogpu) {   /* the same reason on every row: once, in the note */
+                t->text[c * 4 + 3] = render_printf(d->a, "%.*s", (int)(nogpu - x->why), x->why);
+                if (!nogpu_why) nogpu_why = nogpu + 10;
+            }
             if (x->published_check)
                 t->text[c * 4 + 3] = render_printf(d->a, "%s\nThe publication itself: %s", t->text[c * 4 + 3], x->published_check);
             if (isnan(x->measured)) t->text[c * 4 + 1] = "–";
         }
         t->dec[0] = t->dec[1] = 1;
         f->u.table = t;
-        f->note = "Measured: the median of the repeats; a cell reproduces within the tolerance or when the published figure "
-                  "lies inside the measured min–max. –: no measurement.";
+        f->note = render_printf(d->a, "Measured: the median of the repeats; a cell reproduces within the tolerance or when the "
+                                      "published figure lies inside the measured min–max. –: no measurement.%s%s",
+                                nogpu_why ? " No GPU here: " : "", nogpu_why ? nogpu_why : "");
         SD_TRY(add_fig(d, f));
     }
     return 0;
