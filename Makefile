@@ -17,7 +17,7 @@ endif
 
 DEB_PKGS := pkg-config libdnnl-dev libcurl4-openssl-dev libgit2-dev libcairo2-dev libpango1.0-dev \
             libjansson-dev libsqlite3-dev zlib1g-dev libcriterion-dev poppler-utils python3-torch \
-            libopenblas0-pthread slurm-wlm munge \
+            libopenblas0-pthread slurm-wlm munge clang libclang-rt-14-dev libomp-14-dev \
             dataset-fashion-mnist
 
 PKGS    := libcurl libgit2 jansson sqlite3 zlib pangocairo cairo-pdf cairo-svg fontconfig
@@ -85,7 +85,7 @@ TEST_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_C))
 TEST_SH  := $(wildcard tests/test_*.sh)
 CRIT_LIBS := $(shell pkg-config --libs criterion 2>/dev/null || echo -lcriterion)
 
-.PHONY: FORCE all deps config test bench bench-cpu report clean fuzz gpu-check accuracy-parity deps-frameworks
+.PHONY: FORCE all deps config test bench bench-cpu report clean fuzz fuzz-smoke fuzz-corpus gpu-check accuracy-parity deps-frameworks
 all: $(BIN)
 
 # ---- dependencies -----------------------------------------------------------------------------
@@ -140,8 +140,54 @@ $(BUILD)/tests/%: tests/%.c $(LIB) tests/testutil.h
 	$(CC) $(CFLAGS_BASE) -Wno-missing-field-initializers $(CFLAGS) -Itests -o $@ $< $(LIB) $(CRIT_LIBS) $(LDLIBS_BASE) -Wl,--exclude-libs,ALL
 
 test: deps
-	@$(MAKE) --no-print-directory $(BIN) $(TEST_BIN)
-	@LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp):print_suppressions=0 SHOWDOWN=$(abspath $(BIN)) BUILD=$(BUILD) CU=$(CU) PYTHON=$(PYTHON) sh scripts/run-tests.sh $(TEST_BIN) $(TEST_SH)
+	@$(MAKE) --no-print-directory $(BIN) $(TEST_BIN) $(FUZZ_REPLAY)
+	@if [ "$(FUZZ_OK)" = 1 ]; then $(MAKE) --no-print-directory fuzz; else echo "test: no $(FUZZ_CC) with libFuzzer: the fuzz smoke run will be skipped"; fi
+	@LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp):print_suppressions=0 SHOWDOWN=$(abspath $(BIN)) BUILD=$(BUILD) CU=$(CU) PYTHON=$(PYTHON) FUZZ_SECONDS=$(FUZZ_SECONDS) sh scripts/run-tests.sh $(TEST_BIN) $(TEST_SH)
+
+# ---- fuzzing ------------------------------------------------------------------------------------
+# One libFuzzer target per parser of outside bytes (fuzz/fuzz_<target>.c) over the library compiled again
+# with clang, ASan and UBSan into build/fuzz. `make fuzz-smoke` runs each for FUZZ_SECONDS after replaying
+# fuzz/regress/<target>/ (part of `make test`); longer runs: README.md "Hostile input". The replay build
+# ($(BUILD)/fuzz/replay_<target>, any compiler) runs the regression inputs in tests/test_fuzz_regress.sh.
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 20
+FUZZ_DIR     := build/fuzz
+FUZZ_SRC     := $(wildcard fuzz/fuzz_*.c)
+FUZZ_BIN     := $(patsubst fuzz/%.c,$(FUZZ_DIR)/%,$(FUZZ_SRC))
+FUZZ_REPLAY  := $(patsubst fuzz/fuzz_%.c,$(BUILD)/fuzz/replay_%,$(FUZZ_SRC))
+FUZZ_LIBSRC  := $(filter-out src/main.c $(addsuffix /%,$(OPT_DIRS)),$(wildcard src/*.c src/*/*.c))
+FUZZ_OBJ     := $(patsubst src/%.c,$(FUZZ_DIR)/obj/%.o,$(FUZZ_LIBSRC))
+FUZZ_CFLAGS  := -std=c11 -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+                -fopenmp -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -Wno-pass-failed -MMD -MP -Isrc $(PKG_CFLAGS) \
+                -DSD_VERSION='"$(VERSION)"' -DSD_GIT_COMMIT='"fuzz"' -DSD_GIT_DIRTY=0 -DSD_HAVE_DNNL=0 -DSD_HAVE_CUDNN=0
+# 1 when $(FUZZ_CC) can link a libFuzzer target (evaluated only where used).
+FUZZ_OK = $(shell printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { (void)d; (void)n; return 0; }\n' | \
+            $(FUZZ_CC) -x c -fsanitize=fuzzer,address - -o /dev/null 2>/dev/null && echo 1)
+
+fuzz:
+	@if [ "$(FUZZ_OK)" != 1 ]; then echo "fuzz: $(FUZZ_CC) cannot link a libFuzzer target (apt-get install clang libclang-rt-14-dev)" >&2; exit 1; fi
+	@$(MAKE) --no-print-directory $(FUZZ_BIN)
+
+fuzz-smoke: fuzz
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) PYTHON=$(PYTHON) sh scripts/fuzz-smoke.sh
+
+fuzz-corpus:
+	@rm -rf $(FUZZ_DIR)/seeds && $(PYTHON) scripts/fuzz-corpus.py $(FUZZ_DIR)/seeds && echo "seeds in $(FUZZ_DIR)/seeds"
+
+$(FUZZ_DIR)/obj/%.o: src/%.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(FUZZ_DIR)/libshowdown.a: $(FUZZ_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(FUZZ_DIR)/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz.h $(FUZZ_DIR)/libshowdown.a
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_DIR)/libshowdown.a $(PKG_LIBS) -lm -fopenmp
+
+$(BUILD)/fuzz/replay_%: fuzz/fuzz_%.c fuzz/replay_main.c fuzz/fuzz.h $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_BASE) $(CFLAGS) -o $@ $< fuzz/replay_main.c $(LIB) $(LDLIBS_BASE)
 
 # ---- benchmarks and the report ------------------------------------------------------------------
 bench: deps
@@ -186,4 +232,4 @@ gpu-check:
 clean:
 	rm -rf build showdown
 
--include $(OBJ:.o=.d) $(BUILD)/main.d
+-include $(OBJ:.o=.d) $(BUILD)/main.d $(FUZZ_OBJ:.o=.d)

@@ -4,7 +4,8 @@
 Replays recorded GitHub exchanges (shared/fixtures/github/*.json: method, path, status, headers,
 response), rewriting https://api.github.com to its own address, answering 304 when If-None-Match
 matches the recorded ETag; plus crafted exchanges under /crafted/ and a StackExchange-like
-/2.3/tags/{tag}/info that always answers gzip with a `backoff` field (--se-backoff), and
+/2.3/tags/{tag}/info that always answers gzip with a `backoff` field (--se-backoff), 2 MiB answers
+(/crafted/big with a length, /crafted/big-chunked without) for the body bound, and
 /search/repositories?q=... answering total_count 500. /_stats gives per-path hit
 counts and the last Authorization header seen per path. Writes its port to --port-file.
 """
@@ -117,6 +118,24 @@ class Handler(BaseHTTPRequestHandler):
                 return self.send(200, {"total_count": 14}, {"ETag": '"v14"'})
             time.sleep(5)
             return self.send(200, {"total_count": 15})
+        if kind == "big":                # 2 MiB answer with its Content-Length (the client bounds bodies)
+            try:
+                self.send(200, b'{"pad": "' + b"x" * (2 << 20) + b'"}', raw=True)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+            return None
+        if kind == "big-chunked":        # 2 MiB answer, chunked: no length known in advance
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            try:
+                for part in [b'{"pad": "'] + [b"x" * 65536] * 32 + [b'"}']:
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(part), part))
+                self.wfile.write(b"0\r\n\r\n")
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+            return None
         if kind == "etag":               # 304 when the client presents the ETag
             if inm == '"e1"':
                 with LOCK:

@@ -382,3 +382,53 @@ Test(http, concurrent_many) {
     http_client_free(c);
     server_stop(&sv);
 }
+
+/* Issue 12: a body past max_body fails with a one-line SD_ELIMIT naming the bound, whether the server
+ * announces its length (refused before the body) or streams it chunked (cut at the bound). */
+static void big_case(const char *kind) {
+    server sv = {0};
+    server_start(&sv, 0);
+    waits w = {0};
+    http_opts o = opts(&w, NULL);
+    o.max_retries = 0;
+    o.max_body = 1u << 20;
+    http_client *c;
+    cr_assert_eq(http_client_new(&c, &o), 0, "%s", sd_errmsg());
+    http_response r;
+    char url[256];
+    snprintf(url, sizeof url, "%s/crafted/%s", sv.base, kind);
+    cr_assert_eq(http_get(c, url, &r), SD_ELIMIT, "%s: %s", kind, sd_errmsg());
+    cr_assert_null(r.body);
+    cr_assert(strstr(sd_errmsg(), "answer larger than 1048576 bytes"), "%s", sd_errmsg());
+    cr_assert_null(strchr(sd_errmsg(), '\n'), "one line: %s", sd_errmsg());
+    http_client_free(c);
+    server_stop(&sv);
+}
+
+Test(http, body_bound_with_length) { big_case("big"); }
+Test(http, body_bound_chunked) { big_case("big-chunked"); }
+
+/* Issue 12: token_base "http://127.0.0.1:1234" is not a prefix match for "http://127.0.0.1:12345/..." (nor
+ * "https://api.github.com" for "https://api.github.com.example.net/...", as a hostile Link could say). */
+Test(http, token_base_is_not_a_string_prefix) {
+    server sv = {0};
+    server_start(&sv, 0);
+    waits w = {0};
+    http_opts o = opts(&w, NULL);
+    char tb[128];
+    snprintf(tb, sizeof tb, "%s", sv.base);
+    tb[strlen(tb) - 1] = 0;          /* the same host and port minus its last digit */
+    o.token = "abc";
+    o.token_base = tb;
+    http_client *c;
+    cr_assert_eq(http_client_new(&c, &o), 0);
+    http_value v;
+    cr_assert_eq(http_se_tag_count(c, sv.base, "jax", &v), 0, "%s", sd_errmsg());
+    http_client_free(c);
+    long hits, notmod;
+    char auth[64];
+    stats(&sv, "/2.3/tags/jax/info?site=stackoverflow", &hits, &notmod, auth, sizeof auth);
+    cr_assert_eq(hits, 1);
+    cr_assert_str_eq(auth, "", "token sent to %s with token_base %s", sv.base, tb);
+    server_stop(&sv);
+}

@@ -58,6 +58,15 @@ wait $pid; rc=$?
 n=$("$PY" -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("select count(*) from runs where kind = \"nightly\"").fetchone()[0])' "$t/out/showdown.db")
 [ "$n" = 2 ] && ok "database keeps 2 nightly runs" || bad "nightly runs in db: $n"
 
+# a directory read back from the database is not trusted: old runs whose dir lies outside OUT (absolute, or
+# through "..") are dropped from the database but their directories are left alone
+mkdir -p "$t/outside1" "$t/outside2"; touch "$t/outside1/nightly.log" "$t/outside2/nightly.log"
+"$PY" -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.executemany("insert into runs (id, kind, created, environment, dir, complete) values (?, \"nightly\", \"2020-01-01T00:00:00Z\", \"{}\", ?, 1)", [(-2, sys.argv[2]), (-1, sys.argv[3])]); c.commit()' \
+  "$t/out/showdown.db" "$t/outside1" "$t/out/../outside2"
+$SD nightly --config "$t/cfg.json" > "$t/o5" 2>&1; rc=$?
+[ -f "$t/outside1/nightly.log" ] && [ -f "$t/outside2/nightly.log" ] && ok "pruning leaves directories outside OUT alone (exit $rc)" || bad "pruned outside OUT: $(ls "$t")"
+grep -q "not removing $t/out/../outside2: .* leaves $t/out" "$t/o5" && ok "the refusal is logged" || bad "no refusal logged: $(grep -i remov "$t/o5")"
+
 printf '{"epochs": "two"}\n' > "$t/bad.json"
 $SD nightly --config "$t/bad.json" > /dev/null 2> "$t/err"; rc=$?
 [ $rc -eq 3 ] && grep -q "$t/bad.json:1:" "$t/err" && ok "bad config: $(cat "$t/err")" || bad "bad config exit $rc: $(cat "$t/err")"

@@ -57,4 +57,13 @@ void sd_results_print_table(FILE *f, const json_t *doc);
  * nothing when doc holds no successful framework run. */
 void sd_results_print_overhead(FILE *f, const json_t *doc);
 
+/* A published results file (the input of verify), checked with positions: schema, runs (at most
+ * SD_PUBLISHED_MAX_RUNS) each with safe-name workload, implementation and backend (sd_safe_name) and a
+ * summary with a time metric (sd_published_time_keys, in order of preference). *out: the jansson
+ * document, caller decrefs. _parse is the from-memory entry point (the fuzzers'); name is used in messages. */
+#define SD_PUBLISHED_MAX_RUNS 10000
+extern const char *const sd_published_time_keys[];
+int sd_published_parse(json_t **out, const char *name, const char *text, size_t len);
+int sd_published_load(json_t **out, const char *path);
+
 #endif

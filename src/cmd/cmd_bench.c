@@ -5,6 +5,7 @@
 #include "bench/results.h"
 #include "cmd/cli.h"
 #include "core/err.h"
+#include "core/fsutil.h"
 #include "data/data.h"
 #include "db/db.h"
 #include "nn/dp.h"
@@ -286,6 +287,7 @@ static int run_framework(const bench_args *a, const char *wname, const char *imp
     char script[PATH_MAX + 64];
     char wdir[PATH_MAX];
     workloads_dir(a, wdir, sizeof wdir);
+    if ((rc = sd_safe_name(impl, "framework")) < 0) goto done;   /* it names the runner script */
     snprintf(script, sizeof script, "%s/runners/%s_runner.py", wdir, impl);
     int threads = a->threads > 0 ? (int)a->threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
     sd_runner_opts ro = {.framework = impl, .program = runner_program(a, impl), .python = a->python,

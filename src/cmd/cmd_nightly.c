@@ -87,9 +87,10 @@ static int rm_entry(const char *p, const struct stat *sb, int flag, struct FTW *
     return remove(p);
 }
 
-/* Delete an old run's directory, but only one that nightly made (it holds nightly.log). */
+/* Delete an old run's directory, but only one that nightly made (it holds nightly.log) inside the output
+ * directory user (a path read back from the database is not trusted). */
 static void prune_dir(const char *dir, void *user) {
-    (void)user;
+    if (sd_path_within((const char *)user, dir) < 0) { logf_("not removing %s: %s", dir, sd_errmsg()); return; }
     char probe[4096];
     snprintf(probe, sizeof probe, "%s/nightly.log", dir);
     if (access(probe, F_OK) != 0) return;
@@ -308,7 +309,7 @@ int cmd_nightly(int argc, char **argv) {
         logf_("no regression");
         if (bcode) code = bcode;
     }
-    rc = db_runs_prune(d, "nightly", (int)c.keep, prune_dir, NULL);
+    rc = db_runs_prune(d, "nightly", (int)c.keep, prune_dir, (void *)c.out);
 done:
     if (rc) {
         if (g_log) logf_("error: %s", sd_errmsg());

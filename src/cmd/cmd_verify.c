@@ -26,7 +26,7 @@ typedef struct verify_args {
 } verify_args;
 
 /* Time metrics in order of preference; lower is better. train_total_s = the sum of an epoch series. */
-static const char *const time_keys[] = {"steady_epoch_s", "first_epoch_s", "train_total_s", "val_s", "infer_s_per_1000", NULL};
+#define time_keys sd_published_time_keys
 
 static const char *js(const json_t *o, const char *k) { return json_string_value(json_object_get(o, k)); }
 
@@ -202,44 +202,6 @@ static int rerun(const verify_args *a, const json_t *pub, json_t **doc, char *wh
     return rc;
 }
 
-/* Check the published document's shape with positions (file:line:column). */
-static int check_published(const char *path) {
-    jv_doc *d = NULL;
-    SD_TRY(jv_load(&d, path));
-    const jv *root = jv_root(d);
-    int rc = jv_expect(d, root, JV_OBJECT, "published results");
-    const char *schema = NULL;
-    if (!rc) rc = jv_get_str(d, root, "schema", "published results", 1, &schema);
-    if (!rc && strcmp(schema, SD_RESULTS_SCHEMA) != 0)
-        rc = jv_err(d, jv_get(root, "schema"), "expected schema \"%s\" (got \"%s\")", SD_RESULTS_SCHEMA, schema);
-    const jv *runs = rc ? NULL : jv_get(root, "runs");
-    if (!rc && !runs) rc = jv_err(d, root, "missing key 'runs' in published results");
-    if (!rc) rc = jv_expect(d, runs, JV_ARRAY, "runs");
-    for (size_t i = 0; !rc && i < runs->count; i++) {
-        const jv *r = runs->items[i];
-        const char *s;
-        if ((rc = jv_expect(d, r, JV_OBJECT, "a run")) != 0) break;
-        if ((rc = jv_get_str(d, r, "workload", "run", 1, &s)) || (rc = jv_get_str(d, r, "implementation", "run", 1, &s)) ||
-            (rc = jv_get_str(d, r, "backend", "run", 1, &s)))
-            break;
-        const jv *sum = jv_get(r, "summary");
-        if (!sum) { rc = jv_err(d, r, "missing key 'summary' in run"); break; }
-        if ((rc = jv_expect(d, sum, JV_OBJECT, "summary")) != 0) break;
-        int has = 0;
-        for (int k = 0; time_keys[k]; k++) {
-            const jv *m = jv_get(sum, time_keys[k]);
-            if (!m) continue;
-            double v;
-            if ((rc = jv_expect(d, m, JV_OBJECT, time_keys[k])) || (rc = jv_get_num(d, m, "median", time_keys[k], 1, 0, 1e12, &v)))
-                break;
-            has = 1;
-        }
-        if (!rc && !has) rc = jv_err(d, sum, "summary has no time metric (expected one of: steady_epoch_s, first_epoch_s, train_total_s, val_s, infer_s_per_1000)");
-    }
-    jv_doc_free(d);
-    return rc;
-}
-
 typedef struct counts { int reproduced, slower, faster, accuracy, notcomp, missing; } counts;
 
 int cmd_verify(int argc, char **argv) {
@@ -274,10 +236,9 @@ int cmd_verify(int argc, char **argv) {
         return sd_cli_fail("verify", SD_EUSAGE);
     }
     const char *path = pos[0];
-    if ((rc = check_published(path)) != 0) return sd_cli_fail("verify", rc);
+    json_t *pubdoc = NULL;
+    if ((rc = sd_published_load(&pubdoc, path)) != 0) return sd_cli_fail("verify", rc);
     json_error_t je;
-    json_t *pubdoc = json_load_file(path, 0, &je);
-    if (!pubdoc) { sd_err(SD_EINPUT, "%s:%d:%d: %s", path, je.line, je.column, je.text); return sd_cli_fail("verify", SD_EINPUT); }
 
     /* earlier measurements: --results FILE, else the newest complete bench run in the database */
     json_t *measured = NULL;

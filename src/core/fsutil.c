@@ -1,9 +1,11 @@
-/* fsutil — atomic writes and bounded reads. */
+/* fsutil — atomic writes, bounded reads, and the one check of names and paths from outside (safe names,
+ * paths that must resolve inside a directory). */
 #include "core/fsutil.h"
 #include "core/err.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,4 +91,44 @@ int sd_read_file(const char *path, size_t max, char **out, size_t *len) {
     *out = buf;
     if (len) *len = n;
     return 0;
+}
+
+int sd_safe_name(const char *name, const char *what) {
+    size_t n = strlen(name);
+    if (n == 0) return sd_err(SD_EINPUT, "%s: an empty name", what);
+    if (n > SD_NAME_MAX) return sd_err(SD_ELIMIT, "%s '%.40s...': longer than %d bytes", what, name, SD_NAME_MAX);
+    if (name[0] == '.') return sd_err(SD_EINPUT, "%s '%s': a name may not start with '.'", what, name);
+    for (const char *p = name; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_' ||
+              *p == '-' || *p == '.' || *p == '+'))
+            return sd_err(SD_EINPUT, "%s '%s': a name holds only letters, digits and . _ - + (no '/')", what, name);
+    return 0;
+}
+
+/* realpath of path, or of its parent directory + the last component when path does not exist yet. */
+static int resolve(const char *path, char *out) {
+    if (realpath(path, out)) return 0;
+    if (errno != ENOENT) return -1;
+    char buf[PATH_MAX];
+    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) return -1;
+    char *slash = strrchr(buf, '/');
+    const char *last = slash ? slash + 1 : buf;
+    if (!*last || strcmp(last, ".") == 0 || strcmp(last, "..") == 0) return -1;
+    char parent[PATH_MAX];
+    if (slash == buf) snprintf(parent, sizeof parent, "/");
+    else if (slash) { *slash = 0; snprintf(parent, sizeof parent, "%s", buf); }
+    else snprintf(parent, sizeof parent, ".");
+    char rp[PATH_MAX];
+    if (!realpath(parent, rp)) return -1;
+    if (snprintf(out, PATH_MAX, "%s/%s", strcmp(rp, "/") ? rp : "", last) >= PATH_MAX) return -1;
+    return 0;
+}
+
+int sd_path_within(const char *dir, const char *path) {
+    char rd[PATH_MAX], rp[PATH_MAX];
+    if (!realpath(dir, rd)) return sd_err(SD_EIO, "cannot resolve directory %s: %s", dir, strerror(errno));
+    if (resolve(path, rp) != 0) return sd_err(SD_EIO, "cannot resolve %s: %s", path, strerror(errno));
+    size_t n = strlen(rd);
+    if (strcmp(rd, "/") == 0 || (strncmp(rp, rd, n) == 0 && (rp[n] == '/' || rp[n] == 0))) return 0;
+    return sd_err(SD_EINPUT, "%s leaves %s (it resolves to %s)", path, dir, rp);
 }

@@ -48,6 +48,30 @@ static int cifar_open(FILE **out, char *path, size_t len, const char *dir, const
     return 0;
 }
 
+/* One record: label checked, pixels scaled into example k. */
+static int record(sd_dataset *out, long long k, const uint8_t *rec, const char *path, long long r) {
+    if (rec[0] >= CIFAR_CLASSES)
+        return sd_err(SD_EINPUT, "%s: record %lld: label %u (CIFAR-10 labels are 0..9)", path, r, rec[0]);
+    out->y[k] = rec[0];
+    sd_data_pixels(out->x + (size_t)k * CIFAR_PIXELS, rec + 1, CIFAR_PIXELS);
+    return 0;
+}
+
+int sd_data_parse_cifar10(sd_dataset *out, const char *name, const void *data, size_t len) {
+    memset(out, 0, sizeof *out);
+    if (len == 0 || len % CIFAR_RECORD != 0)
+        return sd_err(SD_EINPUT, "%s: size %zu bytes is not a whole number of %d-byte records (1 label + %d pixels): "
+                      "%zu records and %zu bytes over", name, len, CIFAR_RECORD, CIFAR_PIXELS, len / CIFAR_RECORD,
+                      len % CIFAR_RECORD);
+    long long n = (long long)(len / CIFAR_RECORD);
+    int rc = sd_data_alloc(out, name, n, 3, 32, 32);
+    for (long long r = 0; rc == 0 && r < n; r++) rc = record(out, r, (const uint8_t *)data + r * CIFAR_RECORD, name, r);
+    if (rc < 0) { sd_dataset_free(out); return rc; }
+    out->classes = CIFAR_CLASSES;
+    snprintf(out->source, sizeof out->source, "cifar10:%s", name);
+    return 0;
+}
+
 int sd_data_load_cifar10(sd_dataset *out, const char *dir, int which) {
     memset(out, 0, sizeof *out);
     if (which != 0 && which != 1)
@@ -75,12 +99,7 @@ int sd_data_load_cifar10(sd_dataset *out, const char *dir, int which) {
                             ferror(files[i]) ? strerror(errno) : "file shrank while reading");
                 goto done;
             }
-            if (rec[0] >= CIFAR_CLASSES) {
-                rc = sd_err(SD_EINPUT, "%s: record %lld: label %u (CIFAR-10 labels are 0..9)", path, r, rec[0]);
-                goto done;
-            }
-            out->y[k] = rec[0];
-            sd_data_pixels(out->x + (size_t)k * CIFAR_PIXELS, rec + 1, CIFAR_PIXELS);
+            SD_TRY_GOTO(rc, record(out, k, rec, path, r), done);
         }
     }
     out->classes = CIFAR_CLASSES;

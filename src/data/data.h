@@ -27,10 +27,15 @@ typedef struct sd_dataset {
 /* idx images (idx3, u8) + labels (idx1, u8); each path may end in .gz (zlib reads both forms).
  * classes = 1 + max label (checked <= 256). */
 int sd_data_load_idx(sd_dataset *out, const char *images_path, const char *labels_path);
+/* The same from memory (plain or gzip bytes; the fuzzers' entry point); the names are used in messages. */
+int sd_data_parse_idx(sd_dataset *out, const char *images_name, const void *images, size_t images_len,
+                      const char *labels_name, const void *labels, size_t labels_len);
 
 /* CIFAR-10 binary version: dir holds data_batch_1..5.bin and test_batch.bin (each record: 1 label
  * byte + 3072 pixel bytes, CHW). which: 0 train (all five batches), 1 test. */
 int sd_data_load_cifar10(sd_dataset *out, const char *dir, int which);
+/* One batch file's bytes from memory (the fuzzers' entry point); name is used in messages. */
+int sd_data_parse_cifar10(sd_dataset *out, const char *name, const void *data, size_t len);
 
 /* Seeded synthetic data: n examples of shape c×h×w in [0,1] and labels in [0,classes). Learnable:
  * each class has a fixed random prototype, an example is its class prototype plus noise; the same

@@ -21,7 +21,11 @@
 
 typedef struct idx_file {
     const char *path;
-    gzFile gz;
+    gzFile gz;                /* a file, or (gz NULL) bytes in memory: */
+    const uint8_t *mem;
+    size_t mem_len, mem_pos;
+    int mem_gzip, mem_end;    /* gzip stream (inflated with z); its end was reached */
+    z_stream z;
     uint32_t dims[3];   /* count first, then rows, cols for images */
     int ndims;
     int header_bytes;
@@ -30,6 +34,46 @@ typedef struct idx_file {
 static void idx_close(idx_file *f) {
     if (f->gz) gzclose(f->gz);
     f->gz = NULL;
+    if (f->mem_gzip) inflateEnd(&f->z);
+    f->mem_gzip = 0;
+}
+
+/* Bytes in memory, plain or gzip (as gzread: gzip when they start with the gzip magic). */
+static int idx_open_mem(idx_file *f, const char *name, const uint8_t *data, size_t len) {
+    memset(f, 0, sizeof *f);
+    f->path = name;
+    f->mem = data;
+    f->mem_len = len;
+    if (len >= 2 && data[0] == 0x1f && data[1] == 0x8b) {
+        if (inflateInit2(&f->z, 15 + 16) != Z_OK) return sd_err(SD_ENOMEM, "%s: out of memory in zlib", name);
+        f->mem_gzip = 1;
+        f->z.next_in = (Bytef *)data;
+        f->z.avail_in = len > UINT32_MAX ? UINT32_MAX : (uInt)len;
+    }
+    return 0;
+}
+
+static int idx_read_mem(idx_file *f, void *buf, size_t want, size_t *got, int *cut) {
+    if (!f->mem_gzip) {
+        size_t n = f->mem_len - f->mem_pos < want ? f->mem_len - f->mem_pos : want;
+        memcpy(buf, f->mem + f->mem_pos, n);
+        f->mem_pos += n;
+        *got = n;
+        return 0;
+    }
+    *got = 0;
+    while (*got < want && !f->mem_end) {
+        size_t ask = want - *got > IDX_CHUNK ? IDX_CHUNK : want - *got;
+        f->z.next_out = (Bytef *)buf + *got;
+        f->z.avail_out = (uInt)ask;
+        int zr = inflate(&f->z, Z_NO_FLUSH);
+        *got += ask - f->z.avail_out;
+        if (zr == Z_STREAM_END) { f->mem_end = 1; break; }
+        if (zr == Z_BUF_ERROR || (zr == Z_OK && f->z.avail_in == 0 && f->z.avail_out > 0)) { *cut = 1; break; }
+        if (zr == Z_MEM_ERROR) return sd_err(SD_ENOMEM, "%s: out of memory in zlib", f->path);
+        if (zr != Z_OK) return sd_err(SD_EINPUT, "%s: corrupt gzip data: %s", f->path, f->z.msg ? f->z.msg : "?");
+    }
+    return 0;
 }
 
 static int idx_open(idx_file *f, const char *path) {
@@ -54,6 +98,7 @@ static int idx_open(idx_file *f, const char *path) {
 /* Read up to want bytes (stopping at end of data). *got is what was read; *cut is set if the gzip
  * stream ended before its trailer (a truncated .gz). Fails only on I/O errors and corrupt data. */
 static int idx_read(idx_file *f, void *buf, size_t want, size_t *got, int *cut) {
+    if (!f->gz) return idx_read_mem(f, buf, want, got, cut);
     *got = 0;
     while (*got < want) {
         size_t ask = want - *got;
@@ -188,30 +233,51 @@ fail:
     return rc;
 }
 
+static int load(sd_dataset *out, idx_file *im, idx_file *lb);
+
 int sd_data_load_idx(sd_dataset *out, const char *images_path, const char *labels_path) {
     memset(out, 0, sizeof *out);
     idx_file im = {0}, lb = {0};
+    int rc = idx_open(&im, images_path);
+    if (rc == 0) rc = idx_open(&lb, labels_path);
+    if (rc == 0) rc = load(out, &im, &lb);
+    idx_close(&im);
+    idx_close(&lb);
+    return rc;
+}
+
+int sd_data_parse_idx(sd_dataset *out, const char *images_name, const void *images, size_t images_len,
+                      const char *labels_name, const void *labels, size_t labels_len) {
+    memset(out, 0, sizeof *out);
+    idx_file im = {0}, lb = {0};
+    int rc = idx_open_mem(&im, images_name, images, images_len);
+    if (rc == 0) rc = idx_open_mem(&lb, labels_name, labels, labels_len);
+    if (rc == 0) rc = load(out, &im, &lb);
+    idx_close(&im);
+    idx_close(&lb);
+    return rc;
+}
+
+/* Headers, sizes and bodies of two opened files (closed by the caller). */
+static int load(sd_dataset *out, idx_file *imf, idx_file *lbf) {
     uint8_t *pix = NULL, *lab = NULL;
     int rc = 0;
-    SD_TRY_GOTO(rc, idx_open(&im, images_path), done);
-    SD_TRY_GOTO(rc, idx_header(&im, IDX_MAGIC_IMAGES), done);
-    SD_TRY_GOTO(rc, idx_open(&lb, labels_path), done);
-    SD_TRY_GOTO(rc, idx_header(&lb, IDX_MAGIC_LABELS), done);
-    if (im.dims[0] != lb.dims[0]) {
+    const char *images_path = imf->path, *labels_path = lbf->path;
+    SD_TRY_GOTO(rc, idx_header(imf, IDX_MAGIC_IMAGES), done);
+    SD_TRY_GOTO(rc, idx_header(lbf, IDX_MAGIC_LABELS), done);
+    if (imf->dims[0] != lbf->dims[0]) {
         rc = sd_err(SD_EINPUT, "%s: count mismatch: header says %u labels, but %s says %u images",
-                    labels_path, lb.dims[0], images_path, im.dims[0]);
+                    labels_path, lbf->dims[0], images_path, imf->dims[0]);
         goto done;
     }
-    SD_TRY_GOTO(rc, idx_body(&im, &pix), done);
-    SD_TRY_GOTO(rc, idx_body(&lb, &lab), done);
-    SD_TRY_GOTO(rc, sd_data_alloc(out, images_path, im.dims[0], 1, im.dims[1], im.dims[2]), done);
-    sd_data_pixels(out->x, pix, (size_t)im.dims[0] * im.dims[1] * im.dims[2]);
+    SD_TRY_GOTO(rc, idx_body(imf, &pix), done);
+    SD_TRY_GOTO(rc, idx_body(lbf, &lab), done);
+    SD_TRY_GOTO(rc, sd_data_alloc(out, images_path, imf->dims[0], 1, imf->dims[1], imf->dims[2]), done);
+    sd_data_pixels(out->x, pix, (size_t)imf->dims[0] * imf->dims[1] * imf->dims[2]);
     for (int i = 0; i < out->n; i++) out->y[i] = lab[i];   /* u8: always < 256 */
     out->classes = sd_data_max_label_plus_one(out);
     snprintf(out->source, sizeof out->source, "idx:%s + %s", images_path, labels_path);
 done:
-    idx_close(&im);
-    idx_close(&lb);
     free(pix);
     free(lab);
     return rc;

@@ -174,6 +174,8 @@ void db_close(db *d) {
 
 const char *db_path(const db *d) { return d->path; }
 
+void *db_sqlite(db *d) { return d->h; }
+
 static char *dump(const json_t *j) {
     return j ? json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17) | JSON_ENCODE_ANY) : NULL;
 }
@@ -302,7 +304,8 @@ int db_run_load(db *d, int64_t run_id, json_t **doc) {
                           (const char *)sqlite3_column_text(st, 5), "run_id", (json_int_t)run_id, "complete",
                           sqlite3_column_int(st, 6), "runs");
     sqlite3_finalize(st);
-    if (!o) return sd_err(SD_ENOMEM, "out of memory");
+    /* json_pack refuses text that is not UTF-8: a damaged row, not a lack of memory */
+    if (!o) return sd_err(SD_EINPUT, "%s: run %lld: unreadable row (a text column is not UTF-8)", d->path, (long long)run_id);
     if (sqlite3_prepare_v2(d->h, "SELECT run FROM results WHERE run_id = ? ORDER BY seq", -1, &st, NULL) != SQLITE_OK) {
         json_decref(o);
         return sql_fail(d, "load results");

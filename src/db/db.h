@@ -20,6 +20,8 @@ typedef struct db db;
 int db_open(db **out, const char *path);
 void db_close(db *d);
 const char *db_path(const db *d);
+/* The sqlite3 handle, for tests and the fuzzers that write rows as a damaged or hostile file would hold. */
+void *db_sqlite(db *d);
 
 /* Start a run: stores tool and environment from a results document (sd_results_new), complete = 0.
  * kind: "bench", "nightly", "verify"; dir: the run's output directory or NULL. */

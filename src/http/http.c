@@ -26,7 +26,7 @@ struct http_client {
     gate gates[MAX_GATES];    /* per host: no request before `until` (rate limit, SE backoff) */
 };
 
-typedef struct membuf { char *p; size_t n, cap; } membuf;
+typedef struct membuf { char *p; size_t n, cap, max; int too_big; } membuf;
 
 typedef struct req {
     const char *url;
@@ -142,6 +142,7 @@ int http_client_new(http_client **out, const http_opts *o) {
     if (c->o.backoff_s <= 0) c->o.backoff_s = 1;
     if (c->o.max_wait_s <= 0) c->o.max_wait_s = 60;
     if (c->o.max_parallel <= 0) c->o.max_parallel = 4;
+    if (c->o.max_body == 0) c->o.max_body = HTTP_MAX_BODY;
     if (!c->o.sleep_fn) c->o.sleep_fn = default_sleep;
     int rc = cache_load(c);
     if (rc < 0) { free(c); return rc; }
@@ -168,10 +169,10 @@ void http_response_free(http_response *r) {
 static size_t on_body(char *data, size_t size, size_t nmemb, void *ud) {
     membuf *b = ud;
     size_t n = size * nmemb;
+    if (n > b->max || b->n > b->max - n) { b->too_big = 1; return 0; }   /* abort: answer too large */
     if (b->n + n + 1 > b->cap) {
         size_t cap = b->cap ? b->cap : 4096;
         while (cap < b->n + n + 1) cap *= 2;
-        if (cap > (64u << 20)) return 0;   /* abort: answer too large */
         char *p = realloc(b->p, cap);
         if (!p) return 0;
         b->p = p; b->cap = cap;
@@ -186,8 +187,24 @@ static json_t *cache_entry(http_client *c, const char *url) {
     return json_object_get(json_object_get(c->cache, "entries"), url);
 }
 
+static int has_ctl(const char *s) {
+    for (; *s; s++) if ((unsigned char)*s < 0x20 || *s == 0x7f) return 1;
+    return 0;
+}
+
+/* The token goes to token_base and below only: "https://api.github.com" must not match
+ * "https://api.github.com.example.net/..." (a Link header or a redirect chosen by a server). */
+static int token_applies(const char *base, const char *url) {
+    if (!base || !base[0]) return 0;
+    size_t n = strlen(base);
+    while (n > 0 && base[n - 1] == '/') n--;
+    return strncmp(url, base, n) == 0 && (url[n] == 0 || url[n] == '/' || url[n] == '?' || url[n] == '#');
+}
+
 static int start(http_client *c, req *q) {
     q->body.n = 0;
+    q->body.max = c->o.max_body;
+    q->body.too_big = 0;
     if (q->body.p) q->body.p[0] = 0;
     if (!q->h) {
         q->h = curl_easy_init();
@@ -199,13 +216,13 @@ static int start(http_client *c, req *q) {
     q->hdrs = NULL;
     char line[1024];
     q->hdrs = curl_slist_append(q->hdrs, "Accept: application/json");
-    if (c->o.token && c->o.token[0] && c->o.token_base && strncmp(q->url, c->o.token_base, strlen(c->o.token_base)) == 0) {
+    if (c->o.token && c->o.token[0] && token_applies(c->o.token_base, q->url)) {
         snprintf(line, sizeof line, "Authorization: Bearer %s", c->o.token);
         q->hdrs = curl_slist_append(q->hdrs, line);
     }
     json_t *e = cache_entry(c, q->url);
     const char *etag = json_string_value(json_object_get(e, "etag"));
-    if (etag && etag[0]) {
+    if (etag && etag[0] && strlen(etag) < 256 && !has_ctl(etag)) {   /* a cache file cannot inject header lines */
         snprintf(line, sizeof line, "If-None-Match: %s", etag);
         q->hdrs = curl_slist_append(q->hdrs, line);
     }
@@ -221,6 +238,7 @@ static int start(http_client *c, req *q) {
     curl_easy_setopt(q->h, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(q->h, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(q->h, CURLOPT_WRITEDATA, &q->body);
+    curl_easy_setopt(q->h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)c->o.max_body);   /* a Content-Length past it */
     curl_easy_setopt(q->h, CURLOPT_PRIVATE, q);
     q->r->attempts++;
     CURLMcode mc = curl_multi_add_handle(c->multi, q->h);
@@ -237,7 +255,7 @@ static const char *header(CURL *h, const char *name, char *buf, size_t len) {
     return buf;
 }
 
-static int parse_num(const char *s, double *out) {
+int http_header_num(const char *s, double *out) {
     if (!s) return -1;
     char *end;
     errno = 0;
@@ -250,7 +268,7 @@ static int parse_num(const char *s, double *out) {
 }
 
 /* The URL of rel="next" in a Link header. */
-static void link_next(const char *link, char *out, size_t len) {
+void http_link_next(const char *link, char *out, size_t len) {
     out[0] = 0;
     if (!link) return;
     const char *p = link;
@@ -317,6 +335,10 @@ static void finish(http_client *c, req *q, CURLcode cc) {
     curl_easy_getinfo(q->h, CURLINFO_RESPONSE_CODE, &status);
     r->status = status;
     double backoff = c->o.backoff_s * pow(2.0, q->retries);
+    if (cc != CURLE_OK && (q->body.too_big || cc == CURLE_FILESIZE_EXCEEDED)) {
+        fail(c, q, SD_ELIMIT, "answer larger than %zu bytes (the bound on one HTTP answer)", c->o.max_body);
+        return;
+    }
     if (cc != CURLE_OK) {
         char why[256];
         snprintf(why, sizeof why, "curl error %d: %s", (int)cc, curl_easy_strerror(cc));
@@ -329,8 +351,8 @@ static void finish(http_client *c, req *q, CURLcode cc) {
     /* Rate-limit bookkeeping for the host, from any answer. */
     double remaining, reset;
     char hb1[64], hb2[64], linkb[2048], etagb[256], rab[64];
-    if (parse_num(header(q->h, "X-RateLimit-Remaining", hb1, sizeof hb1), &remaining) == 0 && remaining <= 0 &&
-        parse_num(header(q->h, "X-RateLimit-Reset", hb2, sizeof hb2), &reset) == 0) {
+    if (http_header_num(header(q->h, "X-RateLimit-Remaining", hb1, sizeof hb1), &remaining) == 0 && remaining <= 0 &&
+        http_header_num(header(q->h, "X-RateLimit-Reset", hb2, sizeof hb2), &reset) == 0) {
         if (reset > 1e11) reset /= 1000.0;   /* milliseconds (seen in recorded fixtures) */
         gate *g = gate_for(c, q->url, 1);
         g->until = reset;
@@ -346,7 +368,7 @@ static void finish(http_client *c, req *q, CURLcode cc) {
             r->from_cache = 1;
             r->status = 200;
             snprintf(r->fetched, sizeof r->fetched, "%s", json_string_value(json_object_get(e, "fetched")));
-            link_next(json_string_value(json_object_get(e, "link")), r->next, sizeof r->next);
+            http_link_next(json_string_value(json_object_get(e, "link")), r->next, sizeof r->next);
             q->state = 2;
             logf_(c, "http: GET %s -> 304, cached answer of %s", q->url, r->fetched);
             return;
@@ -375,7 +397,7 @@ static void finish(http_client *c, req *q, CURLcode cc) {
         r->len = strlen(r->body);
         iso_now(r->fetched, sizeof r->fetched);
         const char *link = header(q->h, "Link", linkb, sizeof linkb);
-        link_next(link, r->next, sizeof r->next);
+        http_link_next(link, r->next, sizeof r->next);
         const char *etag = header(q->h, "ETag", etagb, sizeof etagb);
         json_t *e = json_pack("{s:s, s:s, s:s, s:s}", "etag", etag ? etag : "", "body", r->body, "fetched", r->fetched,
                               "link", link ? link : "");
@@ -389,7 +411,7 @@ static void finish(http_client *c, req *q, CURLcode cc) {
     snprintf(why, sizeof why, "HTTP %ld", status);
     if (status == 403 || status == 429) {
         double ra;
-        if (parse_num(header(q->h, "Retry-After", rab, sizeof rab), &ra) == 0) { retry_or_fail(c, q, ra, why); return; }
+        if (http_header_num(header(q->h, "Retry-After", rab, sizeof rab), &ra) == 0) { retry_or_fail(c, q, ra, why); return; }
         gate *g = gate_for(c, q->url, 0);
         if (g && g->until > now_s()) { retry_or_fail(c, q, g->until - now_s(), why); return; }
         fail(c, q, SD_ENET, "%s (forbidden, no Retry-After or rate-limit reset given)", why);

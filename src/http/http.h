@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#define HTTP_MAX_BODY (64u << 20)
+
 typedef struct http_opts {
     const char *cache_path;   /* JSON cache file (ETag, body, date per URL); NULL: no cache */
     const char *token;        /* sent as "Authorization: Bearer ..." to URLs starting with token_base */
@@ -20,6 +22,8 @@ typedef struct http_opts {
     double backoff_s;         /* first retry delay, doubled per retry; 0: 1 */
     double max_wait_s;        /* bound on any single wait (Retry-After, rate-limit reset, backoff); 0: 60 */
     int max_parallel;         /* concurrent transfers; 0: 4 */
+    size_t max_body;          /* bytes of one answer kept (decoded); past it the request fails with SD_ELIMIT
+                                 "answer larger than N bytes"; 0: HTTP_MAX_BODY */
     FILE *log;                /* one line per request (method, URL, status, cache use); NULL: silent */
     /* Wait hook (tests record waits instead of sleeping); NULL: nanosleep. */
     void (*sleep_fn)(void *ctx, double seconds);
@@ -56,6 +60,11 @@ void http_response_free(http_response *r);
 int http_get_paged(http_client *c, const char *url, int max_pages,
                    int (*page)(void *ctx, const http_response *r), void *ctx);
 
+/* Parsers of what a server sends, exposed for the fuzzers: the URL of rel="next" in a Link header ("" if
+ * none or longer than len - 1); a numeric header value (Retry-After, X-RateLimit-*): 0 and *out, or -1. */
+void http_link_next(const char *link, char *out, size_t len);
+int http_header_num(const char *s, double *out);
+
 /* Percent-encode s (RFC 3986 unreserved kept) into out. */
 int http_escape(const char *s, char *out, size_t len);
 
@@ -78,6 +87,8 @@ typedef struct http_repo_meta {
     char why[512];
 } http_repo_meta;
 int http_github_repo(http_client *c, const char *api, const char *owner, const char *name, http_repo_meta *m);
+/* The metadata in an answer r to url (the fuzzers' entry point); SD_EINPUT when it lacks the fields. */
+int http_repo_meta_from(const http_response *r, const char *url, http_repo_meta *m);
 /* GET {api}/search/{kind}?q=... -> total_count (kind "issues" or "repositories"). */
 int http_github_search_count(http_client *c, const char *api, const char *kind, const char *q, http_value *v);
 /* GET {se}/2.3/tags/{tag}/info?site=stackoverflow -> items[0].count. */

@@ -30,7 +30,15 @@ int http_github_repo(http_client *c, const char *api, const char *owner, const c
     http_response r;
     int rc = http_get(c, url, &r);
     if (rc < 0) { snprintf(m->why, sizeof m->why, "%s", r.why); http_response_free(&r); return rc; }
-    json_t *j = body_json(&r, m->why, sizeof m->why);
+    rc = http_repo_meta_from(&r, url, m);
+    http_response_free(&r);
+    return rc;
+}
+
+int http_repo_meta_from(const http_response *r, const char *url, http_repo_meta *m) {
+    memset(m, 0, sizeof *m);
+    int rc = 0;
+    json_t *j = body_json(r, m->why, sizeof m->why);
     json_t *stars = json_object_get(j, "stargazers_count"), *arch = json_object_get(j, "archived");
     const char *pushed = json_string_value(json_object_get(j, "pushed_at"));
     if (!json_is_integer(stars) || !json_is_boolean(arch)) {
@@ -41,10 +49,9 @@ int http_github_repo(http_client *c, const char *api, const char *owner, const c
         m->stars = (long)json_integer_value(stars);
         m->archived = json_is_true(arch);
         snprintf(m->pushed_at, sizeof m->pushed_at, "%s", pushed ? pushed : "");
-        provenance(&r, &m->stale, m->fetched, sizeof m->fetched, m->why, sizeof m->why);
+        provenance(r, &m->stale, m->fetched, sizeof m->fetched, m->why, sizeof m->why);
     }
     json_decref(j);
-    http_response_free(&r);
     return rc;
 }
 

@@ -81,6 +81,8 @@ typedef struct sd_workload {
 /* Read and check a workload spec. name_or_path: a name looked up as <dir>/<name>.json, or a path.
  * Errors are "FILE:LINE:COL: what was expected" (SD_EINPUT) or SD_EIO. */
 int sd_workload_load(sd_workload *w, const char *dir, const char *name_or_path);
+/* The same from memory (the fuzzers' entry point); name is used in messages and as w->path. */
+int sd_workload_parse(sd_workload *w, const char *name, const char *text, size_t len);
 void sd_workload_free(sd_workload *w);
 
 /* One layer of a built model. */

@@ -6,6 +6,7 @@
  * nn_layer_spec the planner reads, bounded by SD_SPEC_MAX_LAYERS layers and SPEC_MAX_DEPTH nesting. */
 #include "nn/model.h"
 #include "core/err.h"
+#include "core/fsutil.h"
 #include "core/jv.h"
 
 #include <stdlib.h>
@@ -476,6 +477,9 @@ static int parse(sd_workload *w, const jv_doc *d) {
             return jv_err(d, e, "expected an integer in [1, 4096] in 'shape'");
         dims[i] = (int)e->integer;
     }
+    if ((double)dims[0] * dims[1] * dims[2] > 1e9)   /* as every layer's output (nn_model_plan): ints stay exact */
+        return jv_err(d, shape, "input shape %dx%dx%d has %.0f values per example (at most 1e9)", dims[0], dims[1],
+                      dims[2], (double)dims[0] * dims[1] * dims[2]);
     w->in_c = dims[0]; w->in_h = dims[1]; w->in_w = dims[2];
     long long x;
     int tr_req = w->mode == SD_MODE_TRAIN;   /* an inference workload needs no classes or split sizes */
@@ -581,10 +585,22 @@ int sd_workload_load(sd_workload *w, const char *dir, const char *name_or_path) 
         snprintf(path, sizeof path, "%s/%s.json", dir, name_or_path);
         if (stat(path, &st) != 0)
             return sd_err(SD_EUSAGE, "no workload '%s' (no file %s)", name_or_path, path);
+        SD_TRY(sd_path_within(dir, path));   /* a symlink may not lead out of the workloads directory */
     }
     snprintf(w->path, sizeof w->path, "%s", path);
     jv_doc *d = NULL;
     SD_TRY(jv_load(&d, path));
+    int rc = parse(w, d);
+    jv_doc_free(d);
+    if (rc < 0) sd_workload_free(w);
+    return rc;
+}
+
+int sd_workload_parse(sd_workload *w, const char *name, const char *text, size_t len) {
+    memset(w, 0, sizeof *w);
+    snprintf(w->path, sizeof w->path, "%s", name);
+    jv_doc *d = NULL;
+    SD_TRY(jv_parse(&d, name, text, len));
     int rc = parse(w, d);
     jv_doc_free(d);
     if (rc < 0) sd_workload_free(w);

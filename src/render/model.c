@@ -160,14 +160,21 @@ static int read_file_info(render_model *m, const char *path, json_t *root, const
 }
 
 /* ---- results ------------------------------------------------------------------------------------------ */
-static int read_epochs(render_arena *a, rm_run *r, json_t *samples) {
-    int ns = (int)json_array_size(samples), maxe = 0;
-    r->nrepeats = ns;
-    for (int s = 0; s < ns; s++) {
-        json_t *ep = json_object_get(json_array_get(samples, (size_t)s), "epochs");
-        if ((int)json_array_size(ep) > maxe) maxe = (int)json_array_size(ep);
+/* samples x epochs read per run (each a median over samples): a results file cannot make this quadratic. */
+#define MAX_EPOCH_CELLS 1000000
+
+static int read_epochs(render_arena *a, rm_run *r, json_t *samples, const char *path) {
+    size_t nsz = json_array_size(samples), maxz = 0;
+    for (size_t s = 0; s < nsz; s++) {
+        json_t *ep = json_object_get(json_array_get(samples, s), "epochs");
+        if (json_array_size(ep) > maxz) maxz = json_array_size(ep);
     }
-    if (maxe == 0 || ns == 0) return 0;
+    if (maxz == 0 || nsz == 0) { r->nrepeats = (int)(nsz < 1000000 ? nsz : 1000000); return 0; }
+    if (nsz > MAX_EPOCH_CELLS / maxz)
+        return sd_err(SD_ELIMIT, "%s: a run with %zu samples of up to %zu epochs is past the bound of %d values",
+                      path, nsz, maxz, MAX_EPOCH_CELLS);
+    int ns = (int)nsz, maxe = (int)maxz;
+    r->nrepeats = ns;
     r->epochs = render_alloc(a, (size_t)maxe * sizeof *r->epochs);
     double *tmp = render_alloc(a, (size_t)ns * sizeof *tmp);
     if (!r->epochs || !tmp) return sd_err(SD_ENOMEM, "out of memory");
@@ -284,7 +291,7 @@ static int add_results(render_model *m, const char *path, json_t *root) {
         if (!p) p = json_object_get(json_object_get(j, "model"), "parameters");
         r->parameters = json_is_integer(p) ? (long long)json_integer_value(p) : 0;
         json_t *samples = json_object_get(j, "samples");
-        if (json_is_array(samples)) rc = read_epochs(a, r, samples);
+        if (json_is_array(samples)) rc = read_epochs(a, r, samples, path);
         /* derive what the summary left out from the epochs */
         if (rc == 0 && r->nepochs > 0) {
             if (isnan(r->first_epoch_s.median)) r->first_epoch_s = (rm_stat){r->epochs[0].train_s, NAN, NAN};

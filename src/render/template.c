@@ -2,6 +2,7 @@
  * and placeholders are errors naming file:line:column, so a typo cannot silently drop a section. */
 #include "render/template.h"
 #include "core/err.h"
+#include "core/fsutil.h"
 #include "core/jv.h"
 
 #include <limits.h>
@@ -100,9 +101,22 @@ static int read_section(render_arena *a, const jv_doc *d, const jv *o, rt_sectio
     return 0;
 }
 
+static int read_template(render_arena *a, jv_doc *d, render_template **out);
+
 int render_template_load(render_arena *a, const char *path, render_template **out) {
     jv_doc *d = NULL;
     SD_TRY(jv_load(&d, path));
+    return read_template(a, d, out);
+}
+
+int render_template_parse(render_arena *a, const char *name, const char *text, size_t len, render_template **out) {
+    jv_doc *d = NULL;
+    SD_TRY(jv_parse(&d, name, text, len));
+    return read_template(a, d, out);
+}
+
+/* Reads the template in d, then frees d. */
+static int read_template(render_arena *a, jv_doc *d, render_template **out) {
     int rc = 0;
     const jv *root = jv_root(d);
     static const char *const keys[] = {"format", "name", "title", "subtitle", "footer", "one_page", "sections", NULL};
@@ -141,6 +155,9 @@ done:
 
 static int exists(const char *p) { return access(p, R_OK) == 0; }
 
+/* A template found by name stays inside the directory it was looked up in (no symlink out). */
+static int found(const char *dir, const char *path) { return sd_path_within(dir, path); }
+
 int render_template_find(const char *name, char *buf, size_t n) {
     size_t len = strlen(name);
     if (strchr(name, '/') || (len > 5 && strcmp(name + len - 5, ".json") == 0)) {
@@ -154,10 +171,10 @@ int render_template_find(const char *name, char *buf, size_t n) {
     const char *env = getenv("SHOWDOWN_TEMPLATES");
     if (env && env[0]) {
         snprintf(buf, n, "%s/%s.json", env, name);
-        if (exists(buf)) return 0;
+        if (exists(buf)) return found(env, buf);
     }
     snprintf(buf, n, "templates/%s.json", name);
-    if (exists(buf)) return 0;
+    if (exists(buf)) return found("templates", buf);
     char exe[PATH_MAX];
     ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (k > 0) {
@@ -166,8 +183,10 @@ int render_template_find(const char *name, char *buf, size_t n) {
         if (slash) *slash = 0;
         static const char *const rel[] = {"templates", "../templates", "../../templates", "../share/showdown/templates"};
         for (size_t i = 0; i < sizeof rel / sizeof *rel; i++) {
-            snprintf(buf, n, "%s/%s/%s.json", exe, rel[i], name);
-            if (exists(buf)) return 0;
+            char dir[PATH_MAX + 64];
+            snprintf(dir, sizeof dir, "%s/%s", exe, rel[i]);
+            snprintf(buf, n, "%s/%s.json", dir, name);
+            if (exists(buf)) return found(dir, buf);
         }
     }
     return sd_err(SD_EUSAGE, "no template named '%s' (looked in $SHOWDOWN_TEMPLATES, ./templates and beside the executable)", name);

@@ -116,14 +116,18 @@ static const char *tail_last_line(child *c, char *buf, size_t n) {
     return buf;
 }
 
-typedef struct state {
+typedef struct sd_runner_proto state;
+struct sd_runner_proto {
     const sd_runner_opts *o;
     sd_runner_result *r;
     int lineno, hello, done, nepochs;
     int unavailable;              /* error event said unavailable */
     int error_event;
     char msg[1024];               /* from an error event */
-} state;
+    char *line;                   /* the line being read (SD_RUNNER_MAX_LINE + 1 bytes) */
+    size_t len;
+    size_t total, max_output;     /* bytes seen (stdout + stderr) and their bound */
+};
 
 static int num(const jv_doc *d, const jv *obj, const char *key, double *out) {
     return jv_get_num(d, obj, key, "epoch event", 1, 0.0, -1.0, out);
@@ -291,6 +295,69 @@ static int build_argv(const sd_runner_opts *o, char **argv, char (*buf)[1100], i
     return 0;
 }
 
+/* Count n more bytes of output against the bound. */
+static int count_output(state *s, size_t n) {
+    s->total += n;
+    if (s->total > s->max_output)
+        return sd_err(SD_ELIMIT, "protocol error: %s runner printed more than %zu bytes (the bound on a runner's output)",
+                      s->o->framework, s->max_output);
+    return 0;
+}
+
+int sd_runner_proto_new(sd_runner_proto **out, const sd_runner_opts *o, sd_runner_result *r) {
+    *out = NULL;
+    memset(r, 0, sizeof *r);
+    if (o->epochs < 0 || o->classes < 1 || o->classes > 100000)   /* 0 epochs: an inference workload */
+        return sd_err(SD_EUSAGE, "%s runner: %d epochs and %d classes", o->framework, o->epochs, o->classes);
+    r->train.classes = o->classes;
+    r->train.epochs = calloc((size_t)o->epochs + 1, sizeof *r->train.epochs);
+    r->train.confusion = calloc((size_t)o->classes * o->classes, sizeof(int64_t));
+    state *s = calloc(1, sizeof *s);
+    if (s) s->line = malloc(SD_RUNNER_MAX_LINE + 1);
+    if (!r->train.epochs || !r->train.confusion || !s || !s->line) {
+        if (s) free(s->line);
+        free(s);
+        sd_runner_result_free(r);
+        return sd_err(SD_ENOMEM, "out of memory for the %s runner", o->framework);
+    }
+    s->o = o;
+    s->r = r;
+    s->max_output = o->max_output ? o->max_output : SD_RUNNER_MAX_OUTPUT;
+    *out = s;
+    return 0;
+}
+
+int sd_runner_proto_feed(sd_runner_proto *s, const char *buf, size_t n) {
+    SD_TRY(count_output(s, n));
+    for (size_t i = 0; i < n; i++) {
+        if (buf[i] != '\n') {
+            if (s->len >= SD_RUNNER_MAX_LINE)   /* stop at the bound, not at the line's end */
+                return sd_err(SD_ELIMIT, "protocol error: %s runner output line %d is longer than %u bytes",
+                              s->o->framework, s->lineno + 1, SD_RUNNER_MAX_LINE);
+            s->line[s->len++] = buf[i];
+            continue;
+        }
+        s->lineno++;
+        int rc = handle_line(s, s->line, s->len);
+        s->len = 0;
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+int sd_runner_proto_seen(const sd_runner_proto *s, int *hello, int *done, int *epochs) {
+    *hello = s->hello;
+    *done = s->done;
+    *epochs = s->nepochs;
+    return 0;
+}
+
+void sd_runner_proto_free(sd_runner_proto *s) {
+    if (!s) return;
+    free(s->line);
+    free(s);
+}
+
 void sd_runner_result_free(sd_runner_result *r) {
     if (!r) return;
     json_decref(r->hello);
@@ -299,16 +366,8 @@ void sd_runner_result_free(sd_runner_result *r) {
 }
 
 int sd_runner_run(const sd_runner_opts *o, sd_runner_result *out) {
-    memset(out, 0, sizeof *out);
-    out->train.classes = o->classes;
-    out->train.epochs = calloc((size_t)o->epochs + 1, sizeof *out->train.epochs);   /* 0 epochs: inference */
-    out->train.confusion = calloc((size_t)o->classes * o->classes, sizeof(int64_t));
-    char *line = malloc(SD_RUNNER_MAX_LINE + 1);
-    if (!out->train.epochs || !out->train.confusion || !line) {
-        free(line);
-        sd_runner_result_free(out);
-        return sd_err(SD_ENOMEM, "out of memory for the %s runner", o->framework);
-    }
+    state *sp = NULL;
+    SD_TRY(sd_runner_proto_new(&sp, o, out));
     char *argv[MAX_ARGS];
     static char abuf[16][1100];
     int nargs = 0;
@@ -316,10 +375,8 @@ int sd_runner_run(const sd_runner_opts *o, sd_runner_result *out) {
 
     child c = {.pid = -1, .out = -1, .err = -1};
     int rc = spawn(&c, argv, o->framework);
-    if (rc) { free(line); sd_runner_result_free(out); return rc; }
+    if (rc) { sd_runner_proto_free(sp); sd_runner_result_free(out); return rc; }
 
-    state s = {.o = o, .r = out};
-    size_t len = 0;
     int out_open = 1, err_open = 1;
     double last = now_s();
     while (out_open || err_open) {
@@ -335,7 +392,10 @@ int sd_runner_run(const sd_runner_opts *o, sd_runner_result *out) {
         if (err_open && (pf[1].revents & (POLLIN | POLLHUP | POLLERR))) {
             char buf[4096];
             ssize_t n = read(c.err, buf, sizeof buf);
-            if (n > 0) keep_tail(&c, buf, (size_t)n);
+            if (n > 0) {
+                keep_tail(&c, buf, (size_t)n);
+                if ((rc = count_output(sp, (size_t)n)) != 0) break;
+            }
             else if (n == 0 || (errno != EAGAIN && errno != EINTR)) err_open = 0;
         }
         if (out_open && (pf[0].revents & (POLLIN | POLLHUP | POLLERR))) {
@@ -343,25 +403,14 @@ int sd_runner_run(const sd_runner_opts *o, sd_runner_result *out) {
             ssize_t n = read(c.out, buf, sizeof buf);
             if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) { out_open = 0; continue; }
             if (n < 0) continue;
-            for (ssize_t i = 0; i < n && rc == 0; i++) {
-                if (buf[i] != '\n') {
-                    if (len >= SD_RUNNER_MAX_LINE) {   /* stop at the bound, not at the line's end */
-                        rc = sd_err(SD_ELIMIT, "protocol error: %s runner output line %d is longer than %u bytes",
-                                    o->framework, s.lineno + 1, SD_RUNNER_MAX_LINE);
-                        break;
-                    }
-                    line[len++] = buf[i];
-                    continue;
-                }
-                s.lineno++;
-                last = now_s();
-                rc = handle_line(&s, line, len);
-                len = 0;
-            }
+            int lines = sp->lineno;
+            rc = sd_runner_proto_feed(sp, buf, (size_t)n);
+            if (sp->lineno != lines) last = now_s();
             if (rc) break;
         }
     }
-    free(line);
+    state s = *sp;   /* what the protocol said, for the verdict below */
+    sd_runner_proto_free(sp);
     int status = 0, exited = 0;
     if (rc == 0 && c.pid > 0) {
         /* stdout closed: give the process the idle timeout to exit */

@@ -12,6 +12,7 @@
 
 #define SD_RUNNER_MAX_LINE   (1u << 20)   /* bytes in one protocol line */
 #define SD_RUNNER_STDERR_TAIL 4096        /* last bytes of stderr quoted on failure */
+#define SD_RUNNER_MAX_OUTPUT (64u << 20)  /* bytes a runner may print in all (stdout + stderr) */
 
 typedef enum sd_runner_data_kind {
     SD_RUNNER_DATA_IDX = 0, SD_RUNNER_DATA_CIFAR10, SD_RUNNER_DATA_SYNTHETIC,
@@ -48,6 +49,7 @@ typedef struct sd_runner_opts {
     double timeout_s;             /* idle timeout: seconds without a stdout line */
     long long native_params;      /* > 0: hello.parameters must equal it */
     volatile sig_atomic_t *stop;  /* set by a signal handler: kill the runner, SD_EINTR */
+    size_t max_output;            /* bound on stdout + stderr bytes; 0: SD_RUNNER_MAX_OUTPUT */
 } sd_runner_opts;
 
 typedef struct sd_runner_result {
@@ -61,5 +63,15 @@ typedef struct sd_runner_result {
  * architecture mismatch), message in sd_errmsg(). SD_EINTR when *stop was set. */
 int sd_runner_run(const sd_runner_opts *o, sd_runner_result *out);
 void sd_runner_result_free(sd_runner_result *r);
+
+/* The protocol reader alone, without a process (sd_runner_run drives it; the fuzzers call it directly):
+ * feed it stdout bytes in any chunks; lines longer than SD_RUNNER_MAX_LINE and more than max_output bytes
+ * in all are SD_ELIMIT, a bad line is a positioned "protocol error". new() allocates out's epochs and
+ * confusion matrix (o->epochs, o->classes). hello/done tell whether those events were seen. */
+typedef struct sd_runner_proto sd_runner_proto;
+int sd_runner_proto_new(sd_runner_proto **p, const sd_runner_opts *o, sd_runner_result *out);
+int sd_runner_proto_feed(sd_runner_proto *p, const char *buf, size_t n);
+int sd_runner_proto_seen(const sd_runner_proto *p, int *hello, int *done, int *epochs);
+void sd_runner_proto_free(sd_runner_proto *p);
 
 #endif

@@ -87,6 +87,8 @@ typedef struct score_fw {
 
 /* Load and check scoring/method.json (positioned errors "file:line:col: ..."). */
 int score_method_load(score_method *m, const char *path);
+/* The same from memory (the fuzzers' entry point); name is used in messages. */
+int score_method_parse(score_method *m, const char *name, const char *text, size_t len);
 int score_criterion_index(const score_method *m, const char *id);
 
 /* Normalise every present raw value, then category means, overall and tier, for n frameworks

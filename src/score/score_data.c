@@ -63,9 +63,14 @@ int score_repo_key(const char *url, char *key, size_t klen, char *owner, size_t 
         return sd_err(SD_EINPUT, "repository URL '%s' is not https://HOST/OWNER/NAME", url);
     size_t nl = strlen(s2 + 1);
     if (nl > 4 && strcmp(s2 + 1 + nl - 4, ".git") == 0) nl -= 4;
+    if ((size_t)(s2 - s1 - 1) >= olen || nl >= nlen || (size_t)(s2 - p + 1 + nl) >= klen)
+        return sd_err(SD_ELIMIT, "repository URL '%.80s' is too long", url);
     snprintf(key, klen, "%.*s", (int)(s2 - p + 1 + nl), p);
     snprintf(owner, olen, "%.*s", (int)(s2 - s1 - 1), s1 + 1);
     snprintf(name, nlen, "%.*s", (int)nl, s2 + 1);
+    /* owner and name become a mirror directory name (OWNER+NAME.git): no "..", no '/' */
+    SD_TRY(sd_safe_name(owner, "repository owner"));
+    SD_TRY(sd_safe_name(name, "repository name"));
     return 0;
 }
 
@@ -456,6 +461,24 @@ static int read_snapshot(const jv_doc *d, score_snapshot *s) {
         }
     }
     return 0;
+}
+
+int score_snapshot_parse(score_snapshot *s, const char *name, const char *text, size_t len) {
+    memset(s, 0, sizeof *s);
+    jv_doc *d = NULL;
+    SD_TRY(jv_parse(&d, name, text, len));
+    int rc = read_snapshot(d, s);
+    jv_doc_free(d);
+    return rc;
+}
+
+int score_framework_parse(score_framework *f, const char *name, const char *text, size_t len) {
+    memset(f, 0, sizeof *f);
+    jv_doc *d = NULL;
+    SD_TRY(jv_parse(&d, name, text, len));
+    int rc = read_framework(d, f);
+    jv_doc_free(d);
+    return rc;
 }
 
 int score_snapshot_load(score_snapshot *s, const char *path) {

@@ -80,12 +80,16 @@ int score_date_parse(const char *s, int end_of_day, int64_t *out);
 void score_date_iso(int64_t t, char *buf, size_t len);   /* "YYYY-MM-DDTHH:MM:SSZ" */
 void score_date_day(int64_t t, char *buf, size_t len);   /* "YYYY-MM-DD" */
 
-/* Split "https://github.com/owner/name" into key "github.com/owner/name", owner and name. */
+/* Split "https://github.com/owner/name" into key "github.com/owner/name", owner and name; owner and name
+ * must be safe names (sd_safe_name: they become mirror directory names), parts too long are SD_ELIMIT. */
 int score_repo_key(const char *url, char *key, size_t klen, char *owner, size_t olen, char *name, size_t nlen);
 
 /* Read scoring/frameworks/ *.json (sorted by file name) and scoring/ops.json. */
 int score_inputs_load(score_inputs *in, const char *frameworks_dir, const char *ops_path);
 int score_snapshot_load(score_snapshot *s, const char *path);
+/* The same from memory, and one framework file from memory (the fuzzers' entry points). */
+int score_snapshot_parse(score_snapshot *s, const char *name, const char *text, size_t len);
+int score_framework_parse(score_framework *f, const char *name, const char *text, size_t len);
 /* Write the snapshot (deterministic JSON, atomic). */
 int score_snapshot_write(const score_snapshot *s, const char *path);
 

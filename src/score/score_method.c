@@ -185,3 +185,12 @@ int score_method_load(score_method *m, const char *path) {
     jv_doc_free(d);
     return rc;
 }
+
+int score_method_parse(score_method *m, const char *name, const char *text, size_t len) {
+    memset(m, 0, sizeof *m);
+    jv_doc *d = NULL;
+    SD_TRY(jv_parse(&d, name, text, len));
+    int rc = read_method(d, m);
+    jv_doc_free(d);
+    return rc;
+}
