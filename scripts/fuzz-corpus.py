@@ -48,6 +48,9 @@ img = struct.pack(">IIII", 0x803, 3, 4, 5) + bytes(range(60))
 lab = struct.pack(">II", 0x801, 3) + bytes([0, 1, 2])
 for a, b in ((img, lab), (gzip.compress(img, mtime=0), gzip.compress(lab, mtime=0)), (img, gzip.compress(lab, mtime=0))):
     put("idx", struct.pack("<I", len(a)) + a + b)
+# tokens: the showdown-tokens/1 file of the IMDB workloads (src/data/imdb.c), with a comment and a blank line
+put("tokens", "showdown-tokens/1\n# label then ids\n1 1 14 22 16 43 530\n\n0 1 2 2 9 30001 4\n")
+put("tokens", "showdown-tokens/1\n0\n1\t1\t5\n")
 # cifar10: two records
 put("cifar10", bytes([3]) + bytes(i % 256 for i in range(3072)) + bytes([9]) + bytes(3072))
 

@@ -77,6 +77,8 @@ int sd_data_load_imdb_text(sd_dataset *train, sd_dataset *test, const char *dir,
  * num_words (ids >= num_words -> oov_char) and maxlen/padding. Errors are "FILE:LINE: ...".
  * classes = max(2, 1 + the largest label). */
 int sd_data_load_tokens(sd_dataset *out, const char *path, const sd_imdb_opts *o);
+/* The same from n bytes in memory (the fuzz target's entry); name stands for the file in errors. */
+int sd_data_parse_tokens(sd_dataset *out, const char *name, const void *buf, size_t n, const sd_imdb_opts *o);
 
 /* Seeded synthetic token sequences shaped like IMDB: n examples of maxlen ids in [0, vocab), labels in
  * [0, classes), start token 1, a length of maxlen (probability 0.7, as most IMDB reviews) or uniform in [maxlen/4, maxlen],

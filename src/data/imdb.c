@@ -63,7 +63,7 @@ static int seqs_to_dataset(sd_dataset *out, const seqs *s, const sd_imdb_opts *o
     SD_TRY(sd_data_alloc(out, what, n, maxlen, 1, 1));
     int maxlab = 0;
     for (long long i = 0; i < n; i++) {
-        const int32_t *ids = s->ids.v + s->start.v[i];
+        const int32_t *ids = s->ids.v ? s->ids.v + s->start.v[i] : NULL;   /* NULL: no example has any id */
         int len = s->start.v[i + 1] - s->start.v[i];
         float *x = out->x + (size_t)i * maxlen;
         memset(x, 0, sizeof(float) * maxlen);
@@ -84,12 +84,11 @@ static int seqs_to_dataset(sd_dataset *out, const seqs *s, const sd_imdb_opts *o
 
 /* Format (documented in data.h): first line "showdown-tokens/1"; then one example per line,
  * "LABEL ID ID ...", integers separated by spaces or tabs; '#' starts a comment line; blank lines skipped. */
-int sd_data_load_tokens(sd_dataset *out, const char *path, const sd_imdb_opts *o) {
+/* The token-id file read from f (not closed here); path names it in errors. */
+static int parse_tokens(sd_dataset *out, FILE *f, const char *path, const sd_imdb_opts *o) {
     memset(out, 0, sizeof *out);
-    FILE *f = fopen(path, "r");
-    if (!f) return sd_err(SD_EIO, "%s: cannot open: %s", path, strerror(errno));
     char *line = malloc(IMDB_MAX_LINE + 2);
-    if (!line) { fclose(f); return sd_err(SD_ENOMEM, "%s: out of memory", path); }
+    if (!line) return sd_err(SD_ENOMEM, "%s: out of memory", path);
     seqs s = {0};
     int rc = 0;
     long lineno = 0;
@@ -149,8 +148,26 @@ int sd_data_load_tokens(sd_dataset *out, const char *path, const sd_imdb_opts *o
     if (rc == 0) rc = seqs_to_dataset(out, &s, o, path);
     if (rc == 0) snprintf(out->source, sizeof out->source, "tokens:%s", path);
     free(line);
-    fclose(f);
     seqs_free(&s);
+    return rc;
+}
+
+int sd_data_load_tokens(sd_dataset *out, const char *path, const sd_imdb_opts *o) {
+    memset(out, 0, sizeof *out);
+    FILE *f = fopen(path, "r");
+    if (!f) return sd_err(SD_EIO, "%s: cannot open: %s", path, strerror(errno));
+    int rc = parse_tokens(out, f, path, o);
+    fclose(f);
+    return rc;
+}
+
+int sd_data_parse_tokens(sd_dataset *out, const char *name, const void *buf, size_t n, const sd_imdb_opts *o) {
+    memset(out, 0, sizeof *out);
+    if (n == 0) return sd_err(SD_EINPUT, "%s:1: empty file (expected the header \"showdown-tokens/1\")", name);
+    FILE *f = fmemopen((void *)buf, n, "r");
+    if (!f) return sd_err(SD_ENOMEM, "%s: cannot read from memory: %s", name, strerror(errno));
+    int rc = parse_tokens(out, f, name, o);
+    fclose(f);
     return rc;
 }
 
