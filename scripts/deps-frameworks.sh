@@ -9,7 +9,7 @@ PYTHON=${PYTHON:-/usr/bin/python3}
 REQ=${REQ:-workloads/runners/requirements-frameworks.txt}
 ROOT=${VENV_ROOT:-.venv-frameworks}
 venvs=$*
-[ -n "$venvs" ] || venvs=$(sed -n 's/.*# *venv: *\([A-Za-z0-9_-]*\).*/\1/p' "$REQ" | awk '!seen[$0]++')
+[ -n "$venvs" ] || venvs=$(grep -v '^ *#' "$REQ" | sed -n 's/.*# *venv: *\([A-Za-z0-9_-]*\).*/\1/p' | awk '!seen[$0]++')
 "$PYTHON" -m venv --help >/dev/null 2>&1 || { echo "deps-frameworks: $PYTHON has no venv module (apt-get install python3-venv)" >&2; exit 1; }
 mkdir -p "$ROOT"
 failed=""
