@@ -470,6 +470,23 @@ static void make_grid(rdoc *d, const char *wl, grid *g) {
             if (!pass && r->nrepeats > g->repeats) g->repeats = r->nrepeats;
             if (!pass && r->nepochs > g->epochs) g->epochs = r->nepochs;
         }
+    /* a framework that was not run here (unavailable, unsupported, failed) keeps its row, the status in its
+     * cell of the first measured column; the note says why */
+    for (int i = 0; i < g->nfailed; i++) {
+        const rm_run *r = g->failed[i];
+        if (r->published || strcmp(r->implementation, "native") == 0) continue;
+        int c = 0;
+        while (c < g->nc && g->pub[c]) c++;
+        if (c == g->nc && (c = idx_of(g->cols, &g->nc, "CPU", 64)) < 0) continue;
+        int row = idx_of(g->rows, &g->nr, r->implementation, 64);
+        if (row >= 0 && !g->cell[row][c]) g->cell[row][c] = r;
+    }
+}
+
+/* The word a table cell shows for a run that has no figures. */
+static const char *status_word(const rm_run *r) {
+    return r->status && (strcmp(r->status, "unavailable") == 0 || strcmp(r->status, "unsupported") == 0) ? r->status
+                                                                                                          : "failed";
 }
 
 static int sec_bench_tables(rdoc *d, const rt_section *s) {
@@ -485,7 +502,10 @@ static int sec_bench_tables(rdoc *d, const rt_section *s) {
             if (g.pub[c]) continue;
             for (int r = 0; r < g.nr; r++) if (g.cell[r][c] && !isnan(g.cell[r][c]->accuracy.median)) { nacc++; break; }
         }
-        int nc = g.nc + (nacc ? nmeas : 0);
+        int neq = 0;
+        for (int r = 0; r < g.nr; r++)
+            for (int c = 0; c < g.nc; c++) neq |= g.cell[r][c] && g.cell[r][c]->equivalence != NULL;
+        int nc = g.nc + (nacc ? nmeas : 0) + neq;
         render_table *t = new_table(d, g.nr, nc);
         render_fig *f = t ? new_fig(d, RENDER_FIG_TABLE, render_printf(d->a, "bench-%s-table", rb_slug(d, wl[w])),
                                     render_printf(d->a, "%s: training time per device", wl[w])) : NULL;
@@ -504,7 +524,7 @@ static int sec_bench_tables(rdoc *d, const rt_section *s) {
             for (int r = 0; r < g.nr; r++) {
                 const rm_run *run = g.cell[r][c];
                 if (!run) { t->text[r * nc + c] = "–"; continue; }   /* not run there: not a missing value */
-                if (run->failed) { t->text[r * nc + c] = "failed"; continue; }
+                if (run->failed) { t->text[r * nc + c] = status_word(run); continue; }
                 double v = run->total_s.median;
                 t->v[r * nc + c] = v;
                 if (v > mx) mx = v;
@@ -523,8 +543,25 @@ static int sec_bench_tables(rdoc *d, const rt_section *s) {
             for (int r = 0; r < g.nr; r++) {
                 const rm_run *run = g.cell[r][c];
                 if (!run) t->text[r * nc + k] = "–";
-                else if (run->failed) t->text[r * nc + k] = "failed";
+                else if (run->failed) t->text[r * nc + k] = status_word(run);
                 else t->v[r * nc + k] = run->accuracy.median;
+            }
+            k++;
+        }
+        if (neq) {   /* "same model": the framework's forward pass on the native weights (showdown bench) */
+            t->cols[k] = "forward vs native";
+            t->units[k] = "max rel. diff";
+            t->best[k] = 0;
+            t->groups[k] = "same model";
+            for (int r = 0; r < g.nr; r++) {
+                const char *txt = "–";
+                for (int c = 0; c < g.nc; c++) {
+                    const rm_run *run = g.cell[r][c];
+                    if (!run || g.pub[c]) continue;
+                    if (run->equivalence) txt = run->equivalence;
+                    else if (strcmp(run->implementation, "native") == 0) txt = "reference";
+                }
+                t->text[r * nc + k] = txt;
             }
             k++;
         }
