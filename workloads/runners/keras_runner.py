@@ -3,10 +3,11 @@
 (tensorflow, jax or torch; showdown runs it as keras-tensorflow, keras-jax, keras-torch).
 
 The model is a Keras functional model of stock layers (Conv2D, MaxPooling2D, Dense, ReLU, Flatten), channels_last
-as Keras defaults, trained with model.train_on_batch and the stock Keras optimizers (SGD with momentum, RMSprop,
-Adadelta, Adam: the formulations of the spec; Keras SGD's v = m v - lr g is the spec's PyTorch form for a constant
-lr; Keras Adam folds the bias corrections into the step size, so eps weighs slightly differently). Dropout is the
-native engine's mask: each dropout layer multiplies by a mask given as an extra model input (ones at inference).
+as Keras defaults, trained with model.train_on_batch. The optimizer is a keras.optimizers.Optimizer subclass whose
+update_step is the spec's arithmetic (runner_common.Optimizer on keras.ops): Keras 3's stock RMSprop puts eps inside
+the sqrt (Keras 2, which the spec and the published runs follow, put it outside), which changes the early steps
+visibly. Dropout is the native engine's mask: each dropout layer multiplies by a mask given as an extra model
+input (ones at inference).
 """
 import os
 import sys
@@ -92,12 +93,8 @@ class Keras:
                 W, b = params[L.i]
                 W = rc.conv_hwio(W) if L.op == "conv2d" else rc.dense_in_out(W, L, True)
                 self.model.get_layer("l%d" % L.i).set_weights([W] if b is None else [W, b])
-        o = keras.optimizers
-        kopt = {"sgd": lambda: o.SGD(opt.lr, momentum=opt.mom),
-                "rmsprop": lambda: o.RMSprop(opt.lr, rho=opt.rho, epsilon=opt.eps),
-                "adadelta": lambda: o.Adadelta(opt.lr, rho=opt.rho, epsilon=opt.eps),
-                "adam": lambda: o.Adam(opt.lr, beta_1=opt.b1, beta_2=opt.b2, epsilon=opt.eps)}[opt.name]()
-        self.model.compile(optimizer=kopt, loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        self.model.compile(optimizer=spec_optimizer(keras, opt),
+                           loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
         self.batch = batch
         self.ones = {}
 
@@ -116,6 +113,32 @@ class Keras:
         masks = [rc.to_nhwc(m, L) for m, L in zip(masks, self.drops)]
         loss = self.model.train_on_batch([rc.to_nhwc(x, None)] + masks, y)
         return float(loss[0] if isinstance(loss, (list, tuple)) else loss) * len(y)
+
+
+def spec_optimizer(keras, opt):
+    """A Keras optimizer doing runner_common.Optimizer's arithmetic with keras.ops (any backend)."""
+    ops = keras.ops
+
+    class SpecOptimizer(keras.optimizers.Optimizer):
+        def build(self, var_list):
+            if self.built:
+                return
+            super().build(var_list)
+            self.s0 = [self.add_variable_from_reference(v, "s0") for v in var_list]
+            self.s1 = [self.add_variable_from_reference(v, "s1") for v in var_list]
+
+        def update_step(self, gradient, variable, learning_rate):
+            k = self._get_variable_index(variable)
+            bc = (1.0, 1.0)
+            if opt.name == "adam":
+                t = ops.cast(self.iterations + 1, variable.dtype)
+                bc = (1.0 - ops.power(opt.b1, t), 1.0 - ops.power(opt.b2, t))
+            p, a, b = opt.update(variable, gradient, self.s0[k], self.s1[k], bc, ops.sqrt)
+            self.assign(self.s0[k], a)
+            self.assign(self.s1[k], b)
+            self.assign(variable, p)
+
+    return SpecOptimizer(learning_rate=opt.lr, name="spec_" + opt.name)
 
 
 def Masks_shape(L):
