@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define NEW(d, T, n) ((T *)render_alloc((d)->a, (size_t)(n) * sizeof(T) + 1))
 
@@ -55,15 +56,23 @@ static const char *backend_name(const char *b) {
 static const char *device_of(rdoc *d, const rm_run *r) {
     if (r->device) {
         const char *p = strstr(r->device, " (");
-        return p ? render_printf(d->a, "%.*s", (int)(p - r->device), r->device) : r->device;
+        const char *dev = p ? render_printf(d->a, "%.*s", (int)(p - r->device), r->device) : r->device;
+        return strcasecmp(dev, "cpu") == 0 ? "CPU" : dev;   /* framework runners say "cpu" */
     }
     if (r->backend && strcmp(r->backend, "cudnn") == 0) return "GPU";
     return "CPU";
 }
 
+/* A framework run's backend is its device kind (cpu, cuda; auto when it did not start): the column says that. */
+static int is_device_kind(const char *b) {
+    return b && (strcmp(b, "cpu") == 0 || strcmp(b, "cuda") == 0 || strcmp(b, "auto") == 0);
+}
+
 static const char *row_of(rdoc *d, const rm_run *r) {
     const char *b = backend_name(r->backend);
-    if (!b || strcmp(b, r->implementation) == 0 || r->published) return r->implementation;
+    if (!b || strcmp(b, r->implementation) == 0 || r->published ||
+        (strcmp(r->implementation, "native") != 0 && is_device_kind(r->backend)))
+        return r->implementation;
     return render_printf(d->a, "%s · %s", r->implementation, b);
 }
 
@@ -554,7 +563,7 @@ static int sec_bench_tables(rdoc *d, const rt_section *s) {
             t->best[k] = 0;
             t->groups[k] = "same model";
             for (int r = 0; r < g.nr; r++) {
-                const char *txt = "–";
+                const char *txt = "";   /* no run to check: an empty cell, not "–" (not run on that device) */
                 for (int c = 0; c < g.nc; c++) {
                     const rm_run *run = g.cell[r][c];
                     if (!run || g.pub[c]) continue;
@@ -576,6 +585,7 @@ static int sec_bench_tables(rdoc *d, const rt_section *s) {
             const rm_run *r = g.failed[i];
             const char *err = r->error ? r->error : "no reason recorded";
             const char *colon = strchr(err, ':');   /* the first clause of the error is the reason */
+            if (strcmp(status_word(r), "failed") != 0) colon = NULL;   /* "unavailable: <why>", "unsupported: <op>" */
             f->note = render_printf(d->a, "%s Not run: %s (%.*s).", f->note, row_of(d, r),
                                     colon ? (int)(colon - err) : (int)strlen(err), err);
         }
