@@ -403,7 +403,7 @@ int cmd_bench(int argc, char **argv) {
         {"runner", SD_OPT_STR, &a.runner, "IMPL=PROG", "run IMPL's runner as PROG (default: python workloads/runners/IMPL_runner.py)", 0, 0},
         {"runner-timeout", SD_OPT_INT, &a.runner_timeout, "S", "kill a runner silent for S seconds (default 300)", 1, 1000000},
         {"device", SD_OPT_STR, &a.device, "D", "framework runners' device: auto (default), cpu, cuda", 0, 0},
-        {"python", SD_OPT_STR, &a.python, "PATH", "interpreter for the Python runners (default /usr/bin/python3)", 0, 0},
+        {"python", SD_OPT_STR, &a.python, "PATH", "interpreter for the pytorch runner (default /usr/bin/python3; the others run in --venvs)", 0, 0},
         {"json", SD_OPT_STR, &a.json, "FILE", "write the results (showdown-results/1) to FILE, atomically", 0, 0},
         {"db", SD_OPT_STR, &a.db, "FILE", "store the run in this results database (default " DB_DEFAULT_PATH ")", 0, 0},
         {"no-db", SD_OPT_FLAG, &a.no_db, NULL, "do not store the run in a database", 0, 0},
