@@ -77,7 +77,7 @@ TEST_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_C))
 TEST_SH  := $(wildcard tests/test_*.sh)
 CRIT_LIBS := $(shell pkg-config --libs criterion 2>/dev/null || echo -lcriterion)
 
-.PHONY: FORCE all deps config test bench bench-cpu report clean fuzz gpu-check deps-frameworks
+.PHONY: FORCE all deps config test bench bench-cpu report clean fuzz gpu-check accuracy-parity deps-frameworks
 all: $(BIN)
 
 # ---- dependencies -----------------------------------------------------------------------------
@@ -156,6 +156,11 @@ bench-cpu: deps
 	@$(MAKE) --no-print-directory $(BIN)
 	PYTHON=$(PYTHON) sh scripts/bench-cpu.sh ./$(BIN) out/bench
 
+# mnist_mlp on Fashion-MNIST through dnnl and ref over 5 seeds: epoch-2 accuracies and their means (~10 min)
+accuracy-parity: deps
+	@$(MAKE) --no-print-directory $(BIN)
+	PYTHON=$(PYTHON) sh scripts/accuracy-parity.sh ./$(BIN)
+
 # The main job on the embedded default: CPU back-end (auto: dnnl, else ref), the offline scoring snapshot,
 # the local database (out/showdown.db); writes out/showdown.pdf, out/figures/*.svg, out/showdown.md.
 report: deps
@@ -163,7 +168,12 @@ report: deps
 	./$(BIN) bench --workload mnist_mlp,mnist_cnn,cifar10_vgg --epochs 3 --batches 20 --repeat 3 \
 	    --json out/bench/report-bench.json
 	./$(BIN) score --offline --json out/scores.json
-	./$(BIN) report --results out/bench/report-bench.json --scores out/scores.json --out out --format pdf,svg,md,csv
+	@# every published table re-checked against this run (exit 9 = not comparable here, 5 = did not reproduce)
+	@mkdir -p out/verify; for f in workloads/published/*.json; do n=$$(basename $$f .json); \
+	  ./$(BIN) verify $$f --results out/bench/report-bench.json --quiet --json out/verify/$$n.json > out/verify/$$n.txt; \
+	  rc=$$?; case $$rc in 0|5|9) echo "verify $$f: exit $$rc (out/verify/$$n.txt)";; *) exit $$rc;; esac; done
+	./$(BIN) report --results out/bench/report-bench.json workloads/published/*.json --verify out/verify/*.json \
+	    --scores out/scores.json --out out --format pdf,svg,md,csv
 
 # GPU parity tests + training benchmarks (scripts/gpu-check.sh). Without a usable GPU it says why and
 # the script exits 4 (SD_EXIT_NODEV, as `showdown bench --backend cudnn`); make then reports Error 4.

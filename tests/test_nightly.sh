@@ -32,6 +32,14 @@ g = r["regressions"]
 assert len(g) == 1 and g[0]["workload"] == "mnist_mlp" and g[0]["slower_pct"] > 7 and g[0]["median"] > g[0]["previous_max"], r
 print("ok: regressions.json: mnist_mlp %.0f%% slower" % g[0]["slower_pct"])
 PY
+# the regression is in the report of that run (the comparison runs before the report step)
+if [ -f "$t/out/$d2/report/showdown.md" ]; then
+  grep -q "Regressions against the previous nightly run" "$t/out/$d2/report/showdown.md" && grep -q "mnist_mlp · native · ref" "$t/out/$d2/report/showdown.md" \
+    && ok "report of run 2 shows the regression" || bad "report md: $(grep -n -i regress "$t/out/$d2/report/showdown.md")"
+  grep -q "No earlier nightly run to compare with" "$t/out/$d1/report/showdown.md" && ok "report of run 1: nothing to compare" || bad "report 1 md"
+else
+  bad "no report in $t/out/$d2/report: $(grep report "$t/out/$d2/nightly.log")"
+fi
 
 # concurrent: hold the lock with a slow run, then a second one must be refused at once
 SHOWDOWN_TEST_SLOWDOWN=300 $SD nightly --config "$t/cfg.json" > "$t/o3" 2>&1 &

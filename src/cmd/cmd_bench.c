@@ -394,7 +394,7 @@ int cmd_bench(int argc, char **argv) {
         {"data-dir", SD_OPT_STR, &a.data_dir, "DIR", "data set directory (MNIST idx files or CIFAR-10 binary batches)", 0, 0},
         {"workloads", SD_OPT_STR, &a.workloads_dir, "DIR", "directory of workload specs (default: ./workloads)", 0, 0},
         {"precision", SD_OPT_STR, &a.precision, "P", "fp32 (default) or tf32 (cuDNN back-end)", 0, 0},
-        {"autotune", SD_OPT_STR, &a.autotune, "on|off", "cuDNN algorithm search (default on)", 0, 0},
+        {"autotune", SD_OPT_STR, &a.autotune, "on|off", "algorithm choice: cuDNN search, dnnl Winograd (default on)", 0, 0},
         {"impl", SD_OPT_STR, &a.impl, "I[,I]", "native (default), pytorch, tensorflow, keras-tensorflow, keras-jax, keras-torch, jax, "
                                                "paddle, mindspore, tinygrad, chainer, or all: framework runners on the same data", 0, 0},
         {"venvs", SD_OPT_STR, &a.venvs, "DIR", "virtual environments of the framework runners (default .venv-frameworks)", 0, 0},

@@ -271,18 +271,10 @@ int cmd_nightly(int argc, char **argv) {
     if (rc == 0 && nr == 0) rc = db_run_finish(d, run_id);
     if (rc) goto done;
 
-    char sjson[4096], rdir[4096];
+    char sjson[4096], rdir[4096], rjson[4096];
     snprintf(sjson, sizeof sjson, "%s/scores.json", dir);
     char *sargv[] = {"showdown", "score", "--json", sjson, NULL};
     optional_step("score", sargv, logp);
-    snprintf(rdir, sizeof rdir, "%s/report", dir);
-    /* the report reads this run's results, its scores when the score step wrote them, and the history */
-    struct stat sst;
-    int have_scores = stat(sjson, &sst) == 0;
-    char *rargv[] = {"showdown", "report", "--results", bjson, "--db", (char *)c.db, "--out", rdir,
-                     have_scores ? "--scores" : NULL, sjson, NULL};
-    optional_step("report", rargv, logp);
-
     /* compare with the previous complete nightly run */
     int64_t pid_ = 0;
     int np = 0;
@@ -294,13 +286,21 @@ int cmd_nightly(int argc, char **argv) {
         logf_("comparing with nightly run %lld", (long long)pid_);
         nreg = compare_runs(cur, prev, c.threshold, regs);
     }
-    char rjson[4096];
     snprintf(rjson, sizeof rjson, "%s/regressions.json", dir);
     json_t *rdoc = json_pack("{s:s,s:I,s:I,s:f,s:o}", "schema", "showdown-regressions/1", "run", (json_int_t)run_id,
                              "previous_run", (json_int_t)(np ? pid_ : 0), "threshold_pct", c.threshold, "regressions", regs);
     if (rc == 0) rc = sd_json_write_atomic(rdoc, rjson);
     json_decref(rdoc);
     if (rc) goto done;
+    snprintf(rdir, sizeof rdir, "%s/report", dir);
+    /* the report reads this run's results, its scores when the score step wrote them, the comparison with the
+     * previous run (so regressions appear in it) and the history */
+    struct stat sst;
+    int have_scores = stat(sjson, &sst) == 0;
+    char *rargv[] = {"showdown", "report", "--results", bjson, "--db", (char *)c.db, "--out", rdir, "--regressions", rjson,
+                     have_scores ? "--scores" : NULL, sjson, NULL};
+    optional_step("report", rargv, logp);
+
     if (nreg) {
         logf_("%d regression(s); see %s", nreg, rjson);
         code = SD_EXIT_REGRESSION;

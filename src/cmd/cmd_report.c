@@ -15,7 +15,7 @@
 #define MAX_RESULTS 64
 
 static const char synopsis[] =
-    "[--results FILE...] [--scores FILE] [--verify FILE...] [--db FILE|--no-db] [--template NAME|FILE] [--out DIR]\n"
+    "[--results FILE...] [--scores FILE] [--verify FILE...] [--regressions FILE] [--db FILE|--no-db] [--template NAME|FILE] [--out DIR]\n"
     "       [--format pdf,svg,md,csv]";
 
 /* From the database: the latest complete bench (else nightly) run as results when none were given, and up
@@ -49,13 +49,14 @@ done:
 
 int cmd_report(int argc, char **argv) {
     const char *results[MAX_RESULTS], *verify[MAX_RESULTS], *scores = NULL, *tmpl = "showdown", *out = "out", *formats = "pdf,svg,md";
-    const char *dummy = NULL, *dbpath = NULL;
+    const char *dummy = NULL, *dbpath = NULL, *regressions = NULL;
     int no_db = 0;
     int nres = 0, nver = 0, help = 0, npos = 0;
     const sd_opt opts[] = {
         {"results", SD_OPT_STR, &dummy, "FILE...", "benchmark results (showdown-results/1); several files may follow", 0, 0},
         {"scores", SD_OPT_STR, &scores, "FILE", "framework scores (showdown-scores/1)", 0, 0},
         {"verify", SD_OPT_STR, &dummy, "FILE...", "verification verdicts (showdown-verify/1, from verify --json)", 0, 0},
+        {"regressions", SD_OPT_STR, &regressions, "FILE", "the nightly comparison (showdown-regressions/1, from nightly)", 0, 0},
         {"db", SD_OPT_STR, &dbpath, "FILE", "results database: the latest run when no --results, and the history (default out/showdown.db)", 0, 0},
         {"no-db", SD_OPT_FLAG, &no_db, NULL, "do not read the results database", 0, 0},
         {"template", SD_OPT_STR, &tmpl, "NAME|FILE", "report template: showdown (full), brief (one page), or a path", 0, 0},
@@ -120,6 +121,7 @@ int cmd_report(int argc, char **argv) {
     if (have_db) SD_TRY_GOTO(rc, read_db(m, dbpath, nres == 0), done);
     if (scores) SD_TRY_GOTO(rc, render_model_set_scores(m, scores), done);
     for (int i = 0; i < nver; i++) SD_TRY_GOTO(rc, render_model_add_verify(m, verify[i]), done);
+    if (regressions) SD_TRY_GOTO(rc, render_model_set_regressions(m, regressions), done);
     SD_TRY_GOTO(rc, render_report(m, t, out, fmt, &st), done);
     if (fmt & RENDER_OUT_PDF) printf("report: %s/showdown.pdf (%d page%s, template %s)\n", out, st.pages, st.pages == 1 ? "" : "s", t->name);
     if (fmt & RENDER_OUT_SVG) printf("report: %s/figures/ (%d figure%s and %d table%s as SVG)\n", out, st.figures,

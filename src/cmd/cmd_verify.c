@@ -44,10 +44,13 @@ static const char *gpu_name(const json_t *env) {
     return js(g, "name");
 }
 
-/* "CPU Intel Xeon ... (2 cores)" or "GPU Tesla K80" */
-static void device_str(char *buf, size_t n, const json_t *env) {
+/* "CPU Intel Xeon ... (2 cores)", "Tesla K80 (GPU)", "4x Tesla V100 (GPU)" or "GPU (model not stated)" */
+static void device_str(char *buf, size_t n, const json_t *env, int is_gpu) {
     const char *g = gpu_name(env);
+    json_int_t count = json_integer_value(json_object_get(json_object_get(env, "gpu"), "count"));
+    if (g && count > 1) { snprintf(buf, n, "%lldx %s (GPU)", (long long)count, g); return; }
     if (g) { snprintf(buf, n, "%s (GPU)", g); return; }
+    if (is_gpu) { snprintf(buf, n, "GPU (model not stated)"); return; }
     json_int_t cores = json_integer_value(json_object_get(env, "cores"));
     const char *cpu = js(env, "cpu_model");
     if (cores > 0) snprintf(buf, n, "CPU %s (%lld cores)", cpu ? cpu : "unknown", (long long)cores);
@@ -65,9 +68,12 @@ static void env_diff(char *why, size_t n, const json_t *pub, const json_t *here,
     char a[320], b[320];
     const char *pg = gpu_name(pub), *hg = gpu_name(here);
     int pub_gpu = pg || (pub_backend && strcmp(pub_backend, "cudnn") == 0);
-    device_str(a, sizeof a, pub);
-    device_str(b, sizeof b, here);
-    if (pub_gpu != (hg != NULL) || (pg && hg && strcasecmp(pg, hg) != 0)) {
+    device_str(a, sizeof a, pub, pub_gpu);
+    device_str(b, sizeof b, here, hg != NULL);
+    json_int_t pgc = json_integer_value(json_object_get(json_object_get(pub, "gpu"), "count"));
+    json_int_t hgc = json_integer_value(json_object_get(json_object_get(here, "gpu"), "count"));
+    if (pub_gpu != (hg != NULL) || (pg && hg && strcasecmp(pg, hg) != 0) || (pub_gpu && !pg) ||
+        (pgc > 0 && hgc > 0 && pgc != hgc)) {
         if (!hg) {
             const char *note = js(json_object_get(here, "gpu"), "note");
             if (note) { size_t l = strlen(b); snprintf(b + l, sizeof b - l, "; no GPU: %s", note); }
@@ -309,6 +315,7 @@ int cmd_verify(int argc, char **argv) {
                             "accuracy_tolerance", a.acc_tolerance, "measured_from", a.rerun ? "rerun" : (msource[0] ? msource : NULL),
                             "environment_here", here, "cells");
     counts c = {0};
+    json_t *pchecks = json_array();   /* lines printed after the table */
     printf("%-14s %-11s %-7s %-15s %12s %-26s %-16s %s\n", "workload", "impl", "backend", "metric", "published",
            "measured median [min-max]", "verdict", "why");
     size_t i;
@@ -323,7 +330,7 @@ int cmd_verify(int argc, char **argv) {
         const json_t *pacc = json_object_get(json_object_get(psum, "accuracy"), "median");
         json_t *penv = merged_env(pubdoc, pub);
         char why[1024] = "", pdev[320];
-        device_str(pdev, sizeof pdev, penv);
+        device_str(pdev, sizeof pdev, penv, gpu_name(penv) || (be && strcmp(be, "cudnn") == 0));
         const char *verdict = NULL;
         json_t *rerun_doc = NULL;
         const json_t *m = NULL;
@@ -389,12 +396,31 @@ int cmd_verify(int argc, char **argv) {
         if (pacc) json_object_set_new(cell, "accuracy_published", json_copy((json_t *)pacc));
         if (!isnan(macc)) json_object_set_new(cell, "accuracy_measured", json_real(macc));
         if (js(pub, "note")) json_object_set_new(cell, "note", json_string(js(pub, "note")));
+        /* Where the publication disagrees with its own evidence (scripts/published_dlf.py): shown, not judged. */
+        const json_t *pc = json_object_get(pub, "published_check"), *pcv;
+        size_t k;
+        json_array_foreach(pc, k, pcv) {
+            const char *t = json_string_value(pcv);
+            if (!t || strncmp(t, "not checked", 11) == 0) continue;
+            if (!json_object_get(cell, "published_check")) json_object_set_new(cell, "published_check", json_array());
+            json_array_append_new(json_object_get(cell, "published_check"), json_string(t));
+            char line[600];
+            snprintf(line, sizeof line, "  published-check %s/%s on %s: %s", w, impl, pdev, t);
+            json_array_append_new(pchecks, json_string(line));
+        }
         json_array_append_new(json_object_get(out, "cells"), cell);
         json_decref(rerun_doc);
     }
     int code = SD_EXIT_OK;
     if (c.slower + c.faster + c.accuracy) code = SD_EXIT_MISMATCH;
     else if (c.notcomp + c.missing) code = SD_EXIT_NOTCOMPARABLE;
+    if (rc == 0 && json_array_size(pchecks)) {
+        printf("\nWhere the publication disagrees with its own evidence (not a verdict on this machine):\n");
+        size_t k;
+        json_t *l;
+        json_array_foreach(pchecks, k, l) printf("%s\n", json_string_value(l));
+    }
+    json_decref(pchecks);
     if (rc == 0) {
         printf("\n%d cell(s): %d reproduced, %d slower, %d faster, %d accuracy differs, %d not comparable, %d missing\n",
                c.reproduced + c.slower + c.faster + c.accuracy + c.notcomp + c.missing, c.reproduced, c.slower, c.faster,

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define MAX_RUNS 4096
 #define MAX_FILES 256
@@ -230,6 +231,7 @@ static int add_results(render_model *m, const char *path, json_t *root) {
         r->backend = text(a, json_object_get(j, "backend"));
         r->device = text(a, json_object_get(j, "device"));
         r->data = text(a, json_object_get(j, "data"));
+        r->data_kind = text(a, json_object_get(json_object_get(j, "data"), "kind"));
         if (!r->workload) { rc = sd_err(SD_EINPUT, "%s: runs[%zu] has no \"workload\"", path, i); break; }
         if (!r->implementation) r->implementation = "native";
         const char *status = json_string_value(json_object_get(j, "status"));
@@ -260,8 +262,27 @@ static int add_results(render_model *m, const char *path, json_t *root) {
         r->total_s = stat_of(json_object_get(sum, "total_s"));
         if (isnan(r->total_s.median)) r->total_s = stat_of(json_object_get(sum, "train_total_s"));
         if (isnan(r->total_s.median)) r->total_s = stat_of(json_object_get(sum, "train_s"));
+        r->total_unit = "s";
+        if (published && isnan(r->total_s.median)) {   /* a publication may give only one of these */
+            r->total_s = stat_of(json_object_get(sum, "infer_s_per_1000"));
+            r->total_unit = "s/1,000 images";
+            if (isnan(r->total_s.median)) { r->total_s = r->steady_epoch_s; r->total_unit = "s/epoch"; }
+        }
         const char *fwname = json_string_value(json_object_get(json_object_get(j, "framework"), "name"));
-        if (fwname) r->implementation = render_strdup(a, fwname);   /* "Caffe2" rather than "caffe2" */
+        if (fwname) {   /* "Caffe2" rather than "caffe2"; "Keras (CNTK)" for keras-cntk */
+            const char *dash = strchr(r->implementation, '-');
+            size_t fl = strlen(fwname);
+            if (dash && (size_t)(dash - r->implementation) == fl && strncasecmp(r->implementation, fwname, fl) == 0) {
+                static const char *const nice[][2] = {{"tensorflow", "TensorFlow"}, {"cntk", "CNTK"}, {"theano", "Theano"},
+                                                      {"mxnet", "MXNet"}, {"jax", "JAX"}, {"torch", "PyTorch"}};
+                const char *be = dash + 1;
+                for (size_t k = 0; k < sizeof nice / sizeof *nice; k++)
+                    if (strcmp(be, nice[k][0]) == 0) be = nice[k][1];
+                r->implementation = render_printf(a, "%s (%s)", fwname, be);
+            } else {
+                r->implementation = render_strdup(a, fwname);
+            }
+        }
         r->gflops = num(json_object_get(sum, "gflops"));
         if (isnan(r->gflops)) r->gflops = stat_of(json_object_get(sum, "train_gflops")).median;
         json_t *p = json_object_get(sum, "parameters");
@@ -486,6 +507,46 @@ int render_model_set_scores(render_model *m, const char *path) {
     return rc;
 }
 
+/* ---- regressions (nightly) ------------------------------------------------------------------------------ */
+#define MAX_REGRESSIONS 4096
+
+int render_model_set_regressions(render_model *m, const char *path) {
+    if (m->have_regressions) return sd_err(SD_EUSAGE, "%s: only one regressions file", path);
+    json_t *root;
+    SD_TRY(load(path, &root));
+    int rc = check_schema(path, root, "showdown-regressions/");
+    json_t *regs = json_object_get(root, "regressions");
+    if (rc == 0 && !json_is_array(regs)) rc = sd_err(SD_EINPUT, "%s: no \"regressions\" list", path);
+    if (rc == 0 && json_array_size(regs) > MAX_REGRESSIONS)
+        rc = sd_err(SD_ELIMIT, "%s: more than %d regressions", path, MAX_REGRESSIONS);
+    if (rc == 0) {
+        size_t n = json_array_size(regs);
+        m->regressions = render_alloc(m->arena, (n + 1) * sizeof *m->regressions);
+        if (!m->regressions) rc = sd_err(SD_ENOMEM, "out of memory");
+        for (size_t i = 0; rc == 0 && i < n; i++) {
+            const json_t *g = json_array_get(regs, i);
+            rm_regression *r = &m->regressions[m->nregressions];
+            r->workload = text(m->arena, json_object_get(g, "workload"));
+            r->implementation = text(m->arena, json_object_get(g, "implementation"));
+            r->backend = text(m->arena, json_object_get(g, "backend"));
+            r->metric = text(m->arena, json_object_get(g, "metric"));
+            r->median = num(json_object_get(g, "median"));
+            r->previous_median = num(json_object_get(g, "previous_median"));
+            r->previous_max = num(json_object_get(g, "previous_max"));
+            r->slower_pct = num(json_object_get(g, "slower_pct"));
+            r->threshold_pct = num(json_object_get(g, "threshold_pct"));
+            if (!r->workload || isnan(r->median) || isnan(r->previous_median))
+                rc = sd_err(SD_EINPUT, "%s: regressions[%zu] needs workload, median and previous_median", path, i);
+            else m->nregressions++;
+        }
+        m->regression_run = (long long)json_integer_value(json_object_get(root, "run"));
+        m->regression_previous_run = (long long)json_integer_value(json_object_get(root, "previous_run"));
+        m->have_regressions = rc == 0;
+    }
+    json_decref(root);
+    return rc;
+}
+
 /* ---- verification ----------------------------------------------------------------------------------------- */
 #define MAX_VERIFY 32
 
@@ -524,6 +585,8 @@ int render_model_add_verify(render_model *m, const char *path) {
             d->verdict = text(a, json_object_get(c, "verdict"));
             d->why = text(a, json_object_get(c, "why"));
             d->published = num(json_object_get(c, "published"));
+            const json_t *pc = json_object_get(c, "published_check");
+            if (json_array_size(pc)) d->published_check = text(a, json_array_get(pc, 0));
             rm_stat ms = stat_of(json_object_get(c, "measured"));
             d->measured = ms.median;
             d->measured_min = ms.min;

@@ -32,10 +32,12 @@ typedef struct rm_run {
     const char *status;               /* "ok", "failed", "unavailable", "unsupported"; NULL when absent */
     const char *equivalence;          /* framework runs: "passed (3.1e-06)", "failed (...)"; NULL when absent */
     const char *workload, *implementation, *backend, *device, *data;
+    const char *data_kind;            /* data.kind ("real", "synthetic") when data is an object */
     int nsettings;
     rm_kv *settings;
     int nrepeats;
     rm_stat first_epoch_s, steady_epoch_s, val_s, accuracy, images_per_s, total_s;
+    const char *total_unit;           /* what total_s holds: "s" (the run), "s/epoch" or "s/1,000 images" (published) */
     double gflops;                    /* NAN when absent */
     long long parameters;             /* 0 when absent */
     int nepochs;
@@ -63,6 +65,7 @@ typedef struct rm_scores {
 
 typedef struct rm_verdict {
     const char *workload, *implementation, *backend, *device, *metric, *verdict, *why;
+    const char *published_check;      /* where the publication disagrees with its own evidence; NULL if nowhere */
     double published, measured, measured_min, measured_max;   /* NAN when absent */
 } rm_verdict;
 
@@ -82,6 +85,12 @@ typedef struct rm_hist {
     double steady_epoch_s, accuracy;  /* medians; NAN when absent */
 } rm_hist;
 
+/* One regression flagged by `showdown nightly` (showdown-regressions/1). */
+typedef struct rm_regression {
+    const char *workload, *implementation, *backend, *metric;
+    double median, previous_median, previous_max, slower_pct, threshold_pct;
+} rm_regression;
+
 typedef struct render_model {
     render_arena *arena;
     int nfiles, nruns;
@@ -92,6 +101,9 @@ typedef struct render_model {
     rm_verify *verify;                /* verdicts of `showdown verify --json` (showdown-verify/1) */
     int nhist, nhist_runs;
     rm_hist *hist;                    /* points of earlier runs from the database */
+    int have_regressions, nregressions;   /* have_regressions: a regressions file was given (even empty) */
+    rm_regression *regressions;
+    long long regression_run, regression_previous_run;
 } render_model;
 
 int render_model_new(render_model **out);
@@ -106,6 +118,8 @@ int render_model_add_results_doc(render_model *m, const void *json_doc, const ch
 int render_model_add_history(render_model *m, const void *json_doc);
 /* Add verification verdicts ("showdown-verify/1"). */
 int render_model_add_verify(render_model *m, const char *path);
+/* Set the nightly comparison ("showdown-regressions/1"): the report says which medians regressed. */
+int render_model_set_regressions(render_model *m, const char *path);
 /* The latest as-of date over every input, or NULL. */
 const char *render_model_date(const render_model *m);
 /* Environment value of the first results file that has key, or NULL. */

@@ -460,6 +460,15 @@ static int idx_of(const char **a, int *n, const char *s, int max) {
 
 static void make_grid(rdoc *d, const char *wl, grid *g) {
     memset(g, 0, sizeof *g);
+    /* a publication with real and synthetic data tables for one workload (DenseNet-121) keeps them apart */
+    const char *kind0 = NULL;
+    int mixed = 0;
+    for (int i = 0; i < d->m->nruns; i++) {
+        const rm_run *r = &d->m->runs[i];
+        if (!r->published || strcmp(r->workload, wl) != 0 || !r->data_kind) continue;
+        if (!kind0) kind0 = r->data_kind;
+        else if (strcmp(kind0, r->data_kind) != 0) mixed = 1;
+    }
     /* measured columns first, then published */
     for (int pass = 0; pass < 2; pass++)
         for (int i = 0; i < d->m->nruns; i++) {
@@ -470,7 +479,9 @@ static void make_grid(rdoc *d, const char *wl, grid *g) {
                 continue;
             }
             int row = idx_of(g->rows, &g->nr, row_of(d, r), 64);
-            const char *col = pass ? render_printf(d->a, "%s ", device_of(d, r)) : device_of(d, r);   /* keep apart */
+            const char *col = !pass ? device_of(d, r)
+                              : mixed && r->data_kind ? render_printf(d->a, "%s · %s data ", device_of(d, r), r->data_kind)
+                                                      : render_printf(d->a, "%s ", device_of(d, r));   /* keep apart */
             int c = idx_of(g->cols, &g->nc, col, 64);
             if (row < 0 || c < 0) continue;
             g->pub[c] = pass;
@@ -515,19 +526,41 @@ static int sec_bench_tables(rdoc *d, const rt_section *s) {
         for (int r = 0; r < g.nr; r++)
             for (int c = 0; c < g.nc; c++) neq |= g.cell[r][c] && g.cell[r][c]->equivalence != NULL;
         int nc = g.nc + (nacc ? nmeas : 0) + neq;
+        int infer = 0;   /* a table of inference figures only (ResNet-50 features) */
+        for (int c = 0; c < g.nc; c++)
+            for (int r = 0; r < g.nr; r++)
+                if (g.cell[r][c] && g.cell[r][c]->total_unit && strcmp(g.cell[r][c]->total_unit, "s/1,000 images") == 0) infer = 1;
         render_table *t = new_table(d, g.nr, nc);
         render_fig *f = t ? new_fig(d, RENDER_FIG_TABLE, render_printf(d->a, "bench-%s-table", rb_slug(d, wl[w])),
-                                    render_printf(d->a, "%s: training time per device", wl[w])) : NULL;
+                                    render_printf(d->a, "%s: %s time per device", wl[w], infer ? "inference" : "training"))
+                          : NULL;
         if (!f) return sd_err(SD_ENOMEM, "out of memory");
         t->row_head = "Implementation";
         t->groups = NEW(d, const char *, nc);
         if (!t->groups) return sd_err(SD_ENOMEM, "out of memory");
         const char *tg = g.epochs ? render_printf(d->a, "measured: time for %d epoch%s", g.epochs, g.epochs == 1 ? "" : "s") : "measured: time";
+        /* published: "time for 10 epochs" when every published cell of the workload states the same count */
+        const char *pep = NULL;
+        int pep_same = 1;
+        for (int c = 0; c < g.nc; c++)
+            for (int r = 0; r < g.nr; r++) {
+                const rm_run *run = g.cell[r][c];
+                if (!g.pub[c] || !run || strcmp(run->total_unit ? run->total_unit : "s", "s") != 0) continue;
+                const char *e = NULL;
+                for (int k = 0; k < run->nsettings; k++)
+                    if (strcmp(run->settings[k].key, "epochs") == 0) e = run->settings[k].value;
+                if (!e || (pep && strcmp(pep, e) != 0)) pep_same = 0;
+                else pep = e;
+            }
+        const char *pg = pep && pep_same ? render_printf(d->a, "published: time for %s epoch%s", pep, strcmp(pep, "1") ? "s" : "")
+                                         : "published";
         for (int c = 0; c < g.nc; c++) {
             t->cols[c] = g.cols[c];
             t->units[c] = "s";
+            for (int r = 0; r < g.nr; r++)   /* a published column may hold s/epoch or s per 1,000 images */
+                if (g.cell[r][c] && g.cell[r][c]->total_unit) { t->units[c] = g.cell[r][c]->total_unit; break; }
             t->best[c] = -1;
-            t->groups[c] = g.pub[c] ? "published" : tg;
+            t->groups[c] = g.pub[c] ? pg : tg;
             double mx = 0;
             int integral = 1;
             for (int r = 0; r < g.nr; r++) {
@@ -578,7 +611,8 @@ static int sec_bench_tables(rdoc *d, const rt_section *s) {
         f->u.table = t;
         int cross = 0;
         for (int i = 0; i < g.nr * nc; i++) cross |= t->text[i] && strcmp(t->text[i], "–") == 0;
-        f->note = render_printf(d->a, "Median of %d repeat%s.%s%s%s%s", g.repeats, g.repeats == 1 ? "" : "s",
+        f->note = render_printf(d->a, "%s%s%s%s%s", g.repeats ? render_printf(d->a, "Median of %d repeat%s.", g.repeats,
+                                                                                   g.repeats == 1 ? "" : "s") : "Nothing measured here.",
                                 g.source ? " Published figures: " : "", g.source ? g.source : "", g.source ? "." : "",
                                 cross ? " –: not run on that device." : "");
         for (int i = 0; i < g.nfailed; i++) {
@@ -949,6 +983,7 @@ static int sec_verification(rdoc *d, const rt_section *s) {
         t->cols[2] = "Verdict";
         t->cols[3] = "Why";
         t->units[0] = t->units[1] = "s, median";
+        const char *nogpu_why = NULL;
         for (int c = 0; c < v->ncells; c++) {
             const rm_verdict *x = &v->cells[c];
             int one_wl = 1;   /* a published file is usually one workload: then the title names it */
@@ -961,15 +996,66 @@ static int sec_verification(rdoc *d, const rt_section *s) {
             t->v[c * 4 + 1] = x->measured;
             t->text[c * 4 + 2] = x->verdict;
             t->text[c * 4 + 3] = x->why ? x->why : "";
+            const char *nogpu = x->why ? strstr(x->why, "; no GPU: ") : NULL;
+            if (nogpu) {   /* the same reason on every row: once, in the note */
+                t->text[c * 4 + 3] = render_printf(d->a, "%.*s", (int)(nogpu - x->why), x->why);
+                if (!nogpu_why) nogpu_why = nogpu + 10;
+            }
+            if (x->published_check)
+                t->text[c * 4 + 3] = render_printf(d->a, "%s\nThe publication itself: %s", t->text[c * 4 + 3], x->published_check);
             if (isnan(x->measured)) t->text[c * 4 + 1] = "–";
         }
         t->dec[0] = t->dec[1] = 1;
         f->u.table = t;
-        f->note = "Measured: the median of the repeats; a cell reproduces within the tolerance or when the published figure "
-                  "lies inside the measured min–max. –: no measurement.";
+        f->note = render_printf(d->a, "Measured: the median of the repeats; a cell reproduces within the tolerance or when the "
+                                      "published figure lies inside the measured min–max. –: no measurement.%s%s",
+                                nogpu_why ? " No GPU here: " : "", nogpu_why ? nogpu_why : "");
         SD_TRY(add_fig(d, f));
     }
     return 0;
+}
+
+/* ---- regressions (nightly) ----------------------------------------------------------------------------------- */
+static int sec_regressions(rdoc *d, const rt_section *s) {
+    (void)s;
+    const render_model *m = d->m;
+    if (!m->have_regressions) return 1;
+    if (m->nregressions == 0) {
+        SD_TRY(rb_add(d, RB_PARA, m->regression_previous_run
+                                      ? render_printf(d->a, "No regression: no median of run %lld is slower than run %lld's "
+                                                            "by more than the threshold and outside its spread.",
+                                                      m->regression_run, m->regression_previous_run)
+                                      : "No earlier nightly run to compare with.", NULL));
+        return 0;
+    }
+    SD_TRY(rb_add(d, RB_PARA, render_printf(d->a, "%d median%s of run %lld %s slower than run %lld's by more than the threshold "
+                                                  "and above its max: the nightly run exits 6.",
+                                            m->nregressions, m->nregressions == 1 ? "" : "s", m->regression_run,
+                                            m->nregressions == 1 ? "is" : "are", m->regression_previous_run), NULL));
+    render_table *t = new_table(d, m->nregressions, 4);
+    render_fig *f = t ? new_fig(d, RENDER_FIG_TABLE, "regressions", "Regressions against the previous nightly run") : NULL;
+    if (!f) return sd_err(SD_ENOMEM, "out of memory");
+    t->row_head = "Cell";
+    t->cols[0] = "Previous";
+    t->cols[1] = "Now";
+    t->cols[2] = "Slower";
+    t->cols[3] = "Threshold";
+    t->units[0] = t->units[1] = "s, median";
+    t->units[2] = t->units[3] = "%";
+    for (int c = 0; c < m->nregressions; c++) {
+        const rm_regression *r = &m->regressions[c];
+        t->rows[c] = render_printf(d->a, "%s · %s · %s\n%s", r->workload, r->implementation ? r->implementation : "?",
+                                   r->backend ? r->backend : "?", r->metric ? r->metric : "");
+        t->v[c * 4] = r->previous_median;
+        t->v[c * 4 + 1] = r->median;
+        t->v[c * 4 + 2] = r->slower_pct;
+        t->v[c * 4 + 3] = r->threshold_pct;
+    }
+    t->dec[0] = t->dec[1] = 3;
+    t->dec[2] = t->dec[3] = 1;
+    f->u.table = t;
+    f->note = "A regression: the new median slower than the previous run's by more than the threshold and above its max.";
+    return add_fig(d, f);
 }
 
 /* ---- history ------------------------------------------------------------------------------------------------- */
@@ -1059,6 +1145,7 @@ static const char *default_title(rt_kind k) {
     case RT_FIRST_STEADY: return "First epoch vs steady state";
     case RT_VERIFICATION: return "Verification";
     case RT_HISTORY: return "History";
+    case RT_REGRESSIONS: return "Regressions";
     case RT_METHODOLOGY: return "Methodology and environment";
     case RT_TEXT: return NULL;
     case RT_KIND_N: break;
@@ -1097,6 +1184,7 @@ int rb_build(rdoc *d) {
         case RT_TEXT: rc = 0; break;
         case RT_VERIFICATION: rc = sec_verification(d, s); break;
         case RT_HISTORY: rc = sec_history(d, s); break;
+        case RT_REGRESSIONS: rc = sec_regressions(d, s); break;
         default: rc = 1; break;
         }
         if (rc < 0) return rc;
