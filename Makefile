@@ -17,7 +17,7 @@ endif
 
 DEB_PKGS := pkg-config libdnnl-dev libcurl4-openssl-dev libgit2-dev libcairo2-dev libpango1.0-dev \
             libjansson-dev libsqlite3-dev zlib1g-dev libcriterion-dev poppler-utils python3-torch \
-            libopenblas0-pthread python3-venv \
+            libopenblas0-pthread python3-venv slurm-wlm munge \
             dataset-fashion-mnist
 
 PKGS    := libcurl libgit2 jansson sqlite3 zlib pangocairo cairo-pdf cairo-svg fontconfig
@@ -41,7 +41,7 @@ CFLAGS_BASE += -DSD_VERSION='"$(VERSION)"' -DSD_GIT_COMMIT='"$(GIT_COMMIT)"' -DS
 CFLAGS_BASE += -DSD_HAVE_DNNL=$(HAVE_DNNL) -DSD_HAVE_CUDNN=$(HAVE_CUDNN)
 LDLIBS_BASE := $(PKG_LIBS) -lm -fopenmp $(SANFLAGS)
 
-OPT_DIRS := src/be_dnnl src/be_cudnn
+OPT_DIRS := src/be_dnnl src/be_cudnn src/nccl
 SRC      := $(filter-out src/main.c $(addsuffix /%,$(OPT_DIRS)),$(wildcard src/*.c src/*/*.c))
 ifeq ($(HAVE_DNNL),1)
 SRC      += $(wildcard src/be_dnnl/*.c)
@@ -62,6 +62,14 @@ NVCCFLAGS := -O2 -std=c++17 -Isrc -Xcompiler -fPIC -fmad=false -MMD -MP \
 # --no-as-needed: recorded as NEEDED even before a command calls the back-end (checkable with ldd).
 LDLIBS_BASE += -L$(CU)/lib64 -Wl,-rpath,$(CU)/lib64 -Wl,--no-as-needed -lcudnn -lcublas -lcudart -Wl,--as-needed \
                -lstdc++
+# NCCL (data-parallel --gpus N) ships with CUDA here; linked as needed (loaded only where a command uses it).
+HAVE_NCCL := $(shell test -f $(CU)/include/nccl.h && echo 1 || echo 0)
+endif
+HAVE_NCCL ?= 0
+CFLAGS_BASE += -DSD_HAVE_NCCL=$(HAVE_NCCL)
+ifeq ($(HAVE_NCCL),1)
+SRC      += $(wildcard src/nccl/*.c)
+LDLIBS_BASE += -lnccl
 endif
 
 OBJ      := $(patsubst src/%.c,$(BUILD)/%.o,$(SRC)) $(CU_OBJ)
@@ -178,7 +186,7 @@ report: deps
 # GPU parity tests + training benchmarks (scripts/gpu-check.sh). Without a usable GPU it says why and
 # the script exits 4 (SD_EXIT_NODEV, as `showdown bench --backend cudnn`); make then reports Error 4.
 gpu-check:
-	@$(MAKE) --no-print-directory $(BIN) $(BUILD)/tests/test_cudnn $(BUILD)/tests/test_parity
+	@$(MAKE) --no-print-directory $(BIN) $(BUILD)/tests/test_cudnn $(BUILD)/tests/test_parity $(BUILD)/tests/test_dp
 	@LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp):print_suppressions=0 SHOWDOWN=$(abspath $(BIN)) BUILD=$(BUILD) HAVE_CUDNN=$(HAVE_CUDNN) HAVE_TORCH=$(HAVE_TORCH) \
 	  PYTHON=$(PYTHON) sh scripts/gpu-check.sh
 

@@ -1,7 +1,8 @@
 #!/bin/sh
 # gpu-check — one command for a GPU machine: the cuDNN back-end parity tests (every op and a training
 # step against the reference), then the mnist_cnn and cifar10_vgg training benchmarks on cudnn (and PyTorch on CUDA
-# where the bench command offers it), ending with a table. `make gpu-check` builds and calls it.
+# where the bench command offers it), data parallel over two GPUs with NCCL where there are two, ending
+# with a table. `make gpu-check` builds and calls it.
 # Exit codes (README.md): 0 all ran and passed; 1 a parity test or benchmark failed; 4 cannot run here
 # (no CUDA device, or a build without the cuDNN back-end), the code `showdown bench --backend cudnn`
 # exits with. A cron job should call this script: through make every failure is make's "Error N", exit 2.
@@ -66,5 +67,22 @@ for w in mnist_cnn cifar10_vgg; do
   [ $torch_cuda -eq 1 ] && run "$w" pytorch-cuda --framework pytorch --device cuda
 done
 [ $torch_cuda -eq 1 ] || echo "gpu-check: PyTorch on CUDA: not run (torch without CUDA, or no --framework in bench)"
+
+# 3. data parallel over two GPUs with NCCL (--gpus): test_dp's GPU suite (NCCL's average; two cudnn replicas
+# against one reference model on the whole batch), then a 2-GPU training benchmark. Needs >= 2 devices.
+log="$BUILD/test-logs/gpu-check-test_dp.log"
+"$BUILD/tests/test_dp" --filter 'dp_gpu/*' --verbose >"$log" 2>&1
+rc=$?
+why=$(grep -m1 '^skipped: ' "$log" | sed 's/^skipped: //')
+if [ $rc -ne 0 ]; then
+  echo "gpu-check: test_dp (dp_gpu/*) FAILED (exit $rc); $log:"
+  grep -E 'FAIL|Assertion|error' "$log" | head -n 20 | sed 's/^/  | /'
+  status=1
+elif [ -n "$why" ]; then
+  echo "gpu-check: data parallel: not run: $why"
+else
+  echo "gpu-check: test_dp (dp_gpu/*): passed ($(grep -m1 'Synthesis' "$log" | sed 's/.*Synthesis: //'))"
+  run mnist_cnn cudnn-2gpu --backend cudnn --gpus 2
+fi
 cat "$table"
 exit $status

@@ -234,6 +234,13 @@ Test(cudnn_shapes, every_layer_of_every_workload) {
         nworkloads++;
         for (int i = 0; i < nl; i++) {
             nn_op *op = &ls[i].op;
+            if (op->kind == NN_OP_EMBEDDING || op->kind == NN_OP_REPEAT) continue;   /* kernels (issue 9B) */
+            if (op->kind == NN_OP_GRU || op->kind == NN_OP_LSTM) {  /* cuDNN RNN descriptors (issue 9B) */
+                cu_rnn rn;
+                cr_assert_eq(cu_rnn_descs_init(&rn, op, CUDNN_FMA_MATH), 0, "%s %s: %s", name, ls[i].name, sd_errmsg());
+                cu_rnn_fini(&rn);
+                continue;
+            }
             cu_descs cd;
             cr_assert_eq(cu_descs_init(&cd, op, CUDNN_FMA_MATH), 0, "%s %s: %s", name, ls[i].name, sd_errmsg());
             cr_assert_eq(cu_descs_check(&cd, op), 0, "%s %s: %s", name, ls[i].name, sd_errmsg());
@@ -255,6 +262,26 @@ Test(cudnn_shapes, every_layer_of_every_workload) {
     cr_assert_geq(nworkloads, 3, "workloads read: %d", nworkloads);
     cr_assert_geq(nconvpool, 9, "conv/pool layers checked: %d", nconvpool);
     cr_assert_eq(found, nhand, "%d of the %d hand-written layers match a planned layer", found, nhand);
+}
+
+/* GRU / LSTM descriptors (issue 9B): batch 1, one step, odd sizes, both variants; cuDNN accepts the data and
+ * RNN descriptors without a device. */
+Test(cudnn_shapes, rnn_descriptors) {
+    const int shapes[5][4] = {{1, 1, 1, 1}, {3, 7, 5, 3}, {64, 150, 125, 100}, {2, 28, 1, 128}, {5, 13, 33, 17}};
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < 5; i++) {
+            nn_op op = {.kind = k ? NN_OP_LSTM : NN_OP_GRU, .n = shapes[i][0], .c = shapes[i][1], .h = 1,
+                        .w = shapes[i][2], .units = shapes[i][3], .ret_seq = i % 2};
+            cu_rnn rn;
+            cr_assert_eq(cu_rnn_descs_init(&rn, &op, CUDNN_FMA_MATH), 0, "%s %d: %s", k ? "lstm" : "gru", i, sd_errmsg());
+            cr_assert_eq(rn.G, k ? 4 : 3);
+            cr_assert_eq(rn.T, shapes[i][1]);
+            cr_assert_eq(cu_rnn_ws_bytes(&rn) % 256, 0);
+            cu_rnn_fini(&rn);
+        }
+    nn_op bad = {.kind = NN_OP_DENSE, .n = 1, .c = 1, .h = 1, .w = 1, .units = 1};
+    cu_rnn rn;
+    cr_assert_neq(cu_rnn_descs_init(&rn, &bad, CUDNN_FMA_MATH), 0);
 }
 
 Test(cudnn_shapes, eltwise_and_loss_descriptors) {

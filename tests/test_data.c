@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <zlib.h>
 
 #ifndef FMNIST
@@ -533,4 +534,133 @@ Test(synthetic, bad_arguments) {
     ASSERT_ERR(sd_data_synthetic(&d, 10, 1, 5000, 4, 10, 1, 0), SD_ELIMIT, "past the limit of 4096");
     ASSERT_ERR(sd_data_synthetic(&d, 20000000, 1, 4, 4, 10, 1, 0), SD_ELIMIT, "20000000 examples, past the limit");
     cr_assert_null(d.x);
+}
+
+/* ---- IMDB token sequences (issue 9B) ------------------------------------------------------------------ */
+
+static void mkdir_p(const char *path) {
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *p = buf + 1; *p; p++)
+        if (*p == '/') { *p = 0; mkdir(buf, 0755); *p = '/'; }
+    mkdir(buf, 0755);
+}
+
+/* A tiny aclImdb tree. Training words and counts: bad 3; acting, great, movie 2; br, don't, i, plot 1.
+ * Ranks (ties in byte order): bad 1, acting 2, great 3, movie 4, br 5, don't 6, i 7, plot 8; id = rank + 3. */
+static void write_acl(const char *root) {
+    char p[1024];
+    const char *dirs[4] = {"train/pos", "train/neg", "test/pos", "test/neg"};
+    for (int i = 0; i < 4; i++) { snprintf(p, sizeof p, "%s/%s", root, dirs[i]); mkdir_p(p); }
+    snprintf(p, sizeof p, "%s/train/pos/0_9.txt", root); tu_write_str(p, "Great movie, GREAT acting!");
+    snprintf(p, sizeof p, "%s/train/neg/1_2.txt", root); tu_write_str(p, "Bad movie. Bad, bad acting<br />I don't");
+    snprintf(p, sizeof p, "%s/train/neg/0_1.txt", root); tu_write_str(p, "plot");
+    snprintf(p, sizeof p, "%s/test/pos/0_8.txt", root); tu_write_str(p, "great unseen movie");
+    snprintf(p, sizeof p, "%s/test/neg/0_3.txt", root); tu_write_str(p, "Bad.");
+}
+
+static void expect_row(const sd_dataset *d, int i, const int *ids, int n) {
+    cr_assert_eq(d->c, n);
+    for (int t = 0; t < n; t++)
+        cr_assert_eq((int)d->x[(size_t)i * d->c + t], ids[t], "example %d step %d: %d, expected %d", i, t,
+                     (int)d->x[(size_t)i * d->c + t], ids[t]);
+}
+
+Test(imdb, acl_text_layout_keras_encoding) {
+    char dir[256], root[512];
+    tu_tmpdir(dir, sizeof dir);
+    snprintf(root, sizeof root, "%s/aclImdb", dir);
+    write_acl(root);
+    sd_imdb_opts o;
+    sd_imdb_opts_default(&o);
+    o.maxlen = 8;
+    sd_dataset tr, te;
+    cr_assert_eq(sd_data_load_imdb_text(&tr, &te, root, &o), 0, "%s", sd_errmsg());
+    cr_assert_eq(tr.n, 3);
+    cr_assert_eq(te.n, 2);
+    cr_assert_eq(tr.classes, 2);
+    /* neg files in name order (0_1, 1_2), then pos; 'pre' padding and truncation (keep the last 8) */
+    cr_assert_eq(tr.y[0], 0); cr_assert_eq(tr.y[1], 0); cr_assert_eq(tr.y[2], 1);
+    expect_row(&tr, 0, (int[]){0, 0, 0, 0, 0, 0, 1, 11}, 8);                  /* "plot" */
+    expect_row(&tr, 1, (int[]){4, 7, 4, 4, 5, 8, 10, 9}, 8);                  /* 9 ids: the start token dropped */
+    expect_row(&tr, 2, (int[]){0, 0, 0, 1, 6, 7, 6, 5}, 8);
+    expect_row(&te, 1, (int[]){0, 0, 0, 0, 1, 6, 2, 7}, 8);                   /* unseen word -> oov 2 */
+    sd_dataset_free(&tr); sd_dataset_free(&te);
+    /* num_words 7: ids >= 7 become 2; post padding, post truncation */
+    o.num_words = 7; o.maxlen = 4; o.pad_post = 1; o.trunc_post = 1;
+    cr_assert_eq(sd_data_load_imdb_text(&tr, &te, root, &o), 0, "%s", sd_errmsg());
+    expect_row(&tr, 0, (int[]){1, 2, 0, 0}, 4);
+    expect_row(&tr, 1, (int[]){1, 4, 2, 4}, 4);
+    expect_row(&te, 0, (int[]){1, 4, 0, 0}, 4);
+    expect_row(&te, 1, (int[]){1, 6, 2, 2}, 4);
+    sd_dataset_free(&tr); sd_dataset_free(&te);
+}
+
+Test(imdb, acl_errors_name_the_path) {
+    char dir[256], root[512], p[1024];
+    tu_tmpdir(dir, sizeof dir);
+    snprintf(root, sizeof root, "%s/aclImdb", dir);
+    sd_imdb_opts o;
+    sd_imdb_opts_default(&o);
+    sd_dataset tr, te;
+    cr_assert_eq(sd_data_load_imdb_text(&tr, &te, root, &o), SD_EIO);
+    cr_assert(strstr(sd_errmsg(), "aclImdb/train/neg") && strstr(sd_errmsg(), "cannot open"), "%s", sd_errmsg());
+    write_acl(root);
+    snprintf(p, sizeof p, "%s/train/pos/5_7.txt", root);
+    tu_write(p, "fine\nbut\0binary", 15);
+    cr_assert_eq(sd_data_load_imdb_text(&tr, &te, root, &o), SD_EINPUT);
+    cr_assert(strstr(sd_errmsg(), "train/pos/5_7.txt:2: NUL byte"), "%s", sd_errmsg());
+    cr_assert_null(tr.x);
+}
+
+Test(imdb, token_file_and_its_errors) {
+    char dir[256], p[512];
+    tu_tmpdir(dir, sizeof dir);
+    snprintf(p, sizeof p, "%s/t.tok", dir);
+    tu_write_str(p, "showdown-tokens/1\n# a comment\n1 1 14 22 16\n\n0\t1 5 30001 7\n");
+    sd_imdb_opts o;
+    sd_imdb_opts_default(&o);
+    o.num_words = 30000; o.maxlen = 3; o.pad_post = 1;
+    sd_dataset d;
+    cr_assert_eq(sd_data_load_tokens(&d, p, &o), 0, "%s", sd_errmsg());
+    cr_assert_eq(d.n, 2);
+    cr_assert_eq(d.classes, 2);
+    cr_assert_eq(d.y[0], 1); cr_assert_eq(d.y[1], 0);
+    expect_row(&d, 0, (int[]){14, 22, 16}, 3);     /* 'pre' truncation keeps the last 3 */
+    expect_row(&d, 1, (int[]){5, 2, 7}, 3);        /* 30001 >= num_words -> oov */
+    sd_dataset_free(&d);
+    static const struct { const char *text, *msg; int code; } bad[] = {
+        {"tokens\n1 2 3\n", "t.tok:1: expected the header", SD_EINPUT},
+        {"showdown-tokens/1\n1 2 3\n0 1 2x 4\n", "t.tok:3: field 3: expected a non-negative integer (got \"2x\")", SD_EINPUT},
+        {"showdown-tokens/1\n1 2 -3\n", "t.tok:2: field 3: token id -3 out of range", SD_EINPUT},
+        {"showdown-tokens/1\n\n\n300 2 3\n", "t.tok:4: label 300 out of range", SD_EINPUT},
+        {"showdown-tokens/1\n# nothing\n", "no examples", SD_EINPUT},
+        {"", "t.tok:1: empty file", SD_EINPUT},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        tu_write_str(p, bad[i].text);
+        cr_assert_eq(sd_data_load_tokens(&d, p, &o), bad[i].code, "case %zu: %s", i, sd_errmsg());
+        cr_assert(strstr(sd_errmsg(), bad[i].msg), "case %zu: got \"%s\", expected \"%s\"", i, sd_errmsg(), bad[i].msg);
+        cr_assert_null(d.x);
+    }
+    snprintf(p, sizeof p, "%s/missing.tok", dir);
+    cr_assert_eq(sd_data_load_tokens(&d, p, &o), SD_EIO);
+    cr_assert(strstr(sd_errmsg(), "missing.tok: cannot open"), "%s", sd_errmsg());
+}
+
+Test(imdb, synthetic_tokens_deterministic_and_in_range) {
+    sd_dataset a, b, t;
+    cr_assert_eq(sd_data_synthetic_tokens(&a, 50, 20, 100, 2, 7, 0), 0, "%s", sd_errmsg());
+    cr_assert_eq(sd_data_synthetic_tokens(&b, 50, 20, 100, 2, 7, 0), 0, "%s", sd_errmsg());
+    cr_assert_eq(sd_data_synthetic_tokens(&t, 50, 20, 100, 2, 7, 1), 0, "%s", sd_errmsg());
+    cr_assert_eq(memcmp(a.x, b.x, sizeof(float) * 50 * 20), 0);
+    cr_assert_neq(memcmp(a.x, t.x, sizeof(float) * 50 * 20), 0);
+    int labels[2] = {0, 0};
+    for (int i = 0; i < 50; i++) {
+        cr_assert_eq(a.x[i * 20], 1.0f);
+        labels[a.y[i]]++;
+        for (int k = 0; k < 20; k++) cr_assert(a.x[i * 20 + k] >= 0 && a.x[i * 20 + k] < 100);
+    }
+    cr_assert_gt(labels[0], 5); cr_assert_gt(labels[1], 5);
+    sd_dataset_free(&a); sd_dataset_free(&b); sd_dataset_free(&t);
 }

@@ -518,6 +518,416 @@ static void parity_train_step(const char *name, const char *workload) {
     nn_backend_free(be);
 }
 
+/* ---- graph ops (issue 9A) ------------------------------------------------------------------------------ */
+
+static size_t nin(const nn_op *o) { return (size_t)o->n * o->c * o->h * o->w; }
+static size_t nout(const nn_op *o) { return (size_t)o->n * o->oc * o->oh * o->ow; }
+
+/* batchnorm: training forward (y, running statistics), backward twice (dx, dgamma/dbeta +=), and an
+ * inference forward on the updated running statistics */
+typedef struct bn_out { float *y, *run, *dx, *dg, *db, *yi; } bn_out;
+
+static bn_out run_bn(nn_backend *be, nn_op op, const float *x, const float *g, const float *b, const float *dy,
+                     const float *dg0, const float *db0) {
+    size_t nx = nin(&op), C = (size_t)op.c;
+    prepare(be, &op);
+    size_t wsz = wsize(be, &op);
+    float *run0 = malloc(sizeof(float) * 2 * C), *garbage = rnd_buf(nx, 1e3f);
+    for (size_t k = 0; k < C; k++) { run0[k] = 0.1f * (float)k; run0[C + k] = 1.0f + 0.05f * (float)k; }
+    void *dX = dev(be, x, nx * 4), *dG = dev(be, g, C * 4), *dB = dev(be, b, C * 4), *dY = dev(be, NULL, nx * 4);
+    void *dRun = dev(be, run0, 2 * C * 4), *ws = dev(be, NULL, wsz), *dDY = dev(be, dy, nx * 4);
+    void *dDX = dev(be, garbage, nx * 4), *dDG = dev(be, dg0, C * 4), *dDB = dev(be, db0, C * 4);
+    bn_out o;
+    OK(be->ops->batchnorm_forward(be, &op, dY, ws, dX, dG, dB, dRun, 1), be);
+    o.y = host(be, dY, nx);
+    o.run = host(be, dRun, 2 * C);
+    OK(be->ops->batchnorm_backward(be, &op, dDX, dDG, dDB, dDY, dX, dG, ws), be);
+    OK(be->ops->batchnorm_backward(be, &op, NULL, dDG, dDB, dDY, dX, dG, ws), be);
+    o.dx = host(be, dDX, nx);
+    o.dg = host(be, dDG, C);
+    o.db = host(be, dDB, C);
+    OK(be->ops->batchnorm_forward(be, &op, dY, ws, dX, dG, dB, dRun, 0), be);
+    o.yi = host(be, dY, nx);
+    nn_dev_free(be, dX, nx * 4); nn_dev_free(be, dG, C * 4); nn_dev_free(be, dB, C * 4); nn_dev_free(be, dY, nx * 4);
+    nn_dev_free(be, dRun, 2 * C * 4); nn_dev_free(be, ws, wsz); nn_dev_free(be, dDY, nx * 4); nn_dev_free(be, dDX, nx * 4);
+    nn_dev_free(be, dDG, C * 4); nn_dev_free(be, dDB, C * 4);
+    free(run0); free(garbage);
+    release(be, &op);
+    return o;
+}
+
+static void parity_batchnorm(const char *name) {
+    nn_backend *be = open_be(name), *ref = open_ref();
+    int shapes[14][4] = {/* n, c, h, w */
+        {2, 64, 56, 56}, {1, 3, 7, 9}, {3, 17, 5, 5}, {4, 33, 1, 1}, {2, 256, 7, 7}, {1, 1, 13, 11}};
+    int ns = 6;
+    rng_state = 4242;
+    for (int i = 0; i < 8; i++, ns++) {
+        shapes[ns][0] = rnd_int(1, 5); shapes[ns][1] = rnd_int(1, 70); shapes[ns][2] = rnd_int(1, 19); shapes[ns][3] = rnd_int(1, 19);
+        if (shapes[ns][0] * shapes[ns][2] * shapes[ns][3] < 2) shapes[ns][2] = 2;   /* a batch of one value has no variance */
+    }
+    char label[96];
+    for (int i = 0; i < ns; i++) {
+        nn_op o = {.kind = NN_OP_BATCHNORM, .n = shapes[i][0], .c = shapes[i][1], .h = shapes[i][2], .w = shapes[i][3],
+                   .has_bias = 1, .eps = i % 2 ? 1e-3f : 1e-5f, .momentum = 0.1f};
+        o.oc = o.c; o.oh = o.h; o.ow = o.w;
+        size_t nx = nin(&o), C = (size_t)o.c;
+        float *x = rnd_buf(nx, 1.0f), *g = rnd_buf(C, 1.0f), *b = rnd_buf(C, 1.0f), *dy = rnd_buf(nx, 1.0f);
+        for (size_t k = 0; k < nx; k++) x[k] = 0.5f + 2.0f * x[k];   /* a mean away from 0 */
+        float *dg0 = rnd_buf(C, 1.0f), *db0 = rnd_buf(C, 1.0f);
+        bn_out r = run_bn(ref, o, x, g, b, dy, dg0, db0), q = run_bn(be, o, x, g, b, dy, dg0, db0);
+        const char *parts[] = {"y (train)", "running mean/var", "dx", "dgamma (+= twice)", "dbeta (+= twice)", "y (inference)"};
+        float *rv[] = {r.y, r.run, r.dx, r.dg, r.db, r.yi}, *qv[] = {q.y, q.run, q.dx, q.dg, q.db, q.yi};
+        size_t nv[] = {nx, 2 * C, nx, C, C, nx};
+        for (int k = 0; k < 6; k++) {
+            snprintf(label, sizeof label, "batchnorm n%d c%d %dx%d %s", o.n, o.c, o.h, o.w, parts[k]);
+            EXPECT_CLOSE(be, label, qv[k], rv[k], nv[k]);
+            free(rv[k]); free(qv[k]);
+        }
+        free(x); free(g); free(b); free(dy); free(dg0); free(db0);
+    }
+    nn_backend_free(ref);
+    nn_backend_free(be);
+}
+
+static void run_avg(nn_backend *be, nn_op op, const float *x, const float *dy, float **y, float **dx) {
+    size_t nx = nin(&op), ny = nout(&op);
+    prepare(be, &op);
+    float *garbage = rnd_buf(nx, 1e3f);
+    void *dX = dev(be, x, nx * 4), *dY = dev(be, NULL, ny * 4), *dDY = dev(be, dy, ny * 4), *dDX = dev(be, garbage, nx * 4);
+    OK(be->ops->avgpool_forward(be, &op, dY, dX), be);
+    OK(be->ops->avgpool_backward(be, &op, dDX, dDY), be);
+    *y = host(be, dY, ny);
+    *dx = host(be, dDX, nx);
+    nn_dev_free(be, dX, nx * 4); nn_dev_free(be, dY, ny * 4); nn_dev_free(be, dDY, ny * 4); nn_dev_free(be, dDX, nx * 4);
+    free(garbage);
+    release(be, &op);
+}
+
+static void parity_avgpool(const char *name) {
+    nn_backend *be = open_be(name), *ref = open_ref();
+    const int shapes[][8] = {/* n, c, h, w, k, s, p, global */
+        {2, 128, 56, 56, 2, 2, 0, 0}, {1, 3, 7, 9, 2, 2, 0, 0}, {2, 17, 15, 13, 3, 2, 1, 0}, {1, 5, 8, 8, 3, 1, 1, 0},
+        {3, 19, 11, 11, 3, 3, 0, 0}, {2, 2048, 7, 7, 0, 0, 0, 1}, {1, 33, 5, 3, 0, 0, 0, 1}, {4, 7, 1, 1, 0, 0, 0, 1}};
+    char label[96];
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        const int *s = shapes[i];
+        nn_op o = {.kind = s[7] ? NN_OP_GLOBAL_AVGPOOL : NN_OP_AVGPOOL, .n = s[0], .c = s[1], .h = s[2], .w = s[3],
+                   .oc = s[1], .kh = s[4], .kw = s[4], .sh = s[5], .sw = s[5], .ph = s[6], .pw = s[6]};
+        if (s[7]) { o.kh = o.sh = o.h; o.kw = o.sw = o.w; }
+        o.oh = (o.h + 2 * o.ph - o.kh) / o.sh + 1;
+        o.ow = (o.w + 2 * o.pw - o.kw) / o.sw + 1;
+        float *x = rnd_buf(nin(&o), 1.0f), *dy = rnd_buf(nout(&o), 1.0f), *ry, *rdx, *gy, *gdx;
+        run_avg(ref, o, x, dy, &ry, &rdx);
+        run_avg(be, o, x, dy, &gy, &gdx);
+        snprintf(label, sizeof label, "%s n%d c%d %dx%d k%d s%d p%d y", s[7] ? "global_avgpool" : "avgpool", o.n, o.c,
+                 o.h, o.w, o.kh, o.sh, o.ph);
+        EXPECT_CLOSE(be, label, gy, ry, nout(&o));
+        snprintf(label, sizeof label, "%s n%d c%d %dx%d k%d s%d p%d dx", s[7] ? "global_avgpool" : "avgpool", o.n, o.c,
+                 o.h, o.w, o.kh, o.sh, o.ph);
+        EXPECT_CLOSE(be, label, gdx, rdx, nin(&o));
+        free(x); free(dy); free(ry); free(rdx); free(gy); free(gdx);
+    }
+    nn_backend_free(ref);
+    nn_backend_free(be);
+}
+
+/* concat (forward, backward of each slice) and add (including in place): data movement and one sum,
+ * must be bit-identical */
+static void run_cat(nn_backend *be, nn_op op, float *const *x, const float *dy, float **y, float **dx, float **sum) {
+    size_t ny = nout(&op), hw = (size_t)op.h * op.w;
+    prepare(be, &op);
+    void *dX[NN_OP_MAX_INPUTS], *dDX[NN_OP_MAX_INPUTS];
+    for (int k = 0; k < op.ninputs; k++) {
+        size_t n = (size_t)op.n * op.in_c[k] * hw;
+        dX[k] = dev(be, x[k], n * 4);
+        float *garbage = rnd_buf(n, 1e3f);
+        dDX[k] = dev(be, garbage, n * 4);
+        free(garbage);
+    }
+    void *dY = dev(be, NULL, ny * 4), *dDY = dev(be, dy, ny * 4);
+    OK(be->ops->concat_forward(be, &op, dY, (const float *const *)dX), be);
+    OK(be->ops->concat_backward(be, &op, (float *const *)dDX, dDY), be);
+    *y = host(be, dY, ny);
+    *dx = malloc(sizeof(float) * ny);
+    size_t off = 0;
+    for (int k = 0; k < op.ninputs; k++) {
+        size_t n = (size_t)op.n * op.in_c[k] * hw;
+        float *h = host(be, dDX[k], n);
+        memcpy(*dx + off, h, n * 4);
+        off += n;
+        free(h);
+    }
+    release(be, &op);
+    /* add over the output shape: y = y + dy, in place */
+    nn_op add = {.kind = NN_OP_ADD, .n = op.n, .c = op.oc, .h = op.h, .w = op.w, .oc = op.oc, .oh = op.oh, .ow = op.ow,
+                 .ninputs = 2};
+    prepare(be, &add);
+    OK(be->ops->add_forward(be, &add, dY, dY, dDY), be);
+    *sum = host(be, dY, ny);
+    release(be, &add);
+    for (int k = 0; k < op.ninputs; k++) {
+        size_t n = (size_t)op.n * op.in_c[k] * hw;
+        nn_dev_free(be, dX[k], n * 4); nn_dev_free(be, dDX[k], n * 4);
+    }
+    nn_dev_free(be, dY, ny * 4); nn_dev_free(be, dDY, ny * 4);
+}
+
+static void parity_concat_add(const char *name) {
+    nn_backend *be = open_be(name), *ref = open_ref();
+    const int shapes[][6] = {/* n, h, w, ninputs, c0, c1 (c2 = c1 + 1) */
+        {2, 56, 56, 2, 64, 32}, {1, 7, 9, 2, 3, 5}, {3, 5, 5, 3, 17, 1}, {1, 1, 1, 2, 1, 1}, {2, 14, 14, 2, 512, 32}};
+    char label[96];
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        const int *s = shapes[i];
+        nn_op o = {.kind = NN_OP_CONCAT, .n = s[0], .h = s[1], .w = s[2], .oh = s[1], .ow = s[2], .ninputs = s[3],
+                   .in_c = {s[4], s[5], s[5] + 1}};
+        o.c = s[4];
+        for (int k = 0; k < o.ninputs; k++) o.oc += o.in_c[k];
+        float *x[NN_OP_MAX_INPUTS];
+        for (int k = 0; k < o.ninputs; k++) x[k] = rnd_buf((size_t)o.n * o.in_c[k] * o.h * o.w, 1.0f);
+        float *dy = rnd_buf(nout(&o), 1.0f), *ry, *rdx, *rs, *gy, *gdx, *gs;
+        run_cat(ref, o, x, dy, &ry, &rdx, &rs);
+        run_cat(be, o, x, dy, &gy, &gdx, &gs);
+        snprintf(label, sizeof label, "concat n%d %d inputs c%d.. %dx%d y", o.n, o.ninputs, o.c, o.h, o.w);
+        EXPECT_CLOSE(be, label, gy, ry, nout(&o));
+        cr_expect(rel_err(gy, ry, nout(&o)) == 0.0, "%s: %s: not bit-identical", be->name, label);
+        snprintf(label, sizeof label, "concat n%d %d inputs c%d.. %dx%d dx", o.n, o.ninputs, o.c, o.h, o.w);
+        EXPECT_CLOSE(be, label, gdx, rdx, nout(&o));
+        cr_expect(rel_err(gdx, rdx, nout(&o)) == 0.0, "%s: %s: not bit-identical", be->name, label);
+        snprintf(label, sizeof label, "add n%d c%d %dx%d (in place)", o.n, o.oc, o.h, o.w);
+        EXPECT_CLOSE(be, label, gs, rs, nout(&o));
+        cr_expect(rel_err(gs, rs, nout(&o)) == 0.0, "%s: %s: not bit-identical", be->name, label);
+        for (int k = 0; k < o.ninputs; k++) free(x[k]);
+        free(dy); free(ry); free(rdx); free(rs); free(gy); free(gdx); free(gs);
+    }
+    nn_backend_free(ref);
+    nn_backend_free(be);
+}
+
+static void run_bce(nn_backend *be, nn_op op, const float *z, const float *t, float **prob, float **loss, float **dz) {
+    size_t n = (size_t)op.n * op.c;
+    prepare(be, &op);
+    void *dZ = dev(be, z, n * 4), *dP = dev(be, NULL, n * 4), *dL = dev(be, NULL, op.n * 4);
+    void *dT = dev(be, t, n * 4), *dDZ = dev(be, NULL, n * 4);
+    OK(be->ops->sigmoid_bce_forward(be, &op, dP, dL, dZ, dT), be);
+    OK(be->ops->sigmoid_bce_backward(be, &op, dDZ, dP, dT), be);
+    *prob = host(be, dP, n);
+    *loss = host(be, dL, op.n);
+    *dz = host(be, dDZ, n);
+    nn_dev_free(be, dZ, n * 4); nn_dev_free(be, dP, n * 4); nn_dev_free(be, dL, op.n * 4); nn_dev_free(be, dT, n * 4);
+    nn_dev_free(be, dDZ, n * 4);
+    release(be, &op);
+}
+
+static void parity_bce(const char *name) {
+    nn_backend *be = open_be(name), *ref = open_ref();
+    const int shapes[][2] = {{64, 14}, {1, 14}, {7, 1}, {3, 1000}};
+    char label[96];
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        nn_op o = {.kind = NN_OP_SIGMOID_BCE, .n = shapes[i][0], .c = shapes[i][1], .h = 1, .w = 1, .oc = shapes[i][1],
+                   .oh = 1, .ow = 1};
+        size_t n = (size_t)o.n * o.c;
+        float *z = rnd_buf(n, 8.0f), *t = rnd_buf(n, 1.0f);
+        for (size_t k = 0; k < n; k++) t[k] = k % 3 ? (t[k] > 0) : 0.5f + 0.5f * t[k];
+        float *rp, *rl, *rdz, *gp, *gl, *gdz;
+        run_bce(ref, o, z, t, &rp, &rl, &rdz);
+        run_bce(be, o, z, t, &gp, &gl, &gdz);
+        snprintf(label, sizeof label, "sigmoid_bce n%d c%d prob", o.n, o.c); EXPECT_CLOSE(be, label, gp, rp, n);
+        snprintf(label, sizeof label, "sigmoid_bce n%d c%d loss", o.n, o.c); EXPECT_CLOSE(be, label, gl, rl, o.n);
+        snprintf(label, sizeof label, "sigmoid_bce n%d c%d dlogits", o.n, o.c); EXPECT_CLOSE(be, label, gdz, rdz, n);
+        free(z); free(t); free(rp); free(rl); free(rdz); free(gp); free(gl); free(gdz);
+    }
+    nn_backend_free(ref);
+    nn_backend_free(be);
+}
+
+/* ResNet-50 features (the shipped spec, every block, inference-mode batch norm) on both back-ends with the
+ * same weights and input: NMSE = sum (f - f_ref)^2 / sum f_ref^2 must be < 1e-6. A reduced resolution and
+ * batch keep the reference back-end's time in the suite's budget; SHOWDOWN_TEST_RESNET_FULL=1 runs the
+ * published size (batch 32 at 224x224 ... slow on the reference). Running statistics are randomised so
+ * batch norm is not the identity. */
+static void parity_resnet50_features(const char *name) {
+    nn_backend *be = open_be(name), *ref = open_ref();
+    sd_workload w;
+    cr_assert_eq(sd_workload_load(&w, "workloads", "resnet50_features"), 0, "%s", sd_errmsg());
+    int full = getenv("SHOWDOWN_TEST_RESNET_FULL") != NULL;
+    if (!full) { w.in_h = w.in_w = 64; w.batch = 2; }
+    size_t nx = (size_t)w.batch * w.in_c * w.in_h * w.in_w;
+    nn_model *mr = NULL, *mg = NULL;
+    OK(nn_model_build(&mr, &w, ref, w.batch, 7), ref);
+    OK(nn_model_build(&mg, &w, be, w.batch, 7), be);
+    cr_assert_eq(mr->nparams, (size_t)23508032);
+    float *stats = malloc(sizeof(float) * mr->nstats), *x = malloc(sizeof(float) * nx);
+    rng_state = 99;
+    for (int i = 0; i < mr->nlayers; i++) {
+        const nn_layer *l = &mr->layers[i];
+        for (size_t k = 0; k < l->s_len / 2; k++) {
+            stats[l->s_off + k] = 0.1f * rnd_f();
+            stats[l->s_off + l->s_len / 2 + k] = 0.5f + 0.5f * (rnd_f() + 1.0f);
+        }
+    }
+    for (size_t i = 0; i < nx; i++) x[i] = (rnd() >> 8) * (1.0f / 16777216.0f);
+    float *params = host(ref, mr->params, mr->nparams);
+    OK(be->ops->upload(be, mg->params, params, mr->nparams * 4), be);
+    OK(ref->ops->upload(ref, mr->stats, stats, mr->nstats * 4), ref);
+    OK(be->ops->upload(be, mg->stats, stats, mr->nstats * 4), be);
+    OK(ref->ops->upload(ref, mr->x, x, nx * 4), ref);
+    OK(be->ops->upload(be, mg->x, x, nx * 4), be);
+    OK(nn_model_forward(mr, 0, 0), ref);
+    OK(nn_model_forward(mg, 0, 0), be);
+    size_t nf = (size_t)w.batch * mr->out_elems;
+    cr_assert_eq(mr->out_elems, (size_t)2048);
+    float *fr = host(ref, mr->out, nf), *fg = host(be, mg->out, nf);
+    double num = 0, den = 0;
+    for (size_t i = 0; i < nf; i++) { double d = (double)fg[i] - fr[i]; num += d * d; den += (double)fr[i] * fr[i]; }
+    double nmse = num / (den > 0 ? den : 1);
+    printf("%-5s resnet50_features batch %d %dx%d: NMSE %.3e (features rms %.3e)\n", be->name, w.batch, w.in_h, w.in_w,
+           nmse, sqrt(den / nf));
+    cr_expect(den > 0 && nmse < 1e-6, "%s: resnet50 features NMSE %.3e >= 1e-6", be->name, nmse);
+    free(stats); free(x); free(params); free(fr); free(fg);
+    nn_model_free(mr);
+    nn_model_free(mg);
+    sd_workload_free(&w);
+    nn_backend_free(ref);
+    nn_backend_free(be);
+}
+
+/* ---- recurrent ops (issue 9B): GRU / LSTM (sequences and last state), embedding --------------------------- */
+
+typedef struct rnn_out { float *y, *dx, *dw, *dw2; } rnn_out;
+
+/* Forward, backward with dx (dw += once), backward with dx NULL (dw += twice). */
+static rnn_out run_rnn(nn_backend *be, nn_op op, const float *x, const float *w, const float *dy, const float *dw0) {
+    const size_t nx = (size_t)op.n * op.c * op.w, ny = (size_t)op.n * op.oc * op.oh * op.ow;
+    const size_t nw = (size_t)nn_rnn_params(op.kind == NN_OP_LSTM ? NN_LSTM_GATES : NN_GRU_GATES, op.w, op.units);
+    rnn_out o;
+    if (op.kind == NN_OP_GRU ? !be->ops->gru_forward : !be->ops->lstm_forward)
+        cr_assert_fail("%s: no %s", be->name, op.kind == NN_OP_GRU ? "gru" : "lstm");
+    prepare(be, &op);
+    size_t wsb = wsize(be, &op);
+    float *garbage = rnd_buf(nx, 1e3f);
+    void *dX = dev(be, x, nx * 4), *dW = dev(be, w, nw * 4), *dY = dev(be, NULL, ny * 4), *dDY = dev(be, dy, ny * 4);
+    void *dDX = dev(be, garbage, nx * 4), *dDW = dev(be, dw0, nw * 4), *dWS = dev(be, NULL, wsb ? wsb : 1);
+    if (op.kind == NN_OP_GRU) OK(be->ops->gru_forward(be, &op, dY, dWS, dX, dW), be);
+    else OK(be->ops->lstm_forward(be, &op, dY, dWS, dX, dW), be);
+    o.y = host(be, dY, ny);
+    if (op.kind == NN_OP_GRU) OK(be->ops->gru_backward(be, &op, dDX, dDW, dDY, dX, dW, dY, dWS), be);
+    else OK(be->ops->lstm_backward(be, &op, dDX, dDW, dDY, dX, dW, dY, dWS), be);
+    o.dx = host(be, dDX, nx);
+    o.dw = host(be, dDW, nw);
+    if (op.kind == NN_OP_GRU) OK(be->ops->gru_backward(be, &op, NULL, dDW, dDY, dX, dW, dY, dWS), be);
+    else OK(be->ops->lstm_backward(be, &op, NULL, dDW, dDY, dX, dW, dY, dWS), be);
+    o.dw2 = host(be, dDW, nw);
+    nn_dev_free(be, dX, nx * 4); nn_dev_free(be, dW, nw * 4); nn_dev_free(be, dY, ny * 4);
+    nn_dev_free(be, dDY, ny * 4); nn_dev_free(be, dDX, nx * 4); nn_dev_free(be, dDW, nw * 4);
+    nn_dev_free(be, dWS, wsb ? wsb : 1);
+    free(garbage);
+    release(be, &op);
+    return o;
+}
+
+static void parity_rnn(const char *name, nn_op_kind kind) {
+    nn_backend *be = open_be(name), *ref = open_ref();
+    /* n, T, F, H, ret_seq: fixed awkward shapes (batch 1, one step, odd sizes), then random ones */
+    int shapes[10][5] = {{1, 1, 1, 1, 0}, {1, 1, 3, 5, 1}, {3, 7, 5, 3, 1}, {5, 4, 9, 17, 0}, {2, 13, 16, 8, 0}};
+    for (int k = 5; k < 10; k++) {
+        shapes[k][0] = rnd_int(1, 9); shapes[k][1] = rnd_int(1, 12); shapes[k][2] = rnd_int(1, 33);
+        shapes[k][3] = rnd_int(1, 40); shapes[k][4] = rnd_int(0, 1);
+    }
+    for (int k = 0; k < 10; k++) {
+        const int n = shapes[k][0], T = shapes[k][1], F = shapes[k][2], H = shapes[k][3], rs = shapes[k][4];
+        nn_op op = {.kind = kind, .n = n, .c = T, .h = 1, .w = F, .units = H, .ret_seq = rs, .has_bias = 1,
+                    .oc = rs ? T : H, .oh = 1, .ow = rs ? H : 1};
+        const size_t nx = (size_t)n * T * F, ny = (size_t)n * op.oc * op.ow;
+        const size_t nw = (size_t)nn_rnn_params(kind == NN_OP_LSTM ? NN_LSTM_GATES : NN_GRU_GATES, F, H);
+        float *x = rnd_buf(nx, 1.0f), *w = rnd_buf(nw, 0.5f), *dy = rnd_buf(ny, 1.0f), *dw0 = rnd_buf(nw, 1.0f);
+        rnn_out r = run_rnn(ref, op, x, w, dy, dw0), g = run_rnn(be, op, x, w, dy, dw0);
+        char label[64], what[160];
+        snprintf(label, sizeof label, "%s n%d T%d F%d H%d %s", kind == NN_OP_GRU ? "gru" : "lstm", n, T, F, H,
+                 rs ? "seq" : "last");
+        snprintf(what, sizeof what, "%s y", label); EXPECT_CLOSE(be, what, g.y, r.y, ny);
+        snprintf(what, sizeof what, "%s dx", label); EXPECT_CLOSE(be, what, g.dx, r.dx, nx);
+        snprintf(what, sizeof what, "%s dw (+= once)", label); EXPECT_CLOSE(be, what, g.dw, r.dw, nw);
+        snprintf(what, sizeof what, "%s dw (+= twice)", label); EXPECT_CLOSE(be, what, g.dw2, r.dw2, nw);
+        free(r.y); free(r.dx); free(r.dw); free(r.dw2); free(g.y); free(g.dx); free(g.dw); free(g.dw2);
+        free(x); free(w); free(dy); free(dw0);
+    }
+    nn_backend_free(ref);
+    nn_backend_free(be);
+}
+
+static void parity_embedding(const char *name) {
+    nn_backend *be = open_be(name), *ref = open_ref();
+    for (int k = 0; k < 4; k++) {
+        nn_op op = {.kind = NN_OP_EMBEDDING, .n = k ? rnd_int(1, 9) : 1, .c = k ? rnd_int(1, 20) : 1, .h = 1, .w = 1,
+                    .units = rnd_int(1, 37), .vocab = rnd_int(1, 50)};
+        op.oc = op.c; op.oh = 1; op.ow = op.units;
+        if (k == 3) { op.ids_stride = op.c + 3; op.ids_off = 2; }   /* a range of a longer input (babi_rnn) */
+        const size_t nt = (size_t)op.n * (op.ids_stride ? op.ids_stride : op.c), ny = (size_t)op.n * op.c * op.units;
+        const size_t nw = (size_t)op.vocab * op.units;
+        int32_t *ids = malloc(sizeof(int32_t) * nt);
+        for (size_t i = 0; i < nt; i++) ids[i] = rnd_int(0, op.vocab - 1);
+        float *table = rnd_buf(nw, 1.0f), *dy = rnd_buf(ny, 1.0f), *dt0 = rnd_buf(nw, 1.0f);
+        float *out[2][2];
+        nn_backend *bes[2] = {ref, be};
+        for (int b = 0; b < 2; b++) {
+            nn_backend *e = bes[b];
+            void *dI = dev(e, ids, nt * 4), *dT = dev(e, table, nw * 4), *dY = dev(e, NULL, ny * 4);
+            void *dDY = dev(e, dy, ny * 4), *dDT = dev(e, dt0, nw * 4);
+            OK(e->ops->embedding_forward(e, &op, dY, (int32_t *)dI + op.ids_off, dT), e);
+            OK(e->ops->embedding_backward(e, &op, dDT, dDY, (int32_t *)dI + op.ids_off), e);
+            out[b][0] = host(e, dY, ny);
+            out[b][1] = host(e, dDT, nw);
+            nn_dev_free(e, dI, nt * 4); nn_dev_free(e, dT, nw * 4); nn_dev_free(e, dY, ny * 4);
+            nn_dev_free(e, dDY, ny * 4); nn_dev_free(e, dDT, nw * 4);
+        }
+        char what[160];
+        snprintf(what, sizeof what, "embedding n%d T%d V%d E%d y", op.n, op.c, op.vocab, op.units);
+        EXPECT_CLOSE(be, what, out[1][0], out[0][0], ny);
+        snprintf(what, sizeof what, "embedding n%d T%d V%d E%d dtable (+=)", op.n, op.c, op.vocab, op.units);
+        EXPECT_CLOSE(be, what, out[1][1], out[0][1], nw);
+        for (int b = 0; b < 2; b++) { free(out[b][0]); free(out[b][1]); }
+        free(ids); free(table); free(dy); free(dt0);
+    }
+    nn_backend_free(ref);
+    nn_backend_free(be);
+}
+
+static void parity_repeat(const char *name) {
+    nn_backend *be = open_be(name), *ref = open_ref();
+    const int shapes[4][3] = {{1, 1, 1}, {3, 7, 5}, {32, 552, 50}, {5, 2, 33}};   /* n, times, c */
+    for (int k = 0; k < 4; k++) {
+        nn_op op = {.kind = NN_OP_REPEAT, .n = shapes[k][0], .c = shapes[k][2], .h = 1, .w = 1, .oc = shapes[k][1],
+                    .oh = 1, .ow = shapes[k][2]};
+        const size_t nx = (size_t)op.n * op.c, ny = nx * op.oc;
+        float *x = rnd_buf(nx, 1.0f), *dy = rnd_buf(ny, 1.0f), *out[2][2];
+        nn_backend *bes[2] = {ref, be};
+        for (int b = 0; b < 2; b++) {
+            nn_backend *e = bes[b];
+            float *garbage = rnd_buf(nx, 1e3f);
+            void *dX = dev(e, x, nx * 4), *dY = dev(e, NULL, ny * 4), *dDY = dev(e, dy, ny * 4), *dDX = dev(e, garbage, nx * 4);
+            prepare(e, &op);
+            OK(e->ops->repeat_forward(e, &op, dY, dX), e);
+            OK(e->ops->repeat_backward(e, &op, dDX, dDY), e);
+            out[b][0] = host(e, dY, ny);
+            out[b][1] = host(e, dDX, nx);
+            release(e, &op);
+            nn_dev_free(e, dX, nx * 4); nn_dev_free(e, dY, ny * 4); nn_dev_free(e, dDY, ny * 4); nn_dev_free(e, dDX, nx * 4);
+            free(garbage);
+        }
+        char what[160];
+        snprintf(what, sizeof what, "repeat_vector n%d T%d C%d y", op.n, op.oc, op.c);
+        EXPECT_CLOSE(be, what, out[1][0], out[0][0], ny);
+        snprintf(what, sizeof what, "repeat_vector n%d T%d C%d dx", op.n, op.oc, op.c);
+        EXPECT_CLOSE(be, what, out[1][1], out[0][1], nx);
+        for (int b = 0; b < 2; b++) { free(out[b][0]); free(out[b][1]); }
+        free(x); free(dy);
+    }
+    nn_backend_free(ref);
+    nn_backend_free(be);
+}
+
 /* ---- the suite, once per back-end ------------------------------------------------------------------------ */
 
 #define PARITY_SUITE(BE)                                                                   \
@@ -530,7 +940,17 @@ static void parity_train_step(const char *name, const char *workload) {
     Test(BE, optimizer, .timeout = 300) { parity_optim(#BE); }                             \
     Test(BE, step_mnist_mlp, .timeout = 1200) { parity_train_step(#BE, "mnist_mlp"); }     \
     Test(BE, step_mnist_cnn, .timeout = 1200) { parity_train_step(#BE, "mnist_cnn"); }     \
-    Test(BE, step_cifar10_vgg, .timeout = 1200) { parity_train_step(#BE, "cifar10_vgg"); }
+    Test(BE, step_cifar10_vgg, .timeout = 1200) { parity_train_step(#BE, "cifar10_vgg"); }   \
+    Test(BE, batchnorm, .timeout = 300) { parity_batchnorm(#BE); }                         \
+    Test(BE, avgpool, .timeout = 300) { parity_avgpool(#BE); }                             \
+    Test(BE, concat_add, .timeout = 300) { parity_concat_add(#BE); }                       \
+    Test(BE, sigmoid_bce, .timeout = 300) { parity_bce(#BE); }                             \
+    Test(BE, resnet50_features, .timeout = 1200) { parity_resnet50_features(#BE); }   \
+    /* recurrent ops (issue 9B) */                                                         \
+    Test(BE, gru, .timeout = 300) { parity_rnn(#BE, NN_OP_GRU); }                          \
+    Test(BE, lstm, .timeout = 300) { parity_rnn(#BE, NN_OP_LSTM); }                        \
+    Test(BE, embedding, .timeout = 300) { parity_embedding(#BE); }                         \
+    Test(BE, repeat_vector, .timeout = 300) { parity_repeat(#BE); }
 
 PARITY_SUITE(dnnl)
 PARITY_SUITE(cudnn)

@@ -122,11 +122,42 @@ else bad "good fake: exit $rc or wrong record"; cat "$t/stderr"; fi
 grep -q "ref/pytorch" "$t/stdout" && grep -qE "ref/pytorch +[0-9.]+ +0\.500 +[0-9.]+x" "$t/stdout" \
   && ok "overhead table printed" || { bad "no overhead line:"; cat "$t/stdout"; }
 
+# an inference workload through a fake runner: the "inference" event becomes the run's timed pass
+cat > "$t/infer" <<'EOF'
+#!/bin/sh
+echo '{"event":"hello","protocol":1,"framework":"pytorch","version":"0.fake","device":"fake cpu","parameters":23508032}'
+echo '{"event":"inference","timed_s":2.5,"images":64,"cold_s":3.0}'
+echo '{"event":"done","peak_bytes":0}'
+EOF
+chmod +x "$t/infer"
+$SD bench --workload resnet50_features --batches 2 --quiet --impl pytorch --runner "pytorch=$t/infer" \
+   --json "$t/infer.json" > "$t/stdout" 2> "$t/stderr"; rc=$?
+if [ $rc -eq 0 ] && "$PY" -c '
+import json, sys
+p = json.load(open(sys.argv[1]))["runs"][0]
+assert p["status"] == "ok" and p["mode"] == "inference", p
+s = p["summary"]
+assert abs(s["inference_s_per_1000_images"]["median"] - 2500 / 64) < 1e-6 and s["cold_pass_s"]["median"] == 3.0, s
+assert s["first_epoch_s"] is None and p["model"]["parameters"] == 23508032
+' "$t/infer.json"; then ok "inference fake: timed pass recorded (s per 1,000 images, cold pass apart)"
+else bad "inference fake: exit $rc or wrong record"; cat "$t/stderr"; fi
+
 # the real PyTorch runner against the native engine on Fashion-MNIST
 FM=/usr/share/datasets/fashion-mnist
 if ! "$PY" -c 'import torch' 2>/dev/null; then
   echo "skipped: torch not importable ($PY)"; [ $fail -eq 0 ] && exit 77 || exit 1
 fi
+# the graph workloads (spec /2: blocks, residual and dense connections) build in PyTorch with the native
+# parameter counts (as `showdown bench --describe` prints them)
+for w in resnet50_features densenet121_xray resnet18_cifar vgg16_cifar; do
+  nat=$($SD bench --workload $w --describe | sed -n 's/^parameters: \([0-9,]*\).*/\1/p' | tr -d ,)
+  pt=$(cd workloads/runners && "$PY" -c '
+import json, sys, pytorch_runner as r
+m, _, _ = r.build(json.load(open("../" + sys.argv[1] + ".json")), 42)
+print(sum(p.numel() for p in m.parameters()))' "$w" 2>&1)
+  if [ -n "$nat" ] && [ "$nat" = "$pt" ]; then ok "$w: pytorch builds $pt parameters, as native"
+  else bad "$w: native '$nat', pytorch '$pt'"; fi
+done
 if [ ! -e "$FM/train-images-idx3-ubyte.gz" ]; then
   echo "skipped: fashion-mnist not installed"; [ $fail -eq 0 ] && exit 77 || exit 1
 fi

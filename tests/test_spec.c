@@ -102,7 +102,9 @@ Test(spec, unknown_layer_op) {
     expect_error(HEAD
                  "  \"model\": {\"layers\": [{\"op\": \"flatten\"}, {\"op\": \"dense2\", \"units\": 10}], \"loss\": \"softmax_cross_entropy\"},\n"
                  TRAIN,
-                 SD_EINPUT, "5:50: unknown layer op 'dense2' (expected one of: dense, conv2d, maxpool, relu, dropout, flatten)");
+                 SD_EINPUT, "5:50: unknown layer op 'dense2' (expected one of: dense, conv2d, maxpool, relu, "
+                 "dropout, flatten, batchnorm, avgpool, global_avgpool, embedding, gru, lstm, repeat_vector; or "
+                 "{\"block\": NAME})");
 }
 
 Test(spec, missing_key) {
@@ -157,4 +159,129 @@ Test(spec, unknown_workload_name) {
     cr_assert_str_eq(sd_errmsg(), "no workload 'no_such_workload' (no file workloads/no_such_workload.json)");
     cr_assert_eq(sd_workload_load(&w, "workloads", "Mnist-MLP"), SD_EUSAGE);
     cr_assert_str_eq(sd_errmsg(), "workload name 'Mnist-MLP' may hold only a-z, 0-9 and _ (or give a path to a .json file)");
+}
+
+/* ---- version 2: blocks, parameters, repeats, connections (issue 9A) ---------------------------------- */
+
+Test(spec, graph_workloads_parameter_counts) {
+    cr_assert_eq(count_params("resnet50_features", NULL), 23508032);
+    cr_assert_eq(count_params("densenet121_xray", NULL), 6968206);
+    cr_assert_eq(count_params("resnet18_cifar", NULL), 11173962);
+    cr_assert_eq(count_params("vgg16_cifar", NULL), 14728266);
+}
+
+Test(spec, resnet50_expands_to_a_dag) {
+    sd_workload w;
+    cr_assert_eq(sd_workload_load(&w, "workloads", "resnet50_features"), 0, "%s", sd_errmsg());
+    cr_assert_eq(w.mode, SD_MODE_INFERENCE);
+    cr_assert_eq(w.loss, NN_LOSS_NONE);
+    cr_assert_eq(w.batch, 32); cr_assert_eq(w.infer_images, 1280); cr_assert_eq(w.warmup_passes, 1);
+    nn_layer *ls = NULL;
+    size_t np = 0;
+    int L = nn_model_plan(&w, 2, &ls, &np);
+    int adds = 0, bns = 0, convs = 0;
+    for (int i = 0; i < L; i++) {
+        adds += ls[i].op.kind == NN_OP_ADD;
+        bns += ls[i].op.kind == NN_OP_BATCHNORM;
+        convs += ls[i].op.kind == NN_OP_CONV2D;
+        if (ls[i].op.kind == NN_OP_ADD) cr_assert_eq(ls[i].ninputs, 2);
+    }
+    cr_assert_eq(adds, 16);            /* 3 + 4 + 6 + 3 bottlenecks */
+    cr_assert_eq(convs, 53);           /* stem + 16 x 3 + 4 projections */
+    cr_assert_eq(bns, 53);
+    cr_assert_eq(ls[L - 1].op.oc, 2048);   /* no loss layer: the features */
+    cr_assert_gt(nn_model_nstats(ls, L), 0);   /* running mean and variance, outside the parameters */
+    free(ls);
+    sd_workload_free(&w);
+}
+
+#define HEAD2 "{\n  \"schema\": \"showdown-workload/2\",\n  \"name\": \"t\",\n" \
+              "  \"data\": {\"dataset\": \"synthetic\", \"shape\": [2, 8, 8], \"classes\": 3, \"train\": 100, \"test\": 100},\n"
+
+static void load_text(const char *text, sd_workload *w, char *dir, char *path) {
+    tu_tmpdir(dir, 256);
+    snprintf(path, 512, "%s/g.json", dir);
+    tu_write_str(path, text);
+    cr_assert_eq(sd_workload_load(w, dir, path), 0, "%s", sd_errmsg());
+}
+
+Test(spec, blocks_repeat_residual_and_concat) {
+    char dir[256], path[512];
+    sd_workload w;
+    load_text(HEAD2
+              "  \"model\": {\"blocks\": {\n"
+              "    \"res\": {\"params\": {\"f\": 4, \"s\": 1}, \"connection\": \"residual\",\n"
+              "            \"layers\": [{\"op\": \"conv2d\", \"filters\": \"$f\", \"kernel\": 3, \"stride\": \"$s\", \"padding\": 1}, {\"op\": \"batchnorm\"}],\n"
+              "            \"projection\": [{\"op\": \"conv2d\", \"filters\": \"$f\", \"kernel\": 1, \"stride\": \"$s\"}],\n"
+              "            \"after\": [{\"op\": \"relu\"}]},\n"
+              "    \"dense\": {\"connection\": \"concat\", \"layers\": [{\"op\": \"conv2d\", \"filters\": 2, \"kernel\": 1}]},\n"
+              "    \"stage\": {\"params\": {\"f\": 6}, \"layers\": [{\"block\": \"res\", \"f\": \"$f\", \"s\": 2, \"project\": true}, {\"block\": \"dense\", \"repeat\": 3}]}},\n"
+              "   \"layers\": [{\"block\": \"res\", \"f\": 2, \"repeat\": 2}, {\"block\": \"stage\"}, {\"op\": \"global_avgpool\"},\n"
+              "              {\"op\": \"flatten\"}, {\"op\": \"dense\", \"units\": 3}], \"loss\": \"sigmoid_binary_cross_entropy\"},\n"
+              TRAIN, &w, dir, path);
+    /* res x2: (conv, bn, add, relu) x2 = 8; stage: res with projection = 5, dense x3 = 6; then 3 */
+    cr_assert_eq(w.nlayers, 8 + 5 + 6 + 3, "%d layers", w.nlayers);
+    cr_assert_eq(w.loss, NN_LOSS_SIGMOID_BCE);
+    cr_assert_eq(w.layers[2].kind, NN_OP_ADD);
+    cr_assert_eq(w.layers[2].inputs[0], 1); cr_assert_eq(w.layers[2].inputs[1], -1);   /* the model input */
+    cr_assert_eq(w.layers[10].kind, NN_OP_CONV2D); cr_assert_eq(w.layers[10].inputs[0], 7);   /* projection of the stage input */
+    cr_assert_eq(w.layers[10].sh, 2); cr_assert_eq(w.layers[10].units, 6);
+    cr_assert_eq(w.layers[11].kind, NN_OP_ADD);
+    cr_assert_eq(w.layers[14].kind, NN_OP_CONCAT);
+    cr_assert_eq(w.layers[14].inputs[0], 12); cr_assert_eq(w.layers[14].inputs[1], 13);
+    nn_layer *ls = NULL;
+    size_t np = 0;
+    int L = nn_model_plan(&w, 4, &ls, &np);
+    cr_assert_gt(L, 0, "%s", sd_errmsg());
+    cr_assert_eq(ls[18].op.oc, 6 + 3 * 2);   /* three concats of 2 channels onto 6 */
+    cr_assert_eq(ls[18].op.oh, 4);
+    cr_assert_eq(ls[L - 1].op.kind, NN_OP_SIGMOID_BCE);
+    free(ls);
+    sd_workload_free(&w);
+    unlink(path);
+    rmdir(dir);
+}
+
+#define BLK(b, l) HEAD2 "  \"model\": {\"blocks\": {" b "},\n   \"layers\": [" l "], \"loss\": \"softmax_cross_entropy\"},\n" TRAIN
+
+Test(spec, block_errors) {
+    expect_error(BLK("\"b\": {\"layers\": [{\"op\": \"relu\"}]}", "{\"block\": \"c\"}"), SD_EINPUT,
+                 "6:25: unknown block 'c' (define it under model.blocks)");
+    expect_error(BLK("\"b\": {\"layers\": [{\"op\": \"conv2d\", \"filters\": \"$g\", \"kernel\": 1}]}", "{\"block\": \"b\"}"),
+                 SD_EINPUT, "5:69: unknown parameter '$g' in conv2d layer (not a parameter of the enclosing block)");
+    expect_error(BLK("\"b\": {\"params\": {\"f\": 2}, \"layers\": [{\"op\": \"relu\"}]}", "{\"block\": \"b\", \"g\": 3}"), SD_EINPUT,
+                 "6:30: unknown key 'g' in use of block 'b' (expected one of: block, repeat, project, f)");
+    expect_error(BLK("\"b\": {\"layers\": [{\"block\": \"b\"}]}", "{\"block\": \"b\"}"), SD_EINPUT,
+                 "5:41: blocks nest deeper than 8 (does block 'b' use itself?)");
+    expect_error(BLK("\"b\": {\"layers\": [{\"op\": \"relu\"}], \"connection\": \"sum\"}", "{\"block\": \"b\"}"), SD_EINPUT,
+                 "5:72: unknown connection 'sum' (expected residual, concat or none)");
+    expect_error(BLK("\"b\": {\"layers\": [{\"op\": \"relu\"}], \"connection\": \"residual\"}", "{\"block\": \"b\", \"project\": true}"),
+                 SD_EINPUT, "6:41: block 'b' has no 'projection' layers to project with");
+    expect_error(BLK("\"b\": {\"params\": {\"f\": 0}, \"layers\": [{\"op\": \"conv2d\", \"filters\": \"$f\", \"kernel\": 1}]}", "{\"block\": \"b\"}"),
+                 SD_EINPUT, "5:89: value 0 of 'filters' (from $f) in conv2d layer out of range [1, 65536]");
+}
+
+Test(spec, expansion_is_bounded) {
+    /* 10 x 10 x 10 x 10 relus: more than SD_SPEC_MAX_LAYERS, stopped with a clear error */
+    expect_error(BLK("\"a\": {\"layers\": [{\"op\": \"relu\", \"repeat\": 10}]}, \"b\": {\"layers\": [{\"block\": \"a\", \"repeat\": 10}]},"
+                     " \"c\": {\"layers\": [{\"block\": \"b\", \"repeat\": 10}]}",
+                     "{\"block\": \"c\", \"repeat\": 10}"),
+                 SD_EINPUT, "5:41: too many layers after expanding blocks and repeats (at most 4096)");
+}
+
+Test(spec, residual_shape_mismatch_names_the_fix) {
+    char dir[256], path[512];
+    sd_workload w;
+    load_text(BLK("\"r\": {\"connection\": \"residual\", \"layers\": [{\"op\": \"conv2d\", \"filters\": 5, \"kernel\": 1}]}",
+                  "{\"block\": \"r\"}, {\"op\": \"flatten\"}, {\"op\": \"dense\", \"units\": 3}"), &w, dir, path);
+    nn_layer *ls = NULL;
+    size_t np;
+    cr_assert_eq(nn_model_plan(&w, 2, &ls, &np), SD_EINPUT);
+    char want[1024];
+    snprintf(want, sizeof want, "%s:6:15: add of a 5x8x8 and a 2x8x8 tensor: shapes differ (a residual block whose "
+             "shape changes needs \"project\": true)", path);
+    cr_assert_str_eq(sd_errmsg(), want);
+    sd_workload_free(&w);
+    unlink(path);
+    rmdir(dir);
 }

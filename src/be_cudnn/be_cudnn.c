@@ -38,6 +38,8 @@ typedef struct cu_ctx {
 typedef struct cu_priv {
     cu_descs d;
     cu_conv_choice choice;                    /* conv only */
+    cu_rnn rnn;                               /* gru/lstm (issue 9B) */
+    int is_rnn;
 } cu_priv;
 
 #define CTX(be) ((cu_ctx *)(be)->ctx)
@@ -326,13 +328,62 @@ sized:;
     return grow_workspace(be, need);
 }
 
+/* ---- recurrent ops (issue 9B): embedding kernels, GRU / LSTM in cudnn_rnn.c ----------------------------------- */
+
+static int cu_embedding_forward(nn_backend *be, const nn_op *op, float *y, const int32_t *ids, const float *table) {
+    cu_ctx *c = CTX(be);
+    CUDA_CHECK(cu_launch_embedding_fwd(y, ids, table, (size_t)op->n * op->c, op->c, op->ids_stride ? op->ids_stride : op->c,
+                                       op->units, op->vocab, c->bad, c->stream), CU_HINT_KERNEL);
+    /* an id out of range is reported here (one small copy back per batch) */
+    int bad[2] = {0, 0};
+    CUDA_CHECK(cudaMemcpyAsync(bad, c->bad, sizeof bad, cudaMemcpyDeviceToHost, c->stream), "");
+    CUDA_CHECK(cudaStreamSynchronize(c->stream), CU_HINT_KERNEL);
+    if (bad[0]) {
+        CUDA_CHECK(cudaMemsetAsync(c->bad, 0, 2 * sizeof(int), c->stream), "");
+        return sd_err(SD_EINPUT, "embedding: token id %d outside the vocabulary [0, %d)", bad[1], op->vocab);
+    }
+    return 0;
+}
+
+static int cu_embedding_backward(nn_backend *be, const nn_op *op, float *dtable, const float *dy, const int32_t *ids) {
+    cu_ctx *c = CTX(be);
+    CUDA_CHECK(cu_launch_embedding_bwd(dtable, dy, ids, (size_t)op->n * op->c, op->c, op->ids_stride ? op->ids_stride : op->c,
+                                       op->units, op->vocab, c->stream), CU_HINT_KERNEL);
+    return 0;
+}
+
+static int cu_repeat_forward(nn_backend *be, const nn_op *op, float *y, const float *x) {
+    CUDA_CHECK(cu_launch_repeat_fwd(y, x, op->n, op->oc, op->c, CTX(be)->stream), CU_HINT_KERNEL);
+    return 0;
+}
+static int cu_repeat_backward(nn_backend *be, const nn_op *op, float *dx, const float *dy) {
+    CUDA_CHECK(cu_launch_repeat_bwd(dx, dy, op->n, op->oc, op->c, CTX(be)->stream), CU_HINT_KERNEL);
+    return 0;
+}
+
+static int cu_rnn_fwd(nn_backend *be, const nn_op *op, float *y, void *ws, const float *x, const float *w) {
+    cu_ctx *c = CTX(be);
+    cu_priv *p;
+    SD_TRY(get_priv(op, "rnn forward", &p));
+    return cu_rnn_forward(&p->rnn, c->dnn, c->stream, c->ws, y, ws, x, w);
+}
+
+static int cu_rnn_bwd(nn_backend *be, const nn_op *op, float *dx, float *dw, const float *dy, const float *x,
+                      const float *w, const float *y, const void *ws) {
+    cu_ctx *c = CTX(be);
+    cu_priv *p;
+    SD_TRY(get_priv(op, "rnn backward", &p));
+    return cu_rnn_backward(&p->rnn, c->dnn, c->blas, c->stream, c->ws, dx, dw, dy, x, w, y, ws);
+}
+
 /* ---- per-op state ---------------------------------------------------------------------------------- */
 
 static void cu_release(nn_backend *be, nn_op *op) {
     (void)be;
     cu_priv *p = op->priv;
     if (!p) return;
-    cu_descs_fini(&p->d);
+    if (p->is_rnn) cu_rnn_fini(&p->rnn);
+    else cu_descs_fini(&p->d);
     free(p);
     op->priv = NULL;
 }
@@ -342,6 +393,17 @@ static int cu_prepare(nn_backend *be, nn_op *op) {
     if (op->priv) return 0;
     cu_priv *p = calloc(1, sizeof *p);
     SD_ALLOC_CHECK(p);
+    if (op->kind == NN_OP_GRU || op->kind == NN_OP_LSTM) {   /* recurrent ops (issue 9B) */
+        int rc = cu_rnn_descs_init(&p->rnn, op, c->tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH);
+        if (rc < 0) { free(p); return rc; }
+        p->is_rnn = 1;
+        op->priv = p;
+        rc = cu_rnn_setup(&p->rnn, c->dnn, c->stream);
+        if (rc == 0) rc = grow_workspace(be, p->rnn.work);
+        if (rc < 0) cu_release(be, op);
+        return rc;
+    }
+    if (op->kind == NN_OP_EMBEDDING || op->kind == NN_OP_REPEAT) { op->priv = p; return 0; }
     int rc = cu_descs_init(&p->d, op, c->tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH);
     if (rc < 0) { free(p); return rc; }
     op->priv = p;
@@ -353,7 +415,10 @@ static int cu_prepare(nn_backend *be, nn_op *op) {
 
 static size_t cu_workspace_size(nn_backend *be, const nn_op *op) {
     (void)be;
-    /* the dropout keep mask; maxpool needs none (cuDNN's backward reads x and y) */
+    /* the dropout keep mask; maxpool needs none (cuDNN's backward reads x and y); batchnorm: the saved
+     * batch mean and inverse standard deviation */
+    if (op->kind == NN_OP_BATCHNORM) return 2 * sizeof(float) * (size_t)op->c;
+    if ((op->kind == NN_OP_GRU || op->kind == NN_OP_LSTM) && op->priv) return cu_rnn_ws_bytes(&((cu_priv *)op->priv)->rnn);
     return op->kind == NN_OP_DROPOUT ? numel_out(op) : 0;
 }
 
@@ -489,6 +554,113 @@ static int cu_softmax_xent_forward(nn_backend *be, const nn_op *op, float *prob,
 static int cu_softmax_xent_backward(nn_backend *be, const nn_op *op, float *dlogits, const float *prob,
                                     const int32_t *labels) {
     CUDA_CHECK(cu_launch_xent_grad(dlogits, prob, labels, op->n, op->c, CTX(be)->stream), CU_HINT_KERNEL);
+    return 0;
+}
+
+/* ---- graph ops (issue 9A) ----------------------------------------------------------------------------- */
+
+static int cu_copy(nn_backend *be, void *dst, const void *src, size_t bytes) {
+    CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, CTX(be)->stream), "");
+    return 0;
+}
+
+/* Also sums gradients for the graph, on ops of any kind (no descriptor needed). */
+static int cu_add_forward(nn_backend *be, const nn_op *op, float *y, const float *a, const float *b) {
+    CUDA_CHECK(cu_launch_add(y, a, b, numel_out(op), CTX(be)->stream), CU_HINT_KERNEL);
+    return 0;
+}
+
+/* Channel concatenation as 2-D copies: per input, n rows of in_c*h*w floats into rows of oc*h*w. */
+static int cu_concat_forward(nn_backend *be, const nn_op *op, float *y, const float *const *x) {
+    const size_t hw = (size_t)op->h * op->w, row = (size_t)op->oc * hw * sizeof(float);
+    size_t off = 0;
+    for (int k = 0; k < op->ninputs; k++) {
+        size_t w = (size_t)op->in_c[k] * hw * sizeof(float);
+        CUDA_CHECK(cudaMemcpy2DAsync((char *)y + off, row, x[k], w, w, (size_t)op->n, cudaMemcpyDeviceToDevice,
+                                     CTX(be)->stream), "");
+        off += w;
+    }
+    return 0;
+}
+
+static int cu_concat_backward(nn_backend *be, const nn_op *op, float *const *dx, const float *dy) {
+    const size_t hw = (size_t)op->h * op->w, row = (size_t)op->oc * hw * sizeof(float);
+    size_t off = 0;
+    for (int k = 0; k < op->ninputs; k++) {
+        size_t w = (size_t)op->in_c[k] * hw * sizeof(float);
+        if (dx[k])
+            CUDA_CHECK(cudaMemcpy2DAsync(dx[k], w, (const char *)dy + off, row, w, (size_t)op->n,
+                                         cudaMemcpyDeviceToDevice, CTX(be)->stream), "");
+        off += w;
+    }
+    return 0;
+}
+
+/* cuDNN's spatial batch norm: exponentialAverageFactor = momentum (its running variance is the
+ * unbiased one, as nn/backend.h says); ws = saved mean and inverse standard deviation. */
+static int cu_batchnorm_forward(nn_backend *be, const nn_op *op, float *y, void *ws, const float *x,
+                                const float *gamma, const float *beta, float *running, int train) {
+    cu_ctx *c = CTX(be);
+    cu_priv *p;
+    SD_TRY(get_priv(op, "batchnorm_forward", &p));
+    float *rmean = running, *rvar = running + op->c;
+    if (!train) {
+        CUDNN_CHECK(cudnnBatchNormalizationForwardInference(c->dnn, CUDNN_BATCHNORM_SPATIAL, &k_one, &k_zero,
+                                                            p->d.x, x, p->d.x, y, p->d.bias, gamma, beta, rmean,
+                                                            rvar, (double)op->eps), CU_HINT_DESC);
+        return 0;
+    }
+    float *smean = ws, *sinv = (float *)ws + op->c;
+    CUDNN_CHECK(cudnnBatchNormalizationForwardTraining(c->dnn, CUDNN_BATCHNORM_SPATIAL, &k_one, &k_zero, p->d.x, x,
+                                                       p->d.x, y, p->d.bias, gamma, beta, (double)op->momentum,
+                                                       rmean, rvar, (double)op->eps, smean, sinv), CU_HINT_DESC);
+    return 0;
+}
+
+static int cu_batchnorm_backward(nn_backend *be, const nn_op *op, float *dx, float *dgamma, float *dbeta,
+                                 const float *dy, const float *x, const float *gamma, const void *ws) {
+    cu_ctx *c = CTX(be);
+    cu_priv *p;
+    SD_TRY(get_priv(op, "batchnorm_backward", &p));
+    if (!dx) {   /* cuDNN always writes dx: borrow the convolution workspace (one stream, not in use now) */
+        SD_TRY(grow_workspace(be, sizeof(float) * (size_t)op->n * op->c * op->h * op->w));
+        dx = c->ws;
+    }
+    const float *smean = ws, *sinv = (const float *)ws + op->c;
+    /* data gradient overwritten (beta 0), parameter gradients accumulated (beta 1) */
+    CUDNN_CHECK(cudnnBatchNormalizationBackward(c->dnn, CUDNN_BATCHNORM_SPATIAL, &k_one, &k_zero, &k_one, &k_one,
+                                                p->d.x, x, p->d.x, dy, p->d.x, dx, p->d.bias, gamma, dgamma, dbeta,
+                                                (double)op->eps, smean, sinv), CU_HINT_DESC);
+    return 0;
+}
+
+static int cu_avgpool_forward(nn_backend *be, const nn_op *op, float *y, const float *x) {
+    cu_ctx *c = CTX(be);
+    cu_priv *p;
+    SD_TRY(get_priv(op, "avgpool_forward", &p));
+    CUDNN_CHECK(cudnnPoolingForward(c->dnn, p->d.pool, &k_one, p->d.x, x, &k_zero, p->d.y, y), "");
+    return 0;
+}
+
+/* Average pooling's backward reads neither x nor y; cuDNN's signature wants them, dy/dx stand in. */
+static int cu_avgpool_backward(nn_backend *be, const nn_op *op, float *dx, const float *dy) {
+    cu_ctx *c = CTX(be);
+    cu_priv *p;
+    SD_TRY(get_priv(op, "avgpool_backward", &p));
+    CUDNN_CHECK(cudnnPoolingBackward(c->dnn, p->d.pool, &k_one, p->d.y, dy, p->d.y, dy, p->d.x, dx, &k_zero, p->d.x,
+                                     dx), "");
+    return 0;
+}
+
+static int cu_sigmoid_bce_forward(nn_backend *be, const nn_op *op, float *prob, float *loss, const float *logits,
+                                  const float *targets) {
+    CUDA_CHECK(cu_launch_bce_loss(prob, loss, logits, targets, op->n, op->c, CTX(be)->stream), CU_HINT_KERNEL);
+    return 0;
+}
+
+static int cu_sigmoid_bce_backward(nn_backend *be, const nn_op *op, float *dlogits, const float *prob,
+                                   const float *targets) {
+    CUDA_CHECK(cu_launch_bce_grad(dlogits, prob, targets, op->n, op->c, CTX(be)->stream), CU_HINT_KERNEL);
     return 0;
 }
 
@@ -651,6 +823,26 @@ static const nn_backend_ops cu_ops = {
     .softmax_xent_forward = cu_softmax_xent_forward,
     .softmax_xent_backward = cu_softmax_xent_backward,
     .optimizer_step = cu_optimizer_step,
+    /* graph ops (issue 9A) */
+    .copy = cu_copy,
+    .add_forward = cu_add_forward,
+    .concat_forward = cu_concat_forward,
+    .concat_backward = cu_concat_backward,
+    .batchnorm_forward = cu_batchnorm_forward,
+    .batchnorm_backward = cu_batchnorm_backward,
+    .avgpool_forward = cu_avgpool_forward,
+    .avgpool_backward = cu_avgpool_backward,
+    .sigmoid_bce_forward = cu_sigmoid_bce_forward,
+    .sigmoid_bce_backward = cu_sigmoid_bce_backward,
+    /* recurrent ops (issue 9B) */
+    .embedding_forward = cu_embedding_forward,
+    .embedding_backward = cu_embedding_backward,
+    .gru_forward = cu_rnn_fwd,
+    .gru_backward = cu_rnn_bwd,
+    .lstm_forward = cu_rnn_fwd,
+    .lstm_backward = cu_rnn_bwd,
+    .repeat_forward = cu_repeat_forward,
+    .repeat_backward = cu_repeat_backward,
 };
 
 static int cu_init(nn_backend *be) {
@@ -686,6 +878,8 @@ int nn_cudnn_new(nn_backend **out, const nn_backend_opts *opts) {
 
     int count = 0;   /* cudaGetDeviceCount leaves it untouched when it fails */
     SD_TRY(cu_device_count_status(cudaGetDeviceCount(&count), count));
+    if (o.device < 0 || o.device >= count)
+        return sd_err(SD_ENODEV, "cudnn: no CUDA device %d (this machine has %d)", o.device, count);
 
     nn_backend *be = calloc(1, sizeof *be);
     cu_ctx *c = calloc(1, sizeof *c);
@@ -696,6 +890,7 @@ int nn_cudnn_new(nn_backend **out, const nn_backend_opts *opts) {
     snprintf(be->name, sizeof be->name, "cudnn");
     c->tf32 = tf32;
     c->autotune = o.autotune;
+    c->device = o.device;
     int rc = cu_init(be);
     if (rc < 0) { cu_destroy(be); return rc; }
     *out = be;

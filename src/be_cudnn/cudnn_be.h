@@ -119,6 +119,59 @@ cudaError_t cu_launch_xent_loss(float *loss, const float *logits, const int32_t 
 cudaError_t cu_launch_xent_grad(float *dlogits, const float *prob, const int32_t *labels, int n, int C,
                                 cudaStream_t s);
 
+/* graph ops (issue 9A): y[i] = a[i] + b[i] (y may be a); sigmoid BCE per nn/kernels.h (one thread per
+ * example for the loss: prob[i][k] = nn_sigmoid, loss[i] = mean_k nn_bce_logit); dlogits = (prob - t) / (n C). */
+cudaError_t cu_launch_add(float *y, const float *a, const float *b, size_t n, cudaStream_t s);
+cudaError_t cu_launch_bce_loss(float *prob, float *loss, const float *logits, const float *targets, int n, int C,
+                               cudaStream_t s);
+cudaError_t cu_launch_bce_grad(float *dlogits, const float *prob, const float *targets, int n, int C,
+                               cudaStream_t s);
+/* ---- recurrent ops (issue 9B): cudnn_rnn.c and the embedding kernels ------------------------------------ */
+
+/* y[r][e] = table[id(r)][e] over nt = n*T rows, id(r) = ids[(r / T) * S + r % T] (S: ids per example); an
+ * id outside [0, V) gives NaN and sets bad[0] = 1, bad[1] = the id. Backward: dtable[id(r)][e] += dy[r][e]
+ * (atomicAdd). */
+cudaError_t cu_launch_embedding_fwd(float *y, const int32_t *ids, const float *table, size_t nt, int T, int S, int E,
+                                    int V, int *bad, cudaStream_t s);
+cudaError_t cu_launch_embedding_bwd(float *dtable, const float *dy, const int32_t *ids, size_t nt, int T, int S, int E,
+                                    int V, cudaStream_t s);
+/* RepeatVector: y[i][t][k] = x[i][k] over n x T x C; backward dx[i][k] = sum_t dy[i][t][k] (overwrite). */
+cudaError_t cu_launch_repeat_fwd(float *y, const float *x, int n, int T, int C, cudaStream_t s);
+cudaError_t cu_launch_repeat_bwd(float *dx, const float *dy, int n, int T, int C, cudaStream_t s);
+
+/* GRU / LSTM through cudnnRNNForward / cudnnRNNBackwardData_v8 / cudnnRNNBackwardWeights_v8: one layer,
+ * unidirectional, CUDNN_RNN_DOUBLE_BIAS, batch-major unpacked data ([N][T][F], nn/backend.h), zero
+ * initial state. cuDNN's linLayerIDs are the canonical gate order (GRU r, z, n; LSTM i, f, g, o), each
+ * matrix [H][in] row-major as PyTorch's cuDNN path copies them; the weight space offsets are queried at
+ * setup and, unless they are exactly the canonical slice, weights are copied in and gradients added back
+ * per matrix. The last-state variant takes h_T from hy and keeps the full output sequence in the op's
+ * workspace. */
+typedef struct cu_rnn {
+    cudnnRNNDescriptor_t rnn;
+    cudnnRNNDataDescriptor_t xd, yd;
+    cudnnTensorDescriptor_t hd;          /* [1][N][H] */
+    cudnnDropoutDescriptor_t drop;       /* unset: no dropout (one layer) */
+    int G, N, T, F, H, ret_seq;
+    int32_t *dev_seq;                    /* device [N], every entry T */
+    size_t wspace, work, reserve;        /* bytes */
+    size_t off_m[8], off_b[8];           /* byte offsets of each linLayerID's matrix and bias in weight space */
+    int canonical;                       /* weight space == the canonical slice */
+    void *wbuf, *dwbuf;                  /* weight space and its gradient when not canonical */
+} cu_rnn;
+
+/* Descriptors only (no device needed): shapes and modes as above. */
+int cu_rnn_descs_init(cu_rnn *r, const nn_op *op, cudnnMathType_t math);
+/* Device part: weight space layout, temp/reserve sizes, sequence lengths. */
+int cu_rnn_setup(cu_rnn *r, cudnnHandle_t h, cudaStream_t s);
+void cu_rnn_fini(cu_rnn *r);
+/* Op workspace bytes: reserve space, then (last state) the output sequence and a zero dy sequence, then a
+ * dx sink for backward without dx. */
+size_t cu_rnn_ws_bytes(const cu_rnn *r);
+int cu_rnn_forward(cu_rnn *r, cudnnHandle_t h, cudaStream_t s, void *work, float *y, void *ws, const float *x,
+                   const float *w);
+int cu_rnn_backward(cu_rnn *r, cudnnHandle_t h, cublasHandle_t blas, cudaStream_t s, void *work, float *dx,
+                    float *dw, const float *dy, const float *x, const float *w, const float *y, const void *ws);
+
 #ifdef __cplusplus
 }
 #endif

@@ -94,6 +94,29 @@ static int descs_set(cu_descs *d, const nn_op *op, cudnnMathType_t math) {
     case NN_OP_DROPOUT:
     case NN_OP_FLATTEN:
         return 0;     /* elementwise kernel / a view: no descriptor */
+    /* graph ops (issue 9A) */
+    case NN_OP_AVGPOOL:
+    case NN_OP_GLOBAL_AVGPOOL:
+        SD_TRY(make_tensor(&d->x));
+        SD_TRY(make_tensor(&d->y));
+        SD_TRY(set4d(d->x, op->n, op->c, op->h, op->w));
+        SD_TRY(set4d(d->y, op->n, op->oc, op->oh, op->ow));
+        CUDNN_CHECK(cudnnCreatePoolingDescriptor(&d->pool), "");
+        CUDNN_CHECK(cudnnSetPooling2dDescriptor(d->pool, CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING,
+                                                CUDNN_NOT_PROPAGATE_NAN, op->kh, op->kw, op->ph, op->pw, op->sh,
+                                                op->sw), CU_HINT_DESC);
+        return 0;
+    case NN_OP_BATCHNORM:
+        /* x and y [n][c][h][w]; bias holds the per-channel scale/shift/mean/variance shape [1][c][1][1] */
+        SD_TRY(make_tensor(&d->x));
+        SD_TRY(make_tensor(&d->bias));
+        SD_TRY(set4d(d->x, op->n, op->c, op->h, op->w));
+        CUDNN_CHECK(cudnnDeriveBNTensorDescriptor(d->bias, d->x, CUDNN_BATCHNORM_SPATIAL), CU_HINT_DESC);
+        return 0;
+    case NN_OP_ADD:
+    case NN_OP_CONCAT:
+    case NN_OP_SIGMOID_BCE:
+        return 0;     /* kernels and strided copies: no descriptor */
     default:
         return sd_err(SD_EUNSUPPORTED, "cudnn: op kind %d has no descriptors", (int)op->kind);
     }
@@ -127,6 +150,8 @@ int cu_descs_output_dims(const cu_descs *d, const nn_op *op, int out[4]) {
                                                           &out[3]), CU_HINT_DESC);
         return 0;
     case NN_OP_MAXPOOL:
+    case NN_OP_AVGPOOL:
+    case NN_OP_GLOBAL_AVGPOOL:
         CUDNN_CHECK(cudnnGetPooling2dForwardOutputDim(d->pool, d->x, &out[0], &out[1], &out[2], &out[3]),
                     CU_HINT_DESC);
         return 0;
@@ -141,7 +166,8 @@ int cu_descs_check(const cu_descs *d, const nn_op *op) {
     SD_TRY(cu_descs_output_dims(d, op, o));
     if (o[0] != op->n || o[1] != op->oc || o[2] != op->oh || o[3] != op->ow)
         return sd_err(SD_EINPUT, "cudnn: %s output shape: cuDNN infers %dx%dx%dx%d, the layer says %dx%dx%dx%d",
-                      op->kind == NN_OP_CONV2D ? "conv2d" : "maxpool", o[0], o[1], o[2], o[3], op->n, op->oc,
+                      op->kind == NN_OP_CONV2D ? "conv2d" : op->kind == NN_OP_MAXPOOL ? "maxpool" : "avgpool",
+                      o[0], o[1], o[2], o[3], op->n, op->oc,
                       op->oh, op->ow);
     return 0;
 }

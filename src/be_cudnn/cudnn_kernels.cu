@@ -62,7 +62,42 @@ __global__ void k_xent_grad(float *dz, const float *prob, const int32_t *labels,
     }
 }
 
+/* graph ops (issue 9A) */
+__global__ void k_add(float *y, const float *a, const float *b, size_t n) {
+    CU_FOR(i, n) y[i] = a[i] + b[i];
+}
+__global__ void k_bce_loss(float *prob, float *loss, const float *z, const float *t, int n, int C) {
+    CU_FOR(i, (size_t)n) {
+        double s = 0;
+        for (int k = 0; k < C; k++) {
+            size_t j = i * (size_t)C + k;
+            prob[j] = nn_sigmoid(z[j]);
+            s += nn_bce_logit(z[j], t[j]);
+        }
+        loss[i] = (float)(s / C);
+    }
+}
+__global__ void k_bce_grad(float *dz, const float *prob, const float *t, size_t total, float inv) {
+    CU_FOR(j, total) dz[j] = (prob[j] - t[j]) * inv;
+}
+
 extern "C" {
+
+cudaError_t cu_launch_add(float *y, const float *a, const float *b, size_t n, cudaStream_t s) {
+    if (n) k_add<<<cu_grid(n), CU_BLOCK, 0, s>>>(y, a, b, n);
+    return cudaGetLastError();
+}
+cudaError_t cu_launch_bce_loss(float *prob, float *loss, const float *logits, const float *targets, int n, int C,
+                               cudaStream_t s) {
+    if (n > 0) k_bce_loss<<<cu_grid((size_t)n), CU_BLOCK, 0, s>>>(prob, loss, logits, targets, n, C);
+    return cudaGetLastError();
+}
+cudaError_t cu_launch_bce_grad(float *dlogits, const float *prob, const float *targets, int n, int C,
+                               cudaStream_t s) {
+    size_t total = (size_t)n * (size_t)C;
+    if (total) k_bce_grad<<<cu_grid(total), CU_BLOCK, 0, s>>>(dlogits, prob, targets, total, 1.0f / (float)total);
+    return cudaGetLastError();
+}
 
 cudaError_t cu_launch_sgd(float *p, const float *g, float *v, size_t n, float lr, float momentum,
                           cudaStream_t s) {
@@ -103,6 +138,61 @@ cudaError_t cu_launch_xent_grad(float *dlogits, const float *prob, const int32_t
                                 cudaStream_t s) {
     size_t total = (size_t)n * (size_t)C;
     if (total) k_xent_grad<<<cu_grid(total), CU_BLOCK, 0, s>>>(dlogits, prob, labels, n, C, 1.0f / (float)n);
+    return cudaGetLastError();
+}
+
+/* ---- recurrent ops (issue 9B): embedding gather / scatter-add ----------------------------------------- */
+
+__global__ void k_embedding_fwd(float *y, const int32_t *ids, const float *table, size_t nt, int T, int S, int E,
+                                int V, int *bad) {
+    CU_FOR(i, nt * (size_t)E) {
+        size_t r = i / (size_t)E;
+        int e = (int)(i % (size_t)E), id = ids[(r / (size_t)T) * (size_t)S + r % (size_t)T];
+        if (id < 0 || id >= V) { y[i] = nanf(""); bad[0] = 1; bad[1] = id; continue; }
+        y[i] = table[(size_t)id * E + e];
+    }
+}
+__global__ void k_embedding_bwd(float *dtable, const float *dy, const int32_t *ids, size_t nt, int T, int S, int E,
+                                int V) {
+    CU_FOR(i, nt * (size_t)E) {
+        size_t r = i / (size_t)E;
+        int e = (int)(i % (size_t)E), id = ids[(r / (size_t)T) * (size_t)S + r % (size_t)T];
+        if (id >= 0 && id < V) atomicAdd(&dtable[(size_t)id * E + e], dy[i]);
+    }
+}
+
+cudaError_t cu_launch_embedding_fwd(float *y, const int32_t *ids, const float *table, size_t nt, int T, int S, int E,
+                                    int V, int *bad, cudaStream_t s) {
+    if (nt && E) k_embedding_fwd<<<cu_grid(nt * (size_t)E), CU_BLOCK, 0, s>>>(y, ids, table, nt, T, S, E, V, bad);
+    return cudaGetLastError();
+}
+cudaError_t cu_launch_embedding_bwd(float *dtable, const float *dy, const int32_t *ids, size_t nt, int T, int S, int E,
+                                    int V, cudaStream_t s) {
+    if (nt && E) k_embedding_bwd<<<cu_grid(nt * (size_t)E), CU_BLOCK, 0, s>>>(dtable, dy, ids, nt, T, S, E, V);
+    return cudaGetLastError();
+}
+
+/* repeat (RepeatVector): y[i][t][k] = x[i][k]; dx[i][k] = sum_t dy[i][t][k] (one thread per (i, k)) */
+__global__ void k_repeat_fwd(float *y, const float *x, int n, int T, int C) {
+    CU_FOR(j, (size_t)n * T * C) {
+        size_t i = j / ((size_t)T * C), k = j % (size_t)C;
+        y[j] = x[i * C + k];
+    }
+}
+__global__ void k_repeat_bwd(float *dx, const float *dy, int n, int T, int C) {
+    CU_FOR(j, (size_t)n * C) {
+        size_t i = j / (size_t)C, k = j % (size_t)C;
+        float s = 0.0f;
+        for (int t = 0; t < T; t++) s += dy[(i * T + t) * C + k];
+        dx[j] = s;
+    }
+}
+cudaError_t cu_launch_repeat_fwd(float *y, const float *x, int n, int T, int C, cudaStream_t s) {
+    if (n && T && C) k_repeat_fwd<<<cu_grid((size_t)n * T * C), CU_BLOCK, 0, s>>>(y, x, n, T, C);
+    return cudaGetLastError();
+}
+cudaError_t cu_launch_repeat_bwd(float *dx, const float *dy, int n, int T, int C, cudaStream_t s) {
+    if (n && C) k_repeat_bwd<<<cu_grid((size_t)n * C), CU_BLOCK, 0, s>>>(dx, dy, n, T, C);
     return cudaGetLastError();
 }
 

@@ -75,6 +75,10 @@ json_t *sd_env_fingerprint(void) {
     json_object_set_new(e, "memory_bytes", json_integer((json_int_t)sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGESIZE)));
     read_field("/etc/os-release", "PRETTY_NAME", buf, sizeof buf);
     json_object_set_new(e, "os", json_string(buf[0] ? buf : "unknown"));
+    if (gethostname(buf, sizeof buf - 1) == 0) {   /* which node of a cluster ran the cell */
+        buf[sizeof buf - 1] = 0;
+        json_object_set_new(e, "hostname", json_string(buf));
+    }
     struct utsname u;
     if (uname(&u) == 0) {
         snprintf(buf, sizeof buf, "%s %s %s", u.sysname, u.release, u.machine);

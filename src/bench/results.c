@@ -102,8 +102,12 @@ int sd_results_add_run(json_t *doc, const sd_run_info *ri) {
     double *val = calloc((size_t)R, sizeof(double)), *acc = calloc((size_t)R, sizeof(double));
     double *ips = calloc((size_t)R, sizeof(double)), *gfl = calloc((size_t)R, sizeof(double));
     double *tmp = calloc((size_t)E + 1, sizeof(double));
-    if (!first || !steady || !val || !acc || !ips || !gfl || !tmp) {
+    double *inf = calloc((size_t)R, sizeof(double)), *inf1k = calloc((size_t)R, sizeof(double));
+    double *cold = calloc((size_t)R, sizeof(double)), *infgf = calloc((size_t)R, sizeof(double));
+    int ninf = 0, ncold = 0, inference_only = w->mode == SD_MODE_INFERENCE;
+    if (!first || !steady || !val || !acc || !ips || !gfl || !tmp || !inf || !inf1k || !cold || !infgf) {
         free(first); free(steady); free(val); free(acc); free(ips); free(gfl); free(tmp);
+        free(inf); free(inf1k); free(cold); free(infgf);
         json_decref(run);
         return sd_err(SD_ENOMEM, "out of memory");
     }
@@ -126,8 +130,22 @@ int sd_results_add_run(json_t *doc, const sd_run_info *ri) {
             for (int j = 0; j < r->classes; j++) json_array_append_new(row, json_integer(r->confusion[i * r->classes + j]));
             json_array_append_new(conf, row);
         }
-        json_array_append_new(samples, json_pack("{s:i,s:I,s:o,s:o}", "repeat", s + 1, "peak_bytes",
-                                                 (json_int_t)r->peak_bytes, "epochs", eps, "confusion", conf));
+        json_t *sample = json_pack("{s:i,s:I,s:o,s:o}", "repeat", s + 1, "peak_bytes", (json_int_t)r->peak_bytes,
+                                   "epochs", eps, "confusion", conf);
+        if (r->metric) json_object_set_new(sample, "metric", json_string(r->metric));
+        if (r->infer_images > 0) {   /* inference timed apart (issue 9A) */
+            json_object_set_new(sample, "inference_s", json_real(r->infer_s));
+            json_object_set_new(sample, "inference_images", json_integer(r->infer_images));
+            infgf[ninf] = r->flops_fwd * (double)r->infer_images / r->infer_s / 1e9;
+            inf[ninf] = r->infer_s;
+            inf1k[ninf++] = 1000.0 * r->infer_s / (double)r->infer_images;
+        }
+        if (r->cold_s > 0) {
+            json_object_set_new(sample, "cold_pass_s", json_real(r->cold_s));
+            cold[ncold++] = r->cold_s;
+        }
+        json_array_append_new(samples, sample);
+        if (r->nepochs == 0) continue;   /* inference-only run */
         first[s] = r->epochs[0].train_s;
         /* steady state: median of the epochs after the first (or the first if there is only one) */
         int ne = 0;
@@ -143,15 +161,26 @@ int sd_results_add_run(json_t *doc, const sd_run_info *ri) {
     }
     json_object_set_new(run, "samples", samples);
     json_t *sum = json_object();
-    json_object_set_new(sum, "first_epoch_s", stat_json(sd_stat_of(first, R)));
-    json_object_set_new(sum, "steady_epoch_s", E > 1 ? stat_json(sd_stat_of(steady, R)) : json_null());
-    json_object_set_new(sum, "val_s", stat_json(sd_stat_of(val, R)));
-    json_object_set_new(sum, "accuracy", stat_json(sd_stat_of(acc, R)));
-    json_object_set_new(sum, "train_images_per_s", stat_json(sd_stat_of(ips, R)));
-    json_object_set_new(sum, "train_gflops", stat_json(sd_stat_of(gfl, R)));
-    json_object_set_new(sum, "steady_from", json_string(E > 1 ? "epochs 2..N (median)" : "epoch 1 (only one epoch)"));
+    int RT = inference_only ? 0 : R;   /* training statistics: none for an inference-only run */
+    json_object_set_new(sum, "first_epoch_s", stat_json(sd_stat_of(first, RT)));
+    json_object_set_new(sum, "steady_epoch_s", E > 1 && RT ? stat_json(sd_stat_of(steady, RT)) : json_null());
+    json_object_set_new(sum, "val_s", stat_json(sd_stat_of(val, RT)));
+    json_object_set_new(sum, "accuracy", stat_json(sd_stat_of(acc, RT)));
+    json_object_set_new(sum, "train_images_per_s", stat_json(sd_stat_of(ips, RT)));
+    json_object_set_new(sum, "train_gflops", stat_json(sd_stat_of(gfl, RT)));
+    if (!inference_only)
+        json_object_set_new(sum, "steady_from", json_string(E > 1 ? "epochs 2..N (median)" : "epoch 1 (only one epoch)"));
+    /* inference timed apart: seconds for the pass and per 1,000 images (the published ResNet-50 figure) */
+    json_object_set_new(sum, "inference_s", stat_json(sd_stat_of(inf, ninf)));
+    json_object_set_new(sum, "inference_s_per_1000_images", stat_json(sd_stat_of(inf1k, ninf)));
+    json_object_set_new(sum, "inference_gflops", stat_json(sd_stat_of(infgf, ninf)));
+    if (ncold) json_object_set_new(sum, "cold_pass_s", stat_json(sd_stat_of(cold, ncold)));
+    if (ri->samples[0].metric) json_object_set_new(sum, "metric", json_string(ri->samples[0].metric));
     json_object_set_new(run, "summary", sum);
+    if (inference_only)
+        json_object_set_new(run, "mode", json_string("inference"));
     free(first); free(steady); free(val); free(acc); free(ips); free(gfl); free(tmp);
+    free(inf); free(inf1k); free(cold); free(infgf);
     json_array_append_new(json_object_get(doc, "runs"), run);
     return 0;
 }
@@ -207,38 +236,47 @@ static void fmt_stat(char *buf, size_t n, const json_t *sum, const char *key, co
 }
 
 void sd_results_print_table(FILE *f, const json_t *doc) {
-    fprintf(f, "%-14s %-16s %-9s %-22s %-22s %-18s %-20s %-10s %s\n", "workload", "impl", "backend",
-            "first epoch s", "steady epoch s", "val s", "train img/s", "GFLOP/s", "accuracy");
+    fprintf(f, "%-14s %-16s %-9s %-22s %-22s %-18s %-20s %-10s %-16s %s\n", "workload", "impl", "backend",
+            "first epoch s", "steady epoch s", "val s", "train img/s", "GFLOP/s", "accuracy", "infer s/1000 img");
     size_t i;
     json_t *run;
     json_array_foreach(json_object_get(doc, "runs"), i, run) {
         const char *st = json_string_value(json_object_get(run, "status"));
         if (!st || strcmp(st, "ok") != 0) {
+            char up[16] = "FAILED";   /* or the Slurm cell's state: TIMEOUT, CANCELLED, MISSING, UNAVAILABLE */
+            for (size_t k = 0; st && strcmp(st, "failed") && st[k] && k + 1 < sizeof up; k++)
+                up[k] = (char)(st[k] >= 'a' && st[k] <= 'z' ? st[k] - 32 : st[k]), up[k + 1] = 0;
             fprintf(f, "%-14s %-16s %-9s %s: %s\n", json_string_value(json_object_get(run, "workload")),
                     json_string_value(json_object_get(run, "implementation")),
-                    json_string_value(json_object_get(run, "backend")),
-                    st && strcmp(st, "unavailable") == 0 ? "UNAVAILABLE" : st && strcmp(st, "unsupported") == 0 ? "UNSUPPORTED" : "FAILED",
+                    json_string_value(json_object_get(run, "backend")), up,
                     json_string_value(json_object_get(run, "error")));
             continue;
         }
         const json_t *sum = json_object_get(run, "summary");
-        char a[48], b[48], c[48], d[48], e[48];
+        char a[48], b[48], c[48], d[48], e[48], g[48];
+        fmt_stat(g, sizeof g, sum, "inference_s_per_1000_images", "%.3f");
         fmt_stat(a, sizeof a, sum, "first_epoch_s", "%.2f");
         fmt_stat(b, sizeof b, sum, "steady_epoch_s", "%.2f");
         fmt_stat(c, sizeof c, sum, "val_s", "%.2f");
         fmt_stat(d, sizeof d, sum, "train_images_per_s", "%.0f");
         fmt_stat(e, sizeof e, sum, "accuracy", "%.4f");
-        fprintf(f, "%-14s %-16s %-9s %-22s %-22s %-18s %-20s %-10.1f %s\n",
+        const char *metric = json_string_value(json_object_get(sum, "metric"));
+        if (metric && strcmp(metric, "mean_roc_auc") == 0) { size_t l = strlen(e); snprintf(e + l, sizeof e - l, " AUC"); }
+        fprintf(f, "%-14s %-16s %-9s %-22s %-22s %-18s %-20s %-10.1f %-16s %s\n",
                 json_string_value(json_object_get(run, "workload")),
                 json_string_value(json_object_get(run, "implementation")),
                 json_string_value(json_object_get(run, "backend")), a, b, c, d,
-                stat_median(sum, "train_gflops"), e);
+                json_object_get(run, "mode") ? stat_median(sum, "inference_gflops") : stat_median(sum, "train_gflops"), e, g);
     }
 }
 
 /* The epoch time a comparison uses: steady median when there are several epochs, else the first. */
 static double cmp_time(const json_t *run, const char **which) {
     const json_t *sum = json_object_get(run, "summary");
+    if (json_object_get(run, "mode")) {   /* inference workload: seconds per 1,000 images */
+        *which = "inference";
+        return stat_median(sum, "inference_s_per_1000_images");
+    }
     double t = stat_median(sum, "steady_epoch_s");
     *which = "steady";
     if (!(t > 0)) { t = stat_median(sum, "first_epoch_s"); *which = "first"; }

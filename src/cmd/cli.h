@@ -46,6 +46,7 @@ int cmd_score(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_nightly(int argc, char **argv);
+int cmd_collect(int argc, char **argv);
 
 
 

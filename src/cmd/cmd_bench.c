@@ -8,9 +8,11 @@
 #include "data/data.h"
 #include "db/db.h"
 #include "nn/export.h"
+#include "nn/dp.h"
 #include "nn/model.h"
 #include "nn/train.h"
 #include "runner/runner.h"
+#include "slurm/slurm.h"
 
 #include <dirent.h>
 #include <libgen.h>
@@ -31,7 +33,7 @@ static void on_signal(int sig) { (void)sig; g_stop = 1; }
 typedef struct bench_args {
     const char *workload, *backend, *json, *data, *data_dir, *workloads_dir, *precision, *autotune, *db;
     const char *impl, *runner, *device, *python, *venvs, *export_dir;
-    long epochs, batches, repeat, threads, seed, batch, runner_timeout;
+    long epochs, batches, repeat, threads, seed, batch, runner_timeout, gpus;
     int describe, quiet, no_db;
 } bench_args;
 
@@ -82,6 +84,36 @@ static int load_data(const bench_args *a, const sd_workload *w, long max_example
             return 0;
         }
         why = "CIFAR-10 is not on this machine (give --data-dir DIR holding data_batch_1.bin ... test_batch.bin)";
+    } else if (!want_syn && strcmp(w->dataset, "imdb") == 0) {
+        /* --data-dir: train.tok + test.tok (showdown-tokens/1), or the aclImdb text layout */
+        sd_imdb_opts io;
+        sd_imdb_opts_default(&io);
+        io.num_words = w->num_words; io.maxlen = w->in_c; io.pad_post = w->pad_post; io.trunc_post = w->trunc_post;
+        if (a->data_dir) {
+            char tt[1024], vt[1024], pos[1024];
+            snprintf(tt, sizeof tt, "%s/train.tok", a->data_dir);
+            snprintf(vt, sizeof vt, "%s/test.tok", a->data_dir);
+            snprintf(pos, sizeof pos, "%s/train/pos", a->data_dir);
+            if (exists(tt) || exists(vt)) {
+                SD_TRY(sd_data_load_tokens(train, tt, &io));
+                int rc = sd_data_load_tokens(test, vt, &io);
+                if (rc) { sd_dataset_free(train); return rc; }
+                snprintf(desc->train_tokens, sizeof desc->train_tokens, "%s", tt);
+                snprintf(desc->test_tokens, sizeof desc->test_tokens, "%s", vt);
+            } else if (exists(pos)) {
+                SD_TRY(sd_data_load_imdb_text(train, test, a->data_dir, &io));
+                snprintf(desc->acl_dir, sizeof desc->acl_dir, "%s", a->data_dir);
+            } else {
+                return sd_err(SD_EINPUT, "--data-dir %s: expected train.tok and test.tok (showdown-tokens/1) or the "
+                              "aclImdb layout train/{pos,neg}, test/{pos,neg}", a->data_dir);
+            }
+            desc->kind = SD_RUNNER_DATA_TOKENS;
+            snprintf(desc->source, sizeof desc->source, "%s", train->source);
+            return 0;
+        }
+        why = "IMDB is not on this machine (give --data-dir DIR holding aclImdb/ or train.tok + test.tok)";
+    } else if (!want_syn && strcmp(w->dataset, "babi") == 0) {
+        why = "bAbI is not on this machine (no loader yet: synthetic token data with the published shapes)";
     } else if (!want_syn) {
         why = "the workload's data set is synthetic";
     }
@@ -91,6 +123,18 @@ static int load_data(const bench_args *a, const sd_workload *w, long max_example
     if (max_examples > 0) {
         if (ntrain > max_examples) ntrain = max_examples;
         if (ntest > max_examples) ntest = max_examples;
+    }
+    if (strcmp(w->dataset, "imdb") == 0 || strcmp(w->dataset, "babi") == 0) {   /* token ids (issue 9B) */
+        int vocab = w->num_words;
+        for (int i = 0; i < w->nlayers; i++)
+            if (w->layers[i].kind == NN_OP_EMBEDDING && (!vocab || w->layers[i].vocab < vocab)) vocab = w->layers[i].vocab;
+        SD_TRY(sd_data_synthetic_tokens(train, (int)ntrain, w->in_c, vocab, w->classes, (uint64_t)a->seed, 0));
+        int rc = sd_data_synthetic_tokens(test, (int)ntest, w->in_c, vocab, w->classes, (uint64_t)a->seed, 1);
+        if (rc) { sd_dataset_free(train); return rc; }
+        *desc = (sd_runner_data){.kind = SD_RUNNER_DATA_SYNTHETIC_TOKENS, .seed = (uint64_t)a->seed,
+                                 .train_n = (int)ntrain, .test_n = (int)ntest, .c = w->in_c, .h = w->in_h,
+                                 .w = w->in_w, .classes = w->classes, .vocab = vocab};
+        return 0;
     }
     SD_TRY(sd_data_synthetic(train, (int)ntrain, w->in_c, w->in_h, w->in_w, w->classes, (uint64_t)a->seed, 0));
     int rc = sd_data_synthetic(test, (int)ntest, w->in_c, w->in_h, w->in_w, w->classes, (uint64_t)a->seed, 1);
@@ -145,22 +189,50 @@ static int run_one(const bench_args *a, const char *wname, const char *bname, js
     if (rc) goto done;
     if (note[0] && !a->quiet) fprintf(stderr, "backend: %s; using %s\n", note, be->name);
     snprintf(label, sizeof label, "%s/%s", w.name, be->name);
-    long cap = a->batches > 0 ? a->batches * o.batch : 0;
+    long cap = a->batches > 0 ? a->batches * o.batch * a->gpus : 0;
     sd_runner_data desc;
+    if (w.mode == SD_MODE_INFERENCE) {   /* one seeded synthetic set of the images a pass runs */
+        long n = cap > 0 && cap < w.infer_images ? cap : w.infer_images;
+        SD_TRY_GOTO(rc, sd_data_synthetic(&test, (int)n, w.in_c, w.in_h, w.in_w, w.classes, (uint64_t)a->seed, 1), done);
+        if (!a->quiet) fprintf(stderr, "%s: inference, %ld synthetic images per pass, batch %d, %d untimed pass(es) then "
+                               "one timed, %ld repeat(s) on %s\n", w.name, n, o.batch, w.warmup_passes, a->repeat, be->device);
+        samples = calloc((size_t)a->repeat, sizeof *samples);
+        if (!samples) { rc = sd_err(SD_ENOMEM, "out of memory"); goto done; }
+        for (long r = 0; r < a->repeat; r++) {
+            be->bytes_peak = be->bytes_in_use;
+            SD_TRY_GOTO(rc, nn_infer(&w, be, &test, &o, &samples[r]), done);
+            nsamples++;
+        }
+        sd_run_info ri = {.w = &w, .implementation = "native", .be = be, .backend_note = note, .train = &test,
+                          .test = &test, .opts = &o, .threads = a->threads > 0 ? (int)a->threads : (int)sysconf(_SC_NPROCESSORS_ONLN),
+                          .samples = samples, .nsamples = nsamples};
+        rc = sd_results_add_run(doc, &ri);
+        goto done;
+    }
     SD_TRY_GOTO(rc, load_data(a, &w, cap, &train, &test, &desc), done);
-    if (!a->quiet) fprintf(stderr, "%s: %s, %d train / %d test examples, batch %d, %d epoch(s), %ld repeat(s) on %s\n",
-                           w.name, train.source, train.n, test.n, o.batch, o.epochs, a->repeat, be->device);
+    if (!a->quiet) fprintf(stderr, "%s: %s, %d train / %d test examples, batch %d%s, %d epoch(s), %ld repeat(s) on %s\n",
+                           w.name, train.source, train.n, test.n, o.batch, a->gpus > 1 ? " per replica" : "", o.epochs,
+                           a->repeat, be->device);
+    char how[32] = "";
     samples = calloc((size_t)a->repeat, sizeof *samples);
     if (!samples) { rc = sd_err(SD_ENOMEM, "out of memory"); goto done; }
     for (long r = 0; r < a->repeat; r++) {
         be->bytes_peak = be->bytes_in_use;
-        SD_TRY_GOTO(rc, nn_train(&w, be, &train, &test, &o, &samples[r]), done);
+        SD_TRY_GOTO(rc, a->gpus > 1 ? nn_dp_train_replicas(be, (int)a->gpus, &w, &train, &test, &o, &samples[r], how, sizeof how)
+                                    : nn_train(&w, be, &train, &test, &o, &samples[r]), done);
         nsamples++;
     }
     sd_run_info ri = {.w = &w, .implementation = "native", .be = be, .backend_note = note, .train = &train,
                       .test = &test, .opts = &o, .threads = a->threads > 0 ? (int)a->threads : (int)sysconf(_SC_NPROCESSORS_ONLN),
                       .samples = samples, .nsamples = nsamples};
     rc = sd_results_add_run(doc, &ri);
+    if (rc == 0) {   /* data parallel: the replica count, the global batch and how gradients were reduced */
+        json_t *runs = json_object_get(doc, "runs");
+        json_t *set = json_object_get(json_array_get(runs, json_array_size(runs) - 1), "settings");
+        json_object_set_new(set, "gpus", json_integer(a->gpus));
+        json_object_set_new(set, "global_batch", json_integer(o.batch * a->gpus));
+        if (how[0]) json_object_set_new(set, "reduction", json_string(how));
+    }
 done:
     if (rc && rc != SD_EINTR && rc != SD_EUSAGE) {
         fprintf(stderr, "showdown bench: %s on %s failed: %s\n", w.name, bname, sd_errmsg());
@@ -228,6 +300,19 @@ static void remove_dir(const char *dir) {
 #define EXPORT_BATCH 8                /* examples in the equivalence batch */
 #define EQUIVALENCE_TOLERANCE 1e-4    /* max |framework - native| / max |native| over its logits */
 
+/* The equivalence check covers image workloads trained through the layers of spec /1 (dense, conv2d, maxpool,
+ * relu, dropout, flatten, softmax cross-entropy); graph, recurrent and inference workloads are "not checked". */
+static int exportable(const sd_workload *w, const nn_layer *plan, int L) {
+    if (w->mode == SD_MODE_INFERENCE) return 0;
+    for (int i = 0; i < L; i++) {
+        nn_op_kind k = plan[i].op.kind;
+        if (k != NN_OP_DENSE && k != NN_OP_CONV2D && k != NN_OP_MAXPOOL && k != NN_OP_RELU && k != NN_OP_DROPOUT &&
+            k != NN_OP_FLATTEN && k != NN_OP_SOFTMAX_XENT)
+            return 0;
+    }
+    return 1;
+}
+
 /* Export w's initial weights (seed), the first EXPORT_BATCH test examples and the reference engine's logits. */
 static int export_weights(const bench_args *a, const sd_workload *w, const sd_dataset *test, const char *dir) {
     nn_backend *be = NULL;
@@ -258,7 +343,15 @@ static int run_framework(const bench_args *a, const char *wname, const char *imp
     nn_model_flops(plan, L, &flops_fwd, &flops_train);
     long cap = a->batches > 0 ? a->batches * o.batch : 0;
     sd_runner_data desc;
-    SD_TRY_GOTO(rc, load_data(a, &w, cap, &train, &test, &desc), done);
+    if (w.mode == SD_MODE_INFERENCE) {   /* the images of a pass, as the native run generates them */
+        long n = cap > 0 && cap < w.infer_images ? cap : w.infer_images;
+        SD_TRY_GOTO(rc, sd_data_synthetic(&test, (int)n, w.in_c, w.in_h, w.in_w, w.classes, (uint64_t)a->seed, 1), done);
+        desc = (sd_runner_data){.kind = SD_RUNNER_DATA_SYNTHETIC, .seed = (uint64_t)a->seed, .train_n = 0,
+                                .test_n = (int)n, .c = w.in_c, .h = w.in_h, .w = w.in_w, .classes = w.classes};
+        o.epochs = 0;
+    } else {
+        SD_TRY_GOTO(rc, load_data(a, &w, cap, &train, &test, &desc), done);
+    }
     const impl_def *def = find_impl(impl);
     char script[PATH_MAX + 64], python[PATH_MAX + 64], eqdir[64] = "";
     char wdir[PATH_MAX];
@@ -277,12 +370,14 @@ static int run_framework(const bench_args *a, const char *wname, const char *imp
         }
     }
     const char *envv[2] = {def->env, NULL};
-    snprintf(eqdir, sizeof eqdir, "/tmp/showdown-weights-XXXXXX");
-    if (!mkdtemp(eqdir)) { rc = sd_err(SD_EIO, "cannot create a temporary directory: %s", strerror(errno)); goto done; }
-    SD_TRY_GOTO(rc, export_weights(a, &w, &test, eqdir), done);
+    if (exportable(&w, plan, L)) {
+        snprintf(eqdir, sizeof eqdir, "/tmp/showdown-weights-XXXXXX");
+        if (!mkdtemp(eqdir)) { rc = sd_err(SD_EIO, "cannot create a temporary directory: %s", strerror(errno)); goto done; }
+        SD_TRY_GOTO(rc, export_weights(a, &w, &test, eqdir), done);
+    }
     int threads = a->threads > 0 ? (int)a->threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
     sd_runner_opts ro = {.framework = impl, .program = runner_program(a, impl), .python = python,
-                         .equivalence_dir = eqdir, .env = def->env ? envv : NULL,
+                         .equivalence_dir = eqdir[0] ? eqdir : NULL, .env = def->env ? envv : NULL,
                          .script = script, .spec_path = w.path, .data = &desc, .epochs = o.epochs,
                          .batch = o.batch, .max_batches = o.max_batches, .shuffle = o.shuffle, .threads = threads,
                          .cudnn_benchmark = strcmp(a->autotune, "off") != 0, .classes = w.classes, .seed = o.seed,
@@ -299,7 +394,11 @@ static int run_framework(const bench_args *a, const char *wname, const char *imp
         samples[r] = res[r].train;
         samples[r].flops_fwd = flops_fwd;
         samples[r].flops_train = flops_train;
-        if (!a->quiet) {
+        samples[r].metric = w.mode == SD_MODE_INFERENCE ? "none" : w.loss == NN_LOSS_SIGMOID_BCE ? "mean_roc_auc" : "accuracy";
+        if (!a->quiet && samples[r].nepochs == 0) {
+            fprintf(stderr, "%s/%s: %s %s on %s: timed inference pass %.2fs for %ld images\n", w.name, impl, impl,
+                    res[r].version, res[r].device, samples[r].infer_s, samples[r].infer_images);
+        } else if (!a->quiet) {
             const nn_epoch_stats *st = &samples[r].epochs[samples[r].nepochs - 1];
             fprintf(stderr, "%s/%s: %s %s on %s: epoch %d train %.2fs val %.2fs accuracy %.4f\n", w.name, impl, impl,
                     res[r].version, res[r].device, st->epoch, st->train_s, st->val_s, st->accuracy);
@@ -310,7 +409,8 @@ static int run_framework(const bench_args *a, const char *wname, const char *imp
     json_object_set_new(env, "runner", json_string(ro.program ? ro.program : script));
     sd_results_set_library(doc, impl, res[0].version);
     sd_run_info ri = {.w = &w, .implementation = impl, .be = NULL, .backend_name = res[0].device_kind,
-                      .device = res[0].device, .precision = a->precision, .backend_env = env, .train = &train,
+                      .device = res[0].device, .precision = a->precision, .backend_env = env,
+                      .train = w.mode == SD_MODE_INFERENCE ? &test : &train,
                       .test = &test, .opts = &o, .threads = threads, .samples = samples, .nsamples = nres};
     rc = sd_results_add_run(doc, &ri);
     if (rc == 0) {
@@ -379,14 +479,16 @@ static int export_only(const bench_args *a, const char *wname) {
 
 int cmd_bench(int argc, char **argv) {
     bench_args a = {.backend = "auto", .data = "auto", .precision = "fp32", .autotune = "on", .repeat = 1, .seed = 42,
-                    .impl = "native", .device = "auto", .python = "/usr/bin/python3", .runner_timeout = 300};
+                    .impl = "native", .device = "auto", .python = "/usr/bin/python3", .runner_timeout = 300, .gpus = 1};
+    sd_bench_exec x = {.executor = "local", .poll = 5};
     const sd_opt opts[] = {
         {"workload", SD_OPT_STR, &a.workload, "NAME[,NAME]", "workload(s) from workloads/ (or paths to .json specs)", 0, 0},
         {"describe", SD_OPT_FLAG, &a.describe, NULL, "print the layer table (shapes, parameters, FLOPs) and exit", 0, 0},
         {"backend", SD_OPT_STR, &a.backend, "B[,B]", "auto (default), ref, dnnl, cudnn, or all (every back-end built)", 0, 0},
         {"epochs", SD_OPT_INT, &a.epochs, "N", "epochs (default: the workload's)", 1, 100000},
-        {"batches", SD_OPT_INT, &a.batches, "N", "cap on training (and validation) batches per epoch, for quick runs", 1, 100000000},
-        {"batch", SD_OPT_INT, &a.batch, "N", "batch size (default: the workload's)", 1, 65536},
+        {"batches", SD_OPT_INT, &a.batches, "N", "cap on training (and validation) batches per epoch, or on the batches of an inference pass, for quick runs", 1, 100000000},
+        {"batch", SD_OPT_INT, &a.batch, "N", "batch size (default: the workload's); per replica with --gpus", 1, 65536},
+        {"gpus", SD_OPT_INT, &a.gpus, "N", "data parallel over N replicas: GPUs 0..N-1 with NCCL (cudnn), in-process on CPU back-ends", 1, 64},
         {"repeat", SD_OPT_INT, &a.repeat, "R", "repeat the run R times; report median and min-max (default 1)", 1, 1000},
         {"threads", SD_OPT_INT, &a.threads, "N", "CPU threads (default: all cores)", 1, 4096},
         {"seed", SD_OPT_INT, &a.seed, "S", "seed for initialisation, shuffling, dropout, synthetic data (default 42)", 0, 2147483647},
@@ -408,6 +510,16 @@ int cmd_bench(int argc, char **argv) {
         {"db", SD_OPT_STR, &a.db, "FILE", "store the run in this results database (default " DB_DEFAULT_PATH ")", 0, 0},
         {"no-db", SD_OPT_FLAG, &a.no_db, NULL, "do not store the run in a database", 0, 0},
         {"quiet", SD_OPT_FLAG, &a.quiet, NULL, "no progress or notes on stderr", 0, 0},
+        {"executor", SD_OPT_STR, &x.executor, "local|slurm", "local (default): run here; slurm: one job array, a task per cell", 0, 0},
+        {"partition", SD_OPT_STR, &x.partition, "P", "slurm: partition (sbatch --partition)", 0, 0},
+        {"gres", SD_OPT_STR, &x.gres, "G", "slurm: generic resources per task, e.g. gpu:4 (default gpu:N with --gpus N)", 0, 0},
+        {"constraint", SD_OPT_STR, &x.constraint, "C", "slurm: node features, e.g. v100 (sbatch --constraint)", 0, 0},
+        {"time", SD_OPT_STR, &x.time, "T", "slurm: time limit per task (sbatch --time, e.g. 0:30:00)", 0, 0},
+        {"results-dir", SD_OPT_STR, &x.results_dir, "DIR", "slurm: shared results directory (default out/slurm/run-TIME)", 0, 0},
+        {"wait", SD_OPT_FLAG, &x.wait, NULL, "slurm: poll until the array has ended, then collect", 0, 0},
+        {"poll", SD_OPT_DOUBLE, &x.poll, "S", "slurm: seconds between polls with --wait (default 5)", 0.1, 3600},
+        {"resubmit", SD_OPT_STR, &x.resubmit, "DIR", "slurm: submit again the failed cells of DIR (or --cells)", 0, 0},
+        {"cells", SD_OPT_STR, &x.cells, "LIST", "slurm: with --resubmit, the cells to submit again, e.g. 2,3", 0, 0},
         {0},
     };
     int help = 0;
@@ -416,10 +528,21 @@ int cmd_bench(int argc, char **argv) {
     if (help) {
         sd_opts_usage(stdout, "bench", "--workload NAME[,NAME] [options]",
                       "Train and validate workloads on the native engine; print a summary table and write results.\n"
-                      "Times: first epoch apart from the steady state (median of later epochs); validation timed apart.",
+                      "Times: first epoch apart from the steady state (median of later epochs); validation and an\n"
+                      "inference pass over the test set timed apart. Inference workloads (resnet50_features): untimed\n"
+                      "pass(es), then a timed pass; seconds per 1,000 images, outputs copied to the host included.",
                       opts);
         return SD_EXIT_OK;
     }
+    x.db = a.db;
+    x.json = a.json;
+    x.no_db = a.no_db;
+    x.quiet = a.quiet;
+    if (strcmp(x.executor, "local") && strcmp(x.executor, "slurm")) {
+        sd_err(SD_EUSAGE, "--executor expects local or slurm, got '%s'", x.executor);
+        return sd_cli_fail("bench", SD_EUSAGE);
+    }
+    if (x.resubmit) return sd_bench_slurm(&x, opts, argc, argv, NULL, 0);
     if (!a.workload) {
         sd_err(SD_EUSAGE, "--workload is required (e.g. --workload mnist_mlp; see --help)");
         return sd_cli_fail("bench", SD_EUSAGE);
@@ -474,6 +597,19 @@ int cmd_bench(int argc, char **argv) {
         rc = export_only(&a, wnames[0]);
         return rc ? sd_cli_fail("bench", rc) : SD_EXIT_OK;
     }
+    if (strcmp(x.executor, "slurm") == 0 && !a.describe) {   /* the matrix as cells of one job array */
+        sd_slurm_cell cells[64 * 16];
+        int nc = 0;
+        for (int i = 0; i < nw; i++) {
+            for (int j = 0; j < nb && native; j++)
+                cells[nc++] = (sd_slurm_cell){.workload = wnames[i], .implementation = "native", .backend = bnames[j]};
+            for (int k = 0; k < ni; k++)
+                if (is_framework(inames[k]))
+                    cells[nc++] = (sd_slurm_cell){.workload = wnames[i], .implementation = inames[k], .backend = a.device};
+        }
+        return sd_bench_slurm(&x, opts, argc, argv, cells, nc);
+    }
+
     if (a.describe) {
         for (int i = 0; i < nw; i++) {
             sd_workload w;

@@ -9,6 +9,7 @@
 #include "nn/train.h"
 
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,12 +151,14 @@ static int run_one(const perf_args *a, const char *wname, const char *bname, dou
     uint64_t s = 12345;
     for (size_t i = 0; i < nx; i++) { s = s * 6364136223846793005ULL + 1; hx[i] = (float)(s >> 40) / 16777216.0f; }
     for (int i = 0; i < batch; i++) hy[i] = i % w.classes;
-    SD_TRY_GOTO(rc, be->ops->upload(be, m->x, hx, sizeof(float) * nx), done);
-    SD_TRY_GOTO(rc, be->ops->upload(be, m->labels, hy, sizeof(int32_t) * (size_t)batch), done);
+    SD_TRY_GOTO(rc, nn_model_upload_input(m, hx), done);
+    if (m->labels) SD_TRY_GOTO(rc, be->ops->upload(be, m->labels, hy, sizeof(int32_t) * (size_t)batch), done);
+    if (m->targets) SD_TRY_GOTO(rc, be->ops->zero(be, m->targets, sizeof(float) * (size_t)batch * w.classes), done);
 
     model_arg ma = {m, 1};
-    double ts, is;
-    SD_TRY_GOTO(rc, time_median(train_once, &ma, be, a->seconds, (int)a->repeat, &ts), done);
+    double ts = NAN, is;
+    if (m->training)   /* an inference workload is timed for inference only */
+        SD_TRY_GOTO(rc, time_median(train_once, &ma, be, a->seconds, (int)a->repeat, &ts), done);
     SD_TRY_GOTO(rc, time_median(infer_once, &ma, be, a->seconds / 2, (int)a->repeat, &is), done);
     double ftr = train_flops(m) * batch, fin = m->flops_fwd * batch;
     double train_ips = batch / ts, infer_ips = batch / is;
@@ -164,12 +167,15 @@ static int run_one(const perf_args *a, const char *wname, const char *bname, dou
            w.name, be->name, batch, train_ips, train_gf, 100 * train_gf / ceiling, infer_ips, infer_gf,
            100 * infer_gf / ceiling);
     fflush(stdout);
-    json_t *run = json_pack("{s:s, s:s, s:s, s:i, s:i, s:f, s:f, s:f, s:f, s:f, s:f}", "workload", w.name,
-                            "backend", be->name, "device", be->device, "batch", batch, "threads", (int)a->threads,
-                            "train_images_per_s", train_ips, "infer_images_per_s", infer_ips,
-                            "train_gflops", train_gf, "infer_gflops", infer_gf,
-                            "train_flops_per_example", ftr / batch, "infer_flops_per_example", fin / batch);
-    if (a->layers) {
+    json_t *run = json_pack("{s:s, s:s, s:s, s:i, s:i, s:f, s:f, s:f}", "workload", w.name, "backend", be->name,
+                            "device", be->device, "batch", batch, "threads", (int)a->threads,
+                            "infer_images_per_s", infer_ips, "infer_gflops", infer_gf,
+                            "infer_flops_per_example", fin / batch);
+    /* training figures: null for an inference workload */
+    json_object_set_new(run, "train_images_per_s", m->training ? json_real(train_ips) : json_null());
+    json_object_set_new(run, "train_gflops", m->training ? json_real(train_gf) : json_null());
+    json_object_set_new(run, "train_flops_per_example", m->training ? json_real(ftr / batch) : json_null());
+    if (a->layers && m->training) {
         json_t *ls = json_array();
         SD_TRY_GOTO(rc, train_once(&ma), done);           /* activations and gradients in place */
         for (int i = 0; i < m->nlayers; i++) {

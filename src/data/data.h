@@ -41,4 +41,43 @@ int sd_data_synthetic(sd_dataset *out, int n, int c, int h, int w, int classes, 
 
 void sd_dataset_free(sd_dataset *d);
 
+/* ---- token sequences (issue 9B), in imdb.c ----------------------------------------------------------
+ * IMDB in the Keras conventions (keras.datasets.imdb.load_data + keras.preprocessing.sequence.pad_sequences).
+ * An example is a sequence of integer token ids stored as floats (exact), shape (c, h, w) = (maxlen, 1, 1);
+ * 0 is padding, start_char begins every review, oov_char replaces words out of the vocabulary, and the
+ * word of frequency rank r (1 = most frequent) gets id r + index_from; ids >= num_words become oov_char.
+ * Labels: 0 negative, 1 positive. */
+typedef struct sd_imdb_opts {
+    int num_words;      /* ids >= num_words -> oov_char (0: no cap) */
+    int maxlen;         /* pad/truncate to this length (0: the longest sequence) */
+    int start_char, oov_char, index_from;   /* Keras: 1, 2, 3 */
+    int pad_post;       /* 0: zeros before the sequence (Keras default 'pre'), 1: after ('post') */
+    int trunc_post;     /* 0: drop the beginning, keep the last maxlen ('pre', Keras default), 1: drop the end */
+} sd_imdb_opts;
+void sd_imdb_opts_default(sd_imdb_opts *o);   /* Keras defaults: 1, 2, 3, 'pre', 'pre', no caps */
+
+/* The aclImdb text layout: dir/train/{neg,pos}/\*.txt and dir/test/{neg,pos}/\*.txt (neg then pos, files
+ * in name order). Tokenised as Keras' Tokenizer: ASCII lower-case; the characters
+ * !"#$%&()*+,-./:;<=>?@[\]^_`{|}~ and whitespace separate words (the apostrophe stays in a word; "<br />"
+ * yields "br"). Vocabulary: the training reviews' words ranked by count, ties in byte order; test words
+ * unseen in training are oov_char. A review is at most 1 MiB; a NUL byte is "FILE:LINE: NUL byte". */
+int sd_data_load_imdb_text(sd_dataset *train, sd_dataset *test, const char *dir, const sd_imdb_opts *o);
+
+/* The showdown token-id file, a text format:
+ *     showdown-tokens/1
+ *     # comment lines start with '#'; blank lines are skipped
+ *     LABEL ID ID ID ...
+ * one example per line: a label in [0, 255] then its token ids (already in the Keras encoding, start
+ * token included), decimal integers in [0, 2^24) separated by spaces or tabs. The loader applies only
+ * num_words (ids >= num_words -> oov_char) and maxlen/padding. Errors are "FILE:LINE: ...".
+ * classes = max(2, 1 + the largest label). */
+int sd_data_load_tokens(sd_dataset *out, const char *path, const sd_imdb_opts *o);
+
+/* Seeded synthetic token sequences shaped like IMDB: n examples of maxlen ids in [0, vocab), labels in
+ * [0, classes), start token 1, a length of maxlen (probability 0.7, as most IMDB reviews) or uniform in [maxlen/4, maxlen],
+ * zero-padded at the end; learnable
+ * (30% of each example's tokens come from a block of up to 64 ids particular to its label, wrapped
+ * into [3, vocab) when the vocabulary is small). split: 0 train, 1 test. */
+int sd_data_synthetic_tokens(sd_dataset *out, int n, int maxlen, int vocab, int classes, uint64_t seed, int split);
+
 #endif

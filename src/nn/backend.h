@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define NN_OP_MAX_INPUTS 4   /* inputs of one op (add, concat) */
+
 typedef struct nn_backend nn_backend;
 
 typedef enum nn_op_kind {
@@ -19,6 +21,18 @@ typedef enum nn_op_kind {
     NN_OP_DROPOUT,
     NN_OP_FLATTEN,      /* a view: no primitive, the graph aliases the buffer */
     NN_OP_SOFTMAX_XENT, /* softmax + cross-entropy loss against integer labels */
+    /* graph ops (issue 9A) */
+    NN_OP_ADD,          /* elementwise sum of its inputs (residual connections) */
+    NN_OP_CONCAT,       /* concatenation of its inputs along the channel axis (dense connections) */
+    NN_OP_BATCHNORM,    /* per-channel batch normalisation, learnable gamma/beta, running statistics */
+    NN_OP_AVGPOOL,      /* average pooling; padded positions are not counted */
+    NN_OP_GLOBAL_AVGPOOL, /* average over the whole plane: CxHxW -> Cx1x1 (an avgpool with window HxW) */
+    NN_OP_SIGMOID_BCE,  /* sigmoid + binary cross-entropy against float targets (multi-label loss) */
+    /* recurrent ops (issue 9B) */
+    NN_OP_EMBEDDING,    /* int32 token ids -> vectors (a table lookup) */
+    NN_OP_GRU,          /* cuDNN's GRU (= oneDNN lbr_gru, PyTorch nn.GRU, Keras reset_after=True) */
+    NN_OP_LSTM,         /* cuDNN's LSTM (= PyTorch nn.LSTM: two bias vectors) */
+    NN_OP_REPEAT,       /* Keras RepeatVector: a vector [c] -> the sequence [oc = times][1][c] */
     NN_OP_COUNT
 } nn_op_kind;
 
@@ -32,8 +46,49 @@ typedef struct nn_op {
     int kh, kw, sh, sw, ph, pw;   /* conv / pool window, stride, padding (top/left = bottom/right) */
     int has_bias;
     float rate;                   /* dropout: probability of dropping */
+    /* recurrent ops (issue 9B): see "Sequence tensors" below */
+    int units;                    /* gru/lstm: hidden size H; embedding: vector size E */
+    int vocab;                    /* embedding: table rows V (ids in [0, V)) */
+    int ret_seq;                  /* gru/lstm: 1 output every step's h, 0 only the last one */
+    int ids_stride;               /* embedding: ids per example in the input (0: c) */
+    int ids_off;                  /* embedding: first id this op reads; the graph passes ids + ids_off */
+    int seqs;                     /* gru/lstm: > 1 when the graph folded that many independent sequences per
+                                   * example into n (Keras TimeDistributed); kernels ignore it */
     void *priv;                   /* back-end state made by prepare(), freed by release() */
+    /* graph ops (issue 9A) */
+    int ninputs;                  /* add, concat: number of inputs (each [n][in_c[i]][h][w]) */
+    int in_c[NN_OP_MAX_INPUTS];   /* concat: channels of each input (sum = oc) */
+    float eps, momentum;          /* batchnorm: variance epsilon; running-statistics momentum (PyTorch's) */
 } nn_op;
+
+/* Sequence tensors (issue 9B). A sequence of T vectors of F features is stored per example as [T][F]
+ * (time outer, features contiguous, batch outermost: [n][T][F], PyTorch batch_first / Keras). In the
+ * NCHW shape fields it is carried as c = T, h = 1, w = F, so element counts and NCHW indexing hold.
+ *   embedding: input  n x T int32 ids (c = T, h = w = 1), example i's at ids[i * stride] (stride = ids_stride,
+ *              or T when 0); output (oc, oh, ow) = (T, 1, E = units); table [V][E] row-major (row = token id).
+ *   repeat:    input (c, 1, 1); output (times, 1, c): y[i][t][k] = x[i][k]; backward dx[i][k] = sum_t dy[i][t][k].
+ *   gru/lstm:  input (c, h, w) = (T, 1, F); output (T, 1, H) when ret_seq, else (oc, oh, ow) = (H, 1, 1)
+ *              (the last step's h). Initial state h0 = 0 (and c0 = 0); T >= 1.
+ * Recurrent weights are one contiguous slice in PyTorch's / cuDNN's per-matrix layout:
+ *   W_x [G][H][F]  (input weights, row = output unit: PyTorch weight_ih_l0)
+ *   W_h [G][H][H]  (recurrent weights: weight_hh_l0)
+ *   b_x [G][H]     (bias_ih_l0)
+ *   b_h [G][H]     (bias_hh_l0)      -> G*(H*F + H*H + 2*H) parameters
+ * GRU, G = 3, gate order r (reset), z (update), n (new) — cuDNN linLayerID 0,1,2 / 3,4,5:
+ *   r = sig(W_xr x + b_xr + W_hr h + b_hr)        z = sig(W_xz x + b_xz + W_hz h + b_hz)
+ *   n = tanh(W_xn x + b_xn + r * (W_hn h + b_hn))  h' = (1 - z) * n + z * h
+ * LSTM, G = 4, gate order i, f, g, o — cuDNN linLayerID 0..3 / 4..7:
+ *   i = sig(a_i)  f = sig(a_f)  g = tanh(a_g)  o = sig(a_o)   with a_k = W_xk x + b_xk + W_hk h + b_hk
+ *   c' = f * c + i * g          h' = o * tanh(c')
+ * oneDNN orders its lbr_gru gates u(=z), r, o(=n), keeps [F][G][H] (ldigo) weights and one bias per gate
+ * plus b_hn; LSTM gates i, f, c(=g), o with one bias (b_x + b_h): be_dnnl converts at each call (the
+ * weights change every step; the copies are small next to the recurrence). */
+#define NN_GRU_GATES 3
+#define NN_LSTM_GATES 4
+/* Parameters of a gru/lstm layer with F inputs and H units (the layout above). */
+static inline long long nn_rnn_params(int gates, int f, int h) {
+    return (long long)gates * ((long long)h * f + (long long)h * h + 2LL * h);
+}
 
 typedef enum nn_optim_kind {
     NN_OPTIM_SGD = 0,   /* v = momentum*v + g; p -= lr*v  (momentum 0: plain SGD) */
@@ -107,6 +162,55 @@ typedef struct nn_backend_ops {
      * parameter, laid out [k][n]. step counts from 1. */
     int (*optimizer_step)(nn_backend *be, const nn_optim *opt, float *params, const float *grads,
                           float *state, size_t n, long step);
+
+    /* graph ops (issue 9A) */
+    /* Device-to-device copy (the graph uses it for the gradient of an add). */
+    int (*copy)(nn_backend *be, void *dst, const void *src, size_t bytes);
+    /* y = a + b over n*oc*oh*ow elements; y may be a (the graph accumulates gradients with it). Its
+     * backward is dy to each input: the graph does it with copy/add. */
+    int (*add_forward)(nn_backend *be, const nn_op *op, float *y, const float *a, const float *b);
+    /* Channel concatenation of op->ninputs inputs x[i] ([n][in_c[i]][h][w]) into y ([n][oc][h][w]).
+     * Backward writes the slices of dy into dx[i] (overwrite); dx[i] NULL: skipped. */
+    int (*concat_forward)(nn_backend *be, const nn_op *op, float *y, const float *const *x);
+    int (*concat_backward)(nn_backend *be, const nn_op *op, float *const *dx, const float *dy);
+    /* Batch normalisation per channel c: y = gamma[c] * (x - mean[c]) / sqrt(var[c] + eps) + beta[c].
+     * running: [2][C], running mean then running variance. train = 1: mean/var are the batch's (biased
+     * variance), saved in ws for backward, and running = (1 - momentum) * running + momentum * batch
+     * (the unbiased variance, as PyTorch). train = 0: mean/var are the running ones, nothing is updated. */
+    int (*batchnorm_forward)(nn_backend *be, const nn_op *op, float *y, void *ws, const float *x,
+                             const float *gamma, const float *beta, float *running, int train);
+    /* Backward of a training forward: dx overwritten (may be NULL), dgamma/dbeta accumulate (+=). */
+    int (*batchnorm_backward)(nn_backend *be, const nn_op *op, float *dx, float *dgamma, float *dbeta,
+                              const float *dy, const float *x, const float *gamma, const void *ws);
+    /* Average pooling (NN_OP_AVGPOOL and NN_OP_GLOBAL_AVGPOOL): the mean over the window positions
+     * inside the input (padding excluded from the count). Backward: dx overwritten. */
+    int (*avgpool_forward)(nn_backend *be, const nn_op *op, float *y, const float *x);
+    int (*avgpool_backward)(nn_backend *be, const nn_op *op, float *dx, const float *dy);
+    /* prob = sigmoid(logits) [n][c]; loss[i] = mean over k of the binary cross-entropy against
+     * targets[i][k] in [0,1], computed from the logits. Backward: dlogits = (prob - t) / (n * c), the
+     * gradient of the mean over the batch and the classes (PyTorch BCEWithLogitsLoss, Keras). */
+    int (*sigmoid_bce_forward)(nn_backend *be, const nn_op *op, float *prob, float *loss,
+                               const float *logits, const float *targets);
+    int (*sigmoid_bce_backward)(nn_backend *be, const nn_op *op, float *dlogits, const float *prob,
+                                const float *targets);
+    /* recurrent ops (issue 9B): shapes and weight layout under "Sequence tensors" above.
+     * embedding: y[i][t] = table[ids[i][t]]; an id outside [0, vocab) is SD_EINPUT naming it.
+     * embedding_backward ACCUMULATES dtable[ids[i][t]] += dy[i][t] (ids have no gradient). */
+    int (*embedding_forward)(nn_backend *be, const nn_op *op, float *y, const int32_t *ids, const float *table);
+    int (*embedding_backward)(nn_backend *be, const nn_op *op, float *dtable, const float *dy,
+                              const int32_t *ids);
+    /* gru/lstm: w is the op's whole parameter slice; ws (workspace_size bytes) keeps what backward needs
+     * from the training forward. Backward overwrites dx (NULL: skip) and ACCUMULATES into dw (the slice,
+     * biases included); y is the forward output. */
+    int (*gru_forward)(nn_backend *be, const nn_op *op, float *y, void *ws, const float *x, const float *w);
+    int (*gru_backward)(nn_backend *be, const nn_op *op, float *dx, float *dw, const float *dy, const float *x,
+                        const float *w, const float *y, const void *ws);
+    int (*lstm_forward)(nn_backend *be, const nn_op *op, float *y, void *ws, const float *x, const float *w);
+    int (*lstm_backward)(nn_backend *be, const nn_op *op, float *dx, float *dw, const float *dy, const float *x,
+                         const float *w, const float *y, const void *ws);
+    /* repeat (RepeatVector): forward broadcast over op->oc steps; backward overwrites dx with the sum. */
+    int (*repeat_forward)(nn_backend *be, const nn_op *op, float *y, const float *x);
+    int (*repeat_backward)(nn_backend *be, const nn_op *op, float *dx, const float *dy);
 } nn_backend_ops;
 
 typedef struct nn_backend_opts {
@@ -114,6 +218,7 @@ typedef struct nn_backend_opts {
     int autotune;         /* cuDNN algorithm search: 1 on (default), 0 heuristics */
     const char *precision;/* "fp32" (default) or "tf32" */
     int quiet;            /* 1: no informational messages on stderr */
+    int device;           /* GPU back-ends: the CUDA device index (0 default; data-parallel replica r uses r) */
 } nn_backend_opts;
 
 struct nn_backend {

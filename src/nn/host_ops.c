@@ -7,6 +7,7 @@
 #include "core/err.h"
 
 #include <math.h>
+#include <string.h>
 
 static size_t numel_out(const nn_op *op) { return (size_t)op->n * op->oc * op->oh * op->ow; }
 
@@ -96,3 +97,184 @@ int nn_host_optimizer_step(int threads, const nn_optim *o, float *p, const float
     }
 }
 
+
+/* ---- graph ops (issue 9A) ------------------------------------------------------------------------- */
+
+int nn_host_add(int threads, size_t n, float *y, const float *a, const float *b) {
+    const long N = (long)n;
+    #pragma omp parallel for simd num_threads(threads) schedule(static)
+    for (long i = 0; i < N; i++) y[i] = a[i] + b[i];
+    return 0;
+}
+
+int nn_host_concat_forward(int threads, const nn_op *op, float *y, const float *const *x) {
+    const size_t hw = (size_t)op->h * op->w;
+    #pragma omp parallel for num_threads(threads) schedule(static)
+    for (int i = 0; i < op->n; i++) {
+        size_t off = 0;
+        for (int k = 0; k < op->ninputs; k++) {
+            size_t len = (size_t)op->in_c[k] * hw;
+            memcpy(y + (size_t)i * op->oc * hw + off, x[k] + (size_t)i * len, sizeof(float) * len);
+            off += len;
+        }
+    }
+    return 0;
+}
+
+int nn_host_concat_backward(int threads, const nn_op *op, float *const *dx, const float *dy) {
+    const size_t hw = (size_t)op->h * op->w;
+    #pragma omp parallel for num_threads(threads) schedule(static)
+    for (int i = 0; i < op->n; i++) {
+        size_t off = 0;
+        for (int k = 0; k < op->ninputs; k++) {
+            size_t len = (size_t)op->in_c[k] * hw;
+            if (dx[k]) memcpy(dx[k] + (size_t)i * len, dy + (size_t)i * op->oc * hw + off, sizeof(float) * len);
+            off += len;
+        }
+    }
+    return 0;
+}
+
+/* ws: [2][C] floats, the batch mean and biased variance of the training forward. Sums in double. */
+int nn_host_batchnorm_forward(int threads, const nn_op *op, float *y, void *ws, const float *x, const float *gamma,
+                              const float *beta, float *running, int train) {
+    const int C = op->c, N = op->n;
+    const size_t hw = (size_t)op->h * op->w;
+    const double M = (double)N * hw;
+    float *saved = ws;
+    #pragma omp parallel for num_threads(threads) schedule(static)
+    for (int c = 0; c < C; c++) {
+        double mean, var;
+        if (train) {
+            double s = 0;
+            for (int i = 0; i < N; i++) {
+                const float *p = x + ((size_t)i * C + c) * hw;
+                for (size_t k = 0; k < hw; k++) s += p[k];
+            }
+            mean = s / M;
+            double q = 0;
+            for (int i = 0; i < N; i++) {
+                const float *p = x + ((size_t)i * C + c) * hw;
+                for (size_t k = 0; k < hw; k++) { double d = p[k] - mean; q += d * d; }
+            }
+            var = q / M;
+            saved[c] = (float)mean;
+            saved[C + c] = (float)var;
+            double unbiased = M > 1 ? var * M / (M - 1) : var;
+            running[c] = (float)((1.0 - op->momentum) * running[c] + op->momentum * mean);
+            running[C + c] = (float)((1.0 - op->momentum) * running[C + c] + op->momentum * unbiased);
+        } else {
+            mean = running[c];
+            var = running[C + c];
+        }
+        const float m = (float)mean, sc = (float)(gamma[c] / sqrt(var + op->eps)), b = beta[c];
+        for (int i = 0; i < N; i++) {
+            const float *p = x + ((size_t)i * C + c) * hw;
+            float *q = y + ((size_t)i * C + c) * hw;
+            for (size_t k = 0; k < hw; k++) q[k] = (p[k] - m) * sc + b;
+        }
+    }
+    return 0;
+}
+
+int nn_host_batchnorm_backward(int threads, const nn_op *op, float *dx, float *dgamma, float *dbeta,
+                               const float *dy, const float *x, const float *gamma, const void *ws) {
+    const int C = op->c, N = op->n;
+    const size_t hw = (size_t)op->h * op->w;
+    const double M = (double)N * hw;
+    const float *saved = ws;
+    #pragma omp parallel for num_threads(threads) schedule(static)
+    for (int c = 0; c < C; c++) {
+        const double mean = saved[c], invstd = 1.0 / sqrt((double)saved[C + c] + op->eps);
+        double sdy = 0, sdyx = 0;
+        for (int i = 0; i < N; i++) {
+            const float *p = x + ((size_t)i * C + c) * hw, *g = dy + ((size_t)i * C + c) * hw;
+            for (size_t k = 0; k < hw; k++) { sdy += g[k]; sdyx += g[k] * ((p[k] - mean) * invstd); }
+        }
+        dbeta[c] += (float)sdy;
+        dgamma[c] += (float)sdyx;
+        if (!dx) continue;
+        const double a = gamma[c] * invstd / M;
+        for (int i = 0; i < N; i++) {
+            const float *p = x + ((size_t)i * C + c) * hw, *g = dy + ((size_t)i * C + c) * hw;
+            float *d = dx + ((size_t)i * C + c) * hw;
+            for (size_t k = 0; k < hw; k++)
+                d[k] = (float)(a * (M * g[k] - sdy - (p[k] - mean) * invstd * sdyx));
+        }
+    }
+    return 0;
+}
+
+/* Window rows [h0, h1) x cols [w0, w1) of output (p, q), clipped to the input. */
+static void pool_window(const nn_op *op, int p, int q, int *h0, int *h1, int *w0, int *w1) {
+    *h0 = p * op->sh - op->ph; *h1 = *h0 + op->kh;
+    *w0 = q * op->sw - op->pw; *w1 = *w0 + op->kw;
+    if (*h0 < 0) *h0 = 0;
+    if (*w0 < 0) *w0 = 0;
+    if (*h1 > op->h) *h1 = op->h;
+    if (*w1 > op->w) *w1 = op->w;
+}
+
+int nn_host_avgpool_forward(int threads, const nn_op *op, float *y, const float *x) {
+    const int planes = op->n * op->c;
+    #pragma omp parallel for num_threads(threads) schedule(static)
+    for (int pl = 0; pl < planes; pl++) {
+        const float *xp = x + (size_t)pl * op->h * op->w;
+        for (int p = 0; p < op->oh; p++)
+            for (int q = 0; q < op->ow; q++) {
+                int h0, h1, w0, w1;
+                pool_window(op, p, q, &h0, &h1, &w0, &w1);
+                double s = 0;
+                for (int r = h0; r < h1; r++)
+                    for (int t = w0; t < w1; t++) s += xp[r * op->w + t];
+                int cnt = (h1 - h0) * (w1 - w0);
+                y[((size_t)pl * op->oh + p) * op->ow + q] = cnt > 0 ? (float)(s / cnt) : 0.0f;
+            }
+    }
+    return 0;
+}
+
+int nn_host_avgpool_backward(int threads, const nn_op *op, float *dx, const float *dy) {
+    const int planes = op->n * op->c;
+    #pragma omp parallel for num_threads(threads) schedule(static)
+    for (int pl = 0; pl < planes; pl++) {
+        float *dxp = dx + (size_t)pl * op->h * op->w;
+        memset(dxp, 0, sizeof(float) * op->h * op->w);
+        for (int p = 0; p < op->oh; p++)
+            for (int q = 0; q < op->ow; q++) {
+                int h0, h1, w0, w1;
+                pool_window(op, p, q, &h0, &h1, &w0, &w1);
+                int cnt = (h1 - h0) * (w1 - w0);
+                if (cnt <= 0) continue;
+                float g = dy[((size_t)pl * op->oh + p) * op->ow + q] / (float)cnt;
+                for (int r = h0; r < h1; r++)
+                    for (int t = w0; t < w1; t++) dxp[r * op->w + t] += g;
+            }
+    }
+    return 0;
+}
+
+int nn_host_sigmoid_bce_forward(int threads, const nn_op *op, float *prob, float *loss, const float *logits,
+                                const float *targets) {
+    const int C = op->c;
+    #pragma omp parallel for num_threads(threads) schedule(static)
+    for (int i = 0; i < op->n; i++) {
+        double s = 0;
+        for (int k = 0; k < C; k++) {
+            size_t j = (size_t)i * C + k;
+            prob[j] = nn_sigmoid(logits[j]);
+            s += nn_bce_logit(logits[j], targets[j]);
+        }
+        loss[i] = (float)(s / C);
+    }
+    return 0;
+}
+
+int nn_host_sigmoid_bce_backward(int threads, const nn_op *op, float *dlogits, const float *prob,
+                                 const float *targets) {
+    const long n = (long)op->n * op->c;
+    const float inv = 1.0f / (float)n;
+    #pragma omp parallel for simd num_threads(threads) schedule(static)
+    for (long j = 0; j < n; j++) dlogits[j] = (prob[j] - targets[j]) * inv;
+    return 0;
+}

@@ -14,4 +14,29 @@ int nn_host_softmax_xent_backward(int threads, const nn_op *op, float *dlogits, 
 int nn_host_optimizer_step(int threads, const nn_optim *o, float *p, const float *g, float *state, size_t n,
                            long step);
 
+/* graph ops (issue 9A): the semantics of the matching nn_backend_ops entries */
+int nn_host_add(int threads, size_t n, float *y, const float *a, const float *b);
+int nn_host_concat_forward(int threads, const nn_op *op, float *y, const float *const *x);
+int nn_host_concat_backward(int threads, const nn_op *op, float *const *dx, const float *dy);
+int nn_host_batchnorm_forward(int threads, const nn_op *op, float *y, void *ws, const float *x, const float *gamma,
+                              const float *beta, float *running, int train);
+int nn_host_batchnorm_backward(int threads, const nn_op *op, float *dx, float *dgamma, float *dbeta,
+                               const float *dy, const float *x, const float *gamma, const void *ws);
+int nn_host_avgpool_forward(int threads, const nn_op *op, float *y, const float *x);
+int nn_host_avgpool_backward(int threads, const nn_op *op, float *dx, const float *dy);
+int nn_host_sigmoid_bce_forward(int threads, const nn_op *op, float *prob, float *loss, const float *logits,
+                                const float *targets);
+int nn_host_sigmoid_bce_backward(int threads, const nn_op *op, float *dlogits, const float *prob,
+                                 const float *targets);
+/* recurrent ops (issue 9B), in host_rnn.c: the reference arithmetic of embedding, GRU and LSTM with the
+ * semantics and layouts of nn/backend.h. The workspace of gru/lstm is nn_host_rnn_ws_bytes. */
+size_t nn_host_rnn_ws_bytes(const nn_op *op);
+int nn_host_embedding_forward(int threads, const nn_op *op, float *y, const int32_t *ids, const float *table);
+int nn_host_embedding_backward(int threads, const nn_op *op, float *dtable, const float *dy, const int32_t *ids);
+int nn_host_rnn_forward(int threads, const nn_op *op, float *y, void *ws, const float *x, const float *w);
+int nn_host_rnn_backward(int threads, const nn_op *op, float *dx, float *dw, const float *dy, const float *x,
+                         const float *w, const float *y, const void *ws);
+int nn_host_repeat_forward(int threads, const nn_op *op, float *y, const float *x);
+int nn_host_repeat_backward(int threads, const nn_op *op, float *dx, const float *dy);
+
 #endif

@@ -87,4 +87,12 @@ SD_HD float nn_xent_grad(float prob, int is_label, float inv_n) {
     return (prob - (is_label ? 1.0f : 0.0f)) * inv_n;
 }
 
+/* Sigmoid, and the binary cross-entropy of a logit z against a target t in [0,1], computed from the logit
+ * (max(z,0) - z t + log(1 + exp(-|z|))): no log of a rounded probability. (issue 9A) */
+SD_HD float nn_sigmoid(float z) { return 1.0f / (1.0f + expf(-z)); }
+SD_HD double nn_bce_logit(float z, float t) {
+    double zd = z;
+    return (zd > 0 ? zd : 0) - zd * t + log1p(exp(-fabs(zd)));
+}
+
 #endif

@@ -12,7 +12,8 @@
 
 const char *nn_op_name(nn_op_kind k) {
     static const char *const names[NN_OP_COUNT] = {"dense", "conv2d", "maxpool", "relu", "dropout", "flatten",
-                                                   "softmax_xent"};
+                                                   "softmax_xent", "add", "concat", "batchnorm", "avgpool",
+                                                   "global_avgpool", "sigmoid_bce", "embedding", "gru", "lstm", "repeat"};
     return k < NN_OP_COUNT ? names[k] : "?";
 }
 
@@ -27,105 +28,226 @@ static int spec_err(const sd_workload *w, const nn_layer_spec *s, const char *fm
     return sd_err(SD_EINPUT, "%s:%d:%d: %s", w->path[0] ? w->path : w->name, s->line, s->col, msg);
 }
 
+/* Output shape of layer j as seen by a consumer (j < 0: the model input). */
+static void shape_of(const sd_workload *w, const nn_layer *ls, int j, int *c, int *h, int *wd) {
+    if (j < 0) { *c = w->in_c; *h = w->in_h; *wd = w->in_w; return; }
+    if (ls[j].op.seqs > 1) { *c = ls[j].op.seqs; *h = 1; *wd = ls[j].op.oc; return; }   /* issue 9B */
+    *c = ls[j].op.oc; *h = ls[j].op.oh; *wd = ls[j].op.ow;
+}
+
+/* Window op (pooling, conv) output size with a check that the window fits the padded input. */
+static int window_out(const sd_workload *w, const nn_layer_spec *s, nn_op *op, int h, int wd, const char *what) {
+    if (h + 2 * s->ph < s->kh || wd + 2 * s->pw < s->kw)
+        return spec_err(w, s, "%s %dx%d is larger than the padded input %dx%d", what, s->kh, s->kw, h + 2 * s->ph,
+                        wd + 2 * s->pw);
+    op->kh = s->kh; op->kw = s->kw; op->sh = s->sh; op->sw = s->sw; op->ph = s->ph; op->pw = s->pw;
+    op->oh = (h + 2 * s->ph - s->kh) / s->sh + 1;
+    op->ow = (wd + 2 * s->pw - s->kw) / s->sw + 1;
+    return 0;
+}
+
+static int plan_layer(const sd_workload *w, nn_layer *ls, int i, size_t *off) {
+    const nn_layer_spec *s = &w->layers[i];
+    nn_layer *l = &ls[i];
+    nn_op *op = &l->op;
+    int c, h, wd;
+    shape_of(w, ls, l->input, &c, &h, &wd);
+    op->kind = s->kind;
+    op->c = c; op->h = h; op->w = wd;
+    switch (s->kind) {
+    case NN_OP_DENSE:
+        if (h != 1 || wd != 1)
+            return spec_err(w, s, "dense layer after a %dx%dx%d feature map needs a flatten layer first", c, h, wd);
+        op->oc = s->units; op->oh = op->ow = 1;
+        op->has_bias = s->bias;
+        l->w_len = (size_t)op->oc * c;
+        l->flops = 2.0 * c * op->oc;
+        break;
+    case NN_OP_CONV2D:
+        SD_TRY(window_out(w, s, op, h, wd, "conv2d kernel"));
+        op->oc = s->units;
+        op->has_bias = s->bias;
+        l->w_len = (size_t)op->oc * c * s->kh * s->kw;
+        l->flops = 2.0 * c * s->kh * s->kw * op->oc * op->oh * op->ow;
+        break;
+    case NN_OP_MAXPOOL:
+    case NN_OP_AVGPOOL:
+        SD_TRY(window_out(w, s, op, h, wd, s->kind == NN_OP_MAXPOOL ? "maxpool window" : "avgpool window"));
+        op->oc = c;
+        l->flops = (double)c * op->oh * op->ow * s->kh * s->kw;
+        break;
+    case NN_OP_GLOBAL_AVGPOOL:
+        op->kh = op->sh = h; op->kw = op->sw = wd;
+        op->oc = c; op->oh = op->ow = 1;
+        l->flops = (double)c * h * wd;
+        break;
+    case NN_OP_FLATTEN:
+        op->oc = c * h * wd; op->oh = op->ow = 1;
+        break;
+    case NN_OP_ADD:
+    case NN_OP_CONCAT: {
+        op->ninputs = l->ninputs;
+        int sum = 0;
+        for (int k = 0; k < l->ninputs; k++) {
+            int ck, hk, wk;
+            shape_of(w, ls, l->inputs[k], &ck, &hk, &wk);
+            if (hk != h || wk != wd || (s->kind == NN_OP_ADD && ck != c))
+                return spec_err(w, s, "%s of a %dx%dx%d and a %dx%dx%d tensor: shapes %s", nn_op_name(s->kind), c, h,
+                                wd, ck, hk, wk, s->kind == NN_OP_ADD ? "differ (a residual block whose shape "
+                                "changes needs \"project\": true)" : "differ in height or width");
+            op->in_c[k] = ck;
+            sum += ck;
+        }
+        op->oc = s->kind == NN_OP_ADD ? c : sum; op->oh = h; op->ow = wd;
+        l->flops = s->kind == NN_OP_ADD ? (double)(l->ninputs - 1) * c * h * wd : 0;
+        break;
+    }
+    case NN_OP_BATCHNORM:
+        op->oc = c; op->oh = h; op->ow = wd;
+        op->eps = s->eps; op->momentum = s->momentum;
+        op->has_bias = 1;                 /* beta */
+        l->w_len = (size_t)c;             /* gamma */
+        l->s_len = 2 * (size_t)c;         /* running mean, running variance */
+        l->flops = 4.0 * c * h * wd;
+        break;
+    /* recurrent ops (issue 9B): shapes under "Sequence tensors" in nn/backend.h */
+    case NN_OP_EMBEDDING:
+        if (l->input != -1 || h != 1 || wd != 1)
+            return spec_err(w, s, "embedding must be the first layer, on token ids of shape [steps, 1, 1] (got %dx%dx%d)",
+                            c, h, wd);
+        op->units = s->units; op->vocab = s->vocab;
+        if (s->range_to > 0) {   /* a range [from, to) of the input's ids */
+            if (s->range_to > c)
+                return spec_err(w, s, "embedding range [%d, %d) is outside the %d input ids", s->range_from,
+                                s->range_to, c);
+            op->ids_stride = c;
+            op->ids_off = s->range_from;
+            op->c = c = s->range_to - s->range_from;
+        }
+        op->oc = c; op->oh = 1; op->ow = s->units;
+        l->w_len = (size_t)s->vocab * s->units;
+        l->flops = 0;
+        break;
+    case NN_OP_GRU:
+    case NN_OP_LSTM: {
+        if (s->distributed) {   /* [1][rows][steps]: rows sequences of one feature, folded into the batch */
+            if (c != 1 || s->ret_seq)
+                return spec_err(w, s, "time_distributed %s needs a [1, rows, steps] input and no return_sequences "
+                                "(got %dx%dx%d)", nn_op_name(s->kind), c, h, wd);
+            op->seqs = h;
+            op->n *= h;
+            op->c = c = wd; op->h = h = 1; op->w = wd = 1;
+        }
+        if (h != 1)
+            return spec_err(w, s, "%s needs a sequence of shape [steps, 1, features] (got %dx%dx%d)",
+                            nn_op_name(s->kind), c, h, wd);
+        const int G = s->kind == NN_OP_LSTM ? NN_LSTM_GATES : NN_GRU_GATES;
+        op->units = s->units; op->ret_seq = s->ret_seq;
+        op->oc = s->ret_seq ? c : s->units; op->oh = 1; op->ow = s->ret_seq ? s->units : 1;
+        l->w_len = (size_t)nn_rnn_params(G, wd, s->units);
+        l->flops = (double)c * (2.0 * G * s->units * (wd + s->units) + 8.0 * G * s->units);
+        if (op->seqs > 1) l->flops *= op->seqs;
+        break;
+    }
+    case NN_OP_REPEAT:
+        if (h != 1 || wd != 1)
+            return spec_err(w, s, "repeat_vector needs a vector input (got %dx%dx%d)", c, h, wd);
+        op->oc = s->units; op->oh = 1; op->ow = c;
+        break;
+    case NN_OP_DROPOUT:
+        op->rate = s->rate;
+        /* fall through */
+    default: /* relu, dropout: same shape */
+        op->oc = c; op->oh = h; op->ow = wd;
+        l->flops = (double)c * h * wd;
+        break;
+    }
+    double out_elems = (double)op->oc * op->oh * op->ow;
+    if (out_elems > 1e9)
+        return spec_err(w, s, "%s output of %.0f elements per example is too large", nn_op_name(s->kind), out_elems);
+    if (l->w_len) { l->w_off = *off; *off += l->w_len; }
+    if (op->has_bias) { l->b_len = (size_t)op->oc; l->b_off = *off; *off += l->b_len; }
+    return 0;
+}
+
 int nn_model_plan(const sd_workload *w, int batch, nn_layer **layers_out, size_t *nparams_out) {
     *layers_out = NULL;
-    int L = w->nlayers + 1;   /* + the loss */
+    if (w->nlayers < 1) return sd_err(SD_EINPUT, "%s: the model has no layers", w->path[0] ? w->path : w->name);
+    int has_loss = w->loss != NN_LOSS_NONE;
+    int L = w->nlayers + has_loss;
     nn_layer *ls = calloc((size_t)L, sizeof *ls);
     SD_ALLOC_CHECK(ls);
-    int c = w->in_c, h = w->in_h, wd = w->in_w;
-    size_t off = 0;
-    int counts[NN_OP_COUNT] = {0};
-    for (int i = 0; i < w->nlayers; i++) {
+    int *used = calloc((size_t)w->nlayers, sizeof *used);
+    if (!used) { free(ls); return sd_err(SD_ENOMEM, "out of memory"); }
+    size_t off = 0, soff = 0;
+    int counts[NN_OP_COUNT] = {0}, rc = 0;
+    for (int i = 0; i < w->nlayers && rc == 0; i++) {
         const nn_layer_spec *s = &w->layers[i];
         nn_layer *l = &ls[i];
-        nn_op *op = &l->op;
-        op->kind = s->kind;
-        op->n = batch;
-        op->c = c; op->h = h; op->w = wd;
-        l->input = i - 1;
+        l->op.n = batch;
         snprintf(l->name, sizeof l->name, "%s_%d", nn_op_name(s->kind), ++counts[s->kind]);
-        double out_elems;
-        switch (s->kind) {
-        case NN_OP_DENSE:
-            if (h != 1 || wd != 1) {
-                free(ls);
-                return spec_err(w, s, "dense layer after a %dx%dx%d feature map needs a flatten layer first", c, h, wd);
+        if (s->ninputs == 0) { l->ninputs = 1; l->inputs[0] = i - 1; }
+        else {
+            l->ninputs = s->ninputs;
+            for (int k = 0; k < s->ninputs; k++) {
+                int j = s->inputs[k];
+                if (j < -1 || j >= i) { rc = spec_err(w, s, "input %d of layer %d is not an earlier layer", j, i); break; }
+                for (int q = 0; q < k; q++)
+                    if (s->inputs[q] == j) rc = spec_err(w, s, "%s reads the same tensor twice", nn_op_name(s->kind));
+                l->inputs[k] = j;
             }
-            op->oc = s->units; op->oh = op->ow = 1;
-            op->has_bias = s->bias;
-            l->w_len = (size_t)op->oc * c;
-            l->flops = 2.0 * c * op->oc;
-            break;
-        case NN_OP_CONV2D:
-            op->kh = s->kh; op->kw = s->kw; op->sh = s->sh; op->sw = s->sw; op->ph = s->ph; op->pw = s->pw;
-            op->oc = s->units;
-            op->oh = (h + 2 * s->ph - s->kh) / s->sh + 1;
-            op->ow = (wd + 2 * s->pw - s->kw) / s->sw + 1;
-            if (h + 2 * s->ph < s->kh || wd + 2 * s->pw < s->kw) {
-                free(ls);
-                return spec_err(w, s, "conv2d kernel %dx%d is larger than the padded input %dx%d", s->kh, s->kw,
-                                h + 2 * s->ph, wd + 2 * s->pw);
-            }
-            op->has_bias = s->bias;
-            l->w_len = (size_t)op->oc * c * s->kh * s->kw;
-            l->flops = 2.0 * c * s->kh * s->kw * op->oc * op->oh * op->ow;
-            break;
-        case NN_OP_MAXPOOL:
-            op->kh = s->kh; op->kw = s->kw; op->sh = s->sh; op->sw = s->sw; op->ph = s->ph; op->pw = s->pw;
-            if (h + 2 * s->ph < s->kh || wd + 2 * s->pw < s->kw) {
-                free(ls);
-                return spec_err(w, s, "maxpool window %dx%d is larger than the padded input %dx%d", s->kh, s->kw,
-                                h + 2 * s->ph, wd + 2 * s->pw);
-            }
-            op->oc = c;
-            op->oh = (h + 2 * s->ph - s->kh) / s->sh + 1;
-            op->ow = (wd + 2 * s->pw - s->kw) / s->sw + 1;
-            l->flops = (double)c * op->oh * op->ow * s->kh * s->kw;
-            break;
-        case NN_OP_FLATTEN:
-            op->oc = c * h * wd; op->oh = op->ow = 1;
-            break;
-        case NN_OP_DROPOUT:
-            op->rate = s->rate;
-            /* fall through */
-        default: /* relu, dropout: same shape */
-            op->oc = c; op->oh = h; op->ow = wd;
-            l->flops = (double)c * h * wd;
-            break;
+            if (rc) break;
         }
-        out_elems = (double)op->oc * op->oh * op->ow;
-        if (out_elems > 1e9) {
+        int multi = s->kind == NN_OP_ADD || s->kind == NN_OP_CONCAT;
+        if (multi && l->ninputs < 2) { rc = spec_err(w, s, "%s needs at least two inputs", nn_op_name(s->kind)); break; }
+        if (!multi && l->ninputs != 1) { rc = spec_err(w, s, "%s takes one input", nn_op_name(s->kind)); break; }
+        l->input = l->inputs[0];
+        for (int k = 0; k < l->ninputs; k++) if (l->inputs[k] >= 0) used[l->inputs[k]] = 1;
+        rc = plan_layer(w, ls, i, &off);
+        if (rc == 0 && l->s_len) { l->s_off = soff; soff += l->s_len; }
+    }
+    for (int i = 0; rc == 0 && i + 1 < w->nlayers; i++)
+        if (!used[i]) rc = spec_err(w, &w->layers[i], "the output of this %s is not used by any later layer",
+                                    nn_op_name(w->layers[i].kind));
+    free(used);
+    if (rc) { free(ls); return rc; }
+    if (has_loss) {
+        const nn_layer_spec *last = &w->layers[w->nlayers - 1];
+        const nn_op *lo = &ls[w->nlayers - 1].op;
+        if (lo->oh != 1 || lo->ow != 1 || lo->oc != w->classes) {
+            long outn = (long)lo->oc * lo->oh * lo->ow;
             free(ls);
-            return spec_err(w, s, "%s output of %.0f elements per example is too large", nn_op_name(s->kind), out_elems);
+            return spec_err(w, last, "the last layer must output one value per class (%d); this %s outputs %ld",
+                            w->classes, nn_op_name(last->kind), outn);
         }
-        if (l->w_len) { l->w_off = off; off += l->w_len; }
-        if (op->has_bias) { l->b_len = (size_t)op->oc; l->b_off = off; off += l->b_len; }
-        c = op->oc; h = op->oh; wd = op->ow;
+        nn_layer *loss = &ls[L - 1];
+        int bce = w->loss == NN_LOSS_SIGMOID_BCE;
+        loss->op.kind = bce ? NN_OP_SIGMOID_BCE : NN_OP_SOFTMAX_XENT;
+        loss->op.n = batch;
+        loss->op.c = loss->op.oc = w->classes;
+        loss->op.h = loss->op.w = loss->op.oh = loss->op.ow = 1;
+        loss->input = loss->inputs[0] = L - 2;
+        loss->ninputs = 1;
+        loss->flops = 4.0 * w->classes;
+        snprintf(loss->name, sizeof loss->name, "%s", bce ? "sigmoid_bce" : "softmax_xent");
     }
-    const nn_layer_spec *last = &w->layers[w->nlayers - 1];
-    if (h != 1 || wd != 1 || c != w->classes) {
-        free(ls);
-        return spec_err(w, last, "the last layer must output one value per class (%d); this %s outputs %ld",
-                        w->classes, nn_op_name(last->kind), (long)c * h * wd);
-    }
-    nn_layer *loss = &ls[L - 1];
-    loss->op.kind = NN_OP_SOFTMAX_XENT;
-    loss->op.n = batch;
-    loss->op.c = loss->op.oc = w->classes;
-    loss->op.h = loss->op.w = loss->op.oh = loss->op.ow = 1;
-    loss->input = L - 2;
-    loss->flops = 4.0 * w->classes;
-    snprintf(loss->name, sizeof loss->name, "softmax_xent");
     *layers_out = ls;
     *nparams_out = off;
     return L;
+}
+
+size_t nn_model_nstats(const nn_layer *ls, int L) {
+    size_t n = 0;
+    for (int i = 0; i < L; i++) n += ls[i].s_len;
+    return n;
 }
 
 void nn_model_flops(const nn_layer *ls, int L, double *fwd, double *train) {
     double f = 0, t = 0;
     for (int i = 0; i < L; i++) {
         const nn_layer *l = &ls[i];
-        int weighted = l->op.kind == NN_OP_DENSE || l->op.kind == NN_OP_CONV2D;
+        int weighted = l->op.kind == NN_OP_DENSE || l->op.kind == NN_OP_CONV2D || l->op.kind == NN_OP_GRU ||
+                       l->op.kind == NN_OP_LSTM;
         f += l->flops;
         t += l->flops * (weighted ? (l->input < 0 ? 2.0 : 3.0) : 2.0);
     }
@@ -153,7 +275,8 @@ void nn_model_describe(FILE *f, const sd_workload *w, const nn_layer *ls, int L,
     for (int i = 0; i < L; i++) {
         const nn_layer *l = &ls[i];
         char shape[48], p[32], fl[32];
-        if (l->op.oh == 1 && l->op.ow == 1) snprintf(shape, sizeof shape, "%d", l->op.oc);
+        if (l->op.seqs > 1) snprintf(shape, sizeof shape, "%dx1x%d", l->op.seqs, l->op.oc);   /* issue 9B */
+        else if (l->op.oh == 1 && l->op.ow == 1) snprintf(shape, sizeof shape, "%d", l->op.oc);
         else snprintf(shape, sizeof shape, "%dx%dx%d", l->op.oc, l->op.oh, l->op.ow);
         fmt_count(p, sizeof p, (double)(l->w_len + l->b_len));
         fmt_count(fl, sizeof fl, l->flops);
@@ -170,11 +293,42 @@ void nn_model_describe(FILE *f, const sd_workload *w, const nn_layer *ls, int L,
     fprintf(f, "\nforward FLOPs per example: %s (%.3f GFLOP)\n", fl, flops / 1e9);
 }
 
+/* uniform in [-limit, limit) from a counter-based stream */
+static void fill_uniform(float *p, size_t n, uint64_t key, float limit) {
+    for (size_t j = 0; j < n; j++) {
+        float u = (float)(nn_hash64(key ^ nn_hash64(j)) >> 40) * (1.0f / 16777216.0f);
+        p[j] = (2.0f * u - 1.0f) * limit;
+    }
+}
+
+/* Keras' initialisers for the recurrent ops (issue 9B): embedding uniform(-0.05, 0.05); gru/lstm kernels
+ * Glorot-uniform on (F, G*H) and (H, G*H) (Keras' recurrent kernel is orthogonal: Glorot here), biases 0
+ * except the LSTM forget gate's input bias 1 (Keras unit_forget_bias; b_h stays 0). */
+static void init_recurrent(const nn_layer *l, uint64_t key, nn_init_kind winit, float *out) {
+    float *p = out + l->w_off;
+    if (winit != NN_INIT_GLOROT_UNIFORM) return;
+    if (l->op.kind == NN_OP_EMBEDDING) { fill_uniform(p, l->w_len, key, 0.05f); return; }
+    const int G = l->op.kind == NN_OP_LSTM ? NN_LSTM_GATES : NN_GRU_GATES, F = l->op.w, H = l->op.units;
+    const size_t nx = (size_t)G * H * F, nh = (size_t)G * H * H;
+    fill_uniform(p, nx, key, (float)sqrt(6.0 / (F + (double)G * H)));
+    fill_uniform(p + nx, nh, nn_hash64(key + 1), (float)sqrt(6.0 / (H + (double)G * H)));
+    if (l->op.kind == NN_OP_LSTM)
+        for (int k = 0; k < H; k++) p[nx + nh + H + k] = 1.0f;   /* b_x of gate f */
+}
+
 int nn_model_init_params(const nn_layer *ls, int L, size_t nparams, nn_init_kind winit, nn_init_kind binit,
                          uint64_t seed, float *out) {
     memset(out, 0, sizeof(float) * nparams);
     for (int i = 0; i < L; i++) {
         const nn_layer *l = &ls[i];
+        if (l->op.kind == NN_OP_BATCHNORM) {   /* gamma 1 (beta 0) */
+            for (size_t j = 0; j < l->w_len; j++) out[l->w_off + j] = 1.0f;
+            continue;
+        }
+        if (l->op.kind == NN_OP_EMBEDDING || l->op.kind == NN_OP_GRU || l->op.kind == NN_OP_LSTM) {
+            init_recurrent(l, nn_hash64(seed ^ nn_hash64(0x5eedULL + (uint64_t)i)), winit, out);
+            continue;
+        }
         if (l->w_len && winit == NN_INIT_GLOROT_UNIFORM) {
             double rf = l->op.kind == NN_OP_CONV2D ? (double)l->op.kh * l->op.kw : 1.0;
             double fan_in = l->op.c * rf, fan_out = l->op.oc * rf;
@@ -196,6 +350,15 @@ static size_t out_elems(const nn_op *op) { return (size_t)op->n * op->oc * op->o
 static int is_view(const nn_layer *l) {
     return l->op.kind == NN_OP_FLATTEN || (l->op.kind == NN_OP_DROPOUT && l->op.rate == 0.0f);
 }
+static int is_loss(const nn_layer *l) {
+    return l->op.kind == NN_OP_SOFTMAX_XENT || l->op.kind == NN_OP_SIGMOID_BCE;
+}
+
+/* The layer whose buffers layer j's output lives in (through views), -1 for the model input. */
+static int owner(const nn_model *m, int j) {
+    while (j >= 0 && is_view(&m->layers[j])) j = m->layers[j].input;
+    return j;
+}
 
 void nn_model_free(nn_model *m) {
     if (!m) return;
@@ -212,10 +375,16 @@ void nn_model_free(nn_model *m) {
     nn_dev_free(be, m->params, m->nparams * sizeof(float));
     nn_dev_free(be, m->grads, m->nparams * sizeof(float));
     nn_dev_free(be, m->state, m->nstate * sizeof(float));
+    nn_dev_free(be, m->stats, m->nstats * sizeof(float));
+    nn_dev_free(be, m->scratch, m->scratch_elems * sizeof(float));
     nn_dev_free(be, m->x, (size_t)m->batch * m->in_c * m->in_h * m->in_w * sizeof(float));
+    nn_dev_free(be, m->ids, (size_t)m->batch * m->in_c * m->in_h * m->in_w * sizeof(int32_t));
     nn_dev_free(be, m->labels, (size_t)m->batch * sizeof(int32_t));
+    nn_dev_free(be, m->targets, (size_t)m->batch * m->classes * sizeof(float));
     nn_dev_free(be, m->prob, (size_t)m->batch * m->classes * sizeof(float));
     nn_dev_free(be, m->loss, (size_t)m->batch * sizeof(float));
+    free(m->consumers);
+    free(m->written);
     free(m->layers);
     free(m);
 }
@@ -226,6 +395,32 @@ static int needs(const nn_backend *be, const void *fn, const nn_layer *l) {
                   l->name);
 }
 
+/* The primitives a layer needs on this back-end (backward ones only when training). */
+static int check_support(const nn_backend *be, const nn_layer *l, int training) {
+    const nn_backend_ops *o = be->ops;
+    const void *f = NULL, *b = NULL;
+    switch (l->op.kind) {
+    case NN_OP_DENSE: f = (void *)o->dense_forward; b = (void *)o->dense_backward; break;
+    case NN_OP_CONV2D: f = (void *)o->conv2d_forward; b = (void *)o->conv2d_backward; break;
+    case NN_OP_MAXPOOL: f = (void *)o->maxpool_forward; b = (void *)o->maxpool_backward; break;
+    case NN_OP_RELU: f = (void *)o->relu_forward; b = (void *)o->relu_backward; break;
+    case NN_OP_DROPOUT: f = (void *)o->dropout_forward; b = (void *)o->dropout_backward; break;
+    case NN_OP_SOFTMAX_XENT: f = (void *)o->softmax_xent_forward; b = (void *)o->softmax_xent_backward; break;
+    case NN_OP_ADD: f = (void *)o->add_forward; b = (void *)o->copy; break;
+    case NN_OP_CONCAT: f = (void *)o->concat_forward; b = (void *)o->concat_backward; break;
+    case NN_OP_BATCHNORM: f = (void *)o->batchnorm_forward; b = (void *)o->batchnorm_backward; break;
+    case NN_OP_AVGPOOL: case NN_OP_GLOBAL_AVGPOOL: f = (void *)o->avgpool_forward; b = (void *)o->avgpool_backward; break;
+    case NN_OP_SIGMOID_BCE: f = (void *)o->sigmoid_bce_forward; b = (void *)o->sigmoid_bce_backward; break;
+    case NN_OP_EMBEDDING: f = (void *)o->embedding_forward; b = (void *)o->embedding_backward; break;
+    case NN_OP_GRU: f = (void *)o->gru_forward; b = (void *)o->gru_backward; break;
+    case NN_OP_LSTM: f = (void *)o->lstm_forward; b = (void *)o->lstm_backward; break;
+    case NN_OP_REPEAT: f = (void *)o->repeat_forward; b = (void *)o->repeat_backward; break;
+    default: return 0;   /* flatten: a view */
+    }
+    SD_TRY(needs(be, f, l));
+    return training ? needs(be, b, l) : 0;
+}
+
 int nn_model_build(nn_model **out, const sd_workload *w, nn_backend *be, int batch, uint64_t seed) {
     *out = NULL;
     nn_model *m = calloc(1, sizeof *m);
@@ -234,54 +429,83 @@ int nn_model_build(nn_model **out, const sd_workload *w, nn_backend *be, int bat
     m->batch = batch;
     m->in_c = w->in_c; m->in_h = w->in_h; m->in_w = w->in_w; m->classes = w->classes;
     m->optim = w->optim;
+    m->loss_kind = w->loss;
+    m->training = w->mode == SD_MODE_TRAIN && w->loss != NN_LOSS_NONE;
     int rc = nn_model_plan(w, batch, &m->layers, &m->nparams);
     if (rc < 0) { free(m); return rc; }
     m->nlayers = rc;
-    m->nstate = m->nparams * (size_t)nn_optim_state_per_param(w->optim.kind);
+    rc = 0;
+    m->nstats = nn_model_nstats(m->layers, m->nlayers);
+    m->nstate = m->training ? m->nparams * (size_t)nn_optim_state_per_param(w->optim.kind) : 0;
     const nn_backend_ops *o = be->ops;
     float *host = NULL;
+    m->consumers = calloc((size_t)m->nlayers, sizeof *m->consumers);
+    m->written = calloc((size_t)m->nlayers, 1);
+    if (!m->consumers || !m->written) { rc = sd_err(SD_ENOMEM, "out of memory"); goto fail; }
     size_t in_bytes = (size_t)batch * w->in_c * w->in_h * w->in_w * sizeof(float);
     SD_TRY_GOTO(rc, nn_dev_alloc(be, (void **)&m->x, in_bytes), fail);
+    for (int i = 0; i < m->nlayers; i++)
+        if (m->layers[i].op.kind == NN_OP_EMBEDDING && m->layers[i].input == -1 && !m->ids)
+            SD_TRY_GOTO(rc, nn_dev_alloc(be, (void **)&m->ids, in_bytes / sizeof(float) * sizeof(int32_t)), fail);
+    int fan_out = 0;
+    size_t max_elems = 0;
     for (int i = 0; i < m->nlayers && rc == 0; i++) {
         nn_layer *l = &m->layers[i];
         m->flops_fwd += l->flops;
-        switch (l->op.kind) {
-        case NN_OP_DENSE: rc = needs(be, (void *)o->dense_forward, l); if (!rc) rc = needs(be, (void *)o->dense_backward, l); break;
-        case NN_OP_CONV2D: rc = needs(be, (void *)o->conv2d_forward, l); if (!rc) rc = needs(be, (void *)o->conv2d_backward, l); break;
-        case NN_OP_MAXPOOL: rc = needs(be, (void *)o->maxpool_forward, l); if (!rc) rc = needs(be, (void *)o->maxpool_backward, l); break;
-        case NN_OP_RELU: rc = needs(be, (void *)o->relu_forward, l); if (!rc) rc = needs(be, (void *)o->relu_backward, l); break;
-        case NN_OP_DROPOUT: rc = needs(be, (void *)o->dropout_forward, l); if (!rc) rc = needs(be, (void *)o->dropout_backward, l); break;
-        case NN_OP_SOFTMAX_XENT: rc = needs(be, (void *)o->softmax_xent_forward, l); if (!rc) rc = needs(be, (void *)o->softmax_xent_backward, l); break;
-        default: break;
-        }
-        if (rc) break;
+        if ((rc = check_support(be, l, m->training)) != 0) break;
+        if (!is_view(l))
+            for (int k = 0; k < l->ninputs; k++) {
+                int ow = owner(m, l->inputs[k]);
+                if (ow >= 0 && ++m->consumers[ow] > 1) fan_out = 1;
+            }
         if (is_view(l)) {   /* same buffers as the input; no primitive */
             l->y = l->input >= 0 ? m->layers[l->input].y : m->x;
             l->dy = l->input >= 0 ? m->layers[l->input].dy : NULL;
             continue;
         }
         if (o->prepare && (rc = o->prepare(be, &l->op)) != 0) break;
-        if (l->op.kind != NN_OP_SOFTMAX_XENT) {
+        if (!is_loss(l)) {
             size_t bytes = out_elems(&l->op) * sizeof(float);
+            if (out_elems(&l->op) > max_elems) max_elems = out_elems(&l->op);
             rc = nn_dev_alloc(be, (void **)&l->y, bytes);
-            if (!rc) rc = nn_dev_alloc(be, (void **)&l->dy, bytes);
+            if (!rc && m->training) rc = nn_dev_alloc(be, (void **)&l->dy, bytes);
         }
         if (!rc && o->workspace_size && (l->ws_bytes = o->workspace_size(be, &l->op)) > 0)
             rc = nn_dev_alloc(be, &l->ws, l->ws_bytes);
     }
     if (rc) goto fail;
+    nn_layer *last = &m->layers[m->nlayers - 1];
+    if (!is_loss(last)) { m->out = last->y; m->out_elems = out_elems(&last->op) / (size_t)batch; }
+    if (fan_out && m->training) {
+        m->scratch_elems = max_elems;
+        SD_TRY_GOTO(rc, nn_dev_alloc(be, (void **)&m->scratch, m->scratch_elems * sizeof(float)), fail);
+    }
     SD_TRY_GOTO(rc, nn_dev_alloc(be, (void **)&m->params, m->nparams * sizeof(float)), fail);
-    SD_TRY_GOTO(rc, nn_dev_alloc(be, (void **)&m->grads, m->nparams * sizeof(float)), fail);
-    SD_TRY_GOTO(rc, nn_dev_alloc(be, (void **)&m->state, m->nstate * sizeof(float)), fail);
-    SD_TRY_GOTO(rc, nn_dev_alloc(be, (void **)&m->labels, (size_t)batch * sizeof(int32_t)), fail);
-    SD_TRY_GOTO(rc, nn_dev_alloc(be, (void **)&m->prob, (size_t)batch * w->classes * sizeof(float)), fail);
-    SD_TRY_GOTO(rc, nn_dev_alloc(be, (void **)&m->loss, (size_t)batch * sizeof(float)), fail);
-    SD_TRY_GOTO(rc, o->zero(be, m->grads, m->nparams * sizeof(float)), fail);
-    SD_TRY_GOTO(rc, o->zero(be, m->state, m->nstate * sizeof(float)), fail);
-    host = malloc(m->nparams * sizeof(float) + 1);
+    if (m->training) {
+        SD_TRY_GOTO(rc, nn_dev_alloc(be, (void **)&m->grads, m->nparams * sizeof(float)), fail);
+        SD_TRY_GOTO(rc, nn_dev_alloc(be, (void **)&m->state, m->nstate * sizeof(float)), fail);
+        SD_TRY_GOTO(rc, o->zero(be, m->grads, m->nparams * sizeof(float)), fail);
+        SD_TRY_GOTO(rc, o->zero(be, m->state, m->nstate * sizeof(float)), fail);
+    }
+    if (m->loss_kind != NN_LOSS_NONE) {
+        SD_TRY_GOTO(rc, nn_dev_alloc(be, (void **)&m->labels, (size_t)batch * sizeof(int32_t)), fail);
+        SD_TRY_GOTO(rc, nn_dev_alloc(be, (void **)&m->prob, (size_t)batch * w->classes * sizeof(float)), fail);
+        SD_TRY_GOTO(rc, nn_dev_alloc(be, (void **)&m->loss, (size_t)batch * sizeof(float)), fail);
+        if (m->loss_kind == NN_LOSS_SIGMOID_BCE)
+            SD_TRY_GOTO(rc, nn_dev_alloc(be, (void **)&m->targets, (size_t)batch * w->classes * sizeof(float)), fail);
+    }
+    host = malloc((m->nparams > m->nstats ? m->nparams : m->nstats) * sizeof(float) + 1);
     if (!host) { rc = sd_err(SD_ENOMEM, "out of memory for %zu parameters", m->nparams); goto fail; }
     nn_model_init_params(m->layers, m->nlayers, m->nparams, w->weight_init, w->bias_init, seed, host);
     SD_TRY_GOTO(rc, o->upload(be, m->params, host, m->nparams * sizeof(float)), fail);
+    if (m->nstats) {
+        SD_TRY_GOTO(rc, nn_dev_alloc(be, (void **)&m->stats, m->nstats * sizeof(float)), fail);
+        for (int i = 0; i < m->nlayers; i++) {   /* running mean 0, running variance 1 */
+            const nn_layer *l = &m->layers[i];
+            for (size_t j = 0; j < l->s_len; j++) host[l->s_off + j] = j < l->s_len / 2 ? 0.0f : 1.0f;
+        }
+        SD_TRY_GOTO(rc, o->upload(be, m->stats, host, m->nstats * sizeof(float)), fail);
+    }
     free(host);
     *out = m;
     return 0;
@@ -291,21 +515,19 @@ fail:
     return rc;
 }
 
-/* The buffer consumers of layer i read in this pass (a view for flatten and eval-mode dropout). */
-static const float *act(const nn_model *m, int i, const float **outs) {
-    return i < 0 ? m->x : outs[i];
-}
-
 int nn_model_forward(nn_model *m, int train, uint64_t dropout_seed) {
     nn_backend *be = m->be;
     const nn_backend_ops *o = be->ops;
     const float *outs_stack[256];
     const float **outs = m->nlayers <= 256 ? outs_stack : malloc(sizeof(float *) * (size_t)m->nlayers);
     SD_ALLOC_CHECK(outs);
+    if (!m->training) train = 0;
     int rc = 0;
     for (int i = 0; i < m->nlayers && rc == 0; i++) {
         nn_layer *l = &m->layers[i];
-        const float *x = act(m, l->input, outs);
+        const float *xs[NN_OP_MAX_INPUTS];
+        for (int k = 0; k < l->ninputs; k++) xs[k] = l->inputs[k] < 0 ? m->x : outs[l->inputs[k]];
+        const float *x = xs[0];
         const float *W = l->w_len ? m->params + l->w_off : NULL;
         const float *B = l->b_len ? m->params + l->b_off : NULL;
         outs[i] = l->y;
@@ -322,6 +544,22 @@ int nn_model_forward(nn_model *m, int train, uint64_t dropout_seed) {
             break;
         case NN_OP_FLATTEN: outs[i] = x; break;
         case NN_OP_SOFTMAX_XENT: rc = o->softmax_xent_forward(be, &l->op, m->prob, m->loss, x, m->labels); break;
+        case NN_OP_SIGMOID_BCE: rc = o->sigmoid_bce_forward(be, &l->op, m->prob, m->loss, x, m->targets); break;
+        case NN_OP_ADD:
+            rc = o->add_forward(be, &l->op, l->y, xs[0], xs[1]);
+            for (int k = 2; k < l->ninputs && rc == 0; k++) rc = o->add_forward(be, &l->op, l->y, l->y, xs[k]);
+            break;
+        case NN_OP_CONCAT: rc = o->concat_forward(be, &l->op, l->y, xs); break;
+        case NN_OP_BATCHNORM:
+            rc = o->batchnorm_forward(be, &l->op, l->y, l->ws, x, W, B, m->stats + l->s_off, train);
+            break;
+        case NN_OP_AVGPOOL: case NN_OP_GLOBAL_AVGPOOL: rc = o->avgpool_forward(be, &l->op, l->y, x); break;
+        case NN_OP_EMBEDDING:
+            rc = o->embedding_forward(be, &l->op, l->y, m->ids + l->op.ids_off, W);
+            break;
+        case NN_OP_REPEAT: rc = o->repeat_forward(be, &l->op, l->y, x); break;
+        case NN_OP_GRU: rc = o->gru_forward(be, &l->op, l->y, l->ws, x, W); break;
+        case NN_OP_LSTM: rc = o->lstm_forward(be, &l->op, l->y, l->ws, x, W); break;
         default: rc = sd_err(SD_ERROR, "internal: op %d in forward", (int)l->op.kind);
         }
     }
@@ -329,30 +567,82 @@ int nn_model_forward(nn_model *m, int train, uint64_t dropout_seed) {
     return rc;
 }
 
+/* Where the gradient for input k of layer l goes: the owner's dy if no other layer wrote it yet in this
+ * pass, else the scratch buffer (then added in by grad_done). NULL for the model input. */
+static float *grad_dest(nn_model *m, const nn_layer *l, int k, int *ow) {
+    *ow = owner(m, l->inputs[k]);
+    if (*ow < 0) return NULL;
+    return m->written[*ow] ? m->scratch : m->layers[*ow].dy;
+}
+static int grad_done(nn_model *m, const nn_layer *l, int ow) {
+    if (ow < 0) return 0;
+    int rc = 0;
+    if (m->written[ow]) {
+        nn_layer *t = &m->layers[ow];
+        rc = m->be->ops->add_forward(m->be, &t->op, t->dy, t->dy, m->scratch);
+    }
+    m->written[ow] = 1;
+    (void)l;
+    return rc;
+}
+
 int nn_model_backward(nn_model *m) {
     nn_backend *be = m->be;
     const nn_backend_ops *o = be->ops;
     int L = m->nlayers;
+    if (!m->training) return sd_err(SD_ERROR, "internal: backward on a model built for inference");
+    memset(m->written, 0, (size_t)L);
     /* after a training forward pass every layer's y holds its output (flatten aliases its input) */
     for (int i = L - 1; i >= 0; i--) {
         nn_layer *l = &m->layers[i];
-        int in = l->input;
-        float *dx = in >= 0 ? m->layers[in].dy : NULL;
+        if (is_view(l)) continue;   /* flatten, dropout 0: dy is the input's dy */
+        int in = l->input, ow;
         const float *x = in >= 0 ? m->layers[in].y : m->x;
         float *dW = l->w_len ? m->grads + l->w_off : NULL;
         float *dB = l->b_len ? m->grads + l->b_off : NULL;
         const float *W = l->w_len ? m->params + l->w_off : NULL;
         int rc = 0;
+        if (l->op.kind == NN_OP_ADD) {   /* dy to every input */
+            for (int k = 0; k < l->ninputs && rc == 0; k++) {
+                ow = owner(m, l->inputs[k]);
+                if (ow < 0) continue;
+                nn_layer *t = &m->layers[ow];
+                rc = m->written[ow] ? o->add_forward(be, &t->op, t->dy, t->dy, l->dy)
+                                    : o->copy(be, t->dy, l->dy, out_elems(&t->op) * sizeof(float));
+                m->written[ow] = 1;
+            }
+            if (rc) return rc;
+            continue;
+        }
+        if (l->op.kind == NN_OP_CONCAT) {   /* one slice at a time (each may need the scratch) */
+            for (int k = 0; k < l->ninputs && rc == 0; k++) {
+                float *dxs[NN_OP_MAX_INPUTS] = {0};
+                dxs[k] = grad_dest(m, l, k, &ow);
+                if (!dxs[k]) continue;
+                rc = o->concat_backward(be, &l->op, dxs, l->dy);
+                if (!rc) rc = grad_done(m, l, ow);
+            }
+            if (rc) return rc;
+            continue;
+        }
+        float *dx = grad_dest(m, l, 0, &ow);
         switch (l->op.kind) {
         case NN_OP_SOFTMAX_XENT: rc = o->softmax_xent_backward(be, &l->op, dx, m->prob, m->labels); break;
+        case NN_OP_SIGMOID_BCE: rc = o->sigmoid_bce_backward(be, &l->op, dx, m->prob, m->targets); break;
         case NN_OP_DENSE: rc = o->dense_backward(be, &l->op, dx, dW, dB, l->dy, x, W); break;
         case NN_OP_CONV2D: rc = o->conv2d_backward(be, &l->op, dx, dW, dB, l->dy, x, W); break;
         case NN_OP_MAXPOOL: if (dx) rc = o->maxpool_backward(be, &l->op, dx, l->dy, x, l->y, l->ws); break;
         case NN_OP_RELU: if (dx) rc = o->relu_backward(be, &l->op, dx, l->dy, l->y); break;
-        case NN_OP_DROPOUT: if (dx && !is_view(l)) rc = o->dropout_backward(be, &l->op, dx, l->dy, l->ws); break;
-        case NN_OP_FLATTEN: break;   /* a view: dy is the input's dy */
+        case NN_OP_DROPOUT: if (dx) rc = o->dropout_backward(be, &l->op, dx, l->dy, l->ws); break;
+        case NN_OP_BATCHNORM: rc = o->batchnorm_backward(be, &l->op, dx, dW, dB, l->dy, x, W, l->ws); break;
+        case NN_OP_AVGPOOL: case NN_OP_GLOBAL_AVGPOOL: if (dx) rc = o->avgpool_backward(be, &l->op, dx, l->dy); break;
+        case NN_OP_EMBEDDING: rc = o->embedding_backward(be, &l->op, dW, l->dy, m->ids + l->op.ids_off); break;
+        case NN_OP_REPEAT: if (dx) rc = o->repeat_backward(be, &l->op, dx, l->dy); break;
+        case NN_OP_GRU: rc = o->gru_backward(be, &l->op, dx, dW, l->dy, x, W, l->y, l->ws); break;
+        case NN_OP_LSTM: rc = o->lstm_backward(be, &l->op, dx, dW, l->dy, x, W, l->y, l->ws); break;
         default: rc = sd_err(SD_ERROR, "internal: op %d in backward", (int)l->op.kind);
         }
+        if (!rc && dx) rc = grad_done(m, l, ow);
         if (rc) return rc;
     }
     return 0;
@@ -360,7 +650,20 @@ int nn_model_backward(nn_model *m) {
 
 int nn_model_step(nn_model *m) {
     nn_backend *be = m->be;
+    if (!m->training) return sd_err(SD_ERROR, "internal: optimizer step on a model built for inference");
     m->step++;
     SD_TRY(be->ops->optimizer_step(be, &m->optim, m->params, m->grads, m->state, m->nparams, m->step));
     return be->ops->zero(be, m->grads, m->nparams * sizeof(float));
+}
+
+int nn_model_upload_input(nn_model *m, const float *x) {
+    nn_backend *be = m->be;
+    const size_t n = (size_t)m->batch * m->in_c * m->in_h * m->in_w;
+    if (!m->ids) return be->ops->upload(be, m->x, x, n * sizeof(float));
+    int32_t *ids = malloc(n * sizeof *ids + 1);
+    SD_ALLOC_CHECK(ids);
+    for (size_t i = 0; i < n; i++) ids[i] = x[i] >= 0.0f && x[i] < 2147483647.0f ? (int32_t)x[i] : -1;
+    int rc = be->ops->upload(be, m->ids, ids, n * sizeof *ids);
+    free(ids);
+    return rc;
 }

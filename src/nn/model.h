@@ -1,6 +1,16 @@
 /* model — workload specs and the shared graph: parse workloads/<name>.json into an sd_workload, infer
  * shapes, count parameters and FLOPs, and build a model on a back-end (parameters, gradients and
- * optimizer state in one slab each, activations per layer). Back-end independent. */
+ * optimizer state in one slab each, activations per layer). Back-end independent.
+ *
+ * The graph is a DAG in topological order: layer i reads the outputs of earlier layers (inputs[], -1 =
+ * the model input) and owns one output buffer y and its gradient dy. A tensor read by several layers
+ * gets the sum of their gradients (the graph accumulates with the back-end's add). Views (flatten,
+ * dropout with rate 0) alias their input's buffers.
+ *
+ * Shapes: every tensor is [n][c][h][w] float32, n = batch. c/h/w are generic per-example dimensions,
+ * not necessarily an image's: a sequence op may use c = features per step, h = time steps, w = 1
+ * (so [n][features][steps]... or any layout its op documents); the graph only needs c*h*w elements per
+ * example and, for concat, the channel axis c. Dense layers need h = w = 1. */
 #ifndef SD_NN_MODEL_H
 #define SD_NN_MODEL_H
 
@@ -13,6 +23,13 @@
 
 typedef enum nn_init_kind { NN_INIT_GLOROT_UNIFORM = 0, NN_INIT_ZEROS } nn_init_kind;
 
+/* The model's loss, appended as the last layer (NN_LOSS_NONE: an inference-only model whose output is
+ * its last layer's, e.g. features). */
+typedef enum nn_loss_kind { NN_LOSS_SOFTMAX_XENT = 0, NN_LOSS_SIGMOID_BCE, NN_LOSS_NONE } nn_loss_kind;
+
+/* What bench does with a workload: train and validate, or time inference passes only. */
+typedef enum sd_mode { SD_MODE_TRAIN = 0, SD_MODE_INFERENCE } sd_mode;
+
 /* One layer as the spec gives it (shape-free), with where it was written. */
 typedef struct nn_layer_spec {
     nn_op_kind kind;
@@ -21,6 +38,16 @@ typedef struct nn_layer_spec {
     float rate;             /* dropout */
     int bias;               /* 1 unless "bias": false */
     int line, col;          /* position in the spec file */
+    /* graph (issue 9A) */
+    int ninputs;            /* 0: the previous layer (a chain); else inputs[] */
+    int inputs[NN_OP_MAX_INPUTS];   /* indices of earlier layers in this list, -1 = model input */
+    float eps, momentum;    /* batchnorm */
+    /* recurrent (issue 9B) */
+    int vocab;              /* embedding: table rows */
+    int range_from, range_to;   /* embedding: "range" [from, to) of the input ids it reads (to 0: all) */
+    int ret_seq;            /* gru/lstm: "return_sequences" */
+    int distributed;        /* gru/lstm: "time_distributed" — every row of a [1, rows, steps] input is its own
+                             * sequence of one feature (Keras TimeDistributed(LSTM) over image rows) */
 } nn_layer_spec;
 
 typedef struct sd_workload {
@@ -41,6 +68,14 @@ typedef struct sd_workload {
     int batch, epochs;
     int shuffle;
     long long expected_params;      /* 0: not given */
+    /* graph (issue 9A) */
+    nn_loss_kind loss;
+    sd_mode mode;
+    int infer_images;               /* inference mode: images per timed pass (published method) */
+    int warmup_passes;              /* inference mode: untimed passes before the timed one */
+    /* token data (issue 9B): dataset "imdb" — shape [maxlen, 1, 1] of token ids (data/data.h) */
+    int num_words;                  /* ids >= num_words -> out of vocabulary (0: no cap) */
+    int pad_post, trunc_post;       /* "padding" / "truncating": 0 "pre" (Keras default), 1 "post" */
 } sd_workload;
 
 /* Read and check a workload spec. name_or_path: a name looked up as <dir>/<name>.json, or a path.
@@ -52,7 +87,10 @@ void sd_workload_free(sd_workload *w);
 typedef struct nn_layer {
     nn_op op;                 /* kind and shapes at the model's batch size */
     char name[24];            /* "conv2d_1" ... */
-    int input;                /* index of the input layer, -1 = model input */
+    int input;                /* index of the (first) input layer, -1 = model input */
+    int ninputs;              /* >= 1 */
+    int inputs[NN_OP_MAX_INPUTS];   /* inputs[0] == input */
+    size_t s_off, s_len;      /* slice of the statistics slab (batchnorm running mean, var), not trained */
     size_t w_off, w_len;      /* slice of the parameter slab (len 0: none) */
     size_t b_off, b_len;
     double flops;             /* forward FLOPs per example (multiply-add = 2) */
@@ -68,9 +106,22 @@ typedef struct nn_model {
     nn_layer *layers;
     int nlayers;
     size_t nparams;
+    size_t nstats;            /* non-trained statistics floats (batchnorm running mean/var) */
+    float *stats;             /* device slab of nstats */
+    nn_loss_kind loss_kind;
+    int training;             /* 0: built for inference only (no gradients, optimizer state, loss) */
+    float *targets;           /* device float targets [batch][classes] (sigmoid BCE) */
+    float *out;               /* the model output: last layer's y (inference) — [batch][out_elems] */
+    size_t out_elems;         /* per example */
+    float *scratch;           /* gradient scratch for tensors read by several layers (or NULL) */
+    size_t scratch_elems;
+    int *consumers;           /* per layer: how many non-view layers read it (through views) */
+    unsigned char *written;   /* per layer: dy written in this backward pass */
     size_t nstate;            /* optimizer state floats */
     float *params, *grads, *state;   /* device slabs */
     float *x;                 /* device input batch [batch][c][h][w] */
+    int32_t *ids;             /* device token ids [batch][c*h*w] when the model starts with an embedding
+                               * (issue 9B); nn_model_upload_input fills it from float ids */
     int32_t *labels;          /* device labels [batch] */
     float *prob, *loss;       /* device softmax [batch][classes], per-example loss [batch] */
     nn_optim optim;
@@ -81,25 +132,33 @@ typedef struct nn_model {
 /* Shape inference without a back-end: fills layers' ops (n = batch), parameter slices and FLOPs.
  * Used by --describe and by nn_model_build. Errors name the spec position of the offending layer. */
 int nn_model_plan(const sd_workload *w, int batch, nn_layer **layers_out, size_t *nparams_out);
+/* Floats of the statistics slab of a plan (sum of s_len). */
+size_t nn_model_nstats(const nn_layer *layers, int nlayers);
 /* FLOPs per example: forward, and a training step (backward ≈ 2× forward for layers with weights — data
  * and weight gradients, the data gradient skipped for the first layer — and 1× for the rest). */
 void nn_model_flops(const nn_layer *layers, int nlayers, double *fwd, double *train);
 /* Print the layer table (name, output shape, parameters, FLOPs per example) and totals. */
 void nn_model_describe(FILE *f, const sd_workload *w, const nn_layer *layers, int nlayers, size_t nparams);
 
-/* Build on a back-end: plan, prepare ops, allocate all buffers, initialise parameters from seed. */
+/* Build on a back-end: plan, prepare ops, allocate all buffers, initialise parameters from seed.
+ * A workload in inference mode (or loss none) is built without gradients, optimizer state or loss. */
 int nn_model_build(nn_model **out, const sd_workload *w, nn_backend *be, int batch, uint64_t seed);
 void nn_model_free(nn_model *m);
 /* Host copy of the initial parameters the spec's initialisers give for seed (Glorot-uniform weights
- * with fan_in/fan_out of each layer, zero biases): what nn_model_build uploads. */
+ * with fan_in/fan_out of each layer, zero biases; batchnorm gamma 1, beta 0): what nn_model_build
+ * uploads. Running statistics start at mean 0, variance 1. */
 int nn_model_init_params(const nn_layer *layers, int nlayers, size_t nparams, nn_init_kind winit,
                          nn_init_kind binit, uint64_t seed, float *out);
 
-/* One batch already uploaded to m->x / m->labels. train: dropout on, backward and optimizer step.
- * dropout_seed varies per step. */
+/* One batch already uploaded to m->x / m->labels (or m->targets). train: dropout on, batchnorm on batch
+ * statistics (running statistics updated), backward and optimizer step. dropout_seed varies per step. */
 int nn_model_forward(nn_model *m, int train, uint64_t dropout_seed);
 int nn_model_backward(nn_model *m);
 int nn_model_step(nn_model *m);   /* optimizer step over the slab, then gradients zeroed */
+/* Upload one host batch [batch][c][h][w] as the model input: to m->x, or, for a model that starts with an
+ * embedding, converted to int32 ids into m->ids (the floats hold integers; out of range ids are reported
+ * by the embedding). */
+int nn_model_upload_input(nn_model *m, const float *x);
 
 const char *nn_op_name(nn_op_kind k);
 

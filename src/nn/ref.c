@@ -115,6 +115,8 @@ static size_t ref_workspace_size(nn_backend *be, const nn_op *op) {
     switch (op->kind) {
     case NN_OP_MAXPOOL: return out * sizeof(int32_t);   /* argmax per output */
     case NN_OP_DROPOUT: return out;                      /* keep mask, one byte per element */
+    case NN_OP_BATCHNORM: return 2 * sizeof(float) * (size_t)op->c;   /* batch mean, variance */
+    case NN_OP_GRU: case NN_OP_LSTM: return nn_host_rnn_ws_bytes(op);
     default: return 0;
     }
 }
@@ -372,6 +374,64 @@ static int ref_optimizer_step(nn_backend *be, const nn_optim *o, float *p, const
     return nn_host_optimizer_step(T(be), o, p, g, state, n, step);
 }
 
+/* ---- graph ops (issue 9A): the arithmetic is host_ops' --------------------------------------------- */
+
+static int ref_add_forward(nn_backend *be, const nn_op *op, float *y, const float *a, const float *b) {
+    return nn_host_add(T(be), numel_out(op), y, a, b);
+}
+static int ref_concat_forward(nn_backend *be, const nn_op *op, float *y, const float *const *x) {
+    return nn_host_concat_forward(T(be), op, y, x);
+}
+static int ref_concat_backward(nn_backend *be, const nn_op *op, float *const *dx, const float *dy) {
+    return nn_host_concat_backward(T(be), op, dx, dy);
+}
+static int ref_batchnorm_forward(nn_backend *be, const nn_op *op, float *y, void *ws, const float *x,
+                                 const float *gamma, const float *beta, float *running, int train) {
+    return nn_host_batchnorm_forward(T(be), op, y, ws, x, gamma, beta, running, train);
+}
+static int ref_batchnorm_backward(nn_backend *be, const nn_op *op, float *dx, float *dgamma, float *dbeta,
+                                  const float *dy, const float *x, const float *gamma, const void *ws) {
+    return nn_host_batchnorm_backward(T(be), op, dx, dgamma, dbeta, dy, x, gamma, ws);
+}
+static int ref_avgpool_forward(nn_backend *be, const nn_op *op, float *y, const float *x) {
+    return nn_host_avgpool_forward(T(be), op, y, x);
+}
+static int ref_avgpool_backward(nn_backend *be, const nn_op *op, float *dx, const float *dy) {
+    return nn_host_avgpool_backward(T(be), op, dx, dy);
+}
+static int ref_sigmoid_bce_forward(nn_backend *be, const nn_op *op, float *prob, float *loss, const float *logits,
+                                   const float *targets) {
+    return nn_host_sigmoid_bce_forward(T(be), op, prob, loss, logits, targets);
+}
+static int ref_sigmoid_bce_backward(nn_backend *be, const nn_op *op, float *dlogits, const float *prob,
+                                    const float *targets) {
+    return nn_host_sigmoid_bce_backward(T(be), op, dlogits, prob, targets);
+}
+
+/* ---- recurrent ops (issue 9B): host_rnn.c is their reference arithmetic -------------------------------- */
+
+static int ref_embedding_forward(nn_backend *be, const nn_op *op, float *y, const int32_t *ids, const float *table) {
+    return nn_host_embedding_forward(T(be), op, y, ids, table);
+}
+static int ref_embedding_backward(nn_backend *be, const nn_op *op, float *dtable, const float *dy,
+                                  const int32_t *ids) {
+    return nn_host_embedding_backward(T(be), op, dtable, dy, ids);
+}
+static int ref_rnn_forward(nn_backend *be, const nn_op *op, float *y, void *ws, const float *x, const float *w) {
+    return nn_host_rnn_forward(T(be), op, y, ws, x, w);
+}
+static int ref_rnn_backward(nn_backend *be, const nn_op *op, float *dx, float *dw, const float *dy, const float *x,
+                            const float *w, const float *y, const void *ws) {
+    return nn_host_rnn_backward(T(be), op, dx, dw, dy, x, w, y, ws);
+}
+
+static int ref_repeat_forward(nn_backend *be, const nn_op *op, float *y, const float *x) {
+    return nn_host_repeat_forward(T(be), op, y, x);
+}
+static int ref_repeat_backward(nn_backend *be, const nn_op *op, float *dx, const float *dy) {
+    return nn_host_repeat_backward(T(be), op, dx, dy);
+}
+
 /* ---- table ----------------------------------------------------------------------------------------- */
 
 static void ref_env(nn_backend *be, nn_env_fn add, void *user) {
@@ -410,6 +470,26 @@ static const nn_backend_ops ref_ops = {
     .softmax_xent_forward = ref_softmax_xent_forward,
     .softmax_xent_backward = ref_softmax_xent_backward,
     .optimizer_step = ref_optimizer_step,
+    /* graph ops (issue 9A) */
+    .copy = ref_copy,
+    .add_forward = ref_add_forward,
+    .concat_forward = ref_concat_forward,
+    .concat_backward = ref_concat_backward,
+    .batchnorm_forward = ref_batchnorm_forward,
+    .batchnorm_backward = ref_batchnorm_backward,
+    .avgpool_forward = ref_avgpool_forward,
+    .avgpool_backward = ref_avgpool_backward,
+    .sigmoid_bce_forward = ref_sigmoid_bce_forward,
+    .sigmoid_bce_backward = ref_sigmoid_bce_backward,
+    /* recurrent ops (issue 9B) */
+    .embedding_forward = ref_embedding_forward,
+    .embedding_backward = ref_embedding_backward,
+    .gru_forward = ref_rnn_forward,
+    .gru_backward = ref_rnn_backward,
+    .lstm_forward = ref_rnn_forward,
+    .lstm_backward = ref_rnn_backward,
+    .repeat_forward = ref_repeat_forward,
+    .repeat_backward = ref_repeat_backward,
 };
 
 int nn_ref_new(nn_backend **out, const nn_backend_opts *opts) {

@@ -4,6 +4,7 @@
 #include "nn/kernels.h"
 #include "core/err.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +17,7 @@ double nn_now(void) {
 }
 
 /* Fisher–Yates with the counter-based hash: the order depends only on (seed, epoch, n). */
-static void shuffle(int *idx, int n, uint64_t seed, int epoch) {
+void nn_train_shuffle(int *idx, int n, uint64_t seed, int epoch) {
     for (int i = 0; i < n; i++) idx[i] = i;
     uint64_t s = nn_hash64(seed ^ nn_hash64(0xE90C0000ULL + (uint64_t)epoch));
     for (int i = n - 1; i > 0; i--) {
@@ -25,7 +26,7 @@ static void shuffle(int *idx, int n, uint64_t seed, int epoch) {
     }
 }
 
-static void gather(const sd_dataset *d, const int *idx, int start, int batch, float *x, int32_t *y) {
+void nn_train_gather(const sd_dataset *d, const int *idx, int start, int batch, float *x, int32_t *y) {
     size_t per = (size_t)d->c * d->h * d->w;
     for (int b = 0; b < batch; b++) {
         int k = idx ? idx[start + b] : start + b;
@@ -34,11 +35,63 @@ static void gather(const sd_dataset *d, const int *idx, int start, int batch, fl
     }
 }
 
+/* Targets of a multi-label (sigmoid BCE) model from integer labels: one-hot rows (the data sets here carry
+ * one label per example). */
+static void targets_of(const int32_t *y, int batch, int C, float *t) {
+    for (int b = 0; b < batch; b++)
+        for (int k = 0; k < C; k++) t[(size_t)b * C + k] = y[b] == k ? 1.0f : 0.0f;
+}
+
 static int upload_batch(nn_model *m, const float *x, const int32_t *y) {
     nn_backend *be = m->be;
-    size_t per = (size_t)m->in_c * m->in_h * m->in_w;
-    SD_TRY(be->ops->upload(be, m->x, x, (size_t)m->batch * per * sizeof(float)));
+    SD_TRY(nn_model_upload_input(m, x));
+    if (!m->labels) return 0;   /* inference-only model */
+    if (m->targets) {
+        size_t n = (size_t)m->batch * m->classes;
+        float *t = malloc(sizeof(float) * n);
+        SD_ALLOC_CHECK(t);
+        targets_of(y, m->batch, m->classes, t);
+        int rc = be->ops->upload(be, m->targets, t, n * sizeof(float));
+        free(t);
+        SD_TRY(rc);
+    }
     return be->ops->upload(be, m->labels, y, (size_t)m->batch * sizeof(int32_t));
+}
+
+static int cmp_score(const void *a, const void *b) {
+    float x = ((const float *)a)[0], y = ((const float *)b)[0];
+    return (x > y) - (x < y);
+}
+
+double nn_mean_roc_auc(const float *scores, const float *targets, long n, int C) {
+    float *pairs = malloc(sizeof(float) * 2 * (size_t)(n > 0 ? n : 1));
+    if (!pairs) return NAN;
+    double sum = 0;
+    int used = 0;
+    for (int k = 0; k < C; k++) {
+        long pos = 0;
+        for (long i = 0; i < n; i++) {
+            pairs[2 * i] = scores[i * C + k];
+            pairs[2 * i + 1] = targets[i * C + k] > 0.5f ? 1.0f : 0.0f;
+            pos += pairs[2 * i + 1] > 0;
+        }
+        long neg = n - pos;
+        if (pos == 0 || neg == 0) continue;
+        qsort(pairs, (size_t)n, 2 * sizeof(float), cmp_score);
+        /* Mann-Whitney: sum of the positives' ranks (ties share the mean rank) */
+        double rank_sum = 0;
+        for (long i = 0; i < n;) {
+            long j = i;
+            while (j < n && pairs[2 * j] == pairs[2 * i]) j++;
+            double mean_rank = 0.5 * (double)(i + 1 + j);   /* ranks i+1 .. j */
+            for (long q = i; q < j; q++) if (pairs[2 * q + 1] > 0) rank_sum += mean_rank;
+            i = j;
+        }
+        sum += (rank_sum - 0.5 * (double)pos * (pos + 1)) / ((double)pos * neg);
+        used++;
+    }
+    free(pairs);
+    return used ? sum / used : NAN;
 }
 
 int nn_evaluate(nn_model *m, const sd_dataset *test, int max_batches, float *hx, int32_t *hy, float *hp,
@@ -51,12 +104,22 @@ int nn_evaluate(nn_model *m, const sd_dataset *test, int max_batches, float *hx,
     double lsum = 0;
     const int C = m->classes;
     if (confusion) memset(confusion, 0, sizeof(int64_t) * C * C);
+    float *all_p = NULL, *all_t = NULL;   /* multi-label: every score and target, for the ROC AUC */
+    if (m->targets) {
+        all_p = malloc(sizeof(float) * (size_t)nb * m->batch * C);
+        all_t = malloc(sizeof(float) * (size_t)nb * m->batch * C);
+        if (!all_p || !all_t) { free(all_p); free(all_t); return sd_err(SD_ENOMEM, "out of memory for scores"); }
+    }
     for (int b = 0; b < nb; b++) {
-        gather(test, NULL, b * m->batch, m->batch, hx, hy);
+        nn_train_gather(test, NULL, b * m->batch, m->batch, hx, hy);
         SD_TRY(upload_batch(m, hx, hy));
         SD_TRY(nn_model_forward(m, 0, 0));
         SD_TRY(be->ops->download(be, hp, m->prob, (size_t)m->batch * C * sizeof(float)));
         SD_TRY(be->ops->download(be, hl, m->loss, (size_t)m->batch * sizeof(float)));
+        if (all_p) {
+            memcpy(all_p + (size_t)b * m->batch * C, hp, sizeof(float) * (size_t)m->batch * C);
+            targets_of(hy, m->batch, C, all_t + (size_t)b * m->batch * C);
+        }
         for (int i = 0; i < m->batch; i++) {
             const float *p = hp + (size_t)i * C;
             int best = 0;
@@ -69,7 +132,68 @@ int nn_evaluate(nn_model *m, const sd_dataset *test, int max_batches, float *hx,
     *images = (long)nb * m->batch;
     *accuracy = (double)correct / (double)*images;
     *loss = lsum / (double)*images;
+    if (all_p) *accuracy = nn_mean_roc_auc(all_p, all_t, *images, C);
+    free(all_p);
+    free(all_t);
     return 0;
+}
+
+/* One pass of forward (inference mode) over nb full batches of d, the outputs copied to the host. */
+static int infer_pass(nn_model *m, const sd_dataset *d, int nb, float *hx, int32_t *hy, float *hout) {
+    nn_backend *be = m->be;
+    float *out = m->out ? m->out : m->prob;
+    size_t per = m->out ? m->out_elems : (size_t)m->classes;
+    for (int b = 0; b < nb; b++) {
+        nn_train_gather(d, NULL, b * m->batch, m->batch, hx, hy);
+        SD_TRY(upload_batch(m, hx, hy));
+        SD_TRY(nn_model_forward(m, 0, 0));
+        SD_TRY(be->ops->download(be, hout, out, (size_t)m->batch * per * sizeof(float)));
+    }
+    return be->ops->sync(be);
+}
+
+int nn_infer(const sd_workload *w, nn_backend *be, const sd_dataset *data, const nn_train_opts *o,
+             nn_train_result *out) {
+    memset(out, 0, sizeof *out);
+    const int B = o->batch;
+    if (data->c != w->in_c || data->h != w->in_h || data->w != w->in_w)
+        return sd_err(SD_EINPUT, "%s: data shape %dx%dx%d does not match the workload's input %dx%dx%d",
+                      data->source, data->c, data->h, data->w, w->in_c, w->in_h, w->in_w);
+    int n = w->infer_images < data->n ? w->infer_images : data->n;
+    int nb = n / B;
+    if (o->max_batches > 0 && nb > o->max_batches) nb = o->max_batches;
+    if (nb == 0) return sd_err(SD_EINPUT, "%s: %d images hold no full batch of %d", data->source, n, B);
+    nn_model *m = NULL;
+    SD_TRY(nn_model_build(&m, w, be, B, o->seed));
+    size_t per_out = m->out ? m->out_elems : (size_t)m->classes;
+    float *hx = malloc(sizeof(float) * (size_t)w->in_c * w->in_h * w->in_w * B);
+    int32_t *hy = malloc(sizeof(int32_t) * B);
+    float *hout = malloc(sizeof(float) * per_out * B);
+    int rc = 0;
+    if (!hx || !hy || !hout) { rc = sd_err(SD_ENOMEM, "out of memory for inference buffers"); goto done; }
+    out->nparams = m->nparams;
+    out->metric = "none";
+    nn_model_flops(m->layers, m->nlayers, &out->flops_fwd, &out->flops_train);
+    for (int p = 0; p < w->warmup_passes; p++) {
+        if (o->stop && *o->stop) { rc = sd_err(SD_EINTR, "interrupted"); goto done; }
+        double t0 = nn_now();
+        SD_TRY_GOTO(rc, infer_pass(m, data, nb, hx, hy, hout), done);
+        if (p == 0) out->cold_s = nn_now() - t0;
+        if (o->progress) fprintf(stderr, "%s: untimed pass %d: %.2fs\n", o->label ? o->label : "infer", p + 1, nn_now() - t0);
+    }
+    if (o->stop && *o->stop) { rc = sd_err(SD_EINTR, "interrupted"); goto done; }
+    double t0 = nn_now();
+    SD_TRY_GOTO(rc, infer_pass(m, data, nb, hx, hy, hout), done);
+    out->infer_s = nn_now() - t0;
+    out->infer_images = (long)nb * B;
+    if (o->progress)
+        fprintf(stderr, "%s: timed pass: %ld images in %.2fs = %.3f s per 1,000 images\n", o->label ? o->label : "infer",
+                out->infer_images, out->infer_s, 1000.0 * out->infer_s / out->infer_images);
+    out->peak_bytes = be->bytes_peak;
+done:
+    free(hx); free(hy); free(hout);
+    nn_model_free(m);
+    return rc;
 }
 
 void nn_train_result_free(nn_train_result *r) {
@@ -127,12 +251,12 @@ int nn_train(const sd_workload *w, nn_backend *be, const sd_dataset *train, cons
     for (int e = 1; e <= o->epochs; e++) {
         nn_epoch_stats *st = &out->epochs[e - 1];
         st->epoch = e;
-        if (o->shuffle) shuffle(idx, train->n, o->seed, e);
+        if (o->shuffle) nn_train_shuffle(idx, train->n, o->seed, e);
         else for (int i = 0; i < train->n; i++) idx[i] = i;
         double lsum = 0, t0 = nn_now(), last = t0;
         for (int b = 0; b < nb; b++) {
             if (o->stop && *o->stop) { rc = sd_err(SD_EINTR, "interrupted"); goto done; }
-            gather(train, idx, b * B, B, hx, hy);
+            nn_train_gather(train, idx, b * B, B, hx, hy);
             SD_TRY_GOTO(rc, upload_batch(m, hx, hy), done);
             SD_TRY_GOTO(rc, nn_model_forward(m, 1, nn_hash64(o->seed ^ (uint64_t)m->step * 0x9E37ULL)), done);
             SD_TRY_GOTO(rc, nn_model_backward(m), done);
@@ -169,6 +293,16 @@ int nn_train(const sd_workload *w, nn_backend *be, const sd_dataset *train, cons
                     st->loss, st->val_s, st->accuracy);
         }
     }
+    /* inference timed apart: the test set through the trained model, outputs copied to the host */
+    {
+        int nbt = test->n / B;
+        if (o->max_batches > 0 && nbt > o->max_batches) nbt = o->max_batches;
+        double t2 = nn_now();
+        SD_TRY_GOTO(rc, infer_pass(m, test, nbt, hx, hy, hp), done);
+        out->infer_s = nn_now() - t2;
+        out->infer_images = (long)nbt * B;
+    }
+    out->metric = w->loss == NN_LOSS_SIGMOID_BCE ? "mean_roc_auc" : "accuracy";
     out->peak_bytes = be->bytes_peak;
 done:
     free(idx); free(hx); free(hy); free(hl); free(hp);

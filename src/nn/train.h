@@ -39,6 +39,13 @@ typedef struct nn_train_result {
     double flops_train;        /* per example: forward + backward (data and weights) */
     int64_t *confusion;        /* classes x classes of the last epoch, [true][predicted] */
     int classes;
+    /* graph (issue 9A) */
+    const char *metric;        /* what "accuracy" holds: "accuracy" (softmax: trace(confusion) / N) or
+                                * "mean_roc_auc" (sigmoid BCE: mean over classes of the ROC AUC) */
+    double infer_s;            /* a timed inference pass: forward (inference mode) over infer_images images,
+                                * data upload and the copy of the outputs to the host included */
+    long infer_images;
+    double cold_s;             /* inference workloads: the untimed first (cold) pass, reported apart */
 } nn_train_result;
 
 /* Build the model on be, train and validate. train/test must match the workload's input shape. */
@@ -52,6 +59,21 @@ int nn_evaluate(nn_model *m, const sd_dataset *test, int max_batches, float *hos
                 float *host_prob, float *host_loss, double *accuracy, double *loss, long *images,
                 int64_t *confusion);
 
+/* An inference-only workload (sd_workload.mode SD_MODE_INFERENCE): w->warmup_passes untimed passes over
+ * data (the first one's time is cold_s), then one timed pass (infer_s); each pass runs w->infer_images
+ * images (capped by opts->max_batches batches) in full batches of opts->batch. No epochs. */
+int nn_infer(const sd_workload *w, nn_backend *be, const sd_dataset *data, const nn_train_opts *opts,
+             nn_train_result *out);
+
+/* Mean over classes of the ROC AUC of scores[n][C] against binary targets[n][C] (ties count 1/2);
+ * classes with no positive or no negative example are skipped. NaN if every class is skipped. */
+double nn_mean_roc_auc(const float *scores, const float *targets, long n, int C);
+
 double nn_now(void);   /* monotonic seconds */
+
+/* The epoch's example order (Fisher–Yates on a counter hash: depends only on seed, epoch and n), and the
+ * copy of examples idx[start..start+batch) (idx NULL: in order) into host x / y. Shared with nn/dp.c. */
+void nn_train_shuffle(int *idx, int n, uint64_t seed, int epoch);
+void nn_train_gather(const sd_dataset *d, const int *idx, int start, int batch, float *x, int32_t *y);
 
 #endif

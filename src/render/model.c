@@ -247,6 +247,8 @@ static int add_results(render_model *m, const char *path, json_t *root) {
             r->error = text(a, json_object_get(j, "error"));
         }
         json_t *set = json_object_get(j, "settings");
+        json_t *g = json_object_get(json_is_object(set) && json_object_get(set, "gpus") ? set : j, "gpus");
+        if (json_is_integer(g) && json_integer_value(g) > 0 && json_integer_value(g) <= 4096) r->gpus = (int)json_integer_value(g);
         if (json_is_object(set)) {
             size_t room = kv_room(set) + 1;
             r->settings = render_alloc(a, room * sizeof *r->settings);

@@ -51,16 +51,38 @@ static const char *backend_name(const char *b) {
     return b;
 }
 
+/* The GPU model without count, vendor, family and variant: "Tesla V100-SXM2-16GB" -> "V100", "4x Tesla
+ * V100-PCIE-16GB" -> "V100", "NVIDIA A100-SXM4-40GB" -> "A100", "NVIDIA GeForce RTX 4090" -> "RTX 4090". */
+static const char *gpu_short(rdoc *d, const char *dev) {
+    static const char *const drop[] = {"NVIDIA ", "Tesla ", "GeForce ", "Quadro ", NULL};
+    size_t k = strspn(dev, "0123456789");   /* a published "4x Tesla V100": the count is given apart */
+    if (k && strncmp(dev + k, "x ", 2) == 0) dev += k + 2;
+    else if (k && strncmp(dev + k, "× ", strlen("× ")) == 0) dev += k + strlen("× ");
+    for (int again = 1; again;) {
+        again = 0;
+        for (int i = 0; drop[i]; i++)
+            if (strncmp(dev, drop[i], strlen(drop[i])) == 0) { dev += strlen(drop[i]); again = 1; }
+    }
+    return render_printf(d->a, "%.*s", (int)strcspn(dev, "-"), dev);
+}
+
 /* The column of a run: its device without the back-end detail ("CPU (oneDNN 2.6.3, 2 threads)" -> "CPU"),
- * so that back-ends on one device share a column and differ by row. */
+ * so that back-ends on one device share a column and differ by row. GPU runs are grouped by device type and
+ * count as the published multi-GPU tables are ("1×V100 | 4×V100"); so are CPU runs over several replicas
+ * and published runs that give "gpus". */
 static const char *device_of(rdoc *d, const rm_run *r) {
+    const char *dev = "CPU";
+    int gpu = r->backend && strcmp(r->backend, "cudnn") == 0;
     if (r->device) {
         const char *p = strstr(r->device, " (");
-        const char *dev = p ? render_printf(d->a, "%.*s", (int)(p - r->device), r->device) : r->device;
-        return strcasecmp(dev, "cpu") == 0 ? "CPU" : dev;   /* framework runners say "cpu" */
+        dev = p ? render_printf(d->a, "%.*s", (int)(p - r->device), r->device) : r->device;
+        if (strcasecmp(dev, "cpu") == 0) dev = "CPU";   /* framework runners say "cpu" */
+    } else if (gpu) {
+        dev = "GPU";
     }
-    if (r->backend && strcmp(r->backend, "cudnn") == 0) return "GPU";
-    return "CPU";
+    if (r->published ? r->gpus > 0 : gpu || r->gpus > 1)
+        return render_printf(d->a, "%d×%s", r->gpus > 0 ? r->gpus : 1, gpu || r->published ? gpu_short(d, dev) : dev);
+    return dev;
 }
 
 /* A framework run's backend is its device kind (cpu, cuda; auto when it did not start): the column says that. */

@@ -208,6 +208,18 @@ static int handle_line(state *s, const char *line, size_t len) {
         s->r->equivalence = 1;
         goto out;
     }
+    if (strcmp(ev, "inference") == 0) {   /* a timed inference pass (issue 9A) */
+        double t = 0, cold = 0;
+        long long n = 0;
+        SD_TRY_GOTO(rc, jv_get_num(d, root, "timed_s", "inference event", 1, 0.0, -1.0, &t), out);
+        SD_TRY_GOTO(rc, jv_get_int(d, root, "images", "inference event", 1, 1, 1LL << 40, &n), out);
+        SD_TRY_GOTO(rc, jv_get_num(d, root, "cold_s", "inference event", 0, 0.0, -1.0, &cold), out);
+        if (!(t > 0)) { rc = jv_err(d, jv_get(root, "timed_s"), "timed_s must be positive"); goto out; }
+        s->r->train.infer_s = t;
+        s->r->train.infer_images = (long)n;
+        s->r->train.cold_s = cold;
+        goto out;
+    }
     if (strcmp(ev, "done") == 0) {
         if (s->nepochs != o->epochs) { rc = jv_err(d, root, "done after %d of %d epochs", s->nepochs, o->epochs); goto out; }
         const jv *conf = jv_get(root, "confusion");
@@ -254,6 +266,21 @@ static int build_argv(const sd_runner_opts *o, char **argv, char (*buf)[1100], i
     case SD_RUNNER_DATA_CIFAR10:
         ARG("--data"); ARG("cifar10"); ARG("--cifar-dir"); ARG(d->cifar_dir);
         break;
+    case SD_RUNNER_DATA_TOKENS:   /* the spec's data keys give num_words, maxlen (shape), padding, truncating */
+        if (d->train_tokens[0]) {
+            ARG("--data"); ARG("tokens");
+            ARG("--train-tokens"); ARG(d->train_tokens); ARG("--test-tokens"); ARG(d->test_tokens);
+        } else {
+            ARG("--data"); ARG("aclimdb"); ARG("--acl-dir"); ARG(d->acl_dir);
+        }
+        break;
+    case SD_RUNNER_DATA_SYNTHETIC_TOKENS:
+        ARG("--data"); ARG("synthetic-tokens");
+        ARG("--synthetic-seed"); ARGF("%llu", (unsigned long long)d->seed);
+        ARG("--train-n"); ARGF("%d", d->train_n); ARG("--test-n"); ARGF("%d", d->test_n);
+        ARG("--shape"); ARGF("%d,%d,%d", d->c, d->h, d->w); ARG("--classes"); ARGF("%d", d->classes);
+        ARG("--vocab"); ARGF("%d", d->vocab);
+        break;
     default:
         ARG("--data"); ARG("synthetic");
         ARG("--synthetic-seed"); ARGF("%llu", (unsigned long long)d->seed);
@@ -286,7 +313,7 @@ void sd_runner_result_free(sd_runner_result *r) {
 int sd_runner_run(const sd_runner_opts *o, sd_runner_result *out) {
     memset(out, 0, sizeof *out);
     out->train.classes = o->classes;
-    out->train.epochs = calloc((size_t)o->epochs, sizeof *out->train.epochs);
+    out->train.epochs = calloc((size_t)o->epochs + 1, sizeof *out->train.epochs);   /* 0 epochs: inference */
     out->train.confusion = calloc((size_t)o->classes * o->classes, sizeof(int64_t));
     char *line = malloc(SD_RUNNER_MAX_LINE + 1);
     if (!out->train.epochs || !out->train.confusion || !line) {

@@ -13,7 +13,12 @@
 #define SD_RUNNER_MAX_LINE   (1u << 20)   /* bytes in one protocol line */
 #define SD_RUNNER_STDERR_TAIL 4096        /* last bytes of stderr quoted on failure */
 
-typedef enum sd_runner_data_kind { SD_RUNNER_DATA_IDX = 0, SD_RUNNER_DATA_CIFAR10, SD_RUNNER_DATA_SYNTHETIC } sd_runner_data_kind;
+typedef enum sd_runner_data_kind {
+    SD_RUNNER_DATA_IDX = 0, SD_RUNNER_DATA_CIFAR10, SD_RUNNER_DATA_SYNTHETIC,
+    /* token data (issue 9B) */
+    SD_RUNNER_DATA_TOKENS,            /* showdown-tokens/1 files, or an aclImdb directory */
+    SD_RUNNER_DATA_SYNTHETIC_TOKENS   /* sd_data_synthetic_tokens(seed, n, maxlen = c, vocab, classes) */
+} sd_runner_data_kind;
 
 /* The data the native engine used, as the runner receives it. */
 typedef struct sd_runner_data {
@@ -22,6 +27,11 @@ typedef struct sd_runner_data {
     char cifar_dir[1024];                                                                  /* cifar10 */
     uint64_t seed;                                                                         /* synthetic */
     int train_n, test_n, c, h, w, classes;
+    /* token data (issue 9B) */
+    char train_tokens[1024], test_tokens[1024];   /* token files; empty: acl_dir */
+    char acl_dir[1024];                           /* aclImdb layout */
+    char source[512];
+    int vocab;                                    /* synthetic tokens */
 } sd_runner_data;
 
 typedef struct sd_runner_opts {

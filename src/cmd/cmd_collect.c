@@ -1,0 +1,46 @@
+/* cmd_collect — `showdown collect DIR`: merge the cells of a Slurm job array (bench --executor slurm) into
+ * one run of the results database and DIR/merged.json; report failed, timed-out and missing cells and the
+ * command that resubmits only those. */
+#include "cmd/cli.h"
+#include "core/err.h"
+#include "db/db.h"
+#include "slurm/slurm.h"
+
+#include <stdio.h>
+
+int cmd_collect(int argc, char **argv) {
+    sd_slurm_collect_opts co = {0};
+    int help = 0, wait = 0, npos = 0;
+    double poll = 5;
+    const char *pos[1] = {NULL};
+    const sd_opt opts[] = {
+        {"wait", SD_OPT_FLAG, &wait, NULL, "poll until no task of the array is pending or running, then collect", 0, 0},
+        {"poll", SD_OPT_DOUBLE, &poll, "S", "seconds between polls with --wait (default 5)", 0.1, 3600},
+        {"db", SD_OPT_STR, &co.db, "FILE", "store the merged run in this database (default " DB_DEFAULT_PATH ")", 0, 0},
+        {"no-db", SD_OPT_FLAG, &co.no_db, NULL, "do not store the merged run in a database", 0, 0},
+        {"json", SD_OPT_STR, &co.json, "FILE", "write the merged results here (default DIR/merged.json)", 0, 0},
+        {"quiet", SD_OPT_FLAG, &co.quiet, NULL, "no notes on stderr", 0, 0},
+        {0},
+    };
+    int rc = sd_opts_parse(opts, argc, argv, pos, 1, &npos, &help);
+    if (rc) return sd_cli_fail("collect", rc);
+    if (help) {
+        sd_opts_usage(stdout, "collect", "DIR [--wait] [--db FILE|--no-db] [--json FILE]",
+                      "Merge the cells of a results directory written by `bench --executor slurm` into one run (each\n"
+                      "result keeps the environment fingerprint of the node that ran it). Prints every cell's state\n"
+                      "(ok, failed, timeout, cancelled, missing; from sacct, else scontrol, else the results files\n"
+                      "and task logs) and the command that resubmits only the cells that are not ok.\n"
+                      "Exit 0 when every cell is ok, 1 when some are not, 7 while tasks are still pending or running.",
+                      opts);
+        return SD_EXIT_OK;
+    }
+    if (npos != 1) {
+        sd_err(SD_EUSAGE, "collect needs the results directory (showdown collect DIR; see --help)");
+        return sd_cli_fail("collect", SD_EUSAGE);
+    }
+    if (wait && (rc = sd_slurm_wait(pos[0], poll, co.quiet)) != 0) return sd_cli_fail("collect", rc);
+    int nbad = 0;
+    rc = sd_slurm_collect(pos[0], &co, stdout, &nbad);
+    if (rc) return sd_cli_fail("collect", rc);
+    return nbad ? SD_EXIT_FAIL : SD_EXIT_OK;
+}

@@ -1,0 +1,275 @@
+/* dp — data-parallel replicas, batch split, gradient buckets, the in-process (host) reduction and the
+ * data-parallel training loop. Replicas are driven one after another from this thread; on GPUs their work
+ * overlaps because each device runs its own stream. */
+#include "nn/dp.h"
+#include "core/err.h"
+#include "nn/kernels.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- split and buckets --------------------------------------------------------------------------- */
+
+int nn_dp_split(int B, int R, int *sizes, int *offs) {
+    if (R < 1 || R > NN_DP_MAX) return sd_err(SD_EUSAGE, "%d replicas (1..%d)", R, NN_DP_MAX);
+    if (B < R) return sd_err(SD_EUSAGE, "a batch of %d cannot be split over %d replicas (each needs an example)", B, R);
+    int off = 0;
+    for (int r = 0; r < R; r++) {
+        sizes[r] = B / R + (r < B % R);
+        offs[r] = off;
+        off += sizes[r];
+    }
+    return 0;
+}
+
+int nn_dp_buckets(size_t n, size_t bucket_floats, nn_bucket **out) {
+    *out = NULL;
+    if (bucket_floats == 0) return sd_err(SD_EUSAGE, "bucket size 0");
+    size_t nb = n / bucket_floats + (n % bucket_floats != 0);
+    if (nb == 0) return 0;
+    if (nb > (size_t)1 << 30) return sd_err(SD_ELIMIT, "%zu gradient buckets", nb);
+    nn_bucket *b = malloc(nb * sizeof *b);
+    SD_ALLOC_CHECK(b);
+    for (size_t i = 0; i < nb; i++) {
+        b[i].off = i * bucket_floats;
+        b[i].len = i + 1 < nb ? bucket_floats : n - b[i].off;
+    }
+    *out = b;
+    return (int)nb;
+}
+
+/* ---- the host reduction -------------------------------------------------------------------------- */
+
+typedef struct host_ctx { float *acc, *tmp; size_t cap; } host_ctx;
+
+static int host_allreduce(nn_reducer *red, float *const *bufs, size_t n, const float *weights) {
+    host_ctx *h = red->ctx;
+    if (n > h->cap) {
+        float *a = realloc(h->acc, n * sizeof(float)), *t = a ? realloc(h->tmp, n * sizeof(float)) : NULL;
+        if (a) h->acc = a;
+        if (t) h->tmp = t;
+        if (!a || !t) return sd_err(SD_ENOMEM, "out of memory for a gradient bucket of %zu floats", n);
+        h->cap = n;
+    }
+    const int R = red->nranks;
+    for (int r = 0; r < R; r++) {   /* rank order: the same sum on every run */
+        nn_backend *be = red->bes[r];
+        SD_TRY(be->ops->download(be, r ? h->tmp : h->acc, bufs[r], n * sizeof(float)));
+        if (weights) {
+            float wr = weights[r];
+            if (r == 0) for (size_t i = 0; i < n; i++) h->acc[i] *= wr;
+            else for (size_t i = 0; i < n; i++) h->acc[i] += wr * h->tmp[i];
+        } else if (r) {
+            for (size_t i = 0; i < n; i++) h->acc[i] += h->tmp[i];
+        }
+    }
+    if (!weights) {   /* sum, then average */
+        float inv = 1.0f / (float)R;
+        for (size_t i = 0; i < n; i++) h->acc[i] *= inv;
+    }
+    for (int r = 0; r < R; r++) SD_TRY(red->bes[r]->ops->upload(red->bes[r], bufs[r], h->acc, n * sizeof(float)));
+    return 0;
+}
+
+static void host_destroy(nn_reducer *red) {
+    host_ctx *h = red->ctx;
+    if (h) { free(h->acc); free(h->tmp); free(h); }
+}
+
+static const nn_reducer_ops host_ops = {.name = "host", .select = NULL, .allreduce = host_allreduce,
+                                        .destroy = host_destroy};
+
+int nn_reducer_host_new(nn_reducer **out, nn_backend *const *bes, int n) {
+    *out = NULL;
+    if (n < 1 || n > NN_DP_MAX) return sd_err(SD_EUSAGE, "%d replicas (1..%d)", n, NN_DP_MAX);
+    nn_reducer *red = calloc(1, sizeof *red);
+    host_ctx *h = calloc(1, sizeof *h);
+    if (!red || !h) { free(red); free(h); return sd_err(SD_ENOMEM, "out of memory"); }
+    red->ops = &host_ops;
+    red->nranks = n;
+    red->ctx = h;
+    for (int r = 0; r < n; r++) red->bes[r] = bes[r];
+    *out = red;
+    return 0;
+}
+
+void nn_reducer_free(nn_reducer *red) {
+    if (!red) return;
+    if (red->ops->destroy) red->ops->destroy(red);
+    free(red);
+}
+
+static int select_rank(nn_reducer *red, int r) { return red && red->ops->select ? red->ops->select(red, r) : 0; }
+
+/* ---- replicas ------------------------------------------------------------------------------------ */
+
+void nn_dp_free(nn_dp *dp) {
+    if (!dp) return;
+    for (int r = 0; r < dp->R; r++) {
+        if (!dp->m[r]) continue;
+        select_rank(dp->red, r);
+        nn_model_free(dp->m[r]);
+    }
+    free(dp->buckets);
+    free(dp);
+}
+
+int nn_dp_new(nn_dp **out, const sd_workload *w, nn_backend *const *bes, int R, int global_batch, uint64_t seed,
+              nn_reducer *red, size_t bucket_floats) {
+    *out = NULL;
+    if (!red || red->nranks != R) return sd_err(SD_EUSAGE, "the reducer has %d ranks for %d replicas", red ? red->nranks : 0, R);
+    nn_dp *dp = calloc(1, sizeof *dp);
+    SD_ALLOC_CHECK(dp);
+    dp->R = R;
+    dp->global_batch = global_batch;
+    dp->red = red;
+    int rc = nn_dp_split(global_batch, R, dp->sizes, dp->offs);
+    if (rc) { free(dp); return rc; }
+    dp->equal = 1;
+    for (int r = 0; r < R; r++) {
+        dp->weights[r] = (float)dp->sizes[r] / (float)global_batch;
+        if (dp->sizes[r] != dp->sizes[0]) dp->equal = 0;
+    }
+    for (int r = 0; r < R && rc == 0; r++) {
+        SD_TRY_GOTO(rc, select_rank(red, r), fail);
+        SD_TRY_GOTO(rc, nn_model_build(&dp->m[r], w, bes[r], dp->sizes[r], seed), fail);
+    }
+    rc = nn_dp_buckets(dp->m[0]->nparams, bucket_floats ? bucket_floats : NN_DP_BUCKET_FLOATS, &dp->buckets);
+    if (rc < 0) goto fail;
+    dp->nbuckets = rc;
+    *out = dp;
+    return 0;
+fail:
+    nn_dp_free(dp);
+    return rc;
+}
+
+int nn_dp_step(nn_dp *dp, const float *x, const int32_t *y, uint64_t dropout_seed, float *loss) {
+    const int R = dp->R;
+    nn_model *m0 = dp->m[0];
+    const size_t per = (size_t)m0->in_c * m0->in_h * m0->in_w;
+    for (int r = 0; r < R; r++) {
+        nn_model *m = dp->m[r];
+        nn_backend *be = m->be;
+        SD_TRY(select_rank(dp->red, r));
+        SD_TRY(be->ops->upload(be, m->x, x + (size_t)dp->offs[r] * per, (size_t)m->batch * per * sizeof(float)));
+        SD_TRY(be->ops->upload(be, m->labels, y + dp->offs[r], (size_t)m->batch * sizeof(int32_t)));
+        /* replica 0 drops what a single model would; the others draw their own masks */
+        SD_TRY(nn_model_forward(m, 1, r ? nn_hash64(dropout_seed + (uint64_t)r) : dropout_seed));
+        SD_TRY(nn_model_backward(m));
+    }
+    float *bufs[NN_DP_MAX];
+    for (int b = 0; b < dp->nbuckets; b++) {
+        for (int r = 0; r < R; r++) bufs[r] = dp->m[r]->grads + dp->buckets[b].off;
+        SD_TRY(dp->red->ops->allreduce(dp->red, bufs, dp->buckets[b].len, dp->equal ? NULL : dp->weights));
+    }
+    for (int r = 0; r < R; r++) {
+        SD_TRY(select_rank(dp->red, r));
+        SD_TRY(nn_model_step(dp->m[r]));
+        if (loss) SD_TRY(dp->m[r]->be->ops->download(dp->m[r]->be, loss + dp->offs[r], dp->m[r]->loss,
+                                                     (size_t)dp->m[r]->batch * sizeof(float)));
+    }
+    return 0;
+}
+
+/* ---- the training loop --------------------------------------------------------------------------- */
+
+int nn_dp_train(const sd_workload *w, nn_backend *const *bes, int R, nn_reducer *red, const sd_dataset *train,
+                const sd_dataset *test, const nn_train_opts *o, nn_train_result *out) {
+    memset(out, 0, sizeof *out);
+    if (R < 1 || R > NN_DP_MAX) return sd_err(SD_EUSAGE, "--gpus %d (1..%d)", R, NN_DP_MAX);
+    const int B = o->batch * R;   /* global batch: the per-replica batch on every replica */
+    if (train->c != w->in_c || train->h != w->in_h || train->w != w->in_w)
+        return sd_err(SD_EINPUT, "%s: data shape %dx%dx%d does not match the workload's input %dx%dx%d",
+                      train->source, train->c, train->h, train->w, w->in_c, w->in_h, w->in_w);
+    if (train->classes > w->classes || test->classes > w->classes)
+        return sd_err(SD_EINPUT, "%s: labels go up to %d but the workload has %d classes", train->source,
+                      train->classes - 1, w->classes);
+    int nb = train->n / B;
+    if (o->max_batches > 0 && nb > o->max_batches) nb = o->max_batches;
+    if (nb == 0)
+        return sd_err(SD_EINPUT, "%s: %d examples hold no full global batch of %d (%d replicas x %d)", train->source,
+                      train->n, B, R, o->batch);
+    nn_dp *dp = NULL;
+    SD_TRY(nn_dp_new(&dp, w, bes, R, B, o->seed, red, 0));
+    const size_t per = (size_t)w->in_c * w->in_h * w->in_w;
+    int rc = 0;
+    int *idx = malloc(sizeof(int) * (size_t)train->n);
+    float *hx = malloc(sizeof(float) * per * (size_t)B);
+    int32_t *hy = malloc(sizeof(int32_t) * (size_t)B);
+    float *hl = malloc(sizeof(float) * (size_t)B);
+    float *hp = malloc(sizeof(float) * (size_t)B * w->classes);
+    out->epochs = calloc((size_t)o->epochs, sizeof *out->epochs);
+    out->confusion = calloc((size_t)w->classes * w->classes, sizeof(int64_t));
+    if (!idx || !hx || !hy || !hl || !hp || !out->epochs || !out->confusion) {
+        rc = sd_err(SD_ENOMEM, "out of memory for training buffers");
+        goto done;
+    }
+    nn_model *m0 = dp->m[0];
+    out->classes = w->classes;
+    out->nparams = m0->nparams;
+    nn_model_flops(m0->layers, m0->nlayers, &out->flops_fwd, &out->flops_train);
+    for (int e = 1; e <= o->epochs; e++) {
+        nn_epoch_stats *st = &out->epochs[e - 1];
+        st->epoch = e;
+        if (o->shuffle) nn_train_shuffle(idx, train->n, o->seed, e);
+        else for (int i = 0; i < train->n; i++) idx[i] = i;
+        double lsum = 0, t0 = nn_now();
+        for (int b = 0; b < nb; b++) {
+            if (o->stop && *o->stop) { rc = sd_err(SD_EINTR, "interrupted"); goto done; }
+            nn_train_gather(train, idx, b * B, B, hx, hy);
+            SD_TRY_GOTO(rc, nn_dp_step(dp, hx, hy, nn_hash64(o->seed ^ (uint64_t)m0->step * 0x9E37ULL), hl), done);
+            for (int i = 0; i < B; i++) lsum += hl[i];
+        }
+        for (int r = 0; r < R; r++) {
+            SD_TRY_GOTO(rc, select_rank(red, r), done);
+            SD_TRY_GOTO(rc, bes[r]->ops->sync(bes[r]), done);
+        }
+        st->train_s = nn_now() - t0;
+        st->train_images = (long)nb * B;
+        st->loss = lsum / (double)st->train_images;
+        if (lsum != lsum) { rc = sd_err(SD_ERROR, "training diverged: loss is NaN in epoch %d", e); goto done; }
+        double t1 = nn_now();
+        SD_TRY_GOTO(rc, select_rank(red, 0), done);
+        SD_TRY_GOTO(rc, nn_evaluate(m0, test, o->max_batches, hx, hy, hp, hl, &st->accuracy, &st->val_loss,
+                                    &st->test_images, out->confusion), done);
+        SD_TRY_GOTO(rc, bes[0]->ops->sync(bes[0]), done);
+        st->val_s = nn_now() - t1;
+        out->nepochs = e;
+        if (o->progress)
+            fprintf(stderr, "%s: epoch %d/%d train %.2fs (%.0f img/s over %d replicas) loss %.4f | val %.2fs accuracy %.4f\n",
+                    o->label ? o->label : "train", e, o->epochs, st->train_s, st->train_images / st->train_s, R,
+                    st->loss, st->val_s, st->accuracy);
+    }
+    for (int r = 0; r < R; r++)
+        if (bes[r]->bytes_peak > out->peak_bytes) out->peak_bytes = bes[r]->bytes_peak;
+done:
+    free(idx); free(hx); free(hy); free(hl); free(hp);
+    nn_dp_free(dp);
+    if (rc) nn_train_result_free(out);
+    return rc;
+}
+
+int nn_dp_train_replicas(nn_backend *be0, int R, const sd_workload *w, const sd_dataset *train,
+                         const sd_dataset *test, const nn_train_opts *o, nn_train_result *out, char *how,
+                         size_t how_len) {
+    if (R < 1 || R > NN_DP_MAX) return sd_err(SD_EUSAGE, "--gpus %d (1..%d)", R, NN_DP_MAX);
+    nn_backend *bes[NN_DP_MAX] = {be0};
+    nn_reducer *red = NULL;
+    int rc = 0, gpu = strcmp(be0->name, "cudnn") == 0;
+    for (int r = 1; r < R && rc == 0; r++) {
+        nn_backend_opts bo = be0->opts;
+        bo.device = gpu ? r : 0;
+        bo.quiet = 1;
+        rc = nn_backend_new(&bes[r], be0->name, &bo, NULL, 0);
+    }
+    if (rc == 0) rc = gpu ? nn_reducer_nccl_new(&red, bes, R) : nn_reducer_host_new(&red, bes, R);
+    if (rc == 0) {
+        if (how) snprintf(how, how_len, "%s", red->ops->name);
+        rc = nn_dp_train(w, bes, R, red, train, test, o, out);
+    }
+    nn_reducer_free(red);
+    for (int r = 1; r < R; r++) nn_backend_free(bes[r]);
+    return rc;
+}
