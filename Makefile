@@ -17,7 +17,7 @@ endif
 
 DEB_PKGS := pkg-config libdnnl-dev libcurl4-openssl-dev libgit2-dev libcairo2-dev libpango1.0-dev \
             libjansson-dev libsqlite3-dev zlib1g-dev libcriterion-dev poppler-utils python3-torch \
-            libopenblas0-pthread slurm-wlm munge clang libclang-rt-14-dev libomp-14-dev \
+            libopenblas0-pthread python3-venv slurm-wlm munge clang libclang-rt-14-dev libomp-14-dev \
             dataset-fashion-mnist
 
 PKGS    := libcurl libgit2 jansson sqlite3 zlib pangocairo cairo-pdf cairo-svg fontconfig
@@ -98,6 +98,13 @@ deps:
 	  if [ "$$(id -u)" != 0 ]; then echo "deps: run as root (apt-get) or install:$$missing" >&2; exit 1; fi; \
 	  apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing >/dev/null \
 	  && echo "deps: installed$$missing"; fi
+
+# Framework runners (issue 11): TensorFlow, Keras 3 (TensorFlow, JAX, PyTorch backends), JAX, PaddlePaddle,
+# MindSpore, tinygrad, Chainer from PyPI, one git-ignored virtual environment per framework under
+# .venv-frameworks/ (pins: workloads/runners/requirements-frameworks.txt; what pip installed:
+# .venv-frameworks/<venv>/installed.txt). `make test` does not need them; `showdown bench --impl all` uses them.
+deps-frameworks: deps
+	PYTHON=$(PYTHON) sh scripts/deps-frameworks.sh
 
 $(CONFIG_MK): scripts/detect.sh
 	@mkdir -p build

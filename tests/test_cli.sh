@@ -52,7 +52,7 @@ has "$t/err" "$t/mn/train-images-idx3-ubyte" "corrupt file named"
 
 # a short run on synthetic data: 2 epochs x 5 batches, repeated twice, results checked field by field
 expect 0 "bench mnist_mlp synthetic" $SD bench --workload mnist_mlp --backend ref --data synthetic --epochs 2 --batches 5 --repeat 2 --json "$t/r.json" --quiet
-has "$t/out" "mnist_mlp      native  ref" "summary table row"
+has "$t/out" "mnist_mlp      native           ref" "summary table row"
 /usr/bin/python3 - "$t/r.json" <<'PY' || fail=1
 import json, sys
 d = json.load(open(sys.argv[1]))

@@ -236,7 +236,7 @@ static void fmt_stat(char *buf, size_t n, const json_t *sum, const char *key, co
 }
 
 void sd_results_print_table(FILE *f, const json_t *doc) {
-    fprintf(f, "%-14s %-7s %-9s %-22s %-22s %-18s %-20s %-10s %-16s %s\n", "workload", "impl", "backend",
+    fprintf(f, "%-14s %-16s %-9s %-22s %-22s %-18s %-20s %-10s %-16s %s\n", "workload", "impl", "backend",
             "first epoch s", "steady epoch s", "val s", "train img/s", "GFLOP/s", "accuracy", "infer s/1000 img");
     size_t i;
     json_t *run;
@@ -246,7 +246,7 @@ void sd_results_print_table(FILE *f, const json_t *doc) {
             char up[16] = "FAILED";   /* or the Slurm cell's state: TIMEOUT, CANCELLED, MISSING, UNAVAILABLE */
             for (size_t k = 0; st && strcmp(st, "failed") && st[k] && k + 1 < sizeof up; k++)
                 up[k] = (char)(st[k] >= 'a' && st[k] <= 'z' ? st[k] - 32 : st[k]), up[k + 1] = 0;
-            fprintf(f, "%-14s %-7s %-9s %s: %s\n", json_string_value(json_object_get(run, "workload")),
+            fprintf(f, "%-14s %-16s %-9s %s: %s\n", json_string_value(json_object_get(run, "workload")),
                     json_string_value(json_object_get(run, "implementation")),
                     json_string_value(json_object_get(run, "backend")), up,
                     json_string_value(json_object_get(run, "error")));
@@ -262,7 +262,7 @@ void sd_results_print_table(FILE *f, const json_t *doc) {
         fmt_stat(e, sizeof e, sum, "accuracy", "%.4f");
         const char *metric = json_string_value(json_object_get(sum, "metric"));
         if (metric && strcmp(metric, "mean_roc_auc") == 0) { size_t l = strlen(e); snprintf(e + l, sizeof e - l, " AUC"); }
-        fprintf(f, "%-14s %-7s %-9s %-22s %-22s %-18s %-20s %-10.1f %-16s %s\n",
+        fprintf(f, "%-14s %-16s %-9s %-22s %-22s %-18s %-20s %-10.1f %-16s %s\n",
                 json_string_value(json_object_get(run, "workload")),
                 json_string_value(json_object_get(run, "implementation")),
                 json_string_value(json_object_get(run, "backend")), a, b, c, d,
@@ -307,15 +307,25 @@ void sd_results_print_overhead(FILE *f, const json_t *doc) {
             double tn = cmp_time(nat, &nwhich), tnv = stat_median(json_object_get(nat, "summary"), "val_s");
             double an = stat_median(json_object_get(nat, "summary"), "accuracy");
             if (!header) {
-                fprintf(f, "\n%-14s %-22s %-12s %-12s %-10s %-10s %-10s %-9s %-9s %s\n", "workload", "native vs",
-                        "native s", "framework s", "overhead", "val nat s", "val fw s", "acc nat", "acc fw", "epoch");
+                fprintf(f, "\n%-14s %-22s %-12s %-12s %-10s %-10s %-10s %-9s %-9s %-6s %-9s %s\n", "workload", "native vs",
+                        "native s", "framework s", "overhead", "val nat s", "val fw s", "acc nat", "acc fw", "epoch",
+                        "params", "equivalence (max rel. diff)");
                 header = 1;
             }
             char vs[64], ratio[32];
             snprintf(vs, sizeof vs, "%s/%s", json_string_value(json_object_get(nat, "backend")), impl);
             snprintf(ratio, sizeof ratio, "%.2fx", tf / tn);
-            fprintf(f, "%-14s %-22s %-12.3f %-12.3f %-10s %-10.3f %-10.3f %-9.4f %-9.4f %s\n", wl, vs, tn, tf, ratio,
-                    tnv, tfv, an, af, strcmp(fwhich, nwhich) ? "mixed" : fwhich);
+            const json_t *eq = json_object_get(fw, "equivalence");
+            const char *eqs = json_string_value(json_object_get(eq, "status"));
+            char eqbuf[64];
+            if (json_object_get(eq, "max_rel_diff"))
+                snprintf(eqbuf, sizeof eqbuf, "%s (%.1e)", eqs, json_number_value(json_object_get(eq, "max_rel_diff")));
+            else
+                snprintf(eqbuf, sizeof eqbuf, "%s", eqs ? eqs : "not checked");
+            json_int_t pf = json_integer_value(json_object_get(json_object_get(fw, "model"), "parameters"));
+            json_int_t pn = json_integer_value(json_object_get(json_object_get(nat, "model"), "parameters"));
+            fprintf(f, "%-14s %-22s %-12.3f %-12.3f %-10s %-10.3f %-10.3f %-9.4f %-9.4f %-6s %-9s %s\n", wl, vs, tn, tf, ratio,
+                    tnv, tfv, an, af, strcmp(fwhich, nwhich) ? "mixed" : fwhich, pf == pn ? "equal" : "DIFFER", eqbuf);
         }
     }
 }

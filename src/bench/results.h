@@ -53,8 +53,9 @@ int sd_json_write_atomic(const json_t *doc, const char *path);
 /* Print the summary table of every run in doc. */
 void sd_results_print_table(FILE *f, const json_t *doc);
 /* Per workload and back-end: native and framework epoch times side by side and the framework overhead
- * ratio (framework time / native time; steady epochs when there are several, else the first). Prints
- * nothing when doc holds no successful framework run. */
+ * ratio (framework time / native time; steady epochs when there are several, else the first), whether the
+ * parameter counts are equal and the run's equivalence check (passed/failed with the max relative difference
+ * of the forward pass). Prints nothing when doc holds no successful framework run. */
 void sd_results_print_overhead(FILE *f, const json_t *doc);
 
 /* A published results file (the input of verify), checked with positions: schema, runs (at most

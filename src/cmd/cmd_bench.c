@@ -8,13 +8,16 @@
 #include "core/fsutil.h"
 #include "data/data.h"
 #include "db/db.h"
+#include "nn/export.h"
 #include "nn/dp.h"
 #include "nn/model.h"
 #include "nn/train.h"
 #include "runner/runner.h"
 #include "slurm/slurm.h"
 
+#include <dirent.h>
 #include <libgen.h>
+#include <errno.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -30,7 +33,7 @@ static void on_signal(int sig) { (void)sig; g_stop = 1; }
 
 typedef struct bench_args {
     const char *workload, *backend, *json, *data, *data_dir, *workloads_dir, *precision, *autotune, *db;
-    const char *impl, *runner, *device, *python;
+    const char *impl, *runner, *device, *python, *venvs, *export_dir;
     long epochs, batches, repeat, threads, seed, batch, runner_timeout, gpus;
     int describe, quiet, no_db;
 } bench_args;
@@ -246,7 +249,7 @@ done:
     return rc == SD_EINTR || rc == SD_EUSAGE ? rc : 0;
 }
 
-/* The program for framework impl: --runner IMPL=PROGRAM, else <workloads>/runners/<impl>_runner.py. */
+/* The program for framework impl: --runner IMPL=PROGRAM, else <workloads>/runners/<script>. */
 static const char *runner_program(const bench_args *a, const char *impl) {
     if (!a->runner) return NULL;
     size_t n = strlen(impl);
@@ -254,7 +257,73 @@ static const char *runner_program(const bench_args *a, const char *impl) {
     return NULL;
 }
 
-static int is_framework(const char *impl) { return strcmp(impl, "pytorch") == 0; }
+/* The framework implementations: runner script, the virtual environment it runs in (`make deps-frameworks`,
+ * workloads/runners/requirements-frameworks.txt; NULL = --python, Debian's python3-torch), and its environment. */
+typedef struct impl_def {
+    const char *name, *script, *venv, *env;
+} impl_def;
+static const impl_def IMPLS[] = {
+    {"pytorch", "pytorch_runner.py", NULL, NULL},
+    {"tensorflow", "tensorflow_runner.py", "tensorflow", NULL},
+    {"keras-tensorflow", "keras_runner.py", "tensorflow", "KERAS_BACKEND=tensorflow"},
+    {"keras-jax", "keras_runner.py", "jax", "KERAS_BACKEND=jax"},
+    {"keras-torch", "keras_runner.py", "torch", "KERAS_BACKEND=torch"},
+    {"jax", "jax_runner.py", "jax", NULL},
+    {"paddle", "paddle_runner.py", "paddle", NULL},
+    {"mindspore", "mindspore_runner.py", "mindspore", NULL},
+    {"tinygrad", "tinygrad_runner.py", "tinygrad", NULL},
+    {"chainer", "chainer_runner.py", "chainer", NULL},
+};
+#define NIMPLS ((int)(sizeof IMPLS / sizeof IMPLS[0]))
+
+static const impl_def *find_impl(const char *name) {
+    for (int i = 0; i < NIMPLS; i++)
+        if (strcmp(IMPLS[i].name, name) == 0) return &IMPLS[i];
+    return NULL;
+}
+static int is_framework(const char *impl) { return find_impl(impl) != NULL; }
+
+/* Remove the files of a directory nn_export_weights wrote, then the directory. */
+static void remove_dir(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    char p[PATH_MAX + 300];
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        unlink(p);
+    }
+    closedir(d);
+    rmdir(dir);
+}
+
+#define EXPORT_BATCH 8                /* examples in the equivalence batch */
+#define EQUIVALENCE_TOLERANCE 1e-4    /* max |framework - native| / max |native| over its logits */
+
+/* The equivalence check covers image workloads trained through the layers of spec /1 (dense, conv2d, maxpool,
+ * relu, dropout, flatten, softmax cross-entropy); graph, recurrent and inference workloads are "not checked". */
+static int exportable(const sd_workload *w, const nn_layer *plan, int L) {
+    if (w->mode == SD_MODE_INFERENCE) return 0;
+    for (int i = 0; i < L; i++) {
+        nn_op_kind k = plan[i].op.kind;
+        if (k != NN_OP_DENSE && k != NN_OP_CONV2D && k != NN_OP_MAXPOOL && k != NN_OP_RELU && k != NN_OP_DROPOUT &&
+            k != NN_OP_FLATTEN && k != NN_OP_SOFTMAX_XENT)
+            return 0;
+    }
+    return 1;
+}
+
+/* Export w's initial weights (seed), the first EXPORT_BATCH test examples and the reference engine's logits. */
+static int export_weights(const bench_args *a, const sd_workload *w, const sd_dataset *test, const char *dir) {
+    nn_backend *be = NULL;
+    nn_backend_opts bo = {.threads = (int)a->threads, .precision = "fp32", .quiet = 1};
+    SD_TRY(nn_backend_new(&be, "ref", &bo, NULL, 0));
+    int n = test->n < EXPORT_BATCH ? test->n : EXPORT_BATCH;
+    int rc = nn_export_weights(w, be, test, n, (uint64_t)a->seed, dir);
+    nn_backend_free(be);
+    return rc;
+}
 
 /* One workload through a framework runner, on the data the native runs use, a->repeat times. */
 static int run_framework(const bench_args *a, const char *wname, const char *impl, json_t *doc, int *failed) {
@@ -284,13 +353,34 @@ static int run_framework(const bench_args *a, const char *wname, const char *imp
     } else {
         SD_TRY_GOTO(rc, load_data(a, &w, cap, &train, &test, &desc), done);
     }
-    char script[PATH_MAX + 64];
+    const impl_def *def = find_impl(impl);
+    char script[PATH_MAX + 64], python[PATH_MAX + 64], eqdir[64] = "";
     char wdir[PATH_MAX];
     workloads_dir(a, wdir, sizeof wdir);
     if ((rc = sd_safe_name(impl, "framework")) < 0) goto done;   /* it names the runner script */
-    snprintf(script, sizeof script, "%s/runners/%s_runner.py", wdir, impl);
+    if (!def) { rc = sd_err(SD_EUSAGE, "unknown implementation '%s'", impl); goto done; }
+    snprintf(script, sizeof script, "%s/runners/%s", wdir, def->script);
+    snprintf(python, sizeof python, "%s", a->python);
+    if (def->venv) {
+        char vroot[PATH_MAX];
+        if (a->venvs) snprintf(vroot, sizeof vroot, "%s", a->venvs);
+        else sd_default_dir(vroot, sizeof vroot, ".venv-frameworks", ".venv-frameworks");
+        snprintf(python, sizeof python, "%s/%s/bin/python", vroot, def->venv);
+        if (!runner_program(a, impl) && !exists(python)) {
+            rc = sd_err(SD_ENODEV, "unavailable: %s is not installed (no %s; `make deps-frameworks` installs it)", impl,
+                        python);
+            goto done;
+        }
+    }
+    const char *envv[2] = {def->env, NULL};
+    if (exportable(&w, plan, L)) {
+        snprintf(eqdir, sizeof eqdir, "/tmp/showdown-weights-XXXXXX");
+        if (!mkdtemp(eqdir)) { rc = sd_err(SD_EIO, "cannot create a temporary directory: %s", strerror(errno)); goto done; }
+        SD_TRY_GOTO(rc, export_weights(a, &w, &test, eqdir), done);
+    }
     int threads = a->threads > 0 ? (int)a->threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
-    sd_runner_opts ro = {.framework = impl, .program = runner_program(a, impl), .python = a->python,
+    sd_runner_opts ro = {.framework = impl, .program = runner_program(a, impl), .python = python,
+                         .equivalence_dir = eqdir[0] ? eqdir : NULL, .env = def->env ? envv : NULL,
                          .script = script, .spec_path = w.path, .data = &desc, .epochs = o.epochs,
                          .batch = o.batch, .max_batches = o.max_batches, .shuffle = o.shuffle, .threads = threads,
                          .cudnn_benchmark = strcmp(a->autotune, "off") != 0, .classes = w.classes, .seed = o.seed,
@@ -326,8 +416,33 @@ static int run_framework(const bench_args *a, const char *wname, const char *imp
                       .train = w.mode == SD_MODE_INFERENCE ? &test : &train,
                       .test = &test, .opts = &o, .threads = threads, .samples = samples, .nsamples = nres};
     rc = sd_results_add_run(doc, &ri);
+    if (rc == 0) {
+        /* "same model": the parameter count was checked at hello; the forward pass on the exported batch here */
+        json_t *runs = json_object_get(doc, "runs"), *run = json_array_get(runs, json_array_size(runs) - 1);
+        json_t *eq = json_object();
+        json_object_set_new(eq, "tolerance", json_real(EQUIVALENCE_TOLERANCE));
+        if (res[0].equivalence) {
+            int passed = res[0].max_rel_diff <= EQUIVALENCE_TOLERANCE;
+            for (int i = 1; i < nres; i++) passed = passed && res[i].equivalence && res[i].max_rel_diff <= EQUIVALENCE_TOLERANCE;
+            json_object_set_new(eq, "status", json_string(passed ? "passed" : "failed"));
+            json_object_set_new(eq, "max_rel_diff", json_real(res[0].max_rel_diff));
+            json_object_set_new(eq, "batch", json_integer(res[0].eq_batch));
+            if (!passed) {
+                fprintf(stderr, "showdown bench: %s through %s: equivalence failed: forward output differs from native by "
+                        "%.3g relative (tolerance %g)\n", w.name, impl, res[0].max_rel_diff, EQUIVALENCE_TOLERANCE);
+                *failed = SD_ERROR;
+            }
+        } else {
+            json_object_set_new(eq, "status", json_string("not checked"));
+        }
+        json_object_set_new(run, "equivalence", eq);
+    }
 done:
-    if (rc == SD_ENODEV) {
+    if (eqdir[0] && strcmp(eqdir, "/tmp/showdown-weights-XXXXXX") != 0) remove_dir(eqdir);
+    if (rc == SD_EUNSUPPORTED) {
+        fprintf(stderr, "showdown bench: %s through %s: %s\n", w.name, impl, sd_errmsg());
+        sd_results_add_status(doc, w.name, impl, a->device, "unsupported", sd_errmsg());
+    } else if (rc == SD_ENODEV) {
         unavailable = 1;
         fprintf(stderr, "showdown bench: %s through %s: %s\n", w.name, impl, sd_errmsg());
         sd_results_add_status(doc, w.name, impl, a->device, "unavailable", sd_errmsg());
@@ -346,6 +461,23 @@ done:
     sd_workload_free(&w);
     (void)unavailable;
     return rc == SD_EINTR || rc == SD_EUSAGE ? rc : 0;
+}
+
+/* --export-weights DIR: the equivalence files of one workload (nn/export.h), no training. */
+static int export_only(const bench_args *a, const char *wname) {
+    sd_workload w;
+    SD_TRY(load_workload(a, wname, &w));
+    sd_dataset train = {0}, test = {0};
+    sd_runner_data desc;
+    nn_train_opts o = train_opts(a, &w);
+    int rc = load_data(a, &w, a->batches > 0 ? a->batches * o.batch : 0, &train, &test, &desc);
+    if (rc == 0) rc = export_weights(a, &w, &test, a->export_dir);
+    if (rc == 0 && !a->quiet) fprintf(stderr, "%s: weights, input batch and logits written to %s/index.json\n", w.name,
+                                      a->export_dir);
+    sd_dataset_free(&train);
+    sd_dataset_free(&test);
+    sd_workload_free(&w);
+    return rc;
 }
 
 int cmd_bench(int argc, char **argv) {
@@ -368,11 +500,15 @@ int cmd_bench(int argc, char **argv) {
         {"workloads", SD_OPT_STR, &a.workloads_dir, "DIR", "directory of workload specs (default: ./workloads)", 0, 0},
         {"precision", SD_OPT_STR, &a.precision, "P", "fp32 (default) or tf32 (cuDNN back-end)", 0, 0},
         {"autotune", SD_OPT_STR, &a.autotune, "on|off", "algorithm choice: cuDNN search, dnnl Winograd (default on)", 0, 0},
-        {"impl", SD_OPT_STR, &a.impl, "I[,I]", "native (default) and/or pytorch: framework runners on the same data", 0, 0},
+        {"impl", SD_OPT_STR, &a.impl, "I[,I]", "native (default), pytorch, tensorflow, keras-tensorflow, keras-jax, keras-torch, jax, "
+                                               "paddle, mindspore, tinygrad, chainer, or all: framework runners on the same data", 0, 0},
+        {"venvs", SD_OPT_STR, &a.venvs, "DIR", "virtual environments of the framework runners (default .venv-frameworks)", 0, 0},
+        {"export-weights", SD_OPT_STR, &a.export_dir, "DIR", "write the initial weights, an input batch and the native logits "
+                                                              "(showdown-weights/1) to DIR and exit", 0, 0},
         {"runner", SD_OPT_STR, &a.runner, "IMPL=PROG", "run IMPL's runner as PROG (default: python workloads/runners/IMPL_runner.py)", 0, 0},
         {"runner-timeout", SD_OPT_INT, &a.runner_timeout, "S", "kill a runner silent for S seconds (default 300)", 1, 1000000},
         {"device", SD_OPT_STR, &a.device, "D", "framework runners' device: auto (default), cpu, cuda", 0, 0},
-        {"python", SD_OPT_STR, &a.python, "PATH", "interpreter for the Python runners (default /usr/bin/python3)", 0, 0},
+        {"python", SD_OPT_STR, &a.python, "PATH", "interpreter for the pytorch runner (default /usr/bin/python3; the others run in --venvs)", 0, 0},
         {"json", SD_OPT_STR, &a.json, "FILE", "write the results (showdown-results/1) to FILE, atomically", 0, 0},
         {"db", SD_OPT_STR, &a.db, "FILE", "store the run in this results database (default " DB_DEFAULT_PATH ")", 0, 0},
         {"no-db", SD_OPT_FLAG, &a.no_db, NULL, "do not store the run in a database", 0, 0},
@@ -426,14 +562,19 @@ int cmd_bench(int argc, char **argv) {
         sd_err(SD_EUSAGE, "--device expects auto, cpu or cuda, got '%s'", a.device);
         return sd_cli_fail("bench", SD_EUSAGE);
     }
-    char il[256];
-    snprintf(il, sizeof il, "%s", a.impl);
-    char *inames[8];
-    int ni = sd_split_list(il, inames, 8), native = 0;
+    char il[512];
+    if (strcmp(a.impl, "all") == 0) {
+        size_t len = (size_t)snprintf(il, sizeof il, "native");
+        for (int i = 0; i < NIMPLS; i++) len += (size_t)snprintf(il + len, sizeof il - len, ",%s", IMPLS[i].name);
+    } else {
+        snprintf(il, sizeof il, "%s", a.impl);
+    }
+    char *inames[NIMPLS + 2];
+    int ni = sd_split_list(il, inames, NIMPLS + 2), native = 0;
     for (int i = 0; i < ni; i++) {
         if (strcmp(inames[i], "native") == 0) native = 1;
         else if (!is_framework(inames[i])) {
-            sd_err(SD_EUSAGE, "--impl: unknown implementation '%s' (expected native or pytorch)", inames[i]);
+            sd_err(SD_EUSAGE, "--impl: unknown implementation '%s' (expected native, all, or a framework: see --help)", inames[i]);
             return sd_cli_fail("bench", SD_EUSAGE);
         }
     }
@@ -451,6 +592,14 @@ int cmd_bench(int argc, char **argv) {
         return sd_cli_fail("bench", SD_EUSAGE);
     }
 
+    if (a.export_dir) {
+        if (nw != 1) {
+            sd_err(SD_EUSAGE, "--export-weights takes one workload");
+            return sd_cli_fail("bench", SD_EUSAGE);
+        }
+        rc = export_only(&a, wnames[0]);
+        return rc ? sd_cli_fail("bench", rc) : SD_EXIT_OK;
+    }
     if (strcmp(x.executor, "slurm") == 0 && !a.describe) {   /* the matrix as cells of one job array */
         sd_slurm_cell cells[64 * 16];
         int nc = 0;

@@ -242,6 +242,13 @@ static int add_results(render_model *m, const char *path, json_t *root) {
         if (!r->workload) { rc = sd_err(SD_EINPUT, "%s: runs[%zu] has no \"workload\"", path, i); break; }
         if (!r->implementation) r->implementation = "native";
         const char *status = json_string_value(json_object_get(j, "status"));
+        r->status = text(a, json_object_get(j, "status"));
+        json_t *eq = json_object_get(j, "equivalence");
+        const char *eqs = json_string_value(json_object_get(eq, "status"));
+        if (eqs && json_is_number(json_object_get(eq, "max_rel_diff")))
+            r->equivalence = render_printf(a, "%s (%.1e)", eqs, json_number_value(json_object_get(eq, "max_rel_diff")));
+        else if (eqs)
+            r->equivalence = render_strdup(a, eqs);
         if (status && strcmp(status, "ok") != 0) {
             r->failed = 1;
             r->error = text(a, json_object_get(j, "error"));

@@ -29,6 +29,8 @@ typedef struct rm_run {
     int published;                    /* figures from a publication, not measured here */
     int failed;                       /* "status" other than "ok"; error says why */
     const char *error;
+    const char *status;               /* "ok", "failed", "unavailable", "unsupported"; NULL when absent */
+    const char *equivalence;          /* framework runs: "passed (3.1e-06)", "failed (...)"; NULL when absent */
     const char *workload, *implementation, *backend, *device, *data;
     int gpus;                         /* data-parallel devices (settings.gpus, or a published run's "gpus"); 0: not recorded */
     const char *data_kind;            /* data.kind ("real", "synthetic") when data is an object */

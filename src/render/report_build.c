@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define NEW(d, T, n) ((T *)render_alloc((d)->a, (size_t)(n) * sizeof(T) + 1))
 
@@ -75,6 +76,7 @@ static const char *device_of(rdoc *d, const rm_run *r) {
     if (r->device) {
         const char *p = strstr(r->device, " (");
         dev = p ? render_printf(d->a, "%.*s", (int)(p - r->device), r->device) : r->device;
+        if (strcasecmp(dev, "cpu") == 0) dev = "CPU";   /* framework runners say "cpu" */
     } else if (gpu) {
         dev = "GPU";
     }
@@ -83,9 +85,16 @@ static const char *device_of(rdoc *d, const rm_run *r) {
     return dev;
 }
 
+/* A framework run's backend is its device kind (cpu, cuda; auto when it did not start): the column says that. */
+static int is_device_kind(const char *b) {
+    return b && (strcmp(b, "cpu") == 0 || strcmp(b, "cuda") == 0 || strcmp(b, "auto") == 0);
+}
+
 static const char *row_of(rdoc *d, const rm_run *r) {
     const char *b = backend_name(r->backend);
-    if (!b || strcmp(b, r->implementation) == 0 || r->published) return r->implementation;
+    if (!b || strcmp(b, r->implementation) == 0 || r->published ||
+        (strcmp(r->implementation, "native") != 0 && is_device_kind(r->backend)))
+        return r->implementation;
     return render_printf(d->a, "%s · %s", r->implementation, b);
 }
 
@@ -503,6 +512,23 @@ static void make_grid(rdoc *d, const char *wl, grid *g) {
             if (!pass && r->nrepeats > g->repeats) g->repeats = r->nrepeats;
             if (!pass && r->nepochs > g->epochs) g->epochs = r->nepochs;
         }
+    /* a framework that was not run here (unavailable, unsupported, failed) keeps its row, the status in its
+     * cell of the first measured column; the note says why */
+    for (int i = 0; i < g->nfailed; i++) {
+        const rm_run *r = g->failed[i];
+        if (r->published || strcmp(r->implementation, "native") == 0) continue;
+        int c = 0;
+        while (c < g->nc && g->pub[c]) c++;
+        if (c == g->nc && (c = idx_of(g->cols, &g->nc, "CPU", 64)) < 0) continue;
+        int row = idx_of(g->rows, &g->nr, r->implementation, 64);
+        if (row >= 0 && !g->cell[row][c]) g->cell[row][c] = r;
+    }
+}
+
+/* The word a table cell shows for a run that has no figures. */
+static const char *status_word(const rm_run *r) {
+    return r->status && (strcmp(r->status, "unavailable") == 0 || strcmp(r->status, "unsupported") == 0) ? r->status
+                                                                                                          : "failed";
 }
 
 static int sec_bench_tables(rdoc *d, const rt_section *s) {
@@ -518,7 +544,10 @@ static int sec_bench_tables(rdoc *d, const rt_section *s) {
             if (g.pub[c]) continue;
             for (int r = 0; r < g.nr; r++) if (g.cell[r][c] && !isnan(g.cell[r][c]->accuracy.median)) { nacc++; break; }
         }
-        int nc = g.nc + (nacc ? nmeas : 0);
+        int neq = 0;
+        for (int r = 0; r < g.nr; r++)
+            for (int c = 0; c < g.nc; c++) neq |= g.cell[r][c] && g.cell[r][c]->equivalence != NULL;
+        int nc = g.nc + (nacc ? nmeas : 0) + neq;
         int infer = 0;   /* a table of inference figures only (ResNet-50 features) */
         for (int c = 0; c < g.nc; c++)
             for (int r = 0; r < g.nr; r++)
@@ -559,7 +588,7 @@ static int sec_bench_tables(rdoc *d, const rt_section *s) {
             for (int r = 0; r < g.nr; r++) {
                 const rm_run *run = g.cell[r][c];
                 if (!run) { t->text[r * nc + c] = "–"; continue; }   /* not run there: not a missing value */
-                if (run->failed) { t->text[r * nc + c] = "failed"; continue; }
+                if (run->failed) { t->text[r * nc + c] = status_word(run); continue; }
                 double v = run->total_s.median;
                 t->v[r * nc + c] = v;
                 if (v > mx) mx = v;
@@ -578,8 +607,25 @@ static int sec_bench_tables(rdoc *d, const rt_section *s) {
             for (int r = 0; r < g.nr; r++) {
                 const rm_run *run = g.cell[r][c];
                 if (!run) t->text[r * nc + k] = "–";
-                else if (run->failed) t->text[r * nc + k] = "failed";
+                else if (run->failed) t->text[r * nc + k] = status_word(run);
                 else t->v[r * nc + k] = run->accuracy.median;
+            }
+            k++;
+        }
+        if (neq) {   /* "same model": the framework's forward pass on the native weights (showdown bench) */
+            t->cols[k] = "forward vs native";
+            t->units[k] = "max rel. diff";
+            t->best[k] = 0;
+            t->groups[k] = "same model";
+            for (int r = 0; r < g.nr; r++) {
+                const char *txt = "";   /* no run to check: an empty cell, not "–" (not run on that device) */
+                for (int c = 0; c < g.nc; c++) {
+                    const rm_run *run = g.cell[r][c];
+                    if (!run || g.pub[c]) continue;
+                    if (run->equivalence) txt = run->equivalence;
+                    else if (strcmp(run->implementation, "native") == 0) txt = "reference";
+                }
+                t->text[r * nc + k] = txt;
             }
             k++;
         }
@@ -595,6 +641,7 @@ static int sec_bench_tables(rdoc *d, const rt_section *s) {
             const rm_run *r = g.failed[i];
             const char *err = r->error ? r->error : "no reason recorded";
             const char *colon = strchr(err, ':');   /* the first clause of the error is the reason */
+            if (strcmp(status_word(r), "failed") != 0) colon = NULL;   /* "unavailable: <why>", "unsupported: <op>" */
             f->note = render_printf(d->a, "%s Not run: %s (%.*s).", f->note, row_of(d, r),
                                     colon ? (int)(colon - err) : (int)strlen(err), err);
         }

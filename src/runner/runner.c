@@ -46,7 +46,7 @@ static void kill_group(child *c) {
 }
 
 /* fork/exec argv with stdout/stderr pipes; exec failure comes back through a close-on-exec pipe. */
-static int spawn(child *c, char *const *argv, const char *framework) {
+static int spawn(child *c, char *const *argv, const char *const *env, const char *framework) {
     int po[2], pe[2], px[2];
     if (pipe(po)) return sd_err(SD_EIO, "%s runner: pipe: %s", framework, strerror(errno));
     if (pipe(pe)) { close(po[0]); close(po[1]); return sd_err(SD_EIO, "%s runner: pipe: %s", framework, strerror(errno)); }
@@ -68,6 +68,7 @@ static int spawn(child *c, char *const *argv, const char *framework) {
         dup2(po[1], 1); dup2(pe[1], 2);
         close(po[0]); close(po[1]); close(pe[0]); close(pe[1]); close(px[0]);
         signal(SIGINT, SIG_DFL); signal(SIGTERM, SIG_DFL); signal(SIGPIPE, SIG_DFL);
+        for (int i = 0; env && env[i]; i++) putenv((char *)env[i]);   /* the child's own copy of the strings */
         execv(argv[0], argv);
         int e = errno;
         ssize_t w = write(px[1], &e, sizeof e);
@@ -122,6 +123,7 @@ struct sd_runner_proto {
     sd_runner_result *r;
     int lineno, hello, done, nepochs;
     int unavailable;              /* error event said unavailable */
+    int unsupported;              /* error event said unsupported */
     int error_event;
     char msg[1024];               /* from an error event */
     char *line;                   /* the line being read (SD_RUNNER_MAX_LINE + 1 bytes) */
@@ -154,6 +156,7 @@ static int handle_line(state *s, const char *line, size_t len) {
         snprintf(s->msg, sizeof s->msg, "%s", m);
         s->error_event = 1;
         s->unavailable = kind && strcmp(kind, "unavailable") == 0;
+        s->unsupported = kind && strcmp(kind, "unsupported") == 0;
         goto out;
     }
     if (strcmp(ev, "hello") == 0) {
@@ -199,6 +202,14 @@ static int handle_line(state *s, const char *line, size_t len) {
         st->train_images = (long)ti; st->test_images = (long)vi;
         s->nepochs++;
         s->r->train.nepochs = s->nepochs;
+        goto out;
+    }
+    if (strcmp(ev, "equivalence") == 0) {
+        long long nb = 0;
+        SD_TRY_GOTO(rc, jv_get_num(d, root, "max_rel_diff", "equivalence event", 1, 0.0, -1.0, &s->r->max_rel_diff), out);
+        SD_TRY_GOTO(rc, jv_get_int(d, root, "batch", "equivalence event", 0, 0, 1LL << 30, &nb), out);
+        s->r->eq_batch = (int)nb;
+        s->r->equivalence = 1;
         goto out;
     }
     if (strcmp(ev, "inference") == 0) {   /* a timed inference pass (issue 9A) */
@@ -288,6 +299,7 @@ static int build_argv(const sd_runner_opts *o, char **argv, char (*buf)[1100], i
     ARG("--device"); ARG(o->device ? o->device : "auto");
     ARG("--cudnn-benchmark"); ARGF("%d", o->cudnn_benchmark ? 1 : 0);
     ARG("--precision"); ARG(o->precision ? o->precision : "fp32");
+    if (o->equivalence_dir) { ARG("--equivalence"); ARG(o->equivalence_dir); }
     argv[n] = NULL;
 #undef ARG
 #undef ARGF
@@ -374,7 +386,7 @@ int sd_runner_run(const sd_runner_opts *o, sd_runner_result *out) {
     build_argv(o, argv, abuf, &nargs);
 
     child c = {.pid = -1, .out = -1, .err = -1};
-    int rc = spawn(&c, argv, o->framework);
+    int rc = spawn(&c, argv, o->env, o->framework);
     if (rc) { sd_runner_proto_free(sp); sd_runner_result_free(out); return rc; }
 
     int out_open = 1, err_open = 1;
@@ -430,8 +442,9 @@ int sd_runner_run(const sd_runner_opts *o, sd_runner_result *out) {
     tail_last_line(&c, last_err, sizeof last_err);
     if (rc == 0) {
         if (s.error_event) {
-            rc = s.unavailable ? sd_err(SD_ENODEV, "unavailable: %s", s.msg)
-                               : sd_err(SD_ERROR, "%s runner failed: %s", o->framework, s.msg);
+            rc = s.unavailable   ? sd_err(SD_ENODEV, "unavailable: %s", s.msg)
+                 : s.unsupported ? sd_err(SD_EUNSUPPORTED, "%s", s.msg)
+                                 : sd_err(SD_ERROR, "%s runner failed: %s", o->framework, s.msg);
         } else if (exited && WIFSIGNALED(status)) {
             rc = sd_err(SD_ERROR, "%s runner killed by signal %d%s%s", o->framework, WTERMSIG(status),
                         last_err[0] ? ": " : "", last_err);

@@ -48,6 +48,8 @@ typedef struct sd_runner_opts {
     const char *precision;        /* fp32, tf32 */
     double timeout_s;             /* idle timeout: seconds without a stdout line */
     long long native_params;      /* > 0: hello.parameters must equal it */
+    const char *equivalence_dir;  /* non-NULL: --equivalence DIR (nn/export.h), the runner reports an equivalence event */
+    const char *const *env;       /* NULL-terminated "NAME=VALUE" added to the runner's environment, or NULL */
     volatile sig_atomic_t *stop;  /* set by a signal handler: kill the runner, SD_EINTR */
     size_t max_output;            /* bound on stdout + stderr bytes; 0: SD_RUNNER_MAX_OUTPUT */
 } sd_runner_opts;
@@ -55,11 +57,15 @@ typedef struct sd_runner_opts {
 typedef struct sd_runner_result {
     char version[64], device[160], device_kind[16];
     json_t *hello;                /* the hello object (framework extras), owned */
+    int equivalence;              /* 1: an equivalence event came: max_rel_diff, eq_batch */
+    double max_rel_diff;          /* max |framework - native| / max |native| over the exported logits */
+    int eq_batch;
     nn_train_result train;        /* epochs, confusion, nparams, peak_bytes */
 } sd_runner_result;
 
 /* Run the runner once. 0: ok. SD_ENODEV: unavailable (framework not importable, program cannot start,
- * device absent), message in sd_errmsg(). Other negatives: failed (timeout, garbage, non-zero exit,
+ * device absent), message in sd_errmsg(). SD_EUNSUPPORTED: the framework lacks an operation of the
+ * workload (error kind "unsupported", message "unsupported: <op>"). Other negatives: failed (timeout, garbage, non-zero exit,
  * architecture mismatch), message in sd_errmsg(). SD_EINTR when *stop was set. */
 int sd_runner_run(const sd_runner_opts *o, sd_runner_result *out);
 void sd_runner_result_free(sd_runner_result *r);

@@ -602,6 +602,26 @@ def shuffled(n, seed, epoch):
     return np.array(idx, dtype=np.int64)
 
 
+def equivalence(d, model, weighted, device):
+    """Load the weights `showdown bench` exported (nn/export.h), run its input batch forward, report the max
+    relative difference to the native logits; training then starts from these (identical) weights."""
+    with open(os.path.join(d, "index.json")) as f:
+        idx = json.load(f)
+    by = {}
+    for e in idx["params"]:
+        by.setdefault(e["layer"], {})[e["role"]] = np.load(os.path.join(d, e["file"]))
+    with torch.no_grad():
+        for i, m in zip(sorted(by), weighted):
+            m.weight.copy_(torch.from_numpy(by[i]["weight"]).view_as(m.weight))
+            if m.bias is not None:
+                m.bias.copy_(torch.from_numpy(by[i]["bias"]))
+        model.eval()
+        z = model(torch.from_numpy(np.load(os.path.join(d, idx["input"]["file"]))).to(device)).cpu().double().numpy()
+    ref = np.load(os.path.join(d, idx["logits"]["file"])).astype(np.float64)
+    emit({"event": "equivalence", "batch": int(ref.shape[0]),
+          "max_rel_diff": float(np.abs(z - ref).max() / max(np.abs(ref).max(), 1e-30))})
+
+
 def main():
     ap = argparse.ArgumentParser(description="showdown runner for PyTorch (workloads/runners/PROTOCOL.md)")
     ap.add_argument("--spec", required=True)
@@ -623,6 +643,7 @@ def main():
     ap.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     ap.add_argument("--cudnn-benchmark", type=int, default=1)
     ap.add_argument("--precision", default="fp32", choices=["fp32", "tf32"])
+    ap.add_argument("--equivalence", default=None, help="showdown-weights/1 directory: check the forward pass first")
     a = ap.parse_args()
 
     with open(a.spec) as f:
@@ -650,6 +671,8 @@ def main():
           "device": devname, "device_kind": dev, "parameters": nparams, "threads": torch.get_num_threads(),
           "python": sys.version.split()[0], "numpy": np.__version__, "cudnn_benchmark": bool(a.cudnn_benchmark),
           "cudnn": torch.backends.cudnn.version() if dev == "cuda" else None})
+    if a.equivalence:
+        equivalence(a.equivalence, model, weighted, device)
 
     def sync():
         if dev == "cuda":

@@ -1,0 +1,142 @@
+#!/bin/bash
+# test_frameworks — the framework runners of issue 11 through `showdown bench --impl`: the weight export
+# (showdown-weights/1) recomputed in NumPy; an uninstalled framework reported unavailable, an "unsupported" op
+# and a failed equivalence check reported as such while the native run is kept; runner_common's own path for an
+# op a framework lacks; then, for every framework installed by `make deps-frameworks`, mnist_mlp and mnist_cnn
+# (synthetic, 2 batches of 16): equal parameter counts, forward pass within 1e-4 of native, and the first
+# epoch's training loss within 1e-3 of native's (same weights, data order, dropout masks and optimizer).
+# Frameworks that are not installed are listed as skipped with the reason; none installed still passes.
+set -u
+SD=${SHOWDOWN:-./showdown}
+PY=${PYTHON:-/usr/bin/python3}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+VENVS=${VENVS:-$ROOT/.venv-frameworks}
+fail=0; t=$(mktemp -d); trap 'rm -rf "$t"' EXIT
+ok()  { echo "ok: $*"; }
+bad() { echo "FAIL: $*"; fail=1; }
+cd "$ROOT" || exit 1
+
+# 1. the export: files and index, and the logits recomputed from the exported weights and input in NumPy
+if $SD bench --workload mnist_mlp --data synthetic --batches 2 --export-weights "$t/w" --quiet --no-db 2> "$t/err"; then
+  if "$PY" - "$t/w" <<'PYEOF'
+import json, os, sys
+import numpy as np
+d = sys.argv[1]
+idx = json.load(open(os.path.join(d, "index.json")))
+assert idx["schema"] == "showdown-weights/1" and idx["workload"] == "mnist_mlp", idx
+P = {(e["layer"], e["role"]): np.load(os.path.join(d, e["file"])) for e in idx["params"]}
+assert sum(a.size for a in P.values()) == idx["parameters"] == 669706, idx["parameters"]
+x = np.load(os.path.join(d, "input.npy")); z = np.load(os.path.join(d, "logits.npy"))
+assert x.shape == (8, 1, 28, 28) and z.shape == (8, 10) and x.dtype == np.float32, (x.shape, z.shape)
+assert np.load(os.path.join(d, "labels.npy")).dtype == np.int32
+h = x.reshape(8, -1).astype(np.float64)
+for li in sorted({k[0] for k in P}):            # dense, relu, dropout (identity), ..., dense
+    h = h @ P[(li, "weight")].T + P[(li, "bias")]
+    if li != max(k[0] for k in P):
+        h = np.maximum(h, 0)
+err = np.abs(h - z).max() / np.abs(z).max()
+print("numpy forward vs exported logits: max rel diff %.2e" % err)
+assert err < 1e-5, err
+PYEOF
+  then ok "export: index, npy files and logits agree with a NumPy forward pass"
+  else bad "export: files do not check out"; fi
+else bad "export failed: $(cat "$t/err")"; fi
+
+# 2. a framework that is not installed: unavailable, not a failure; the native run is kept
+mkdir -p "$t/novenv"
+$SD bench --workload mnist_mlp --data synthetic --epochs 1 --batches 1 --backend ref --threads 1 --quiet --no-db \
+   --impl native,chainer --venvs "$t/novenv" --json "$t/unavail.json" > "$t/stdout" 2> "$t/stderr"; rc=$?
+if [ $rc -eq 0 ] && "$PY" -c '
+import json, sys
+by = {r["implementation"]: r for r in json.load(open(sys.argv[1]))["runs"]}
+assert by["native"]["status"] == "ok", by["native"]
+c = by["chainer"]
+assert c["status"] == "unavailable" and "chainer is not installed" in c["error"] and "make deps-frameworks" in c["error"], c
+' "$t/unavail.json" && grep -q "chainer .*UNAVAILABLE: unavailable: chainer is not installed" "$t/stdout"
+then ok "uninstalled chainer reported unavailable (exit 0, native kept)"
+else bad "uninstalled framework: exit $rc"; cat "$t/stdout" "$t/stderr"; fi
+
+# 3. fake runners: an op the framework lacks, and a forward pass that disagrees with native
+cat > "$t/unsup" <<'SH'
+#!/bin/sh
+echo '{"event":"error","kind":"unsupported","message":"unsupported: maxpool padding"}'
+exit 4
+SH
+cat > "$t/noteq" <<'SH'
+#!/bin/sh
+echo '{"event":"hello","protocol":1,"framework":"jax","version":"0.fake","device":"cpu","parameters":669706}'
+echo '{"event":"equivalence","batch":8,"max_rel_diff":0.5}'
+echo '{"event":"epoch","epoch":1,"train_s":0.5,"val_s":0.25,"loss":2.0,"val_loss":1.5,"accuracy":0.5,"train_images":128,"test_images":128}'
+echo '{"event":"done"}'
+SH
+chmod +x "$t/unsup" "$t/noteq"
+$SD bench --workload mnist_mlp --data synthetic --epochs 1 --batches 1 --backend ref --threads 1 --quiet --no-db \
+   --impl native,tinygrad --runner "tinygrad=$t/unsup" --json "$t/unsup.json" > "$t/stdout" 2> "$t/stderr"; rc=$?
+if [ $rc -eq 0 ] && grep -q "tinygrad .*UNSUPPORTED: unsupported: maxpool padding" "$t/stdout"; then
+  ok "unsupported op: status unsupported, the table says so, exit 0"
+else bad "unsupported: exit $rc"; cat "$t/stdout" "$t/stderr"; fi
+$SD bench --workload mnist_mlp --data synthetic --epochs 1 --batches 1 --backend ref --threads 1 --quiet --no-db \
+   --impl native,jax --runner "jax=$t/noteq" --json "$t/noteq.json" > "$t/stdout" 2> "$t/stderr"; rc=$?
+if [ $rc -eq 1 ] && grep -q "equivalence failed: forward output differs from native by 0.5" "$t/stderr" \
+   && grep -qE "ref/jax .*failed \(5\.0e-01\)" "$t/stdout" && "$PY" -c '
+import json, sys
+j = [r for r in json.load(open(sys.argv[1]))["runs"] if r["implementation"] == "jax"][0]
+assert j["equivalence"]["status"] == "failed" and j["equivalence"]["max_rel_diff"] == 0.5, j["equivalence"]' "$t/noteq.json"
+then ok "failed equivalence: recorded, printed, exit 1"
+else bad "failed equivalence: exit $rc"; cat "$t/stdout" "$t/stderr"; fi
+
+# the report: one row per framework in the benchmark table, the status in an unavailable one's cell, the check
+$SD report --results "$t/unavail.json" "$t/noteq.json" "$t/unsup.json" --no-db --out "$t/rep" --format md > /dev/null 2>&1
+tbl=$(grep -A12 "mnist_mlp: training time per device" "$t/rep/showdown.md" 2>/dev/null)
+if grep -q "^| chainer | unavailable | unavailable |" <<<"$tbl" && grep -q "^| tinygrad | unsupported |" <<<"$tbl" \
+   && grep -qE "^\| jax \| (\*\*)?[0-9.]+(\*\*)? \| (\*\*)?0\.500(\*\*)? \| failed \(5\.0e-01\) \|" <<<"$tbl" && grep -q "same model" <<<"$tbl" \
+   && grep -q "Not run: chainer (unavailable: chainer is not installed" <<<"$tbl"
+then ok "report: rows chainer (unavailable), tinygrad (unsupported), jax (equivalence failed) in the bench table"
+else bad "report table:"; echo "$tbl"; fi
+
+# 4. runner_common with a framework that lacks conv2d (a NumPy stand-in): "unsupported: conv2d", kind unsupported
+cat > "$t/np_runner.py" <<PYEOF
+import sys
+sys.path.insert(0, "$ROOT/workloads/runners")
+import runner_common as rc
+class NoConv:
+    def __init__(self, a): self.name, self.version, self.device = "numpy", "0", "cpu"
+    def build(self, layers, params, opt, batch):
+        for L in layers:
+            if L.op == "conv2d": raise rc.Unsupported(L.op)
+rc.main(NoConv, "test")
+PYEOF
+"$PY" "$t/np_runner.py" --spec workloads/mnist_cnn.json --data synthetic --train-n 32 --test-n 32 --shape 1,28,28 \
+   --classes 10 --epochs 1 --batch 16 > "$t/out" 2>&1; rc=$?
+if [ $rc -eq 4 ] && grep -q '"kind":"unsupported","message":"unsupported: conv2d"' "$t/out"; then
+  ok "runner_common: an op the framework lacks is 'unsupported: conv2d'"
+else bad "runner_common unsupported: exit $rc: $(cat "$t/out")"; fi
+
+# 5. every installed framework against the native engine
+venv_of() { case $1 in pytorch) echo "";; keras-tensorflow) echo tensorflow;; keras-jax) echo jax;; keras-torch) echo torch;; *) echo "$1";; esac; }
+ran=0
+for impl in tensorflow keras-tensorflow keras-jax keras-torch jax paddle mindspore tinygrad chainer; do
+  v=$(venv_of $impl)
+  if [ ! -x "$VENVS/$v/bin/python" ]; then echo "skipped: $impl (not installed: no $VENVS/$v/bin/python; make deps-frameworks)"; continue; fi
+  $SD bench --workload mnist_mlp,mnist_cnn --data synthetic --epochs 1 --batch 16 --batches 2 --backend ref --threads 1 \
+     --quiet --no-db --impl native,$impl --venvs "$VENVS" --runner-timeout 600 --json "$t/$impl.json" > "$t/stdout" 2> "$t/stderr"; rc=$?
+  if [ $rc -eq 0 ] && "$PY" - "$t/$impl.json" "$impl" <<'PYEOF'
+import json, sys
+runs, impl = json.load(open(sys.argv[1]))["runs"], sys.argv[2]
+for wl in ("mnist_mlp", "mnist_cnn"):
+    by = {r["implementation"]: r for r in runs if r["workload"] == wl}
+    n, f = by["native"], by[impl]
+    assert n["status"] == "ok" and f["status"] == "ok", (n.get("error"), f.get("error"))
+    assert n["model"]["parameters"] == f["model"]["parameters"], (n["model"], f["model"])
+    eq = f["equivalence"]
+    assert eq["status"] == "passed" and eq["max_rel_diff"] <= 1e-4, eq
+    ln, lf = n["samples"][0]["epochs"][0]["loss"], f["samples"][0]["epochs"][0]["loss"]
+    assert abs(ln - lf) <= 1e-3 * abs(ln), (ln, lf)
+    print("%s %s: %d parameters, forward max rel diff %.1e, training loss native %.6f %s %.6f"
+          % (impl, wl, f["model"]["parameters"], eq["max_rel_diff"], ln, impl, lf))
+PYEOF
+  then ok "$impl: parameter counts equal, forward within 1e-4, 2-batch training loss within 1e-3 (mnist_mlp, mnist_cnn)"; ran=$((ran+1))
+  else bad "$impl: exit $rc"; tail -5 "$t/stderr"; fi
+done
+echo "frameworks checked: $ran"
+exit $fail

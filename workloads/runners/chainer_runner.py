@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""chainer_runner -- the showdown runner protocol (PROTOCOL.md) for Chainer (define-by-run on NumPy, CPU).
+
+NCHW as the native engine (chainer.functions convolution_2d / max_pooling_2d with cover_all=False / linear,
+W [out][in]), so the native weights load unchanged; the spec's optimizer runs on the NumPy arrays in place.
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import runner_common as rc  # noqa: E402
+import numpy as np  # noqa: E402
+
+
+class Chainer:
+    def __init__(self, a):
+        import chainer
+        import chainer.functions as F
+        self.chainer, self.F = chainer, F
+        self.name, self.version = "chainer", chainer.__version__
+        self.device = "cpu (numpy)"
+        self.threads = a.threads
+
+    def extras(self):
+        return {"threads": self.threads, "cupy": self.chainer.backends.cuda.available}
+
+    # one function per layer kind: f(L, params, x, mask) -> y
+    def conv2d(self, L, p, x, m):
+        return self.F.convolution_2d(x, p[0], p[1], stride=L.s, pad=L.p)
+
+    def maxpool(self, L, p, x, m):
+        return self.F.max_pooling_2d(x, L.k, stride=L.s, pad=L.p, cover_all=False)
+
+    def dense(self, L, p, x, m):
+        return self.F.linear(x, p[0], p[1])
+
+    def relu(self, L, p, x, m):
+        return self.F.relu(x)
+
+    def flatten(self, L, p, x, m):
+        return self.F.reshape(x, (x.shape[0], -1))
+
+    def dropout(self, L, p, x, m):
+        return x if m is None else x * m
+
+    def build(self, layers, params, opt, batch):
+        chainer = self.chainer
+        self.layers, self.opt = layers, opt
+        self.fns = []
+        for L in layers:
+            f = getattr(self, L.op, None)
+            if f is None:
+                raise rc.Unsupported(L.op)
+            self.fns.append(f)
+        self.p, self.vars = {}, []
+        for L in layers:
+            if L.i in params:
+                W, b = params[L.i]
+                pv = (chainer.Parameter(np.array(W)), None if b is None else chainer.Parameter(np.array(b)))
+                self.p[L.i] = pv
+                self.vars += [v for v in pv if v is not None]
+        self.s0 = [np.zeros_like(v.array) for v in self.vars]
+        self.s1 = [np.zeros_like(v.array) for v in self.vars]
+        self.drop_ids = [L.i for L in layers if L.op == "dropout" and L.rate > 0]
+
+    def _forward(self, x, masks):
+        mk = dict(zip(self.drop_ids, masks)) if masks is not None else {}
+        for L, f in zip(self.layers, self.fns):
+            x = f(L, self.p.get(L.i), x, mk.get(L.i))
+        return x
+
+    def parameters(self):
+        return sum(v.size for v in self.vars)
+
+    def forward(self, x):
+        with self.chainer.using_config("train", False), self.chainer.no_backprop_mode():
+            return self._forward(x, None).array
+
+    def train_step(self, x, y, masks, t):
+        with self.chainer.using_config("train", True):
+            z = self._forward(x, masks)
+            lv = self.F.softmax_cross_entropy(z, y.astype(np.int32), reduce="no")
+            self.F.mean(lv).backward()
+        bc = self.opt.corrections(t) if self.opt.name == "adam" else (1.0, 1.0)
+        for k, v in enumerate(self.vars):
+            pn, self.s0[k], self.s1[k] = self.opt.update(v.array, v.grad, self.s0[k], self.s1[k], bc, np.sqrt)
+            v.array[...] = pn
+            v.cleargrad()
+        return float(lv.array.sum())
+
+
+if __name__ == "__main__":
+    rc.main(Chainer, "showdown runner for Chainer (workloads/runners/PROTOCOL.md)")

@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""mindspore_runner -- the showdown runner protocol (PROTOCOL.md) for MindSpore (PyNative mode, CPU).
+
+NCHW as the native engine (mindspore.ops conv2d / max_pool2d / dense, dense weight [out][in]), so the native
+weights load unchanged. Gradients by mindspore.value_and_grad over the Parameters; the spec's optimizer
+(runner_common.Optimizer) on MindSpore tensors, written back with Parameter.set_data.
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import runner_common as rc  # noqa: E402
+import numpy as np  # noqa: E402
+
+
+class MindSpore:
+    def __init__(self, a):
+        os.environ.setdefault("GLOG_v", "3")
+        import mindspore as ms
+        from mindspore import ops
+        ms.set_device("CPU") if hasattr(ms, "set_device") else ms.set_context(device_target="CPU")
+        self.ms, self.ops = ms, ops
+        self.name, self.version = "mindspore", ms.__version__
+        self.device = "cpu"
+        self.threads = a.threads
+
+    def extras(self):
+        return {"threads": self.threads, "mode": "pynative" if self.ms.get_context("mode") == 1 else "graph"}
+
+    # one function per layer kind: f(L, params, x, mask) -> y
+    def conv2d(self, L, p, x, m):
+        if L.p != (0, 0):
+            return self.ops.conv2d(x, p[0], p[1], stride=L.s, pad_mode="pad", padding=L.p)
+        return self.ops.conv2d(x, p[0], p[1], stride=L.s, pad_mode="valid")
+
+    def maxpool(self, L, p, x, m):
+        return self.ops.max_pool2d(x, L.k, stride=L.s, padding=L.p)
+
+    def dense(self, L, p, x, m):
+        return self.ops.dense(x, p[0], p[1])
+
+    def relu(self, L, p, x, m):
+        return self.ops.relu(x)
+
+    def flatten(self, L, p, x, m):
+        return self.ops.reshape(x, (x.shape[0], -1))
+
+    def dropout(self, L, p, x, m):
+        return x if m is None else x * m
+
+    def build(self, layers, params, opt, batch):
+        ms, ops = self.ms, self.ops
+        self.layers, self.opt = layers, opt
+        self.fns = []
+        for L in layers:
+            f = getattr(self, L.op, None)
+            if f is None:
+                raise rc.Unsupported(L.op)
+            self.fns.append(f)
+        self.p, self.vars = {}, []
+        for L in layers:
+            if L.i in params:
+                W, b = params[L.i]
+                pv = (ms.Parameter(ms.Tensor(W), name="w%d" % L.i),
+                      None if b is None else ms.Parameter(ms.Tensor(b), name="b%d" % L.i))
+                self.p[L.i] = pv
+                self.vars += [v for v in pv if v is not None]
+        self.s0 = [ops.zeros_like(v) for v in self.vars]
+        self.s1 = [ops.zeros_like(v) for v in self.vars]
+        self.drop_ids = [L.i for L in layers if L.op == "dropout" and L.rate > 0]
+
+        def loss_fn(x, y, *masks):
+            z = self._forward(x, masks)
+            lv = ops.cross_entropy(z, y, reduction="none")
+            return lv.mean(), lv.sum()
+        self.grad_fn = ms.value_and_grad(loss_fn, None, self.vars, has_aux=True)
+
+    def _forward(self, x, masks):
+        mk = dict(zip(self.drop_ids, masks)) if masks is not None else {}
+        for L, f in zip(self.layers, self.fns):
+            x = f(L, self.p.get(L.i), x, mk.get(L.i))
+        return x
+
+    def parameters(self):
+        return sum(int(np.prod(v.shape)) for v in self.vars)
+
+    def forward(self, x):
+        return self._forward(self.ms.Tensor(x), None).asnumpy()
+
+    def train_step(self, x, y, masks, t):
+        ms = self.ms
+        (_, lsum), grads = self.grad_fn(ms.Tensor(x), ms.Tensor(y.astype(np.int32)), *[ms.Tensor(m) for m in masks])
+        bc = self.opt.corrections(t) if self.opt.name == "adam" else (1.0, 1.0)
+        for k, v in enumerate(self.vars):
+            pn, self.s0[k], self.s1[k] = self.opt.update(v.value(), grads[k], self.s0[k], self.s1[k], bc, self.ops.sqrt)
+            v.set_data(pn)
+        return float(lsum.asnumpy())
+
+
+if __name__ == "__main__":
+    rc.main(MindSpore, "showdown runner for MindSpore (workloads/runners/PROTOCOL.md)")
