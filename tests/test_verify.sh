@@ -60,6 +60,19 @@ assert "tensorflow" in v["cells"][5]["why"], v["cells"][5]["why"]
 print("ok: verdicts", [g[1] for g in got])
 PY
 grep -q "REPRODUCED" "$t/out" && grep -q "ACCURACY-DIFFERS" "$t/out" && ok "table on stdout" || bad "table: $(cat "$t/out")"
+# a framework with a runner is measured like the engine (here: no tensorflow run in the results: MISSING, naming
+# the measurement looked for); a framework showdown has no runner for is MISSING for that reason
+"$PY" - "$t" <<'PY'
+import json, sys
+t = sys.argv[1]
+d = json.load(open(t + "/all.json"))
+c = dict(d["runs"][0], implementation="caffe2", note="no runner")
+json.dump(dict(d, runs=[c]), open(t + "/caffe2.json", "w"))
+PY
+expect 9 "a framework without a runner" $SD verify "$t/caffe2.json" --results "$t/r.json"
+grep -q "MISSING *no caffe2 runner in showdown" "$t/out" && ok "MISSING names the missing runner" || bad "caffe2: $(cat "$t/out")"
+grep -q "no measurement of mnist_mlp/tensorflow/cpu" "$t/err" "$t/out" 2>/dev/null || $SD verify "$t/all.json" --results "$t/r.json" 2>/dev/null | grep -q "no measurement of mnist_mlp/tensorflow/cpu" \
+  && ok "a runner's cell looks for that runner's measurement" || bad "tensorflow cell: $($SD verify "$t/all.json" --results "$t/r.json" 2>&1 | grep tensorflow)"
 
 expect 0 "all reproduced: exit 0" $SD verify "$t/ok.json" --results "$t/r.json"
 expect 9 "only not comparable / missing: exit 9" $SD verify "$t/nc.json" --results "$t/r.json" --json "$t/nc-v.json"

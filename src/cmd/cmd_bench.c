@@ -282,6 +282,7 @@ static const impl_def *find_impl(const char *name) {
     return NULL;
 }
 static int is_framework(const char *impl) { return find_impl(impl) != NULL; }
+int sd_bench_impl_known(const char *impl) { return strcmp(impl, "native") == 0 || is_framework(impl); }
 
 /* Remove the files of a directory nn_export_weights wrote, then the directory. */
 static void remove_dir(const char *dir) {

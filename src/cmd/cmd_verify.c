@@ -143,7 +143,13 @@ static int measured_stat(const json_t *run, const char *metric, sd_stat *out) {
     return 1;
 }
 
+/* A framework runner's results name its device ("cuda", "cpu") where a published cell names a back-end. */
+static const char *runner_device(const char *pub_backend) {
+    return pub_backend && strcmp(pub_backend, "cudnn") == 0 ? "cuda" : "cpu";
+}
+
 static const json_t *find_run(const json_t *doc, const char *w, const char *impl, const char *be) {
+    if (strcmp(impl, "native") != 0) be = runner_device(be);
     size_t i;
     const json_t *r;
     json_array_foreach(json_object_get(doc, "runs"), i, r)
@@ -165,7 +171,12 @@ static int rerun(const verify_args *a, const json_t *pub, json_t **doc, char *wh
     int k = 0;
     argv[k++] = "showdown"; argv[k++] = "bench";
     argv[k++] = "--workload"; argv[k++] = (char *)js(pub, "workload");
-    argv[k++] = "--backend"; argv[k++] = (char *)js(pub, "backend");
+    if (strcmp(js(pub, "implementation"), "native") == 0) {
+        argv[k++] = "--backend"; argv[k++] = (char *)js(pub, "backend");
+    } else {   /* a framework runner on the published kind of device */
+        argv[k++] = "--impl"; argv[k++] = (char *)js(pub, "implementation");
+        argv[k++] = "--device"; argv[k++] = (char *)runner_device(js(pub, "backend"));
+    }
     const char *kind = js(json_object_get(pub, "data"), "kind");
     argv[k++] = "--data"; argv[k++] = kind && strcmp(kind, "synthetic") == 0 ? "synthetic" : "auto";
     if (json_integer_value(json_object_get(st, "epochs")) > 0) {
@@ -298,8 +309,9 @@ int cmd_verify(int argc, char **argv) {
         sd_stat ms = {0};
         env_diff(why, sizeof why, penv, here, be);
         if (why[0]) verdict = "NOT-COMPARABLE";
-        if (!verdict && strcmp(impl, "native") != 0) {
-            snprintf(why, sizeof why, "no %s runner on this build (only the native engine)", impl);
+        if (!verdict && !sd_bench_impl_known(impl)) {
+            snprintf(why, sizeof why, "no %s runner in showdown (bench --impl runs native and the runners of "
+                                      "workloads/runners/)", impl);
             verdict = "MISSING";
         }
         if (!verdict && a.rerun) {
@@ -309,7 +321,8 @@ int cmd_verify(int argc, char **argv) {
             m = find_run(measured, w, impl, be);
         }
         if (!verdict && !m) {
-            if (!why[0]) snprintf(why, sizeof why, "no measurement of %s/%s/%s in %s", w, impl, be,
+            if (!why[0]) snprintf(why, sizeof why, "no measurement of %s/%s/%s in %s", w, impl,
+                                  strcmp(impl, "native") ? runner_device(be) : be,
                                   msource[0] ? msource : "the database (run bench, or verify --rerun)");
             verdict = "MISSING";
         }
