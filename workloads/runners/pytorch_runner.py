@@ -15,17 +15,11 @@ import os
 import sys
 import time
 
+# written once for every runner (workloads/runners/runner_common.py): the protocol lines, the hash of
+# src/nn/kernels.h, the data readers and the shuffle order
+from runner_common import M64, U, _open, emit, fail, h64, h64s, load_cifar10, pixels, shuffled, u01  # noqa: E402
+
 PROTOCOL = 1
-
-
-def emit(obj):
-    sys.stdout.write(json.dumps(obj, separators=(",", ":")) + "\n")
-    sys.stdout.flush()
-
-
-def fail(message, kind="failed", code=1):
-    emit({"event": "error", "kind": kind, "message": message})
-    sys.exit(code)
 
 
 try:
@@ -38,35 +32,7 @@ try:
 except Exception as e:  # noqa: BLE001
     fail("torch not importable: %s" % e, "unavailable", 3)
 
-# ---- the counter-based hash of src/nn/kernels.h (splitmix64 finaliser), on uint64 numpy arrays ----------
-M64 = (1 << 64) - 1
-U = np.uint64
-
-
-def h64(x):
-    """nn_hash64 over a uint64 array (wrapping arithmetic)."""
-    with np.errstate(over="ignore"):
-        x = x + U(0x9E3779B97F4A7C15)
-        x = (x ^ (x >> U(30))) * U(0xBF58476D1CE4E5B9)
-        x = (x ^ (x >> U(27))) * U(0x94D049BB133111EB)
-        return x ^ (x >> U(31))
-
-
-def h64s(x):
-    """nn_hash64 of one Python int."""
-    return int(h64(np.array([x & M64], dtype=np.uint64))[0])
-
-
-def u01(h):
-    """24 random bits -> float32 in [0,1), exactly as the C code: (float)(h >> 40) * (1.0f / 16777216.0f)."""
-    return (h >> U(40)).astype(np.float32) * np.float32(1.0 / 16777216.0)
-
-
-# ---- data: the same files, or the same synthetic stream as src/data/synthetic.c ----------------------
-def _open(path):
-    with open(path, "rb") as f:
-        magic = f.read(2)
-    return gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb")
+# ---- data: the same files (readers shared in runner_common), or the same synthetic stream as src/data/synthetic.c
 
 
 def load_idx(images, labels):
@@ -85,23 +51,6 @@ def load_idx(images, labels):
         raise ValueError("%s: %d labels for %d images" % (labels, nl, n))
     y = np.frombuffer(rawl, dtype=np.uint8, count=n, offset=8).astype(np.int64)
     return pixels(x).reshape(n, 1, h, w), y
-
-
-def pixels(u8):
-    return u8.astype(np.float32) / np.float32(255.0)
-
-
-def load_cifar10(d, which):
-    names = ["data_batch_%d.bin" % i for i in range(1, 6)] if which == 0 else ["test_batch.bin"]
-    xs, ys = [], []
-    for nm in names:
-        raw = np.fromfile(os.path.join(d, nm), dtype=np.uint8)
-        if raw.size % 3073:
-            raise ValueError("%s: size %d is not a multiple of 3073" % (os.path.join(d, nm), raw.size))
-        rec = raw.reshape(-1, 3073)
-        ys.append(rec[:, 0].astype(np.int64))
-        xs.append(pixels(rec[:, 1:]).reshape(-1, 3, 32, 32))
-    return np.concatenate(xs), np.concatenate(ys)
 
 
 GAMMA = 0x9E3779B97F4A7C15
@@ -590,16 +539,6 @@ def mean_roc_auc(scores, targets):
 
 
 # ---- the training loop of src/nn/train.c ----------------------------------------------------------------
-def shuffled(n, seed, epoch):
-    """Fisher-Yates with the counter-based hash: train.c's shuffle(), the same order for (seed, epoch, n)."""
-    s = h64s(seed ^ h64s(0xE90C0000 + epoch))
-    i = np.arange(n, dtype=np.uint64)
-    j = (h64(U(s) ^ i) % (i + U(1))).astype(np.int64)
-    idx = list(range(n))
-    for k in range(n - 1, 0, -1):
-        jk = j[k]
-        idx[k], idx[jk] = idx[jk], idx[k]
-    return np.array(idx, dtype=np.int64)
 
 
 def equivalence(d, model, weighted, device):
