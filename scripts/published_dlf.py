@@ -272,7 +272,7 @@ def main():
                     run["settings"]["learning_rate"] = 1e-4 * gcount
                 checks = []
                 if ev:
-                    run["evidence"] = {k: v for k, v in ev.items() if k != "cells"}
+                    run["evidence"] = {key: val for key, val in ev.items() if key != "cells"}
                     checks = check_cell(ev, headers, header, gname, gcount, v, factor, metric, workload,
                                         data["kind"], run)
                 else:

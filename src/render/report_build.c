@@ -90,6 +90,14 @@ static int is_device_kind(const char *b) {
     return b && (strcmp(b, "cpu") == 0 || strcmp(b, "cuda") == 0 || strcmp(b, "auto") == 0);
 }
 
+/* A run's setting as text, or NULL. */
+static const char *run_setting(const rm_run *r, const char *key) {
+    const char *v = NULL;
+    for (int k = 0; r && k < r->nsettings; k++)
+        if (strcmp(r->settings[k].key, key) == 0) v = r->settings[k].value;
+    return v;
+}
+
 static const char *row_of(rdoc *d, const rm_run *r) {
     const char *b = backend_name(r->backend);
     if (!b || strcmp(b, r->implementation) == 0 || r->published ||
@@ -568,9 +576,7 @@ static int sec_bench_tables(rdoc *d, const rt_section *s) {
             for (int r = 0; r < g.nr; r++) {
                 const rm_run *run = g.cell[r][c];
                 if (!g.pub[c] || !run || strcmp(run->total_unit ? run->total_unit : "s", "s") != 0) continue;
-                const char *e = NULL;
-                for (int k = 0; k < run->nsettings; k++)
-                    if (strcmp(run->settings[k].key, "epochs") == 0) e = run->settings[k].value;
+                const char *e = run_setting(run, "epochs");
                 if (!e || (pep && strcmp(pep, e) != 0)) pep_same = 0;
                 else pep = e;
             }
@@ -962,9 +968,8 @@ static int sec_methodology(rdoc *d, const rt_section *s) {
         for (int k = 0; k < nk; k++) {
             t->rows[k] = keys[k];
             for (int w = 0; w < nc; w++) {
-                t->text[k * nc + w] = "–";
-                for (int e = 0; first[w] && e < first[w]->nsettings; e++)
-                    if (strcmp(first[w]->settings[e].key, keys[k]) == 0) t->text[k * nc + w] = first[w]->settings[e].value;
+                const char *v = run_setting(first[w], keys[k]);
+                t->text[k * nc + w] = v ? v : "–";
             }
         }
         f->u.table = t;
