@@ -180,12 +180,7 @@ int nn_dp_train(const sd_workload *w, nn_backend *const *bes, int R, nn_reducer 
     memset(out, 0, sizeof *out);
     if (R < 1 || R > NN_DP_MAX) return sd_err(SD_EUSAGE, "--gpus %d (1..%d)", R, NN_DP_MAX);
     const int B = o->batch * R;   /* global batch: the per-replica batch on every replica */
-    if (train->c != w->in_c || train->h != w->in_h || train->w != w->in_w)
-        return sd_err(SD_EINPUT, "%s: data shape %dx%dx%d does not match the workload's input %dx%dx%d",
-                      train->source, train->c, train->h, train->w, w->in_c, w->in_h, w->in_w);
-    if (train->classes > w->classes || test->classes > w->classes)
-        return sd_err(SD_EINPUT, "%s: labels go up to %d but the workload has %d classes", train->source,
-                      train->classes - 1, w->classes);
+    SD_TRY(nn_train_check_data(w, train, test));
     int nb = train->n / B;
     if (o->max_batches > 0 && nb > o->max_batches) nb = o->max_batches;
     if (nb == 0)

@@ -26,6 +26,16 @@ void nn_train_shuffle(int *idx, int n, uint64_t seed, int epoch) {
     }
 }
 
+int nn_train_check_data(const sd_workload *w, const sd_dataset *train, const sd_dataset *test) {
+    if (train->c != w->in_c || train->h != w->in_h || train->w != w->in_w)
+        return sd_err(SD_EINPUT, "%s: data shape %dx%dx%d does not match the workload's input %dx%dx%d",
+                      train->source, train->c, train->h, train->w, w->in_c, w->in_h, w->in_w);
+    if (train->classes > w->classes || test->classes > w->classes)
+        return sd_err(SD_EINPUT, "%s: labels go up to %d but the workload has %d classes", train->source,
+                      train->classes - 1, w->classes);
+    return 0;
+}
+
 void nn_train_gather(const sd_dataset *d, const int *idx, int start, int batch, float *x, int32_t *y) {
     size_t per = (size_t)d->c * d->h * d->w;
     for (int b = 0; b < batch; b++) {
@@ -214,12 +224,7 @@ int nn_train(const sd_workload *w, nn_backend *be, const sd_dataset *train, cons
              const nn_train_opts *o, nn_train_result *out) {
     memset(out, 0, sizeof *out);
     const int B = o->batch;
-    if (train->c != w->in_c || train->h != w->in_h || train->w != w->in_w)
-        return sd_err(SD_EINPUT, "%s: data shape %dx%dx%d does not match the workload's input %dx%dx%d",
-                      train->source, train->c, train->h, train->w, w->in_c, w->in_h, w->in_w);
-    if (train->classes > w->classes || test->classes > w->classes)
-        return sd_err(SD_EINPUT, "%s: labels go up to %d but the workload has %d classes", train->source,
-                      train->classes - 1, w->classes);
+    SD_TRY(nn_train_check_data(w, train, test));
     int nb = train->n / B;
     if (o->max_batches > 0 && nb > o->max_batches) nb = o->max_batches;
     if (nb == 0) return sd_err(SD_EINPUT, "%s: %d examples hold no full batch of %d", train->source, train->n, B);

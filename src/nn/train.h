@@ -74,6 +74,8 @@ double nn_now(void);   /* monotonic seconds */
 /* The epoch's example order (Fisher–Yates on a counter hash: depends only on seed, epoch and n), and the
  * copy of examples idx[start..start+batch) (idx NULL: in order) into host x / y. Shared with nn/dp.c. */
 void nn_train_shuffle(int *idx, int n, uint64_t seed, int epoch);
+/* The data fit the workload: the same input shape, labels within its classes (SD_EINPUT naming the data). */
+int nn_train_check_data(const sd_workload *w, const sd_dataset *train, const sd_dataset *test);
 void nn_train_gather(const sd_dataset *d, const int *idx, int start, int batch, float *x, int32_t *y);
 
 #endif
