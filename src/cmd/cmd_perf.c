@@ -126,6 +126,36 @@ static int layer_once(void *p) {
                        : be->ops->dense_forward(be, &l->op, l->y, x, W, B);
 }
 
+/* Where a training step's time goes: every op's forward and backward and the optimizer step, with the
+ * back-end synced around each (so the total exceeds an unprofiled step by the syncs' cost). */
+static int profile_steps(nn_model *m, model_arg *ma, json_t *run) {
+    const int L = m->nlayers, steps = 20;
+    double *prof = calloc((size_t)2 * L + 1, sizeof *prof);
+    SD_ALLOC_CHECK(prof);
+    m->prof = prof;
+    int rc = 0;
+    double t0 = nn_now();
+    for (int s = 0; s < steps && rc == 0; s++) rc = train_once(ma);
+    double total = (nn_now() - t0) / steps;
+    m->prof = NULL;
+    if (rc) { free(prof); return rc; }
+    printf("    step profile (%d steps, synced after every op): %.2f ms a step\n", steps, total * 1e3);
+    json_t *ops = json_array();
+    for (int i = 0; i <= L; i++) {
+        if (i < L && m->layers[i].op.kind == NN_OP_FLATTEN) continue;   /* a view: nothing runs */
+        double f = prof[2 * i] / steps, b = i < L ? prof[2 * i + 1] / steps : 0;
+        const char *name = i < L ? m->layers[i].name : "optimizer";
+        const char *kind = i < L ? nn_op_name(m->layers[i].op.kind) : "step + zero grads";
+        printf("      %-14s %-18s fwd %7.3f ms  bwd %7.3f ms  %5.1f%%\n", name, kind, f * 1e3, b * 1e3,
+               100 * (f + b) / total);
+        json_array_append_new(ops, json_pack("{s:s, s:s, s:f, s:f}", "op", name, "kind", kind, "fwd_ms", f * 1e3,
+                                             "bwd_ms", b * 1e3));
+    }
+    json_object_set_new(run, "step_profile", ops);
+    free(prof);
+    return 0;
+}
+
 static double train_flops(const nn_model *m) {   /* per example, as nn_train counts them */
     double fwd, train;
     nn_model_flops(m->layers, m->nlayers, &fwd, &train);
@@ -195,6 +225,7 @@ static int run_one(const perf_args *a, const char *wname, const char *bname, dou
                                                 "fwd_gflops", gf, "bwd_ms", tb * 1e3, "bwd_gflops", gb));
         }
         json_object_set_new(run, "layers", ls);
+        SD_TRY_GOTO(rc, profile_steps(m, &ma, run), done);
     }
     json_array_append_new(runs, run);
 done:

@@ -3,6 +3,7 @@
  * Knows nothing about any particular back-end. */
 #include "nn/model.h"
 #include "nn/kernels.h"
+#include "nn/train.h"
 #include "core/err.h"
 
 #include <math.h>
@@ -515,6 +516,12 @@ fail:
     return rc;
 }
 
+/* The profile's clock: the back-end's queued work done, then monotonic seconds. */
+static double prof_clock(nn_backend *be) {
+    if (be->ops->sync) be->ops->sync(be);
+    return nn_now();
+}
+
 int nn_model_forward(nn_model *m, int train, uint64_t dropout_seed) {
     nn_backend *be = m->be;
     const nn_backend_ops *o = be->ops;
@@ -525,6 +532,7 @@ int nn_model_forward(nn_model *m, int train, uint64_t dropout_seed) {
     int rc = 0;
     for (int i = 0; i < m->nlayers && rc == 0; i++) {
         nn_layer *l = &m->layers[i];
+        double t0 = m->prof ? prof_clock(be) : 0;
         const float *xs[NN_OP_MAX_INPUTS];
         for (int k = 0; k < l->ninputs; k++) xs[k] = l->inputs[k] < 0 ? m->x : outs[l->inputs[k]];
         const float *x = xs[0];
@@ -562,6 +570,7 @@ int nn_model_forward(nn_model *m, int train, uint64_t dropout_seed) {
         case NN_OP_LSTM: rc = o->lstm_forward(be, &l->op, l->y, l->ws, x, W); break;
         default: rc = sd_err(SD_ERROR, "internal: op %d in forward", (int)l->op.kind);
         }
+        if (m->prof) m->prof[2 * i] += prof_clock(be) - t0;
     }
     if (outs != outs_stack) free(outs);
     return rc;
@@ -596,6 +605,7 @@ int nn_model_backward(nn_model *m) {
     for (int i = L - 1; i >= 0; i--) {
         nn_layer *l = &m->layers[i];
         if (is_view(l)) continue;   /* flatten, dropout 0: dy is the input's dy */
+        double t0 = m->prof ? prof_clock(be) : 0;
         int in = l->input, ow;
         const float *x = in >= 0 ? m->layers[in].y : m->x;
         float *dW = l->w_len ? m->grads + l->w_off : NULL;
@@ -612,6 +622,7 @@ int nn_model_backward(nn_model *m) {
                 m->written[ow] = 1;
             }
             if (rc) return rc;
+            if (m->prof) m->prof[2 * i + 1] += prof_clock(be) - t0;
             continue;
         }
         if (l->op.kind == NN_OP_CONCAT) {   /* one slice at a time (each may need the scratch) */
@@ -623,6 +634,7 @@ int nn_model_backward(nn_model *m) {
                 if (!rc) rc = grad_done(m, l, ow);
             }
             if (rc) return rc;
+            if (m->prof) m->prof[2 * i + 1] += prof_clock(be) - t0;
             continue;
         }
         float *dx = grad_dest(m, l, 0, &ow);
@@ -644,6 +656,7 @@ int nn_model_backward(nn_model *m) {
         }
         if (!rc && dx) rc = grad_done(m, l, ow);
         if (rc) return rc;
+        if (m->prof) m->prof[2 * i + 1] += prof_clock(be) - t0;
     }
     return 0;
 }
@@ -652,8 +665,11 @@ int nn_model_step(nn_model *m) {
     nn_backend *be = m->be;
     if (!m->training) return sd_err(SD_ERROR, "internal: optimizer step on a model built for inference");
     m->step++;
+    double t0 = m->prof ? prof_clock(be) : 0;
     SD_TRY(be->ops->optimizer_step(be, &m->optim, m->params, m->grads, m->state, m->nparams, m->step));
-    return be->ops->zero(be, m->grads, m->nparams * sizeof(float));
+    SD_TRY(be->ops->zero(be, m->grads, m->nparams * sizeof(float)));
+    if (m->prof) m->prof[2 * m->nlayers] += prof_clock(be) - t0;
+    return 0;
 }
 
 int nn_model_upload_input(nn_model *m, const float *x) {

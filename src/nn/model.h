@@ -129,6 +129,10 @@ typedef struct nn_model {
     nn_optim optim;
     long step;                /* optimizer steps taken */
     double flops_fwd;         /* per example */
+    /* Optional per-op profile (showdown perf --layers): when non-NULL, forward and backward sync the back-end
+     * around every layer and add its seconds to prof[2*i] (forward) and prof[2*i+1] (backward);
+     * prof[2*nlayers] gets the optimizer step (with the gradient zeroing). The caller owns the array. */
+    double *prof;
 } nn_model;
 
 /* Shape inference without a back-end: fills layers' ops (n = batch), parameter slices and FLOPs.
