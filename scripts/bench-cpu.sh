@@ -1,7 +1,8 @@
 #!/bin/sh
 # bench-cpu — issue 3's CPU comparison: the native engine (ref, dnnl) against PyTorch CPU on the same models,
 # batch and threads, in the same run: `showdown perf` (with per-layer GFLOP/s and the measured sgemm ceiling),
-# then PyTorch as shipped and with OMP_WAIT_POLICY=passive when /usr/bin/python3 imports torch.
+# then PyTorch as shipped and at its best setting found (OMP_WAIT_POLICY=passive, denormals flushed, and
+# OPENBLAS_CORETYPE where OpenBLAS misdetects the CPU) when /usr/bin/python3 imports torch.
 # Prints the table and writes out/bench/cpu.json. Usage: scripts/bench-cpu.sh [SHOWDOWN] [OUTDIR]
 set -eu
 SHOWDOWN=${1:-./showdown}
@@ -26,7 +27,8 @@ if "$PYTHON" -c 'import torch' 2>/dev/null; then
     best_env="$best_env OPENBLAS_CORETYPE=SkylakeX"
     echo "bench-cpu: OpenBLAS detects this CPU as $core; PyTorch's best setting adds OPENBLAS_CORETYPE=SkylakeX"
   fi
-  env $best_env "$PYTHON" scripts/torch_perf.py --threads "$THREADS" --seconds "$SECONDS_PER_CELL" \
+  # showdown's CPU back-ends flush denormals to zero (nn/host_ops.h): the best setting does too
+  env $best_env "$PYTHON" scripts/torch_perf.py --threads "$THREADS" --seconds "$SECONDS_PER_CELL" --flush-denormal \
       > "$OUT/torch-passive.json.tmp" && mv "$OUT/torch-passive.json.tmp" "$OUT/torch-passive.json"
   torch_files="$OUT/torch-shipped.json $OUT/torch-passive.json"
 else

@@ -21,8 +21,9 @@ def main():
     for path in a.torch:
         doc = json.load(open(path))
         setting = "passive" if doc.get("omp_wait_policy") == "passive" else "shipped"
-        settings[setting] = "OMP_WAIT_POLICY=%s OPENBLAS_CORETYPE=%s, sgemm %.0f GFLOP/s" % (
-            doc.get("omp_wait_policy"), doc.get("openblas_coretype"), doc.get("torch_sgemm_gflops", 0))
+        settings[setting] = "OMP_WAIT_POLICY=%s OPENBLAS_CORETYPE=%s%s, sgemm %.0f GFLOP/s" % (
+            doc.get("omp_wait_policy"), doc.get("openblas_coretype"),
+            " torch.set_flush_denormal(True)" if doc.get("flush_denormal") else "", doc.get("torch_sgemm_gflops", 0))
         for r in doc["runs"]:
             best = torch_runs.setdefault((r["workload"], setting), {"train": 0, "infer": 0, "layout": {}})
             for k in ("train", "infer"):

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """torch_perf — PyTorch CPU on the same models, batch and threads as `showdown perf`: steady-state training
 and inference images/s on one resident synthetic batch (median of repeats). The caller sets the OpenMP
-environment (as shipped, or OMP_WAIT_POLICY=passive); conv models are timed in NCHW and channels-last.
+environment (as shipped, or OMP_WAIT_POLICY=passive) and --flush-denormal; conv models are timed in NCHW and channels-last.
 Prints one JSON document on stdout."""
 import argparse
 import json
@@ -88,8 +88,11 @@ def main():
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--seconds", type=float, default=6.0)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--flush-denormal", action="store_true",
+                    help="torch.set_flush_denormal(True): denormals flushed to zero, as showdown's CPU back-ends do")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
+    flushed = bool(a.flush_denormal and torch.set_flush_denormal(True))
     runs = []
     for name in a.workload.split(","):
         layouts = [False] if name == "mnist_mlp" else [False, True]
@@ -104,7 +107,7 @@ def main():
     print("torch sgemm 2048^3: %.0f GFLOP/s (OPENBLAS_CORETYPE=%s)" % (sgemm, os.environ.get("OPENBLAS_CORETYPE", "auto")),
           file=sys.stderr, flush=True)
     json.dump({"format": "showdown-torch-perf/1", "torch": torch.__version__, "torch_sgemm_gflops": sgemm,
-               "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", "(unset)"),
+               "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", "(unset)"), "flush_denormal": flushed,
                "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE", "(auto)"), "runs": runs}, sys.stdout, indent=1)
 
 

@@ -12,6 +12,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #define TOL 1e-5
 
@@ -381,6 +382,30 @@ static void parity_optim(const char *name) {
     nn_backend_free(be);
 }
 
+
+/* ---- denormals: the CPU back-ends flush them to zero on every thread (nn/host_ops.h) ---------------------
+ * An RMSprop step with gradients of 1e-20: (1 - rho) g^2 = 1e-41 is a denormal, so a flushing back-end keeps
+ * the accumulator at exactly 0 on every element (both halves of the parallel loop); one that does not keeps
+ * 1e-41. The step itself still moves the parameters (lr g / eps = 1e-16, below p's rounding: p unchanged). */
+static void denormals_flushed(const char *name) {
+    nn_backend *be = strcmp(name, "ref") == 0 ? open_ref() : open_be(name);
+    const size_t n = 100003;
+    float *p0 = rnd_buf(n, 1.0f), *g = malloc(sizeof(float) * n);
+    cr_assert_not_null(g);
+    for (size_t i = 0; i < n; i++) g[i] = 1e-20f;
+    const nn_optim opt = {.kind = NN_OPTIM_RMSPROP, .lr = 0.001f, .rho = 0.9f, .eps = 1e-7f};
+    float *p, *s;
+    run_optim(be, &opt, p0, g, n, 1, &p, &s);
+    size_t nonzero = 0;
+    for (size_t i = 0; i < n; i++) nonzero += s[i] != 0.0f;
+    printf("%-5s denormal RMSprop accumulators left: %zu of %zu\n", be->name, nonzero, n);
+    cr_expect_eq(nonzero, 0, "%s: %zu of %zu accumulators hold a denormal (first %g): not flushed to zero",
+                 be->name, nonzero, n, (double)s[0]);
+    free(p0); free(g); free(p); free(s);
+    nn_backend_free(be);
+}
+Test(cpu, denormals_flushed_ref) { denormals_flushed("ref"); }
+Test(cpu, denormals_flushed_dnnl) { denormals_flushed("dnnl"); }
 
 /* ---- one full training step of each workload (same seed, same batch): loss, every layer's gradients,
  * the parameters after the optimizer step.

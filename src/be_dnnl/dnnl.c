@@ -1189,6 +1189,7 @@ static void dnnl_env(nn_backend *be, nn_env_fn add, void *user) {
     add(user, "backend_threads", buf);
     snprintf(buf, sizeof buf, "oneDNN fp32%s%s", c->impl[0] ? ": " : "", c->impl);
     add(user, "backend_impl", buf);
+    add(user, "denormals", NN_HOST_DENORMALS);
 }
 
 void nn_dnnl_libraries(nn_env_fn add, void *user) {
@@ -1269,6 +1270,7 @@ int nn_dnnl_new(nn_backend **out, const nn_backend_opts *opts) {
     c->threads = be->opts.threads > 0 ? be->opts.threads : omp_get_num_procs();
     c->autotune = opts ? opts->autotune : 1;
     threads_on(c);
+    nn_host_flush_denormals(c->threads);
     dnnl_status_t r = dnnl_engine_create(&c->eng, dnnl_cpu, 0);
     if (r == dnnl_success) r = dnnl_stream_create(&c->strm, c->eng, dnnl_stream_default_flags);
     if (r != dnnl_success) {

@@ -8,6 +8,25 @@
 
 #include <math.h>
 #include <string.h>
+#if defined(__SSE__) || defined(__x86_64__)
+#include <pmmintrin.h>
+#include <xmmintrin.h>
+#define HAVE_MXCSR 1
+#endif
+
+static void flush_this_thread(void) {
+#ifdef HAVE_MXCSR
+    _MM_SET_FLUSH_ZERO_MODE(_MM_FLUSH_ZERO_ON);
+    _MM_SET_DENORMALS_ZERO_MODE(_MM_DENORMALS_ZERO_ON);
+#endif
+}
+
+void nn_host_flush_denormals(int threads) {
+    flush_this_thread();
+    /* libgomp keeps its workers between regions: set theirs once here (new workers inherit the creator's) */
+    #pragma omp parallel num_threads(threads)
+    flush_this_thread();
+}
 
 static size_t numel_out(const nn_op *op) { return (size_t)op->n * op->oc * op->oh * op->ow; }
 

@@ -5,6 +5,14 @@
 
 #include "nn/backend.h"
 
+/* Flush denormals to zero (FTZ + DAZ) on the calling thread and on the `threads` OpenMP workers, as
+ * TensorFlow does on the CPU. Without it RMSprop's accumulators of parameters whose gradient stays zero
+ * (dead ReLU units) decay into the denormal range and every update of them costs ~100 cycles: mnist_mlp's
+ * optimizer step went from 0.30 to 2.4 ms after 3,000 steps. Values below 1.2e-38 become 0. Both CPU
+ * back-ends call it when they are created (so they agree with each other); the setting stays on. */
+void nn_host_flush_denormals(int threads);
+#define NN_HOST_DENORMALS "flushed to zero (FTZ+DAZ) on the back-end's threads"
+
 int nn_host_dropout_forward(int threads, const nn_op *op, float *y, void *ws, const float *x, uint64_t seed);
 int nn_host_dropout_backward(int threads, const nn_op *op, float *dx, const float *dy, const void *ws);
 int nn_host_softmax_xent_forward(int threads, const nn_op *op, float *prob, float *loss, const float *logits,

@@ -439,6 +439,7 @@ static void ref_env(nn_backend *be, nn_env_fn add, void *user) {
     snprintf(buf, sizeof buf, "%d", T(be));
     add(user, "backend_threads", buf);
     add(user, "backend_impl", "plain C (im2col + loop gemm, OpenMP)");
+    add(user, "denormals", NN_HOST_DENORMALS);
 }
 
 static void ref_destroy(nn_backend *be) {
@@ -498,6 +499,7 @@ int nn_ref_new(nn_backend **out, const nn_backend_opts *opts) {
     if (!be || !ctx) { free(be); free(ctx); return sd_err(SD_ENOMEM, "ref: out of memory"); }
     if (opts) be->opts = *opts;
     ctx->threads = be->opts.threads > 0 ? be->opts.threads : omp_get_num_procs();
+    nn_host_flush_denormals(ctx->threads);
     be->ops = &ref_ops;
     be->ctx = ctx;
     snprintf(be->name, sizeof be->name, "ref");
