@@ -438,8 +438,18 @@ static step_out run_step(nn_backend *be, const sd_workload *w, const float *x, c
         const nn_layer *l = &m->layers[i];
         size_t ny = (size_t)l->op.n * l->op.oc * l->op.oh * l->op.ow;
         size_t nxi = (size_t)l->op.n * l->op.c * l->op.h * l->op.w;
-        if (l->op.kind == NN_OP_RELU) o.y[i] = host(be, l->y, ny);
-        if (l->op.kind == NN_OP_MAXPOOL && l->input >= 0) o.dy[i] = host(be, m->layers[l->input].dy, nxi);
+        if (l->op.kind == NN_OP_RELU) {   /* in NCHW whatever layout the graph keeps it in */
+            o.y[i] = malloc(sizeof(float) * ny);
+            cr_assert_not_null(o.y[i]);
+            OK(be->ops->sync(be), be);
+            OK(nn_model_download_y(m, i, 0, o.y[i]), be);
+        }
+        if (l->op.kind == NN_OP_MAXPOOL && l->input >= 0) {
+            o.dy[i] = malloc(sizeof(float) * nxi);
+            cr_assert_not_null(o.dy[i]);
+            OK(be->ops->sync(be), be);
+            OK(nn_model_download_y(m, l->input, 1, o.dy[i]), be);
+        }
     }
     OK(nn_model_step(m), be);
     o.params = host(be, m->params, m->nparams);
@@ -951,6 +961,39 @@ static void parity_repeat(const char *name) {
     }
     nn_backend_free(ref);
     nn_backend_free(be);
+}
+
+/* ---- layouts: which tensors the graph keeps in nChw16c on dnnl (nn/model.c choose_layouts) ------------------
+ * cifar10_vgg: everything from the first convolution's output to the last pooling's input; the last pooling
+ * writes NCHW because flatten (a view) and the dense layer after it read NCHW. The reference keeps NCHW. */
+static void layouts_of(const char *be_name, const char *workload, char *out, size_t len) {
+    nn_backend *be = strcmp(be_name, "ref") == 0 ? open_ref() : open_be(be_name);
+    sd_workload w;
+    cr_assert_eq(sd_workload_load(&w, "workloads", workload), 0, "%s", sd_errmsg());
+    nn_model *m = NULL;
+    OK(nn_model_build(&m, &w, be, 8, 42), be);
+    out[0] = 0;
+    for (int i = 0; i < m->nlayers; i++) {
+        const nn_op *op = &m->layers[i].op;
+        if (op->fmt_in == NN_FMT_NCHW && op->fmt_out == NN_FMT_NCHW) continue;
+        size_t l = strlen(out);
+        snprintf(out + l, len - l, "%s%s:%s/%s", l ? " " : "", m->layers[i].name, op->fmt_in ? "B" : "-",
+                 op->fmt_out ? "B" : "-");
+    }
+    printf("%-5s %s layouts (B = nChw16c, - = NCHW): %s\n", be->name, workload, out[0] ? out : "(all NCHW)");
+    nn_model_free(m);
+    sd_workload_free(&w);
+    nn_backend_free(be);
+}
+Test(dnnl, layouts) {
+    char got[1024];
+    layouts_of("dnnl", "cifar10_vgg", got, sizeof got);
+    cr_expect_str_eq(got, "conv2d_1:-/B relu_1:B/B conv2d_2:B/B maxpool_1:B/B relu_2:B/B dropout_1:B/B "
+                          "conv2d_3:B/B relu_3:B/B conv2d_4:B/B maxpool_2:B/-");
+    layouts_of("dnnl", "mnist_cnn", got, sizeof got);
+    cr_expect_str_eq(got, "conv2d_1:-/B relu_1:B/B conv2d_2:B/B relu_2:B/B maxpool_1:B/-");
+    layouts_of("ref", "cifar10_vgg", got, sizeof got);
+    cr_expect_str_eq(got, "");
 }
 
 /* ---- the suite, once per back-end ------------------------------------------------------------------------ */

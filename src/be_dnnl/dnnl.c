@@ -72,6 +72,7 @@ typedef struct dense_priv {
 typedef struct pool_priv {
     dstep fwd, bwd;
     size_t ws_bytes;
+    stage f_x, f_y, b_dy, b_dx;   /* reorders where the graph's layouts differ from the primitive's */
 } pool_priv;
 
 typedef struct relu_priv {
@@ -240,6 +241,9 @@ static int md_strides(dnnl_memory_desc_t *md, int nd, const dnnl_dims_t dims, co
     return 0;
 }
 
+/* The oneDNN tag of an activation layout (nn/backend.h nn_fmt). */
+static dnnl_format_tag_t fmt_tag(int fmt) { return fmt == NN_FMT_NCHW16C ? dnnl_nChw16c : dnnl_nchw; }
+
 /* Threads: oneDNN's OpenMP build uses omp_get_max_threads() of the calling thread. */
 static void threads_on(dnnl_ctx *c) {
     if (omp_get_max_threads() != c->threads) omp_set_num_threads(c->threads);
@@ -283,8 +287,8 @@ static int conv_prepare(dnnl_ctx *c, nn_op *op, conv_priv *p) {
     SD_TRY(pad_r(op->h, op->kh, op->sh, op->ph, op->oh, &prh));
     SD_TRY(pad_r(op->w, op->kw, op->sw, op->pw, op->ow, &prw));
     pr[0] = prh; pr[1] = prw;
-    SD_TRY(md_tag(&p->x_md, 4, xd, dnnl_nchw));
-    SD_TRY(md_tag(&p->y_md, 4, yd, dnnl_nchw));
+    SD_TRY(md_tag(&p->x_md, 4, xd, fmt_tag(op->fmt_in)));    /* the graph's layouts (nn_fmt) */
+    SD_TRY(md_tag(&p->y_md, 4, yd, fmt_tag(op->fmt_out)));
     SD_TRY(md_tag(&p->w_md, 4, wd, dnnl_oihw));
     SD_TRY(md_tag(&p->b_md, 1, bd, dnnl_x));
     dnnl_memory_desc_t xa, ya, wa;
@@ -519,7 +523,8 @@ static int dnnl_dense_backward(nn_backend *be, const nn_op *op, float *dx, float
     return strm_wait(c);
 }
 
-/* ---- max pooling (plain nchw; the workspace is oneDNN's, opaque to the graph) ------------------------ */
+/* ---- pooling: in nChw16c when the graph hands either side over so (nchw otherwise); the workspace is
+ * oneDNN's, opaque to the graph ------------------------------------------------------------------------ */
 
 static int pool_descs(const nn_op *op, dnnl_pooling_desc_t *fd, dnnl_pooling_desc_t *bd) {
     const dnnl_alg_kind_t alg = op->kind == NN_OP_MAXPOOL ? dnnl_pooling_max : dnnl_pooling_avg_exclude_padding;
@@ -530,8 +535,9 @@ static int pool_descs(const nn_op *op, dnnl_pooling_desc_t *fd, dnnl_pooling_des
     SD_TRY(pad_r(op->w, op->kw, op->sw, op->pw, op->ow, &prw));
     pr[0] = prh; pr[1] = prw;
     dnnl_memory_desc_t x, y;
-    SD_TRY(md_tag(&x, 4, xd, dnnl_nchw));
-    SD_TRY(md_tag(&y, 4, yd, dnnl_nchw));
+    const int fmt = op->fmt_in == NN_FMT_NCHW16C || op->fmt_out == NN_FMT_NCHW16C ? NN_FMT_NCHW16C : NN_FMT_NCHW;
+    SD_TRY(md_tag(&x, 4, xd, fmt_tag(fmt)));
+    SD_TRY(md_tag(&y, 4, yd, fmt_tag(fmt)));
     DNNL_CHECK(dnnl_pooling_forward_desc_init(fd, dnnl_forward_training, alg, &x, &y, st, k, pl, pr));
     if (bd) DNNL_CHECK(dnnl_pooling_backward_desc_init(bd, alg, &x, &y, st, k, pl, pr));
     return 0;
@@ -546,7 +552,15 @@ static int pool_prepare(dnnl_ctx *c, nn_op *op, pool_priv *p) {
     if (rc < 0) { dnnl_primitive_desc_destroy(fpd); return rc; }
     const dnnl_memory_desc_t *x = dnnl_primitive_desc_query_md(fpd, dnnl_query_src_md, 0);
     const dnnl_memory_desc_t *y = dnnl_primitive_desc_query_md(fpd, dnnl_query_dst_md, 0);
-    dnnl_memory_desc_t xm = *x, ym = *y;
+    dnnl_memory_desc_t xm = *x, ym = *y, xu, yu;
+    SD_TRY(md_tag(&xu, 4, (dnnl_dims_t){op->n, op->c, op->h, op->w}, fmt_tag(op->fmt_in)));
+    SD_TRY(md_tag(&yu, 4, (dnnl_dims_t){op->n, op->oc, op->oh, op->ow}, fmt_tag(op->fmt_out)));
+    size_t ftop = 0, btop = 0;
+    SD_TRY(stage_make(c, &p->f_x, &xu, &xm, 1, 0, &ftop));
+    SD_TRY(stage_make(c, &p->f_y, &yu, &ym, 0, 0, &ftop));
+    SD_TRY(stage_make(c, &p->b_dy, &yu, &ym, 1, 0, &btop));
+    SD_TRY(stage_make(c, &p->b_dx, &xu, &xm, 0, 0, &btop));
+    SD_TRY(grow(&c->tmp, &c->tmp_bytes, ftop > btop ? ftop : btop));
     if (op->kind != NN_OP_MAXPOOL) {   /* average pooling: no workspace */
         SD_TRY(step_make(c, &p->fwd, fpd));
         SD_TRY(step_make(c, &p->bwd, bpd));
@@ -598,9 +612,13 @@ static size_t dnnl_workspace_size(nn_backend *be, const nn_op *op) {
 static int dnnl_maxpool_forward(nn_backend *be, const nn_op *op, float *y, void *ws, const float *x) {
     NEED_PRIV(op);
     dnnl_ctx *c = CTX(be);
+    pool_priv *p = PRIV(op, pool_priv);
     threads_on(c);
-    void *args[3] = {(void *)x, y, ws};
-    SD_TRY(step_run(c, &PRIV(op, pool_priv)->fwd, args));
+    void *xs, *ys = stage_out(c, &p->f_y, y);
+    SD_TRY(stage_in(c, &p->f_x, x, &xs));
+    void *args[3] = {xs, ys, ws};
+    SD_TRY(step_run(c, &p->fwd, args));
+    SD_TRY(stage_out_done(c, &p->f_y, y));
     return strm_wait(c);
 }
 
@@ -609,9 +627,13 @@ static int dnnl_maxpool_backward(nn_backend *be, const nn_op *op, float *dx, con
     (void)x; (void)y;
     NEED_PRIV(op);
     dnnl_ctx *c = CTX(be);
+    pool_priv *p = PRIV(op, pool_priv);
     threads_on(c);
-    void *args[3] = {(void *)dy, (void *)ws, dx};
-    SD_TRY(step_run(c, &PRIV(op, pool_priv)->bwd, args));
+    void *dys, *dxs = stage_out(c, &p->b_dx, dx);
+    SD_TRY(stage_in(c, &p->b_dy, dy, &dys));
+    void *args[3] = {dys, (void *)ws, dxs};
+    SD_TRY(step_run(c, &p->bwd, args));
+    SD_TRY(stage_out_done(c, &p->b_dx, dx));
     return strm_wait(c);
 }
 
@@ -621,7 +643,12 @@ static size_t numel_out(const nn_op *op) { return (size_t)op->n * op->oc * op->o
 
 static int relu_prepare(dnnl_ctx *c, nn_op *op, relu_priv *p) {
     dnnl_memory_desc_t d;
-    SD_TRY(md_tag(&d, 1, (dnnl_dims_t){(dnnl_dim_t)numel_out(op)}, dnnl_a));
+    if (op->fmt_in != op->fmt_out)
+        return sd_err(SD_ERROR, "internal: dnnl relu with input layout %d, output %d", op->fmt_in, op->fmt_out);
+    if (op->fmt_out == NN_FMT_NCHW16C)   /* the graph's blocked layout; padded channels stay 0 */
+        SD_TRY(md_tag(&d, 4, (dnnl_dims_t){op->n, op->oc, op->oh, op->ow}, dnnl_nChw16c));
+    else
+        SD_TRY(md_tag(&d, 1, (dnnl_dims_t){(dnnl_dim_t)numel_out(op)}, dnnl_a));
     dnnl_eltwise_desc_t fd, bd;
     dnnl_primitive_desc_t fpd, bpd;
     DNNL_CHECK(dnnl_eltwise_forward_desc_init(&fd, dnnl_forward_training, dnnl_eltwise_relu_use_dst_for_bwd, &d,
@@ -660,13 +687,53 @@ static int dnnl_relu_backward(nn_backend *be, const nn_op *op, float *dx, const 
 
 /* ---- dropout, loss, optimizer: no oneDNN primitive; the reference's arithmetic, same threads ---------- */
 
+/* Dropout on the graph's blocked layout (nChw16c): the mask is the reference's, indexed by the NCHW position
+ * (nn_dropout_keep(seed, i)), so every back-end drops the same units; padded channels are written 0. */
+static void dropout16(int threads, const nn_op *op, float *y, uint8_t *mask, const float *x, uint64_t seed,
+                      int backward) {
+    const long C = op->oc, CB = (C + 15) / 16, HW = (long)op->oh * op->ow, N = op->n;
+    const float scale = 1.0f / (1.0f - op->rate);
+    #pragma omp parallel for collapse(2) num_threads(threads) schedule(static)
+    for (long n = 0; n < N; n++)
+        for (long cb = 0; cb < CB; cb++) {
+            const size_t base = (size_t)(n * CB + cb) * (size_t)HW * 16;
+            const int kmax = C - cb * 16 < 16 ? (int)(C - cb * 16) : 16;
+            for (long hw = 0; hw < HW; hw++) {
+                float *yo = y + base + (size_t)hw * 16;
+                const float *xo = x + base + (size_t)hw * 16;
+                for (int k = 0; k < 16; k++) {
+                    if (k >= kmax) { yo[k] = 0.0f; continue; }
+                    const size_t i = ((size_t)n * C + (size_t)(cb * 16 + k)) * (size_t)HW + (size_t)hw;
+                    if (!backward) mask[i] = (uint8_t)nn_dropout_keep(seed, (uint64_t)i, op->rate);
+                    yo[k] = mask[i] ? xo[k] * scale : 0.0f;
+                }
+            }
+        }
+}
+
 static int dnnl_dropout_forward(nn_backend *be, const nn_op *op, float *y, void *ws, const float *x,
                                uint64_t seed) {
+    if (op->fmt_in != op->fmt_out)
+        return sd_err(SD_ERROR, "internal: dnnl dropout with input layout %d, output %d", op->fmt_in, op->fmt_out);
+    if (op->fmt_out == NN_FMT_NCHW16C) { dropout16(CTX(be)->threads, op, y, ws, x, seed, 0); return 0; }
     return nn_host_dropout_forward(CTX(be)->threads, op, y, ws, x, seed);
 }
 
 static int dnnl_dropout_backward(nn_backend *be, const nn_op *op, float *dx, const float *dy, const void *ws) {
+    if (op->fmt_out == NN_FMT_NCHW16C) { dropout16(CTX(be)->threads, op, dx, (uint8_t *)ws, dy, 0, 1); return 0; }
     return nn_host_dropout_backward(CTX(be)->threads, op, dx, dy, ws);
+}
+
+/* The graph's layout negotiation (nn/backend.h nn_fmt): convolution and pooling read and write nChw16c (and
+ * reorder where one side is nchw); relu and dropout keep it. */
+static int dnnl_layout_ok(nn_backend *be, const nn_op *op, int fmt) {
+    (void)be;
+    if (fmt == NN_FMT_NCHW) return 1;
+    if (fmt != NN_FMT_NCHW16C) return 0;
+    switch (op->kind) {
+    case NN_OP_CONV2D: case NN_OP_MAXPOOL: case NN_OP_RELU: case NN_OP_DROPOUT: return 1;
+    default: return 0;
+    }
 }
 
 static int dnnl_softmax_xent_forward(nn_backend *be, const nn_op *op, float *prob, float *loss,
@@ -1111,8 +1178,12 @@ static void dnnl_release(nn_backend *be, nn_op *op) {
         step_destroy(&p->fwd); step_destroy(&p->bwd_d); step_destroy(&p->bwd_w);
         break;
     }
-    case NN_OP_MAXPOOL: case NN_OP_AVGPOOL: case NN_OP_GLOBAL_AVGPOOL:
-        step_destroy(&PRIV(op, pool_priv)->fwd); step_destroy(&PRIV(op, pool_priv)->bwd); break;
+    case NN_OP_MAXPOOL: case NN_OP_AVGPOOL: case NN_OP_GLOBAL_AVGPOOL: {
+        pool_priv *p = op->priv;
+        step_destroy(&p->fwd); step_destroy(&p->bwd);
+        stage_destroy(&p->f_x); stage_destroy(&p->f_y); stage_destroy(&p->b_dy); stage_destroy(&p->b_dx);
+        break;
+    }
     case NN_OP_BATCHNORM: {
         bn_priv *p = op->priv;
         step_destroy(&p->fwd_train); step_destroy(&p->fwd_inf); step_destroy(&p->bwd);
@@ -1224,6 +1295,7 @@ static const nn_backend_ops dnnl_ops = {
     .prepare = dnnl_prepare,
     .release = dnnl_release,
     .workspace_size = dnnl_workspace_size,
+    .layout_ok = dnnl_layout_ok,
     .dense_forward = dnnl_dense_forward,
     .dense_backward = dnnl_dense_backward,
     .conv2d_forward = dnnl_conv2d_forward,

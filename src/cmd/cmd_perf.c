@@ -146,8 +146,13 @@ static int profile_steps(nn_model *m, model_arg *ma, json_t *run) {
         double f = prof[2 * i] / steps, b = i < L ? prof[2 * i + 1] / steps : 0;
         const char *name = i < L ? m->layers[i].name : "optimizer";
         const char *kind = i < L ? nn_op_name(m->layers[i].op.kind) : "step + zero grads";
-        printf("      %-14s %-18s fwd %7.3f ms  bwd %7.3f ms  %5.1f%%\n", name, kind, f * 1e3, b * 1e3,
-               100 * (f + b) / total);
+        const nn_op *op = i < L ? &m->layers[i].op : NULL;
+        const char *fi = op && op->fmt_in == NN_FMT_NCHW16C ? "nChw16c" : "nchw";
+        const char *fo = op && op->fmt_out == NN_FMT_NCHW16C ? "nChw16c" : "nchw";
+        char lay[32] = "";
+        if (op && (op->fmt_in || op->fmt_out)) snprintf(lay, sizeof lay, "  %s -> %s", fi, fo);
+        printf("      %-14s %-18s fwd %7.3f ms  bwd %7.3f ms  %5.1f%%%s\n", name, kind, f * 1e3, b * 1e3,
+               100 * (f + b) / total, lay);
         json_array_append_new(ops, json_pack("{s:s, s:s, s:f, s:f}", "op", name, "kind", kind, "fwd_ms", f * 1e3,
                                              "bwd_ms", b * 1e3));
     }

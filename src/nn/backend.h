@@ -55,6 +55,8 @@ typedef struct nn_op {
     int seqs;                     /* gru/lstm: > 1 when the graph folded that many independent sequences per
                                    * example into n (Keras TimeDistributed); kernels ignore it */
     void *priv;                   /* back-end state made by prepare(), freed by release() */
+    int fmt_in, fmt_out;          /* nn_fmt of the input (and dx) and of the output (and dy); set by the graph
+                                   * before prepare(), NN_FMT_NCHW unless the back-end's layout_ok agreed */
     /* graph ops (issue 9A) */
     int ninputs;                  /* add, concat: number of inputs (each [n][in_c[i]][h][w]) */
     int in_c[NN_OP_MAX_INPUTS];   /* concat: channels of each input (sum = oc) */
@@ -88,6 +90,20 @@ typedef struct nn_op {
 /* Parameters of a gru/lstm layer with F inputs and H units (the layout above). */
 static inline long long nn_rnn_params(int gates, int f, int h) {
     return (long long)gates * ((long long)h * f + (long long)h * h + 2LL * h);
+}
+
+/* Activation layouts (issue 3: "memory kept in the library's preferred layouts between layers, reordered
+ * only at the model's edges"). Every buffer the engine sees is NN_FMT_NCHW unless the graph and the back-end
+ * agreed on another layout for a chain of layers (nn_model_build, "layouts"): then the producer writes it,
+ * the element-wise ops between keep it, the consumer reads it, and their gradients use it too.
+ * NN_FMT_NCHW16C is oneDNN's nChw16c: channels in blocks of 16, the block innermost, [n][C/16][h][w][16],
+ * channels padded with zeros to a multiple of 16. The model input, the model output, the loss, flatten and
+ * any tensor read by more than one layer stay NCHW. */
+typedef enum nn_fmt { NN_FMT_NCHW = 0, NN_FMT_NCHW16C = 1 } nn_fmt;
+/* Floats of an n x c x h x w tensor in fmt (with padding). */
+static inline size_t nn_fmt_elems(int fmt, int n, int c, int h, int w) {
+    size_t cp = fmt == NN_FMT_NCHW16C ? (size_t)(c + 15) / 16 * 16 : (size_t)c;
+    return (size_t)n * cp * (size_t)h * (size_t)w;
 }
 
 typedef enum nn_optim_kind {
@@ -128,6 +144,10 @@ typedef struct nn_backend_ops {
     /* Workspace bytes one op instance needs between its forward and backward (pool argmax, dropout
      * mask, cuDNN reserve space). The graph allocates it and passes it to both. Optional (0). */
     size_t (*workspace_size)(nn_backend *be, const nn_op *op);
+    /* 1 if the op can read its input and write its output in fmt (each of them, in any combination with
+     * NN_FMT_NCHW); element-wise ops (relu, dropout) are asked for fmt on both sides at once. Optional:
+     * without it everything is NCHW. Asked before prepare(). */
+    int (*layout_ok)(nn_backend *be, const nn_op *op, int fmt);
 
     /* Layers: forward/backward pairs over explicit device buffers. Outputs first, then inputs.
      * Backward overwrites dx and ACCUMULATES into dw/db (+=): the graph zeroes gradients once a step.

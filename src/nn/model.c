@@ -346,6 +346,10 @@ int nn_model_init_params(const nn_layer *ls, int L, size_t nparams, nn_init_kind
 }
 
 static size_t out_elems(const nn_op *op) { return (size_t)op->n * op->oc * op->oh * op->ow; }
+/* Bytes of a layer's y (and dy) in its output layout (padding included). */
+static size_t y_bytes(const nn_layer *l) {
+    return nn_fmt_elems(l->op.fmt_out, l->op.n, l->op.oc, l->op.oh, l->op.ow) * sizeof(float);
+}
 
 /* A view shares its input's buffers: flatten, and dropout with rate 0. */
 static int is_view(const nn_layer *l) {
@@ -367,8 +371,8 @@ void nn_model_free(nn_model *m) {
     for (int i = 0; i < m->nlayers; i++) {
         nn_layer *l = &m->layers[i];
         if (!is_view(l)) {
-            nn_dev_free(be, l->y, out_elems(&l->op) * sizeof(float));
-            nn_dev_free(be, l->dy, out_elems(&l->op) * sizeof(float));
+            nn_dev_free(be, l->y, y_bytes(l));
+            nn_dev_free(be, l->dy, y_bytes(l));
         }
         nn_dev_free(be, l->ws, l->ws_bytes);
         if (be->ops->release && !is_view(l)) be->ops->release(be, &l->op);
@@ -422,6 +426,46 @@ static int check_support(const nn_backend *be, const nn_layer *l, int training) 
     return training ? needs(be, b, l) : 0;
 }
 
+/* ---- layouts (nn/backend.h, nn_fmt) ----------------------------------------------------------------------
+ * A layer writes NN_FMT_NCHW16C when the back-end can run it so, and so can the chain of element-wise layers
+ * after it (relu, dropout: same layout in and out) and the layer that finally reads it; and nothing else
+ * reads the tensors on the way (one consumer each, no view, no loss, not the model output). Everything else
+ * stays NCHW. The back-end reorders where a layer's input and output layouts differ: at the chain's ends. */
+static int elementwise(const nn_layer *l) {
+    return l->op.kind == NN_OP_RELU || (l->op.kind == NN_OP_DROPOUT && l->op.rate > 0.0f);
+}
+static int only_consumer(const nn_model *m, int i) {   /* the one layer reading layer i's output, else -1 */
+    int who = -1, n = 0;
+    for (int j = i + 1; j < m->nlayers; j++)
+        for (int k = 0; k < m->layers[j].ninputs; k++)
+            if (m->layers[j].inputs[k] == i) { who = j; n++; }
+    return n == 1 ? who : -1;
+}
+static void choose_layouts(nn_model *m) {
+    nn_backend *be = m->be;
+    const int F = NN_FMT_NCHW16C;
+    if (!be->ops->layout_ok || getenv("SD_LAYOUT_NCHW")) return;   /* SD_LAYOUT_NCHW: for comparisons */
+    for (int i = 0; i < m->nlayers; i++) {
+        nn_layer *p = &m->layers[i];
+        if (is_view(p) || is_loss(p) || elementwise(p) || !be->ops->layout_ok(be, &p->op, F)) continue;
+        int cur = i, j, ok = 0;
+        while ((j = only_consumer(m, cur)) >= 0) {
+            const nn_layer *c = &m->layers[j];
+            if (is_view(c) || is_loss(c) || !be->ops->layout_ok(be, &c->op, F)) break;
+            if (!elementwise(c)) { ok = 1; break; }
+            cur = j;
+        }
+        if (!ok) continue;
+        p->op.fmt_out = F;
+        for (int t = only_consumer(m, i);; t = only_consumer(m, t)) {
+            nn_layer *c = &m->layers[t];
+            c->op.fmt_in = F;
+            if (!elementwise(c)) break;
+            c->op.fmt_out = F;
+        }
+    }
+}
+
 int nn_model_build(nn_model **out, const sd_workload *w, nn_backend *be, int batch, uint64_t seed) {
     *out = NULL;
     nn_model *m = calloc(1, sizeof *m);
@@ -448,6 +492,7 @@ int nn_model_build(nn_model **out, const sd_workload *w, nn_backend *be, int bat
     for (int i = 0; i < m->nlayers; i++)
         if (m->layers[i].op.kind == NN_OP_EMBEDDING && m->layers[i].input == -1 && !m->ids)
             SD_TRY_GOTO(rc, nn_dev_alloc(be, (void **)&m->ids, in_bytes / sizeof(float) * sizeof(int32_t)), fail);
+    choose_layouts(m);
     int fan_out = 0;
     size_t max_elems = 0;
     for (int i = 0; i < m->nlayers && rc == 0; i++) {
@@ -466,7 +511,7 @@ int nn_model_build(nn_model **out, const sd_workload *w, nn_backend *be, int bat
         }
         if (o->prepare && (rc = o->prepare(be, &l->op)) != 0) break;
         if (!is_loss(l)) {
-            size_t bytes = out_elems(&l->op) * sizeof(float);
+            size_t bytes = y_bytes(l);
             if (out_elems(&l->op) > max_elems) max_elems = out_elems(&l->op);
             rc = nn_dev_alloc(be, (void **)&l->y, bytes);
             if (!rc && m->training) rc = nn_dev_alloc(be, (void **)&l->dy, bytes);
@@ -681,5 +726,27 @@ int nn_model_upload_input(nn_model *m, const float *x) {
     for (size_t i = 0; i < n; i++) ids[i] = x[i] >= 0.0f && x[i] < 2147483647.0f ? (int32_t)x[i] : -1;
     int rc = be->ops->upload(be, m->ids, ids, n * sizeof *ids);
     free(ids);
+    return rc;
+}
+
+int nn_model_download_y(nn_model *m, int i, int grad, float *host) {
+    if (i < 0 || i >= m->nlayers) return sd_err(SD_ERROR, "internal: no layer %d", i);
+    const nn_layer *l = &m->layers[i];
+    const float *src = grad ? l->dy : l->y;
+    if (!src) return sd_err(SD_ERROR, "internal: layer %s has no %s buffer", l->name, grad ? "gradient" : "output");
+    const nn_op *op = &l->op;
+    if (op->fmt_out == NN_FMT_NCHW) return m->be->ops->download(m->be, host, src, out_elems(op) * sizeof(float));
+    const size_t all = nn_fmt_elems(op->fmt_out, op->n, op->oc, op->oh, op->ow);
+    float *b = malloc(all * sizeof(float) + 1);
+    SD_ALLOC_CHECK(b);
+    int rc = m->be->ops->download(m->be, b, src, all * sizeof(float));
+    if (rc == 0) {   /* nChw16c -> nchw */
+        const size_t C = (size_t)op->oc, CB = (C + 15) / 16, HW = (size_t)op->oh * op->ow;
+        for (size_t n = 0; n < (size_t)op->n; n++)
+            for (size_t ch = 0; ch < C; ch++)
+                for (size_t hw = 0; hw < HW; hw++)
+                    host[(n * C + ch) * HW + hw] = b[((n * CB + ch / 16) * HW + hw) * 16 + ch % 16];
+    }
+    free(b);
     return rc;
 }

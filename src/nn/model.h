@@ -165,6 +165,9 @@ int nn_model_step(nn_model *m);   /* optimizer step over the slab, then gradient
  * embedding, converted to int32 ids into m->ids (the floats hold integers; out of range ids are reported
  * by the embedding). */
 int nn_model_upload_input(nn_model *m, const float *x);
+/* Layer i's output (grad = 0) or its gradient (grad = 1), downloaded into host as NCHW [n][oc][oh][ow]
+ * whatever layout the graph keeps it in (nn_fmt). */
+int nn_model_download_y(nn_model *m, int i, int grad, float *host);
 
 const char *nn_op_name(nn_op_kind k);
 
