@@ -35,6 +35,7 @@ def main():
     native = {(r["workload"], r["backend"]): r for r in perf["runs"]}
     rows = []
     print("\nsgemm ceiling %.0f GFLOP/s (%s); load average %s (start,end)" % (ceiling, perf["sgemm_how"], a.load))
+    print("showdown's OpenMP wait policy: %s" % perf.get("environment", {}).get("omp_wait_policy", "(not recorded)"))
     hdr = "%-12s %-6s %10s %10s %10s %10s  %-9s %-9s %s" % ("workload", "phase", "ref", "dnnl", "torch", "torch",
                                                             "dnnl/", "dnnl/", "dnnl GFLOP/s")
     print(hdr)

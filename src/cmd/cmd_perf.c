@@ -282,6 +282,7 @@ int cmd_perf(int argc, char **argv) {
     fflush(stdout);
     json_t *doc = json_pack("{s:s, s:f, s:s, s:i}", "format", "showdown-perf/1", "sgemm_gflops", ceiling,
                             "sgemm_how", how, "threads", (int)a.threads);
+    json_object_set_new(doc, "environment", sd_env_fingerprint());   /* incl. omp_wait_policy */
     json_t *runs = json_array();
     json_object_set_new(doc, "runs", runs);
     int failed = 0;
