@@ -687,40 +687,12 @@ static int dnnl_relu_backward(nn_backend *be, const nn_op *op, float *dx, const 
 
 /* ---- dropout, loss, optimizer: no oneDNN primitive; the reference's arithmetic, same threads ---------- */
 
-/* Dropout on the graph's blocked layout (nChw16c): the mask is the reference's, indexed by the NCHW position
- * (nn_dropout_keep(seed, i)), so every back-end drops the same units; padded channels are written 0. */
-static void dropout16(int threads, const nn_op *op, float *y, uint8_t *mask, const float *x, uint64_t seed,
-                      int backward) {
-    const long C = op->oc, CB = (C + 15) / 16, HW = (long)op->oh * op->ow, N = op->n;
-    const float scale = 1.0f / (1.0f - op->rate);
-    #pragma omp parallel for collapse(2) num_threads(threads) schedule(static)
-    for (long n = 0; n < N; n++)
-        for (long cb = 0; cb < CB; cb++) {
-            const size_t base = (size_t)(n * CB + cb) * (size_t)HW * 16;
-            const int kmax = C - cb * 16 < 16 ? (int)(C - cb * 16) : 16;
-            for (long hw = 0; hw < HW; hw++) {
-                float *yo = y + base + (size_t)hw * 16;
-                const float *xo = x + base + (size_t)hw * 16;
-                for (int k = 0; k < 16; k++) {
-                    if (k >= kmax) { yo[k] = 0.0f; continue; }
-                    const size_t i = ((size_t)n * C + (size_t)(cb * 16 + k)) * (size_t)HW + (size_t)hw;
-                    if (!backward) mask[i] = (uint8_t)nn_dropout_keep(seed, (uint64_t)i, op->rate);
-                    yo[k] = mask[i] ? xo[k] * scale : 0.0f;
-                }
-            }
-        }
-}
-
 static int dnnl_dropout_forward(nn_backend *be, const nn_op *op, float *y, void *ws, const float *x,
                                uint64_t seed) {
-    if (op->fmt_in != op->fmt_out)
-        return sd_err(SD_ERROR, "internal: dnnl dropout with input layout %d, output %d", op->fmt_in, op->fmt_out);
-    if (op->fmt_out == NN_FMT_NCHW16C) { dropout16(CTX(be)->threads, op, y, ws, x, seed, 0); return 0; }
-    return nn_host_dropout_forward(CTX(be)->threads, op, y, ws, x, seed);
+    return nn_host_dropout_forward(CTX(be)->threads, op, y, ws, x, seed);   /* either layout (nn_fmt) */
 }
 
 static int dnnl_dropout_backward(nn_backend *be, const nn_op *op, float *dx, const float *dy, const void *ws) {
-    if (op->fmt_out == NN_FMT_NCHW16C) { dropout16(CTX(be)->threads, op, dx, (uint8_t *)ws, dy, 0, 1); return 0; }
     return nn_host_dropout_backward(CTX(be)->threads, op, dx, dy, ws);
 }
 

@@ -30,25 +30,50 @@ void nn_host_flush_denormals(int threads) {
 
 static size_t numel_out(const nn_op *op) { return (size_t)op->n * op->oc * op->oh * op->ow; }
 
+/* Dropout over NCHW, or over the graph's blocked nChw16c (nn/backend.h nn_fmt; op->fmt_in == op->fmt_out):
+ * the mask is indexed by the NCHW position either way (nn_dropout_keep(seed, i)), so every back-end and
+ * layout drops the same units; padded channels are written 0. backward: y = dx, x = dy, mask read. */
+static void dropout_run(int threads, const nn_op *op, float *y, uint8_t *mask, const float *x, uint64_t seed,
+                        int backward) {
+    const float scale = 1.0f / (1.0f - op->rate);
+    if (op->fmt_out != NN_FMT_NCHW16C) {
+        const long n = (long)numel_out(op);
+        #pragma omp parallel for num_threads(threads) schedule(static)
+        for (long i = 0; i < n; i++) {
+            if (!backward) mask[i] = (uint8_t)nn_dropout_keep(seed, (uint64_t)i, op->rate);
+            y[i] = mask[i] ? x[i] * scale : 0.0f;
+        }
+        return;
+    }
+    const long C = op->oc, CB = (C + 15) / 16, HW = (long)op->oh * op->ow, N = op->n;
+    #pragma omp parallel for collapse(2) num_threads(threads) schedule(static)
+    for (long n = 0; n < N; n++)
+        for (long cb = 0; cb < CB; cb++) {
+            const size_t base = (size_t)(n * CB + cb) * (size_t)HW * 16;
+            const int kmax = C - cb * 16 < 16 ? (int)(C - cb * 16) : 16;
+            for (long hw = 0; hw < HW; hw++) {
+                float *yo = y + base + (size_t)hw * 16;
+                const float *xo = x + base + (size_t)hw * 16;
+                for (int k = 0; k < 16; k++) {
+                    if (k >= kmax) { yo[k] = 0.0f; continue; }
+                    const size_t i = ((size_t)n * C + (size_t)(cb * 16 + k)) * (size_t)HW + (size_t)hw;
+                    if (!backward) mask[i] = (uint8_t)nn_dropout_keep(seed, (uint64_t)i, op->rate);
+                    yo[k] = mask[i] ? xo[k] * scale : 0.0f;
+                }
+            }
+        }
+}
+
 int nn_host_dropout_forward(int threads, const nn_op *op, float *y, void *ws, const float *x,
                                uint64_t seed) {
-    uint8_t *mask = ws;
-    const long n = (long)numel_out(op);
-    const float scale = 1.0f / (1.0f - op->rate);
-    #pragma omp parallel for num_threads(threads) schedule(static)
-    for (long i = 0; i < n; i++) {
-        mask[i] = (uint8_t)nn_dropout_keep(seed, (uint64_t)i, op->rate);
-        y[i] = mask[i] ? x[i] * scale : 0.0f;
-    }
+    if (op->fmt_in != op->fmt_out)
+        return sd_err(SD_ERROR, "internal: dropout with input layout %d, output %d", op->fmt_in, op->fmt_out);
+    dropout_run(threads, op, y, ws, x, seed, 0);
     return 0;
 }
 
 int nn_host_dropout_backward(int threads, const nn_op *op, float *dx, const float *dy, const void *ws) {
-    const uint8_t *mask = ws;
-    const long n = (long)numel_out(op);
-    const float scale = 1.0f / (1.0f - op->rate);
-    #pragma omp parallel for num_threads(threads) schedule(static)
-    for (long i = 0; i < n; i++) dx[i] = mask[i] ? dy[i] * scale : 0.0f;
+    dropout_run(threads, op, dx, (uint8_t *)ws, dy, 0, 1);
     return 0;
 }
 
