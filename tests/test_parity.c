@@ -876,6 +876,70 @@ static void parity_resnet50_features(const char *name) {
     nn_backend_free(be);
 }
 
+/* ---- buffer reuse in inference-only models (nn/model.c): the same outputs, bit for bit, in less memory ------
+ * ResNet-50 (residual connections: a block's input is read twice, far apart) at 64x64, and a chain with
+ * dropout, which inference hands on as the identity (its input must outlive it), on the reference. */
+static void reuse_vs_plain(const char *dir, const char *workload, int hw, double max_ratio) {
+    nn_backend *be = open_ref();
+    sd_workload w;
+    cr_assert_eq(sd_workload_load(&w, dir, workload), 0, "%s", sd_errmsg());
+    if (hw) { w.in_h = w.in_w = hw; }
+    w.batch = 2;
+    size_t nx = (size_t)w.batch * w.in_c * w.in_h * w.in_w;
+    float *x = malloc(sizeof(float) * nx);
+    cr_assert_not_null(x);
+    rng_state = 4242;
+    for (size_t i = 0; i < nx; i++) x[i] = (rnd() >> 8) * (1.0f / 16777216.0f);
+    nn_model *m[2] = {NULL, NULL};
+    size_t bytes[2];
+    float *out[2];
+    for (int v = 0; v < 2; v++) {
+        if (v) setenv("SD_NO_BUFFER_REUSE", "1", 1);
+        size_t b0 = be->bytes_in_use;
+        OK(nn_model_build(&m[v], &w, be, w.batch, 7), be);
+        bytes[v] = be->bytes_in_use - b0 - (m[v]->nparams + m[v]->nstats + nx) * sizeof(float);   /* activations */
+        if (v) unsetenv("SD_NO_BUFFER_REUSE");
+        cr_assert_eq(m[v]->training, 0, "%s is not an inference-only model", workload);
+        OK(be->ops->upload(be, m[v]->x, x, nx * 4), be);
+        OK(nn_model_forward(m[v], 0, 0), be);
+        out[v] = host(be, m[v]->out, (size_t)w.batch * m[v]->out_elems);
+    }
+    size_t n = (size_t)w.batch * m[0]->out_elems, differ = 0;
+    for (size_t i = 0; i < n; i++) differ += memcmp(&out[0][i], &out[1][i], sizeof(float)) != 0;
+    printf("ref   %s inference: %zu of %zu outputs differ with buffer reuse; activation bytes %zu reused vs %zu "
+           "(%d shared buffers)\n", workload, differ, n, bytes[0], bytes[1], m[0]->npool);
+    cr_expect_eq(differ, 0, "%s: %zu outputs differ with buffer reuse", workload, differ);
+    cr_expect(bytes[0] < max_ratio * bytes[1], "%s: %zu bytes with reuse, %zu without", workload, bytes[0], bytes[1]);
+    for (int v = 0; v < 2; v++) { free(out[v]); nn_model_free(m[v]); }
+    free(x);
+    sd_workload_free(&w);
+    nn_backend_free(be);
+}
+Test(cpu, buffer_reuse_resnet50, .timeout = 600) { reuse_vs_plain("workloads", "resnet50_features", 64, 0.2); }
+Test(cpu, buffer_reuse_dropout, .timeout = 300) {
+    char dir[] = "/tmp/sd_reuse_XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char path[256];
+    snprintf(path, sizeof path, "%s/drop_infer.json", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    /* the block's input is the dropout's output, read by the block's convolution and again by its add */
+    fputs("{\"schema\": \"showdown-workload/2\", \"name\": \"drop_infer\", \"title\": \"dropout at inference\",\n"
+          " \"data\": {\"dataset\": \"synthetic\", \"shape\": [3, 12, 12]},\n"
+          " \"model\": {\"init\": {\"weights\": \"glorot_uniform\", \"bias\": \"zeros\"},\n"
+          "  \"blocks\": {\"res\": {\"connection\": \"residual\",\n"
+          "     \"layers\": [{\"op\": \"conv2d\", \"filters\": 8, \"kernel\": 3, \"padding\": 1}]}},\n"
+          "  \"layers\": [\n"
+          "   {\"op\": \"conv2d\", \"filters\": 8, \"kernel\": 3, \"padding\": 1}, {\"op\": \"dropout\", \"rate\": 0.5},\n"
+          "   {\"block\": \"res\"}, {\"op\": \"relu\"}, {\"op\": \"dropout\", \"rate\": 0.5},\n"
+          "   {\"block\": \"res\"}, {\"op\": \"conv2d\", \"filters\": 4, \"kernel\": 1}], \"loss\": \"none\"},\n"
+          " \"inference\": {\"batch\": 2, \"images\": 4, \"warmup\": 0}}\n", f);
+    cr_assert_eq(fclose(f), 0);
+    reuse_vs_plain(dir, "drop_infer", 0, 0.6);
+    remove(path);
+    rmdir(dir);
+}
+
 /* ---- recurrent ops (issue 9B): GRU / LSTM (sequences and last state), embedding --------------------------- */
 
 typedef struct rnn_out { float *y, *dx, *dw, *dw2; } rnn_out;

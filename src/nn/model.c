@@ -365,12 +365,46 @@ static int owner(const nn_model *m, int j) {
     return j;
 }
 
+/* ---- buffer reuse (inference-only models) ------------------------------------------------------------------
+ * Without a backward pass a layer's output is dead once its last reader has run, so its buffer can hold a
+ * later layer's output. Layers take buffers in order from a pool (the smallest free one that is large
+ * enough, else a new one) and give their inputs' buffers back after their last reader; the model output is
+ * never given back. SD_NO_BUFFER_REUSE=1 gives every layer its own (for comparisons). */
+static int pool_take(nn_model *m, size_t bytes, unsigned char *busy, float **out) {
+    int best = -1;
+    for (int k = 0; k < m->npool; k++)
+        if (!busy[k] && m->pool_bytes[k] >= bytes && (best < 0 || m->pool_bytes[k] < m->pool_bytes[best])) best = k;
+    if (best < 0) {
+        best = m->npool;
+        SD_TRY(nn_dev_alloc(m->be, &m->pool[best], bytes));
+        m->pool_bytes[best] = bytes;
+        m->npool++;
+    }
+    busy[best] = 1;
+    *out = m->pool[best];
+    return 0;
+}
+/* The layer whose buffer layer j's output is, at inference: through views and through dropout, which is the
+ * identity there (nn_model_forward hands its input on). */
+static int live_owner(const nn_model *m, int j) {
+    while (j >= 0 && (is_view(&m->layers[j]) || (!m->training && m->layers[j].op.kind == NN_OP_DROPOUT)))
+        j = m->layers[j].input;
+    return j;
+}
+static void pool_give(nn_model *m, const float *p, unsigned char *busy) {
+    for (int k = 0; k < m->npool; k++)
+        if (m->pool[k] == p) busy[k] = 0;
+}
+
 void nn_model_free(nn_model *m) {
     if (!m) return;
     nn_backend *be = m->be;
+    for (int k = 0; k < m->npool; k++) nn_dev_free(be, m->pool[k], m->pool_bytes[k]);
+    free(m->pool);
+    free(m->pool_bytes);
     for (int i = 0; i < m->nlayers; i++) {
         nn_layer *l = &m->layers[i];
-        if (!is_view(l)) {
+        if (!is_view(l) && !m->pool) {
             nn_dev_free(be, l->y, y_bytes(l));
             nn_dev_free(be, l->dy, y_bytes(l));
         }
@@ -495,6 +529,26 @@ int nn_model_build(nn_model **out, const sd_workload *w, nn_backend *be, int bat
     choose_layouts(m);
     int fan_out = 0;
     size_t max_elems = 0;
+    /* buffer reuse: last[j] = the last layer reading layer j's buffer (inference-only models) */
+    int *last = NULL;
+    unsigned char *busy = NULL;
+    if (!m->training && !getenv("SD_NO_BUFFER_REUSE")) {
+        const int L = m->nlayers;
+        last = malloc(sizeof *last * (size_t)L);
+        busy = calloc((size_t)L, 1);
+        m->pool = calloc((size_t)L, sizeof *m->pool);
+        m->pool_bytes = calloc((size_t)L, sizeof *m->pool_bytes);
+        if (!last || !busy || !m->pool || !m->pool_bytes) { free(last); free(busy); rc = sd_err(SD_ENOMEM, "out of memory"); goto fail; }
+        for (int i = 0; i < L; i++) last[i] = -1;
+        for (int i = 0; i < L; i++)
+            if (live_owner(m, i) == i)   /* a layer that computes (not a view, not inference dropout) */
+                for (int k = 0; k < m->layers[i].ninputs; k++) {
+                    int ow = live_owner(m, m->layers[i].inputs[k]);
+                    if (ow >= 0) last[ow] = i;
+                }
+        int out = live_owner(m, L - 1);
+        if (out >= 0) last[out] = L;   /* the model output stays */
+    }
     for (int i = 0; i < m->nlayers && rc == 0; i++) {
         nn_layer *l = &m->layers[i];
         m->flops_fwd += l->flops;
@@ -509,19 +563,32 @@ int nn_model_build(nn_model **out, const sd_workload *w, nn_backend *be, int bat
             l->dy = l->input >= 0 ? m->layers[l->input].dy : NULL;
             continue;
         }
+        if (last && live_owner(m, i) != i) {   /* inference dropout: its input's buffer, handed on */
+            int ow = live_owner(m, i);
+            l->y = ow >= 0 ? m->layers[ow].y : m->x;
+            continue;
+        }
         if (o->prepare && (rc = o->prepare(be, &l->op)) != 0) break;
         if (!is_loss(l)) {
             size_t bytes = y_bytes(l);
             if (out_elems(&l->op) > max_elems) max_elems = out_elems(&l->op);
-            rc = nn_dev_alloc(be, (void **)&l->y, bytes);
+            if (last) rc = pool_take(m, bytes, busy, &l->y);
+            else rc = nn_dev_alloc(be, (void **)&l->y, bytes);
             if (!rc && m->training) rc = nn_dev_alloc(be, (void **)&l->dy, bytes);
         }
+        if (!rc && last)   /* inputs read for the last time: their buffers are free for later layers */
+            for (int k = 0; k < l->ninputs; k++) {
+                int ow = live_owner(m, l->inputs[k]);
+                if (ow >= 0 && last[ow] == i) pool_give(m, m->layers[ow].y, busy);
+            }
         if (!rc && o->workspace_size && (l->ws_bytes = o->workspace_size(be, &l->op)) > 0)
             rc = nn_dev_alloc(be, &l->ws, l->ws_bytes);
     }
+    free(last);
+    free(busy);
     if (rc) goto fail;
-    nn_layer *last = &m->layers[m->nlayers - 1];
-    if (!is_loss(last)) { m->out = last->y; m->out_elems = out_elems(&last->op) / (size_t)batch; }
+    nn_layer *lastl = &m->layers[m->nlayers - 1];
+    if (!is_loss(lastl)) { m->out = lastl->y; m->out_elems = out_elems(&lastl->op) / (size_t)batch; }
     if (fan_out && m->training) {
         m->scratch_elems = max_elems;
         SD_TRY_GOTO(rc, nn_dev_alloc(be, (void **)&m->scratch, m->scratch_elems * sizeof(float)), fail);

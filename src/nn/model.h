@@ -133,6 +133,11 @@ typedef struct nn_model {
      * around every layer and add its seconds to prof[2*i] (forward) and prof[2*i+1] (backward);
      * prof[2*nlayers] gets the optimizer step (with the gradient zeroing). The caller owns the array. */
     double *prof;
+    /* Inference-only models share activation buffers between layers whose outputs are not alive at the same
+     * time (nn_model_build "buffer reuse"): the buffers, freed once each by nn_model_free. */
+    void **pool;
+    size_t *pool_bytes;
+    int npool;
 } nn_model;
 
 /* Shape inference without a back-end: fills layers' ops (n = batch), parameter slices and FLOPs.
