@@ -696,14 +696,14 @@ static int dnnl_dropout_backward(nn_backend *be, const nn_op *op, float *dx, con
     return nn_host_dropout_backward(CTX(be)->threads, op, dx, dy, ws);
 }
 
-/* The graph's layout negotiation (nn/backend.h nn_fmt): convolution and pooling read and write nChw16c (and
- * reorder where one side is nchw); relu and dropout keep it. */
+/* The graph's layout negotiation (nn/backend.h nn_fmt): convolution and max pooling read and write nChw16c
+ * (and reorder where one side is nchw); relu, dropout and batch normalisation keep it. */
 static int dnnl_layout_ok(nn_backend *be, const nn_op *op, int fmt) {
     (void)be;
     if (fmt == NN_FMT_NCHW) return 1;
     if (fmt != NN_FMT_NCHW16C) return 0;
     switch (op->kind) {
-    case NN_OP_CONV2D: case NN_OP_MAXPOOL: case NN_OP_RELU: case NN_OP_DROPOUT: return 1;
+    case NN_OP_CONV2D: case NN_OP_MAXPOOL: case NN_OP_RELU: case NN_OP_DROPOUT: case NN_OP_BATCHNORM: return 1;
     default: return 0;
     }
 }
@@ -805,7 +805,9 @@ static int dnnl_concat_backward(nn_backend *be, const nn_op *op, float *const *d
  * variance, the running statistics are updated here as nn/backend.h says */
 static int bn_prepare(dnnl_ctx *c, nn_op *op, bn_priv *p) {
     dnnl_memory_desc_t d, v;
-    SD_TRY(md_tag(&d, 4, (dnnl_dims_t){op->n, op->c, op->h, op->w}, dnnl_nchw));
+    if (op->fmt_in != op->fmt_out)
+        return sd_err(SD_ERROR, "internal: dnnl batchnorm with input layout %d, output %d", op->fmt_in, op->fmt_out);
+    SD_TRY(md_tag(&d, 4, (dnnl_dims_t){op->n, op->c, op->h, op->w}, fmt_tag(op->fmt_out)));
     SD_TRY(md_tag(&v, 1, (dnnl_dims_t){op->c}, dnnl_a));
     const unsigned ss = dnnl_use_scale | dnnl_use_shift;
     dnnl_batch_normalization_desc_t ft, fi, bd;
@@ -874,7 +876,7 @@ static int dnnl_batchnorm_backward(nn_backend *be, const nn_op *op, float *dx, f
     dnnl_ctx *c = CTX(be);
     const int C = op->c;
     const size_t vb = (sizeof(float) * C + ALIGN - 1) / ALIGN * ALIGN;
-    if (!dx) SD_TRY(grow(&c->tmp, &c->tmp_bytes, 2 * vb + sizeof(float) * (size_t)op->n * C * op->h * op->w));
+    if (!dx) SD_TRY(grow(&c->tmp, &c->tmp_bytes, 2 * vb + sizeof(float) * nn_fmt_elems(op->fmt_in, op->n, C, op->h, op->w)));
     threads_on(c);
     float *dsc = c->tmp, *dsh = (float *)((char *)c->tmp + vb);
     void *dxs = dx ? (void *)dx : (char *)c->tmp + 2 * vb;

@@ -145,8 +145,8 @@ typedef struct nn_backend_ops {
      * mask, cuDNN reserve space). The graph allocates it and passes it to both. Optional (0). */
     size_t (*workspace_size)(nn_backend *be, const nn_op *op);
     /* 1 if the op can read its input and write its output in fmt (each of them, in any combination with
-     * NN_FMT_NCHW); element-wise ops (relu, dropout) are asked for fmt on both sides at once. Optional:
-     * without it everything is NCHW. Asked before prepare(). */
+     * NN_FMT_NCHW); layout-keeping ops (relu, dropout, batchnorm) are asked for fmt on both sides at once.
+     * Optional: without it everything is NCHW. Asked before prepare(). */
     int (*layout_ok)(nn_backend *be, const nn_op *op, int fmt);
 
     /* Layers: forward/backward pairs over explicit device buffers. Outputs first, then inputs.

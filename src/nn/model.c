@@ -461,12 +461,13 @@ static int check_support(const nn_backend *be, const nn_layer *l, int training) 
 }
 
 /* ---- layouts (nn/backend.h, nn_fmt) ----------------------------------------------------------------------
- * A layer writes NN_FMT_NCHW16C when the back-end can run it so, and so can the chain of element-wise layers
- * after it (relu, dropout: same layout in and out) and the layer that finally reads it; and nothing else
- * reads the tensors on the way (one consumer each, no view, no loss, not the model output). Everything else
- * stays NCHW. The back-end reorders where a layer's input and output layouts differ: at the chain's ends. */
-static int elementwise(const nn_layer *l) {
-    return l->op.kind == NN_OP_RELU || (l->op.kind == NN_OP_DROPOUT && l->op.rate > 0.0f);
+ * A layer writes NN_FMT_NCHW16C when the back-end can run it so, and so can the chain of layout-keeping
+ * layers after it (relu, dropout, batchnorm: the same layout in and out) and the layer that finally reads
+ * it; and nothing else reads the tensors on the way (one consumer each, no view, no loss, not the model
+ * output). Everything else stays NCHW. The back-end reorders where a layer's input and output layouts differ: at the chain's ends. */
+static int elementwise(const nn_layer *l) {   /* here: per element or per channel, the same layout in and out */
+    return l->op.kind == NN_OP_RELU || l->op.kind == NN_OP_BATCHNORM ||
+           (l->op.kind == NN_OP_DROPOUT && l->op.rate > 0.0f);
 }
 static int only_consumer(const nn_model *m, int i) {   /* the one layer reading layer i's output, else -1 */
     int who = -1, n = 0;
