@@ -564,8 +564,9 @@ static void parity_train_step(const char *name, const char *workload) {
 }
 
 /* Layouts on awkward shapes: channel counts that pad (5, 19, 17 -> 16, 32, 32), odd planes, stride 2, batch
- * normalisation in the chain (after bias-free convolutions: a bias before it has a zero gradient, all rounding), a pooling that hands nChw16c back to NCHW before flatten, batch 1 and 3 — one
- * training step against ref. */
+ * normalisation in the chain (after bias-free convolutions: a bias before it has a zero gradient, all
+ * rounding), a pooling that hands nChw16c back to NCHW before flatten, batch 1 and 3: one training step
+ * against ref. */
 static void parity_layouts_odd(const char *name) {
     char dir[] = "/tmp/sd_parity_XXXXXX";
     cr_assert_not_null(mkdtemp(dir));

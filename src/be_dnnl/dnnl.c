@@ -876,7 +876,8 @@ static int dnnl_batchnorm_backward(nn_backend *be, const nn_op *op, float *dx, f
     dnnl_ctx *c = CTX(be);
     const int C = op->c;
     const size_t vb = (sizeof(float) * C + ALIGN - 1) / ALIGN * ALIGN;
-    if (!dx) SD_TRY(grow(&c->tmp, &c->tmp_bytes, 2 * vb + sizeof(float) * nn_fmt_elems(op->fmt_in, op->n, C, op->h, op->w)));
+    if (!dx)
+        SD_TRY(grow(&c->tmp, &c->tmp_bytes, 2 * vb + sizeof(float) * nn_fmt_elems(op->fmt_in, op->n, C, op->h, op->w)));
     threads_on(c);
     float *dsc = c->tmp, *dsh = (float *)((char *)c->tmp + vb);
     void *dxs = dx ? (void *)dx : (char *)c->tmp + 2 * vb;

@@ -30,6 +30,51 @@ void nn_host_flush_denormals(int threads) {
 
 static size_t numel_out(const nn_op *op) { return (size_t)op->n * op->oc * op->oh * op->ow; }
 
+/* ---- gemm building blocks (row-major), shared by ref.c and host_rnn.c ----------------------------------- */
+
+/* C[M][N] (+)= A[M][K] · B[K][N]. Four rows of C share each row of B (one load of b[j] feeds four
+ * FMAs) and columns go in blocks that keep the four C rows in L1. */
+void nn_host_gemm_nn(int M, int N, int K, const float *restrict A, const float *restrict B, float *restrict C,
+                     int accumulate) {
+    enum { JB = 512 };
+    if (!accumulate)
+        for (int i = 0; i < M; i++) memset(C + (size_t)i * N, 0, sizeof(float) * N);
+    for (int j0 = 0; j0 < N; j0 += JB) {
+        const int jn = N - j0 < JB ? N - j0 : JB;
+        int i = 0;
+        for (; i + 4 <= M; i += 4) {
+            float *restrict c0 = C + (size_t)i * N + j0, *restrict c1 = c0 + N, *restrict c2 = c1 + N,
+                  *restrict c3 = c2 + N;
+            for (int k = 0; k < K; k++) {
+                const float a0 = A[(size_t)i * K + k], a1 = A[(size_t)(i + 1) * K + k],
+                            a2 = A[(size_t)(i + 2) * K + k], a3 = A[(size_t)(i + 3) * K + k];
+                const float *restrict b = B + (size_t)k * N + j0;
+                #pragma omp simd
+                for (int j = 0; j < jn; j++) {
+                    c0[j] += a0 * b[j];
+                    c1[j] += a1 * b[j];
+                    c2[j] += a2 * b[j];
+                    c3[j] += a3 * b[j];
+                }
+            }
+        }
+        for (; i < M; i++) {
+            float *restrict c = C + (size_t)i * N + j0;
+            for (int k = 0; k < K; k++) {
+                const float a = A[(size_t)i * K + k];
+                const float *restrict b = B + (size_t)k * N + j0;
+                #pragma omp simd
+                for (int j = 0; j < jn; j++) c[j] += a * b[j];
+            }
+        }
+    }
+}
+
+void nn_host_transpose(int R, int C, const float *restrict in, float *restrict out) {
+    for (int r = 0; r < R; r++)
+        for (int c = 0; c < C; c++) out[(size_t)c * R + r] = in[(size_t)r * C + c];
+}
+
 /* Dropout over NCHW, or over the graph's blocked nChw16c (nn/backend.h nn_fmt; op->fmt_in == op->fmt_out):
  * the mask is indexed by the NCHW position either way (nn_dropout_keep(seed, i)), so every back-end and
  * layout drops the same units; padded channels are written 0. backward: y = dx, x = dy, mask read. */

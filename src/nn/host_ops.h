@@ -13,6 +13,11 @@
 void nn_host_flush_denormals(int threads);
 #define NN_HOST_DENORMALS "flushed to zero (FTZ+DAZ) on the back-end's threads"
 
+/* C[M][N] (+)= A[M][K] · B[K][N], row-major (accumulate 0: C is overwritten); single-threaded. */
+void nn_host_gemm_nn(int M, int N, int K, const float *A, const float *B, float *C, int accumulate);
+/* out[C][R] = in[R][C]^T */
+void nn_host_transpose(int R, int C, const float *in, float *out);
+
 int nn_host_dropout_forward(int threads, const nn_op *op, float *y, void *ws, const float *x, uint64_t seed);
 int nn_host_dropout_backward(int threads, const nn_op *op, float *dx, const float *dy, const void *ws);
 int nn_host_softmax_xent_forward(int threads, const nn_op *op, float *prob, float *loss, const float *logits,

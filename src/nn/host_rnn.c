@@ -10,43 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* C[M][N] (+)= A[M][K] · B[K][N], row-major; four rows of C share each row of B. */
-static void mm(int M, int N, int K, const float *restrict A, const float *restrict B, float *restrict C,
-               int accumulate) {
-    if (!accumulate)
-        for (int i = 0; i < M; i++) memset(C + (size_t)i * N, 0, sizeof(float) * N);
-    int i = 0;
-    for (; i + 4 <= M; i += 4) {
-        float *restrict c0 = C + (size_t)i * N, *restrict c1 = c0 + N, *restrict c2 = c1 + N, *restrict c3 = c2 + N;
-        for (int k = 0; k < K; k++) {
-            const float a0 = A[(size_t)i * K + k], a1 = A[(size_t)(i + 1) * K + k], a2 = A[(size_t)(i + 2) * K + k],
-                        a3 = A[(size_t)(i + 3) * K + k];
-            const float *restrict b = B + (size_t)k * N;
-            #pragma omp simd
-            for (int j = 0; j < N; j++) {
-                c0[j] += a0 * b[j];
-                c1[j] += a1 * b[j];
-                c2[j] += a2 * b[j];
-                c3[j] += a3 * b[j];
-            }
-        }
-    }
-    for (; i < M; i++) {
-        float *restrict c = C + (size_t)i * N;
-        for (int k = 0; k < K; k++) {
-            const float a = A[(size_t)i * K + k];
-            const float *restrict b = B + (size_t)k * N;
-            #pragma omp simd
-            for (int j = 0; j < N; j++) c[j] += a * b[j];
-        }
-    }
-}
-
-static void transpose(int R, int C, const float *restrict in, float *restrict out) {
-    for (int r = 0; r < R; r++)
-        for (int c = 0; c < C; c++) out[(size_t)c * R + r] = in[(size_t)r * C + c];
-}
-
 static void split(int n, int nt, int t, int *i0, int *i1) {
     int per = (n + nt - 1) / nt;
     *i0 = t * per < n ? t * per : n;
@@ -135,8 +98,8 @@ int nn_host_rnn_forward(int threads, const nn_op *op, float *y, void *ws, const 
     float *WxT = malloc(sizeof(float) * (size_t)F * GH), *WhT = malloc(sizeof(float) * (size_t)H * GH);
     int fail = !WxT || !WhT;
     if (!fail) {
-        transpose(GH, F, v.Wx, WxT);   /* [F][GH] */
-        transpose(GH, H, v.Wh, WhT);   /* [H][GH] */
+        nn_host_transpose(GH, F, v.Wx, WxT);   /* [F][GH] */
+        nn_host_transpose(GH, H, v.Wh, WhT);   /* [H][GH] */
         #pragma omp parallel num_threads(threads)
         {
             int i0, i1;
@@ -151,11 +114,11 @@ int nn_host_rnn_forward(int threads, const nn_op *op, float *y, void *ws, const 
                 fail = 1;
             } else if (m) {
                 /* input projections of every step at once: xg[r] = W_x x_r + b_x */
-                mm(m * T, GH, F, x + (size_t)i0 * T * F, WxT, xg, 0);
+                nn_host_gemm_nn(m * T, GH, F, x + (size_t)i0 * T * F, WxT, xg, 0);
                 for (size_t r = 0; r < (size_t)m * T; r++)
                     for (int k = 0; k < GH; k++) xg[r * GH + k] += v.bx[k];
                 for (int t = 0; t < T; t++) {
-                    mm(m, GH, H, h, WhT, hg, 0);
+                    nn_host_gemm_nn(m, GH, H, h, WhT, hg, 0);
                     for (int j = 0; j < m; j++) {
                         const size_t row = (size_t)(i0 + j) * T + t;
                         const float *a = xg + ((size_t)j * T + t) * GH, *b = hg + (size_t)j * GH;
@@ -262,9 +225,9 @@ int nn_host_rnn_backward(int threads, const nn_op *op, float *dx, float *dw, con
                         }
                         memcpy(st, ah, sizeof(float) * GH);
                     }
-                    mm(m, H, GH, step, v.Wh, dh, 1);     /* dh_prev += dah · W_h */
+                    nn_host_gemm_nn(m, H, GH, step, v.Wh, dh, 1);     /* dh_prev += dah · W_h */
                 }
-                if (dx) mm(m * T, F, GH, dax + (size_t)i0 * T * GH, v.Wx, dx + (size_t)i0 * T * F, 0);
+                if (dx) nn_host_gemm_nn(m * T, F, GH, dax + (size_t)i0 * T * GH, v.Wx, dx + (size_t)i0 * T * F, 0);
             }
             free(dh); free(dc); free(step);
         }
@@ -272,24 +235,24 @@ int nn_host_rnn_backward(int threads, const nn_op *op, float *dx, float *dw, con
     if (!fail) {
         float *dWx = dw, *dWh = dw + (size_t)GH * F, *dbx = dWh + (size_t)GH * H, *dbh = dbx + GH;
         const long R = (long)rows;
-        transpose((int)R, GH, dax, tr);                  /* [GH][rows] */
+        nn_host_transpose((int)R, GH, dax, tr);                  /* [GH][rows] */
         #pragma omp parallel num_threads(threads)
         {
             int g0, g1;
             split(GH, omp_get_num_threads(), omp_get_thread_num(), &g0, &g1);
-            if (g1 > g0) mm(g1 - g0, F, (int)R, tr + (size_t)g0 * R, x, dWx + (size_t)g0 * F, 1);
+            if (g1 > g0) nn_host_gemm_nn(g1 - g0, F, (int)R, tr + (size_t)g0 * R, x, dWx + (size_t)g0 * F, 1);
             for (int k = g0; k < g1; k++) {
                 double s = 0;
                 for (long r = 0; r < R; r++) s += tr[(size_t)k * R + r];
                 dbx[k] += (float)s;
             }
         }
-        if (dah != dax) transpose((int)R, GH, dah, tr);
+        if (dah != dax) nn_host_transpose((int)R, GH, dah, tr);
         #pragma omp parallel num_threads(threads)
         {
             int g0, g1;
             split(GH, omp_get_num_threads(), omp_get_thread_num(), &g0, &g1);
-            if (g1 > g0) mm(g1 - g0, H, (int)R, tr + (size_t)g0 * R, wsh, dWh + (size_t)g0 * H, 1);
+            if (g1 > g0) nn_host_gemm_nn(g1 - g0, H, (int)R, tr + (size_t)g0 * R, wsh, dWh + (size_t)g0 * H, 1);
             for (int k = g0; k < g1; k++) {
                 double s = 0;
                 for (long r = 0; r < R; r++) s += tr[(size_t)k * R + r];

@@ -464,7 +464,8 @@ static int check_support(const nn_backend *be, const nn_layer *l, int training) 
  * A layer writes NN_FMT_NCHW16C when the back-end can run it so, and so can the chain of layout-keeping
  * layers after it (relu, dropout, batchnorm: the same layout in and out) and the layer that finally reads
  * it; and nothing else reads the tensors on the way (one consumer each, no view, no loss, not the model
- * output). Everything else stays NCHW. The back-end reorders where a layer's input and output layouts differ: at the chain's ends. */
+ * output). Everything else stays NCHW. The back-end reorders where a layer's input and output layouts
+ * differ: at the chain's ends. */
 static int elementwise(const nn_layer *l) {   /* here: per element or per channel, the same layout in and out */
     return l->op.kind == NN_OP_RELU || l->op.kind == NN_OP_BATCHNORM ||
            (l->op.kind == NN_OP_DROPOUT && l->op.rate > 0.0f);
@@ -539,7 +540,12 @@ int nn_model_build(nn_model **out, const sd_workload *w, nn_backend *be, int bat
         busy = calloc((size_t)L, 1);
         m->pool = calloc((size_t)L, sizeof *m->pool);
         m->pool_bytes = calloc((size_t)L, sizeof *m->pool_bytes);
-        if (!last || !busy || !m->pool || !m->pool_bytes) { free(last); free(busy); rc = sd_err(SD_ENOMEM, "out of memory"); goto fail; }
+        if (!last || !busy || !m->pool || !m->pool_bytes) {
+            free(last);
+            free(busy);
+            rc = sd_err(SD_ENOMEM, "out of memory");
+            goto fail;
+        }
         for (int i = 0; i < L; i++) last[i] = -1;
         for (int i = 0; i < L; i++)
             if (live_owner(m, i) == i)   /* a layer that computes (not a view, not inference dropout) */

@@ -22,47 +22,9 @@ typedef struct ref_ctx {
 
 /* ---- gemm building blocks (row-major) ---------------------------------------------------------- */
 
-/* C[M][N] (+)= A[M][K] · B[K][N]. Four rows of C share each row of B (one load of b[j] feeds four
- * FMAs) and columns go in blocks that keep the four C rows in L1. */
-static void gemm_nn(int M, int N, int K, const float *restrict A, const float *restrict B,
-                    float *restrict C, int accumulate) {
-    enum { JB = 512 };
-    if (!accumulate)
-        for (int i = 0; i < M; i++) memset(C + (size_t)i * N, 0, sizeof(float) * N);
-    for (int j0 = 0; j0 < N; j0 += JB) {
-        const int jn = N - j0 < JB ? N - j0 : JB;
-        int i = 0;
-        for (; i + 4 <= M; i += 4) {
-            float *restrict c0 = C + (size_t)i * N + j0, *restrict c1 = c0 + N, *restrict c2 = c1 + N,
-                  *restrict c3 = c2 + N;
-            for (int k = 0; k < K; k++) {
-                const float a0 = A[(size_t)i * K + k], a1 = A[(size_t)(i + 1) * K + k],
-                            a2 = A[(size_t)(i + 2) * K + k], a3 = A[(size_t)(i + 3) * K + k];
-                const float *restrict b = B + (size_t)k * N + j0;
-                #pragma omp simd
-                for (int j = 0; j < jn; j++) {
-                    c0[j] += a0 * b[j];
-                    c1[j] += a1 * b[j];
-                    c2[j] += a2 * b[j];
-                    c3[j] += a3 * b[j];
-                }
-            }
-        }
-        for (; i < M; i++) {
-            float *restrict c = C + (size_t)i * N + j0;
-            for (int k = 0; k < K; k++) {
-                const float a = A[(size_t)i * K + k];
-                const float *restrict b = B + (size_t)k * N + j0;
-                #pragma omp simd
-                for (int j = 0; j < jn; j++) c[j] += a * b[j];
-            }
-        }
-    }
-}
-
 /* Rows [i0, i1) of a gemm_nn, for splitting M across threads. */
 static void gemm_nn_rows(int i0, int i1, int N, int K, const float *A, const float *B, float *C, int accumulate) {
-    if (i1 > i0) gemm_nn(i1 - i0, N, K, A + (size_t)i0 * K, B, C + (size_t)i0 * N, accumulate);
+    if (i1 > i0) nn_host_gemm_nn(i1 - i0, N, K, A + (size_t)i0 * K, B, C + (size_t)i0 * N, accumulate);
 }
 
 /* Split M rows in nt contiguous chunks (multiples of 4 where possible). */
@@ -85,11 +47,6 @@ static void gemm_tn(int M, int N, int K, const float *restrict A, const float *r
             for (int j = 0; j < N; j++) c[j] += a * b[j];
         }
     }
-}
-
-static void transpose(int R, int C, const float *restrict in, float *restrict out) {
-    for (int r = 0; r < R; r++)
-        for (int c = 0; c < C; c++) out[(size_t)c * R + r] = in[(size_t)r * C + c];
 }
 
 /* ---- memory ------------------------------------------------------------------------------------ */
@@ -128,7 +85,7 @@ static int ref_dense_forward(nn_backend *be, const nn_op *op, float *y, const fl
     const int N = op->n, C = op->c, O = op->oc;
     float *wt = malloc(sizeof(float) * (size_t)C * O);
     SD_ALLOC_CHECK(wt);
-    transpose(O, C, w, wt);                              /* wt: [C][O] */
+    nn_host_transpose(O, C, w, wt);                      /* wt: [C][O] */
     #pragma omp parallel num_threads(T(be))
     {
         int i0, i1;
@@ -146,7 +103,7 @@ static int ref_dense_backward(nn_backend *be, const nn_op *op, float *dx, float 
     const int N = op->n, C = op->c, O = op->oc;
     float *dyt = malloc(sizeof(float) * (size_t)N * O);
     SD_ALLOC_CHECK(dyt);
-    transpose(N, O, dy, dyt);                            /* dyt: [O][N] */
+    nn_host_transpose(N, O, dy, dyt);                    /* dyt: [O][N] */
     #pragma omp parallel num_threads(T(be))
     {
         int o0, o1;
@@ -224,7 +181,7 @@ static int ref_conv2d_forward(nn_backend *be, const nn_op *op, float *y, const f
             if (!col) continue;
             float *yi = y + i * out_sz;
             im2col(op, x + i * in_sz, col);
-            gemm_nn(op->oc, P, K, w, col, yi, 0);
+            nn_host_gemm_nn(op->oc, P, K, w, col, yi, 0);
             if (b)
                 for (int o = 0; o < op->oc; o++)
                     for (int p = 0; p < P; p++) yi[(size_t)o * P + p] += b[o];
@@ -258,8 +215,8 @@ static int ref_conv2d_backward(nn_backend *be, const nn_op *op, float *dx, float
                 if (!col || !colt) continue;
                 const float *dyi = dy + i * out_sz;
                 im2col(op, x + i * in_sz, col);
-                transpose(K, P, col, colt);                     /* colt: [P][K] */
-                gemm_nn(O, K, P, dyi, colt, mydw, 1);           /* dW[O][K] += dy[O][P]·colt[P][K] */
+                nn_host_transpose(K, P, col, colt);             /* colt: [P][K] */
+                nn_host_gemm_nn(O, K, P, dyi, colt, mydw, 1);   /* dW[O][K] += dy[O][P]·colt[P][K] */
                 for (int o = 0; o < O; o++) {
                     float s = 0;
                     for (int p = 0; p < P; p++) s += dyi[(size_t)o * P + p];
