@@ -8,7 +8,6 @@ with the same initial weights, data order, dropout masks and optimizer arithmeti
 Runs with Debian's python3-torch (torch 1.13) and numpy; nothing else.
 """
 import argparse
-import gzip
 import json
 import math
 import os
@@ -17,7 +16,8 @@ import time
 
 # written once for every runner (workloads/runners/runner_common.py): the protocol lines, the hash of
 # src/nn/kernels.h, the data readers and the shuffle order
-from runner_common import M64, U, _open, emit, fail, h64, h64s, load_cifar10, pixels, shuffled, u01  # noqa: E402
+from runner_common import (M64, U, emit, fail, h64, h64s, load_cifar10, load_idx, shuffled,  # noqa: E402
+                           synthetic, u01)
 
 PROTOCOL = 1
 
@@ -32,56 +32,8 @@ try:
 except Exception as e:  # noqa: BLE001
     fail("torch not importable: %s" % e, "unavailable", 3)
 
-# ---- data: the same files (readers shared in runner_common), or the same synthetic stream as src/data/synthetic.c
-
-
-def load_idx(images, labels):
-    with _open(images) as f:
-        raw = f.read()
-    if len(raw) < 16 or raw[0:4] != b"\x00\x00\x08\x03":
-        raise ValueError("%s: not an idx3 unsigned-byte file" % images)
-    n, h, w = (int.from_bytes(raw[4 + 4 * i:8 + 4 * i], "big") for i in range(3))
-    x = np.frombuffer(raw, dtype=np.uint8, count=n * h * w, offset=16)
-    with _open(labels) as f:
-        rawl = f.read()
-    if len(rawl) < 8 or rawl[0:4] != b"\x00\x00\x08\x01":
-        raise ValueError("%s: not an idx1 unsigned-byte file" % labels)
-    nl = int.from_bytes(rawl[4:8], "big")
-    if nl != n:
-        raise ValueError("%s: %d labels for %d images" % (labels, nl, n))
-    y = np.frombuffer(rawl, dtype=np.uint8, count=n, offset=8).astype(np.int64)
-    return pixels(x).reshape(n, 1, h, w), y
-
-
-GAMMA = 0x9E3779B97F4A7C15
-SYN_PROTO, SYN_LABEL, SYN_NOISE = 1, 2, 4
-NOISE = np.float32(0.5)   # SD_DATA_SYNTH_NOISE
-
-
-def syn_key(seed, tag):
-    return h64s(seed ^ h64s(tag))
-
-
-def syn_u64(key, ctr):
-    with np.errstate(over="ignore"):
-        return h64(U(key) + ctr.astype(np.uint64) * U(GAMMA))
-
-
-def synthetic(n, shape, classes, seed, split):
-    c, h, w = shape
-    dim = c * h * w
-    kp, kl, kn = syn_key(seed, SYN_PROTO), syn_key(seed, SYN_LABEL + split), syn_key(seed, SYN_NOISE + split)
-    proto = u01(syn_u64(kp, np.arange(classes * dim, dtype=np.uint64))).reshape(classes, dim)
-    y = (syn_u64(kl, np.arange(n, dtype=np.uint64)) % U(classes)).astype(np.int64)
-    x = np.empty((n, dim), dtype=np.float32)
-    step = max(1, (1 << 22) // dim)
-    for i0 in range(0, n, step):
-        i1 = min(n, i0 + step)
-        ctr = np.arange(i0 * dim, i1 * dim, dtype=np.uint64)
-        noise = u01(syn_u64(kn, ctr)).reshape(i1 - i0, dim)
-        v = proto[y[i0:i1]] + NOISE * (np.float32(2.0) * noise - np.float32(1.0))
-        x[i0:i1] = np.clip(v, np.float32(0.0), np.float32(1.0))
-    return x.reshape(n, c, h, w), y
+# ---- data: the same files (load_idx, load_cifar10 in runner_common), or the same synthetic stream as
+# src/data/synthetic.c (runner_common.synthetic)
 
 
 # ---- token data (issue 9B): src/data/imdb.c in numpy ---------------------------------------------------

@@ -80,8 +80,9 @@ def load_idx(images, labels):
         rawl = f.read()
     if len(rawl) < 8 or rawl[0:4] != b"\x00\x00\x08\x01":
         raise ValueError("%s: not an idx1 unsigned-byte file" % labels)
-    if int.from_bytes(rawl[4:8], "big") != n:
-        raise ValueError("%s: label count differs from %s" % (labels, images))
+    nl = int.from_bytes(rawl[4:8], "big")
+    if nl != n:
+        raise ValueError("%s: %d labels for %d images" % (labels, nl, n))
     y = np.frombuffer(rawl, dtype=np.uint8, count=n, offset=8).astype(np.int64)
     return pixels(x).reshape(n, 1, h, w), y
 
