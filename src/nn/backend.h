@@ -105,6 +105,10 @@ static inline size_t nn_fmt_elems(int fmt, int n, int c, int h, int w) {
     size_t cp = fmt == NN_FMT_NCHW16C ? (size_t)(c + 15) / 16 * 16 : (size_t)c;
     return (size_t)n * cp * (size_t)h * (size_t)w;
 }
+/* Where element (n, c, hw) of a tensor with C channels and HW = h*w positions sits in NN_FMT_NCHW16C. */
+static inline size_t nn_fmt16_at(size_t C, size_t HW, size_t n, size_t c, size_t hw) {
+    return ((n * ((C + 15) / 16) + c / 16) * HW + hw) * 16 + c % 16;
+}
 
 typedef enum nn_optim_kind {
     NN_OPTIM_SGD = 0,   /* v = momentum*v + g; p -= lr*v  (momentum 0: plain SGD) */

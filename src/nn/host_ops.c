@@ -28,7 +28,6 @@ void nn_host_flush_denormals(int threads) {
     flush_this_thread();
 }
 
-static size_t numel_out(const nn_op *op) { return (size_t)op->n * op->oc * op->oh * op->ow; }
 
 /* ---- gemm building blocks (row-major), shared by ref.c and host_rnn.c ----------------------------------- */
 
@@ -75,38 +74,46 @@ void nn_host_transpose(int R, int C, const float *restrict in, float *restrict o
         for (int c = 0; c < C; c++) out[(size_t)c * R + r] = in[(size_t)r * C + c];
 }
 
-/* Dropout over NCHW, or over the graph's blocked nChw16c (nn/backend.h nn_fmt; op->fmt_in == op->fmt_out):
- * the mask is indexed by the NCHW position either way (nn_dropout_keep(seed, i)), so every back-end and
- * layout drops the same units; padded channels are written 0. backward: y = dx, x = dy, mask read. */
+/* Dropout over NCHW, or over the graph's blocked nChw16c (nn/backend.h nn_fmt; op->fmt_in == op->fmt_out).
+ * Element (n, c, hw) is kept by nn_dropout_keep(seed, its NCHW index) in either layout, so every back-end and
+ * layout drops the same units. The mask (the workspace) is stored in the op's layout, element for element
+ * with y, so the apply pass and backward are one contiguous loop; padded channels are never kept (y = 0).
+ * backward: y = dx, x = dy, the mask is only read. */
 static void dropout_run(int threads, const nn_op *op, float *y, uint8_t *mask, const float *x, uint64_t seed,
                         int backward) {
     const float scale = 1.0f / (1.0f - op->rate);
-    if (op->fmt_out != NN_FMT_NCHW16C) {
-        const long n = (long)numel_out(op);
+    const long total = (long)nn_fmt_elems(op->fmt_out, op->n, op->oc, op->oh, op->ow);
+    if (!backward && op->fmt_out == NN_FMT_NCHW16C) {
+        const long C = op->oc, CB = (C + 15) / 16, HW = (long)op->oh * op->ow, N = op->n;
+        #pragma omp parallel for collapse(2) num_threads(threads) schedule(static)
+        for (long n = 0; n < N; n++)
+            for (long cb = 0; cb < CB; cb++) {
+                const size_t at = nn_fmt16_at((size_t)C, (size_t)HW, (size_t)n, (size_t)cb * 16, 0);
+                const size_t i0 = ((size_t)n * C + (size_t)cb * 16) * (size_t)HW;   /* NCHW index of (n, 16cb, 0) */
+                for (long h0 = 0; h0 < HW; h0 += 256) {   /* the hashes over contiguous NCHW indices */
+                    const long hn = HW - h0 < 256 ? HW - h0 : 256;
+                    uint8_t keep[256];
+                    for (long k = 0; k < 16; k++) {
+                        const size_t ik = i0 + (size_t)k * HW + (size_t)h0;
+                        if (cb * 16 + k < C)
+                            for (long j = 0; j < hn; j++)
+                                keep[j] = (uint8_t)nn_dropout_keep(seed, (uint64_t)(ik + j), op->rate);
+                        else   /* a padded channel is never kept */
+                            memset(keep, 0, (size_t)hn);
+                        for (long j = 0; j < hn; j++) mask[at + (size_t)(h0 + j) * 16 + k] = keep[j];
+                    }
+                }
+            }
+    } else if (!backward) {   /* NCHW: mask and apply in one pass */
         #pragma omp parallel for num_threads(threads) schedule(static)
-        for (long i = 0; i < n; i++) {
-            if (!backward) mask[i] = (uint8_t)nn_dropout_keep(seed, (uint64_t)i, op->rate);
+        for (long i = 0; i < total; i++) {
+            mask[i] = (uint8_t)nn_dropout_keep(seed, (uint64_t)i, op->rate);
             y[i] = mask[i] ? x[i] * scale : 0.0f;
         }
         return;
     }
-    const long C = op->oc, CB = (C + 15) / 16, HW = (long)op->oh * op->ow, N = op->n;
-    #pragma omp parallel for collapse(2) num_threads(threads) schedule(static)
-    for (long n = 0; n < N; n++)
-        for (long cb = 0; cb < CB; cb++) {
-            const size_t base = (size_t)(n * CB + cb) * (size_t)HW * 16;
-            const int kmax = C - cb * 16 < 16 ? (int)(C - cb * 16) : 16;
-            for (long hw = 0; hw < HW; hw++) {
-                float *yo = y + base + (size_t)hw * 16;
-                const float *xo = x + base + (size_t)hw * 16;
-                for (int k = 0; k < 16; k++) {
-                    if (k >= kmax) { yo[k] = 0.0f; continue; }
-                    const size_t i = ((size_t)n * C + (size_t)(cb * 16 + k)) * (size_t)HW + (size_t)hw;
-                    if (!backward) mask[i] = (uint8_t)nn_dropout_keep(seed, (uint64_t)i, op->rate);
-                    yo[k] = mask[i] ? xo[k] * scale : 0.0f;
-                }
-            }
-        }
+    #pragma omp parallel for num_threads(threads) schedule(static)
+    for (long i = 0; i < total; i++) y[i] = mask[i] ? x[i] * scale : 0.0f;
 }
 
 int nn_host_dropout_forward(int threads, const nn_op *op, float *y, void *ws, const float *x,

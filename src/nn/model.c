@@ -815,11 +815,10 @@ int nn_model_download_y(nn_model *m, int i, int grad, float *host) {
     SD_ALLOC_CHECK(b);
     int rc = m->be->ops->download(m->be, b, src, all * sizeof(float));
     if (rc == 0) {   /* nChw16c -> nchw */
-        const size_t C = (size_t)op->oc, CB = (C + 15) / 16, HW = (size_t)op->oh * op->ow;
+        const size_t C = (size_t)op->oc, HW = (size_t)op->oh * op->ow;
         for (size_t n = 0; n < (size_t)op->n; n++)
             for (size_t ch = 0; ch < C; ch++)
-                for (size_t hw = 0; hw < HW; hw++)
-                    host[(n * C + ch) * HW + hw] = b[((n * CB + ch / 16) * HW + hw) * 16 + ch % 16];
+                for (size_t hw = 0; hw < HW; hw++) host[(n * C + ch) * HW + hw] = b[nn_fmt16_at(C, HW, n, ch, hw)];
     }
     free(b);
     return rc;
