@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """torch_perf — PyTorch CPU on the same models, batch and threads as `showdown perf`: steady-state training
 and inference images/s on one resident synthetic batch (median of repeats). The caller sets the OpenMP
-environment (as shipped, or OMP_WAIT_POLICY=passive) and --flush-denormal; conv models are timed in NCHW and channels-last.
-Prints one JSON document on stdout."""
+environment (as shipped, or OMP_WAIT_POLICY=passive) and --flush-denormal; conv models are timed in NCHW and
+channels-last. Prints one JSON document on stdout."""
 import argparse
 import json
 import os
