@@ -43,4 +43,15 @@ else
   echo "feature PyTorch: not found ($PYTHON cannot import torch: install python3-torch)"
 fi
 
+# A feature that changed since the last detection is said once, with what follows from it.
+if [ -f "$out" ]; then
+  for f in "DNNL oneDNN" "CUDNN CUDA+cuDNN" "TORCH PyTorch"; do
+    var=${f%% *}; name=${f#* }
+    was=$(sed -n "s/^HAVE_$var := //p" "$out")
+    eval now=\$$(echo "$var" | tr 'A-Z' 'a-z')
+    [ -n "$was" ] && [ "$was" != "$now" ] || continue
+    if [ "$now" = 1 ]; then echo "config: $name is now available: rebuilding with it"
+    else echo "config: $name was built before and is not available now: rebuilding without it"; fi
+  done
+fi
 { echo "HAVE_DNNL := $dnnl"; echo "HAVE_CUDNN := $cudnn"; echo "HAVE_TORCH := $torch"; } > "$out.tmp" && mv "$out.tmp" "$out"
