@@ -15,6 +15,7 @@ const sd_cmd sd_commands[] = {
     {"report", cmd_report, "render the report (PDF, SVG figures, Markdown) from results and scores"},
     {"verify", cmd_verify, "re-check a published results file cell by cell"},
     {"collect", cmd_collect, "merge the cells of a Slurm job array (bench --executor slurm) into one run"},
+    {"env", cmd_env, "what this machine and build can run: fingerprint, back-ends, framework runners, data"},
     {"nightly", cmd_nightly, "run bench + score + report, keep history, flag regressions"},
     {NULL, NULL, NULL},
 };

@@ -47,6 +47,7 @@ int cmd_report(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_nightly(int argc, char **argv);
 int cmd_collect(int argc, char **argv);
+int cmd_env(int argc, char **argv);
 
 
 
@@ -60,8 +61,6 @@ int sd_split_list(char *s, char **out, int max);
  * executable when that exists, else ./name. probe is a path relative to the current directory. */
 void sd_default_dir(char *buf, size_t n, const char *name, const char *probe);
 
-/* 1 when `bench --impl` can run impl: "native" or a framework with a runner (cmd_bench.c's table). */
-int sd_bench_impl_known(const char *impl);
 
 /* For commands not built yet: --help prints the synopsis; otherwise says so and returns the usage code. */
 int sd_cmd_not_built(int argc, char **argv, const char *synopsis, const char *description);

@@ -2,6 +2,7 @@
  * with --impl, through framework runners (workloads/runners/PROTOCOL.md) on the same data; repeat,
  * summarise (median, min–max) and write a "showdown-results/1" file. A failed run is recorded and the
  * others go on; the exit code says whether all succeeded (an unavailable framework is not a failure). */
+#include "bench/frameworks.h"
 #include "bench/results.h"
 #include "cmd/cli.h"
 #include "core/err.h"
@@ -257,32 +258,7 @@ static const char *runner_program(const bench_args *a, const char *impl) {
     return NULL;
 }
 
-/* The framework implementations: runner script, the virtual environment it runs in (`make deps-frameworks`,
- * workloads/runners/requirements-frameworks.txt; NULL = --python, Debian's python3-torch), and its environment. */
-typedef struct impl_def {
-    const char *name, *script, *venv, *env;
-} impl_def;
-static const impl_def IMPLS[] = {
-    {"pytorch", "pytorch_runner.py", NULL, NULL},
-    {"tensorflow", "tensorflow_runner.py", "tensorflow", NULL},
-    {"keras-tensorflow", "keras_runner.py", "tensorflow", "KERAS_BACKEND=tensorflow"},
-    {"keras-jax", "keras_runner.py", "jax", "KERAS_BACKEND=jax"},
-    {"keras-torch", "keras_runner.py", "torch", "KERAS_BACKEND=torch"},
-    {"jax", "jax_runner.py", "jax", NULL},
-    {"paddle", "paddle_runner.py", "paddle", NULL},
-    {"mindspore", "mindspore_runner.py", "mindspore", NULL},
-    {"tinygrad", "tinygrad_runner.py", "tinygrad", NULL},
-    {"chainer", "chainer_runner.py", "chainer", NULL},
-};
-#define NIMPLS ((int)(sizeof IMPLS / sizeof IMPLS[0]))
-
-static const impl_def *find_impl(const char *name) {
-    for (int i = 0; i < NIMPLS; i++)
-        if (strcmp(IMPLS[i].name, name) == 0) return &IMPLS[i];
-    return NULL;
-}
-static int is_framework(const char *impl) { return find_impl(impl) != NULL; }
-int sd_bench_impl_known(const char *impl) { return strcmp(impl, "native") == 0 || is_framework(impl); }
+static int is_framework(const char *impl) { return sd_framework_find(impl) != NULL; }
 
 /* Remove the files of a directory nn_export_weights wrote, then the directory. */
 static void remove_dir(const char *dir) {
@@ -354,24 +330,18 @@ static int run_framework(const bench_args *a, const char *wname, const char *imp
     } else {
         SD_TRY_GOTO(rc, load_data(a, &w, cap, &train, &test, &desc), done);
     }
-    const impl_def *def = find_impl(impl);
+    const sd_framework *def = sd_framework_find(impl);
     char script[PATH_MAX + 64], python[PATH_MAX + 64], eqdir[64] = "";
     char wdir[PATH_MAX];
     workloads_dir(a, wdir, sizeof wdir);
     if ((rc = sd_safe_name(impl, "framework")) < 0) goto done;   /* it names the runner script */
     if (!def) { rc = sd_err(SD_EUSAGE, "unknown implementation '%s'", impl); goto done; }
     snprintf(script, sizeof script, "%s/runners/%s", wdir, def->script);
-    snprintf(python, sizeof python, "%s", a->python);
-    if (def->venv) {
-        char vroot[PATH_MAX];
-        if (a->venvs) snprintf(vroot, sizeof vroot, "%s", a->venvs);
-        else sd_default_dir(vroot, sizeof vroot, ".venv-frameworks", ".venv-frameworks");
-        snprintf(python, sizeof python, "%s/%s/bin/python", vroot, def->venv);
-        if (!runner_program(a, impl) && !exists(python)) {
-            rc = sd_err(SD_ENODEV, "unavailable: %s is not installed (no %s; `make deps-frameworks` installs it)", impl,
-                        python);
-            goto done;
-        }
+    if (!sd_framework_python(def, a->venvs, a->python, python, sizeof python) && def->venv &&
+        !runner_program(a, impl)) {
+        rc = sd_err(SD_ENODEV, "unavailable: %s is not installed (no %s; `make deps-frameworks` installs it)", impl,
+                    python);
+        goto done;
     }
     const char *envv[2] = {def->env, NULL};
     if (exportable(&w, plan, L)) {
@@ -566,12 +536,13 @@ int cmd_bench(int argc, char **argv) {
     char il[512];
     if (strcmp(a.impl, "all") == 0) {
         size_t len = (size_t)snprintf(il, sizeof il, "native");
-        for (int i = 0; i < NIMPLS; i++) len += (size_t)snprintf(il + len, sizeof il - len, ",%s", IMPLS[i].name);
+        for (int i = 0; i < sd_framework_count(); i++)
+            len += (size_t)snprintf(il + len, sizeof il - len, ",%s", sd_framework_at(i)->name);
     } else {
         snprintf(il, sizeof il, "%s", a.impl);
     }
-    char *inames[NIMPLS + 2];
-    int ni = sd_split_list(il, inames, NIMPLS + 2), native = 0;
+    char *inames[32];
+    int ni = sd_split_list(il, inames, 32), native = 0;
     for (int i = 0; i < ni; i++) {
         if (strcmp(inames[i], "native") == 0) native = 1;
         else if (!is_framework(inames[i])) {

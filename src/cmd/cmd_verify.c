@@ -5,6 +5,7 @@
  * REPRODUCED, SLOWER, FASTER, ACCURACY-DIFFERS, NOT-COMPARABLE (naming the differences) or MISSING.
  * Exit 0 only when every cell reproduced; 5 when a comparable cell did not; 9 when some could not be checked. */
 #include "bench/results.h"
+#include "bench/frameworks.h"
 #include "cmd/cli.h"
 #include "core/err.h"
 #include "core/jv.h"
