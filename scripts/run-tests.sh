@@ -1,9 +1,52 @@
 #!/bin/sh
-# Runs every test executable and shell test given as arguments, one line per suite, and ends with the
-# plain closing line "tests: N passed, N failed, N skipped" (suites). Exit code 0 only if none failed.
+# Runs every test executable and shell test given as arguments, one line per suite, and ends with the plain
+# closing line "tests: N passed, N failed, N skipped". Passed and failed count suites; skipped counts every
+# "skipped:" line printed above it: whole suites that skipped, and the parts of passing suites that did (a
+# back-end, a tool, a data set). Exit code 0 only if none failed.
+# First comes the "features" check: what this machine has installed must be built in and runnable
+# (libdnnl-dev -> the dnnl back-end, python3-torch -> the pytorch runner, a CUDA toolkit -> the cudnn
+# back-end built); a build without them fails here instead of skipping their tests. Only a GPU may be missing.
 set -u
 passed=0; failed=0; skipped=0; failures=""
 mkdir -p "${BUILD:-build}/test-logs"
+SHOWDOWN=${SHOWDOWN:-./showdown}
+CU=${CU:-/usr/local/cuda}
+
+pkg_installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
+features() {
+  need=ref; why=""
+  if pkg_installed libdnnl-dev; then need="$need,dnnl"; why="$why libdnnl-dev"; fi
+  if pkg_installed python3-torch; then need="$need,pytorch"; why="$why python3-torch"; fi
+  echo "installed:${why:- nothing optional}; required runnable: $need"
+  "$SHOWDOWN" env --require "$need" || return 1
+  if [ -x "$CU/bin/nvcc" ] && [ -f "$CU/include/cudnn.h" ]; then
+    "$SHOWDOWN" env --json - --no-probe | grep -A2 '"name": "cudnn"' | grep -q '"built": true' ||
+      { echo "showdown env: the CUDA toolkit is at $CU but the cudnn back-end is not built in"; return 1; }
+  fi
+}
+
+report() { # name rc log
+  name=$1; rc=$2; log=$3
+  # A sanitizer report fails the suite even where the runner (Criterion) would not notice it.
+  if [ "$rc" -eq 0 ] && grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' "$log"; then
+    echo "sanitizer report in $log:"; grep -m3 -E 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' "$log"; rc=1
+  fi
+  if [ "$rc" -eq 77 ]; then
+    reason=$(grep -m1 'skipped:' "$log" | sed 's/.*skipped: *//')
+    skipped=$((skipped+1)); echo "SKIP $name: skipped: ${reason:-no reason given}"
+  elif [ "$rc" -eq 0 ]; then
+    passed=$((passed+1)); echo "PASS $name $(grep -m1 'Synthesis' "$log" | sed 's/.*Synthesis: //')"
+    n=$(grep -h 'skipped:' "$log" | sed 's/.*skipped: */skipped: /' | sort -u | tee "$log.skips" | wc -l)
+    sed 's/^/     /' "$log.skips"; rm -f "$log.skips"
+    skipped=$((skipped+n))
+  else
+    failed=$((failed+1)); failures="$failures $name"; echo "FAIL $name (exit $rc), last lines of $log:"
+    tail -n 25 "$log" | sed 's/^/   | /'
+  fi
+}
+
+log="${BUILD:-build}/test-logs/features.log"
+features >"$log" 2>&1; report features $? "$log"
 for t in "$@"; do
   name=$(basename "$t" .sh)
   log="${BUILD:-build}/test-logs/$name.log"
@@ -11,20 +54,7 @@ for t in "$@"; do
     *.sh) bash "$t" >"$log" 2>&1 ;;
     *)    "$t" --jobs 2 >"$log" 2>&1 ;;
   esac
-  rc=$?
-  # A sanitizer report fails the suite even where the runner (Criterion) would not notice it.
-  if [ $rc -eq 0 ] && grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' "$log"; then
-    echo "sanitizer report in $log:"; grep -m3 -E 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' "$log"; rc=1
-  fi
-  if [ $rc -eq 77 ]; then
-    skipped=$((skipped+1)); echo "SKIP $name: $(grep -m1 'skipped:' "$log" || echo skipped)"
-  elif [ $rc -eq 0 ]; then
-    passed=$((passed+1)); echo "PASS $name $(grep -m1 'Synthesis' "$log" | sed 's/.*Synthesis: //')"
-    grep -h 'skipped:' "$log" | sed 's/^/     /' | sort -u
-  else
-    failed=$((failed+1)); failures="$failures $name"; echo "FAIL $name (exit $rc), last lines of $log:"
-    tail -n 25 "$log" | sed 's/^/   | /'
-  fi
+  report "$name" $? "$log"
 done
 echo "tests: $passed passed, $failed failed, $skipped skipped"
 [ $failed -eq 0 ]
