@@ -43,12 +43,13 @@ if [ -f /etc/apt/sources.list.d/debian.sources ]; then
   cp /etc/apt/sources.list.d/debian.sources "$root/etc/apt/sources.list.d/"; : > "$root/etc/apt/sources.list"
 fi
 cp /etc/resolv.conf "$root/etc/resolv.conf"
+size=$(du -sh "$root" | cut -f1)
 mount -t proc proc "$root/proc" && mount -t sysfs sys "$root/sys" && mount --rbind /dev "$root/dev" ||
   { echo "fresh-check: cannot mount proc/sys/dev in the root" >&2; exit 2; }
 [ -z "$(git -C "$top" status --porcelain --untracked-files=no)" ] ||
   say "note: uncommitted changes are not in the fresh copy (it is a clone of HEAD)"
 git clone -q "$top" "$root/root/showdown" || { echo "fresh-check: git clone failed" >&2; exit 2; }
-say "fresh root ready ($(du -sh "$root" | cut -f1)), tree $(git -C "$top" rev-parse --short=12 HEAD)"
+say "fresh root ready ($size), tree $(git -C "$top" rev-parse --short=12 HEAD)"
 
 # Run a command in the root as a new user would: a login-like clean environment, in the clone.
 in_root() {
