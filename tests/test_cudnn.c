@@ -158,6 +158,7 @@ Test(cudnn_nodev, check_macro_names_call_file_line_hint) {
  * (batch 64): a cross-check of the shape planner (nn_model_plan) as well as of cuDNN. */
 typedef struct layer_case { const char *name; nn_op op; int oc, oh, ow; } layer_case;
 
+__attribute__((unused))   /* without CUDA no test here calls it */
 static int workload_layers(layer_case *L) {
     int k = 0;
     L[k++] = (layer_case){"mnist_cnn conv1", conv_op(128, 1, 28, 28, 32, 3, 1, 0), 32, 26, 26};
