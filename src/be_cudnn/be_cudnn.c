@@ -4,6 +4,7 @@
  * functions of nn/kernels.h). Everything runs on one stream; parameters, gradients and optimizer state
  * stay on the device; every CUDA, cuDNN and cuBLAS call is checked (CUDA_CHECK & co., cudnn_be.h). */
 #include "be_cudnn/cudnn_be.h"
+#include "be_cudnn/cu_dl.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -361,11 +362,11 @@ static int cu_repeat_backward(nn_backend *be, const nn_op *op, float *dx, const 
     return 0;
 }
 
-static int cu_rnn_fwd(nn_backend *be, const nn_op *op, float *y, void *ws, const float *x, const float *w) {
+static int cu_rnn_fwd(nn_backend *be, const nn_op *op, float *y, void *ws, const float *x, const float *w, int train) {
     cu_ctx *c = CTX(be);
     cu_priv *p;
     SD_TRY(get_priv(op, "rnn forward", &p));
-    return cu_rnn_forward(&p->rnn, c->dnn, c->stream, c->ws, y, ws, x, w);
+    return cu_rnn_forward(&p->rnn, c->dnn, c->stream, c->ws, y, ws, x, w, train);
 }
 
 static int cu_rnn_bwd(nn_backend *be, const nn_op *op, float *dx, float *dw, const float *dy, const float *x,
@@ -750,18 +751,29 @@ void nn_cudnn_libraries(nn_env_fn add, void *user) {
         else snprintf(buf, sizeof buf, "none (no NVIDIA driver)");
         add(user, "lib.cuda_driver", buf);
     }
-    version3(buf, sizeof buf, (int)cudnnGetVersion(), 10000, 100);
-    add(user, "lib.cudnn", buf);
-    int ma = 0, mi = 0, pa = 0;
-    if (cublasGetProperty(MAJOR_VERSION, &ma) == CUBLAS_STATUS_SUCCESS &&
-        cublasGetProperty(MINOR_VERSION, &mi) == CUBLAS_STATUS_SUCCESS &&
-        cublasGetProperty(PATCH_LEVEL, &pa) == CUBLAS_STATUS_SUCCESS) {
-        snprintf(buf, sizeof buf, "%d.%d.%d", ma, mi, pa);
-        add(user, "lib.cublas", buf);
-    }
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess) count = 0;
+    if (count == 0) {
+        /* no device: cuDNN and cuBLAS stay unloaded (a CPU run must not map them); the versions built against */
+        snprintf(buf, sizeof buf, "%d.%d.%d (built against; not loaded: no CUDA device)", CUDNN_MAJOR, CUDNN_MINOR,
+                 CUDNN_PATCHLEVEL);
+        add(user, "lib.cudnn", buf);
+        snprintf(buf, sizeof buf, "%d.%d.%d (built against; not loaded: no CUDA device)", CUBLAS_VER_MAJOR,
+                 CUBLAS_VER_MINOR, CUBLAS_VER_PATCH);
+        add(user, "lib.cublas", buf);
+    } else {
+        if (cu_dl_require(&cu_lib_cudnn) == 0) version3(buf, sizeof buf, (int)cudnnGetVersion(), 10000, 100);
+        else snprintf(buf, sizeof buf, "not loadable: %s", cu_lib_cudnn.err);
+        add(user, "lib.cudnn", buf);
+        int ma = 0, mi = 0, pa = 0;
+        if (cu_dl_require(&cu_lib_cublas) == 0 && cublasGetProperty(MAJOR_VERSION, &ma) == CUBLAS_STATUS_SUCCESS &&
+            cublasGetProperty(MINOR_VERSION, &mi) == CUBLAS_STATUS_SUCCESS &&
+            cublasGetProperty(PATCH_LEVEL, &pa) == CUBLAS_STATUS_SUCCESS)
+            snprintf(buf, sizeof buf, "%d.%d.%d", ma, mi, pa);
+        else snprintf(buf, sizeof buf, "not loadable: %s", cu_lib_cublas.err);
+        add(user, "lib.cublas", buf);
+    }
     snprintf(buf, sizeof buf, "%d", count);
     add(user, "gpu_count", buf);
     if (e != cudaSuccess) {
@@ -880,6 +892,10 @@ int nn_cudnn_new(nn_backend **out, const nn_backend_opts *opts) {
     SD_TRY(cu_device_count_status(cudaGetDeviceCount(&count), count));
     if (o.device < 0 || o.device >= count)
         return sd_err(SD_ENODEV, "cudnn: no CUDA device %d (this machine has %d)", o.device, count);
+
+    /* a device but no loadable cuDNN/cuBLAS is a broken install, not "no device" (SD_EBACKEND) */
+    SD_TRY(cu_dl_require(&cu_lib_cudnn));
+    SD_TRY(cu_dl_require(&cu_lib_cublas));
 
     nn_backend *be = calloc(1, sizeof *be);
     cu_ctx *c = calloc(1, sizeof *c);

@@ -4,6 +4,7 @@
  * only when CUDA and NCCL are found (Makefile); verified by `make gpu-check` on >= 2 GPUs. */
 #include "nn/dp.h"
 #include "core/err.h"
+#include "be_cudnn/cu_dl.h"
 
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -77,6 +78,7 @@ static int nc_init(nn_reducer *red, int n) {
     if (e != cudaSuccess || count < n)
         return sd_err(SD_ENODEV, "nccl: %d GPUs requested, %d visible%s%s", n, e == cudaSuccess ? count : 0,
                       e == cudaSuccess ? "" : ": ", e == cudaSuccess ? "" : cudaGetErrorString(e));
+    SD_TRY(cu_dl_require(&cu_lib_nccl));
     int devs[NN_DP_MAX];
     for (int r = 0; r < n; r++) devs[r] = r;
     NC_TRY(ncclCommInitAll(c->comms, n, devs));
