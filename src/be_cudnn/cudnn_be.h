@@ -150,7 +150,8 @@ typedef struct cu_rnn {
     cudnnRNNDescriptor_t rnn;
     cudnnRNNDataDescriptor_t xd, yd;
     cudnnTensorDescriptor_t hd;          /* [1][N][H] */
-    cudnnDropoutDescriptor_t drop;       /* unset: no dropout (one layer) */
+    cudnnDropoutDescriptor_t drop;       /* rate 0, set by cu_rnn_setup (it needs the handle) */
+    cudnnMathType_t math;
     int G, N, T, F, H, ret_seq;
     int32_t *dev_seq;                    /* device [N], every entry T */
     size_t wspace, work, reserve;        /* bytes */
@@ -159,6 +160,10 @@ typedef struct cu_rnn {
     void *wbuf, *dwbuf;                  /* weight space and its gradient when not canonical */
 } cu_rnn;
 
+/* auxFlags of the RNN descriptor: the data descriptors use an unpacked layout, which cuDNN accepts only with
+ * padded I/O enabled (cudnnSetRNNDescriptor_v8). */
+#define CU_RNN_DATA_LAYOUT CUDNN_RNN_DATA_LAYOUT_BATCH_MAJOR_UNPACKED
+#define CU_RNN_AUX_FLAGS CUDNN_RNN_PADDED_IO_ENABLED
 /* Descriptors only (no device needed): shapes and modes as above. */
 int cu_rnn_descs_init(cu_rnn *r, const nn_op *op, cudnnMathType_t math);
 /* Device part: weight space layout, temp/reserve sizes, sequence lengths. */
@@ -167,8 +172,10 @@ void cu_rnn_fini(cu_rnn *r);
 /* Op workspace bytes: reserve space, then (last state) the output sequence and a zero dy sequence, then a
  * dx sink for backward without dx. */
 size_t cu_rnn_ws_bytes(const cu_rnn *r);
+/* train = 0: CUDNN_FWD_MODE_INFERENCE, nothing kept for backward. One backward per training forward: cuDNN's
+ * backward-data writes the reserve space (non-const in its prototype) that backward-weights then reads. */
 int cu_rnn_forward(cu_rnn *r, cudnnHandle_t h, cudaStream_t s, void *work, float *y, void *ws, const float *x,
-                   const float *w);
+                   const float *w, int train);
 int cu_rnn_backward(cu_rnn *r, cudnnHandle_t h, cublasHandle_t blas, cudaStream_t s, void *work, float *dx,
                     float *dw, const float *dy, const float *x, const float *w, const float *y, const void *ws);
 
