@@ -284,6 +284,102 @@ Test(cudnn_shapes, rnn_descriptors) {
     cr_assert_neq(cu_rnn_descs_init(&rn, &bad, CUDNN_FMA_MATH), 0);
 }
 
+/* The flags of the RNN descriptors against the rules of cudnnSetRNNDescriptor_v8 / cudnnSetRNNDataDescriptor
+ * (cuDNN 9 API reference), read back from cuDNN: "When padded I/O is enabled, layouts
+ * CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED and CUDNN_RNN_DATA_LAYOUT_BATCH_MAJOR_UNPACKED are permitted in RNN
+ * data descriptors" (so an unpacked layout needs PADDED_IO_ENABLED); FLOAT data computes in FLOAT; projSize equal
+ * to hiddenSize means no projection (GRU has none); one layer; a dropout descriptor given. */
+static void check_rnn_rules(nn_op_kind kind, int N, int T, int F, int H, cudnnMathType_t math) {
+    nn_op op = {.kind = kind, .n = N, .c = T, .h = 1, .w = F, .units = H, .ret_seq = 1};
+    cu_rnn rn;
+    cr_assert_eq(cu_rnn_descs_init(&rn, &op, math), 0, "%s", sd_errmsg());
+    cudnnRNNAlgo_t algo;
+    cudnnRNNMode_t cell;
+    cudnnRNNBiasMode_t bias;
+    cudnnDirectionMode_t dir;
+    cudnnRNNInputMode_t in;
+    cudnnDataType_t dt, prec;
+    cudnnMathType_t mt;
+    int isz, hsz, psz, layers;
+    cudnnDropoutDescriptor_t drop;
+    uint32_t aux = 0;
+    cr_assert_eq(cudnnGetRNNDescriptor_v8(rn.rnn, &algo, &cell, &bias, &dir, &in, &dt, &prec, &mt, &isz, &hsz, &psz,
+                                          &layers, &drop, &aux), CUDNN_STATUS_SUCCESS);
+    cr_assert_eq(cell, kind == NN_OP_LSTM ? CUDNN_LSTM : CUDNN_GRU);
+    cr_assert_eq(bias, CUDNN_RNN_DOUBLE_BIAS, "PyTorch's two bias vectors");
+    cr_assert_eq(dir, CUDNN_UNIDIRECTIONAL);
+    cr_assert_eq(in, CUDNN_LINEAR_INPUT);
+    cr_assert(dt == CUDNN_DATA_FLOAT && prec == CUDNN_DATA_FLOAT, "FLOAT data computes in FLOAT");
+    cr_assert_eq(mt, math);
+    cr_assert(isz == F && hsz == H && psz == H && layers == 1, "in %d hidden %d proj %d layers %d", isz, hsz, psz,
+              layers);
+    cr_assert(drop != NULL && drop == rn.drop, "the dropout descriptor is given (and set in cu_rnn_setup)");
+    cudnnRNNDataDescriptor_t dd[2] = {rn.xd, rn.yd};
+    for (int k = 0; k < 2; k++) {
+        cudnnDataType_t ddt;
+        cudnnRNNDataLayout_t layout;
+        int maxT = 0, batch = 0, vec = 0;
+        int *lens = calloc((size_t)N, sizeof(int));
+        float fill = 0;
+        cr_assert_eq(cudnnGetRNNDataDescriptor(dd[k], &ddt, &layout, &maxT, &batch, &vec, N, lens, &fill),
+                     CUDNN_STATUS_SUCCESS);
+        cr_assert(maxT == T && batch == N && vec == (k ? H : F), "T %d N %d vec %d", maxT, batch, vec);
+        for (int i = 0; i < N; i++) cr_assert_eq(lens[i], T);
+        free(lens);
+        cr_assert_eq(layout, CUDNN_RNN_DATA_LAYOUT_BATCH_MAJOR_UNPACKED, "[N][T][F], nn/backend.h");
+        if (layout != CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED)
+            cr_assert(aux & CUDNN_RNN_PADDED_IO_ENABLED, "%s: an unpacked layout (%d) with auxFlags %u: cuDNN "
+                      "permits it only with CUDNN_RNN_PADDED_IO_ENABLED", k ? "y" : "x", (int)layout, aux);
+    }
+    cu_rnn_fini(&rn);
+}
+
+Test(cudnn_rules, rnn_descriptor_flags) {
+    const int shapes[4][4] = {{1, 1, 1, 1}, {3, 7, 5, 3}, {64, 150, 125, 100}, {5, 13, 33, 17}};
+    for (int i = 0; i < 4; i++)
+        for (int k = 0; k < 2; k++)
+            check_rnn_rules(k ? NN_OP_LSTM : NN_OP_GRU, shapes[i][0], shapes[i][1], shapes[i][2], shapes[i][3],
+                            i % 2 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH);
+}
+
+/* Convolution and pooling: cross-correlation (as the reference), FLOAT compute, no dilation, the math type asked
+ * for on all three directions; max pooling deterministic (cuDNN's plain MAX may pick any tied element), average
+ * pooling excluding padding (nn/backend.h). */
+Test(cudnn_rules, conv_and_pool_descriptor_flags) {
+    nn_op op = conv_op(8, 3, 32, 32, 16, 5, 2, 1);
+    cu_descs d;
+    cr_assert_eq(cu_descs_init(&d, &op, CUDNN_FMA_MATH), 0, "%s", sd_errmsg());
+    for (int i = 0; i < 3; i++) {
+        int ph, pw, sh, sw, dh, dw;
+        cudnnConvolutionMode_t mode;
+        cudnnDataType_t ct;
+        cudnnMathType_t mt;
+        cr_assert_eq(cudnnGetConvolution2dDescriptor(d.conv[i], &ph, &pw, &sh, &sw, &dh, &dw, &mode, &ct),
+                     CUDNN_STATUS_SUCCESS);
+        cr_assert(ph == 1 && pw == 1 && sh == 2 && sw == 2 && dh == 1 && dw == 1);
+        cr_assert_eq(mode, CUDNN_CROSS_CORRELATION);
+        cr_assert_eq(ct, CUDNN_DATA_FLOAT);
+        cr_assert_eq(cudnnGetConvolutionMathType(d.conv[i], &mt), CUDNN_STATUS_SUCCESS);
+        cr_assert_eq(mt, CUDNN_FMA_MATH, "direction %d: fp32 must not allow TF32", i);
+    }
+    cu_descs_fini(&d);
+    const nn_op_kind kinds[2] = {NN_OP_MAXPOOL, NN_OP_AVGPOOL};
+    const cudnnPoolingMode_t want[2] = {CUDNN_POOLING_MAX_DETERMINISTIC, CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING};
+    for (int k = 0; k < 2; k++) {
+        nn_op p = pool_op(4, 6, 9, 9, 3, 2, 1);
+        p.kind = kinds[k];
+        cr_assert_eq(cu_descs_init(&d, &p, CUDNN_FMA_MATH), 0, "%s", sd_errmsg());
+        cudnnPoolingMode_t mode;
+        cudnnNanPropagation_t nan;
+        int wh, ww, ph, pw, sh, sw;
+        cr_assert_eq(cudnnGetPooling2dDescriptor(d.pool, &mode, &nan, &wh, &ww, &ph, &pw, &sh, &sw),
+                     CUDNN_STATUS_SUCCESS);
+        cr_assert_eq(mode, want[k]);
+        cr_assert(wh == 3 && ww == 3 && ph == 1 && pw == 1 && sh == 2 && sw == 2);
+        cu_descs_fini(&d);
+    }
+}
+
 Test(cudnn_shapes, eltwise_and_loss_descriptors) {
     nn_op ops[] = {eltwise_op(NN_OP_RELU, 64, 50, 32, 32), eltwise_op(NN_OP_DROPOUT, 128, 64, 12, 12),
                    eltwise_op(NN_OP_SOFTMAX_XENT, 64, 10, 1, 1), eltwise_op(NN_OP_FLATTEN, 64, 100, 8, 8)};

@@ -191,6 +191,11 @@ cudnnStatus_t cudnnGetConvolutionBackwardFilterWorkspaceSize(cudnnHandle_t handl
     return fn_(handle, xDesc, dyDesc, convDesc, gradDesc, algo, sizeInBytes);
 }
 
+cudnnStatus_t cudnnGetConvolution2dDescriptor(const cudnnConvolutionDescriptor_t convDesc, int *pad_h, int *pad_w, int *u, int *v, int *dilation_h, int *dilation_w, cudnnConvolutionMode_t *mode, cudnnDataType_t *computeType) {
+    CU_DL_RESOLVE(cu_lib_cudnn, cudnnGetConvolution2dDescriptor, CUDNN_STATUS_NOT_INITIALIZED);
+    return fn_(convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType);
+}
+
 cudnnStatus_t cudnnGetConvolutionForwardAlgorithm_v7(cudnnHandle_t handle, const cudnnTensorDescriptor_t srcDesc, const cudnnFilterDescriptor_t filterDesc, const cudnnConvolutionDescriptor_t convDesc, const cudnnTensorDescriptor_t destDesc, const int requestedAlgoCount, int *returnedAlgoCount, cudnnConvolutionFwdAlgoPerf_t *perfResults) {
     CU_DL_RESOLVE(cu_lib_cudnn, cudnnGetConvolutionForwardAlgorithm_v7, CUDNN_STATUS_NOT_INITIALIZED);
     return fn_(handle, srcDesc, filterDesc, convDesc, destDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
@@ -204,6 +209,11 @@ cudnnStatus_t cudnnGetConvolutionForwardWorkspaceSize(cudnnHandle_t handle, cons
 cudnnStatus_t cudnnGetConvolutionMathType(cudnnConvolutionDescriptor_t convDesc, cudnnMathType_t *mathType) {
     CU_DL_RESOLVE(cu_lib_cudnn, cudnnGetConvolutionMathType, CUDNN_STATUS_NOT_INITIALIZED);
     return fn_(convDesc, mathType);
+}
+
+cudnnStatus_t cudnnGetPooling2dDescriptor(const cudnnPoolingDescriptor_t poolingDesc, cudnnPoolingMode_t *mode, cudnnNanPropagation_t *maxpoolingNanOpt, int *windowHeight, int *windowWidth, int *verticalPadding, int *horizontalPadding, int *verticalStride, int *horizontalStride) {
+    CU_DL_RESOLVE(cu_lib_cudnn, cudnnGetPooling2dDescriptor, CUDNN_STATUS_NOT_INITIALIZED);
+    return fn_(poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride);
 }
 
 cudnnStatus_t cudnnGetDropoutDescriptor(cudnnDropoutDescriptor_t dropoutDesc, cudnnHandle_t handle, float *dropout, void **states, unsigned long long *seed) {
