@@ -687,3 +687,59 @@ ParameterizedTest(be_param *param, contract, softmax_xent_labels) {
     check_xent(&p, 130, 3);
     close_pair(&p);
 }
+
+/* A bad token id and a bad label are told apart (separate device flags): each names itself and its range. */
+Test(cudnn_rules, bad_token_and_label_reported_apart) {
+    int none[CU_BAD_INTS] = {0}, lab[CU_BAD_INTS] = {0}, tok[CU_BAD_INTS] = {0}, both[CU_BAD_INTS] = {0};
+    lab[CU_BAD_LABEL] = 1; lab[CU_BAD_LABEL + 1] = 12;
+    tok[CU_BAD_TOKEN] = 1; tok[CU_BAD_TOKEN + 1] = -3;
+    both[CU_BAD_LABEL] = 1; both[CU_BAD_LABEL + 1] = 12; both[CU_BAD_TOKEN] = 1; both[CU_BAD_TOKEN + 1] = 99;
+    cr_assert_eq(cu_bad_status(none, 10, 50), 0);
+    cr_assert_eq(cu_bad_status(lab, 10, 50), SD_EINPUT);
+    cr_assert_str_eq(sd_errmsg(), "label 12 out of range [0,10)");
+    cr_assert_eq(cu_bad_status(tok, 10, 50), SD_EINPUT);
+    cr_assert_str_eq(sd_errmsg(), "embedding: token id -3 outside the vocabulary [0, 50)");
+    cr_assert_eq(cu_bad_status(both, 10, 50), SD_EINPUT);   /* the embedding ran first */
+    cr_assert_str_eq(sd_errmsg(), "embedding: token id 99 outside the vocabulary [0, 50)");
+}
+
+/* On every back-end: a bad token id is reported as a token (from the call, or on a device from the next sync),
+ * then a bad label as a label, each once. */
+static void check_bad_ids(nn_backend *be) {
+    nn_op e = {.kind = NN_OP_EMBEDDING, .n = 2, .c = 3, .h = 1, .w = 1, .units = 4, .vocab = 5, .oc = 3, .oh = 1, .ow = 4};
+    nn_op l = eltwise_op(NN_OP_SOFTMAX_XENT, 2, 5, 1, 1);
+    prep(be, &e);
+    prep(be, &l);
+    int32_t ids[6] = {0, 1, 2, 3, 7, 4}, labs[2] = {1, 5};
+    float *table = rand_vec(20);
+    void *ids_ = dev(be, ids, sizeof ids), *tab_ = dev(be, table, 80), *y = dev(be, NULL, 24 * 4);
+    void *labs_ = dev(be, labs, sizeof labs), *prob = dev(be, NULL, 40), *loss = dev(be, NULL, 8), *z = dev(be, NULL, 40);
+    int rc = be->ops->embedding_forward(be, &e, y, ids_, tab_);
+    if (rc == 0) rc = be->ops->sync(be);
+    cr_assert_eq(rc, SD_EINPUT, "%s: bad token: rc %d", be->name, rc);
+    cr_assert(strstr(sd_errmsg(), "token id 7") && strstr(sd_errmsg(), "outside the vocabulary [0, 5)"), "%s: %s",
+              be->name, sd_errmsg());
+    cr_assert_eq(be->ops->sync(be), 0, "%s: reported once: %s", be->name, sd_errmsg());
+    rc = be->ops->softmax_xent_forward(be, &l, prob, loss, z, labs_);
+    if (rc == 0) rc = be->ops->sync(be);
+    cr_assert_eq(rc, SD_EINPUT, "%s: bad label: rc %d", be->name, rc);
+    cr_assert_not_null(strstr(sd_errmsg(), "label 5 out of range"), "%s: %s", be->name, sd_errmsg());
+    nn_dev_free(be, ids_, sizeof ids); nn_dev_free(be, tab_, 80); nn_dev_free(be, y, 96);
+    nn_dev_free(be, labs_, sizeof labs); nn_dev_free(be, prob, 40); nn_dev_free(be, loss, 8); nn_dev_free(be, z, 40);
+    unprep(be, &e);
+    unprep(be, &l);
+    free(table);
+}
+
+ParameterizedTestParameters(contract, bad_token_then_bad_label) {
+    static be_param names[] = {{"ref"}, {"dnnl"}, {"cudnn"}};
+    return cr_make_param_array(be_param, names, sizeof names / sizeof *names);
+}
+
+ParameterizedTest(be_param *param, contract, bad_token_then_bad_label) {
+    pctx p = {0};
+    char why[600];
+    if (!open_pair(param->name, &p, why, sizeof why)) TU_SKIP("%s", why);
+    check_bad_ids(p.be);
+    close_pair(&p);
+}

@@ -30,8 +30,8 @@ typedef struct cu_ctx {
     size_t stage_size[CU_STAGES];
     cudaEvent_t stage_ev[CU_STAGES];          /* recorded after the copy out of stage[i] */
     int stage_next;
-    int *bad;                                 /* device int[2]: label error flag, offending label */
-    int bad_pending, bad_C;
+    int *bad;                                 /* device int[CU_BAD_INTS]: bad label, bad token (cudnn_be.h) */
+    int bad_pending, bad_C, bad_V;            /* a kernel that may flag ran since the last read; classes, vocab */
     cu_conv_choice *choices;                  /* algorithm cache, one entry per convolution shape */
     int nchoices, cap;
 } cu_ctx;
@@ -77,16 +77,16 @@ static void cu_free(nn_backend *be, void *p) {
     (void)cudaFree(p);   /* void entry: a failure here leaves nothing to undo */
 }
 
-/* Pending label errors of the loss kernel surface at the next synchronisation point. */
+/* Bad labels and token ids flagged by the kernels surface at the next synchronisation point. */
 static int check_labels(cu_ctx *c) {
     if (!c->bad_pending) return 0;
-    int h[2] = {0, 0};
+    int h[CU_BAD_INTS] = {0};
     CUDA_CHECK(cudaMemcpyAsync(h, c->bad, sizeof h, cudaMemcpyDeviceToHost, c->stream), CU_HINT_KERNEL);
     CUDA_CHECK(cudaStreamSynchronize(c->stream), CU_HINT_KERNEL);
     c->bad_pending = 0;
-    if (h[0]) {
-        CUDA_CHECK(cudaMemsetAsync(c->bad, 0, 2 * sizeof(int), c->stream), "");
-        return sd_err(SD_EINPUT, "label %d out of range [0,%d)", h[1], c->bad_C);
+    if (h[CU_BAD_LABEL] || h[CU_BAD_TOKEN]) {
+        CUDA_CHECK(cudaMemsetAsync(c->bad, 0, sizeof h, c->stream), "");
+        return cu_bad_status(h, c->bad_C, c->bad_V);
     }
     return 0;
 }
@@ -334,15 +334,10 @@ sized:;
 static int cu_embedding_forward(nn_backend *be, const nn_op *op, float *y, const int32_t *ids, const float *table) {
     cu_ctx *c = CTX(be);
     CUDA_CHECK(cu_launch_embedding_fwd(y, ids, table, (size_t)op->n * op->c, op->c, op->ids_stride ? op->ids_stride : op->c,
-                                       op->units, op->vocab, c->bad, c->stream), CU_HINT_KERNEL);
-    /* an id out of range is reported here (one small copy back per batch) */
-    int bad[2] = {0, 0};
-    CUDA_CHECK(cudaMemcpyAsync(bad, c->bad, sizeof bad, cudaMemcpyDeviceToHost, c->stream), "");
-    CUDA_CHECK(cudaStreamSynchronize(c->stream), CU_HINT_KERNEL);
-    if (bad[0]) {
-        CUDA_CHECK(cudaMemsetAsync(c->bad, 0, 2 * sizeof(int), c->stream), "");
-        return sd_err(SD_EINPUT, "embedding: token id %d outside the vocabulary [0, %d)", bad[1], op->vocab);
-    }
+                                       op->units, op->vocab, c->bad + CU_BAD_TOKEN, c->stream), CU_HINT_KERNEL);
+    /* an id out of range is reported by the next sync() or download(): no wait on the device per batch */
+    c->bad_pending = 1;
+    c->bad_V = op->vocab;
     return 0;
 }
 
@@ -546,7 +541,8 @@ static int cu_softmax_xent_forward(nn_backend *be, const nn_op *op, float *prob,
     SD_TRY(get_priv(op, "softmax_xent_forward", &p));
     CUDNN_CHECK(cudnnSoftmaxForward(c->dnn, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_INSTANCE, &k_one, p->d.y,
                                     logits, &k_zero, p->d.y, prob), "");
-    CUDA_CHECK(cu_launch_xent_loss(loss, logits, labels, op->n, op->c, c->bad, c->stream), CU_HINT_KERNEL);
+    CUDA_CHECK(cu_launch_xent_loss(loss, logits, labels, op->n, op->c, c->bad + CU_BAD_LABEL, c->stream),
+               CU_HINT_KERNEL);
     c->bad_pending = 1;
     c->bad_C = op->c;
     return 0;
@@ -866,8 +862,8 @@ static int cu_init(nn_backend *be) {
     CUDA_CHECK(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking), "");
     for (int i = 0; i < CU_STAGES; i++)
         CUDA_CHECK(cudaEventCreateWithFlags(&c->stage_ev[i], cudaEventDisableTiming), "");
-    CUDA_CHECK(cudaMalloc((void **)&c->bad, 2 * sizeof(int)), CU_HINT_MEM);
-    CUDA_CHECK(cudaMemsetAsync(c->bad, 0, 2 * sizeof(int), c->stream), "");
+    CUDA_CHECK(cudaMalloc((void **)&c->bad, CU_BAD_INTS * sizeof(int)), CU_HINT_MEM);
+    CUDA_CHECK(cudaMemsetAsync(c->bad, 0, CU_BAD_INTS * sizeof(int), c->stream), "");
     CUDNN_CHECK(cudnnCreate(&c->dnn), "cuDNN could not start: check that libcudnn matches the driver and GPU");
     CUDNN_CHECK(cudnnSetStream(c->dnn, c->stream), "");
     CUBLAS_CHECK(cublasCreate(&c->blas), "cuBLAS could not start: check that libcublas matches the driver");

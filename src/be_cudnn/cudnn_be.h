@@ -42,6 +42,14 @@ const char *cu_count_phrase(cudaError_t e);
  * returns 0 if e == cudaSuccess and count > 0. */
 int cu_device_count_status(cudaError_t e, int count);
 
+/* ---- input errors found on the device ------------------------------------------------------------------ */
+
+/* The loss kernel flags a bad label in slots CU_BAD_LABEL, the embedding kernel a bad token id in CU_BAD_TOKEN,
+ * each {flag, value} in one device int[CU_BAD_INTS]; read back at the next sync or download (no per-batch wait). */
+enum { CU_BAD_LABEL = 0, CU_BAD_TOKEN = 2, CU_BAD_INTS = 4 };
+/* SD_EINPUT naming the bad token id (checked first: the embedding runs before the loss) or label; 0 if none. */
+int cu_bad_status(const int bad[CU_BAD_INTS], int classes, int vocab);
+
 /* ---- per-op descriptors (created and set without touching a device) ------------------------------ */
 
 enum { CU_FWD = 0, CU_BWD_DATA = 1, CU_BWD_FILTER = 2 };

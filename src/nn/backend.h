@@ -218,7 +218,8 @@ typedef struct nn_backend_ops {
     int (*sigmoid_bce_backward)(nn_backend *be, const nn_op *op, float *dlogits, const float *prob,
                                 const float *targets);
     /* recurrent ops (issue 9B): shapes and weight layout under "Sequence tensors" above.
-     * embedding: y[i][t] = table[ids[i][t]]; an id outside [0, vocab) is SD_EINPUT naming it.
+     * embedding: y[i][t] = table[ids[i][t]]; an id outside [0, vocab) is SD_EINPUT naming it (a device
+     * back-end may report it at the next sync() or download() instead, as a bad label of the loss).
      * embedding_backward ACCUMULATES dtable[ids[i][t]] += dy[i][t] (ids have no gradient). */
     int (*embedding_forward)(nn_backend *be, const nn_op *op, float *y, const int32_t *ids, const float *table);
     int (*embedding_backward)(nn_backend *be, const nn_op *op, float *dtable, const float *dy,
