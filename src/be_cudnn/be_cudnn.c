@@ -853,6 +853,10 @@ static const nn_backend_ops cu_ops = {
     .repeat_backward = cu_repeat_backward,
 };
 
+cudaStream_t cu_backend_stream(nn_backend *be) {
+    return be && be->ops == &cu_ops ? CTX(be)->stream : NULL;
+}
+
 static int cu_init(nn_backend *be) {
     cu_ctx *c = CTX(be);
     CUDA_CHECK(cudaSetDevice(c->device), "select another GPU with CUDA_VISIBLE_DEVICES");

@@ -42,6 +42,10 @@ const char *cu_count_phrase(cudaError_t e);
  * returns 0 if e == cudaSuccess and count > 0. */
 int cu_device_count_status(cudaError_t e, int count);
 
+/* The stream a cuDNN back-end queues all its work on (the NCCL reducer orders its all-reduce against it with
+ * events); NULL if be is not a cuDNN back-end. */
+cudaStream_t cu_backend_stream(nn_backend *be);
+
 /* ---- input errors found on the device ------------------------------------------------------------------ */
 
 /* The loss kernel flags a bad label in slots CU_BAD_LABEL, the embedding kernel a bad token id in CU_BAD_TOKEN,
