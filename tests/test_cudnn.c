@@ -743,3 +743,17 @@ ParameterizedTest(be_param *param, contract, bad_token_then_bad_label) {
     check_bad_ids(p.be);
     close_pair(&p);
 }
+
+/* Conv parity tolerance by algorithm family (what gpu-check's parity tests compare with). */
+Test(cudnn_algo, tolerance_per_family) {
+    cr_assert_eq(cu_algo_tolerance(CU_FWD, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, 0), 1e-5);
+    cr_assert_eq(cu_algo_tolerance(CU_FWD, CUDNN_CONVOLUTION_FWD_ALGO_DIRECT, 0), 1e-5);
+    cr_assert_eq(cu_algo_tolerance(CU_BWD_DATA, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, 0), 1e-5);
+    cr_assert_eq(cu_algo_tolerance(CU_FWD, CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED, 0), 1e-4);
+    cr_assert_eq(cu_algo_tolerance(CU_FWD, CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING, 0), 1e-4);
+    cr_assert_eq(cu_algo_tolerance(CU_BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT_TILING, 0), 1e-4);
+    cr_assert_eq(cu_algo_tolerance(CU_BWD_DATA, CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD, 0), 1e-4);
+    /* ALGO_3 of backward-filter is a GEMM variant, not an FFT: the name, not the number, decides */
+    cr_assert_eq(cu_algo_tolerance(CU_BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3, 0), 1e-5);
+    cr_assert_eq(cu_algo_tolerance(CU_FWD, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, 1), 5e-3);
+}

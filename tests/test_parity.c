@@ -1,7 +1,8 @@
 /* test_parity — one parity suite for every compute back-end ("dnnl", "cudnn") against the reference:
  * every operation forward and backward on fixed awkward shapes and seeded random ones (odd sizes, channel
  * counts not a multiple of 16, batch 1, stride 2, padding). Error measure, per output tensor:
- *     rel = max_i |out_i - ref_i| / max(1e-6, max_i |ref_i|)     and the test requires rel < 1e-5.
+ *     rel = max_i |out_i - ref_i| / max(1e-6, max_i |ref_i|)     and the test requires rel < 1e-5
+ * (cuDNN convolutions: the tolerance of the algorithm family it picked, cu_algo_tolerance, named on failure).
  * Backward is checked for its contract: dx is overwritten (pre-filled with garbage), dw/db accumulate
  * (pre-filled with random values, and backward runs twice). A back-end not compiled into this build, or
  * whose device is absent, is reported "skipped: <reason>". */
@@ -16,6 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
+#if SD_HAVE_CUDNN
+#include "be_cudnn/cudnn_be.h"
+#endif
 
 #define TOL 1e-5
 
@@ -44,11 +48,32 @@ static double rel_err(const float *got, const float *ref, size_t n) {
     return maxdiff / (maxref > 1e-6 ? maxref : 1e-6);
 }
 
-#define EXPECT_CLOSE(be, what, got, ref, n) do {                                                     \
+#define EXPECT_CLOSE(be, what, got, ref, n) EXPECT_CLOSE_TOL(be, what, got, ref, n, TOL, "")
+/* note: what the tolerance depends on ("algorithm WINOGRAD_NONFUSED"), printed with the result */
+#define EXPECT_CLOSE_TOL(be, what, got, ref, n, tol, note) do {                                      \
         double e_ = rel_err((got), (ref), (n));                                                      \
-        printf("%-5s %-44s rel %.2e\n", (be)->name, (what), e_);                                     \
-        cr_expect(e_ < TOL, "%s: %s: relative error %.3e >= %.0e", (be)->name, (what), e_, TOL);     \
+        printf("%-5s %-44s rel %.2e%s%s\n", (be)->name, (what), e_, (note)[0] ? "  " : "", (note));  \
+        cr_expect(e_ < (tol), "%s: %s: relative error %.3e >= %.0e%s%s", (be)->name, (what), e_, (double)(tol), \
+                  (note)[0] ? " with " : "", (note));                                                \
     } while (0)
+
+/* Tolerance and note for output dir (0 y, 1 dx, 2 dw) of a convolution: cuDNN's chosen algorithm's family. */
+static double conv_tol(nn_backend *be, const nn_op *op, int dir, char *note, size_t len) {
+    note[0] = 0;
+#if SD_HAVE_CUDNN
+    static const int dirs[3] = {CU_FWD, CU_BWD_DATA, CU_BWD_FILTER};
+    cu_conv_choice ch;
+    if (cu_conv_choice_of(be, op, &ch) == 0) {
+        const cu_algo_perf *a = &ch.dir[dirs[dir]];
+        snprintf(note, len, "algorithm %s%s", cu_algo_name(dirs[dir], a->algo), ch.searched ? " (find)" : "");
+        return cu_algo_tolerance(dirs[dir], a->algo, a->math == CUDNN_TENSOR_OP_MATH ||
+                                                     a->math == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION);
+    }
+#else
+    (void)be; (void)op; (void)dir; (void)len;
+#endif
+    return TOL;
+}
 
 static nn_backend *open_be(const char *name) {
     if (!nn_backend_compiled(name)) TU_SKIP("%s: not compiled into this build (%s)", name, nn_backend_list());
@@ -141,11 +166,14 @@ static void check_layer(nn_backend *be, nn_backend *ref, nn_op op, const char *l
     float *dy = rnd_buf(ny, 1.0f), *dw0 = rnd_buf(nw, 1.0f), *db0 = rnd_buf(nb, 1.0f);
     layer_out r = run_layer(ref, op, x, w, b, dy, dw0, db0);
     layer_out g = run_layer(be, op, x, w, b, dy, dw0, db0);
-    char what[160];
-    snprintf(what, sizeof what, "%s y", label); EXPECT_CLOSE(be, what, g.y, r.y, ny);
-    snprintf(what, sizeof what, "%s dx", label); EXPECT_CLOSE(be, what, g.dx, r.dx, nx);
-    snprintf(what, sizeof what, "%s dw (+= once)", label); EXPECT_CLOSE(be, what, g.dx_skip_dw, r.dx_skip_dw, nw);
-    snprintf(what, sizeof what, "%s dw (+= twice)", label); EXPECT_CLOSE(be, what, g.dw, r.dw, nw);
+    char what[160], note[3][64];
+    double tol[3];
+    for (int d = 0; d < 3; d++) tol[d] = conv ? conv_tol(be, &op, d, note[d], sizeof note[d]) : (note[d][0] = 0, TOL);
+    snprintf(what, sizeof what, "%s y", label); EXPECT_CLOSE_TOL(be, what, g.y, r.y, ny, tol[0], note[0]);
+    snprintf(what, sizeof what, "%s dx", label); EXPECT_CLOSE_TOL(be, what, g.dx, r.dx, nx, tol[1], note[1]);
+    snprintf(what, sizeof what, "%s dw (+= once)", label);
+    EXPECT_CLOSE_TOL(be, what, g.dx_skip_dw, r.dx_skip_dw, nw, tol[2], note[2]);
+    snprintf(what, sizeof what, "%s dw (+= twice)", label); EXPECT_CLOSE_TOL(be, what, g.dw, r.dw, nw, tol[2], note[2]);
     snprintf(what, sizeof what, "%s db (+= twice)", label); EXPECT_CLOSE(be, what, g.db, r.db, nb);
     free_out(&r); free_out(&g);
     free(x); free(w); free(b); free(dy); free(dw0); free(db0);

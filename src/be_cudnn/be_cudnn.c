@@ -853,6 +853,16 @@ static const nn_backend_ops cu_ops = {
     .repeat_backward = cu_repeat_backward,
 };
 
+int cu_conv_choice_of(nn_backend *be, const nn_op *op, cu_conv_choice *out) {
+    if (!be || be->ops != &cu_ops) return -1;
+    char key[96];
+    cu_conv_key(op, key, sizeof key);
+    const cu_ctx *c = CTX(be);
+    for (int i = 0; i < c->nchoices; i++)
+        if (strcmp(c->choices[i].key, key) == 0) { *out = c->choices[i]; return 0; }
+    return -1;
+}
+
 cudaStream_t cu_backend_stream(nn_backend *be) {
     return be && be->ops == &cu_ops ? CTX(be)->stream : NULL;
 }

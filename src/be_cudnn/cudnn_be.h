@@ -105,6 +105,14 @@ typedef struct cu_conv_choice {
 } cu_conv_choice;
 
 void cu_conv_key(const nn_op *op, char *buf, size_t len);
+/* The choice this back-end made for op's shape (cached by prepare); -1 if it has not prepared that shape. */
+int cu_conv_choice_of(nn_backend *be, const nn_op *op, cu_conv_choice *out);
+
+/* Relative tolerance against the reference for a convolution run with algorithm `algo` in direction dir, by
+ * family: GEMM-like and direct algorithms sum the same products as the reference (1e-5); Winograd and FFT
+ * transform the operands, their fp32 rounding grows with the transform (1e-4); TF32 rounds the inputs to a
+ * 10-bit mantissa (5e-3, whatever the algorithm). */
+double cu_algo_tolerance(int dir, int algo, int tf32);
 /* "fwd=IMPLICIT_GEMM(0.123 ms, ws 0 B, fma) bwd_data=... bwd_filter=... [find]" */
 void cu_conv_choice_str(const cu_conv_choice *c, char *buf, size_t len);
 

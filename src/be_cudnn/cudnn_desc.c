@@ -225,6 +225,13 @@ const char *cu_algo_name(int dir, int algo) {
     return "UNKNOWN";
 }
 
+double cu_algo_tolerance(int dir, int algo, int tf32) {
+    if (tf32) return 5e-3;
+    const char *n = cu_algo_name(dir, algo);
+    if (strstr(n, "WINOGRAD") || strstr(n, "FFT")) return 1e-4;
+    return 1e-5;
+}
+
 void cu_conv_key(const nn_op *op, char *buf, size_t len) {
     snprintf(buf, len, "n%d %dx%dx%d -> %d k%dx%d s%dx%d p%dx%d", op->n, op->c, op->h, op->w, op->oc, op->kh,
              op->kw, op->sh, op->sw, op->ph, op->pw);
