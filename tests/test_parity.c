@@ -48,13 +48,18 @@ static double rel_err(const float *got, const float *ref, size_t n) {
     return maxdiff / (maxref > 1e-6 ? maxref : 1e-6);
 }
 
+/* SD_TEST_PRECISION=tf32 (make gpu-check): the back-end under test runs TF32, every tolerance becomes at least
+ * TF32_TOL (a 10-bit mantissa); SD_TEST_AUTOTUNE=0: cuDNN's heuristics instead of its Find search. */
+#define TF32_TOL 5e-3
+static int g_tf32;
 #define EXPECT_CLOSE(be, what, got, ref, n) EXPECT_CLOSE_TOL(be, what, got, ref, n, TOL, "")
 /* note: what the tolerance depends on ("algorithm WINOGRAD_NONFUSED"), printed with the result */
 #define EXPECT_CLOSE_TOL(be, what, got, ref, n, tol, note) do {                                      \
         double e_ = rel_err((got), (ref), (n));                                                      \
         printf("%-5s %-44s rel %.2e%s%s\n", (be)->name, (what), e_, (note)[0] ? "  " : "", (note));  \
-        cr_expect(e_ < (tol), "%s: %s: relative error %.3e >= %.0e%s%s", (be)->name, (what), e_, (double)(tol), \
-                  (note)[0] ? " with " : "", (note));                                                \
+        double t_ = g_tf32 && (tol) < TF32_TOL ? TF32_TOL : (tol);                                   \
+        cr_expect(e_ < t_, "%s: %s: relative error %.3e >= %.0e%s%s%s", (be)->name, (what), e_, t_,  \
+                  (note)[0] ? " with " : "", (note), g_tf32 ? " (tf32)" : "");                       \
     } while (0)
 
 /* Tolerance and note for output dir (0 y, 1 dx, 2 dw) of a convolution: cuDNN's chosen algorithm's family. */
@@ -77,7 +82,10 @@ static double conv_tol(nn_backend *be, const nn_op *op, int dir, char *note, siz
 
 static nn_backend *open_be(const char *name) {
     if (!nn_backend_compiled(name)) TU_SKIP("%s: not compiled into this build (%s)", name, nn_backend_list());
-    nn_backend_opts o = {.threads = 0, .autotune = 1, .precision = "fp32", .quiet = 1};
+    const char *prec = getenv("SD_TEST_PRECISION"), *tune = getenv("SD_TEST_AUTOTUNE");
+    nn_backend_opts o = {.threads = 0, .autotune = !(tune && strcmp(tune, "0") == 0),
+                         .precision = prec && *prec ? prec : "fp32", .quiet = 1};
+    g_tf32 = strcmp(o.precision, "tf32") == 0;
     nn_backend *be = NULL;
     int rc = nn_backend_new(&be, name, &o, NULL, 0);
     /* only a missing device is a skip: a broken install (a library that does not load, cudnnCreate or
