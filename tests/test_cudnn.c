@@ -757,3 +757,158 @@ Test(cudnn_algo, tolerance_per_family) {
     cr_assert_eq(cu_algo_tolerance(CU_BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3, 0), 1e-5);
     cr_assert_eq(cu_algo_tolerance(CU_FWD, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, 1), 5e-3);
 }
+
+/* ---- on a GPU (make gpu-check): every convolution algorithm cuDNN accepts, and device memory ------------ */
+
+static double rel_err_of(const float *got, const float *want, size_t n) {
+    double md = 0, mr = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)got[i] - want[i]);
+        if (!(d <= md)) md = d;
+        if (fabs(want[i]) > mr) mr = fabs(want[i]);
+    }
+    return md / (mr > 1e-6 ? mr : 1e-6);
+}
+
+/* Runs algorithm `algo` of direction dir on descriptors d (FMA math) into out (host); 0, or 1 when cuDNN
+ * declines the algorithm for this shape (workspace query or the call says NOT_SUPPORTED). */
+static int run_algo(cudnnHandle_t h, cu_descs *d, int dir, int algo, const float *x, const float *w, const float *dy,
+                    float *out, size_t nx, size_t nw, size_t ny) {
+    size_t ws = 0;
+    cudnnStatus_t st;
+    if (dir == CU_FWD)
+        st = cudnnGetConvolutionForwardWorkspaceSize(h, d->x, d->w, d->conv[dir], d->y, (cudnnConvolutionFwdAlgo_t)algo, &ws);
+    else if (dir == CU_BWD_DATA)
+        st = cudnnGetConvolutionBackwardDataWorkspaceSize(h, d->w, d->y, d->conv[dir], d->x,
+                                                          (cudnnConvolutionBwdDataAlgo_t)algo, &ws);
+    else
+        st = cudnnGetConvolutionBackwardFilterWorkspaceSize(h, d->x, d->y, d->conv[dir], d->w,
+                                                            (cudnnConvolutionBwdFilterAlgo_t)algo, &ws);
+    if (st != CUDNN_STATUS_SUCCESS) return 1;
+    if (ws > ((size_t)1 << 30)) return 1;
+    float *dx_, *dw_, *dy_;
+    void *wsp = NULL;
+    cr_assert_eq(cudaMalloc((void **)&dx_, nx * 4), cudaSuccess);
+    cr_assert_eq(cudaMalloc((void **)&dw_, nw * 4), cudaSuccess);
+    cr_assert_eq(cudaMalloc((void **)&dy_, ny * 4), cudaSuccess);
+    if (ws) cr_assert_eq(cudaMalloc(&wsp, ws), cudaSuccess);
+    cr_assert_eq(cudaMemcpy(dx_, x, nx * 4, cudaMemcpyHostToDevice), cudaSuccess);
+    cr_assert_eq(cudaMemcpy(dw_, w, nw * 4, cudaMemcpyHostToDevice), cudaSuccess);
+    cr_assert_eq(cudaMemcpy(dy_, dy, ny * 4, cudaMemcpyHostToDevice), cudaSuccess);
+    const float one = 1.0f, zero = 0.0f;
+    float *res;
+    size_t nres;
+    if (dir == CU_FWD) {
+        st = cudnnConvolutionForward(h, &one, d->x, dx_, d->w, dw_, d->conv[dir], (cudnnConvolutionFwdAlgo_t)algo, wsp,
+                                     ws, &zero, d->y, dy_);
+        res = dy_; nres = ny;
+    } else if (dir == CU_BWD_DATA) {
+        st = cudnnConvolutionBackwardData(h, &one, d->w, dw_, d->y, dy_, d->conv[dir],
+                                          (cudnnConvolutionBwdDataAlgo_t)algo, wsp, ws, &zero, d->x, dx_);
+        res = dx_; nres = nx;
+    } else {
+        st = cudnnConvolutionBackwardFilter(h, &one, d->x, dx_, d->y, dy_, d->conv[dir],
+                                            (cudnnConvolutionBwdFilterAlgo_t)algo, wsp, ws, &zero, d->w, dw_);
+        res = dw_; nres = nw;
+    }
+    int declined = st == CUDNN_STATUS_NOT_SUPPORTED;
+    if (!declined) {
+        cr_assert_eq(st, CUDNN_STATUS_SUCCESS, "%s: %s", cu_algo_name(dir, algo), cudnnGetErrorString(st));
+        cr_assert_eq(cudaMemcpy(out, res, nres * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+    }
+    cudaFree(dx_); cudaFree(dw_); cudaFree(dy_); cudaFree(wsp);
+    return declined;
+}
+
+/* For each convolution of the workloads (batch 4), every forward, backward-data and backward-filter algorithm
+ * cuDNN accepts for the shape is run and compared with the reference at its family's tolerance; each line
+ * names the algorithm. At least one algorithm per direction must be usable. */
+Test(cudnn_gpu, every_usable_conv_algorithm, .timeout = 900) {
+    pctx p = {0};
+    char why[600];
+    if (!open_pair("cudnn", &p, why, sizeof why)) TU_SKIP("%s", why);
+    cudnnHandle_t h;
+    cr_assert_eq(cudnnCreate(&h), CUDNN_STATUS_SUCCESS);
+    layer_case L[32];
+    int nl = workload_layers(L);
+    for (int i = 0; i < nl; i++) {
+        if (L[i].op.kind != NN_OP_CONV2D) continue;
+        nn_op op = L[i].op;
+        op.n = 4;
+        const size_t nx = (size_t)op.n * op.c * op.h * op.w, ny = (size_t)op.n * op.oc * op.oh * op.ow;
+        const size_t nw = (size_t)op.oc * op.c * op.kh * op.kw;
+        float *x = rand_vec(nx), *w = rand_vec(nw), *dy = rand_vec(ny), *got = malloc(4 * (nx > nw ? (nx > ny ? nx : ny)
+                                                                                                    : (nw > ny ? nw : ny)));
+        /* the reference: y, dx, dw (dw from zero) */
+        float *want[3];
+        {
+            nn_backend *r = p.ref;
+            prep(r, &op);
+            void *X = dev(r, x, nx * 4), *W = dev(r, w, nw * 4), *DY = dev(r, dy, ny * 4);
+            void *Y = dev(r, NULL, ny * 4), *DX = dev(r, NULL, nx * 4), *DW = dev(r, NULL, nw * 4);
+            cr_assert_eq(r->ops->conv2d_forward(r, &op, Y, X, W, NULL), 0, "%s", sd_errmsg());
+            cr_assert_eq(r->ops->conv2d_backward(r, &op, DX, DW, NULL, DY, X, W), 0, "%s", sd_errmsg());
+            want[CU_FWD] = host_of(r, Y, ny); want[CU_BWD_DATA] = host_of(r, DX, nx); want[CU_BWD_FILTER] = host_of(r, DW, nw);
+            nn_dev_free(r, X, nx * 4); nn_dev_free(r, W, nw * 4); nn_dev_free(r, DY, ny * 4);
+            nn_dev_free(r, Y, ny * 4); nn_dev_free(r, DX, nx * 4); nn_dev_free(r, DW, nw * 4);
+            unprep(r, &op);
+        }
+        cu_descs d;
+        cr_assert_eq(cu_descs_init(&d, &op, CUDNN_FMA_MATH), 0, "%s", sd_errmsg());
+        const int counts[3] = {CUDNN_CONVOLUTION_FWD_ALGO_COUNT, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
+                               CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT};
+        const size_t sizes[3] = {ny, nx, nw};
+        for (int dir = 0; dir < 3; dir++) {
+            int usable = 0;
+            for (int a = 0; a < counts[dir]; a++) {
+                if (run_algo(h, &d, dir, a, x, w, dy, got, nx, nw, ny)) {
+                    printf("cudnn %-20s %-12s %-22s declined\n", L[i].name, dir == 0 ? "forward" : dir == 1 ? "bwd-data" : "bwd-filter",
+                           cu_algo_name(dir, a));
+                    continue;
+                }
+                usable++;
+                double e = rel_err_of(got, want[dir], sizes[dir]), tol = cu_algo_tolerance(dir, a, 0);
+                printf("cudnn %-20s %-12s %-22s rel %.2e (tolerance %.0e)\n", L[i].name,
+                       dir == 0 ? "forward" : dir == 1 ? "bwd-data" : "bwd-filter", cu_algo_name(dir, a), e, tol);
+                cr_expect(e < tol, "%s %s algorithm %s: relative error %.3e >= %.0e", L[i].name,
+                          dir == 0 ? "forward" : dir == 1 ? "backward-data" : "backward-filter", cu_algo_name(dir, a), e, tol);
+            }
+            cr_expect_gt(usable, 0, "%s: no usable algorithm in direction %d", L[i].name, dir);
+        }
+        cu_descs_fini(&d);
+        for (int k = 0; k < 3; k++) free(want[k]);
+        free(x); free(w); free(dy); free(got);
+    }
+    cudnnDestroy(h);
+    close_pair(&p);
+}
+
+/* Building and freeing a model repeatedly returns device memory to where it was after the first round (the
+ * first keeps cuDNN's and cuBLAS's own allocations): a leak of one activation buffer per round shows. */
+Test(cudnn_gpu, memory_returns_to_baseline, .timeout = 600) {
+    pctx p = {0};
+    char why[600];
+    if (!open_pair("cudnn", &p, why, sizeof why)) TU_SKIP("%s", why);
+    sd_workload w;
+    cr_assert_eq(sd_workload_load(&w, "workloads", "mnist_cnn"), 0, "%s", sd_errmsg());
+    size_t base = 0, base_acct = 0, fr = 0, total = 0;
+    for (int round = 0; round < 6; round++) {
+        nn_model *m = NULL;
+        cr_assert_eq(nn_model_build(&m, &w, p.be, 32, 7), 0, "%s", sd_errmsg());
+        nn_model_free(m);
+        cr_assert_eq(p.be->ops->sync(p.be), 0, "%s", sd_errmsg());
+        cr_assert_eq(cudaMemGetInfo(&fr, &total), cudaSuccess);
+        printf("cudnn memory after round %d: %zu bytes in use by the device\n", round, total - fr);
+        if (round == 0) {
+            base = total - fr;
+            base_acct = p.be->bytes_in_use;   /* what stays: the shared convolution workspace */
+            continue;
+        }
+        cr_expect_leq(total - fr, base + ((size_t)1 << 20), "round %d: %zu bytes in use, %zu after round 0", round,
+                      total - fr, base);
+        cr_expect_eq(p.be->bytes_in_use, base_acct, "round %d: the back-end accounts %zu bytes, %zu after round 0",
+                     round, p.be->bytes_in_use, base_acct);
+    }
+    sd_workload_free(&w);
+    close_pair(&p);
+}
