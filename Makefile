@@ -233,12 +233,13 @@ report: deps
 	./$(BIN) report --results out/bench/report-bench.json workloads/published/*.json --verify out/verify/*.json \
 	    --scores out/scores.json --out out --format pdf,svg,md,csv
 
-# GPU parity tests + training benchmarks (scripts/gpu-check.sh). Without a usable GPU it says why and
-# the script exits 4 (SD_EXIT_NODEV, as `showdown bench --backend cudnn`); make then reports Error 4.
+# The acceptance test on a GPU machine (scripts/gpu-check.sh): one line per check and a verdict, exit 0 PASS,
+# 1 FAIL, 4 CANNOT RUN (no device, or no cuDNN back-end in this build; make then reports Error 4). Test
+# binaries run one Criterion job at a time (one CUDA context).
 gpu-check:
 	@$(MAKE) --no-print-directory $(BIN) $(BUILD)/tests/test_cudnn $(BUILD)/tests/test_parity $(BUILD)/tests/test_dp
-	@LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp):print_suppressions=0 SHOWDOWN=$(abspath $(BIN)) BUILD=$(BUILD) HAVE_CUDNN=$(HAVE_CUDNN) HAVE_TORCH=$(HAVE_TORCH) \
-	  PYTHON=$(PYTHON) sh scripts/gpu-check.sh
+	@LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp):print_suppressions=0 SHOWDOWN=$(abspath $(BIN)) BUILD=$(BUILD) \
+	  HAVE_CUDNN=$(HAVE_CUDNN) CU=$(CU) PYTHON=$(PYTHON) sh scripts/gpu-check.sh
 
 clean:
 	rm -rf build showdown

@@ -38,6 +38,9 @@ gv_judge_bench() {
   echo "FAIL exit $rc: $(grep -m1 -iE 'FAILED|error' "$log" | cut -c1-160)"
 }
 
+# Lines of stdin joined by "; " (check names contain commas).
+gv_join() { awk 'BEGIN { ORS = "" } { print (NR > 1 ? "; " : "") $0 }'; }
+
 # gv_verdict RESULTS: RESULTS holds one "STATUS<TAB>check<TAB>detail" line per check (STATUS PASS, FAIL, NODEV,
 # NOTRUN for an optional check this machine cannot do, such as 2-GPU NCCL on one GPU). Prints the verdict and
 # returns its exit code: 0 PASS, 1 FAIL (any check failed), 4 CANNOT RUN (no failure, but a required check
@@ -46,7 +49,7 @@ gv_verdict() {
   res=$1
   nf=$(grep -c '^FAIL' "$res"); nn=$(grep -c '^NODEV' "$res"); np=$(grep -c '^PASS' "$res")
   if [ "$nf" -gt 0 ]; then
-    echo "gpu-check: FAIL ($(grep '^FAIL' "$res" | cut -f2 | tr '\n' ',' | sed 's/,$//; s/,/, /g'))"
+    echo "gpu-check: FAIL ($(grep '^FAIL' "$res" | cut -f2 | gv_join))"
     return 1
   fi
   if [ "$nn" -gt 0 ]; then
@@ -54,7 +57,7 @@ gv_verdict() {
     return 4
   fi
   if [ "$np" -eq 0 ]; then echo "gpu-check: FAIL (no check ran)"; return 1; fi
-  notrun=$(grep '^NOTRUN' "$res" | cut -f2 | tr '\n' ',' | sed 's/,$//; s/,/, /g')
+  notrun=$(grep '^NOTRUN' "$res" | cut -f2 | gv_join)
   echo "gpu-check: PASS ($np checks${notrun:+; not run here: $notrun})"
   return 0
 }

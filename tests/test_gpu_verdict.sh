@@ -45,4 +45,40 @@ verdict 4 "gpu-check: CANNOT RUN (no CUDA device" "NODEV${T}parity fp32${T}no CU
   "NODEV${T}training${T}no CUDA device"
 verdict 1 "gpu-check: FAIL (parity fp32)" "FAIL${T}parity fp32${T}exit 1" "NODEV${T}training${T}no CUDA device"
 verdict 1 "gpu-check: FAIL (no check ran)" "NOTRUN${T}sanitizer${T}no compute-sanitizer"
+
+# The whole of scripts/gpu-check.sh with stand-ins for the test binaries and showdown that replay recorded logs:
+# a parity failure gives exit 1 and FAIL even though the other suites say "no CUDA device"; all suites without a
+# device give 4; all passing (one GPU, no compute-sanitizer) gives 0 with the checks not run named.
+stubs() {   # stubs DIR PARITY_LOG PARITY_RC OTHER_LOG OTHER_RC DP_LOG: fake BUILD/tests and showdown in DIR
+  mkdir -p "$1/build/tests"
+  printf '#!/bin/sh\ncat "%s"; exit %s\n' "$fx/$2" "$3" > "$1/build/tests/test_parity"
+  printf '#!/bin/sh\ncat "%s"; exit %s\n' "$fx/$4" "$5" > "$1/build/tests/test_cudnn"
+  printf '#!/bin/sh\ncat "%s"; exit 0\n' "$6" > "$1/build/tests/test_dp"
+  cat > "$1/showdown" <<'SH'
+#!/bin/sh
+[ "$2" = --help ] && { echo "--backend ref,dnnl,cudnn"; exit 0; }
+while [ $# -gt 0 ]; do [ "$1" = --json ] && json=$2; [ "$1" = --backend ] && be=$2; shift; done
+if [ "$be" = cudnn ] && [ -n "${STUB_NODEV:-}" ]; then
+  echo "showdown bench: mnist_mlp on cudnn failed: no CUDA device: cudaGetDeviceCount returned no device"; exit 4; fi
+printf '{"runs": [{"samples": [{"epochs": [{"epoch": 1, "loss": 1.0, "accuracy": 0.5}, {"epoch": 2, "loss": 0.5, "accuracy": 0.75}]}]}]}\n' > "$json"
+SH
+  chmod +x "$1/build/tests/"* "$1/showdown"
+}
+run_check() {   # run_check WANT_RC WANT_LINE DIR [ENV]
+  want=$1; line=$2; d=$3; shift 3
+  out=$(cd "$d" && env "$@" HAVE_CUDNN=1 BUILD=build SHOWDOWN=./showdown CU=/nonexistent PATH=/usr/bin:/bin \
+        sh "$here/../scripts/gpu-check.sh" 2>&1); rc=$?
+  if [ $rc -eq "$want" ] && printf '%s\n' "$out" | grep -q "$line"; then
+    echo "ok   gpu-check.sh exit $rc: $(printf '%s\n' "$out" | grep '^gpu-check: [A-Z]' | tail -1)"
+  else echo "FAIL: gpu-check.sh: expected exit $want and '$line', got exit $rc:"; printf '%s\n' "$out" | sed 's/^/   | /'
+    bad=1; fi
+}
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+printf 'skipped: data parallel on GPUs: cudnn: no CUDA device 1 (this machine has 1)\n[====] Synthesis: Tested: 0 | Passing: 0 | Failing: 0 | Crashing: 0 \n' > "$tmp/dp-one-gpu.log"
+stubs "$tmp/fail" parity-fail-among-skips.rc1.log 1 cudnn-nodev.rc0.log 0 "$fx/parity-nodev.rc0.log"
+run_check 1 "gpu-check: FAIL (parity fp32, Find algorithms; parity fp32, heuristic algorithms; parity tf32" "$tmp/fail" STUB_NODEV=1
+stubs "$tmp/nodev" parity-nodev.rc0.log 0 cudnn-nodev.rc0.log 0 "$fx/parity-nodev.rc0.log"
+run_check 4 "gpu-check: CANNOT RUN (cudnn: no CUDA device" "$tmp/nodev" STUB_NODEV=1
+stubs "$tmp/pass" pass-dnnl-gru.rc0.log 0 pass-dnnl-gru.rc0.log 0 "$tmp/dp-one-gpu.log"
+run_check 0 "gpu-check: PASS (9 checks; not run here: compute-sanitizer memcheck; compute-sanitizer racecheck; compute-sanitizer synccheck; nccl data parallel, 2 GPUs)" "$tmp/pass"
 exit $bad
