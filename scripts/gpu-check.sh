@@ -62,7 +62,8 @@ tests "bad token ids and labels" bad-ids -- "$C" --filter 'contract/*'
 # Short training runs: cudnn against the CPU back-end (dnnl, else ref) on the same data, seed and dropout
 # masks; every epoch's training loss within 5% and test accuracy within 0.05 of the CPU run's.
 cpu_be=dnnl
-"$SHOWDOWN" bench --help 2>&1 | grep -q dnnl || cpu_be=ref
+"$SHOWDOWN" bench --workload mnist_mlp --backend dnnl --data synthetic --epochs 1 --batches 1 --no-db \
+  > "$logs/dnnl-probe.log" 2>&1 || cpu_be=ref
 for w in mnist_mlp mnist_cnn cifar10_vgg; do
   check="training $w vs $cpu_be"
   if [ -n "$nodev" ]; then skipped "$check"; continue; fi
