@@ -13,6 +13,7 @@
 #include "nn/model.h"
 #if SD_HAVE_CUDNN
 #include "be_cudnn/cudnn_be.h"
+#include "be_cudnn/cu_dl.h"
 #endif
 
 #include <dirent.h>
@@ -99,6 +100,33 @@ Test(cudnn_nodev, backend_new_fails_with_reason) {
         cr_assert_not_null(strstr(m, "returned insufficient driver (35)"), "message: %s", m);
 #endif
 }
+
+#if SD_HAVE_CUDNN
+static void lib_sink(void *user, const char *k, const char *v) {
+    if (strcmp(k, "lib.cudnn") == 0) snprintf(user, 256, "%s", v);
+}
+
+/* Without a device, neither the environment fingerprint nor an attempt at the back-end loads cuDNN or cuBLAS
+ * (a CPU run must not map libcublasLt's 540 MB); the fingerprint names the version built against. */
+Test(cudnn_nodev, libraries_stay_unloaded) {
+    cudaError_t e;
+    if (device_count(&e) > 0) TU_SKIP("a CUDA device is present: the libraries load");
+    char cudnn[256] = "";
+    nn_backend_libraries(lib_sink, cudnn);
+    cr_assert_not_null(strstr(cudnn, "not loaded: no CUDA device"), "lib.cudnn: %s", cudnn);
+    nn_backend *be = NULL;
+    nn_backend_opts o = {.autotune = 1, .precision = "fp32"};
+    cr_assert_eq(nn_backend_new(&be, "cudnn", &o, NULL, 0), SD_ENODEV);
+    cr_assert(!cu_dl_loaded(&cu_lib_cudnn) && !cu_dl_loaded(&cu_lib_cublas) && !cu_dl_loaded(&cu_lib_nccl),
+              "loaded: cudnn %d cublas %d nccl %d", cu_dl_loaded(&cu_lib_cudnn), cu_dl_loaded(&cu_lib_cublas),
+              cu_dl_loaded(&cu_lib_nccl));
+    /* a descriptor call does load cuDNN (descriptors need no device), and only cuDNN */
+    cudnnTensorDescriptor_t t;
+    cr_assert_eq(cudnnCreateTensorDescriptor(&t), CUDNN_STATUS_SUCCESS);
+    cudnnDestroyTensorDescriptor(t);
+    cr_assert(cu_dl_loaded(&cu_lib_cudnn) && !cu_dl_loaded(&cu_lib_cublas));
+}
+#endif
 
 Test(cudnn_nodev, auto_falls_back_and_says_why) {
 #if SD_HAVE_CUDNN
