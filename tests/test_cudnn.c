@@ -940,3 +940,18 @@ Test(cudnn_gpu, memory_returns_to_baseline, .timeout = 600) {
     sd_workload_free(&w);
     close_pair(&p);
 }
+
+/* The installed libraries have every function the stubs forward to (no device needed to load them); a
+ * library lacking one is reported by name when the back-end starts, not as a status code mid-run. */
+Test(cudnn_install, libraries_have_every_stubbed_function) {
+    cr_assert_eq(cu_dl_require_all(&cu_lib_cudnn, cu_dl_cudnn_names), 0, "%s", sd_errmsg());
+    cr_assert_eq(cu_dl_require_all(&cu_lib_cublas, cu_dl_cublas_names), 0, "%s", sd_errmsg());
+#if SD_HAVE_NCCL
+    cr_assert_eq(cu_dl_require_all(&cu_lib_nccl, cu_dl_nccl_names), 0, "%s", sd_errmsg());
+#endif
+    static const char *const older[] = {"cudnnCreate", "cudnnNoSuchFunction", NULL};
+    cr_assert_eq(cu_dl_require_all(&cu_lib_cudnn, older), SD_EBACKEND);
+    char want[128];
+    snprintf(want, sizeof want, "%s has no cudnnNoSuchFunction", cu_lib_cudnn.soname);
+    cr_assert_not_null(strstr(sd_errmsg(), want), "%s", sd_errmsg());
+}

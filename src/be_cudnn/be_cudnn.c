@@ -904,8 +904,8 @@ int nn_cudnn_new(nn_backend **out, const nn_backend_opts *opts) {
         return sd_err(SD_ENODEV, "cudnn: no CUDA device %d (this machine has %d)", o.device, count);
 
     /* a device but no loadable cuDNN/cuBLAS is a broken install, not "no device" (SD_EBACKEND) */
-    SD_TRY(cu_dl_require(&cu_lib_cudnn));
-    SD_TRY(cu_dl_require(&cu_lib_cublas));
+    SD_TRY(cu_dl_require_all(&cu_lib_cudnn, cu_dl_cudnn_names));
+    SD_TRY(cu_dl_require_all(&cu_lib_cublas, cu_dl_cublas_names));
 
     nn_backend *be = calloc(1, sizeof *be);
     cu_ctx *c = calloc(1, sizeof *c);

@@ -65,6 +65,16 @@ int cu_dl_require(cu_lib *lib) {
                   "LD_LIBRARY_PATH", lib->soname, lib->err, CUDART_VERSION / 1000, CUDNN_MAJOR);
 }
 
+int cu_dl_require_all(cu_lib *lib, const char *const *names) {
+    SD_TRY(cu_dl_require(lib));
+    for (; *names; names++)
+        if (!cu_dl_sym(lib, *names))
+            return sd_err(SD_EBACKEND, "%s has no %s (%s): it is older than the headers this binary was built "
+                          "with\nHINT: install the cuDNN %d / CUDA %d libraries it was built against", lib->soname,
+                          *names, lib->err, CUDNN_MAJOR, CUDART_VERSION / 1000);
+    return 0;
+}
+
 int cu_dl_loaded(const cu_lib *lib) {
     return atomic_load_explicit(&((cu_lib *)lib)->handle, memory_order_acquire) != NULL;
 }

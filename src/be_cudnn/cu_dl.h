@@ -22,6 +22,10 @@ extern const char cu_dl_unloaded_text[];
 void *cu_dl_sym(cu_lib *lib, const char *name);
 /* Loads lib now: 0, or SD_EBACKEND with "cannot load libX.so.N: <dlerror>" and a hint. */
 int cu_dl_require(cu_lib *lib);
+/* Loads lib and resolves every name of the NULL-terminated list (the generated cu_dl_*_names): 0, or
+ * SD_EBACKEND naming the first function the installed library lacks (older than the headers). */
+int cu_dl_require_all(cu_lib *lib, const char *const *names);
+extern const char *const cu_dl_cudnn_names[], *const cu_dl_cublas_names[], *const cu_dl_nccl_names[];
 /* 1 if lib is mapped in this process (the tests check that CPU work leaves it unloaded). */
 int cu_dl_loaded(const cu_lib *lib);
 

@@ -535,3 +535,32 @@ cublasStatus_t cublasSgemm_v2(cublasHandle_t handle, cublasOperation_t transa, c
     CU_DL_RESOLVE(cu_lib_cublas, cublasSgemm_v2, CUBLAS_STATUS_NOT_INITIALIZED);
     return fn_(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
+
+const char *const cu_dl_cudnn_names[] = {"cudnnActivationBackward", "cudnnActivationForward", "cudnnAddTensor",
+    "cudnnBatchNormalizationBackward", "cudnnBatchNormalizationForwardInference",
+    "cudnnBatchNormalizationForwardTraining", "cudnnConvolutionBackwardBias", "cudnnConvolutionBackwardData",
+    "cudnnConvolutionBackwardFilter", "cudnnConvolutionForward", "cudnnCreate", "cudnnCreateActivationDescriptor",
+    "cudnnCreateConvolutionDescriptor", "cudnnCreateDropoutDescriptor", "cudnnCreateFilterDescriptor",
+    "cudnnCreatePoolingDescriptor", "cudnnCreateRNNDataDescriptor", "cudnnCreateRNNDescriptor",
+    "cudnnCreateTensorDescriptor", "cudnnDeriveBNTensorDescriptor", "cudnnDestroy",
+    "cudnnDestroyActivationDescriptor", "cudnnDestroyConvolutionDescriptor", "cudnnDestroyDropoutDescriptor",
+    "cudnnDestroyFilterDescriptor", "cudnnDestroyPoolingDescriptor", "cudnnDestroyRNNDataDescriptor",
+    "cudnnDestroyRNNDescriptor", "cudnnDestroyTensorDescriptor", "cudnnFindConvolutionBackwardDataAlgorithmEx",
+    "cudnnFindConvolutionBackwardFilterAlgorithmEx", "cudnnFindConvolutionForwardAlgorithmEx",
+    "cudnnGetConvolution2dForwardOutputDim", "cudnnGetConvolutionBackwardDataAlgorithm_v7",
+    "cudnnGetConvolutionBackwardDataWorkspaceSize", "cudnnGetConvolutionBackwardFilterAlgorithm_v7",
+    "cudnnGetConvolutionBackwardFilterWorkspaceSize", "cudnnGetConvolution2dDescriptor",
+    "cudnnGetConvolutionForwardAlgorithm_v7", "cudnnGetConvolutionForwardWorkspaceSize",
+    "cudnnGetConvolutionMathType", "cudnnGetPooling2dDescriptor", "cudnnGetDropoutDescriptor",
+    "cudnnGetErrorString", "cudnnGetFilter4dDescriptor", "cudnnGetPooling2dForwardOutputDim",
+    "cudnnGetRNNDataDescriptor", "cudnnGetRNNDescriptor_v8", "cudnnGetRNNTempSpaceSizes",
+    "cudnnGetRNNWeightParams", "cudnnGetRNNWeightSpaceSize", "cudnnGetTensor4dDescriptor", "cudnnGetVersion",
+    "cudnnPoolingBackward", "cudnnPoolingForward", "cudnnRNNBackwardData_v8", "cudnnRNNBackwardWeights_v8",
+    "cudnnRNNForward", "cudnnSetActivationDescriptor", "cudnnSetConvolution2dDescriptor",
+    "cudnnSetConvolutionMathType", "cudnnSetDropoutDescriptor", "cudnnSetFilter4dDescriptor",
+    "cudnnSetPooling2dDescriptor", "cudnnSetRNNDataDescriptor", "cudnnSetRNNDescriptor_v8", "cudnnSetStream",
+    "cudnnSetTensor4dDescriptor", "cudnnSetTensorNdDescriptor", "cudnnSoftmaxForward", NULL};
+
+const char *const cu_dl_cublas_names[] = {"cublasCreate_v2", "cublasDestroy_v2", "cublasGetProperty",
+    "cublasGetStatusString", "cublasGetVersion_v2", "cublasSaxpy_v2", "cublasSetMathMode", "cublasSetStream_v2",
+    "cublasSgemm_v2", NULL};

@@ -90,7 +90,7 @@ static int nc_init(nn_reducer *red, int n) {
     if (e != cudaSuccess || count < n)
         return sd_err(SD_ENODEV, "nccl: %d GPUs requested, %d visible%s%s", n, e == cudaSuccess ? count : 0,
                       e == cudaSuccess ? "" : ": ", e == cudaSuccess ? "" : cudaGetErrorString(e));
-    SD_TRY(cu_dl_require(&cu_lib_nccl));
+    SD_TRY(cu_dl_require_all(&cu_lib_nccl, cu_dl_nccl_names));
     int devs[NN_DP_MAX];
     for (int r = 0; r < n; r++) devs[r] = r;
     NC_TRY(ncclCommInitAll(c->comms, n, devs));

@@ -36,3 +36,6 @@ ncclResult_t ncclGroupStart() {
     CU_DL_RESOLVE(cu_lib_nccl, ncclGroupStart, ncclSystemError);
     return fn_();
 }
+
+const char *const cu_dl_nccl_names[] = {"ncclAllReduce", "ncclCommDestroy", "ncclCommInitAll",
+    "ncclGetErrorString", "ncclGroupEnd", "ncclGroupStart", NULL};
