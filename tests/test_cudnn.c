@@ -13,6 +13,7 @@
 #include "nn/model.h"
 #if SD_HAVE_CUDNN
 #include "be_cudnn/cudnn_be.h"
+#include "be_cudnn/cu_dl.h"
 #endif
 
 #include <dirent.h>
@@ -99,6 +100,33 @@ Test(cudnn_nodev, backend_new_fails_with_reason) {
         cr_assert_not_null(strstr(m, "returned insufficient driver (35)"), "message: %s", m);
 #endif
 }
+
+#if SD_HAVE_CUDNN
+static void lib_sink(void *user, const char *k, const char *v) {
+    if (strcmp(k, "lib.cudnn") == 0) snprintf(user, 256, "%s", v);
+}
+
+/* Without a device, neither the environment fingerprint nor an attempt at the back-end loads cuDNN or cuBLAS
+ * (a CPU run must not map libcublasLt's 540 MB); the fingerprint names the version built against. */
+Test(cudnn_nodev, libraries_stay_unloaded) {
+    cudaError_t e;
+    if (device_count(&e) > 0) TU_SKIP("a CUDA device is present: the libraries load");
+    char cudnn[256] = "";
+    nn_backend_libraries(lib_sink, cudnn);
+    cr_assert_not_null(strstr(cudnn, "not loaded: no CUDA device"), "lib.cudnn: %s", cudnn);
+    nn_backend *be = NULL;
+    nn_backend_opts o = {.autotune = 1, .precision = "fp32"};
+    cr_assert_eq(nn_backend_new(&be, "cudnn", &o, NULL, 0), SD_ENODEV);
+    cr_assert(!cu_dl_loaded(&cu_lib_cudnn) && !cu_dl_loaded(&cu_lib_cublas) && !cu_dl_loaded(&cu_lib_nccl),
+              "loaded: cudnn %d cublas %d nccl %d", cu_dl_loaded(&cu_lib_cudnn), cu_dl_loaded(&cu_lib_cublas),
+              cu_dl_loaded(&cu_lib_nccl));
+    /* a descriptor call does load cuDNN (descriptors need no device), and only cuDNN */
+    cudnnTensorDescriptor_t t;
+    cr_assert_eq(cudnnCreateTensorDescriptor(&t), CUDNN_STATUS_SUCCESS);
+    cudnnDestroyTensorDescriptor(t);
+    cr_assert(cu_dl_loaded(&cu_lib_cudnn) && !cu_dl_loaded(&cu_lib_cublas));
+}
+#endif
 
 Test(cudnn_nodev, auto_falls_back_and_says_why) {
 #if SD_HAVE_CUDNN
@@ -283,6 +311,102 @@ Test(cudnn_shapes, rnn_descriptors) {
     nn_op bad = {.kind = NN_OP_DENSE, .n = 1, .c = 1, .h = 1, .w = 1, .units = 1};
     cu_rnn rn;
     cr_assert_neq(cu_rnn_descs_init(&rn, &bad, CUDNN_FMA_MATH), 0);
+}
+
+/* The flags of the RNN descriptors against the rules of cudnnSetRNNDescriptor_v8 / cudnnSetRNNDataDescriptor
+ * (cuDNN 9 API reference), read back from cuDNN: "When padded I/O is enabled, layouts
+ * CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED and CUDNN_RNN_DATA_LAYOUT_BATCH_MAJOR_UNPACKED are permitted in RNN
+ * data descriptors" (so an unpacked layout needs PADDED_IO_ENABLED); FLOAT data computes in FLOAT; projSize equal
+ * to hiddenSize means no projection (GRU has none); one layer; a dropout descriptor given. */
+static void check_rnn_rules(nn_op_kind kind, int N, int T, int F, int H, cudnnMathType_t math) {
+    nn_op op = {.kind = kind, .n = N, .c = T, .h = 1, .w = F, .units = H, .ret_seq = 1};
+    cu_rnn rn;
+    cr_assert_eq(cu_rnn_descs_init(&rn, &op, math), 0, "%s", sd_errmsg());
+    cudnnRNNAlgo_t algo;
+    cudnnRNNMode_t cell;
+    cudnnRNNBiasMode_t bias;
+    cudnnDirectionMode_t dir;
+    cudnnRNNInputMode_t in;
+    cudnnDataType_t dt, prec;
+    cudnnMathType_t mt;
+    int isz, hsz, psz, layers;
+    cudnnDropoutDescriptor_t drop;
+    uint32_t aux = 0;
+    cr_assert_eq(cudnnGetRNNDescriptor_v8(rn.rnn, &algo, &cell, &bias, &dir, &in, &dt, &prec, &mt, &isz, &hsz, &psz,
+                                          &layers, &drop, &aux), CUDNN_STATUS_SUCCESS);
+    cr_assert_eq(cell, kind == NN_OP_LSTM ? CUDNN_LSTM : CUDNN_GRU);
+    cr_assert_eq(bias, CUDNN_RNN_DOUBLE_BIAS, "PyTorch's two bias vectors");
+    cr_assert_eq(dir, CUDNN_UNIDIRECTIONAL);
+    cr_assert_eq(in, CUDNN_LINEAR_INPUT);
+    cr_assert(dt == CUDNN_DATA_FLOAT && prec == CUDNN_DATA_FLOAT, "FLOAT data computes in FLOAT");
+    cr_assert_eq(mt, math);
+    cr_assert(isz == F && hsz == H && psz == H && layers == 1, "in %d hidden %d proj %d layers %d", isz, hsz, psz,
+              layers);
+    cr_assert(drop != NULL && drop == rn.drop, "the dropout descriptor is given (and set in cu_rnn_setup)");
+    cudnnRNNDataDescriptor_t dd[2] = {rn.xd, rn.yd};
+    for (int k = 0; k < 2; k++) {
+        cudnnDataType_t ddt;
+        cudnnRNNDataLayout_t layout;
+        int maxT = 0, batch = 0, vec = 0;
+        int *lens = calloc((size_t)N, sizeof(int));
+        float fill = 0;
+        cr_assert_eq(cudnnGetRNNDataDescriptor(dd[k], &ddt, &layout, &maxT, &batch, &vec, N, lens, &fill),
+                     CUDNN_STATUS_SUCCESS);
+        cr_assert(maxT == T && batch == N && vec == (k ? H : F), "T %d N %d vec %d", maxT, batch, vec);
+        for (int i = 0; i < N; i++) cr_assert_eq(lens[i], T);
+        free(lens);
+        cr_assert_eq(layout, CUDNN_RNN_DATA_LAYOUT_BATCH_MAJOR_UNPACKED, "[N][T][F], nn/backend.h");
+        if (layout != CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED)
+            cr_assert(aux & CUDNN_RNN_PADDED_IO_ENABLED, "%s: an unpacked layout (%d) with auxFlags %u: cuDNN "
+                      "permits it only with CUDNN_RNN_PADDED_IO_ENABLED", k ? "y" : "x", (int)layout, aux);
+    }
+    cu_rnn_fini(&rn);
+}
+
+Test(cudnn_rules, rnn_descriptor_flags) {
+    const int shapes[4][4] = {{1, 1, 1, 1}, {3, 7, 5, 3}, {64, 150, 125, 100}, {5, 13, 33, 17}};
+    for (int i = 0; i < 4; i++)
+        for (int k = 0; k < 2; k++)
+            check_rnn_rules(k ? NN_OP_LSTM : NN_OP_GRU, shapes[i][0], shapes[i][1], shapes[i][2], shapes[i][3],
+                            i % 2 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH);
+}
+
+/* Convolution and pooling: cross-correlation (as the reference), FLOAT compute, no dilation, the math type asked
+ * for on all three directions; max pooling deterministic (cuDNN's plain MAX may pick any tied element), average
+ * pooling excluding padding (nn/backend.h). */
+Test(cudnn_rules, conv_and_pool_descriptor_flags) {
+    nn_op op = conv_op(8, 3, 32, 32, 16, 5, 2, 1);
+    cu_descs d;
+    cr_assert_eq(cu_descs_init(&d, &op, CUDNN_FMA_MATH), 0, "%s", sd_errmsg());
+    for (int i = 0; i < 3; i++) {
+        int ph, pw, sh, sw, dh, dw;
+        cudnnConvolutionMode_t mode;
+        cudnnDataType_t ct;
+        cudnnMathType_t mt;
+        cr_assert_eq(cudnnGetConvolution2dDescriptor(d.conv[i], &ph, &pw, &sh, &sw, &dh, &dw, &mode, &ct),
+                     CUDNN_STATUS_SUCCESS);
+        cr_assert(ph == 1 && pw == 1 && sh == 2 && sw == 2 && dh == 1 && dw == 1);
+        cr_assert_eq(mode, CUDNN_CROSS_CORRELATION);
+        cr_assert_eq(ct, CUDNN_DATA_FLOAT);
+        cr_assert_eq(cudnnGetConvolutionMathType(d.conv[i], &mt), CUDNN_STATUS_SUCCESS);
+        cr_assert_eq(mt, CUDNN_FMA_MATH, "direction %d: fp32 must not allow TF32", i);
+    }
+    cu_descs_fini(&d);
+    const nn_op_kind kinds[2] = {NN_OP_MAXPOOL, NN_OP_AVGPOOL};
+    const cudnnPoolingMode_t want[2] = {CUDNN_POOLING_MAX_DETERMINISTIC, CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING};
+    for (int k = 0; k < 2; k++) {
+        nn_op p = pool_op(4, 6, 9, 9, 3, 2, 1);
+        p.kind = kinds[k];
+        cr_assert_eq(cu_descs_init(&d, &p, CUDNN_FMA_MATH), 0, "%s", sd_errmsg());
+        cudnnPoolingMode_t mode;
+        cudnnNanPropagation_t nan;
+        int wh, ww, ph, pw, sh, sw;
+        cr_assert_eq(cudnnGetPooling2dDescriptor(d.pool, &mode, &nan, &wh, &ww, &ph, &pw, &sh, &sw),
+                     CUDNN_STATUS_SUCCESS);
+        cr_assert_eq(mode, want[k]);
+        cr_assert(wh == 3 && ww == 3 && ph == 1 && pw == 1 && sh == 2 && sw == 2);
+        cu_descs_fini(&d);
+    }
 }
 
 Test(cudnn_shapes, eltwise_and_loss_descriptors) {
@@ -591,4 +715,244 @@ ParameterizedTest(be_param *param, contract, softmax_xent_labels) {
     check_xent(&p, 7, 10);
     check_xent(&p, 130, 3);
     close_pair(&p);
+}
+
+/* A bad token id and a bad label are told apart (separate device flags): each names itself and its range. */
+Test(cudnn_rules, bad_token_and_label_reported_apart) {
+    int none[CU_BAD_INTS] = {0}, lab[CU_BAD_INTS] = {0}, tok[CU_BAD_INTS] = {0}, both[CU_BAD_INTS] = {0};
+    lab[CU_BAD_LABEL] = 1; lab[CU_BAD_LABEL + 1] = 12;
+    tok[CU_BAD_TOKEN] = 1; tok[CU_BAD_TOKEN + 1] = -3;
+    both[CU_BAD_LABEL] = 1; both[CU_BAD_LABEL + 1] = 12; both[CU_BAD_TOKEN] = 1; both[CU_BAD_TOKEN + 1] = 99;
+    cr_assert_eq(cu_bad_status(none, 10, 50), 0);
+    cr_assert_eq(cu_bad_status(lab, 10, 50), SD_EINPUT);
+    cr_assert_str_eq(sd_errmsg(), "label 12 out of range [0,10)");
+    cr_assert_eq(cu_bad_status(tok, 10, 50), SD_EINPUT);
+    cr_assert_str_eq(sd_errmsg(), "embedding: token id -3 outside the vocabulary [0, 50)");
+    cr_assert_eq(cu_bad_status(both, 10, 50), SD_EINPUT);   /* the embedding ran first */
+    cr_assert_str_eq(sd_errmsg(), "embedding: token id 99 outside the vocabulary [0, 50)");
+}
+
+/* On every back-end: a bad token id is reported as a token (from the call, or on a device from the next sync),
+ * then a bad label as a label, each once. */
+static void check_bad_ids(nn_backend *be) {
+    nn_op e = {.kind = NN_OP_EMBEDDING, .n = 2, .c = 3, .h = 1, .w = 1, .units = 4, .vocab = 5, .oc = 3, .oh = 1, .ow = 4};
+    nn_op l = eltwise_op(NN_OP_SOFTMAX_XENT, 2, 5, 1, 1);
+    prep(be, &e);
+    prep(be, &l);
+    int32_t ids[6] = {0, 1, 2, 3, 7, 4}, labs[2] = {1, 5};
+    float *table = rand_vec(20);
+    void *ids_ = dev(be, ids, sizeof ids), *tab_ = dev(be, table, 80), *y = dev(be, NULL, 24 * 4);
+    void *labs_ = dev(be, labs, sizeof labs), *prob = dev(be, NULL, 40), *loss = dev(be, NULL, 8), *z = dev(be, NULL, 40);
+    int rc = be->ops->embedding_forward(be, &e, y, ids_, tab_);
+    if (rc == 0) rc = be->ops->sync(be);
+    cr_assert_eq(rc, SD_EINPUT, "%s: bad token: rc %d", be->name, rc);
+    cr_assert(strstr(sd_errmsg(), "token id 7") && strstr(sd_errmsg(), "outside the vocabulary [0, 5)"), "%s: %s",
+              be->name, sd_errmsg());
+    cr_assert_eq(be->ops->sync(be), 0, "%s: reported once: %s", be->name, sd_errmsg());
+    rc = be->ops->softmax_xent_forward(be, &l, prob, loss, z, labs_);
+    if (rc == 0) rc = be->ops->sync(be);
+    cr_assert_eq(rc, SD_EINPUT, "%s: bad label: rc %d", be->name, rc);
+    cr_assert_not_null(strstr(sd_errmsg(), "label 5 out of range"), "%s: %s", be->name, sd_errmsg());
+    nn_dev_free(be, ids_, sizeof ids); nn_dev_free(be, tab_, 80); nn_dev_free(be, y, 96);
+    nn_dev_free(be, labs_, sizeof labs); nn_dev_free(be, prob, 40); nn_dev_free(be, loss, 8); nn_dev_free(be, z, 40);
+    unprep(be, &e);
+    unprep(be, &l);
+    free(table);
+}
+
+ParameterizedTestParameters(contract, bad_token_then_bad_label) {
+    static be_param names[] = {{"ref"}, {"dnnl"}, {"cudnn"}};
+    return cr_make_param_array(be_param, names, sizeof names / sizeof *names);
+}
+
+ParameterizedTest(be_param *param, contract, bad_token_then_bad_label) {
+    pctx p = {0};
+    char why[600];
+    if (!open_pair(param->name, &p, why, sizeof why)) TU_SKIP("%s", why);
+    check_bad_ids(p.be);
+    close_pair(&p);
+}
+
+/* Conv parity tolerance by algorithm family (what gpu-check's parity tests compare with). */
+Test(cudnn_algo, tolerance_per_family) {
+    cr_assert_eq(cu_algo_tolerance(CU_FWD, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, 0), 1e-5);
+    cr_assert_eq(cu_algo_tolerance(CU_FWD, CUDNN_CONVOLUTION_FWD_ALGO_DIRECT, 0), 1e-5);
+    cr_assert_eq(cu_algo_tolerance(CU_BWD_DATA, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, 0), 1e-5);
+    cr_assert_eq(cu_algo_tolerance(CU_FWD, CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED, 0), 1e-4);
+    cr_assert_eq(cu_algo_tolerance(CU_FWD, CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING, 0), 1e-4);
+    cr_assert_eq(cu_algo_tolerance(CU_BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT_TILING, 0), 1e-4);
+    cr_assert_eq(cu_algo_tolerance(CU_BWD_DATA, CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD, 0), 1e-4);
+    /* ALGO_3 of backward-filter is a GEMM variant, not an FFT: the name, not the number, decides */
+    cr_assert_eq(cu_algo_tolerance(CU_BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3, 0), 1e-5);
+    cr_assert_eq(cu_algo_tolerance(CU_FWD, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, 1), 5e-3);
+}
+
+/* ---- on a GPU (make gpu-check): every convolution algorithm cuDNN accepts, and device memory ------------ */
+
+static double rel_err_of(const float *got, const float *want, size_t n) {
+    double md = 0, mr = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)got[i] - want[i]);
+        if (!(d <= md)) md = d;
+        if (fabs(want[i]) > mr) mr = fabs(want[i]);
+    }
+    return md / (mr > 1e-6 ? mr : 1e-6);
+}
+
+/* Runs algorithm `algo` of direction dir on descriptors d (FMA math) into out (host); 0, or 1 when cuDNN
+ * declines the algorithm for this shape (workspace query or the call says NOT_SUPPORTED). */
+static int run_algo(cudnnHandle_t h, cu_descs *d, int dir, int algo, const float *x, const float *w, const float *dy,
+                    float *out, size_t nx, size_t nw, size_t ny) {
+    size_t ws = 0;
+    cudnnStatus_t st;
+    if (dir == CU_FWD)
+        st = cudnnGetConvolutionForwardWorkspaceSize(h, d->x, d->w, d->conv[dir], d->y, (cudnnConvolutionFwdAlgo_t)algo, &ws);
+    else if (dir == CU_BWD_DATA)
+        st = cudnnGetConvolutionBackwardDataWorkspaceSize(h, d->w, d->y, d->conv[dir], d->x,
+                                                          (cudnnConvolutionBwdDataAlgo_t)algo, &ws);
+    else
+        st = cudnnGetConvolutionBackwardFilterWorkspaceSize(h, d->x, d->y, d->conv[dir], d->w,
+                                                            (cudnnConvolutionBwdFilterAlgo_t)algo, &ws);
+    if (st != CUDNN_STATUS_SUCCESS) return 1;
+    if (ws > ((size_t)1 << 30)) return 1;
+    float *dx_, *dw_, *dy_;
+    void *wsp = NULL;
+    cr_assert_eq(cudaMalloc((void **)&dx_, nx * 4), cudaSuccess);
+    cr_assert_eq(cudaMalloc((void **)&dw_, nw * 4), cudaSuccess);
+    cr_assert_eq(cudaMalloc((void **)&dy_, ny * 4), cudaSuccess);
+    if (ws) cr_assert_eq(cudaMalloc(&wsp, ws), cudaSuccess);
+    cr_assert_eq(cudaMemcpy(dx_, x, nx * 4, cudaMemcpyHostToDevice), cudaSuccess);
+    cr_assert_eq(cudaMemcpy(dw_, w, nw * 4, cudaMemcpyHostToDevice), cudaSuccess);
+    cr_assert_eq(cudaMemcpy(dy_, dy, ny * 4, cudaMemcpyHostToDevice), cudaSuccess);
+    const float one = 1.0f, zero = 0.0f;
+    float *res;
+    size_t nres;
+    if (dir == CU_FWD) {
+        st = cudnnConvolutionForward(h, &one, d->x, dx_, d->w, dw_, d->conv[dir], (cudnnConvolutionFwdAlgo_t)algo, wsp,
+                                     ws, &zero, d->y, dy_);
+        res = dy_; nres = ny;
+    } else if (dir == CU_BWD_DATA) {
+        st = cudnnConvolutionBackwardData(h, &one, d->w, dw_, d->y, dy_, d->conv[dir],
+                                          (cudnnConvolutionBwdDataAlgo_t)algo, wsp, ws, &zero, d->x, dx_);
+        res = dx_; nres = nx;
+    } else {
+        st = cudnnConvolutionBackwardFilter(h, &one, d->x, dx_, d->y, dy_, d->conv[dir],
+                                            (cudnnConvolutionBwdFilterAlgo_t)algo, wsp, ws, &zero, d->w, dw_);
+        res = dw_; nres = nw;
+    }
+    int declined = st == CUDNN_STATUS_NOT_SUPPORTED;
+    if (!declined) {
+        cr_assert_eq(st, CUDNN_STATUS_SUCCESS, "%s: %s", cu_algo_name(dir, algo), cudnnGetErrorString(st));
+        cr_assert_eq(cudaMemcpy(out, res, nres * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+    }
+    cudaFree(dx_); cudaFree(dw_); cudaFree(dy_); cudaFree(wsp);
+    return declined;
+}
+
+/* For each convolution of the workloads (batch 4), every forward, backward-data and backward-filter algorithm
+ * cuDNN accepts for the shape is run and compared with the reference at its family's tolerance; each line
+ * names the algorithm. At least one algorithm per direction must be usable. */
+Test(cudnn_gpu, every_usable_conv_algorithm, .timeout = 900) {
+    pctx p = {0};
+    char why[600];
+    if (!open_pair("cudnn", &p, why, sizeof why)) TU_SKIP("%s", why);
+    cudnnHandle_t h;
+    cr_assert_eq(cudnnCreate(&h), CUDNN_STATUS_SUCCESS);
+    layer_case L[32];
+    int nl = workload_layers(L);
+    for (int i = 0; i < nl; i++) {
+        if (L[i].op.kind != NN_OP_CONV2D) continue;
+        nn_op op = L[i].op;
+        op.n = 4;
+        const size_t nx = (size_t)op.n * op.c * op.h * op.w, ny = (size_t)op.n * op.oc * op.oh * op.ow;
+        const size_t nw = (size_t)op.oc * op.c * op.kh * op.kw;
+        float *x = rand_vec(nx), *w = rand_vec(nw), *dy = rand_vec(ny), *got = malloc(4 * (nx > nw ? (nx > ny ? nx : ny)
+                                                                                                    : (nw > ny ? nw : ny)));
+        /* the reference: y, dx, dw (dw from zero) */
+        float *want[3];
+        {
+            nn_backend *r = p.ref;
+            prep(r, &op);
+            void *X = dev(r, x, nx * 4), *W = dev(r, w, nw * 4), *DY = dev(r, dy, ny * 4);
+            void *Y = dev(r, NULL, ny * 4), *DX = dev(r, NULL, nx * 4), *DW = dev(r, NULL, nw * 4);
+            cr_assert_eq(r->ops->conv2d_forward(r, &op, Y, X, W, NULL), 0, "%s", sd_errmsg());
+            cr_assert_eq(r->ops->conv2d_backward(r, &op, DX, DW, NULL, DY, X, W), 0, "%s", sd_errmsg());
+            want[CU_FWD] = host_of(r, Y, ny); want[CU_BWD_DATA] = host_of(r, DX, nx); want[CU_BWD_FILTER] = host_of(r, DW, nw);
+            nn_dev_free(r, X, nx * 4); nn_dev_free(r, W, nw * 4); nn_dev_free(r, DY, ny * 4);
+            nn_dev_free(r, Y, ny * 4); nn_dev_free(r, DX, nx * 4); nn_dev_free(r, DW, nw * 4);
+            unprep(r, &op);
+        }
+        cu_descs d;
+        cr_assert_eq(cu_descs_init(&d, &op, CUDNN_FMA_MATH), 0, "%s", sd_errmsg());
+        const int counts[3] = {CUDNN_CONVOLUTION_FWD_ALGO_COUNT, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
+                               CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT};
+        const size_t sizes[3] = {ny, nx, nw};
+        for (int dir = 0; dir < 3; dir++) {
+            int usable = 0;
+            for (int a = 0; a < counts[dir]; a++) {
+                if (run_algo(h, &d, dir, a, x, w, dy, got, nx, nw, ny)) {
+                    printf("cudnn %-20s %-12s %-22s declined\n", L[i].name, dir == 0 ? "forward" : dir == 1 ? "bwd-data" : "bwd-filter",
+                           cu_algo_name(dir, a));
+                    continue;
+                }
+                usable++;
+                double e = rel_err_of(got, want[dir], sizes[dir]), tol = cu_algo_tolerance(dir, a, 0);
+                printf("cudnn %-20s %-12s %-22s rel %.2e (tolerance %.0e)\n", L[i].name,
+                       dir == 0 ? "forward" : dir == 1 ? "bwd-data" : "bwd-filter", cu_algo_name(dir, a), e, tol);
+                cr_expect(e < tol, "%s %s algorithm %s: relative error %.3e >= %.0e", L[i].name,
+                          dir == 0 ? "forward" : dir == 1 ? "backward-data" : "backward-filter", cu_algo_name(dir, a), e, tol);
+            }
+            cr_expect_gt(usable, 0, "%s: no usable algorithm in direction %d", L[i].name, dir);
+        }
+        cu_descs_fini(&d);
+        for (int k = 0; k < 3; k++) free(want[k]);
+        free(x); free(w); free(dy); free(got);
+    }
+    cudnnDestroy(h);
+    close_pair(&p);
+}
+
+/* Building and freeing a model repeatedly returns device memory to where it was after the first round (the
+ * first keeps cuDNN's and cuBLAS's own allocations): a leak of one activation buffer per round shows. */
+Test(cudnn_gpu, memory_returns_to_baseline, .timeout = 600) {
+    pctx p = {0};
+    char why[600];
+    if (!open_pair("cudnn", &p, why, sizeof why)) TU_SKIP("%s", why);
+    sd_workload w;
+    cr_assert_eq(sd_workload_load(&w, "workloads", "mnist_cnn"), 0, "%s", sd_errmsg());
+    size_t base = 0, base_acct = 0, fr = 0, total = 0;
+    for (int round = 0; round < 6; round++) {
+        nn_model *m = NULL;
+        cr_assert_eq(nn_model_build(&m, &w, p.be, 32, 7), 0, "%s", sd_errmsg());
+        nn_model_free(m);
+        cr_assert_eq(p.be->ops->sync(p.be), 0, "%s", sd_errmsg());
+        cr_assert_eq(cudaMemGetInfo(&fr, &total), cudaSuccess);
+        printf("cudnn memory after round %d: %zu bytes in use by the device\n", round, total - fr);
+        if (round == 0) {
+            base = total - fr;
+            base_acct = p.be->bytes_in_use;   /* what stays: the shared convolution workspace */
+            continue;
+        }
+        cr_expect_leq(total - fr, base + ((size_t)1 << 20), "round %d: %zu bytes in use, %zu after round 0", round,
+                      total - fr, base);
+        cr_expect_eq(p.be->bytes_in_use, base_acct, "round %d: the back-end accounts %zu bytes, %zu after round 0",
+                     round, p.be->bytes_in_use, base_acct);
+    }
+    sd_workload_free(&w);
+    close_pair(&p);
+}
+
+/* The installed libraries have every function the stubs forward to (no device needed to load them); a
+ * library lacking one is reported by name when the back-end starts, not as a status code mid-run. */
+Test(cudnn_install, libraries_have_every_stubbed_function) {
+    cr_assert_eq(cu_dl_require_all(&cu_lib_cudnn, cu_dl_cudnn_names), 0, "%s", sd_errmsg());
+    cr_assert_eq(cu_dl_require_all(&cu_lib_cublas, cu_dl_cublas_names), 0, "%s", sd_errmsg());
+#if SD_HAVE_NCCL
+    cr_assert_eq(cu_dl_require_all(&cu_lib_nccl, cu_dl_nccl_names), 0, "%s", sd_errmsg());
+#endif
+    static const char *const older[] = {"cudnnCreate", "cudnnNoSuchFunction", NULL};
+    cr_assert_eq(cu_dl_require_all(&cu_lib_cudnn, older), SD_EBACKEND);
+    char want[128];
+    snprintf(want, sizeof want, "%s has no cudnnNoSuchFunction", cu_lib_cudnn.soname);
+    cr_assert_not_null(strstr(sd_errmsg(), want), "%s", sd_errmsg());
 }

@@ -597,8 +597,8 @@ static size_t rnn_wn(const nn_op *op) {
 static double rnn_loss(void *p) {
     rnnctx *c = p;
     const nn_backend_ops *o = c->be->ops;
-    int rc = c->op.kind == NN_OP_GRU ? o->gru_forward(c->be, &c->op, c->y, c->ws, c->x, c->w)
-                                     : o->lstm_forward(c->be, &c->op, c->y, c->ws, c->x, c->w);
+    int rc = c->op.kind == NN_OP_GRU ? o->gru_forward(c->be, &c->op, c->y, c->ws, c->x, c->w, 1)
+                                     : o->lstm_forward(c->be, &c->op, c->y, c->ws, c->x, c->w, 1);
     cr_assert_eq(rc, 0, "%s", sd_errmsg());
     return dotd(c->y, c->r, out_n(&c->op));
 }
@@ -663,7 +663,7 @@ Test(gradcheck, gru_matches_documented_equations) {
     float w[12] = {0.5f, -0.3f, 0.8f, 0.2f, 0.4f, -0.6f, 0.1f, 0.05f, -0.2f, 0.3f, -0.1f, 0.25f};
     float x[2] = {0.7f, -1.1f}, y[2];
     void *ws = malloc(be->ops->workspace_size(be, &op));
-    cr_assert_eq(be->ops->gru_forward(be, &op, y, ws, x, w), 0, "%s", sd_errmsg());
+    cr_assert_eq(be->ops->gru_forward(be, &op, y, ws, x, w, 1), 0, "%s", sd_errmsg());
     double h = 0;
     for (int t = 0; t < 2; t++) {
         double r = 1 / (1 + exp(-(w[0] * x[t] + w[6] + w[3] * h + w[9])));

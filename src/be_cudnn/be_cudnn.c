@@ -4,6 +4,7 @@
  * functions of nn/kernels.h). Everything runs on one stream; parameters, gradients and optimizer state
  * stay on the device; every CUDA, cuDNN and cuBLAS call is checked (CUDA_CHECK & co., cudnn_be.h). */
 #include "be_cudnn/cudnn_be.h"
+#include "be_cudnn/cu_dl.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -29,8 +30,8 @@ typedef struct cu_ctx {
     size_t stage_size[CU_STAGES];
     cudaEvent_t stage_ev[CU_STAGES];          /* recorded after the copy out of stage[i] */
     int stage_next;
-    int *bad;                                 /* device int[2]: label error flag, offending label */
-    int bad_pending, bad_C;
+    int *bad;                                 /* device int[CU_BAD_INTS]: bad label, bad token (cudnn_be.h) */
+    int bad_pending, bad_C, bad_V;            /* a kernel that may flag ran since the last read; classes, vocab */
     cu_conv_choice *choices;                  /* algorithm cache, one entry per convolution shape */
     int nchoices, cap;
 } cu_ctx;
@@ -76,16 +77,16 @@ static void cu_free(nn_backend *be, void *p) {
     (void)cudaFree(p);   /* void entry: a failure here leaves nothing to undo */
 }
 
-/* Pending label errors of the loss kernel surface at the next synchronisation point. */
+/* Bad labels and token ids flagged by the kernels surface at the next synchronisation point. */
 static int check_labels(cu_ctx *c) {
     if (!c->bad_pending) return 0;
-    int h[2] = {0, 0};
+    int h[CU_BAD_INTS] = {0};
     CUDA_CHECK(cudaMemcpyAsync(h, c->bad, sizeof h, cudaMemcpyDeviceToHost, c->stream), CU_HINT_KERNEL);
     CUDA_CHECK(cudaStreamSynchronize(c->stream), CU_HINT_KERNEL);
     c->bad_pending = 0;
-    if (h[0]) {
-        CUDA_CHECK(cudaMemsetAsync(c->bad, 0, 2 * sizeof(int), c->stream), "");
-        return sd_err(SD_EINPUT, "label %d out of range [0,%d)", h[1], c->bad_C);
+    if (h[CU_BAD_LABEL] || h[CU_BAD_TOKEN]) {
+        CUDA_CHECK(cudaMemsetAsync(c->bad, 0, sizeof h, c->stream), "");
+        return cu_bad_status(h, c->bad_C, c->bad_V);
     }
     return 0;
 }
@@ -333,15 +334,10 @@ sized:;
 static int cu_embedding_forward(nn_backend *be, const nn_op *op, float *y, const int32_t *ids, const float *table) {
     cu_ctx *c = CTX(be);
     CUDA_CHECK(cu_launch_embedding_fwd(y, ids, table, (size_t)op->n * op->c, op->c, op->ids_stride ? op->ids_stride : op->c,
-                                       op->units, op->vocab, c->bad, c->stream), CU_HINT_KERNEL);
-    /* an id out of range is reported here (one small copy back per batch) */
-    int bad[2] = {0, 0};
-    CUDA_CHECK(cudaMemcpyAsync(bad, c->bad, sizeof bad, cudaMemcpyDeviceToHost, c->stream), "");
-    CUDA_CHECK(cudaStreamSynchronize(c->stream), CU_HINT_KERNEL);
-    if (bad[0]) {
-        CUDA_CHECK(cudaMemsetAsync(c->bad, 0, 2 * sizeof(int), c->stream), "");
-        return sd_err(SD_EINPUT, "embedding: token id %d outside the vocabulary [0, %d)", bad[1], op->vocab);
-    }
+                                       op->units, op->vocab, c->bad + CU_BAD_TOKEN, c->stream), CU_HINT_KERNEL);
+    /* an id out of range is reported by the next sync() or download(): no wait on the device per batch */
+    c->bad_pending = 1;
+    c->bad_V = op->vocab;
     return 0;
 }
 
@@ -361,11 +357,11 @@ static int cu_repeat_backward(nn_backend *be, const nn_op *op, float *dx, const 
     return 0;
 }
 
-static int cu_rnn_fwd(nn_backend *be, const nn_op *op, float *y, void *ws, const float *x, const float *w) {
+static int cu_rnn_fwd(nn_backend *be, const nn_op *op, float *y, void *ws, const float *x, const float *w, int train) {
     cu_ctx *c = CTX(be);
     cu_priv *p;
     SD_TRY(get_priv(op, "rnn forward", &p));
-    return cu_rnn_forward(&p->rnn, c->dnn, c->stream, c->ws, y, ws, x, w);
+    return cu_rnn_forward(&p->rnn, c->dnn, c->stream, c->ws, y, ws, x, w, train);
 }
 
 static int cu_rnn_bwd(nn_backend *be, const nn_op *op, float *dx, float *dw, const float *dy, const float *x,
@@ -545,7 +541,8 @@ static int cu_softmax_xent_forward(nn_backend *be, const nn_op *op, float *prob,
     SD_TRY(get_priv(op, "softmax_xent_forward", &p));
     CUDNN_CHECK(cudnnSoftmaxForward(c->dnn, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_INSTANCE, &k_one, p->d.y,
                                     logits, &k_zero, p->d.y, prob), "");
-    CUDA_CHECK(cu_launch_xent_loss(loss, logits, labels, op->n, op->c, c->bad, c->stream), CU_HINT_KERNEL);
+    CUDA_CHECK(cu_launch_xent_loss(loss, logits, labels, op->n, op->c, c->bad + CU_BAD_LABEL, c->stream),
+               CU_HINT_KERNEL);
     c->bad_pending = 1;
     c->bad_C = op->c;
     return 0;
@@ -750,18 +747,29 @@ void nn_cudnn_libraries(nn_env_fn add, void *user) {
         else snprintf(buf, sizeof buf, "none (no NVIDIA driver)");
         add(user, "lib.cuda_driver", buf);
     }
-    version3(buf, sizeof buf, (int)cudnnGetVersion(), 10000, 100);
-    add(user, "lib.cudnn", buf);
-    int ma = 0, mi = 0, pa = 0;
-    if (cublasGetProperty(MAJOR_VERSION, &ma) == CUBLAS_STATUS_SUCCESS &&
-        cublasGetProperty(MINOR_VERSION, &mi) == CUBLAS_STATUS_SUCCESS &&
-        cublasGetProperty(PATCH_LEVEL, &pa) == CUBLAS_STATUS_SUCCESS) {
-        snprintf(buf, sizeof buf, "%d.%d.%d", ma, mi, pa);
-        add(user, "lib.cublas", buf);
-    }
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess) count = 0;
+    if (count == 0) {
+        /* no device: cuDNN and cuBLAS stay unloaded (a CPU run must not map them); the versions built against */
+        snprintf(buf, sizeof buf, "%d.%d.%d (built against; not loaded: no CUDA device)", CUDNN_MAJOR, CUDNN_MINOR,
+                 CUDNN_PATCHLEVEL);
+        add(user, "lib.cudnn", buf);
+        snprintf(buf, sizeof buf, "%d.%d.%d (built against; not loaded: no CUDA device)", CUBLAS_VER_MAJOR,
+                 CUBLAS_VER_MINOR, CUBLAS_VER_PATCH);
+        add(user, "lib.cublas", buf);
+    } else {
+        if (cu_dl_require(&cu_lib_cudnn) == 0) version3(buf, sizeof buf, (int)cudnnGetVersion(), 10000, 100);
+        else snprintf(buf, sizeof buf, "not loadable: %s", cu_lib_cudnn.err);
+        add(user, "lib.cudnn", buf);
+        int ma = 0, mi = 0, pa = 0;
+        if (cu_dl_require(&cu_lib_cublas) == 0 && cublasGetProperty(MAJOR_VERSION, &ma) == CUBLAS_STATUS_SUCCESS &&
+            cublasGetProperty(MINOR_VERSION, &mi) == CUBLAS_STATUS_SUCCESS &&
+            cublasGetProperty(PATCH_LEVEL, &pa) == CUBLAS_STATUS_SUCCESS)
+            snprintf(buf, sizeof buf, "%d.%d.%d", ma, mi, pa);
+        else snprintf(buf, sizeof buf, "not loadable: %s", cu_lib_cublas.err);
+        add(user, "lib.cublas", buf);
+    }
     snprintf(buf, sizeof buf, "%d", count);
     add(user, "gpu_count", buf);
     if (e != cudaSuccess) {
@@ -845,6 +853,20 @@ static const nn_backend_ops cu_ops = {
     .repeat_backward = cu_repeat_backward,
 };
 
+int cu_conv_choice_of(nn_backend *be, const nn_op *op, cu_conv_choice *out) {
+    if (!be || be->ops != &cu_ops) return -1;
+    char key[96];
+    cu_conv_key(op, key, sizeof key);
+    const cu_ctx *c = CTX(be);
+    for (int i = 0; i < c->nchoices; i++)
+        if (strcmp(c->choices[i].key, key) == 0) { *out = c->choices[i]; return 0; }
+    return -1;
+}
+
+cudaStream_t cu_backend_stream(nn_backend *be) {
+    return be && be->ops == &cu_ops ? CTX(be)->stream : NULL;
+}
+
 static int cu_init(nn_backend *be) {
     cu_ctx *c = CTX(be);
     CUDA_CHECK(cudaSetDevice(c->device), "select another GPU with CUDA_VISIBLE_DEVICES");
@@ -854,8 +876,8 @@ static int cu_init(nn_backend *be) {
     CUDA_CHECK(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking), "");
     for (int i = 0; i < CU_STAGES; i++)
         CUDA_CHECK(cudaEventCreateWithFlags(&c->stage_ev[i], cudaEventDisableTiming), "");
-    CUDA_CHECK(cudaMalloc((void **)&c->bad, 2 * sizeof(int)), CU_HINT_MEM);
-    CUDA_CHECK(cudaMemsetAsync(c->bad, 0, 2 * sizeof(int), c->stream), "");
+    CUDA_CHECK(cudaMalloc((void **)&c->bad, CU_BAD_INTS * sizeof(int)), CU_HINT_MEM);
+    CUDA_CHECK(cudaMemsetAsync(c->bad, 0, CU_BAD_INTS * sizeof(int), c->stream), "");
     CUDNN_CHECK(cudnnCreate(&c->dnn), "cuDNN could not start: check that libcudnn matches the driver and GPU");
     CUDNN_CHECK(cudnnSetStream(c->dnn, c->stream), "");
     CUBLAS_CHECK(cublasCreate(&c->blas), "cuBLAS could not start: check that libcublas matches the driver");
@@ -880,6 +902,10 @@ int nn_cudnn_new(nn_backend **out, const nn_backend_opts *opts) {
     SD_TRY(cu_device_count_status(cudaGetDeviceCount(&count), count));
     if (o.device < 0 || o.device >= count)
         return sd_err(SD_ENODEV, "cudnn: no CUDA device %d (this machine has %d)", o.device, count);
+
+    /* a device but no loadable cuDNN/cuBLAS is a broken install, not "no device" (SD_EBACKEND) */
+    SD_TRY(cu_dl_require_all(&cu_lib_cudnn, cu_dl_cudnn_names));
+    SD_TRY(cu_dl_require_all(&cu_lib_cublas, cu_dl_cublas_names));
 
     nn_backend *be = calloc(1, sizeof *be);
     cu_ctx *c = calloc(1, sizeof *c);

@@ -42,6 +42,18 @@ const char *cu_count_phrase(cudaError_t e);
  * returns 0 if e == cudaSuccess and count > 0. */
 int cu_device_count_status(cudaError_t e, int count);
 
+/* The stream a cuDNN back-end queues all its work on (the NCCL reducer orders its all-reduce against it with
+ * events); NULL if be is not a cuDNN back-end. */
+cudaStream_t cu_backend_stream(nn_backend *be);
+
+/* ---- input errors found on the device ------------------------------------------------------------------ */
+
+/* The loss kernel flags a bad label in slots CU_BAD_LABEL, the embedding kernel a bad token id in CU_BAD_TOKEN,
+ * each {flag, value} in one device int[CU_BAD_INTS]; read back at the next sync or download (no per-batch wait). */
+enum { CU_BAD_LABEL = 0, CU_BAD_TOKEN = 2, CU_BAD_INTS = 4 };
+/* SD_EINPUT naming the bad token id (checked first: the embedding runs before the loss) or label; 0 if none. */
+int cu_bad_status(const int bad[CU_BAD_INTS], int classes, int vocab);
+
 /* ---- per-op descriptors (created and set without touching a device) ------------------------------ */
 
 enum { CU_FWD = 0, CU_BWD_DATA = 1, CU_BWD_FILTER = 2 };
@@ -93,6 +105,14 @@ typedef struct cu_conv_choice {
 } cu_conv_choice;
 
 void cu_conv_key(const nn_op *op, char *buf, size_t len);
+/* The choice this back-end made for op's shape (cached by prepare); -1 if it has not prepared that shape. */
+int cu_conv_choice_of(nn_backend *be, const nn_op *op, cu_conv_choice *out);
+
+/* Relative tolerance against the reference for a convolution run with algorithm `algo` in direction dir, by
+ * family: GEMM-like and direct algorithms sum the same products as the reference (1e-5); Winograd and FFT
+ * transform the operands, their fp32 rounding grows with the transform (1e-4); TF32 rounds the inputs to a
+ * 10-bit mantissa (5e-3, whatever the algorithm). */
+double cu_algo_tolerance(int dir, int algo, int tf32);
 /* "fwd=IMPLICIT_GEMM(0.123 ms, ws 0 B, fma) bwd_data=... bwd_filter=... [find]" */
 void cu_conv_choice_str(const cu_conv_choice *c, char *buf, size_t len);
 
@@ -150,7 +170,8 @@ typedef struct cu_rnn {
     cudnnRNNDescriptor_t rnn;
     cudnnRNNDataDescriptor_t xd, yd;
     cudnnTensorDescriptor_t hd;          /* [1][N][H] */
-    cudnnDropoutDescriptor_t drop;       /* unset: no dropout (one layer) */
+    cudnnDropoutDescriptor_t drop;       /* rate 0, set by cu_rnn_setup (it needs the handle) */
+    cudnnMathType_t math;
     int G, N, T, F, H, ret_seq;
     int32_t *dev_seq;                    /* device [N], every entry T */
     size_t wspace, work, reserve;        /* bytes */
@@ -159,6 +180,10 @@ typedef struct cu_rnn {
     void *wbuf, *dwbuf;                  /* weight space and its gradient when not canonical */
 } cu_rnn;
 
+/* auxFlags of the RNN descriptor: the data descriptors use an unpacked layout, which cuDNN accepts only with
+ * padded I/O enabled (cudnnSetRNNDescriptor_v8). */
+#define CU_RNN_DATA_LAYOUT CUDNN_RNN_DATA_LAYOUT_BATCH_MAJOR_UNPACKED
+#define CU_RNN_AUX_FLAGS CUDNN_RNN_PADDED_IO_ENABLED
 /* Descriptors only (no device needed): shapes and modes as above. */
 int cu_rnn_descs_init(cu_rnn *r, const nn_op *op, cudnnMathType_t math);
 /* Device part: weight space layout, temp/reserve sizes, sequence lengths. */
@@ -167,8 +192,10 @@ void cu_rnn_fini(cu_rnn *r);
 /* Op workspace bytes: reserve space, then (last state) the output sequence and a zero dy sequence, then a
  * dx sink for backward without dx. */
 size_t cu_rnn_ws_bytes(const cu_rnn *r);
+/* train = 0: CUDNN_FWD_MODE_INFERENCE, nothing kept for backward. One backward per training forward: cuDNN's
+ * backward-data writes the reserve space (non-const in its prototype) that backward-weights then reads. */
 int cu_rnn_forward(cu_rnn *r, cudnnHandle_t h, cudaStream_t s, void *work, float *y, void *ws, const float *x,
-                   const float *w);
+                   const float *w, int train);
 int cu_rnn_backward(cu_rnn *r, cudnnHandle_t h, cublasHandle_t blas, cudaStream_t s, void *work, float *dx,
                     float *dw, const float *dy, const float *x, const float *w, const float *y, const void *ws);
 

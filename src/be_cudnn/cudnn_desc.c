@@ -32,6 +32,13 @@ int cu_device_count_status(cudaError_t e, int count) {
     return 0;
 }
 
+int cu_bad_status(const int bad[CU_BAD_INTS], int classes, int vocab) {
+    if (bad[CU_BAD_TOKEN])
+        return sd_err(SD_EINPUT, "embedding: token id %d outside the vocabulary [0, %d)", bad[CU_BAD_TOKEN + 1], vocab);
+    if (bad[CU_BAD_LABEL]) return sd_err(SD_EINPUT, "label %d out of range [0,%d)", bad[CU_BAD_LABEL + 1], classes);
+    return 0;
+}
+
 /* ---- descriptors -------------------------------------------------------------------------------- */
 
 static int set4d(cudnnTensorDescriptor_t t, int n, int c, int h, int w) {
@@ -216,6 +223,13 @@ const char *cu_algo_name(int dir, int algo) {
         break;
     }
     return "UNKNOWN";
+}
+
+double cu_algo_tolerance(int dir, int algo, int tf32) {
+    if (tf32) return 5e-3;
+    const char *n = cu_algo_name(dir, algo);
+    if (strstr(n, "WINOGRAD") || strstr(n, "FFT")) return 1e-4;
+    return 1e-5;
 }
 
 void cu_conv_key(const nn_op *op, char *buf, size_t len) {

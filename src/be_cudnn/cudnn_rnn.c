@@ -9,6 +9,16 @@
 
 #define ALIGN_UP(x) (((x) + 255) / 256 * 256)
 
+/* auxFlags: cuDNN permits the unpacked layouts (ours, BATCH_MAJOR_UNPACKED) in RNN data descriptors only
+ * with padded I/O enabled. Set again once the dropout descriptor is (cu_rnn_setup). */
+static int set_rnn_desc(cu_rnn *rn) {
+    CUDNN_CHECK(cudnnSetRNNDescriptor_v8(rn->rnn, CUDNN_RNN_ALGO_STANDARD, rn->G == 4 ? CUDNN_LSTM : CUDNN_GRU,
+                                         CUDNN_RNN_DOUBLE_BIAS, CUDNN_UNIDIRECTIONAL, CUDNN_LINEAR_INPUT,
+                                         CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, rn->math, rn->F, rn->H, rn->H, 1,
+                                         rn->drop, CU_RNN_AUX_FLAGS), CU_HINT_DESC);
+    return 0;
+}
+
 int cu_rnn_descs_init(cu_rnn *rn, const nn_op *op, cudnnMathType_t math) {
     memset(rn, 0, sizeof *rn);
     if (op->kind != NN_OP_GRU && op->kind != NN_OP_LSTM)
@@ -27,12 +37,11 @@ int cu_rnn_descs_init(cu_rnn *rn, const nn_op *op, cudnnMathType_t math) {
     RNN_TRY(cudnnCreateRNNDataDescriptor(&rn->xd));
     RNN_TRY(cudnnCreateRNNDataDescriptor(&rn->yd));
     RNN_TRY(cudnnCreateTensorDescriptor(&rn->hd));
-    RNN_TRY(cudnnSetRNNDescriptor_v8(rn->rnn, CUDNN_RNN_ALGO_STANDARD, rn->G == 4 ? CUDNN_LSTM : CUDNN_GRU,
-                                     CUDNN_RNN_DOUBLE_BIAS, CUDNN_UNIDIRECTIONAL, CUDNN_LINEAR_INPUT, CUDNN_DATA_FLOAT,
-                                     CUDNN_DATA_FLOAT, math, rn->F, rn->H, rn->H, 1, rn->drop, CUDNN_RNN_PADDED_IO_DISABLED));
-    RNN_TRY(cudnnSetRNNDataDescriptor(rn->xd, CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_BATCH_MAJOR_UNPACKED, rn->T, rn->N,
+    rn->math = math;
+    if (rc == 0) rc = set_rnn_desc(rn);
+    RNN_TRY(cudnnSetRNNDataDescriptor(rn->xd, CUDNN_DATA_FLOAT, CU_RNN_DATA_LAYOUT, rn->T, rn->N,
                                       rn->F, lens, NULL));
-    RNN_TRY(cudnnSetRNNDataDescriptor(rn->yd, CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_BATCH_MAJOR_UNPACKED, rn->T, rn->N,
+    RNN_TRY(cudnnSetRNNDataDescriptor(rn->yd, CUDNN_DATA_FLOAT, CU_RNN_DATA_LAYOUT, rn->T, rn->N,
                                       rn->H, lens, NULL));
     int dims[3] = {1, rn->N, rn->H}, strides[3] = {rn->N * rn->H, rn->H, 1};
     RNN_TRY(cudnnSetTensorNdDescriptor(rn->hd, CUDNN_DATA_FLOAT, 3, dims, strides));
@@ -66,6 +75,9 @@ static size_t canon_b(const cu_rnn *rn, int k) {
 static size_t mat_bytes(const cu_rnn *rn, int k) { return sizeof(float) * (size_t)rn->H * (k < rn->G ? rn->F : rn->H); }
 
 int cu_rnn_setup(cu_rnn *rn, cudnnHandle_t h, cudaStream_t s) {
+    /* no dropout between layers (one layer), said explicitly as PyTorch does: rate 0 needs no RNG states */
+    CUDNN_CHECK(cudnnSetDropoutDescriptor(rn->drop, h, 0.0f, NULL, 0, 0), CU_HINT_DESC);
+    SD_TRY(set_rnn_desc(rn));
     CUDNN_CHECK(cudnnGetRNNWeightSpaceSize(h, rn->rnn, &rn->wspace), CU_HINT_DESC);
     CUDNN_CHECK(cudnnGetRNNTempSpaceSizes(h, rn->rnn, CUDNN_FWD_MODE_TRAINING, rn->xd, &rn->work, &rn->reserve), CU_HINT_DESC);
     const size_t canon_bytes = sizeof(float) * (size_t)nn_rnn_params(rn->G, rn->F, rn->H);
@@ -120,7 +132,7 @@ static void ws_parts(const cu_rnn *rn, const void *ws, void **reserve, float **d
 }
 
 int cu_rnn_forward(cu_rnn *rn, cudnnHandle_t h, cudaStream_t s, void *work, float *y, void *ws, const float *x,
-                   const float *w) {
+                   const float *w, int train) {
     void *reserve;
     float *dxs, *yseq, *dyz;
     ws_parts(rn, ws, &reserve, &dxs, &yseq, &dyz);
@@ -135,9 +147,11 @@ int cu_rnn_forward(cu_rnn *rn, cudnnHandle_t h, cudaStream_t s, void *work, floa
         wsp = rn->wbuf;
     }
     float *yout = rn->ret_seq ? y : yseq;
-    CUDNN_CHECK(cudnnRNNForward(h, rn->rnn, CUDNN_FWD_MODE_TRAINING, rn->dev_seq, rn->xd, x, rn->yd, yout, rn->hd, NULL,
-                                rn->ret_seq ? NULL : y, rn->hd, NULL, NULL, rn->wspace, wsp, rn->work, work, rn->reserve,
-                                reserve), CU_HINT_DESC);
+    /* inference keeps nothing for a backward pass: no reserve space, and cuDNN may pick faster kernels */
+    CUDNN_CHECK(cudnnRNNForward(h, rn->rnn, train ? CUDNN_FWD_MODE_TRAINING : CUDNN_FWD_MODE_INFERENCE, rn->dev_seq,
+                                rn->xd, x, rn->yd, yout, rn->hd, NULL, rn->ret_seq ? NULL : y, rn->hd, NULL, NULL,
+                                rn->wspace, wsp, rn->work, work, train ? rn->reserve : 0, train ? reserve : NULL),
+                CU_HINT_DESC);
     return 0;
 }
 

@@ -1069,7 +1069,9 @@ static void rnn_from_dnnl(dnnl_ctx *c, const nn_op *op, const rnn_priv *p, float
     }
 }
 
-static int dnnl_rnn_forward(nn_backend *be, const nn_op *op, float *y, void *ws, const float *x, const float *w) {
+static int dnnl_rnn_forward(nn_backend *be, const nn_op *op, float *y, void *ws, const float *x, const float *w,
+                            int train) {
+    (void)train;   /* one forward_training primitive serves both: ws also holds the output sequence */
     NEED_PRIV(op);
     dnnl_ctx *c = CTX(be);
     rnn_priv *p = PRIV(op, rnn_priv);

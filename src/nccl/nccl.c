@@ -1,9 +1,13 @@
 /* nccl — the NCCL reduction for data-parallel training: one process drives R GPUs (ncclCommInitAll over
  * devices 0..R-1); gradient buckets are averaged with ncclAllReduce(ncclAvg) inside ncclGroupStart/End,
- * on a stream per device, after each replica's back-end stream has finished its backward pass. Compiled
- * only when CUDA and NCCL are found (Makefile); verified by `make gpu-check` on >= 2 GPUs. */
+ * on a stream per device. Ordering is by events, never by the host waiting: each NCCL stream waits for its
+ * replica's back-end stream (the backward pass), and the back-end stream waits for the all-reduce before the
+ * optimizer step. Compiled only when CUDA and NCCL are found (Makefile); verified by `make gpu-check` on
+ * >= 2 GPUs. */
 #include "nn/dp.h"
 #include "core/err.h"
+#include "be_cudnn/cu_dl.h"
+#include "be_cudnn/cudnn_be.h"
 
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -12,6 +16,7 @@
 typedef struct nccl_ctx {
     ncclComm_t comms[NN_DP_MAX];
     cudaStream_t streams[NN_DP_MAX];
+    cudaEvent_t ready[NN_DP_MAX], done[NN_DP_MAX];   /* backward queued on the back-end; all-reduce queued */
     int ncomms;
 } nccl_ctx;
 
@@ -36,9 +41,13 @@ static int nc_allreduce(nn_reducer *red, float *const *bufs, size_t n, const flo
             if (weights[r] != weights[0])
                 return sd_err(SD_EUNSUPPORTED, "nccl: replicas with unequal batches (give a batch divisible by %d)", R);
     }
-    for (int r = 0; r < R; r++) {   /* the backward pass on each back-end's own stream is done */
+    cudaStream_t be_s[NN_DP_MAX];
+    for (int r = 0; r < R; r++) {   /* the all-reduce starts after everything queued on the replica so far */
+        be_s[r] = cu_backend_stream(red->bes[r]);
+        if (!be_s[r]) return sd_err(SD_EUNSUPPORTED, "nccl: replica %d is not on the cudnn back-end", r);
         CU_TRY(cudaSetDevice(r));
-        SD_TRY(red->bes[r]->ops->sync(red->bes[r]));
+        CU_TRY(cudaEventRecord(c->ready[r], be_s[r]));
+        CU_TRY(cudaStreamWaitEvent(c->streams[r], c->ready[r], 0));
     }
     NC_TRY(ncclGroupStart());
     for (int r = 0; r < R; r++) {
@@ -49,9 +58,10 @@ static int nc_allreduce(nn_reducer *red, float *const *bufs, size_t n, const flo
         }
     }
     NC_TRY(ncclGroupEnd());
-    for (int r = 0; r < R; r++) {
+    for (int r = 0; r < R; r++) {   /* what the replica queues next (the optimizer step) waits for the average */
         CU_TRY(cudaSetDevice(r));
-        CU_TRY(cudaStreamSynchronize(c->streams[r]));
+        CU_TRY(cudaEventRecord(c->done[r], c->streams[r]));
+        CU_TRY(cudaStreamWaitEvent(be_s[r], c->done[r], 0));
     }
     return 0;
 }
@@ -61,6 +71,9 @@ static void nc_destroy(nn_reducer *red) {
     if (!c) return;
     for (int r = 0; r < c->ncomms; r++) {
         (void)cudaSetDevice(r);
+        if (c->streams[r]) (void)cudaStreamSynchronize(c->streams[r]);
+        if (c->ready[r]) (void)cudaEventDestroy(c->ready[r]);
+        if (c->done[r]) (void)cudaEventDestroy(c->done[r]);
         if (c->streams[r]) (void)cudaStreamDestroy(c->streams[r]);
         if (c->comms[r]) (void)ncclCommDestroy(c->comms[r]);
     }
@@ -77,6 +90,7 @@ static int nc_init(nn_reducer *red, int n) {
     if (e != cudaSuccess || count < n)
         return sd_err(SD_ENODEV, "nccl: %d GPUs requested, %d visible%s%s", n, e == cudaSuccess ? count : 0,
                       e == cudaSuccess ? "" : ": ", e == cudaSuccess ? "" : cudaGetErrorString(e));
+    SD_TRY(cu_dl_require_all(&cu_lib_nccl, cu_dl_nccl_names));
     int devs[NN_DP_MAX];
     for (int r = 0; r < n; r++) devs[r] = r;
     NC_TRY(ncclCommInitAll(c->comms, n, devs));
@@ -84,6 +98,8 @@ static int nc_init(nn_reducer *red, int n) {
     for (int r = 0; r < n; r++) {
         CU_TRY(cudaSetDevice(r));
         CU_TRY(cudaStreamCreateWithFlags(&c->streams[r], cudaStreamNonBlocking));
+        CU_TRY(cudaEventCreateWithFlags(&c->ready[r], cudaEventDisableTiming));
+        CU_TRY(cudaEventCreateWithFlags(&c->done[r], cudaEventDisableTiming));
     }
     return 0;
 }

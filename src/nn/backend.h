@@ -218,18 +218,23 @@ typedef struct nn_backend_ops {
     int (*sigmoid_bce_backward)(nn_backend *be, const nn_op *op, float *dlogits, const float *prob,
                                 const float *targets);
     /* recurrent ops (issue 9B): shapes and weight layout under "Sequence tensors" above.
-     * embedding: y[i][t] = table[ids[i][t]]; an id outside [0, vocab) is SD_EINPUT naming it.
+     * embedding: y[i][t] = table[ids[i][t]]; an id outside [0, vocab) is SD_EINPUT naming it (a device
+     * back-end may report it at the next sync() or download() instead, as a bad label of the loss).
      * embedding_backward ACCUMULATES dtable[ids[i][t]] += dy[i][t] (ids have no gradient). */
     int (*embedding_forward)(nn_backend *be, const nn_op *op, float *y, const int32_t *ids, const float *table);
     int (*embedding_backward)(nn_backend *be, const nn_op *op, float *dtable, const float *dy,
                               const int32_t *ids);
     /* gru/lstm: w is the op's whole parameter slice; ws (workspace_size bytes) keeps what backward needs
-     * from the training forward. Backward overwrites dx (NULL: skip) and ACCUMULATES into dw (the slice,
-     * biases included); y is the forward output. */
-    int (*gru_forward)(nn_backend *be, const nn_op *op, float *y, void *ws, const float *x, const float *w);
+     * from the training forward (train = 1); train = 0 is evaluation, no backward follows. Backward overwrites
+     * dx (NULL: skip) and ACCUMULATES into dw (the slice, biases included); y is the forward output.
+     * Exactly one backward per training forward: a back-end may consume ws in backward (cuDNN's
+     * backward-data rewrites its reserve space), so a second backward needs a new forward first. */
+    int (*gru_forward)(nn_backend *be, const nn_op *op, float *y, void *ws, const float *x, const float *w,
+                       int train);
     int (*gru_backward)(nn_backend *be, const nn_op *op, float *dx, float *dw, const float *dy, const float *x,
                         const float *w, const float *y, const void *ws);
-    int (*lstm_forward)(nn_backend *be, const nn_op *op, float *y, void *ws, const float *x, const float *w);
+    int (*lstm_forward)(nn_backend *be, const nn_op *op, float *y, void *ws, const float *x, const float *w,
+                        int train);
     int (*lstm_backward)(nn_backend *be, const nn_op *op, float *dx, float *dw, const float *dy, const float *x,
                          const float *w, const float *y, const void *ws);
     /* repeat (RepeatVector): forward broadcast over op->oc steps; backward overwrites dx with the sum. */

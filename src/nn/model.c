@@ -685,8 +685,8 @@ int nn_model_forward(nn_model *m, int train, uint64_t dropout_seed) {
             rc = o->embedding_forward(be, &l->op, l->y, m->ids + l->op.ids_off, W);
             break;
         case NN_OP_REPEAT: rc = o->repeat_forward(be, &l->op, l->y, x); break;
-        case NN_OP_GRU: rc = o->gru_forward(be, &l->op, l->y, l->ws, x, W); break;
-        case NN_OP_LSTM: rc = o->lstm_forward(be, &l->op, l->y, l->ws, x, W); break;
+        case NN_OP_GRU: rc = o->gru_forward(be, &l->op, l->y, l->ws, x, W, train); break;
+        case NN_OP_LSTM: rc = o->lstm_forward(be, &l->op, l->y, l->ws, x, W, train); break;
         default: rc = sd_err(SD_ERROR, "internal: op %d in forward", (int)l->op.kind);
         }
         if (m->prof) m->prof[2 * i] += prof_clock(be) - t0;

@@ -374,8 +374,10 @@ static int ref_embedding_backward(nn_backend *be, const nn_op *op, float *dtable
                                   const int32_t *ids) {
     return nn_host_embedding_backward(T(be), op, dtable, dy, ids);
 }
-static int ref_rnn_forward(nn_backend *be, const nn_op *op, float *y, void *ws, const float *x, const float *w) {
-    return nn_host_rnn_forward(T(be), op, y, ws, x, w);
+static int ref_rnn_forward(nn_backend *be, const nn_op *op, float *y, void *ws, const float *x, const float *w,
+                           int train) {
+    /* evaluation keeps no gates for a backward pass (the host kernel skips them when ws is NULL) */
+    return nn_host_rnn_forward(T(be), op, y, train ? ws : NULL, x, w);
 }
 static int ref_rnn_backward(nn_backend *be, const nn_op *op, float *dx, float *dw, const float *dy, const float *x,
                             const float *w, const float *y, const void *ws) {
