@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 typedef struct score_args {
-    const char *json, *as_of, *mirror_dir, *api_base, *se_api_base, *scoring_dir, *cache_dir, *snapshot;
+    const char *json, *as_of, *mirror_dir, *api_base, *se_api_base, *scoring_dir, *cache_dir, *snapshot, *method;
     int offline, update, fetch, quiet;
     long timeout_s;
 } score_args;
@@ -105,6 +105,7 @@ static int refresh_git(const score_args *a, const score_inputs *in, score_snapsh
             continue;
         }
         g->present = 1;
+        g->has_maint = 1;
         g->why[0] = 0;
         const char *base = strrchr(paths[i], '/');
         snprintf(g->mirror, sizeof g->mirror, "%s", base ? base + 1 : paths[i]);
@@ -197,7 +198,10 @@ static int run(const score_args *a) {
     static score_snapshot s;
     static score_fw fw[SCORE_MAX_FW];
     char method_path[PATH_MAX + 32], fw_dir[PATH_MAX + 32];
-    snprintf(method_path, sizeof method_path, "%s/method.json", sdir);
+    /* v2 is method.json; v1 stays reproducible from method-v1.json. */
+    if (!a->method || strcmp(a->method, "v2") == 0) snprintf(method_path, sizeof method_path, "%s/method.json", sdir);
+    else if (strcmp(a->method, "v1") == 0) snprintf(method_path, sizeof method_path, "%s/method-v1.json", sdir);
+    else return sd_err(SD_EUSAGE, "--method: expected v1 or v2, got '%s'", a->method);
     snprintf(fw_dir, sizeof fw_dir, "%s/frameworks", sdir);
     snprintf(path, sizeof path, "%s/ops.json", sdir);
     SD_TRY(score_method_load(&m, method_path));
@@ -257,6 +261,8 @@ int cmd_score(int argc, char **argv) {
     a.timeout_s = 30;
     const sd_opt opts[] = {
         {"offline", SD_OPT_FLAG, &a.offline, NULL, "use the committed snapshot only (no git, no network)", 0, 0},
+        {"method", SD_OPT_STR, &a.method, "VERSION", "scoring method: v2 (default, ranges; scoring/method.json) or v1 "
+         "(scoring/method-v1.json, the earlier results)", 0, 0},
         {"json", SD_OPT_STR, &a.json, "FILE", "write scores as showdown-scores/1 JSON (scoring/README.md)", 0, 0},
         {"as-of", SD_OPT_STR, &a.as_of, "DATE", "measure git activity as of the end of DATE (YYYY-MM-DD, UTC); default: "
          "end of the day of the newest mirrored commit, else now", 0, 0},
