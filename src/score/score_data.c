@@ -755,6 +755,7 @@ int score_build(const score_method *m, const score_inputs *in, const score_snaps
                 break;
             case SCORE_F_LOG_SUM: {
                 double gh, so;
+                v->measured = 1;
                 char why[SCORE_WHY_LEN];
                 if (!sum_named(s->repo_counts, s->nrepo_counts, (const char (*)[64])f->terms, f->nterms,
                                "GitHub search term", &gh, why, sizeof why) ||

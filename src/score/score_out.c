@@ -252,7 +252,7 @@ int score_write_json(const char *path, const score_run *r, score_fw *fw, int n) 
         json_object_set_new(o, "criteria", cv);
         json_object_set_new(o, "categories", kv);
         json_object_set_new(o, "overall", num_or_null(x->overall_present, x->overall));
-        json_object_set_new(o, "tier", x->overall_present ? json_integer(x->tier) : json_null());
+        json_object_set_new(o, "tier", x->overall_present && x->tier ? json_integer(x->tier) : json_null());
         json_object_set_new(o, "missing", miss);
         if (m->version >= 2) {
             json_t *cr = json_object();
