@@ -62,6 +62,20 @@ assert d["method"]["version"] == 1 and ov == sorted(ov, reverse=True) and "overa
 "$SHOWDOWN" score --offline --method v3 >/dev/null 2>"$T/err.txt"; rc=$?
 [ $rc -eq 2 ] && grep -q "expected v1 or v2" "$T/err.txt" || fail "--method v3: exit $rc, $(cat "$T/err.txt")"
 
+# The scoring pages of the report: how to read, a glossary of every criterion, ranges and coverage in the
+# table, the overall bar drawn with its range; from v1 scores (no ranges) no bar repeating the table's column.
+"$SHOWDOWN" report --scores "$T/scores.json" --no-db --out "$T/rep" --format svg,md >/dev/null 2>"$T/err.txt" \
+    || fail "report from v2 scores: $(cat "$T/err.txt")"
+for want in "How to read these scores" "Sponsor: who funds" "Activity: maintenance" "ONNX: exchange of models" \
+            "| Range (0–100) |" "| Coverage (meas./hand/miss.) |" "(figures/podium-chart.svg)"; do
+    grep -qF "$want" "$T/rep/showdown.md" || fail "report lacks '$want'"
+done
+grep -qE '^\| Keras \| .*\| [0-9]+/[0-9]+/[0-9]+ \|$' "$T/rep/showdown.md" || fail "no coverage in Keras's row"
+"$SHOWDOWN" report --scores "$T/v1.json" --no-db --out "$T/rep1" --format svg,md >/dev/null 2>"$T/err.txt" \
+    || fail "report from v1 scores: $(cat "$T/err.txt")"
+! grep -q "podium-chart" "$T/rep1/showdown.md" || fail "v1 report still has the bar repeating the overall column"
+grep -q "How to read these scores" "$T/rep1/showdown.md" && fail "v1 report claims ranges"
+
 # 2. Bad data is a positioned input error (exit 3).
 cp -r scoring "$T/sc"
 sed -i 's/"in_2018": true/"in_2018": true, "bogus": 1/' "$T/sc/frameworks/caffe.json"

@@ -42,6 +42,7 @@ typedef enum score_formula {
 
 typedef struct score_criterion {
     char id[SCORE_ID_LEN], name[SCORE_NAME_LEN];
+    char about[512];                   /* what it measures, for the report's glossary ("" if not given) */
     char input[SCORE_ID_LEN];          /* input key (VALUE, WEIGHTED_SUM, COUNT, PARTS_MEAN) */
     int category;                      /* index into score_method.cat */
     double weight;                     /* >= 0 */

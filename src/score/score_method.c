@@ -67,6 +67,7 @@ static int read_criterion(const jv_doc *d, const jv *v, score_method *m, score_c
     SD_TRY(jv_check_keys(d, v, "criterion", keys));
     SD_TRY(copy_str(d, v, "id", "criterion", 1, c->id, sizeof c->id));
     SD_TRY(copy_str(d, v, "name", "criterion", 1, c->name, sizeof c->name));
+    SD_TRY(copy_str(d, v, "about", "criterion", 0, c->about, sizeof c->about));
     const char *cat = NULL, *formula = NULL;
     SD_TRY(jv_get_str(d, v, "category", "criterion", 1, &cat));
     c->category = -1;

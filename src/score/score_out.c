@@ -204,6 +204,7 @@ int score_write_json(const char *path, const score_run *r, score_fw *fw, int n) 
         const score_criterion *cr = &m->crit[c];
         json_t *o = json_pack("{s:s, s:s, s:s, s:f}", "id", cr->id, "name", cr->name, "category",
                               m->cat[cr->category].id, "weight", cr->weight);
+        if (cr->about[0] && m->version >= 2) json_object_set_new(o, "about", json_string(cr->about));
         if (cr->formula == SCORE_F_PARTS_MEAN) {
             json_t *parts = json_array();
             for (int p = 0; p < cr->nparts; p++) json_array_append_new(parts, json_string(cr->part_id[p]));
