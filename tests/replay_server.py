@@ -7,7 +7,7 @@ matches the recorded ETag; plus crafted exchanges under /crafted/ and a StackExc
 /2.3/tags/{tag}/info that always answers gzip with a `backoff` field (--se-backoff), 2 MiB answers
 (/crafted/big with a length, /crafted/big-chunked without) for the body bound, and
 /search/repositories?q=... answering total_count 500, and GitHub statistics (tests/fixtures/github-stats)
-under /crafted/stats/ with 202 "computing", a 403 rate limit and 304. /_stats gives per-path hit
+under /crafted/stats/ with 202 "computing", a 403 rate limit and 304 (and as /repos/{o}/{r}/stats/{which}). /_stats gives per-path hit
 counts and the last Authorization header seen per path. Writes its port to --port-file.
 """
 import argparse, gzip, json, os, sys, threading, time
@@ -70,6 +70,9 @@ class Handler(BaseHTTPRequestHandler):
                 body["backoff"] = SE_BACKOFF
             data = gzip.compress(json.dumps(body).encode())
             return self.send(200, data, {"Content-Encoding": "gzip"}, raw=True)
+        parts = path.split("?")[0].split("/")
+        if len(parts) == 6 and parts[1] == "repos" and parts[4] == "stats":   # statistics of any repository
+            return self.stats("/crafted/stats/repos/ok/%s/stats/%s" % (parts[3], parts[5]), n, inm)
         ex = EXCHANGES.get(("GET", path))
         if ex is None and path.startswith("/search/repositories?"):
             return self.send(200, {"total_count": 500, "incomplete_results": False, "items": []})

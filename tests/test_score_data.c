@@ -361,3 +361,41 @@ Test(score_data, v2_removing_an_input_never_helps) {
     bad = violations("scoring/method-v1.json", &checked);
     cr_assert_gt(bad, 0, "method v1 should break the property (%d removals)", checked);
 }
+
+/* A repository known from GitHub's statistics (no mirror): the snapshot keeps source, fetch date and the
+ * four figures through write + load; v2 scores weeks, contributors and bus factor and leaves the release
+ * parts missing ("no release tags"); v1's activity is missing (no last-commit date). */
+Test(score_data, github_stats_entry) {
+    char tmp[256], path[512];
+    tu_tmpdir(tmp, sizeof tmp);
+    v2_fixture(tmp, 1);
+    score_git *g = &snap.git[0];
+    memset(&g->a, 0, sizeof g->a);
+    g->a.as_of = snap.as_of;
+    g->a.weeks_active_13 = 13; g->a.commits_365 = 400; g->a.authors_90 = 10; g->a.bus_factor_365 = 5;
+    snprintf(g->source, sizeof g->source, "github-stats");
+    snprintf(g->fetched, sizeof g->fetched, "2026-01-02T10:00:00Z");
+    snprintf(path, sizeof path, "%s/snap.json", tmp);
+    cr_assert_eq(score_snapshot_write(&snap, path), 0, "%s", sd_errmsg());
+    cr_assert_eq(score_snapshot_load(&snap2, path), 0, "%s", sd_errmsg());
+    score_git *r = score_snapshot_git(&snap2, "github.com/o/f1", 0);
+    cr_assert(r && r->present && r->has_maint);
+    cr_assert_str_eq(r->source, "github-stats");
+    cr_assert_str_eq(r->fetched, "2026-01-02T10:00:00Z");
+    cr_assert(r->a.weeks_active_13 == 13 && r->a.commits_365 == 400 && r->a.authors_90 == 10 && r->a.bus_factor_365 == 5);
+    cr_assert_eq(score_build(&m, &in, &snap2, fw), 0);
+    cr_assert_eq(score_compute(&m, fw, 2), 0, "%s", sd_errmsg());
+    int act = score_criterion_index(&m, "activity");
+    NEAR(fw[0].part[act][0].norm, 100);   /* weeks 13/13 */
+    NEAR(fw[0].part[act][1].norm, 50);    /* authors 10/20 */
+    NEAR(fw[0].part[act][2].norm, 100);   /* bus factor 5/5 */
+    cr_assert(!fw[0].part[act][3].present && strstr(fw[0].part[act][3].why, "no release tags"));
+    cr_assert(!fw[0].part[act][4].present && strstr(fw[0].part[act][4].why, "no release tags"));
+    NEAR(fw[0].crit[act].lo, (100 + 50 + 100) / 5.0);
+    NEAR(fw[0].crit[act].hi, (100 + 50 + 100 + 200) / 5.0);
+    cr_assert_str_eq(fw[0].status, "active");
+    cr_assert_eq(score_method_load(&m, "scoring/method-v1.json"), 0, "%s", sd_errmsg());
+    cr_assert_eq(score_build(&m, &in, &snap2, fw), 0);
+    act = score_criterion_index(&m, "activity");
+    cr_assert(!fw[0].crit[act].present && strstr(fw[0].crit[act].why, "no last-commit date"), "%s", fw[0].crit[act].why);
+}

@@ -405,10 +405,30 @@ static int read_git(const jv_doc *d, const jv *v, int64_t as_of, score_git *g) {
     static const char *const keys[] = {"missing", "as_of", "has_commits", "last_commit", "newest_commit", "commits_total",
                                        "commits_30", "commits_90", "prs_merged_30", "authors_90", "head", "mirror",
                                        "weeks_active_13", "commits_365", "bus_factor_365", "releases_365",
-                                       "last_release", NULL};
+                                       "last_release", "source", "fetched", NULL};
     SD_TRY(jv_expect(d, v, JV_OBJECT, "git entry"));
     SD_TRY(jv_check_keys(d, v, "git entry", keys));
     if (jv_get(v, "missing")) return copy_str(d, v, "missing", "git entry", 1, g->why, sizeof g->why);
+    SD_TRY(copy_str(d, v, "source", "git entry", 0, g->source, sizeof g->source));
+    if (g->source[0]) {   /* GitHub statistics: only what those endpoints give */
+        if (strcmp(g->source, "github-stats") != 0)
+            return jv_err(d, jv_get(v, "source"), "unknown source '%s' (expected github-stats)", g->source);
+        static const char *const st[] = {"weeks_active_13", "commits_365", "authors_90", "bus_factor_365"};
+        long *sdst[] = {&g->a.weeks_active_13, &g->a.commits_365, &g->a.authors_90, &g->a.bus_factor_365};
+        long long x;
+        for (int i = 0; i < 4; i++) {
+            SD_TRY(jv_get_int(d, v, st[i], "git entry", 1, 0, 1000000000LL, &x));
+            *sdst[i] = (long)x;
+        }
+        if (g->a.weeks_active_13 > 13) return jv_err(d, jv_get(v, "weeks_active_13"), "weeks_active_13 above 13");
+        int64_t t;
+        SD_TRY(read_date_member(d, v, "fetched", "git entry", 1, 0, &t));
+        SD_TRY(copy_str(d, v, "fetched", "git entry", 1, g->fetched, sizeof g->fetched));
+        g->a.as_of = as_of;
+        SD_TRY(read_date_member(d, v, "as_of", "git entry", 0, 0, &g->a.as_of));
+        g->present = g->has_maint = 1;
+        return 0;
+    }
     git_activity *a = &g->a;
     a->as_of = as_of;
     SD_TRY(read_date_member(d, v, "as_of", "git entry", 0, 0, &a->as_of));
@@ -529,6 +549,12 @@ int score_snapshot_write(const score_snapshot *s, const char *path) {
         json_t *e;
         if (!g->present) {
             e = json_pack("{s:s}", "missing", g->why);
+        } else if (g->source[0]) {
+            char as_of[32];
+            score_date_iso(g->a.as_of, as_of, sizeof as_of);
+            e = json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:I}", "source", g->source, "fetched", g->fetched, "as_of", as_of,
+                          "weeks_active_13", (json_int_t)g->a.weeks_active_13, "commits_365", (json_int_t)g->a.commits_365,
+                          "authors_90", (json_int_t)g->a.authors_90, "bus_factor_365", (json_int_t)g->a.bus_factor_365);
         } else {
             const git_activity *a = &g->a;
             char as_of[32], last[32], newest[32];
@@ -604,6 +630,7 @@ static void activity(score_value *v, const score_snapshot *s, const char *repo, 
     const score_git *g = score_snapshot_git((score_snapshot *)s, repo, 0);
     if (!g) { set_missing(v, "%s: not in the snapshot%s", repo, ""); return; }
     if (!g->present) { set_missing(v, "%s: %s", repo, g->why); return; }
+    if (g->source[0]) { set_missing(v, "%s: GitHub statistics give no last-commit date or pull requests%s", repo, ""); return; }
     if (!g->a.has_commits) { set_missing(v, "%s: no commit before the as-of date%s", repo, ""); return; }
     v->present = 1;
     v->raw = score_activity(g->a.as_of, g->a.last_commit, g->a.prs_merged_30, weeks_min);
@@ -651,6 +678,13 @@ static const char *git_repo_for(const score_framework *f, const char *which, cha
  * repository typed archived (read-only, with a source) cannot have newer commits: its values stand. */
 static int git_stale(const score_method *m, const score_framework *f, const score_git *g, char *why, size_t wlen) {
     if (m->stale_days <= 0 || strcmp(f->status, "archived") == 0) return 0;
+    if (g->source[0]) {   /* statistics are current when fetched: stale when fetched before as_of minus the limit */
+        int64_t t = 0;
+        if (score_date_parse(g->fetched, 0, &t) < 0 || t >= g->a.as_of - (int64_t)(m->stale_days * 86400.0)) return 0;
+        snprintf(why, wlen, "%s: GitHub statistics fetched %s, over %.0f days before as_of: shown, not scored", g->repo,
+                 g->fetched, m->stale_days);
+        return 1;
+    }
     int64_t limit = g->a.as_of - (int64_t)(m->stale_days * 86400.0);
     if (g->a.newest_commit >= limit) return 0;
     char day[16], as_of[16];
@@ -678,6 +712,15 @@ static void git_metric(score_value *v, const score_method *m, const score_snapsh
     }
     const git_activity *a = &g->a;
     double raw;
+    if (g->source[0] && (strcmp(metric, "releases_365") == 0 || strcmp(metric, "days_since_release") == 0)) {
+        set_missing(v, "%s: GitHub statistics have no release tags%s", repo, "");
+        return;
+    }
+    if (g->source[0]) {
+        char base[SCORE_WHY_LEN];
+        snprintf(base, sizeof base, "%s", src[0] ? src : repo);
+        snprintf(src, sizeof src, "%s: GitHub statistics fetched %s", base, g->fetched);
+    }
     if (strcmp(metric, "weeks_active_13") == 0) raw = (double)a->weeks_active_13;
     else if (strcmp(metric, "authors_90") == 0) raw = (double)a->authors_90;
     else if (strcmp(metric, "bus_factor_365") == 0) raw = (double)a->bus_factor_365;
@@ -713,8 +756,13 @@ static void derive_status(const score_method *m, const score_framework *f, const
     if (!g || !g->present) { snprintf(o->status_why, sizeof o->status_why, "%s: no git data", f->repo); return; }
     if (!g->has_maint) { snprintf(o->status_why, sizeof o->status_why, "%s: no maintenance metrics", f->repo); return; }
     if (git_stale(m, f, g, o->status_why, sizeof o->status_why)) return;
-    snprintf(o->status, sizeof o->status, "%s",
-             score_status_from(&m->status, g->a.weeks_active_13, g->a.authors_90, g->a.releases_365));
+    const char *st = score_status_from(&m->status, g->a.weeks_active_13, g->a.authors_90, g->a.releases_365);
+    if (g->source[0] && strcmp(st, "inactive") == 0) {   /* without tags a release may have been missed */
+        snprintf(o->status_why, sizeof o->status_why, "%s: no commit in 13 weeks per GitHub statistics, which have no "
+                 "release tags", f->repo);
+        return;
+    }
+    snprintf(o->status, sizeof o->status, "%s", st);
     snprintf(o->status_why, sizeof o->status_why, "%ld of 13 weeks with a commit, %ld authors in 90 days, %ld releases "
              "in 365 days", g->a.weeks_active_13, g->a.authors_90, g->a.releases_365);
 }

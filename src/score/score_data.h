@@ -55,6 +55,9 @@ typedef struct score_git {
     char why[SCORE_WHY_LEN];
     char mirror[64];                  /* mirror directory name it was read from */
     int has_maint;                    /* the maintenance metrics (weeks_active_13 ...) were recorded */
+    char source[16];                  /* "" git history of a mirror; "github-stats": GitHub's REST statistics
+                                         (weeks, commits, authors, bus factor; no dates, no tags) */
+    char fetched[32];                 /* github-stats: when they were fetched */
 } score_git;
 
 typedef struct score_named {
