@@ -66,6 +66,8 @@ static void net_opts(const score_args *a, const char *cache, http_opts *o) {
 static int refresh_stats(const score_args *a, score_snapshot *s, char (*repos)[SCORE_REPO_LEN], int n, int64_t as_of,
                          const char *cache_dir) {
     http_client *c = NULL;
+    char cache[PATH_MAX];   /* the client keeps this path until it is freed */
+    snprintf(cache, sizeof cache, "%s/http-cache.json", cache_dir);
     for (int i = 0; i < n; i++) {
         score_git *g = score_snapshot_git(s, repos[i], 0);
         if (!g || g->present || strncmp(repos[i], "github.com/", 11) != 0) continue;
@@ -73,8 +75,6 @@ static int refresh_stats(const score_args *a, score_snapshot *s, char (*repos)[S
         snprintf(url, sizeof url, "https://%s", repos[i]);
         SD_TRY(score_repo_key(url, key, sizeof key, owner, sizeof owner, name, sizeof name));
         if (!c) {
-            char cache[PATH_MAX];
-            snprintf(cache, sizeof cache, "%s/http-cache.json", cache_dir);
             http_opts o;
             net_opts(a, cache, &o);
             SD_TRY(http_client_new(&c, &o));
