@@ -1,7 +1,8 @@
 /* fuzz_http — what a server sends (src/http/http.c, http_api.c). The first byte picks: 0 a Link header
  * (rel="next"), 1 a numeric header (Retry-After, X-RateLimit-*), 2 a GitHub repository answer, 3 a GitHub
  * search answer (total_count), 4 a StackExchange answer (items[0].count), 5 the HTTP cache file as read
- * back by http_client_new. */
+ * back by http_client_new. A first byte of 250 or more picks GitHub statistics instead (even: commit_activity,
+ * odd: contributors), keeping the meaning of the older regression inputs. */
 #include "fuzz.h"
 #include "http/http.h"
 
@@ -11,6 +12,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size < 1) return 0;
     char *s = fuzz_cstr(data + 1, size - 1);
     size_t n = size - 1;
+    if (data[0] >= 250) {
+        http_response r = {0};
+        r.body = s;
+        r.len = n;
+        r.status = 200;
+        http_stats st = {0};
+        if (data[0] % 2 == 0) fuzz_check_err(http_commit_activity_from(&r, 1736035200, &st));
+        else fuzz_check_err(http_contributors_from(&r, 1736035200, &st));
+        if (st.weeks_active_13 < 0 || st.weeks_active_13 > 1000000 || st.bus_factor_365 < 0) abort();
+        free(s);
+        return 0;
+    }
     switch (data[0] % 6) {
     case 0: {
         char next[2048];

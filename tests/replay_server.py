@@ -6,7 +6,8 @@ response), rewriting https://api.github.com to its own address, answering 304 wh
 matches the recorded ETag; plus crafted exchanges under /crafted/ and a StackExchange-like
 /2.3/tags/{tag}/info that always answers gzip with a `backoff` field (--se-backoff), 2 MiB answers
 (/crafted/big with a length, /crafted/big-chunked without) for the body bound, and
-/search/repositories?q=... answering total_count 500. /_stats gives per-path hit
+/search/repositories?q=... answering total_count 500, and GitHub statistics (tests/fixtures/github-stats)
+under /crafted/stats/ with 202 "computing", a 403 rate limit and 304 (and as /repos/{o}/{r}/stats/{which}). /_stats gives per-path hit
 counts and the last Authorization header seen per path. Writes its port to --port-file.
 """
 import argparse, gzip, json, os, sys, threading, time
@@ -69,6 +70,9 @@ class Handler(BaseHTTPRequestHandler):
                 body["backoff"] = SE_BACKOFF
             data = gzip.compress(json.dumps(body).encode())
             return self.send(200, data, {"Content-Encoding": "gzip"}, raw=True)
+        parts = path.split("?")[0].split("/")
+        if len(parts) == 6 and parts[1] == "repos" and parts[4] == "stats":   # statistics of any repository
+            return self.stats("/crafted/stats/repos/ok/%s/stats/%s" % (parts[3], parts[5]), n, inm)
         ex = EXCHANGES.get(("GET", path))
         if ex is None and path.startswith("/search/repositories?"):
             return self.send(200, {"total_count": 500, "incomplete_results": False, "items": []})
@@ -136,6 +140,8 @@ class Handler(BaseHTTPRequestHandler):
             except (BrokenPipeError, ConnectionResetError):
                 pass
             return None
+        if kind == "stats":              # /crafted/stats/repos/{owner}/{name}/stats/{which}: GitHub statistics
+            return self.stats(path, n, inm)
         if kind == "etag":               # 304 when the client presents the ETag
             if inm == '"e1"':
                 with LOCK:
@@ -143,6 +149,34 @@ class Handler(BaseHTTPRequestHandler):
                 return self.send(304, b"", {"ETag": '"e1"'}, raw=True)
             return self.send(200, {"total_count": 5}, {"ETag": '"e1"'})
         return self.send(404, {"message": "unknown crafted path"})
+
+
+STATS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "github-stats")
+
+
+def _stats(self, path, n, inm):
+    """Owner ok: the fixture with an ETag (304 when presented); computing: 202 {} twice, then the fixture;
+    busy: always 202; limited: the fixture once, then 403 with the rate limit exhausted for an hour."""
+    parts = path.split("?")[0].split("/")      # '', crafted, stats, repos, owner, name, stats, which
+    owner, which = parts[4], parts[7]
+    with open(os.path.join(STATS_DIR, which + ".json")) as f:
+        body = f.read()
+    etag = '"s-%s"' % which
+    if owner == "busy" or (owner == "computing" and n <= 2):
+        return self.send(202, {})
+    if owner == "limited" and n > 1:
+        return self.send(403, {"message": "API rate limit exceeded for 127.0.0.1.",
+                               "documentation_url": "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api"},
+                         {"X-RateLimit-Limit": "60", "X-RateLimit-Remaining": "0",
+                          "X-RateLimit-Reset": str(int(time.time()) + 3600), "X-RateLimit-Resource": "core"})
+    if inm == etag:
+        with LOCK:
+            NOT_MOD[path] = NOT_MOD.get(path, 0) + 1
+        return self.send(304, b"", {"ETag": etag}, raw=True)
+    return self.send(200, body, {"ETag": etag, "X-RateLimit-Remaining": "59"})
+
+
+Handler.stats = _stats
 
 
 def main():

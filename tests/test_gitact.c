@@ -112,6 +112,35 @@ Test(gitact, metrics_earlier_as_of) {
     cr_assert_eq(a.authors_90, 3);
 }
 
+/* Maintenance metrics as of 2024-04-01T00:00Z (T). Week k holds t when floor((T - t - 1 s) / 7 d) = k:
+ * c7 3.5 d and m2 6.5 d -> week 0; c6 7.5 d, c5 11.5 d -> 1; m1 19.5 d -> 2; c4 21.5 d, c3 26.5 d -> 3;
+ * c2 81.5 d -> 11; c1 152 d -> outside: 5 weeks of 13. 365 days hold all 9 commits: alice 3 (c2 c3 c7),
+ * bob 2 (c4, c5 via .mailmap), maint 2, old 1, carol 1; half is 4.5, alice + bob = 5 -> bus factor 2.
+ * Tags: v0.1 on c1 (2023-11-01), v1.0 on c2 (2024-01-10), annotated v1.1 on c5 tagged 2024-03-21,
+ * "nightly" on c7 (no digit: not a release), v2.0 on c8 (after T): releases 3, last 2024-03-21 12:00. */
+Test(gitact, maintenance_metrics_exact) {
+    char tmp[256], dir[512];
+    tu_tmpdir(tmp, sizeof tmp);
+    snprintf(dir, sizeof dir, "%s/repo", tmp);
+    make_repo(dir);
+    sh("cd '%s' && " GITENV " git tag v0.1 ':/^init' && git tag v1.0 ':/^first' && git tag nightly ':/^Add feature' && "
+       "git tag v2.0 ':/^Later' && GIT_COMMITTER_DATE='2024-03-21T12:00:00+0000' git tag -a v1.1 -m r ':/^Docs'", dir);
+    git_activity a;
+    cr_assert_eq(git_activity_analyse(dir, utc(2024, 4, 1), &a), 0, "%s", sd_errmsg());
+    cr_assert_eq(a.weeks_active_13, 5);
+    cr_assert_eq(a.commits_365, 9);
+    cr_assert_eq(a.bus_factor_365, 2);
+    cr_assert_eq(a.releases_365, 3);
+    cr_assert_eq(a.last_release, utc(2024, 3, 21) + 12 * 3600);
+    /* As of 2024-03-16: v1.1 is in the future (2 releases, last v1.0); weeks: m1 3.5 d -> 0, c4 5.5 d -> 0,
+     * c3 10.5 d -> 1, c2 65.5 d -> 9: 3 weeks; 5 commits: alice 2, bob 1, maint 1, old 1 -> 2 authors. */
+    cr_assert_eq(git_activity_analyse(dir, utc(2024, 3, 16), &a), 0, "%s", sd_errmsg());
+    cr_assert_eq(a.releases_365, 2);
+    cr_assert_eq(a.last_release, utc(2024, 1, 10) + 12 * 3600);
+    cr_assert_eq(a.weeks_active_13, 3);
+    cr_assert_eq(a.bus_factor_365, 2);
+}
+
 /* Before the first commit: no commits, no error. An empty repository likewise. */
 Test(gitact, before_history_and_empty) {
     char tmp[256], dir[512], empty[512];

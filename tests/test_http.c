@@ -432,3 +432,110 @@ Test(http, token_base_is_not_a_string_prefix) {
     cr_assert_str_eq(auth, "", "token sent to %s with token_base %s", sv.base, tb);
     server_stop(&sv);
 }
+
+/* GitHub statistics (tests/fixtures/github-stats, GitHub's answer format), as of 2025-01-05T00:00Z (a Sunday).
+ * commit_activity: 52 weeks from 2024-01-07; weeks starting in [2024-10-06, 2025-01-05) with commits:
+ * 10-06 (3), 11-10 (7), 12-01 (1), 12-15 (2), 12-29 (4) -> 5 of 13; 09-29 (5) is outside; commits of weeks
+ * from 2024-01-06 on: 10 + 5 + 3 + 7 + 1 + 2 + 4 = 32. contributors: alice 06-02 (3) and 12-29 (5), bob
+ * 2023-12-31 (50, before the 365 days) and 11-03 (6), carol 03-03 (4): authors with a week from 10-07 on:
+ * alice, bob = 2; 365 days: 8 + 6 + 4 = 18, half 9, alice 8 + bob 6 -> bus factor 2. */
+static int64_t stats_as_of(void) { return 1736035200; }   /* 2025-01-05T00:00:00Z */
+
+static char *read_all(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    static char buf[1 << 20];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    return buf;
+}
+
+static void check_stats_figures(const http_stats *s) {
+    cr_assert(s->present, "%s", s->why);
+    cr_assert_eq(s->weeks_active_13, 5);
+    cr_assert_eq(s->commits_365, 32);
+    cr_assert_eq(s->authors_90, 2);
+    cr_assert_eq(s->bus_factor_365, 2);
+}
+
+Test(http, stats_hand_computed_then_304) {
+    server sv = {0};
+    server_start(&sv, 0);
+    waits w = {0};
+    char cache[512], api[128];
+    snprintf(cache, sizeof cache, "%s/cache.json", sv.dir);
+    snprintf(api, sizeof api, "%s/crafted/stats", sv.base);
+    http_client *c = client_for(&w, cache, 0, 0);
+    http_stats s;
+    cr_assert_eq(http_github_stats(c, api, "ok", "proj", stats_as_of(), 3, 1, &s), 0, "%s", sd_errmsg());
+    check_stats_figures(&s);
+    cr_assert(!s.stale);
+    http_client_free(c);
+    c = client_for(&w, cache, 0, 0);   /* a new run: the cache's ETags make both answers 304 */
+    cr_assert_eq(http_github_stats(c, api, "ok", "proj", stats_as_of(), 3, 1, &s), 0, "%s", sd_errmsg());
+    check_stats_figures(&s);
+    http_client_free(c);
+    long hits, notmod;
+    stats(&sv, "/crafted/stats/repos/ok/proj/stats/commit_activity", &hits, &notmod, NULL, 0);
+    cr_assert_eq(hits, 2);
+    cr_assert_eq(notmod, 1);
+    stats(&sv, "/crafted/stats/repos/ok/proj/stats/contributors", &hits, &notmod, NULL, 0);
+    cr_assert_eq(notmod, 1);
+    server_stop(&sv);
+}
+
+/* 202 twice, then the answer: two waits per endpoint. Always 202: missing, "computing", and the empty
+ * placeholder is never cached (a later failure cannot serve it as the last good answer). */
+Test(http, stats_202_computing) {
+    server sv = {0};
+    server_start(&sv, 0);
+    waits w = {0};
+    char cache[512], api[128];
+    snprintf(cache, sizeof cache, "%s/cache.json", sv.dir);
+    snprintf(api, sizeof api, "%s/crafted/stats", sv.base);
+    http_client *c = client_for(&w, cache, 0, 0);
+    http_stats s;
+    cr_assert_eq(http_github_stats(c, api, "computing", "proj", stats_as_of(), 3, 0.5, &s), 0, "%s", sd_errmsg());
+    check_stats_figures(&s);
+    cr_assert_eq(w.n, 4);
+    for (int i = 0; i < w.n; i++) cr_assert_eq(w.s[i], 0.5);
+    w.n = 0;
+    cr_assert_eq(http_github_stats(c, api, "busy", "proj", stats_as_of(), 3, 0.5, &s), SD_ENET);
+    cr_assert(!s.present && s.computing);
+    cr_assert(strstr(s.why, "still computing the statistics (202 after 3 tries)"), "%s", s.why);
+    cr_assert_eq(w.n, 2);
+    http_client_free(c);   /* saves the cache */
+    const char *text = read_all(cache);
+    cr_assert(text && !strstr(text, "/busy/"), "a 202 placeholder was cached");
+    cr_assert(strstr(text, "/computing/"), "the real answer after the 202s should be cached");
+    server_stop(&sv);
+}
+
+/* 403 with X-RateLimit-Remaining 0 and a reset an hour away (over the 30 s bound): with a cached answer the
+ * figures are served stale with the reason; without one they are missing with it. */
+Test(http, stats_403_rate_limit) {
+    server sv = {0};
+    server_start(&sv, 0);
+    waits w = {0};
+    char cache[512], api[128];
+    snprintf(cache, sizeof cache, "%s/cache.json", sv.dir);
+    snprintf(api, sizeof api, "%s/crafted/stats", sv.base);
+    http_client *c = client_for(&w, cache, 0, 1);
+    http_stats s;
+    cr_assert_eq(http_github_stats(c, api, "limited", "proj", stats_as_of(), 1, 0, &s), 0, "%s", sd_errmsg());
+    check_stats_figures(&s);
+    cr_assert(!s.stale);
+    cr_assert_eq(http_github_stats(c, api, "limited", "proj", stats_as_of(), 1, 0, &s), 0, "%s", sd_errmsg());
+    check_stats_figures(&s);
+    cr_assert(s.stale);
+    cr_assert(strstr(s.why, "HTTP 403") && strstr(s.why, "exceeds the bound"), "%s", s.why);
+    cr_assert_eq(w.n, 0);   /* an hour is past the bound: no wait */
+    http_client_free(c);
+    c = client_for(&w, NULL, 0, 1);
+    cr_assert_lt(http_github_stats(c, api, "limited", "proj", stats_as_of(), 1, 0, &s), 0);
+    cr_assert(!s.present);
+    cr_assert(strstr(s.why, "HTTP 403"), "%s", s.why);
+    http_client_free(c);
+    server_stop(&sv);
+}

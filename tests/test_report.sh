@@ -116,7 +116,7 @@ has "$csv" "^Theano (archived),25,,35," "CSV leaves the missing cell empty (not 
 nsvg=$(ls "$t/a/figures/"*.svg | wc -l)
 [ "$nsvg" -ge 10 ] && echo "ok: $nsvg SVG files" || { echo "FAIL: only $nsvg SVG files"; fail=1; }
 if xmllint --noout "$t/a/figures/"*.svg 2> "$t/xml"; then echo "ok: every SVG parses"; else echo "FAIL: xmllint"; head "$t/xml"; fail=1; fi
-has "$t/a/showdown.md" "(figures/podium-chart.svg)" "Markdown links the figures"
+has "$t/a/showdown.md" "(figures/radar-categories.svg)" "Markdown links the figures"
 has "$t/a/showdown.md" "Not run: native · cuDNN (no CUDA device)" "failed run named with its reason"
 has "$t/a/showdown.md" "| PyTorch | \*\*87.2\*\*" "Markdown table marks the best value"
 # rendering twice gives byte-identical files

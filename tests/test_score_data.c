@@ -1,8 +1,11 @@
 /* test_score_data — the scoring readers and score_build: the committed method and framework data load;
  * a null qualitative value becomes a listed missing criterion; bad ops/snapshot data are positioned
- * errors; a snapshot survives write + load; dates and repository keys parse exactly. */
+ * errors; a snapshot survives write + load; dates and repository keys parse exactly. Method v2: ranges
+ * and insufficient data against hand-computed values, a stale mirror, and the property that removing any
+ * measured input never raises any framework's lower bound nor the rank of the framework that lost it. */
 #include "testutil.h"
 #include "score/score_data.h"
+#include "score/score_out.h"
 #include "core/err.h"
 
 #include <math.h>
@@ -74,7 +77,8 @@ Test(score_data, inputs_and_build) {
     write_fw(dir, "f2", "{\"value\": null, \"missing\": \"nobody knows\", \"source\": \"s\", \"checked\": \"2026-01-02\"}");
     snprintf(ops, sizeof ops, "%s/ops.json", tmp);
     tu_write_str(ops, OPS_OK);
-    cr_assert_eq(score_method_load(&m, "scoring/method.json"), 0, "%s", sd_errmsg());
+    cr_assert_eq(score_method_load(&m, "scoring/method-v1.json"), 0, "%s", sd_errmsg());
+    cr_assert_eq(m.version, 1);
     cr_assert_eq(score_inputs_load(&in, dir, ops), 0, "%s", sd_errmsg());
     cr_assert_eq(in.nfw, 2);
     cr_assert_str_eq(in.fw[0].repo, "github.com/o/f1");
@@ -194,4 +198,204 @@ Test(score_data, dates_and_repo_keys) {
     cr_assert_str_eq(name, "eigen");
     cr_assert_eq(score_repo_key("https://github.com/only-owner", key, sizeof key, owner, sizeof owner, name,
                                 sizeof name), SD_EINPUT);
+}
+
+/* Method v2 on two frameworks made here. f1 is fully measured: activity parts weeks 13/13 -> 100,
+ * authors 10/20 -> 50, bus factor 5/5 -> 100, releases 2/4 -> 50, last release 73 days ago ->
+ * 100 (1 - 73/365) = 80: activity 76. Ecosystem log10(1000) + log10(10) = 4 of 12 -> 33.33. Support
+ * (66.67 + 76 + 33.33 + 66.67) / 4; API: graph 50, numerics (80 + 50 + 100) / 3 (activity from f1's own
+ * repository: the library has none), ops 1.5 / 32; Platform: languages 1.25 / 4, scalability 100, os 2/3,
+ * cloud 0, onnx 50. f2 has only documentation in Support: 1 of 4 measured -> insufficient, no tier; its
+ * range puts the three missing criteria at 0 and at 100. */
+static void v2_fixture(const char *tmp, int64_t newest_age_days) {
+    char dir[512], ops[512];
+    snprintf(dir, sizeof dir, "%s/fw", tmp);
+    cr_assert_eq(mkdir(dir, 0700), 0);
+    write_fw(dir, "f1", "{\"value\": 2, \"source\": \"s\", \"checked\": \"2026-01-02\"}");
+    write_fw(dir, "f2", "{\"value\": null, \"missing\": \"nobody knows\", \"source\": \"s\", \"checked\": \"2026-01-02\"}");
+    snprintf(ops, sizeof ops, "%s/ops.json", tmp);
+    tu_write_str(ops, OPS_OK);
+    cr_assert_eq(score_method_load(&m, "scoring/method.json"), 0, "%s", sd_errmsg());
+    cr_assert_eq(m.version, 2);
+    cr_assert_eq(score_inputs_load(&in, dir, ops), 0, "%s", sd_errmsg());
+    memset(&snap, 0, sizeof snap);
+    snprintf(snap.date, sizeof snap.date, "2026-01-03");
+    cr_assert_eq(score_date_parse("2026-01-02", 1, &snap.as_of), 0);
+    score_git *g = score_snapshot_git(&snap, "github.com/o/f1", 1);
+    g->present = g->has_maint = 1;
+    g->a = (git_activity){.as_of = snap.as_of, .has_commits = 1, .last_commit = snap.as_of - newest_age_days * 86400,
+                          .newest_commit = snap.as_of - newest_age_days * 86400, .weeks_active_13 = 13,
+                          .authors_90 = 10, .bus_factor_365 = 5, .releases_365 = 2,
+                          .last_release = snap.as_of - 73 * 86400};
+    score_git *g2 = score_snapshot_git(&snap, "github.com/o/f2", 1);
+    snprintf(g2->why, sizeof g2->why, "no mirror");
+    const char *names[] = {"f1", "f1-x"};
+    double vals[] = {99, 900};
+    for (int i = 0; i < 2; i++) {
+        score_named *e = score_snapshot_named(snap.repo_counts, &snap.nrepo_counts, names[i], 1);
+        e->v.present = 1; e->v.value = vals[i]; snprintf(e->v.date, sizeof e->v.date, "2026-01-03T00:00:00Z");
+    }
+    score_named *so1 = score_snapshot_named(snap.so, &snap.nso, "f1", 1);
+    so1->v.present = 1; so1->v.value = 9; snprintf(so1->v.date, sizeof so1->v.date, "2026-01-03T00:00:00Z");
+}
+
+#define NEAR(a, b) cr_assert(fabs((a) - (b)) < 1e-9, "%s = %.12g, expected %.12g", #a, (double)(a), (double)(b))
+
+Test(score_data, v2_ranges_hand_computed) {
+    char tmp[256];
+    tu_tmpdir(tmp, sizeof tmp);
+    v2_fixture(tmp, 1);
+    cr_assert_eq(score_build(&m, &in, &snap, fw), 0);
+    cr_assert_eq(score_compute(&m, fw, 2), 0, "%s", sd_errmsg());
+    int act = score_criterion_index(&m, "activity"), num = score_criterion_index(&m, "numerics");
+    NEAR(fw[0].crit[act].norm, 76);
+    NEAR(fw[0].part[num][2].norm, 100);
+    cr_assert(strstr(fw[0].part[num][2].src, "github.com/o/f1, the framework's own repository"), "%s",
+              fw[0].part[num][2].src);
+    double sup = (200.0 / 3 + 76 + 100.0 / 3 + 200.0 / 3) / 4;
+    double api = (50 + (80 + 50 + 100) / 3.0 + 100 * 1.5 / 32) / 3;
+    double plat = (100 * 1.25 / 4 + 100 + 200.0 / 3 + 0 + 50) / 5;
+    NEAR(fw[0].cat_lo[0], sup); NEAR(fw[0].cat_hi[0], sup);
+    NEAR(fw[0].cat_lo[1], api); NEAR(fw[0].cat_hi[1], api);
+    NEAR(fw[0].cat_lo[2], plat);
+    NEAR(fw[0].overall, (sup + api + plat) / 3);
+    NEAR(fw[0].overall_lo, fw[0].overall_hi);
+    cr_assert_eq(fw[0].tier, 3);                              /* 51.3: >= 50 */
+    cr_assert_str_eq(fw[0].status, "active");                 /* 13 weeks >= 7, 10 authors >= 5 */
+    cr_assert_eq(fw[0].cover_measured, 7);                    /* 5 activity parts, ecosystem, numerics.activity */
+    cr_assert_eq(fw[0].cover_missing, 0);
+    /* f2: sponsor, activity, ecosystem missing; documentation 66.67 */
+    NEAR(fw[1].cat_lo[0], 200.0 / 3 / 4);
+    NEAR(fw[1].cat_hi[0], (300 + 200.0 / 3) / 4);
+    cr_assert(fw[1].cat_insufficient[0] && !fw[1].cat_insufficient[1] && !fw[1].cat_insufficient[2]);
+    cr_assert_eq(fw[1].cat_measured[0], 1);
+    /* API: graph 50; numerics maturity 80, ease 50, activity missing -> [130/3, 230/3]; ops missing */
+    NEAR(fw[1].cat_lo[1], (50 + 130.0 / 3 + 0) / 3);
+    NEAR(fw[1].cat_hi[1], (50 + 230.0 / 3 + 100) / 3);
+    NEAR(fw[1].overall, (fw[1].overall_lo + fw[1].overall_hi) / 2);
+    NEAR(fw[1].rank_key, fw[1].overall_lo);
+    cr_assert_eq(fw[1].tier, 0);                              /* insufficient Support: not tiered */
+    cr_assert_str_eq(fw[1].status, "unknown");
+}
+
+/* A mirror whose newest commit is 31 days before as_of (limit 30) is stale: the activity parts keep their
+ * raw value for display but are missing from the score, and the status is unknown, not inactive. At 29
+ * days it is fresh; a repository typed archived is never stale (no newer commit can exist). */
+Test(score_data, v2_stale_mirror) {
+    char tmp[256];
+    tu_tmpdir(tmp, sizeof tmp);
+    v2_fixture(tmp, 31);
+    cr_assert_eq(score_build(&m, &in, &snap, fw), 0);
+    cr_assert_eq(score_compute(&m, fw, 2), 0, "%s", sd_errmsg());
+    int act = score_criterion_index(&m, "activity"), num = score_criterion_index(&m, "numerics");
+    for (int p = 0; p < m.crit[act].nparts; p++) {
+        cr_assert(!fw[0].part[act][p].present && fw[0].part[act][p].stale);
+        cr_assert(strstr(fw[0].part[act][p].why, "stale mirror (newest commit 2025-12-03, 31 days before as_of "
+                                                  "2026-01-02"), "%s", fw[0].part[act][p].why);
+    }
+    NEAR(fw[0].part[act][0].stale_raw, 13);
+    cr_assert(!fw[0].part[num][2].present && fw[0].part[num][2].stale);
+    NEAR(fw[0].crit[act].lo, 0);
+    NEAR(fw[0].crit[act].hi, 100);
+    cr_assert_str_eq(fw[0].status, "unknown");
+    cr_assert(strstr(fw[0].status_why, "stale mirror"), "%s", fw[0].status_why);
+
+    snap.git[0].a.newest_commit = snap.as_of - 29 * 86400;
+    cr_assert_eq(score_build(&m, &in, &snap, fw), 0);
+    cr_assert(fw[0].part[act][0].present && !fw[0].part[act][0].stale);
+    cr_assert_str_eq(fw[0].status, "active");
+
+    snap.git[0].a.newest_commit = snap.as_of - 400 * 86400;
+    snprintf(in.fw[0].status, sizeof in.fw[0].status, "archived");
+    cr_assert_eq(score_build(&m, &in, &snap, fw), 0);
+    cr_assert(fw[0].part[act][0].present);
+    cr_assert_str_eq(fw[0].status, "archived");
+}
+
+/* Property on the committed data: for every framework and every input it has (criterion or part),
+ * removing that one input never raises any framework's lower bound, and never improves the rank of the
+ * framework that lost it. Method v1 (missing left out of the mean, scales relative to the best) breaks
+ * it, which the second half checks: the property test can fail. */
+static int violations(const char *method_path, int *checked) {
+    static score_fw base[SCORE_MAX_FW], cut[SCORE_MAX_FW], built[SCORE_MAX_FW];
+    cr_assert_eq(score_method_load(&m, method_path), 0, "%s", sd_errmsg());
+    cr_assert_eq(score_inputs_load(&in, "scoring/frameworks", "scoring/ops.json"), 0, "%s", sd_errmsg());
+    cr_assert_eq(score_snapshot_load(&snap, "scoring/snapshot.json"), 0, "%s", sd_errmsg());
+    cr_assert_eq(score_build(&m, &in, &snap, built), 0);
+    memcpy(base, built, sizeof base);
+    cr_assert_eq(score_compute(&m, base, (size_t)in.nfw), 0, "%s", sd_errmsg());
+    int n = in.nfw, bad = 0;
+    *checked = 0;
+    for (int i = 0; i < n; i++) {
+        for (int c = 0; c < m.ncrit; c++) {
+            int nleaf = m.crit[c].formula == SCORE_F_PARTS_MEAN ? m.crit[c].nparts : 1;
+            for (int p = 0; p < nleaf; p++) {
+                score_value *v = m.crit[c].formula == SCORE_F_PARTS_MEAN ? &built[i].part[c][p] : &built[i].crit[c];
+                if (!v->present) continue;
+                memcpy(cut, built, sizeof cut);
+                score_value *cv = m.crit[c].formula == SCORE_F_PARTS_MEAN ? &cut[i].part[c][p] : &cut[i].crit[c];
+                cv->present = 0;
+                cr_assert_eq(score_compute(&m, cut, (size_t)n), 0, "%s", sd_errmsg());
+                (*checked)++;
+                for (int j = 0; j < n; j++) bad += cut[j].overall_lo > base[j].overall_lo + 1e-9;
+                const score_fw *o1[SCORE_MAX_FW], *o2[SCORE_MAX_FW];
+                score_rank(base, n, o1);
+                score_rank(cut, n, o2);
+                int r1 = 0, r2 = 0;
+                for (int k = 0; k < n; k++) {
+                    if (o1[k] == &base[i]) r1 = k;
+                    if (o2[k] == &cut[i]) r2 = k;
+                }
+                bad += r2 < r1;
+            }
+        }
+    }
+    return bad;
+}
+
+Test(score_data, v2_removing_an_input_never_helps) {
+    int checked = 0;
+    int bad = violations("scoring/method.json", &checked);
+    cr_assert_gt(checked, 150, "only %d removals checked", checked);
+    cr_assert_eq(bad, 0, "%d violations in %d removals", bad, checked);
+    bad = violations("scoring/method-v1.json", &checked);
+    cr_assert_gt(bad, 0, "method v1 should break the property (%d removals)", checked);
+}
+
+/* A repository known from GitHub's statistics (no mirror): the snapshot keeps source, fetch date and the
+ * four figures through write + load; v2 scores weeks, contributors and bus factor and leaves the release
+ * parts missing ("no release tags"); v1's activity is missing (no last-commit date). */
+Test(score_data, github_stats_entry) {
+    char tmp[256], path[512];
+    tu_tmpdir(tmp, sizeof tmp);
+    v2_fixture(tmp, 1);
+    score_git *g = &snap.git[0];
+    memset(&g->a, 0, sizeof g->a);
+    g->a.as_of = snap.as_of;
+    g->a.weeks_active_13 = 13; g->a.commits_365 = 400; g->a.authors_90 = 10; g->a.bus_factor_365 = 5;
+    snprintf(g->source, sizeof g->source, "github-stats");
+    snprintf(g->fetched, sizeof g->fetched, "2026-01-02T10:00:00Z");
+    snprintf(path, sizeof path, "%s/snap.json", tmp);
+    cr_assert_eq(score_snapshot_write(&snap, path), 0, "%s", sd_errmsg());
+    cr_assert_eq(score_snapshot_load(&snap2, path), 0, "%s", sd_errmsg());
+    score_git *r = score_snapshot_git(&snap2, "github.com/o/f1", 0);
+    cr_assert(r && r->present && r->has_maint);
+    cr_assert_str_eq(r->source, "github-stats");
+    cr_assert_str_eq(r->fetched, "2026-01-02T10:00:00Z");
+    cr_assert(r->a.weeks_active_13 == 13 && r->a.commits_365 == 400 && r->a.authors_90 == 10 && r->a.bus_factor_365 == 5);
+    cr_assert_eq(score_build(&m, &in, &snap2, fw), 0);
+    cr_assert_eq(score_compute(&m, fw, 2), 0, "%s", sd_errmsg());
+    int act = score_criterion_index(&m, "activity");
+    NEAR(fw[0].part[act][0].norm, 100);   /* weeks 13/13 */
+    NEAR(fw[0].part[act][1].norm, 50);    /* authors 10/20 */
+    NEAR(fw[0].part[act][2].norm, 100);   /* bus factor 5/5 */
+    cr_assert(!fw[0].part[act][3].present && strstr(fw[0].part[act][3].why, "no release tags"));
+    cr_assert(!fw[0].part[act][4].present && strstr(fw[0].part[act][4].why, "no release tags"));
+    NEAR(fw[0].crit[act].lo, (100 + 50 + 100) / 5.0);
+    NEAR(fw[0].crit[act].hi, (100 + 50 + 100 + 200) / 5.0);
+    cr_assert_str_eq(fw[0].status, "active");
+    cr_assert_eq(score_method_load(&m, "scoring/method-v1.json"), 0, "%s", sd_errmsg());
+    cr_assert_eq(score_build(&m, &in, &snap2, fw), 0);
+    act = score_criterion_index(&m, "activity");
+    cr_assert(!fw[0].crit[act].present && strstr(fw[0].crit[act].why, "no last-commit date"), "%s", fw[0].crit[act].why);
 }

@@ -20,8 +20,8 @@
 #include <unistd.h>
 
 typedef struct score_args {
-    const char *json, *as_of, *mirror_dir, *api_base, *se_api_base, *scoring_dir, *cache_dir, *snapshot;
-    int offline, update, fetch, quiet;
+    const char *json, *as_of, *mirror_dir, *api_base, *se_api_base, *scoring_dir, *cache_dir, *snapshot, *method;
+    int offline, update, fetch, quiet, no_stats;
     long timeout_s;
 } score_args;
 
@@ -46,6 +46,58 @@ static int collect_repos(const score_inputs *in, char (*repos)[SCORE_REPO_LEN], 
         }
     }
     return n;
+}
+
+static void net_opts(const score_args *a, const char *cache, http_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->cache_path = cache;
+    o->token = getenv("GITHUB_TOKEN");
+    o->token_base = a->api_base;
+    o->timeout_ms = a->timeout_s * 1000;
+    o->max_retries = 2;
+    o->backoff_s = 1;
+    o->max_wait_s = 120;
+    o->max_parallel = 4;
+    o->log = a->quiet ? NULL : stderr;
+}
+
+/* GitHub repositories without a mirror: the maintenance figures from GitHub's REST statistics, as of the
+ * run's instant (release tags are not there: those parts stay missing). Nothing to do when all are mirrored. */
+static int refresh_stats(const score_args *a, score_snapshot *s, char (*repos)[SCORE_REPO_LEN], int n, int64_t as_of,
+                         const char *cache_dir) {
+    http_client *c = NULL;
+    char cache[PATH_MAX];   /* the client keeps this path until it is freed */
+    snprintf(cache, sizeof cache, "%s/http-cache.json", cache_dir);
+    for (int i = 0; i < n; i++) {
+        score_git *g = score_snapshot_git(s, repos[i], 0);
+        if (!g || g->present || strncmp(repos[i], "github.com/", 11) != 0) continue;
+        char key[SCORE_REPO_LEN], owner[64], name[96], url[SCORE_REPO_LEN + 16], why[SCORE_WHY_LEN];
+        snprintf(url, sizeof url, "https://%s", repos[i]);
+        SD_TRY(score_repo_key(url, key, sizeof key, owner, sizeof owner, name, sizeof name));
+        if (!c) {
+            http_opts o;
+            net_opts(a, cache, &o);
+            SD_TRY(http_client_new(&c, &o));
+        }
+        http_stats st;
+        if (http_github_stats(c, a->api_base, owner, name, as_of, 4, 15, &st) < 0 || !st.present) {
+            snprintf(why, sizeof why, "%s; GitHub statistics: %s", g->why, st.why[0] ? st.why : sd_errmsg());
+            snprintf(g->why, sizeof g->why, "%s", why);
+            continue;
+        }
+        memset(&g->a, 0, sizeof g->a);
+        g->a.as_of = as_of;
+        g->a.weeks_active_13 = st.weeks_active_13;
+        g->a.commits_365 = st.commits_365;
+        g->a.authors_90 = st.authors_90;
+        g->a.bus_factor_365 = st.bus_factor_365;
+        g->present = g->has_maint = 1;
+        g->why[0] = g->mirror[0] = 0;
+        snprintf(g->source, sizeof g->source, "github-stats");
+        snprintf(g->fetched, sizeof g->fetched, "%s", st.fetched);
+    }
+    http_client_free(c);
+    return 0;
 }
 
 /* Git inputs from mirrors: find (or clone/fetch) each repository's mirror and analyse it as of the run's
@@ -80,10 +132,12 @@ static int refresh_git(const score_args *a, const score_inputs *in, score_snapsh
         if (rc < 0) {
             memset(&g->a, 0, sizeof g->a);
             g->present = 0;
+            g->source[0] = 0;
             snprintf(g->why, sizeof g->why, "not analysed: %s", sd_errmsg());
             paths[i][0] = 0;
             continue;
         }
+        g->source[0] = 0;
         int64_t t;
         if (git_activity_head_time(paths[i], &t) < 0) {
             g->present = 0;
@@ -105,11 +159,12 @@ static int refresh_git(const score_args *a, const score_inputs *in, score_snapsh
             continue;
         }
         g->present = 1;
+        g->has_maint = 1;
         g->why[0] = 0;
         const char *base = strrchr(paths[i], '/');
         snprintf(g->mirror, sizeof g->mirror, "%s", base ? base + 1 : paths[i]);
     }
-    return 0;
+    return a->no_stats ? 0 : refresh_stats(a, s, repos, n, *as_of, cache_dir);
 }
 
 static void keep_or_missing(score_named *e, const http_value *v, int rc) {
@@ -131,16 +186,8 @@ static void keep_or_missing(score_named *e, const http_value *v, int rc) {
 static int refresh_network(const score_args *a, const score_inputs *in, score_snapshot *s, const char *cache_dir) {
     char cache[PATH_MAX];
     snprintf(cache, sizeof cache, "%s/http-cache.json", cache_dir);
-    http_opts o = {0};
-    o.cache_path = cache;
-    o.token = getenv("GITHUB_TOKEN");
-    o.token_base = a->api_base;
-    o.timeout_ms = a->timeout_s * 1000;
-    o.max_retries = 2;
-    o.backoff_s = 1;
-    o.max_wait_s = 120;
-    o.max_parallel = 4;
-    o.log = a->quiet ? NULL : stderr;
+    http_opts o;
+    net_opts(a, cache, &o);
     /* One concurrent batch (at most max_parallel transfers): every search term, then every tag. */
     enum { MAXQ = 2 * SCORE_MAX_COUNTS };
     static char urls[MAXQ][1024];
@@ -197,7 +244,10 @@ static int run(const score_args *a) {
     static score_snapshot s;
     static score_fw fw[SCORE_MAX_FW];
     char method_path[PATH_MAX + 32], fw_dir[PATH_MAX + 32];
-    snprintf(method_path, sizeof method_path, "%s/method.json", sdir);
+    /* v2 is method.json; v1 stays reproducible from method-v1.json. */
+    if (!a->method || strcmp(a->method, "v2") == 0) snprintf(method_path, sizeof method_path, "%s/method.json", sdir);
+    else if (strcmp(a->method, "v1") == 0) snprintf(method_path, sizeof method_path, "%s/method-v1.json", sdir);
+    else return sd_err(SD_EUSAGE, "--method: expected v1 or v2, got '%s'", a->method);
     snprintf(fw_dir, sizeof fw_dir, "%s/frameworks", sdir);
     snprintf(path, sizeof path, "%s/ops.json", sdir);
     SD_TRY(score_method_load(&m, method_path));
@@ -257,11 +307,15 @@ int cmd_score(int argc, char **argv) {
     a.timeout_s = 30;
     const sd_opt opts[] = {
         {"offline", SD_OPT_FLAG, &a.offline, NULL, "use the committed snapshot only (no git, no network)", 0, 0},
+        {"method", SD_OPT_STR, &a.method, "VERSION", "scoring method: v2 (default, ranges; scoring/method.json) or v1 "
+         "(scoring/method-v1.json, the earlier results)", 0, 0},
         {"json", SD_OPT_STR, &a.json, "FILE", "write scores as showdown-scores/1 JSON (scoring/README.md)", 0, 0},
         {"as-of", SD_OPT_STR, &a.as_of, "DATE", "measure git activity as of the end of DATE (YYYY-MM-DD, UTC); default: "
          "end of the day of the newest mirrored commit, else now", 0, 0},
         {"mirror-dir", SD_OPT_STR, &a.mirror_dir, "DIR", "read git mirrors <owner>+<name>.git or <name>.git from DIR", 0, 0},
         {"fetch", SD_OPT_FLAG, &a.fetch, NULL, "clone or fetch bare mirrors into CACHE/mirrors (network)", 0, 0},
+        {"no-stats", SD_OPT_FLAG, &a.no_stats, NULL, "do not ask GitHub's statistics API for repositories without a "
+         "mirror", 0, 0},
         {"update-snapshot", SD_OPT_FLAG, &a.update, NULL, "write the measured inputs to the snapshot file", 0, 0},
         {"snapshot", SD_OPT_STR, &a.snapshot, "FILE", "snapshot file (default: SCORING/snapshot.json)", 0, 0},
         {"scoring-dir", SD_OPT_STR, &a.scoring_dir, "DIR", "method, frameworks and ops data (default: ./scoring)", 0, 0},

@@ -85,6 +85,44 @@ static long strset_distinct(strset *s) {
     return d;
 }
 
+/* Fewest distinct strings covering at least half of the entries (sorts s). */
+static long strset_bus_factor(strset *s) {
+    if (!s->n) return 0;
+    qsort(s->v, s->n, sizeof *s->v, cmp_str);
+    long *runs = malloc(s->n * sizeof *runs), nr = 0;
+    if (!runs) return -1;
+    for (size_t i = 0, j; i < s->n; i = j) {
+        for (j = i + 1; j < s->n && strcmp(s->v[j], s->v[i]) == 0; j++) {}
+        runs[nr++] = (long)(j - i);
+    }
+    qsort(runs, (size_t)nr, sizeof *runs, cmp_long);
+    long covered = 0, k = 0;
+    for (long i = nr - 1; i >= 0 && 2 * covered < (long)s->n; i--) { covered += runs[i]; k++; }
+    free(runs);
+    return k;
+}
+
+typedef struct tag_walk { git_repository *repo; int64_t as_of, from365; git_activity *out; int rc; } tag_walk;
+
+/* One tag: a release when its name holds a digit; dated by its tagger, else by the commit it names. */
+static int on_tag(const char *name, git_oid *oid, void *payload) {
+    tag_walk *w = payload;
+    if (!strpbrk(name + (strncmp(name, "refs/tags/", 10) == 0 ? 10 : 0), "0123456789")) return 0;
+    git_object *o = NULL, *peeled = NULL;
+    int64_t t = -1;
+    if (git_object_lookup(&o, w->repo, oid, GIT_OBJECT_ANY) < 0) return 0;   /* dangling tag: not a release */
+    if (git_object_type(o) == GIT_OBJECT_TAG && git_tag_tagger((git_tag *)o))
+        t = (int64_t)git_tag_tagger((git_tag *)o)->when.time;
+    else if (git_object_peel(&peeled, o, GIT_OBJECT_COMMIT) == 0)
+        t = (int64_t)git_commit_time((git_commit *)peeled);
+    git_object_free(peeled);
+    git_object_free(o);
+    if (t < 0 || t >= w->as_of) return 0;
+    if (t > w->out->last_release) w->out->last_release = t;
+    if (t >= w->from365) w->out->releases_365++;
+    return 0;
+}
+
 static void strset_free(strset *s) {
     for (size_t i = 0; i < s->n; i++) free(s->v[i]);
     free(s->v);
@@ -97,7 +135,8 @@ int git_activity_analyse(const char *path, int64_t as_of, git_activity *out) {
     git_repository *repo = NULL;
     git_revwalk *walk = NULL;
     git_mailmap *mm = NULL;
-    strset authors = {0};
+    strset authors = {0}, authors365 = {0};
+    int week_seen[13] = {0};
     long *prs = NULL;
     size_t nprs = 0, capprs = 0;
     int rc = git_repository_open_ext(&repo, path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL);
@@ -113,6 +152,7 @@ int git_activity_analyse(const char *path, int64_t as_of, git_activity *out) {
     git_revwalk_sorting(walk, GIT_SORT_TIME);
     if ((rc = git_revwalk_push(walk, head_oid)) < 0) { rc = gerr(rc, "revwalk push HEAD", path); goto done; }
     const int64_t from30 = as_of - 30 * (int64_t)DAY, from90 = as_of - 90 * (int64_t)DAY;
+    const int64_t from365 = as_of - 365 * (int64_t)DAY;
     git_oid oid;
     while ((rc = git_revwalk_next(&oid, walk)) == 0) {
         git_commit *c = NULL;
@@ -123,8 +163,7 @@ int git_activity_analyse(const char *path, int64_t as_of, git_activity *out) {
         out->has_commits = 1;
         out->commits_total++;
         if (t > out->last_commit) out->last_commit = t;
-        if (t >= from90) {
-            out->commits_90++;
+        if (t >= from365) {
             const git_signature *a = git_commit_author(c);
             const char *name = NULL, *email = NULL;
             if ((rc = git_mailmap_resolve(&name, &email, mm, a->name, a->email)) < 0) {
@@ -132,7 +171,14 @@ int git_activity_analyse(const char *path, int64_t as_of, git_activity *out) {
                 rc = gerr(rc, "mailmap in", path);
                 goto done;
             }
-            if ((rc = strset_add(&authors, email)) < 0) { git_commit_free(c); goto done; }
+            out->commits_365++;
+            if ((rc = strset_add(&authors365, email)) < 0) { git_commit_free(c); goto done; }
+            if (t >= from90) {
+                out->commits_90++;
+                if ((rc = strset_add(&authors, email)) < 0) { git_commit_free(c); goto done; }
+            }
+            int64_t wk = (as_of - 1 - t) / (7 * (int64_t)DAY);
+            if (wk < 13) week_seen[wk] = 1;
         }
         if (t >= from30) {
             out->commits_30++;
@@ -152,6 +198,11 @@ int git_activity_analyse(const char *path, int64_t as_of, git_activity *out) {
     if (rc != GIT_ITEROVER) { rc = gerr(rc, "revwalk", path); goto done; }
     rc = 0;
     out->authors_90 = strset_distinct(&authors);
+    for (int k = 0; k < 13; k++) out->weeks_active_13 += week_seen[k];
+    out->bus_factor_365 = strset_bus_factor(&authors365);
+    if (out->bus_factor_365 < 0) { rc = sd_err(SD_ENOMEM, "out of memory"); goto done; }
+    tag_walk tw = {repo, as_of, from365, out, 0};
+    if ((rc = git_tag_foreach(repo, on_tag, &tw)) < 0) { rc = gerr(rc, "list tags of", path); goto done; }
     if (nprs) {
         qsort(prs, nprs, sizeof *prs, cmp_long);
         out->prs_merged_30 = 1;
@@ -160,6 +211,7 @@ int git_activity_analyse(const char *path, int64_t as_of, git_activity *out) {
 done:
     free(prs);
     strset_free(&authors);
+    strset_free(&authors365);
     git_mailmap_free(mm);
     git_revwalk_free(walk);
     git_repository_free(repo);

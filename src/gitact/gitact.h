@@ -14,7 +14,12 @@
  * - a merged pull request is a distinct number N taken from a merge commit whose subject starts
  *   "Merge pull request #N" or from any commit whose subject ends "(#N)" (GitHub squash merges);
  *   merges without a PR number are not pull requests;
- * - authors are author e-mails after .mailmap (from HEAD), ASCII case-folded. */
+ * - authors are author e-mails after .mailmap (from HEAD), ASCII case-folded;
+ * - maintenance metrics (OpenSSF Scorecard "Maintained", CHAOSS): weeks_active_13 counts the 7-day windows
+ *   [T - 7(k+1) d, T - 7k d), k = 0..12, holding at least one commit; bus_factor_365 is the fewest authors
+ *   whose commits make at least half of the commits in [T - 365 d, T);
+ * - a release is a tag under refs/tags/ whose name holds a digit, dated by its tagger (annotated) or its
+ *   commit (lightweight); releases_365 counts those in [T - 365 d, T), last_release is the newest before T. */
 typedef struct git_activity {
     int64_t as_of;            /* the instant T (exclusive end), seconds since the epoch, UTC */
     int has_commits;          /* 0: no commit before T (other fields 0) */
@@ -24,6 +29,11 @@ typedef struct git_activity {
     long commits_30, commits_90;
     long prs_merged_30;
     long authors_90;
+    long weeks_active_13;     /* of the last 13 weeks, how many hold a commit */
+    long commits_365;
+    long bus_factor_365;      /* 0 when no commit in 365 days */
+    long releases_365;
+    int64_t last_release;     /* 0: no release tag before T */
     char head[41];            /* HEAD commit id (hex) */
 } git_activity;
 

@@ -401,7 +401,9 @@ static void finish(http_client *c, req *q, CURLcode cc) {
         const char *etag = header(q->h, "ETag", etagb, sizeof etagb);
         json_t *e = json_pack("{s:s, s:s, s:s, s:s}", "etag", etag ? etag : "", "body", r->body, "fetched", r->fetched,
                               "link", link ? link : "");
-        if (e && json_object_set_new(json_object_get(c->cache, "entries"), q->url, e) == 0) c->dirty = 1;
+        /* 202 Accepted is GitHub's "statistics being computed" placeholder: never the last good answer. */
+        if (status == 202) json_decref(e);
+        else if (e && json_object_set_new(json_object_get(c->cache, "entries"), q->url, e) == 0) c->dirty = 1;
         q->state = 2;
         r->rc = 0;
         logf_(c, "http: GET %s -> %ld%s", q->url, status, etag ? " (ETag stored)" : "");
@@ -419,6 +421,11 @@ static void finish(http_client *c, req *q, CURLcode cc) {
     }
     if (status >= 500) { retry_or_fail(c, q, backoff, why); return; }
     fail(c, q, SD_ENET, "%s", why);
+}
+
+void http_client_wait(http_client *c, double seconds) {
+    if (seconds > c->o.max_wait_s) seconds = c->o.max_wait_s;
+    if (seconds > 0) c->o.sleep_fn(c->o.sleep_ctx, seconds);
 }
 
 int http_get_many(http_client *c, const char *const *urls, size_t n, http_response *rs) {

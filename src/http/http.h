@@ -100,4 +100,28 @@ int http_github_search_url(const char *api, const char *kind, const char *q, cha
 int http_se_tag_url(const char *se, const char *tag, char *url, size_t len);
 int http_count_from(const http_response *r, int se, http_value *v);
 
+/* Wait through the client's sleep hook, bounded by max_wait_s. */
+void http_client_wait(http_client *c, double seconds);
+
+/* GitHub REST statistics: the maintenance figures of git_activity for a repository too large to mirror.
+ * commit_activity gives 52 weeks starting Sundays 00:00 UTC: weeks_active_13 counts the weeks whose start
+ * lies in [as_of - 91 d, as_of) with a commit, commits_365 the commits of weeks starting in
+ * [as_of - 365 d, as_of). contributors (GitHub lists the top 100 authors only) gives authors_90 = authors
+ * with a commit in a week starting in [as_of - 90 d, as_of) and bus_factor_365 over [as_of - 365 d, as_of).
+ * GitHub answers 202 with an empty body while it computes: asked again up to tries times, wait_s apart,
+ * then missing ("computing"). Release tags are not in these endpoints. */
+typedef struct http_stats {
+    int present, stale, computing;
+    long weeks_active_13, commits_365, authors_90, bus_factor_365;
+    char fetched[32];
+    char why[512];
+} http_stats;
+int http_github_stats_url(const char *api, const char *owner, const char *name, const char *which, char *url,
+                          size_t len);
+/* The figures in an answer (the fuzzers' entry points); SD_EINPUT when the body has another shape. */
+int http_commit_activity_from(const http_response *r, int64_t as_of, http_stats *s);
+int http_contributors_from(const http_response *r, int64_t as_of, http_stats *s);
+int http_github_stats(http_client *c, const char *api, const char *owner, const char *name, int64_t as_of, int tries,
+                      double wait_s, http_stats *s);
+
 #endif

@@ -180,6 +180,40 @@ static void draw_series(cairo_t *cr, const render_radar *r, const double *vals, 
     }
 }
 
+/* The range of a series: the ring between its hi and lo polygons (even-odd fill), with a dashed outer edge,
+ * so a value known only as "between 0 and 100" shows as the whole axis. */
+static void draw_band(cairo_t *cr, const render_radar *r, const double *lo, const double *hi, render_rgb c, double cx,
+                      double cy, double rad) {
+    int n = r->naxes;
+    for (int a = 0; a < n; a++)
+        if (isnan(lo[a]) || isnan(hi[a])) return;
+    const double *edge[2] = {hi, lo};
+    for (int e = 0; e < 2; e++) {
+        for (int a = 0; a < n; a++) {
+            double v = edge[e][a] < 0 ? 0 : edge[e][a] > r->max ? r->max : edge[e][a], vx, vy;
+            vertex(cx, cy, rad * v / r->max, a, n, &vx, &vy);
+            if (a == 0) cairo_move_to(cr, vx, vy); else cairo_line_to(cr, vx, vy);
+        }
+        cairo_close_path(cr);
+    }
+    cairo_set_fill_rule(cr, CAIRO_FILL_RULE_EVEN_ODD);
+    cairo_set_source_rgba(cr, c.r, c.g, c.b, 0.12);
+    cairo_fill(cr);
+    cairo_set_fill_rule(cr, CAIRO_FILL_RULE_WINDING);
+    for (int a = 0; a < n; a++) {
+        double v = hi[a] > r->max ? r->max : hi[a] < 0 ? 0 : hi[a], vx, vy;
+        vertex(cx, cy, rad * v / r->max, a, n, &vx, &vy);
+        if (a == 0) cairo_move_to(cr, vx, vy); else cairo_line_to(cr, vx, vy);
+    }
+    cairo_close_path(cr);
+    double dash[2] = {2.0, 2.0};
+    cairo_set_dash(cr, dash, 2, 0);
+    cairo_set_line_width(cr, 0.6);
+    rc_set(cr, c);
+    cairo_stroke(cr);
+    cairo_set_dash(cr, NULL, 0, 0);
+}
+
 void render_radar_draw(cairo_t *cr, const render_radar *r, double x, double y, double w) {
     rlay L;
     layout(cr, r, w, &L);
@@ -203,6 +237,9 @@ void render_radar_draw(cairo_t *cr, const render_radar *r, double x, double y, d
         double cy = py + L.top_h + L.above + 3;
         const double *vals = r->v + (size_t)s * r->naxes;
         draw_web(cr, r, cx, cy, L.radius);
+        if (r->lo && r->hi)
+            draw_band(cr, r, r->lo + (size_t)s * r->naxes, r->hi + (size_t)s * r->naxes,
+                      render_palette(r->colors ? r->colors[s] : s), cx, cy, L.radius);
         draw_series(cr, r, vals, render_palette(r->colors ? r->colors[s] : s), cx, cy, L.radius);
         draw_labels(cr, r, vals, cx, cy, L.radius);
     }

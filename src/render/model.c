@@ -402,10 +402,17 @@ static double crit_value(json_t *v, const char *key) {
     return x;
 }
 
+/* Ranked as the scorer ranks: on the lower bound when there are ranges (missing data never lifts a
+ * framework), else on the overall score. */
+static double rank_key(const rm_framework *x) { return isnan(x->overall_lo) ? x->overall : x->overall_lo; }
+
 static int cmp_fw(const void *a, const void *b) {
     const rm_framework *x = a, *y = b;
-    if (isnan(x->overall) != isnan(y->overall)) return isnan(x->overall) ? 1 : -1;
-    if (!isnan(x->overall) && x->overall != y->overall) return x->overall > y->overall ? -1 : 1;
+    double kx = rank_key(x), ky = rank_key(y);
+    if (isnan(kx) != isnan(ky)) return isnan(kx) ? 1 : -1;
+    if (!isnan(kx) && kx != ky) return kx > ky ? -1 : 1;
+    if (!isnan(x->overall_hi) && !isnan(y->overall_hi) && x->overall_hi != y->overall_hi)
+        return x->overall_hi > y->overall_hi ? -1 : 1;
     return strcmp(x->name, y->name);
 }
 
@@ -428,6 +435,9 @@ int render_model_set_scores(render_model *m, const char *path) {
     if (rc) { json_decref(root); return rc; }
     s->file = f;
     s->cat_id = cat_id; s->cat_name = cat_name; s->crit_id = crit_id; s->crit_name = crit_name; s->crit_cat = crit_cat;
+    s->crit_about = render_alloc(a, MAX_IDS * sizeof *s->crit_about);
+    if (!s->crit_about) { json_decref(root); return sd_err(SD_ENOMEM, "out of memory"); }
+    for (int i = 0; i < MAX_IDS; i++) s->crit_about[i] = NULL;
     /* the method: categories and their criteria, in the scorer's order */
     /* the method's categories and criteria: top-level, or under "method" with criteria listed apart */
     json_t *method = json_object_get(root, "method");
@@ -455,6 +465,8 @@ int render_model_set_scores(render_model *m, const char *path) {
         int k = add_id(a, crit_id, crit_name, &s->ncrit, id, json_string_value(json_object_get(v, "name")));
         if (k < 0) { rc = sd_err(SD_ELIMIT, "%s: more than %d criteria", path, MAX_IDS); break; }
         crit_cat[k] = c;
+        const char *about = json_string_value(json_object_get(v, "about"));
+        if (about) s->crit_about[k] = render_strdup(a, about);
     }
     if (rc == 0) {
         const char *mode = json_string_value(json_object_get(root, "mode"));
@@ -476,14 +488,41 @@ int render_model_set_scores(render_model *m, const char *path) {
         w->tier = text(a, json_object_get(v, "tier"));
         w->archived = json_is_true(json_object_get(v, "archived"));
         const char *status = json_string_value(json_object_get(v, "status"));
-        if (status && strcmp(status, "active") != 0) w->status = render_strdup(a, status);
+        if (status && strcmp(status, "unknown") == 0) w->status = "activity not measured";
+        else if (status && strcmp(status, "active") != 0) w->status = render_strdup(a, status);
         if (w->archived && !w->status) w->status = "archived";
         w->crit_why = render_alloc(a, MAX_IDS * sizeof *w->crit_why);
         w->cat = render_alloc(a, MAX_IDS * sizeof *w->cat);
         w->crit = render_alloc(a, MAX_IDS * sizeof *w->crit);
         w->crit_raw = render_alloc(a, MAX_IDS * sizeof *w->crit_raw);
         if (!w->cat || !w->crit || !w->crit_raw || !w->crit_why) { rc = sd_err(SD_ENOMEM, "out of memory"); break; }
-        for (int i = 0; i < MAX_IDS; i++) w->cat[i] = w->crit[i] = w->crit_raw[i] = NAN;
+        w->cat_lo = render_alloc(a, MAX_IDS * sizeof *w->cat_lo);
+        w->cat_hi = render_alloc(a, MAX_IDS * sizeof *w->cat_hi);
+        w->crit_lo = render_alloc(a, MAX_IDS * sizeof *w->crit_lo);
+        w->crit_hi = render_alloc(a, MAX_IDS * sizeof *w->crit_hi);
+        w->cat_insufficient = render_alloc(a, MAX_IDS * sizeof *w->cat_insufficient);
+        if (!w->cat_lo || !w->cat_hi || !w->crit_lo || !w->crit_hi || !w->cat_insufficient) {
+            rc = sd_err(SD_ENOMEM, "out of memory");
+            break;
+        }
+        for (int i = 0; i < MAX_IDS; i++) {
+            w->cat[i] = w->crit[i] = w->crit_raw[i] = NAN;
+            w->cat_lo[i] = w->cat_hi[i] = w->crit_lo[i] = w->crit_hi[i] = NAN;
+            w->cat_insufficient[i] = 0;
+        }
+        json_t *orng = json_object_get(v, "overall_range");
+        w->overall_lo = num(json_object_get(orng, "lower"));
+        w->overall_hi = num(json_object_get(orng, "upper"));
+        if (!isnan(w->overall_lo)) s->has_ranges = 1;
+        json_t *cov = json_object_get(v, "coverage");
+        json_t *cm = json_object_get(cov, "measured"), *ch = json_object_get(cov, "hand_entered"),
+               *cx = json_object_get(cov, "missing");
+        w->cov_measured = json_is_integer(cm) ? (int)json_integer_value(cm) : -1;
+        w->cov_hand = json_is_integer(ch) ? (int)json_integer_value(ch) : -1;
+        w->cov_missing = json_is_integer(cx) ? (int)json_integer_value(cx) : -1;
+        const char *typed = json_string_value(json_object_get(v, "status_typed"));
+        const char *derived = json_string_value(json_object_get(v, "status"));
+        if (typed && derived && strcmp(typed, derived) != 0) w->status_typed = render_strdup(a, typed);
         iter c2 = {json_object_get(v, "categories"), 0, NULL};
         const char *cid;
         json_t *cv;
@@ -491,6 +530,14 @@ int render_model_set_scores(render_model *m, const char *path) {
             int c = add_id(a, cat_id, cat_name, &s->ncat, cid, json_string_value(json_object_get(cv, "name")));
             if (c < 0) { rc = sd_err(SD_ELIMIT, "%s: more than %d categories", path, MAX_IDS); break; }
             w->cat[c] = json_is_object(cv) ? num(json_object_get(cv, "score")) : num(cv);
+        }
+        iter c3 = {json_object_get(v, "category_ranges"), 0, NULL};
+        while (rc == 0 && iter_next(&c3, &cid, &cv)) {
+            int c = find(cat_id, s->ncat, cid);
+            if (c < 0) continue;
+            w->cat_lo[c] = num(json_object_get(cv, "lower"));
+            w->cat_hi[c] = num(json_object_get(cv, "upper"));
+            w->cat_insufficient[c] = json_is_true(json_object_get(cv, "insufficient"));
         }
         iter k2 = {json_object_get(v, "criteria"), 0, NULL};
         while (rc == 0 && iter_next(&k2, &cid, &cv)) {
@@ -504,6 +551,8 @@ int render_model_set_scores(render_model *m, const char *path) {
             }
             w->crit[k] = crit_value(cv, "normalised");
             w->crit_raw[k] = crit_value(cv, "raw");
+            w->crit_lo[k] = num(json_object_get(cv, "lower"));
+            w->crit_hi[k] = num(json_object_get(cv, "upper"));
             if (json_is_string(json_object_get(cv, "missing")))
                 w->crit_why[k] = render_strdup(a, json_string_value(json_object_get(cv, "missing")));
         }

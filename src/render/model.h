@@ -53,6 +53,12 @@ typedef struct rm_framework {
     double *cat;                      /* ncat, NAN when absent */
     double *crit, *crit_raw;          /* ncrit normalised 0-100 / raw, NAN when missing */
     const char **crit_why;            /* ncrit: why a value is missing, or NULL */
+    /* Ranges (method v2): NAN when the scores file has none. overall is then the midpoint. */
+    double overall_lo, overall_hi;
+    double *cat_lo, *cat_hi, *crit_lo, *crit_hi;   /* ncat / ncrit */
+    int *cat_insufficient;            /* ncat */
+    int cov_measured, cov_hand, cov_missing;       /* -1 when absent */
+    const char *status_typed;         /* the framework file's status when the scorer derived another */
 } rm_framework;
 
 typedef struct rm_scores {
@@ -61,7 +67,9 @@ typedef struct rm_scores {
     const char **cat_id, **cat_name;
     const char **crit_id, **crit_name;
     int *crit_cat;                    /* category index of each criterion */
-    rm_framework *fw;                 /* sorted by overall, best first (missing last) */
+    rm_framework *fw;                 /* sorted by the lower bound when ranges exist, else overall; best first */
+    const char **crit_about;          /* ncrit: what the criterion measures (method), or NULL */
+    int has_ranges;                   /* method v2: ranges, coverage, derived status */
 } rm_scores;
 
 typedef struct rm_verdict {

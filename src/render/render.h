@@ -92,6 +92,8 @@ typedef struct render_radar {
     double max;
     int overlay;
     int per_row;                 /* panels per row, 0 = automatic */
+    double *lo, *hi;             /* NULL or nseries*naxes: a band from lo to hi drawn under each series (last:
+                                    positional initialisers of the fields above stay valid) */
 } render_radar;
 
 /* Line chart: series of points (NAN y = gap). */

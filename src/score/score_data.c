@@ -212,13 +212,15 @@ static int read_framework(const jv_doc *d, score_framework *f) {
         const jv *v = jv_get(in, ikeys[i]);
         if (!v) return jv_err(d, in, "missing key '%s' in inputs", ikeys[i]);
         if (strcmp(ikeys[i], "numerics") == 0) {
-            static const char *const nkeys[] = {"library", "repository", "repository_missing", "maturity", "ease",
-                                                "source", "checked", "note", NULL};
+            static const char *const nkeys[] = {"library", "repository", "repository_missing", "shared", "maturity",
+                                                "ease", "source", "checked", "note", NULL};
             SD_TRY(jv_expect(d, v, JV_OBJECT, "numerics"));
             SD_TRY(jv_check_keys(d, v, "numerics", nkeys));
             SD_TRY(check_dated(d, v, "numerics"));
             const char *lib = NULL, *url = NULL;
             SD_TRY(jv_get_str(d, v, "library", "numerics", 1, &lib));
+            SD_TRY(copy_str(d, v, "library", "numerics", 1, f->numerics_lib, sizeof f->numerics_lib));
+            if (jv_get(v, "shared")) SD_TRY(jv_get_bool(d, v, "shared", "numerics", 1, &f->numerics_shared));
             SD_TRY(jv_get_str(d, v, "repository", "numerics", 0, &url));
             if (url) {
                 char owner[64], name[96];
@@ -401,10 +403,32 @@ static int read_count(const jv_doc *d, const jv *v, score_named *e) {
 
 static int read_git(const jv_doc *d, const jv *v, int64_t as_of, score_git *g) {
     static const char *const keys[] = {"missing", "as_of", "has_commits", "last_commit", "newest_commit", "commits_total",
-                                       "commits_30", "commits_90", "prs_merged_30", "authors_90", "head", "mirror", NULL};
+                                       "commits_30", "commits_90", "prs_merged_30", "authors_90", "head", "mirror",
+                                       "weeks_active_13", "commits_365", "bus_factor_365", "releases_365",
+                                       "last_release", "source", "fetched", NULL};
     SD_TRY(jv_expect(d, v, JV_OBJECT, "git entry"));
     SD_TRY(jv_check_keys(d, v, "git entry", keys));
     if (jv_get(v, "missing")) return copy_str(d, v, "missing", "git entry", 1, g->why, sizeof g->why);
+    SD_TRY(copy_str(d, v, "source", "git entry", 0, g->source, sizeof g->source));
+    if (g->source[0]) {   /* GitHub statistics: only what those endpoints give */
+        if (strcmp(g->source, "github-stats") != 0)
+            return jv_err(d, jv_get(v, "source"), "unknown source '%s' (expected github-stats)", g->source);
+        static const char *const st[] = {"weeks_active_13", "commits_365", "authors_90", "bus_factor_365"};
+        long *sdst[] = {&g->a.weeks_active_13, &g->a.commits_365, &g->a.authors_90, &g->a.bus_factor_365};
+        long long x;
+        for (int i = 0; i < 4; i++) {
+            SD_TRY(jv_get_int(d, v, st[i], "git entry", 1, 0, 1000000000LL, &x));
+            *sdst[i] = (long)x;
+        }
+        if (g->a.weeks_active_13 > 13) return jv_err(d, jv_get(v, "weeks_active_13"), "weeks_active_13 above 13");
+        int64_t t;
+        SD_TRY(read_date_member(d, v, "fetched", "git entry", 1, 0, &t));
+        SD_TRY(copy_str(d, v, "fetched", "git entry", 1, g->fetched, sizeof g->fetched));
+        g->a.as_of = as_of;
+        SD_TRY(read_date_member(d, v, "as_of", "git entry", 0, 0, &g->a.as_of));
+        g->present = g->has_maint = 1;
+        return 0;
+    }
     git_activity *a = &g->a;
     a->as_of = as_of;
     SD_TRY(read_date_member(d, v, "as_of", "git entry", 0, 0, &a->as_of));
@@ -418,6 +442,16 @@ static int read_git(const jv_doc *d, const jv *v, int64_t as_of, score_git *g) {
         SD_TRY(jv_get_int(d, v, counts[i], "git entry", 1, 0, 1000000000LL, &x));
         *dst[i] = (long)x;
     }
+    /* Maintenance metrics: absent from snapshots made before method v2 (then v2's activity is missing). */
+    static const char *const maint[] = {"weeks_active_13", "commits_365", "bus_factor_365", "releases_365"};
+    long *mdst[] = {&a->weeks_active_13, &a->commits_365, &a->bus_factor_365, &a->releases_365};
+    g->has_maint = jv_get(v, "weeks_active_13") != NULL;
+    for (int i = 0; i < 4; i++) {
+        SD_TRY(jv_get_int(d, v, maint[i], "git entry", g->has_maint, 0, 1000000000LL, &x));
+        if (g->has_maint) *mdst[i] = (long)x;
+    }
+    if (g->has_maint) SD_TRY(read_date_member(d, v, "last_release", "git entry", 0, 0, &a->last_release));
+    if (a->weeks_active_13 > 13) return jv_err(d, jv_get(v, "weeks_active_13"), "weeks_active_13 above 13");
     SD_TRY(copy_str(d, v, "head", "git entry", 0, a->head, sizeof a->head));
     SD_TRY(copy_str(d, v, "mirror", "git entry", 0, g->mirror, sizeof g->mirror));
     g->present = 1;
@@ -515,6 +549,12 @@ int score_snapshot_write(const score_snapshot *s, const char *path) {
         json_t *e;
         if (!g->present) {
             e = json_pack("{s:s}", "missing", g->why);
+        } else if (g->source[0]) {
+            char as_of[32];
+            score_date_iso(g->a.as_of, as_of, sizeof as_of);
+            e = json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:I}", "source", g->source, "fetched", g->fetched, "as_of", as_of,
+                          "weeks_active_13", (json_int_t)g->a.weeks_active_13, "commits_365", (json_int_t)g->a.commits_365,
+                          "authors_90", (json_int_t)g->a.authors_90, "bus_factor_365", (json_int_t)g->a.bus_factor_365);
         } else {
             const git_activity *a = &g->a;
             char as_of[32], last[32], newest[32];
@@ -527,6 +567,17 @@ int score_snapshot_write(const score_snapshot *s, const char *path) {
                           (json_int_t)a->prs_merged_30, "authors_90", (json_int_t)a->authors_90, "head", a->head,
                           "mirror", g->mirror, "newest_commit", newest);
             if (e && a->has_commits) json_object_set_new(e, "last_commit", json_string(last));
+            if (e && g->has_maint) {
+                json_object_set_new(e, "weeks_active_13", json_integer(a->weeks_active_13));
+                json_object_set_new(e, "commits_365", json_integer(a->commits_365));
+                json_object_set_new(e, "bus_factor_365", json_integer(a->bus_factor_365));
+                json_object_set_new(e, "releases_365", json_integer(a->releases_365));
+                if (a->last_release) {
+                    char rel[32];
+                    score_date_iso(a->last_release, rel, sizeof rel);
+                    json_object_set_new(e, "last_release", json_string(rel));
+                }
+            }
         }
         if (!e || json_object_set_new(git, g->repo, e) < 0) goto oom;
     }
@@ -579,6 +630,7 @@ static void activity(score_value *v, const score_snapshot *s, const char *repo, 
     const score_git *g = score_snapshot_git((score_snapshot *)s, repo, 0);
     if (!g) { set_missing(v, "%s: not in the snapshot%s", repo, ""); return; }
     if (!g->present) { set_missing(v, "%s: %s", repo, g->why); return; }
+    if (g->source[0]) { set_missing(v, "%s: GitHub statistics give no last-commit date or pull requests%s", repo, ""); return; }
     if (!g->a.has_commits) { set_missing(v, "%s: no commit before the as-of date%s", repo, ""); return; }
     v->present = 1;
     v->raw = score_activity(g->a.as_of, g->a.last_commit, g->a.prs_merged_30, weeks_min);
@@ -600,6 +652,134 @@ static int sum_named(const score_named *arr, int n, const char (*names)[64], int
     return 1;
 }
 
+/* Method v2: the repository a git part reads. The numerics part reads the numerics library's repository
+ * only when that library is the framework's own and separate; a shared library (NumPy, Eigen, XLA...)
+ * would measure other projects, so the framework's own repository is read instead, and the value says so. */
+static const char *git_repo_for(const score_framework *f, const char *which, char *src, size_t slen) {
+    src[0] = 0;
+    if (strcmp(which, "main") == 0) return f->repo;
+    if (f->numerics_repo[0] && !f->numerics_shared && strcmp(f->numerics_repo, f->repo) != 0) {
+        snprintf(src, slen, "%s (the numerics library '%s')", f->numerics_repo, f->numerics_lib);
+        return f->numerics_repo;
+    }
+    if (f->numerics_repo[0] && strcmp(f->numerics_repo, f->repo) == 0)
+        snprintf(src, slen, "%s, the framework's own repository ('%s' is part of it)", f->repo, f->numerics_lib);
+    else if (f->numerics_shared)
+        snprintf(src, slen, "%s, the framework's own repository ('%s' is shared with other projects)", f->repo,
+                 f->numerics_lib);
+    else
+        snprintf(src, slen, "%s, the framework's own repository ('%s' has no repository of its own)", f->repo,
+                 f->numerics_lib);
+    return f->repo;
+}
+
+/* Age of a mirror: its newest commit (any branch it holds) before as_of minus stale_days makes its values
+ * stale; a dead project and an out-of-date mirror look alike, so neither is scored as inactivity. A
+ * repository typed archived (read-only, with a source) cannot have newer commits: its values stand. */
+static int git_stale(const score_method *m, const score_framework *f, const score_git *g, char *why, size_t wlen) {
+    if (m->stale_days <= 0 || strcmp(f->status, "archived") == 0) return 0;
+    if (g->source[0]) {   /* statistics are current when fetched: stale when fetched before as_of minus the limit */
+        int64_t t = 0;
+        if (score_date_parse(g->fetched, 0, &t) < 0 || t >= g->a.as_of - (int64_t)(m->stale_days * 86400.0)) return 0;
+        snprintf(why, wlen, "%s: GitHub statistics fetched %s, over %.0f days before as_of: shown, not scored", g->repo,
+                 g->fetched, m->stale_days);
+        return 1;
+    }
+    int64_t limit = g->a.as_of - (int64_t)(m->stale_days * 86400.0);
+    if (g->a.newest_commit >= limit) return 0;
+    char day[16], as_of[16];
+    score_date_day(g->a.newest_commit, day, sizeof day);
+    score_date_day(g->a.as_of - 1, as_of, sizeof as_of);
+    snprintf(why, wlen, "%s: stale mirror (newest commit %s, %.0f days before as_of %s; limit %.0f days): shown, "
+             "not scored", g->repo, day, (double)(g->a.as_of - g->a.newest_commit) / 86400.0, as_of, m->stale_days);
+    return 1;
+}
+
+static void git_metric(score_value *v, const score_method *m, const score_snapshot *s, const score_framework *f,
+                       const char *input, const score_scale *sc) {
+    const char *rest = input + 4;                       /* after "git:" */
+    const char *metric = strchr(rest, ':') + 1;         /* validated by the method reader */
+    char which[16], src[SCORE_WHY_LEN];
+    snprintf(which, sizeof which, "%.*s", (int)(metric - 1 - rest), rest);
+    const char *repo = git_repo_for(f, which, src, sizeof src);
+    v->measured = 1;
+    const score_git *g = score_snapshot_git((score_snapshot *)s, repo, 0);
+    if (!g) { set_missing(v, "%s: not in the snapshot%s", repo, ""); return; }
+    if (!g->present) { set_missing(v, "%s: %s", repo, g->why); return; }
+    if (!g->has_maint) {
+        set_missing(v, "%s: the snapshot has no maintenance metrics (made before method v2)%s", repo, "");
+        return;
+    }
+    const git_activity *a = &g->a;
+    double raw;
+    if (g->source[0] && (strcmp(metric, "releases_365") == 0 || strcmp(metric, "days_since_release") == 0)) {
+        set_missing(v, "%s: GitHub statistics have no release tags%s", repo, "");
+        return;
+    }
+    if (g->source[0]) {
+        char base[SCORE_WHY_LEN];
+        snprintf(base, sizeof base, "%s", src[0] ? src : repo);
+        snprintf(src, sizeof src, "%s: GitHub statistics fetched %s", base, g->fetched);
+    }
+    if (strcmp(metric, "weeks_active_13") == 0) raw = (double)a->weeks_active_13;
+    else if (strcmp(metric, "authors_90") == 0) raw = (double)a->authors_90;
+    else if (strcmp(metric, "bus_factor_365") == 0) raw = (double)a->bus_factor_365;
+    else if (strcmp(metric, "releases_365") == 0) raw = (double)a->releases_365;
+    else if (a->last_release) raw = (double)(a->as_of - a->last_release) / 86400.0;   /* days_since_release */
+    else {
+        raw = sc->max;                                   /* never released by tag: the scale's worst */
+        snprintf(src, sizeof src, "%s: no release tag before as_of", repo);
+    }
+    char why[SCORE_WHY_LEN];
+    if (git_stale(m, f, g, why, sizeof why)) {
+        v->stale = 1;
+        v->stale_raw = raw;
+        set_missing(v, "%s%s", why, "");
+        return;
+    }
+    v->present = 1;
+    v->raw = raw;
+    snprintf(v->src, sizeof v->src, "%s", src);
+}
+
+/* Method v2 status: archived is typed (git cannot see it); otherwise derived from the main repository's
+ * maintenance metrics, or unknown when they are missing or stale. */
+static void derive_status(const score_method *m, const score_framework *f, const score_snapshot *s, score_fw *o) {
+    if (m->version < 2) { snprintf(o->status, sizeof o->status, "%s", f->status); return; }
+    if (strcmp(f->status, "archived") == 0) {
+        snprintf(o->status, sizeof o->status, "archived");
+        snprintf(o->status_why, sizeof o->status_why, "typed in the framework file (read-only repository)");
+        return;
+    }
+    snprintf(o->status, sizeof o->status, "unknown");
+    const score_git *g = score_snapshot_git((score_snapshot *)s, f->repo, 0);
+    if (!g || !g->present) { snprintf(o->status_why, sizeof o->status_why, "%s: no git data", f->repo); return; }
+    if (!g->has_maint) { snprintf(o->status_why, sizeof o->status_why, "%s: no maintenance metrics", f->repo); return; }
+    if (git_stale(m, f, g, o->status_why, sizeof o->status_why)) return;
+    const char *st = score_status_from(&m->status, g->a.weeks_active_13, g->a.authors_90, g->a.releases_365);
+    if (g->source[0] && strcmp(st, "inactive") == 0) {   /* without tags a release may have been missed */
+        snprintf(o->status_why, sizeof o->status_why, "%s: no commit in 13 weeks per GitHub statistics, which have no "
+                 "release tags", f->repo);
+        return;
+    }
+    snprintf(o->status, sizeof o->status, "%s", st);
+    snprintf(o->status_why, sizeof o->status_why, "%ld of 13 weeks with a commit, %ld authors in 90 days, %ld releases "
+             "in 365 days", g->a.weeks_active_13, g->a.authors_90, g->a.releases_365);
+}
+
+static void coverage(const score_method *m, score_fw *o) {
+    for (int c = 0; c < m->ncrit; c++) {
+        const score_criterion *cr = &m->crit[c];
+        int nleaf = cr->formula == SCORE_F_PARTS_MEAN ? cr->nparts : 1;
+        for (int p = 0; p < nleaf; p++) {
+            const score_value *v = cr->formula == SCORE_F_PARTS_MEAN ? &o->part[c][p] : &o->crit[c];
+            if (!v->present) o->cover_missing++;
+            else if (v->measured) o->cover_measured++;
+            else o->cover_hand++;
+        }
+    }
+}
+
 int score_build(const score_method *m, const score_inputs *in, const score_snapshot *s, score_fw *fw) {
     for (int i = 0; i < in->nfw; i++) {
         const score_framework *f = &in->fw[i];
@@ -619,9 +799,11 @@ int score_build(const score_method *m, const score_inputs *in, const score_snaps
                 break;
             case SCORE_F_ACTIVITY:
                 activity(v, s, f->repo, "", m->weeks_min);
+                v->measured = 1;
                 break;
             case SCORE_F_LOG_SUM: {
                 double gh, so;
+                v->measured = 1;
                 char why[SCORE_WHY_LEN];
                 if (!sum_named(s->repo_counts, s->nrepo_counts, (const char (*)[64])f->terms, f->nterms,
                                "GitHub search term", &gh, why, sizeof why) ||
@@ -632,13 +814,17 @@ int score_build(const score_method *m, const score_inputs *in, const score_snaps
                 }
                 v->present = 1;
                 v->raw = log10(1 + gh) + log10(1 + so);
+                v->measured = 1;
                 break;
             }
             case SCORE_F_PARTS_MEAN:
                 for (int p = 0; p < cr->nparts; p++) {
                     score_value *pv = &o->part[c][p];
-                    if (strcmp(cr->part_id[p], "activity") == 0) {
+                    if (cr->part_input[p][0]) {
+                        git_metric(pv, m, s, f, cr->part_input[p], &cr->part_scale[p]);
+                    } else if (strcmp(cr->part_id[p], "activity") == 0) {
                         activity(pv, s, f->numerics_repo, f->numerics_repo_why, m->weeks_min);
+                        pv->measured = 1;
                     } else {
                         char key[2 * SCORE_ID_LEN + 2];
                         snprintf(key, sizeof key, "%s.%s", cr->input, cr->part_id[p]);
@@ -648,6 +834,8 @@ int score_build(const score_method *m, const score_inputs *in, const score_snaps
                 break;
             }
         }
+        derive_status(m, f, s, o);
+        coverage(m, o);
     }
     return 0;
 }

@@ -38,6 +38,8 @@ typedef struct score_framework {
     char repo[SCORE_REPO_LEN];        /* main repository "host/owner/name" */
     char numerics_repo[SCORE_REPO_LEN];   /* "" when none */
     char numerics_repo_why[SCORE_WHY_LEN];
+    char numerics_lib[96];
+    int numerics_shared;              /* the numerics library serves other projects too (NumPy, Eigen, XLA...) */
     int ntags, nterms;
     char tags[SCORE_MAX_NAMES][64];   /* StackOverflow tags */
     char terms[SCORE_MAX_NAMES][64];  /* GitHub search terms */
@@ -52,6 +54,10 @@ typedef struct score_git {
     git_activity a;
     char why[SCORE_WHY_LEN];
     char mirror[64];                  /* mirror directory name it was read from */
+    int has_maint;                    /* the maintenance metrics (weeks_active_13 ...) were recorded */
+    char source[16];                  /* "" git history of a mirror; "github-stats": GitHub's REST statistics
+                                         (weeks, commits, authors, bus factor; no dates, no tags) */
+    char fetched[32];                 /* github-stats: when they were fetched */
 } score_git;
 
 typedef struct score_named {

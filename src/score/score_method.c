@@ -18,7 +18,7 @@ static int copy_str(const jv_doc *d, const jv *obj, const char *key, const char 
     return 0;
 }
 
-static int read_scale(const jv_doc *d, const jv *v, const char *what, score_scale *s) {
+static int read_scale(const jv_doc *d, const jv *v, const char *what, int version, score_scale *s) {
     static const char *const keys[] = {"kind", "min", "max", "levels", NULL};
     SD_TRY(jv_expect(d, v, JV_OBJECT, what));
     SD_TRY(jv_check_keys(d, v, what, keys));
@@ -30,11 +30,19 @@ static int read_scale(const jv_doc *d, const jv *v, const char *what, score_scal
         SD_TRY(jv_get_num(d, v, "max", what, 1, 1, 0, &s->max));
         if (!(s->max > 0) || s->min > s->max)
             return jv_err(d, jv_get(v, "max"), "%s: need 0 < max and min <= max (got min %g, max %g)", what, s->min, s->max);
-    } else if (strcmp(kind, "best") == 0) {
+    } else if (strcmp(kind, "best") == 0 && version < 2) {
         s->kind = SCORE_SCALE_BEST;
         s->min = s->max = 0;
+    } else if ((strcmp(kind, "capped") == 0 || strcmp(kind, "decay") == 0) && version >= 2) {
+        /* v2 has no 'best': a value scaled by the others' would rise when another framework's input goes missing */
+        s->kind = kind[0] == 'c' ? SCORE_SCALE_CAPPED : SCORE_SCALE_DECAY;
+        s->min = 0;
+        SD_TRY(jv_get_num(d, v, "min", what, 0, 0, 1e12, &s->min));
+        SD_TRY(jv_get_num(d, v, "max", what, 1, 1e-9, 1e12, &s->max));
+        if (s->min > s->max) return jv_err(d, jv_get(v, "min"), "%s: min %g above max %g", what, s->min, s->max);
     } else {
-        return jv_err(d, jv_get(v, "kind"), "unknown scale kind '%s' in %s (expected fixed or best)", kind, what);
+        return jv_err(d, jv_get(v, "kind"), "unknown scale kind '%s' in %s (expected %s)", kind, what,
+                      version < 2 ? "fixed or best" : "fixed, capped or decay");
     }
     return 0;
 }
@@ -59,6 +67,7 @@ static int read_criterion(const jv_doc *d, const jv *v, score_method *m, score_c
     SD_TRY(jv_check_keys(d, v, "criterion", keys));
     SD_TRY(copy_str(d, v, "id", "criterion", 1, c->id, sizeof c->id));
     SD_TRY(copy_str(d, v, "name", "criterion", 1, c->name, sizeof c->name));
+    SD_TRY(copy_str(d, v, "about", "criterion", 0, c->about, sizeof c->about));
     const char *cat = NULL, *formula = NULL;
     SD_TRY(jv_get_str(d, v, "category", "criterion", 1, &cat));
     c->category = -1;
@@ -80,33 +89,69 @@ static int read_criterion(const jv_doc *d, const jv *v, score_method *m, score_c
             return jv_err(d, parts, "criterion '%s': 1 to %d parts (got %zu)", c->id, SCORE_MAX_PARTS, parts->count);
         c->nparts = (int)parts->count;
         for (size_t p = 0; p < parts->count; p++) {
-            static const char *const pkeys[] = {"id", "scale", NULL};
+            static const char *const pkeys[] = {"id", "scale", "input", "about", NULL};
             const jv *pv = parts->items[p];
             SD_TRY(jv_expect(d, pv, JV_OBJECT, "part"));
             SD_TRY(jv_check_keys(d, pv, "part", pkeys));
             SD_TRY(copy_str(d, pv, "id", "part", 1, c->part_id[p], sizeof c->part_id[p]));
+            SD_TRY(copy_str(d, pv, "input", "part", 0, c->part_input[p], sizeof c->part_input[p]));
+            if (c->part_input[p][0] && (m->version < 2 || !score_git_input_valid(c->part_input[p])))
+                return jv_err(d, jv_get(pv, "input"), "part '%s': input '%s' (expected, in method v2, git:main:METRIC "
+                              "or git:numerics:METRIC with METRIC one of %s)", c->part_id[p], c->part_input[p],
+                              SCORE_GIT_METRICS);
             const jv *sc = jv_get(pv, "scale");
             if (!sc) return jv_err(d, pv, "missing key 'scale' in part");
-            SD_TRY(read_scale(d, sc, "scale", &c->part_scale[p]));
+            SD_TRY(read_scale(d, sc, "scale", m->version, &c->part_scale[p]));
         }
     } else {
         const jv *sc = jv_get(v, "scale");
         if (!sc) return jv_err(d, v, "missing key 'scale' in criterion '%s'", c->id);
-        SD_TRY(read_scale(d, sc, "scale", &c->scale));
+        SD_TRY(read_scale(d, sc, "scale", m->version, &c->scale));
     }
+    return 0;
+}
+
+/* The v2 sections: ranges (the insufficient-data fraction), freshness (stale mirrors), status thresholds.
+ * Required in v2, refused in v1 (v1 results must stay what they were). */
+static int read_v2(const jv_doc *d, const jv *root, score_method *m) {
+    static const char *const names[] = {"ranges", "freshness", "status"};
+    for (int i = 0; i < 3; i++) {
+        const jv *v = jv_get(root, names[i]);
+        if (m->version < 2 && v) return jv_err_key(d, v, "'%s' is a method v2 key (schema is showdown-method/1)", names[i]);
+        if (m->version >= 2 && !v) return jv_err(d, root, "missing key '%s' in method v2", names[i]);
+    }
+    if (m->version < 2) return 0;
+    const jv *r = jv_get(root, "ranges"), *f = jv_get(root, "freshness"), *st = jv_get(root, "status");
+    static const char *const rkeys[] = {"about", "point", "rank", "min_measured_fraction", NULL};
+    static const char *const fkeys[] = {"about", "stale_days", NULL};
+    static const char *const skeys[] = {"about", "active_weeks_13", "active_authors_90", "maintenance_weeks_13",
+                                        "maintenance_releases_365", NULL};
+    SD_TRY(jv_expect(d, r, JV_OBJECT, "ranges"));
+    SD_TRY(jv_check_keys(d, r, "ranges", rkeys));
+    SD_TRY(jv_get_num(d, r, "min_measured_fraction", "ranges", 1, 0, 1, &m->min_measured));
+    SD_TRY(jv_expect(d, f, JV_OBJECT, "freshness"));
+    SD_TRY(jv_check_keys(d, f, "freshness", fkeys));
+    SD_TRY(jv_get_num(d, f, "stale_days", "freshness", 1, 0, 3650, &m->stale_days));
+    SD_TRY(jv_expect(d, st, JV_OBJECT, "status"));
+    SD_TRY(jv_check_keys(d, st, "status", skeys));
+    long long x[4];
+    for (int i = 0; i < 4; i++) SD_TRY(jv_get_int(d, st, skeys[i + 1], "status", 1, 0, 1000000, &x[i]));
+    m->status = (score_status_rule){(long)x[0], (long)x[1], (long)x[2], (long)x[3]};
     return 0;
 }
 
 static int read_method(const jv_doc *d, score_method *m) {
     static const char *const keys[] = {"schema", "about", "reference", "normalisation", "activity", "categories",
-                                       "criteria", "tiers", NULL};
+                                       "criteria", "tiers", "ranges", "freshness", "status", NULL};
     const jv *root = jv_root(d);
     SD_TRY(jv_expect(d, root, JV_OBJECT, "method"));
     SD_TRY(jv_check_keys(d, root, "method", keys));
     const char *schema = NULL;
     SD_TRY(jv_get_str(d, root, "schema", "method", 1, &schema));
-    if (strcmp(schema, "showdown-method/1") != 0)
-        return jv_err(d, jv_get(root, "schema"), "unsupported schema '%s' (expected showdown-method/1)", schema);
+    if (strcmp(schema, "showdown-method/1") == 0) m->version = 1;
+    else if (strcmp(schema, "showdown-method/2") == 0) m->version = 2;
+    else return jv_err(d, jv_get(root, "schema"), "unsupported schema '%s' (expected showdown-method/1 or /2)", schema);
+    SD_TRY(read_v2(d, root, m));
     const jv *act = jv_get(root, "activity");
     m->weeks_min = 1;
     m->window_days = 30;
