@@ -115,6 +115,7 @@ static int layout(cairo_t *cr, const render_table *t, double w, tlay *L) {
     } else {
         /* too wide: long row labels wrap to a quarter of the width, then the text columns wrap (down to
          * 70 pt), then the row labels narrow further */
+        double labfull = labnat;   /* what is left after the columns narrowed goes back to the labels */
         if (labnat > 0.25 * w && labnat > 100) labnat = 0.25 * w > 100 ? 0.25 * w : 100;
         double excess = labnat + sum - w;
         while (excess > 0.01) {   /* narrow the widest text column, down to the next widest */
@@ -143,7 +144,7 @@ static int layout(cairo_t *cr, const render_table *t, double w, tlay *L) {
             sum -= cut;
             excess -= cut;
         }
-        L->lab_w = w - sum < labnat ? w - sum : labnat;
+        L->lab_w = w - sum < labfull ? w - sum : labfull;
         if (L->lab_w < 70) {
             L->lab_w = 70;
             double k = (w - 70) / sum;   /* last resort: narrow every column (headers wrap) */
