@@ -31,27 +31,26 @@ static int cell_missing(const render_table *t, int r, int c) {
 
 static void mark_best(const render_table *t, char *isbest) {
     if (!t->best) return;
+    const render_table *W = t->whole ? t->whole : t;   /* a continued part: the best of the whole table */
     for (int c = 0; c < t->ncols; c++) {
         if (!t->best[c]) continue;
         double best = NAN;
-        for (int r = 0; r < t->nrows; r++) {
-            if (t->text && t->text[r * t->ncols + c]) continue;
-            double v = t->v[r * t->ncols + c];
+        int n = 0;
+        for (int r = 0; r < W->nrows; r++) {
+            if (W->text && W->text[r * W->ncols + c]) continue;
+            double v = W->v[r * W->ncols + c];
             if (isnan(v)) continue;
-            if (isnan(best) || (t->best[c] > 0 ? v > best : v < best)) best = v;
+            n++;
+            if (isnan(best) || (W->best[c] > 0 ? v > best : v < best)) best = v;
         }
-        if (isnan(best)) continue;
+        if (isnan(best) || n < 2) continue;   /* a best of one is no comparison */
         char bs[64], cs[64];
         render_fmt_num(bs, sizeof bs, best, t->dec ? t->dec[c] : 2);
-        int n = 0;
         for (int r = 0; r < t->nrows; r++) {
             if (cell_missing(t, r, c) || (t->text && t->text[r * t->ncols + c])) continue;
-            n++;
             render_fmt_num(cs, sizeof cs, t->v[r * t->ncols + c], t->dec ? t->dec[c] : 2);
             if (strcmp(bs, cs) == 0) isbest[r * t->ncols + c] = 1;   /* ties as displayed */
         }
-        if (n < 2) /* a best of one is no comparison */
-            for (int r = 0; r < t->nrows; r++) isbest[r * t->ncols + c] = 0;
     }
 }
 
@@ -198,6 +197,16 @@ double render_table_height(cairo_t *cr, const render_table *t, double w) {
     double h = L.h;
     lay_free(&L);
     return h;
+}
+
+int render_table_rows(cairo_t *cr, const render_table *t, double w, double *head_h, double *row_h) {
+    tlay L;
+    if (layout(cr, t, w, &L) < 0) return -1;
+    double body = 0;
+    for (int r = 0; r < t->nrows; r++) { row_h[r] = L.row_h[r]; body += L.row_h[r]; }
+    *head_h = L.h - body;
+    lay_free(&L);
+    return 0;
 }
 
 void render_table_draw(cairo_t *cr, const render_table *t, double x, double y, double w) {
