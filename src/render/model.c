@@ -241,9 +241,10 @@ static int add_results(render_model *m, const char *path, json_t *root) {
         json_t *dat = json_object_get(j, "data");
         r->data_kind = text(a, json_object_get(dat, "kind"));
         r->data_source = text(a, json_object_get(dat, "source"));
-        /* a full epoch: the data set's size (results before full_epoch_examples: train_examples, uncapped then) */
+        /* a full epoch: the data set's size (results before full_epoch_examples: a real set's train_examples, never
+         * cut; a synthetic one was cut with the epochs, so its full size is unknown there) */
         json_t *fe = json_object_get(dat, "full_epoch_examples");
-        if (!json_is_integer(fe)) fe = json_object_get(dat, "train_examples");
+        if (!json_is_integer(fe) && r->data_kind && strcmp(r->data_kind, "real") == 0) fe = json_object_get(dat, "train_examples");
         if (json_is_integer(fe) && json_integer_value(fe) > 0) r->epoch_examples = (long long)json_integer_value(fe);
         if (!r->workload) { rc = sd_err(SD_EINPUT, "%s: runs[%zu] has no \"workload\"", path, i); break; }
         if (!r->implementation) r->implementation = "native";

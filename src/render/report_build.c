@@ -119,12 +119,13 @@ static const char *backends_list(rdoc *d) {
     char buf[512] = "";
     for (int i = 0; i < d->m->nruns; i++) {
         const rm_run *r = &d->m->runs[i];
-        if (r->published || r->failed || !r->backend) continue;
+        /* the engine's back-ends; a framework run's "backend" is its device kind */
+        if (r->published || r->failed || !r->backend || strcmp(r->implementation, "native") != 0) continue;
         const char *b = backend_name(r->backend);
         int seen = 0;
         for (int j = 0; j < i && !seen; j++)
             seen = !d->m->runs[j].published && !d->m->runs[j].failed && d->m->runs[j].backend &&
-                   strcmp(backend_name(d->m->runs[j].backend), b) == 0;
+                   strcmp(d->m->runs[j].implementation, "native") == 0 && strcmp(backend_name(d->m->runs[j].backend), b) == 0;
         if (seen) continue;
         if (buf[0]) strncat(buf, ", ", sizeof buf - strlen(buf) - 1);
         strncat(buf, b, sizeof buf - strlen(buf) - 1);
@@ -601,14 +602,14 @@ static int sec_bench_tables(rdoc *d, const rt_section *s) {
                 if (!e || (pep && strcmp(pep, e) != 0)) pep_same = 0;
                 else pep = e;
             }
-        const char *pg = infer ? "published" : pep && pep_same ? render_printf(d->a, "published: per epoch (total ÷ %s)", pep)
-                                                               : "published: per epoch";
+        int per_epoch = !infer && pep && pep_same;   /* a published total over a stated epoch count: divided */
+        const char *pg = per_epoch ? render_printf(d->a, "published: per epoch (total ÷ %s)", pep) : "published";
         for (int c = 0; c < g.nc; c++) {
             t->cols[c] = g.cols[c];
             t->units[c] = "s";
             for (int r = 0; r < g.nr; r++)   /* a published column may hold s/epoch or s per 1,000 images */
                 if (g.cell[r][c] && g.cell[r][c]->total_unit) { t->units[c] = g.cell[r][c]->total_unit; break; }
-            if (!infer && strcmp(t->units[c], "s") == 0) t->units[c] = "s/epoch";
+            if (!infer && strcmp(t->units[c], "s") == 0 && (!g.pub[c] || per_epoch)) t->units[c] = "s/epoch";
             t->best[c] = -1;
             t->groups[c] = g.pub[c] ? pg : tg;
             double mx = 0;
@@ -621,7 +622,7 @@ static int sec_bench_tables(rdoc *d, const rt_section *s) {
                 int pj;
                 const char *ep = g.pub[c] ? run_setting(run, "epochs") : NULL;
                 if (!infer && !g.pub[c]) v = full_epoch_s(run, &pj);
-                else if (!infer && pos_int(ep) && strcmp(run->total_unit ? run->total_unit : "s", "s") == 0) v /= pos_int(ep);
+                else if (per_epoch && pos_int(ep) && strcmp(run->total_unit ? run->total_unit : "s", "s") == 0) v /= pos_int(ep);
                 t->v[r * nc + c] = v;
                 if (v > mx) mx = v;
                 if (!isnan(v) && v != floor(v)) integral = 0;
@@ -706,6 +707,7 @@ static int sec_bench_charts(rdoc *d, const rt_section *s) {
         b->hi = NEW(d, double, nr * ns);
         if (!b->lo || !b->hi) return sd_err(SD_ENOMEM, "out of memory");
         double mx = 0;
+        int projected = 0;
         for (int k = 0; k < ns; k++) b->series[k] = g.cols[cols[k]];
         for (int i = 0; i < nr; i++) {
             b->groups[i] = g.rows[rows[i]];
@@ -714,20 +716,26 @@ static int sec_bench_charts(rdoc *d, const rt_section *s) {
                 int j = i * ns + k;
                 b->lo[j] = b->hi[j] = NAN;
                 if (!r || r->failed) continue;
-                b->v[j] = r->steady_epoch_s.median;
-                b->lo[j] = r->steady_epoch_s.min;
-                b->hi[j] = r->steady_epoch_s.max;
+                int pj;   /* per full epoch, as the tables: a cut epoch's spread scaled with it */
+                double full = full_epoch_s(r, &pj), k = pj ? full / r->steady_epoch_s.median : 1;
+                b->v[j] = full;
+                b->lo[j] = r->steady_epoch_s.min * k;
+                b->hi[j] = r->steady_epoch_s.max * k;
+                if (pj) projected = r->max_batches;
                 if (!isnan(b->v[j])) any = 1;
                 if (b->v[j] > mx) mx = b->v[j];
             }
         }
         if (!any) continue;
         b->dec = time_decimals(mx);
-        b->xlabel = "steady-state epoch time (s): median, whiskers min–max";
+        b->xlabel = projected ? "time per full epoch (s), projected: median, whiskers min–max"
+                              : "time per full epoch (s), steady state: median, whiskers min–max";
         render_fig *f = new_fig(d, RENDER_FIG_BAR, render_printf(d->a, "bench-%s-chart", rb_slug(d, wl[w])),
-                                render_printf(d->a, "%s: steady-state epoch time", wl[w]));
+                                render_printf(d->a, "%s: time per full epoch", wl[w]));
         if (!f) return sd_err(SD_ENOMEM, "out of memory");
         f->u.bar = b;
+        if (projected)
+            f->note = render_printf(d->a, "Projected to the data set's full epoch from a steady epoch cut to %d batches.", projected);
         SD_TRY(add_fig(d, f));
         added++;
     }
@@ -769,14 +777,9 @@ static int sec_accuracy(rdoc *d, const rt_section *s) {
                 }
             }
         if (l->nseries == 0) continue;
-        /* accuracy on a tenth grid: a 0.01 wiggle must not fill the chart */
-        double lo = INFINITY, hi = -INFINITY;
-        for (int k = 0; k < l->nseries; k++)
-            for (int e = 0; e < l->npts[k]; e++)
-                if (!isnan(l->y[k][e])) { if (l->y[k][e] < lo) lo = l->y[k][e]; if (l->y[k][e] > hi) hi = l->y[k][e]; }
-        l->ymin = floor(lo * 10 + 1e-9) / 10;
-        l->ymax = ceil(hi * 10 - 1e-9) / 10;
-        if (l->ymax <= l->ymin) l->ymax = l->ymin + 0.1;
+        /* the whole 0–1 scale: a 1.6-point wiggle must not look like a trend */
+        l->ymin = 0;
+        l->ymax = 1;
         l->xlabel = "epoch";
         l->ylabel = "test accuracy";
         l->x_integer = 1;
@@ -898,6 +901,7 @@ static const char *impl_label(rdoc *d, const rm_run *r) {
  * timed batches' throughput (*projected = 1). NAN when neither is recorded. */
 static double full_epoch_s(const rm_run *r, int *projected) {
     *projected = 0;
+    if (r->max_batches > 0 && !r->epoch_examples) { *projected = 1; return NAN; }   /* cut, and the full size unknown */
     if (r->max_batches > 0 && r->batch > 0 && r->epoch_examples > (long long)r->max_batches * r->batch) {
         *projected = 1;
         double ips = r->images_per_s.median;
@@ -1128,8 +1132,8 @@ static const char *summary_length(rdoc *d) {
         for (int j = 0; j < i && !seen; j++) seen = !d->m->runs[j].published && strcmp(d->m->runs[j].workload, r->workload) == 0;
         if (!r->published && !seen) list = cat(d, list, ",", r->workload);
     }
-    return render_printf(d->a, "%d epoch%s per run%s, %d repeat%s (medians shown). %s Full-length run: `./showdown bench "
-                               "--workload %s --impl all --repeat 3` (whole epochs), then `make report`'s verify and report steps.",
+    return render_printf(d->a, "%d epoch%s per run%s, %d repeat%s (medians shown). %s Full length (whole epochs): `make report "
+                               "REPORT_BENCH_ARGS='--repeat 3'`, or `./showdown bench --workload %s --impl all --repeat 3`.",
                          epochs, epochs == 1 ? "" : "s",
                          batches ? render_printf(d->a, ", each cut to %d batches of %d images", batches, batch) : "", repeats,
                          repeats == 1 ? "" : "s",
@@ -1344,6 +1348,12 @@ static int sec_cover(rdoc *d, const rt_section *s) {
     return summary_table(d);
 }
 
+/* Data-parallel settings of a run on one CPU replica: "gpus 1" on a machine without a GPU says nothing true. */
+static int cpu_only_key(const rm_run *r, const char *key) {
+    int gpu = r->backend && strcmp(r->backend, "cudnn") == 0;
+    return !gpu && r->gpus <= 1 && (strcmp(key, "gpus") == 0 || strcmp(key, "global_batch") == 0);
+}
+
 static int sec_methodology(rdoc *d, const rt_section *s) {
     if (s->text) SD_TRY(rb_add(d, RB_PARA, rb_expand(d, s->text), NULL));
     /* environment of every measured results file, side by side */
@@ -1381,7 +1391,8 @@ static int sec_methodology(rdoc *d, const rt_section *s) {
             const rm_run *r = &d->m->runs[i];
             if (r->published || strcmp(r->workload, wl[w]) != 0) continue;
             if (!first[w]) first[w] = r;
-            for (int k = 0; k < r->nsettings; k++) idx_of(keys, &nk, r->settings[k].key, 128);
+            for (int k = 0; k < r->nsettings; k++)
+                if (!cpu_only_key(r, r->settings[k].key)) idx_of(keys, &nk, r->settings[k].key, 128);
         }
     if (nk > 0 && nw > 0) {
         int nc = nw < 6 ? nw : 6;
