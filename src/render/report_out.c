@@ -230,7 +230,7 @@ static int write_pdf(rdoc *d, const char *path) {
     cairo_pdf_surface_set_metadata(s, CAIRO_PDF_METADATA_CREATE_DATE, date);
     cairo_pdf_surface_set_metadata(s, CAIRO_PDF_METADATA_MOD_DATE, date);
     cairo_t *cr = cairo_create(s);
-    int i = 0;
+    int i = 0, h2 = CAIRO_PDF_OUTLINE_ROOT;
     for (int p = 0; p < d->npages; p++) {
         page_frame(d, cr, p);
         cairo_save(cr);
@@ -239,8 +239,18 @@ static int write_pdf(rdoc *d, const char *path) {
             cairo_scale(cr, d->scale, d->scale);
             cairo_translate(cr, -MX, -TOP);
         }
-        for (; i < d->n && (d->b[i].page == p || d->b[i].page < 0); i++)
-            if (d->b[i].page == p) draw_block(cr, &d->b[i], d->t->one_page);
+        for (; i < d->n && (d->b[i].page == p || d->b[i].page < 0); i++) {
+            if (d->b[i].page != p) continue;
+            draw_block(cr, &d->b[i], d->t->one_page);
+            /* the outline: sections, their subsections under them */
+            const rb_block *b = &d->b[i];
+            if ((b->kind == RB_H2 || (b->kind == RB_H3 && h2 != CAIRO_PDF_OUTLINE_ROOT)) && b->text) {
+                char dest[96];
+                snprintf(dest, sizeof dest, "page=%d pos=[%.1f %.1f]", p + 1, MX, b->y);
+                int id = cairo_pdf_surface_add_outline(s, b->kind == RB_H2 ? CAIRO_PDF_OUTLINE_ROOT : h2, b->text, dest, 0);
+                if (b->kind == RB_H2) h2 = id;
+            }
+        }
         cairo_restore(cr);
         cairo_show_page(cr);
     }
