@@ -113,22 +113,22 @@ pdftotext -bbox-layout "$t/o/showdown.pdf" "$t/bb.html"
 read -r nwords nsmall _ < <(python3 "$t/sizes.py" "$t/bb.html" Implementation 2> "$t/small")
 if [ "${nwords:-0}" -gt 500 ] && [ "${nsmall:-1}" -eq 0 ]; then ok "$nwords words in tables, none below 7 pt"
 else bad "$nwords table words, $nsmall below 7 pt:"; cat "$t/small"; fi
-# a results file with 150 environment keys: its environment table runs over pages, at full size
+# a results file with 90 more environment keys: its environment table runs over pages, at full size
 python3 - "$RUN" > "$t/long.json" <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1]))
-for i in range(150):
+for i in range(90):
     d["environment"]["key_%03d" % i] = "value %d" % i
 print(json.dumps(d))
 EOF
 "$SD" report --no-db --results "$t/long.json" --out "$t/l" --format pdf > /dev/null 2> "$t/err" || bad "long report: $(cat "$t/err")"
 pdftotext -bbox-layout "$t/l/showdown.pdf" "$t/lbb.html"
 read -r nwords nsmall npages < <(python3 "$t/sizes.py" "$t/lbb.html" Key 2> "$t/small")
-if [ "${nsmall:-1}" -eq 0 ] && [ "${npages:-0}" -ge 2 ]; then ok "a 150-row table spans $npages pages, header on each, none below 7 pt ($nwords words)"
+if [ "${nsmall:-1}" -eq 0 ] && [ "${npages:-0}" -ge 2 ]; then ok "a 100-row table spans $npages pages, header on each, none below 7 pt ($nwords words)"
 else bad "long table: $nsmall words below 7 pt, header on $npages page(s)"; cat "$t/small"; fi
 pdftotext "$t/l/showdown.pdf" "$t/l.txt"
 has "$t/l.txt" "Environment of each results file (continued)" "the continuation is titled as such"
-grep -c "^key_149$\|key_149" "$t/l.txt" > /dev/null && ok "the last row is drawn" || bad "key_149 missing from the PDF"
+grep -q "key_000" "$t/l.txt" && grep -q "key_089" "$t/l.txt" && ok "the first and last rows are drawn" || bad "key_000 or key_089 missing from the PDF"
 
 # ---- the recorded inputs render again, byte for byte ------------------------------------------------------------
 has "$t/out" "inputs recorded in $t/o/report-runs/1/" "the inputs are recorded"
