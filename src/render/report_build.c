@@ -527,6 +527,7 @@ static void make_grid(rdoc *d, const char *wl, grid *g) {
     for (int i = 0; i < g->nfailed; i++) {
         const rm_run *r = g->failed[i];
         if (r->published || strcmp(r->implementation, "native") == 0) continue;
+        if (r->status && strcmp(r->status, "unavailable") == 0) continue;   /* not installed: the note lists it */
         int c = 0;
         while (c < g->nc && g->pub[c]) c++;
         if (c == g->nc && (c = idx_of(g->cols, &g->nc, "CPU", 64)) < 0) continue;
@@ -588,9 +589,7 @@ static int sec_bench_tables(rdoc *d, const rt_section *s) {
                 if (!g.pub[c] && g.cell[r][c] && !g.cell[r][c]->failed && (full_epoch_s(g.cell[r][c], &pj), pj))
                     proj_batches = g.cell[r][c]->max_batches;
             }
-        const char *tg = infer ? "measured: time"
-                         : proj_batches ? render_printf(d->a, "measured here: full epoch, projected from %d batches", proj_batches)
-                                        : "measured here: full epoch";
+        const char *tg = infer ? "measured: time" : "measured here";
         /* published: "time for 10 epochs" when every published cell of the workload states the same count */
         const char *pep = NULL;
         int pep_same = 1;
@@ -609,7 +608,8 @@ static int sec_bench_tables(rdoc *d, const rt_section *s) {
             t->units[c] = "s";
             for (int r = 0; r < g.nr; r++)   /* a published column may hold s/epoch or s per 1,000 images */
                 if (g.cell[r][c] && g.cell[r][c]->total_unit) { t->units[c] = g.cell[r][c]->total_unit; break; }
-            if (!infer && strcmp(t->units[c], "s") == 0 && (!g.pub[c] || per_epoch)) t->units[c] = "s/epoch";
+            if (!infer && strcmp(t->units[c], "s") == 0 && g.pub[c] && per_epoch) t->units[c] = "s/epoch";
+            if (!infer && !g.pub[c]) t->units[c] = proj_batches ? "s/full epoch, projected" : "s/full epoch";
             t->best[c] = -1;
             t->groups[c] = g.pub[c] ? pg : tg;
             double mx = 0;
@@ -666,18 +666,28 @@ static int sec_bench_tables(rdoc *d, const rt_section *s) {
         f->u.table = t;
         int cross = 0;
         for (int i = 0; i < g.nr * nc; i++) cross |= t->text[i] && strcmp(t->text[i], "–") == 0;
-        f->note = render_printf(d->a, "%s%s%s%s%s", g.repeats ? render_printf(d->a, "Median of %d repeat%s.", g.repeats,
+        f->note = render_printf(d->a, "%s%s%s%s%s%s", g.repeats ? render_printf(d->a, "Median of %d repeat%s.", g.repeats,
                                                                                    g.repeats == 1 ? "" : "s") : "Nothing measured here.",
+                                proj_batches ? render_printf(d->a, " Measured epochs were cut to %d batches: the time of a full "
+                                                                   "epoch of the data set is projected from their throughput.",
+                                                             proj_batches) : "",
                                 g.source ? " Published figures: " : "", g.source ? g.source : "", g.source ? "." : "",
                                 cross ? " –: not run on that device." : "");
+        const char *uninstalled = NULL;
         for (int i = 0; i < g.nfailed; i++) {
             const rm_run *r = g.failed[i];
+            if (r->status && strcmp(r->status, "unavailable") == 0 && strcmp(r->implementation, "native") != 0) {
+                uninstalled = uninstalled ? render_printf(d->a, "%s, %s", uninstalled, r->implementation) : r->implementation;
+                continue;
+            }
             const char *err = r->error ? r->error : "no reason recorded";
             const char *colon = strchr(err, ':');   /* the first clause of the error is the reason */
             if (strcmp(status_word(r), "failed") != 0) colon = NULL;   /* "unavailable: <why>", "unsupported: <op>" */
             f->note = render_printf(d->a, "%s Not run: %s (%.*s).", f->note, row_of(d, r),
                                     colon ? (int)(colon - err) : (int)strlen(err), err);
         }
+        if (uninstalled)
+            f->note = render_printf(d->a, "%s Not installed here: %s (`make deps-frameworks` installs them).", f->note, uninstalled);
         SD_TRY(add_fig(d, f));
         added++;
     }
