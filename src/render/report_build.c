@@ -1404,6 +1404,10 @@ static int sec_methodology(rdoc *d, const rt_section *s) {
             for (int k = 0; k < r->nsettings; k++)
                 if (!cpu_only_key(r, r->settings[k].key)) idx_of(keys, &nk, r->settings[k].key, 128);
         }
+    int kept = 0;   /* workloads measured here; published-only ones have no settings */
+    for (int w = 0; w < nw; w++)
+        if (first[w]) { wl[kept] = wl[w]; first[kept++] = first[w]; }
+    nw = kept;
     if (nk > 0 && nw > 0) {
         int nc = nw < 6 ? nw : 6;
         render_table *t = new_table(d, nk, nc);
