@@ -178,3 +178,35 @@ Test(render, write_file_is_atomic_and_reports_errors) {
     snprintf(p, sizeof p, "%s/x.txt/below-a-file.txt", dir);   /* a parent that is a file */
     cr_expect_lt(render_write_file(p, "x", 1), 0);
 }
+
+/* The pieces a long table is cut into for the PDF: the header plus every row's height is the whole height,
+ * and a part of the rows (same columns) is as tall as its header plus its rows. */
+Test(render, table_rows_add_up_to_the_table) {
+    enum { NR = 60, NC = 3 };
+    const char *rows[NR], *cols[NC] = {"first", "second", "a long text column"}, *text[NR * NC] = {0};
+    double v[NR * NC];
+    for (int r = 0; r < NR; r++) {
+        rows[r] = r % 7 == 0 ? "a row label long enough to wrap onto a second line in a narrow table" : "row";
+        for (int c = 0; c < NC; c++) v[r * NC + c] = r * 10.0 + c;
+        text[r * NC + 2] = r % 5 == 0 ? "text that wraps over more than one line when the column is narrow" : "short";
+    }
+    render_table t = {.nrows = NR, .ncols = NC, .row_head = "Row", .rows = rows, .cols = cols, .v = v, .text = text};
+    cairo_t *cr = render_measure_context();
+    double head, rh[NR], sum = 0;
+    cr_assert_eq(render_table_rows(cr, &t, 300, &head, rh), 0);
+    for (int r = 0; r < NR; r++) { cr_expect_gt(rh[r], 5); sum += rh[r]; }
+    cr_expect_float_eq(head + sum, render_table_height(cr, &t, 300), 1e-6);
+    cr_expect_gt(rh[0], rh[1], "a wrapped row is taller (%g vs %g)", rh[0], rh[1]);
+    render_table part = t;   /* rows 10..19, as the PDF's continuation draws them */
+    part.whole = &t;
+    part.nrows = 10;
+    part.rows = rows + 10;
+    part.v = v + 10 * NC;
+    part.text = text + 10 * NC;
+    double ph, prh[10], psum = 0;
+    cr_assert_eq(render_table_rows(cr, &part, 300, &ph, prh), 0);
+    for (int r = 0; r < 10; r++) psum += prh[r];
+    cr_expect_float_eq(ph + psum, render_table_height(cr, &part, 300), 1e-6);
+    cr_expect_lt(render_table_height(cr, &part, 300), render_table_height(cr, &t, 300) / 3);
+    cairo_destroy(cr);
+}

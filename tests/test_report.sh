@@ -93,7 +93,7 @@ EOF
 run_full() { $REP --results "$t/results.json" "$t/published.json" --scores "$t/scores.json" --out "$1" --format pdf,svg,md; }
 expect 0 "full report" run_full "$t/a"
 has "$t/out" "showdown.pdf" "says where the PDF is"
-has "$t/out" "omitted for lack of data: verification, regressions, history" "names the sections without data"
+has "$t/out" "omitted for lack of data: frameworks, verification, regressions, history" "names the sections without data"
 pages=$(pdfinfo "$t/a/showdown.pdf" | awk '/^Pages:/ {print $2}')
 if [ "${pages:-0}" -ge 6 ] && [ "${pages:-0}" -le 20 ]; then echo "ok: $pages pages"; else echo "FAIL: $pages pages"; fail=1; fi
 pdfinfo "$t/a/showdown.pdf" > "$t/info"
@@ -130,8 +130,8 @@ expect 0 "scores only (no benchmark results)" $REP --scores "$t/scores.json" --o
 has "$t/out" "bench_tables" "says the benchmark sections were omitted"
 pdftotext "$t/c/showdown.pdf" "$t/c.txt"
 has "$t/c.txt" "Podium" "scores-only report has the podium"
-has "$t/c.txt" "Not in this report for lack of data in its inputs: Benchmarks" "the cover says the benchmark sections are absent"
-hasnt "$t/c.txt" "training time per device" "no empty benchmark table"
+has "$t/c.txt" "Not in this report for lack of data in its inputs: Frameworks against the native floor, Benchmarks" "the cover says the benchmark sections are absent"
+hasnt "$t/c.txt" "training time per full epoch per device" "no empty benchmark table"
 hasnt "$t/c.txt" "test accuracy per epoch" "no empty accuracy chart"
 has "$t/c/showdown.md" "omitted" "Markdown lists the omitted sections"
 expect 0 "results only (no scores)" $REP --results "$t/results.json" --out "$t/d" --format pdf
@@ -180,8 +180,9 @@ EOF2
 expect 0 "verification section" $REP --verify "$t/verify.json" --results "$t/results.json" --out "$t/h" --format pdf,md
 pdftotext -layout "$t/h/showdown.pdf" "$t/h.txt"
 has "$t/h/showdown.md" "1 REPRODUCED, 1 NOT-COMPARABLE" "verdict counts"
-has "$t/h.txt" "REPRODUCED" "verdicts in the PDF"
-has "$t/h.txt" "device: published Tesla K80" "why a cell is not comparable"
+has "$t/h.txt" "Verdicts per published file" "verdict counts per file in the PDF"
+has "$t/h.txt" "reproduced" "verdicts in the PDF"
+has "$t/h/showdown.md" "device: published Tesla K80" "why a cell is not comparable (Markdown: every cell)"
 has "$t/h/showdown.md" "| native · dnnl" "verdict rows in the Markdown"
 hasnt "$t/out" "omitted for lack of data: .*verification" "verification not omitted when verdicts are given"
 

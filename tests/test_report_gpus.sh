@@ -33,8 +33,8 @@ EOF
 "$SD" report --no-db --results "$t/r.json" "$t/p.json" --out "$t/o" --format md,csv >"$t/out" 2>&1 || { cat "$t/out"; exit 1; }
 hdr=$(grep -m1 '^| Implementation | measured' "$t/o/showdown.md")
 echo "table header: $hdr"
-for want in "2 epochs: 1×V100 (s) | measured: time for 2 epochs: 4×V100 (s) | measured: time for 2 epochs: 1×A100 (s) | measured: time for 2 epochs: CPU (s)" \
-            "published: 1×V100  (s) | published: 4×V100  (s) | published: K80  (s)"; do
+for want in "measured here: 1×V100 (s/full epoch) | measured here: 4×V100 (s/full epoch) | measured here: 1×A100 (s/full epoch) | measured here: CPU (s/full epoch)" \
+            "published: 1×V100 · 2018  (s) | published: 4×V100 · 2018  (s) | published: K80 · 2018  (s)"; do
   case "$hdr" in *"$want"*) echo "ok: columns $want" ;; *) echo "FAIL: no columns '$want'"; fail=1 ;; esac
 done
 grep -q 'native · cuDNN on 4×V100 | \*\*3.5\*\*' "$t/o/showdown.md" && echo "ok: 4×V100 is the fastest first epoch" \
@@ -47,7 +47,7 @@ if [ -f workloads/published/dlf_densenet121_xray.json ]; then
     || { cat "$t/out"; exit 1; }
   hdr=$(grep -m1 '^| Implementation | published' "$t/d/showdown.md")
   case "$hdr" in
-    *"published: time for 5 epochs: 1×V100 · real data  (s) | published: time for 5 epochs: 4×V100 · real data  (s)"*) echo "ok: DenseNet columns 1×V100 | 4×V100" ;;
+    *"published: per epoch (total ÷ 5): 1×V100 · 2018 · real  (s/epoch) | published: per epoch (total ÷ 5): 4×V100 · 2018 · real  (s/epoch)"*) echo "ok: DenseNet columns 1×V100 | 4×V100, per epoch" ;;
     *) echo "FAIL: DenseNet columns: $hdr"; fail=1 ;;
   esac
 fi

@@ -67,9 +67,12 @@ int sd_results_add_run(json_t *doc, const sd_run_info *ri) {
     if (ri->be && ri->be->ops->env) ri->be->ops->env(ri->be, env_add, benv);
     if (ri->backend_env) json_object_update(benv, (json_t *)ri->backend_env);
     json_object_set_new(run, "backend_env", benv);
-    json_object_set_new(run, "data", json_pack("{s:s,s:s,s:I,s:I}", "kind", ri->train->synthetic ? "synthetic" : "real",
+    /* a full epoch's size, for times per full epoch when --batches cut the epochs (synthetic sets are cut too) */
+    long full = ri->train->synthetic && w->train_n > ri->train->n ? w->train_n : ri->train->n;
+    json_object_set_new(run, "data", json_pack("{s:s,s:s,s:I,s:I,s:I}", "kind", ri->train->synthetic ? "synthetic" : "real",
                                                "source", ri->train->source, "train_examples", (json_int_t)ri->train->n,
-                                               "test_examples", (json_int_t)ri->test->n));
+                                               "test_examples", (json_int_t)ri->test->n, "full_epoch_examples",
+                                               (json_int_t)full));
     json_t *optim = json_pack("{s:s,s:f}", "name", optim_name(w->optim.kind), "lr", (double)w->optim.lr);
     switch (w->optim.kind) {
     case NN_OPTIM_SGD: json_object_set_new(optim, "momentum", json_real(w->optim.momentum)); break;

@@ -26,7 +26,10 @@ static void layout(cairo_t *cr, const render_line *l, double w, llay *L) {
     if (!isfinite(ylo)) { ylo = 0; yhi = 1; }
     if (!isfinite(xlo)) { xlo = 0; xhi = 1; }
     if (l->ymin != l->ymax) { ylo = l->ymin; yhi = l->ymax; }
-    else if (yhi - ylo < 1e-9) { ylo -= 0.5; yhi += 0.5; }
+    else {
+        if (ylo > 0) ylo = 0;   /* zero-based: a small change must not fill the chart */
+        if (yhi - ylo < 1e-9) { ylo -= 0.5; yhi += 0.5; }
+    }
     L->ny = render_nice_ticks(ylo, yhi, 5, &L->y0, &L->ystep);
     L->ymin = L->y0;
     L->ymax = L->y0 + L->ystep * (L->ny - 1);

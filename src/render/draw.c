@@ -111,7 +111,39 @@ static PangoLayout *make_layout(cairo_t *cr, render_font f, const char *s, doubl
         pango_layout_set_wrap(l, PANGO_WRAP_WORD_CHAR);
     }
     pango_layout_set_text(l, s ? s : "", -1);
+    /* a line broken inside a word (a URL, a path) gets no hyphen: the text stays what it says */
+    PangoAttrList *al = pango_attr_list_new();
+    pango_attr_list_insert(al, pango_attr_insert_hyphens_new(FALSE));
+    pango_layout_set_attributes(l, al);
+    pango_attr_list_unref(al);
     return l;
+}
+
+/* Every http(s):// URL in s becomes a live link over the area its characters take (PDF; other surfaces ignore
+ * tags). A URL runs to the next space or closing bracket; one wrapped over lines gets one rectangle per part. */
+static void link_urls(cairo_t *cr, PangoLayout *l, const char *s, double x, double y, double wrap_w) {
+    for (const char *p = s; p && (p = strstr(p, "http")) != NULL;) {
+        if (strncmp(p, "http://", 7) != 0 && strncmp(p, "https://", 8) != 0) { p += 4; continue; }
+        size_t n = strcspn(p, " \n\t)]>'\"");
+        while (n > 0 && strchr(".,;:", p[n - 1])) n--;   /* the sentence's full stop is not the URL's */
+        PangoRectangle a, b;
+        pango_layout_index_to_pos(l, (int)(p - s), &a);
+        pango_layout_index_to_pos(l, (int)(p - s + n - 1), &b);
+        double ax = x + (double)a.x / PANGO_SCALE, ay = y + (double)a.y / PANGO_SCALE, ah = (double)a.height / PANGO_SCALE;
+        double bx = x + (double)(b.x + b.width) / PANGO_SCALE, by = y + (double)b.y / PANGO_SCALE, bh = (double)b.height / PANGO_SCALE;
+        char attr[4096];
+        int k;
+        if (by - ay < 0.5 * ah || wrap_w <= 0)
+            k = snprintf(attr, sizeof attr, "rect=[%.2f %.2f %.2f %.2f] uri='%.*s'", ax, ay, bx - ax, ah, (int)n, p);
+        else
+            k = snprintf(attr, sizeof attr, "rect=[%.2f %.2f %.2f %.2f %.2f %.2f %.2f %.2f] uri='%.*s'", ax, ay, x + wrap_w - ax,
+                         ah, x, ay + ah, bx - x, by + bh - ay - ah, (int)n, p);
+        if (k > 0 && (size_t)k < sizeof attr) {
+            cairo_tag_begin(cr, CAIRO_TAG_LINK, attr);
+            cairo_tag_end(cr, CAIRO_TAG_LINK);
+        }
+        p += n;
+    }
 }
 
 void render_text_size(cairo_t *cr, render_font f, const char *s, double wrap_w, double *w, double *h) {
@@ -140,6 +172,7 @@ double render_text(cairo_t *cr, render_font f, const char *s, double x, double y
     cairo_move_to(cr, x, y);
     pango_cairo_show_layout(cr, l);
     cairo_restore(cr);
+    if (s && strstr(s, "://")) link_urls(cr, l, s, x, y, wrap_w);
     g_object_unref(l);
     return h;
 }

@@ -238,7 +238,14 @@ static int add_results(render_model *m, const char *path, json_t *root) {
         r->backend = text(a, json_object_get(j, "backend"));
         r->device = text(a, json_object_get(j, "device"));
         r->data = text(a, json_object_get(j, "data"));
-        r->data_kind = text(a, json_object_get(json_object_get(j, "data"), "kind"));
+        json_t *dat = json_object_get(j, "data");
+        r->data_kind = text(a, json_object_get(dat, "kind"));
+        r->data_source = text(a, json_object_get(dat, "source"));
+        /* a full epoch: the data set's size (results before full_epoch_examples: a real set's train_examples, never
+         * cut; a synthetic one was cut with the epochs, so its full size is unknown there) */
+        json_t *fe = json_object_get(dat, "full_epoch_examples");
+        if (!json_is_integer(fe) && r->data_kind && strcmp(r->data_kind, "real") == 0) fe = json_object_get(dat, "train_examples");
+        if (json_is_integer(fe) && json_integer_value(fe) > 0) r->epoch_examples = (long long)json_integer_value(fe);
         if (!r->workload) { rc = sd_err(SD_EINPUT, "%s: runs[%zu] has no \"workload\"", path, i); break; }
         if (!r->implementation) r->implementation = "native";
         const char *status = json_string_value(json_object_get(j, "status"));
@@ -256,6 +263,9 @@ static int add_results(render_model *m, const char *path, json_t *root) {
         json_t *set = json_object_get(j, "settings");
         json_t *g = json_object_get(json_is_object(set) && json_object_get(set, "gpus") ? set : j, "gpus");
         if (json_is_integer(g) && json_integer_value(g) > 0 && json_integer_value(g) <= 4096) r->gpus = (int)json_integer_value(g);
+        json_t *mb = json_object_get(set, "max_batches"), *bt = json_object_get(set, "batch");
+        if (json_is_integer(mb) && json_integer_value(mb) > 0 && json_integer_value(mb) < 1000000000) r->max_batches = (int)json_integer_value(mb);
+        if (json_is_integer(bt) && json_integer_value(bt) > 0 && json_integer_value(bt) < 1000000000) r->batch = (int)json_integer_value(bt);
         if (json_is_object(set)) {
             size_t room = kv_room(set) + 1;
             r->settings = render_alloc(a, room * sizeof *r->settings);

@@ -34,6 +34,10 @@ typedef struct rm_run {
     const char *workload, *implementation, *backend, *device, *data;
     int gpus;                         /* data-parallel devices (settings.gpus, or a published run's "gpus"); 0: not recorded */
     const char *data_kind;            /* data.kind ("real", "synthetic") when data is an object */
+    const char *data_source;          /* data.source: the files read, or "synthetic (seed 42)" */
+    long long epoch_examples;         /* examples in one full epoch of the data set; 0 when not recorded */
+    int max_batches;                  /* settings.max_batches: epochs cut to this many batches; 0: full epochs */
+    int batch;                        /* settings.batch; 0 when absent */
     int nsettings;
     rm_kv *settings;
     int nrepeats;

@@ -64,6 +64,7 @@ typedef struct render_table {
     signed char *best;           /* NULL or ncols */
     int *dec;                    /* NULL (2 decimals) or ncols */
     const char **groups;         /* NULL, or ncols group headers spanning equal neighbours ("measured") */
+    const struct render_table *whole;   /* a part of a longer table (continued on the next page): best values are the whole's */
 } render_table;
 
 /* Horizontal grouped bars: one group per row label, one bar per series. NAN = missing: drawn as a
@@ -133,6 +134,8 @@ int render_fig_missing_note(const render_fig *f, char *buf, size_t n);
 
 /* Per-kind bodies (used by render_fig_*; drawn below the title). */
 double render_table_height(cairo_t *cr, const render_table *t, double w);
+/* The header's height (rules included) and each row's height (nrows) at width w; -1 when out of memory. */
+int render_table_rows(cairo_t *cr, const render_table *t, double w, double *head_h, double *row_h);
 void render_table_draw(cairo_t *cr, const render_table *t, double x, double y, double w);
 double render_bar_height(cairo_t *cr, const render_bar *b, double w);
 void render_bar_draw(cairo_t *cr, const render_bar *b, double x, double y, double w);

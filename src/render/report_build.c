@@ -119,12 +119,13 @@ static const char *backends_list(rdoc *d) {
     char buf[512] = "";
     for (int i = 0; i < d->m->nruns; i++) {
         const rm_run *r = &d->m->runs[i];
-        if (r->published || r->failed || !r->backend) continue;
+        /* the engine's back-ends; a framework run's "backend" is its device kind */
+        if (r->published || r->failed || !r->backend || strcmp(r->implementation, "native") != 0) continue;
         const char *b = backend_name(r->backend);
         int seen = 0;
         for (int j = 0; j < i && !seen; j++)
             seen = !d->m->runs[j].published && !d->m->runs[j].failed && d->m->runs[j].backend &&
-                   strcmp(backend_name(d->m->runs[j].backend), b) == 0;
+                   strcmp(d->m->runs[j].implementation, "native") == 0 && strcmp(backend_name(d->m->runs[j].backend), b) == 0;
         if (seen) continue;
         if (buf[0]) strncat(buf, ", ", sizeof buf - strlen(buf) - 1);
         strncat(buf, b, sizeof buf - strlen(buf) - 1);
@@ -581,8 +582,9 @@ static void make_grid(rdoc *d, const char *wl, grid *g) {
             }
             int row = idx_of(g->rows, &g->nr, row_of(d, r), 64);
             const char *col = !pass ? device_of(d, r)
-                              : mixed && r->data_kind ? render_printf(d->a, "%s · %s data ", device_of(d, r), r->data_kind)
-                                                      : render_printf(d->a, "%s ", device_of(d, r));   /* keep apart */
+                              : render_printf(d->a, "%s%s%.4s%s%s ", device_of(d, r),   /* the trailing space keeps it apart */
+                                              r->file && r->file->as_of ? " · " : "", r->file && r->file->as_of ? r->file->as_of : "",
+                                              mixed && r->data_kind ? " · " : "", mixed && r->data_kind ? r->data_kind : "");
             int c = idx_of(g->cols, &g->nc, col, 64);
             if (row < 0 || c < 0) continue;
             g->pub[c] = pass;
@@ -596,12 +598,22 @@ static void make_grid(rdoc *d, const char *wl, grid *g) {
     for (int i = 0; i < g->nfailed; i++) {
         const rm_run *r = g->failed[i];
         if (r->published || strcmp(r->implementation, "native") == 0) continue;
+        if (r->status && strcmp(r->status, "unavailable") == 0) continue;   /* not installed: the note lists it */
         int c = 0;
         while (c < g->nc && g->pub[c]) c++;
         if (c == g->nc && (c = idx_of(g->cols, &g->nc, "CPU", 64)) < 0) continue;
         int row = idx_of(g->rows, &g->nr, r->implementation, 64);
         if (row >= 0 && !g->cell[row][c]) g->cell[row][c] = r;
     }
+}
+
+static double full_epoch_s(const rm_run *r, int *projected);
+
+/* A setting's positive integer value ("10"), else 0. */
+static int pos_int(const char *s) {
+    char *e;
+    long v = s ? strtol(s, &e, 10) : 0;
+    return s && e != s && *e == 0 && v > 0 && v < 1000000 ? (int)v : 0;
 }
 
 /* The word a table cell shows for a run that has no figures. */
@@ -633,13 +645,22 @@ static int sec_bench_tables(rdoc *d, const rt_section *s) {
                 if (g.cell[r][c] && g.cell[r][c]->total_unit && strcmp(g.cell[r][c]->total_unit, "s/1,000 images") == 0) infer = 1;
         render_table *t = new_table(d, g.nr, nc);
         render_fig *f = t ? new_fig(d, RENDER_FIG_TABLE, render_printf(d->a, "bench-%s-table", rb_slug(d, wl[w])),
-                                    render_printf(d->a, "%s: %s time per device", wl[w], infer ? "inference" : "training"))
+                                    render_printf(d->a, "%s: %s per device", wl[w], infer ? "inference time" : "training time per full epoch"))
                           : NULL;
         if (!f) return sd_err(SD_ENOMEM, "out of memory");
         t->row_head = "Implementation";
         t->groups = NEW(d, const char *, nc);
         if (!t->groups) return sd_err(SD_ENOMEM, "out of memory");
-        const char *tg = g.epochs ? render_printf(d->a, "measured: time for %d epoch%s", g.epochs, g.epochs == 1 ? "" : "s") : "measured: time";
+        /* measured and published side by side only in one unit: seconds per full epoch (projected from the timed
+         * batches when the run cut its epochs), never a cut epoch beside a whole one */
+        int proj_batches = 0;
+        for (int c = 0; c < g.nc; c++)
+            for (int r = 0; r < g.nr; r++) {
+                int pj = 0;
+                if (!g.pub[c] && g.cell[r][c] && !g.cell[r][c]->failed && (full_epoch_s(g.cell[r][c], &pj), pj))
+                    proj_batches = g.cell[r][c]->max_batches;
+            }
+        const char *tg = infer ? "measured: time" : "measured here";
         /* published: "time for 10 epochs" when every published cell of the workload states the same count */
         const char *pep = NULL;
         int pep_same = 1;
@@ -651,13 +672,15 @@ static int sec_bench_tables(rdoc *d, const rt_section *s) {
                 if (!e || (pep && strcmp(pep, e) != 0)) pep_same = 0;
                 else pep = e;
             }
-        const char *pg = pep && pep_same ? render_printf(d->a, "published: time for %s epoch%s", pep, strcmp(pep, "1") ? "s" : "")
-                                         : "published";
+        int per_epoch = !infer && pep && pep_same;   /* a published total over a stated epoch count: divided */
+        const char *pg = per_epoch ? render_printf(d->a, "published: per epoch (total ÷ %s)", pep) : "published";
         for (int c = 0; c < g.nc; c++) {
             t->cols[c] = g.cols[c];
             t->units[c] = "s";
             for (int r = 0; r < g.nr; r++)   /* a published column may hold s/epoch or s per 1,000 images */
                 if (g.cell[r][c] && g.cell[r][c]->total_unit) { t->units[c] = g.cell[r][c]->total_unit; break; }
+            if (!infer && strcmp(t->units[c], "s") == 0 && g.pub[c] && per_epoch) t->units[c] = "s/epoch";
+            if (!infer && !g.pub[c]) t->units[c] = proj_batches ? "s/full epoch, projected" : "s/full epoch";
             t->best[c] = -1;
             t->groups[c] = g.pub[c] ? pg : tg;
             double mx = 0;
@@ -667,6 +690,10 @@ static int sec_bench_tables(rdoc *d, const rt_section *s) {
                 if (!run) { t->text[r * nc + c] = "–"; continue; }   /* not run there: not a missing value */
                 if (run->failed) { t->text[r * nc + c] = status_word(run); continue; }
                 double v = run->total_s.median;
+                int pj;
+                const char *ep = g.pub[c] ? run_setting(run, "epochs") : NULL;
+                if (!infer && !g.pub[c]) v = full_epoch_s(run, &pj);
+                else if (per_epoch && pos_int(ep) && strcmp(run->total_unit ? run->total_unit : "s", "s") == 0) v /= pos_int(ep);
                 t->v[r * nc + c] = v;
                 if (v > mx) mx = v;
                 if (!isnan(v) && v != floor(v)) integral = 0;
@@ -710,18 +737,28 @@ static int sec_bench_tables(rdoc *d, const rt_section *s) {
         f->u.table = t;
         int cross = 0;
         for (int i = 0; i < g.nr * nc; i++) cross |= t->text[i] && strcmp(t->text[i], "–") == 0;
-        f->note = render_printf(d->a, "%s%s%s%s%s", g.repeats ? render_printf(d->a, "Median of %d repeat%s.", g.repeats,
+        f->note = render_printf(d->a, "%s%s%s%s%s%s", g.repeats ? render_printf(d->a, "Median of %d repeat%s.", g.repeats,
                                                                                    g.repeats == 1 ? "" : "s") : "Nothing measured here.",
+                                proj_batches ? render_printf(d->a, " Measured epochs were cut to %d batches: the time of a full "
+                                                                   "epoch of the data set is projected from their throughput.",
+                                                             proj_batches) : "",
                                 g.source ? " Published figures: " : "", g.source ? g.source : "", g.source ? "." : "",
                                 cross ? " –: not run on that device." : "");
+        const char *uninstalled = NULL;
         for (int i = 0; i < g.nfailed; i++) {
             const rm_run *r = g.failed[i];
+            if (r->status && strcmp(r->status, "unavailable") == 0 && strcmp(r->implementation, "native") != 0) {
+                uninstalled = uninstalled ? render_printf(d->a, "%s, %s", uninstalled, r->implementation) : r->implementation;
+                continue;
+            }
             const char *err = r->error ? r->error : "no reason recorded";
             const char *colon = strchr(err, ':');   /* the first clause of the error is the reason */
             if (strcmp(status_word(r), "failed") != 0) colon = NULL;   /* "unavailable: <why>", "unsupported: <op>" */
             f->note = render_printf(d->a, "%s Not run: %s (%.*s).", f->note, row_of(d, r),
                                     colon ? (int)(colon - err) : (int)strlen(err), err);
         }
+        if (uninstalled)
+            f->note = render_printf(d->a, "%s Not installed here: %s (`make deps-frameworks` installs them).", f->note, uninstalled);
         SD_TRY(add_fig(d, f));
         added++;
     }
@@ -751,6 +788,7 @@ static int sec_bench_charts(rdoc *d, const rt_section *s) {
         b->hi = NEW(d, double, nr * ns);
         if (!b->lo || !b->hi) return sd_err(SD_ENOMEM, "out of memory");
         double mx = 0;
+        int projected = 0;
         for (int k = 0; k < ns; k++) b->series[k] = g.cols[cols[k]];
         for (int i = 0; i < nr; i++) {
             b->groups[i] = g.rows[rows[i]];
@@ -759,20 +797,26 @@ static int sec_bench_charts(rdoc *d, const rt_section *s) {
                 int j = i * ns + k;
                 b->lo[j] = b->hi[j] = NAN;
                 if (!r || r->failed) continue;
-                b->v[j] = r->steady_epoch_s.median;
-                b->lo[j] = r->steady_epoch_s.min;
-                b->hi[j] = r->steady_epoch_s.max;
+                int pj;   /* per full epoch, as the tables: a cut epoch's spread scaled with it */
+                double full = full_epoch_s(r, &pj), k = pj ? full / r->steady_epoch_s.median : 1;
+                b->v[j] = full;
+                b->lo[j] = r->steady_epoch_s.min * k;
+                b->hi[j] = r->steady_epoch_s.max * k;
+                if (pj) projected = r->max_batches;
                 if (!isnan(b->v[j])) any = 1;
                 if (b->v[j] > mx) mx = b->v[j];
             }
         }
         if (!any) continue;
         b->dec = time_decimals(mx);
-        b->xlabel = "steady-state epoch time (s): median, whiskers min–max";
+        b->xlabel = projected ? "time per full epoch (s), projected: median, whiskers min–max"
+                              : "time per full epoch (s), steady state: median, whiskers min–max";
         render_fig *f = new_fig(d, RENDER_FIG_BAR, render_printf(d->a, "bench-%s-chart", rb_slug(d, wl[w])),
-                                render_printf(d->a, "%s: steady-state epoch time", wl[w]));
+                                render_printf(d->a, "%s: time per full epoch", wl[w]));
         if (!f) return sd_err(SD_ENOMEM, "out of memory");
         f->u.bar = b;
+        if (projected)
+            f->note = render_printf(d->a, "Projected to the data set's full epoch from a steady epoch cut to %d batches.", projected);
         SD_TRY(add_fig(d, f));
         added++;
     }
@@ -814,14 +858,9 @@ static int sec_accuracy(rdoc *d, const rt_section *s) {
                 }
             }
         if (l->nseries == 0) continue;
-        /* accuracy on a tenth grid: a 0.01 wiggle must not fill the chart */
-        double lo = INFINITY, hi = -INFINITY;
-        for (int k = 0; k < l->nseries; k++)
-            for (int e = 0; e < l->npts[k]; e++)
-                if (!isnan(l->y[k][e])) { if (l->y[k][e] < lo) lo = l->y[k][e]; if (l->y[k][e] > hi) hi = l->y[k][e]; }
-        l->ymin = floor(lo * 10 + 1e-9) / 10;
-        l->ymax = ceil(hi * 10 - 1e-9) / 10;
-        if (l->ymax <= l->ymin) l->ymax = l->ymin + 0.1;
+        /* the whole 0–1 scale: a 1.6-point wiggle must not look like a trend */
+        l->ymin = 0;
+        l->ymax = 1;
         l->xlabel = "epoch";
         l->ylabel = "test accuracy";
         l->x_integer = 1;
@@ -911,6 +950,432 @@ static int sec_first_steady(rdoc *d, const rt_section *s) {
     return added ? 0 : 1;
 }
 
+/* ---- frameworks against the native floor --------------------------------------------------------------------- */
+static int is_native(const rm_run *r) { return strcmp(r->implementation, "native") == 0; }
+
+static int is_measured(const rm_run *r) { return !r->published && !r->failed; }
+
+/* The native floor of a workload: its fastest measured native run (highest training throughput). */
+static const rm_run *native_floor(const rdoc *d, const char *wl) {
+    const rm_run *best = NULL;
+    for (int i = 0; i < d->m->nruns; i++) {
+        const rm_run *r = &d->m->runs[i];
+        if (!is_measured(r) || !is_native(r) || strcmp(r->workload, wl) != 0 || isnan(r->images_per_s.median)) continue;
+        if (!best || r->images_per_s.median > best->images_per_s.median) best = r;
+    }
+    return best;
+}
+
+/* A framework's version as its runner reported it ("1.13.0a0+git..." cut at the '+'), or NULL. */
+static const char *fw_version(rdoc *d, const char *impl) {
+    const char *v = render_model_env(d->m, impl);
+    return v ? render_printf(d->a, "%.*s", (int)strcspn(v, "+ "), v) : NULL;
+}
+
+static const char *impl_label(rdoc *d, const rm_run *r) {
+    if (is_native(r)) return render_printf(d->a, "native · %s", backend_name(r->backend) ? backend_name(r->backend) : "?");
+    const char *v = fw_version(d, r->implementation);
+    return v ? render_printf(d->a, "%s %s", r->implementation, v) : r->implementation;
+}
+
+/* Seconds for one full epoch of the data set: the steady epoch when epochs were whole, else projected from the
+ * timed batches' throughput (*projected = 1). NAN when neither is recorded. */
+static double full_epoch_s(const rm_run *r, int *projected) {
+    *projected = 0;
+    if (r->max_batches > 0 && !r->epoch_examples) { *projected = 1; return NAN; }   /* cut, and the full size unknown */
+    if (r->max_batches > 0 && r->batch > 0 && r->epoch_examples > (long long)r->max_batches * r->batch) {
+        *projected = 1;
+        double ips = r->images_per_s.median;
+        return ips > 0 ? (double)r->epoch_examples / ips : NAN;
+    }
+    return !isnan(r->steady_epoch_s.median) ? r->steady_epoch_s.median : r->first_epoch_s.median;
+}
+
+/* Frameworks (not native) with at least one run in the results, in order of appearance; measured[i] says
+ * whether any of its runs has figures. */
+static int framework_names(const rdoc *d, const char **names, int *measured, int max) {
+    int n = 0;
+    for (int i = 0; i < d->m->nruns; i++) {
+        const rm_run *r = &d->m->runs[i];
+        if (r->published || is_native(r)) continue;
+        int k = 0;
+        while (k < n && strcmp(names[k], r->implementation) != 0) k++;
+        if (k == n) {
+            if (n == max) continue;
+            names[n] = r->implementation;
+            measured[n++] = 0;
+        }
+        if (!r->failed) measured[k] = 1;
+    }
+    return n;
+}
+
+/* The run of impl on workload wl (measured first, else a failed one), or NULL. */
+static const rm_run *run_of(const rdoc *d, const char *wl, const char *impl) {
+    const rm_run *failed = NULL;
+    for (int i = 0; i < d->m->nruns; i++) {
+        const rm_run *r = &d->m->runs[i];
+        if (r->published || strcmp(r->workload, wl) != 0 || strcmp(r->implementation, impl) != 0) continue;
+        if (!r->failed) return r;
+        failed = r;
+    }
+    return failed;
+}
+
+/* Workloads that have a native floor and at least one framework run. */
+static int framework_workloads(rdoc *d, const char **out, int max) {
+    const char *wl[64];
+    int nw = workloads(d, wl, 64), n = 0;
+    for (int w = 0; w < nw && n < max; w++) {
+        if (!native_floor(d, wl[w])) continue;
+        int any = 0;
+        for (int i = 0; i < d->m->nruns && !any; i++)
+            any = !d->m->runs[i].published && !is_native(&d->m->runs[i]) && strcmp(d->m->runs[i].workload, wl[w]) == 0;
+        if (any) out[n++] = wl[w];
+    }
+    return n;
+}
+
+static const char *not_installed(rdoc *d) {
+    const char *names[32];
+    int measured[32], n = framework_names(d, names, measured, 32);
+    char buf[512] = "";
+    for (int k = 0; k < n; k++) {
+        if (measured[k]) continue;
+        int unavailable = 1;
+        for (int i = 0; i < d->m->nruns; i++) {
+            const rm_run *r = &d->m->runs[i];
+            if (!r->published && strcmp(r->implementation, names[k]) == 0)
+                unavailable &= r->status && strcmp(r->status, "unavailable") == 0;
+        }
+        if (!unavailable) continue;
+        size_t l = strlen(buf);
+        snprintf(buf + l, sizeof buf - l, "%s%s", l ? ", " : "", names[k]);
+    }
+    return buf[0] ? render_strdup(d->a, buf) : NULL;
+}
+
+/* A measured framework older than its current release: Debian's PyTorch 1.13. */
+static int outdated(const char *impl, const char *version) {
+    return version && strcmp(impl, "pytorch") == 0 && strncmp(version, "1.", 2) == 0;
+}
+
+static int sec_frameworks(rdoc *d, const rt_section *s) {
+    const char *wl[16], *names[32];
+    int measured[32];
+    int nw = framework_workloads(d, wl, 16), nf = framework_names(d, names, measured, 32);
+    if (nw == 0 || nf == 0) return 1;
+    const char *rows[33];
+    int nr = 0;
+    for (int k = 0; k < nf; k++) if (measured[k]) rows[nr++] = names[k];
+    const char *missing = not_installed(d);
+    if (nr == 0) {
+        SD_TRY(rb_add(d, RB_PARA, render_printf(d->a, "No framework runner could run here%s%s%s: only the native engine was "
+                                                      "measured. `make deps-frameworks` installs them.",
+                                                 missing ? " (not installed: " : "", missing ? missing : "", missing ? ")" : ""),
+                      NULL));
+        return 0;
+    }
+    int nc = 2 * nw + 1, repeats = 0, projected = 0;
+    render_table *t = new_table(d, nr + 1, nc);
+    render_fig *f = t ? new_fig(d, RENDER_FIG_TABLE, "frameworks-table", "Frameworks against the native floor: training throughput")
+                      : NULL;
+    if (!f) return sd_err(SD_ENOMEM, "out of memory");
+    t->row_head = "Implementation";
+    t->groups = NEW(d, const char *, nc);
+    if (!t->groups) return sd_err(SD_ENOMEM, "out of memory");
+    for (int w = 0; w < nw; w++) {
+        t->cols[2 * w] = "images/s";
+        t->cols[2 * w + 1] = "× native";
+        t->units[2 * w] = "median";
+        t->units[2 * w + 1] = "time";
+        t->groups[2 * w] = t->groups[2 * w + 1] = wl[w];
+        t->best[2 * w] = 1;
+        t->dec[2 * w] = 0;
+        t->dec[2 * w + 1] = 2;
+    }
+    t->cols[nc - 1] = "same model";
+    t->units[nc - 1] = "forward vs native";
+    t->groups[nc - 1] = "";
+    for (int r = 0; r <= nr; r++) {
+        const char *eq = NULL;
+        for (int w = 0; w < nw; w++) {
+            const rm_run *nat = native_floor(d, wl[w]);
+            const rm_run *run = r == 0 ? nat : run_of(d, wl[w], rows[r - 1]);
+            if (r == 0 && w == 0) t->rows[0] = impl_label(d, nat);
+            if (r > 0 && w == 0) t->rows[r] = impl_label(d, &(rm_run){.implementation = rows[r - 1]});
+            double *v = &t->v[r * nc + 2 * w];
+            if (!run) { t->text[r * nc + 2 * w] = t->text[r * nc + 2 * w + 1] = "–"; continue; }
+            if (run->failed) { t->text[r * nc + 2 * w] = t->text[r * nc + 2 * w + 1] = status_word(run); continue; }
+            v[0] = run->images_per_s.median;
+            v[1] = nat->images_per_s.median / run->images_per_s.median;
+            if (run->nrepeats > repeats) repeats = run->nrepeats;
+            if (run->max_batches > 0) projected = run->max_batches;
+            if (r > 0 && run->equivalence && (!eq || strncmp(run->equivalence, "passed", 6) != 0)) eq = run->equivalence;
+        }
+        t->text[r * nc + nc - 1] = r == 0 ? "the reference" : eq ? eq : "not checked";
+    }
+    f->u.table = t;
+    const char *old = NULL;
+    for (int k = 0; k < nr && !old; k++)
+        if (outdated(rows[k], fw_version(d, rows[k])))
+            old = render_printf(d->a, " %s %s is Debian's, not the current release: `make deps-frameworks` installs the "
+                                      "current one.", rows[k], fw_version(d, rows[k]));
+    f->note = render_printf(d->a, "Training images per second, median of %d repeat%s%s; × native: how many times longer the "
+                                  "same training takes than on the native floor (1 = as fast; the fastest native back-end). "
+                                  "Same model: the framework built the workload with native's parameter count and its "
+                                  "forward pass on native's initial weights matched native's (max relative difference).%s%s%s%s",
+                            repeats, repeats == 1 ? "" : "s",
+                            projected ? render_printf(d->a, " over epochs cut to %d batches", projected) : "",
+                            missing ? " Not installed here: " : "", missing ? missing : "", missing ? "." : "", old ? old : "");
+    SD_TRY(add_fig(d, f));
+    if (s->show & RT_SHOW_CHART) {
+        render_bar *b = new_bar(d, nr, nw);
+        render_fig *g = b ? new_fig(d, RENDER_FIG_BAR, "frameworks-chart", "Training time relative to the native floor") : NULL;
+        if (!g) return sd_err(SD_ENOMEM, "out of memory");
+        for (int w = 0; w < nw; w++) b->series[w] = wl[w];
+        for (int r = 0; r < nr; r++) {
+            b->groups[r] = t->rows[r + 1];
+            for (int w = 0; w < nw; w++) b->v[r * nw + w] = t->v[(r + 1) * nc + 2 * w + 1];
+        }
+        b->dec = 1;
+        b->xlabel = "training time ÷ native floor's (× ; 1 = as fast as native)";
+        g->u.bar = b;
+        g->note = "Zero-based axis. A missing bar: the framework did not run that workload (see the table).";
+        SD_TRY(add_fig(d, g));
+    }
+    return 0;
+}
+
+/* ---- page-1 summary ----------------------------------------------------------------------------------------- */
+/* Appends to a growing text in the arena. */
+static const char *cat(rdoc *d, const char *a, const char *sep, const char *b) {
+    return a && a[0] ? render_printf(d->a, "%s%s%s", a, sep, b) : b;
+}
+
+/* Whether s contains word, ignoring ASCII case. */
+static int has_ci(const char *s, const char *word) {
+    size_t n = strlen(word);
+    for (; *s; s++)
+        if (strncasecmp(s, word, n) == 0) return 1;
+    return 0;
+}
+
+/* The data set a run read, by name: "Fashion-MNIST", "CIFAR-10", or what its source says. */
+static const char *dataset_name(rdoc *d, const rm_run *r) {
+    const char *src = r->data_source ? r->data_source : r->data ? r->data : "";
+    int syn = r->data_kind && strcmp(r->data_kind, "synthetic") == 0;
+    const char *shape = strncmp(r->workload, "cifar10", 7) == 0 ? "CIFAR-10" : strncmp(r->workload, "mnist", 5) == 0 ? "MNIST"
+                        : NULL;
+    if (syn) return shape ? render_printf(d->a, "synthetic (seeded random images shaped as %s; accuracy meaningless)", shape)
+                          : "synthetic (seeded random data; accuracy meaningless)";
+    if (has_ci(src, "fashion")) return "Fashion-MNIST (real; not the digits: its accuracies run lower than MNIST's)";
+    if (has_ci(src, "mnist")) return "MNIST (real)";
+    if (has_ci(src, "cifar")) return "CIFAR-10 (real)";
+    if (!r->data_kind) return "not recorded";
+    return render_printf(d->a, "%s (%s)", src[0] ? src : "unnamed", r->data_kind);
+}
+
+static const char *summary_data(rdoc *d) {
+    const char *names[32], *wls[32];
+    int n = 0;
+    for (int i = 0; i < d->m->nruns; i++) {
+        const rm_run *r = &d->m->runs[i];
+        if (!is_measured(r)) continue;
+        const char *nm = dataset_name(d, r);
+        int k = 0;
+        while (k < n && strcmp(names[k], nm) != 0) k++;
+        if (k == n) { if (n == 32) continue; names[n] = nm; wls[n++] = r->workload; continue; }
+        if (!strstr(wls[k], r->workload)) wls[k] = render_printf(d->a, "%s, %s", wls[k], r->workload);
+    }
+    const char *out = NULL;
+    for (int k = 0; k < n; k++) out = cat(d, out, "; ", render_printf(d->a, "%s: %s", wls[k], names[k]));
+    return out;
+}
+
+static const char *summary_length(rdoc *d) {
+    int epochs = 0, batches = 0, batch = 0, repeats = 0, any = 0;
+    for (int i = 0; i < d->m->nruns; i++) {
+        const rm_run *r = &d->m->runs[i];
+        if (!is_measured(r)) continue;
+        any = 1;
+        int e = pos_int(run_setting(r, "epochs"));
+        if (e > epochs) epochs = e;
+        if (r->max_batches > batches) batches = r->max_batches;
+        if (r->batch > batch) batch = r->batch;
+        if (r->nrepeats > repeats) repeats = r->nrepeats;
+    }
+    if (!any) return NULL;
+    const char *list = NULL;
+    for (int i = 0; i < d->m->nruns; i++) {
+        const rm_run *r = &d->m->runs[i];
+        int seen = 0;
+        for (int j = 0; j < i && !seen; j++) seen = !d->m->runs[j].published && strcmp(d->m->runs[j].workload, r->workload) == 0;
+        if (!r->published && !seen) list = cat(d, list, ",", r->workload);
+    }
+    return render_printf(d->a, "%d epoch%s per run%s, %d repeat%s (medians shown). %s Full length (whole epochs): `make report "
+                               "REPORT_BENCH_ARGS='--repeat 3'`, or `./showdown bench --workload %s --impl all --repeat 3`.",
+                         epochs, epochs == 1 ? "" : "s",
+                         batches ? render_printf(d->a, ", each cut to %d batches of %d images", batches, batch) : "", repeats,
+                         repeats == 1 ? "" : "s",
+                         batches ? "A short first try: times per full epoch are projected from the timed batches." : "",
+                         list ? list : "W");
+}
+
+static const char *summary_fastest(rdoc *d) {
+    const char *wl[64], *out = NULL;
+    int nw = workloads(d, wl, 64);
+    for (int w = 0; w < nw; w++) {
+        const rm_run *best = NULL;
+        for (int i = 0; i < d->m->nruns; i++) {
+            const rm_run *r = &d->m->runs[i];
+            if (!is_measured(r) || strcmp(r->workload, wl[w]) != 0 || isnan(r->images_per_s.median)) continue;
+            if (!best || r->images_per_s.median > best->images_per_s.median) best = r;
+        }
+        if (!best) continue;
+        char v[32];
+        render_fmt_num(v, sizeof v, best->images_per_s.median, 0);
+        out = cat(d, out, "; ", render_printf(d->a, "%s: %s (%s images/s)", wl[w], impl_label(d, best), v));
+    }
+    return out;
+}
+
+static const char *summary_overhead(rdoc *d) {
+    const char *wl[16], *names[32], *out = NULL;
+    int measured[32], nw = framework_workloads(d, wl, 16), nf = framework_names(d, names, measured, 32);
+    for (int k = 0; k < nf; k++) {
+        if (!measured[k]) continue;
+        const char *one = NULL;
+        for (int w = 0; w < nw; w++) {
+            const rm_run *nat = native_floor(d, wl[w]), *r = run_of(d, wl[w], names[k]);
+            if (!r || r->failed || isnan(r->images_per_s.median)) continue;
+            one = cat(d, one, ", ", render_printf(d->a, "%.1f× (%s)", nat->images_per_s.median / r->images_per_s.median, wl[w]));
+        }
+        if (one) out = cat(d, out, "; ", render_printf(d->a, "%s: %s", impl_label(d, &(rm_run){.implementation = names[k]}), one));
+    }
+    return out ? render_printf(d->a, "%s — training time relative to the fastest native back-end.", out) : NULL;
+}
+
+static const char *summary_frameworks(rdoc *d) {
+    const char *names[32], *out = NULL, *missing = not_installed(d);
+    int measured[32], nf = framework_names(d, names, measured, 32);
+    for (int k = 0; k < nf; k++) {
+        if (!measured[k]) continue;
+        const char *v = fw_version(d, names[k]);
+        out = cat(d, out, ", ", v ? render_printf(d->a, "%s %s", names[k], v) : names[k]);
+        if (outdated(names[k], v))
+            out = render_printf(d->a, "%s (Debian's; not the current release: `make deps-frameworks` installs the current one)", out);
+    }
+    if (!out && !missing) return NULL;
+    if (!out) out = "none ran here";
+    if (missing) out = render_printf(d->a, "%s. Not installed: %s (`make deps-frameworks` installs them)", out, missing);
+    return render_printf(d->a, "%s. Each on the same spec, data and initial weights as native, after a parameter-count and "
+                               "forward-pass check.", out);
+}
+
+static const char *summary_scores(rdoc *d) {
+    const rm_scores *sc = d->m->scores;
+    if (!sc || sc->nfw == 0) return NULL;
+    const char *out = NULL;
+    for (int f = 0; f < sc->nfw && f < 5; f++) {
+        if (isnan(sc->fw[f].overall)) continue;
+        out = cat(d, out, ", ", render_printf(d->a, "%d. %s %.1f", f + 1, sc->fw[f].name, sc->fw[f].overall));
+    }
+    int total = sc->nfw * sc->ncrit, miss = n_missing_criteria(d);
+    return render_printf(d->a, "%s%s (of %d; 0–100). Coverage: %d of %d framework-criterion values have data; the %d "
+                               "without are left out of the means, not scored zero. %s",
+                         out ? out : "no overall scores", sc->nfw > 5 ? ", ..." : "", sc->nfw, total - miss, total, miss,
+                         scores_note(d));
+}
+
+static const char *summary_published(rdoc *d) {
+    if (d->m->nverify == 0) return NULL;
+    int n = 0, comparable = 0, nogpu = 0, disagree = 0;
+    const char *devs = NULL, *verdicts = NULL;
+    static const char *const kinds[] = {"REPRODUCED", "SLOWER", "FASTER", "ACCURACY-DIFFERS"};
+    int counts[4] = {0};
+    for (int i = 0; i < d->m->nverify; i++)
+        for (int c = 0; c < d->m->verify[i].ncells; c++) {
+            const rm_verdict *x = &d->m->verify[i].cells[c];
+            n++;
+            disagree += x->published_check != NULL;
+            for (int k = 0; k < 4; k++)
+                if (strcmp(x->verdict, kinds[k]) == 0) { counts[k]++; comparable++; }
+            if (x->why && strstr(x->why, "no GPU")) {
+                nogpu++;
+                const char *dv = x->device ? gpu_short(d, x->device) : NULL;
+                if (dv && (!devs || !strstr(devs, dv))) devs = cat(d, devs, ", ", dv);
+            }
+        }
+    for (int k = 0; k < 4; k++)
+        if (counts[k]) verdicts = cat(d, verdicts, ", ", render_printf(d->a, "%d %s", counts[k], kinds[k]));
+    const char *s = render_printf(d->a, "This machine can check %d of the %d published cells%s%s%s.", comparable, n,
+                                  verdicts ? " (" : "", verdicts ? verdicts : "", verdicts ? ")" : "");
+    if (nogpu)
+        s = render_printf(d->a, "%s It cannot check %d: they were measured on GPUs%s%s%s and this machine has none (cuDNN "
+                                "needs one; run `make report` on a GPU machine for those).",
+                          s, nogpu, devs ? " (" : "", devs ? devs : "", devs ? ")" : "");
+    if (n - comparable - nogpu > 0)
+        s = render_printf(d->a, "%s %d more are not comparable for other reasons (see Verification).", s, n - comparable - nogpu);
+    if (disagree)
+        s = render_printf(d->a, "%s %d place%s where a publication disagrees with its own evidence: see Verification.", s,
+                          disagree, disagree == 1 ? "" : "s");
+    return s;
+}
+
+static const char *summary_hardware(rdoc *d) {
+    const char *dev = env_device(d), *cores = render_model_env(d->m, "cores"), *mem = render_model_env(d->m, "memory_bytes");
+    const char *gpus = render_model_env(d->m, "gpu.count");
+    if (!dev && !cores) return NULL;
+    char *e;
+    double mb = mem ? strtod(mem, &e) : NAN;
+    return render_printf(d->a, "%s%s%s%s%s%s", dev ? dev : "CPU not recorded", cores ? render_printf(d->a, ", %s cores", cores) : "",
+                         !isnan(mb) && mb > 0 ? render_printf(d->a, ", %.0f GiB", mb / 1073741824.0) : "",
+                         gpus && strcmp(gpus, "0") == 0 ? "; no GPU" : "", gpus && strcmp(gpus, "0") ? "; GPUs: " : "",
+                         gpus && strcmp(gpus, "0") ? gpus : "");
+}
+
+static const char *summary_backends(rdoc *d) {
+    const char *bk = backends_list(d);
+    if (!bk) return NULL;
+    const char *s = bk;
+    if (strstr(bk, "reference C")) s = render_printf(d->a, "%s (reference C is the plain-C specification the others are checked "
+                                                         "against, not an optimised path)", s);
+    for (int i = 0; i < d->m->nruns; i++) {
+        const rm_run *r = &d->m->runs[i];
+        if (!r->published && r->failed && is_native(r) && r->backend && strcmp(r->backend, "cudnn") == 0) {
+            s = render_printf(d->a, "%s; cuDNN built but not run (no GPU)", s);
+            break;
+        }
+    }
+    return s;
+}
+
+static int summary_table(rdoc *d) {
+    const char *k[9], *v[9];
+    int n = 0;
+#define ROW(key, val) do { const char *x_ = (val); if (x_) { k[n] = (key); v[n++] = x_; } } while (0)
+    ROW("Hardware", summary_hardware(d));
+    ROW("Back-ends", summary_backends(d));
+    ROW("Frameworks", summary_frameworks(d));
+    ROW("Data sets", summary_data(d));
+    ROW("Run length", summary_length(d));
+    ROW("Fastest", summary_fastest(d));
+    ROW("Framework overhead", summary_overhead(d));
+    ROW("Score ranking", summary_scores(d));
+    ROW("Published numbers", summary_published(d));
+#undef ROW
+    if (n == 0) return 0;
+    render_table *t = new_table(d, n, 1);
+    render_fig *f = t ? new_fig(d, RENDER_FIG_TABLE, "summary", "At a glance") : NULL;
+    if (!f) return sd_err(SD_ENOMEM, "out of memory");
+    t->row_head = "";
+    t->cols[0] = "";
+    for (int i = 0; i < n; i++) { t->rows[i] = k[i]; t->text[i] = v[i]; }
+    f->u.table = t;
+    return add_fig(d, f);
+}
+
 /* ---- cover and appendix ------------------------------------------------------------------------------------ */
 static const char *base(const char *p) {
     const char *s = strrchr(p, '/');
@@ -939,15 +1404,10 @@ static int inputs_table(rdoc *d, const char *id) {
     return add_fig(d, f);
 }
 
-/* The cover lists the short facts; the appendix has the full environment. */
-static int cover_skip(const char *key, const char *value, const char *dev) {
-    return strlen(value) > 60 || (dev && strcmp(value, dev) == 0) || strcmp(key, "cpu_flags") == 0;
-}
-
 static int sec_cover(rdoc *d, const rt_section *s) {
     if (!s->compact) {
         SD_TRY(rb_add(d, RB_GAP, NULL, NULL));
-        d->b[d->n - 1].gap = 70;
+        d->b[d->n - 1].gap = 20;
     }
     SD_TRY(rb_add(d, RB_TITLE, rb_expand(d, s->title ? s->title : d->t->title), NULL));
     if (d->t->subtitle) SD_TRY(rb_add(d, RB_SUBTITLE, rb_expand(d, d->t->subtitle), NULL));
@@ -964,30 +1424,15 @@ static int sec_cover(rdoc *d, const rt_section *s) {
                                                  kind_date(d, "results") ? kind_date(d, "results") : "–"), NULL));
         return 0;
     }
-    SD_TRY(rb_add(d, RB_GAP, NULL, NULL));
-    d->b[d->n - 1].gap = 24;
-    /* machine summary: device, back-ends, library versions of the first measured results file */
-    const rm_file *fl = NULL;
-    for (int i = 0; i < d->m->nfiles && !fl; i++) if (strcmp(d->m->files[i].kind, "results") == 0) fl = &d->m->files[i];
-    int n = 2;
-    for (int i = 0; fl && i < fl->nenv; i++) n += !cover_skip(fl->env[i].key, fl->env[i].value, dev);
-    render_table *t = new_table(d, n, 1);
-    render_fig *f = t ? new_fig(d, RENDER_FIG_TABLE, "cover-machine", "Machine and software") : NULL;
-    if (!f) return sd_err(SD_ENOMEM, "out of memory");
-    t->row_head = "";
-    t->cols[0] = "";
-    t->rows[0] = "Device";
-    t->text[0] = dev ? dev : "not recorded";
-    t->rows[1] = "Back-ends measured";
-    t->text[1] = bk ? bk : "none (no benchmark results)";
-    for (int i = 0, r = 2; fl && i < fl->nenv; i++) {
-        if (cover_skip(fl->env[i].key, fl->env[i].value, dev)) continue;
-        t->rows[r] = fl->env[i].key;
-        t->text[r++] = fl->env[i].value;
-    }
-    f->u.table = t;
-    SD_TRY(add_fig(d, f));
-    return inputs_table(d, "cover-inputs");
+    /* what was measured, where, on what data, for how long, and what to conclude; the full environment and
+     * the inputs are in the appendix */
+    return summary_table(d);
+}
+
+/* Data-parallel settings of a run on one CPU replica: "gpus 1" on a machine without a GPU says nothing true. */
+static int cpu_only_key(const rm_run *r, const char *key) {
+    int gpu = r->backend && strcmp(r->backend, "cudnn") == 0;
+    return !gpu && r->gpus <= 1 && (strcmp(key, "gpus") == 0 || strcmp(key, "global_batch") == 0);
 }
 
 static int sec_methodology(rdoc *d, const rt_section *s) {
@@ -1027,8 +1472,13 @@ static int sec_methodology(rdoc *d, const rt_section *s) {
             const rm_run *r = &d->m->runs[i];
             if (r->published || strcmp(r->workload, wl[w]) != 0) continue;
             if (!first[w]) first[w] = r;
-            for (int k = 0; k < r->nsettings; k++) idx_of(keys, &nk, r->settings[k].key, 128);
+            for (int k = 0; k < r->nsettings; k++)
+                if (!cpu_only_key(r, r->settings[k].key)) idx_of(keys, &nk, r->settings[k].key, 128);
         }
+    int kept = 0;   /* workloads measured here; published-only ones have no settings */
+    for (int w = 0; w < nw; w++)
+        if (first[w]) { wl[kept] = wl[w]; first[kept++] = first[w]; }
+    nw = kept;
     if (nk > 0 && nw > 0) {
         int nc = nw < 6 ? nw : 6;
         render_table *t = new_table(d, nk, nc);
@@ -1050,9 +1500,79 @@ static int sec_methodology(rdoc *d, const rt_section *s) {
 }
 
 /* ---- verification ---------------------------------------------------------------------------------------- */
+/* The PDF's verification: verdict counts per published file, then every place a publication disagrees with its own
+ * evidence; the cell-by-cell tables go to the Markdown and CSV only. */
+static int verify_summary(rdoc *d) {
+    static const char *const kinds[] = {"REPRODUCED", "SLOWER", "FASTER", "ACCURACY-DIFFERS", "NOT-COMPARABLE", "MISSING"};
+    enum { NK = sizeof kinds / sizeof *kinds };
+    int nv = d->m->nverify, used[NK] = {0}, nused = 0, ndis = 0;
+    for (int i = 0; i < nv; i++)
+        for (int c = 0; c < d->m->verify[i].ncells; c++) {
+            for (int k = 0; k < NK; k++) used[k] |= strcmp(d->m->verify[i].cells[c].verdict, kinds[k]) == 0;
+            ndis += d->m->verify[i].cells[c].published_check != NULL;
+        }
+    for (int k = 0; k < NK; k++) nused += used[k];
+    int nc = 1 + nused;
+    render_table *t = new_table(d, nv, nc);
+    render_fig *f = t ? new_fig(d, RENDER_FIG_TABLE, "verify-summary", "Verdicts per published file") : NULL;
+    if (!f) return sd_err(SD_ENOMEM, "out of memory");
+    t->row_head = "Published file";
+    t->cols[0] = "cells";
+    static const char *const heads[] = {"reproduced", "slower", "faster", "accuracy differs", "not comparable", "missing"};
+    for (int k = 0, c = 1; k < NK; k++) if (used[k]) t->cols[c++] = heads[k];
+    for (int c = 0; c < nc; c++) t->dec[c] = 0;
+    const char *nogpu_why = NULL;
+    for (int i = 0; i < nv; i++) {
+        const rm_verify *v = &d->m->verify[i];
+        t->rows[i] = v->title ? v->title : v->source ? v->source : base(v->file->path);
+        t->v[i * nc] = v->ncells;
+        for (int k = 0, c = 1; k < NK; k++) {
+            if (!used[k]) continue;
+            int n = 0;
+            for (int x = 0; x < v->ncells; x++) n += strcmp(v->cells[x].verdict, kinds[k]) == 0;
+            t->v[i * nc + c++] = n;
+        }
+        for (int x = 0; x < v->ncells && !nogpu_why; x++) {
+            const char *w = v->cells[x].why ? strstr(v->cells[x].why, "; no GPU: ") : NULL;
+            if (w) nogpu_why = w + 10;
+        }
+    }
+    f->u.table = t;
+    f->note = render_printf(d->a, "Every cell, with the published and measured figures and the reason for its verdict, is in "
+                                  "showdown.md and tables/verify-N.csv.%s%s%s",
+                            nogpu_why ? " NOT-COMPARABLE here mostly means a GPU cell on a machine without one (" : "",
+                            nogpu_why ? nogpu_why : "", nogpu_why ? ")." : "");
+    SD_TRY(add_fig(d, f));
+    if (ndis == 0) return 0;
+    render_table *u = new_table(d, ndis, 2);
+    render_fig *g = u ? new_fig(d, RENDER_FIG_TABLE, "verify-disagreements", "Where a publication disagrees with its own evidence")
+                      : NULL;
+    if (!g) return sd_err(SD_ENOMEM, "out of memory");
+    u->row_head = "Cell";
+    u->cols[0] = "Published";
+    u->cols[1] = "What its own evidence says";
+    u->dec[0] = 1;
+    int r = 0;
+    for (int i = 0; i < nv; i++)
+        for (int c = 0; c < d->m->verify[i].ncells; c++) {
+            const rm_verdict *x = &d->m->verify[i].cells[c];
+            if (!x->published_check) continue;
+            u->rows[r] = render_printf(d->a, "%s · %s%s%s%s%s", x->workload, x->implementation ? x->implementation : "?",
+                                       x->backend ? " · " : "", x->backend ? x->backend : "", x->device ? "\n" : "",
+                                       x->device ? x->device : "");
+            u->v[r * 2] = x->published;
+            u->text[r * 2 + 1] = x->published_check;
+            r++;
+        }
+    u->units[0] = "s";
+    g->u.table = u;
+    return add_fig(d, g);
+}
+
 static int sec_verification(rdoc *d, const rt_section *s) {
     (void)s;
     if (d->m->nverify == 0) return 1;
+    SD_TRY(verify_summary(d));
     for (int i = 0; i < d->m->nverify; i++) {
         const rm_verify *v = &d->m->verify[i];
         static const char *const kinds[] = {"REPRODUCED", "SLOWER", "FASTER", "ACCURACY-DIFFERS", "NOT-COMPARABLE", "MISSING"};
@@ -1070,6 +1590,7 @@ static int sec_verification(rdoc *d, const rt_section *s) {
                                                  v->measured_from ? v->measured_from : "an unnamed source",
                                                  isnan(v->tolerance_pct) ? "?" : render_printf(d->a, "%g", v->tolerance_pct),
                                                  counts[0] ? counts : "no cells"), NULL));
+        d->b[d->n - 1].md_only = 1;
         if (v->ncells == 0) continue;
         render_table *t = new_table(d, v->ncells, 4);
         render_fig *f = t ? new_fig(d, RENDER_FIG_TABLE, render_printf(d->a, "verify-%d", i + 1),
@@ -1109,6 +1630,9 @@ static int sec_verification(rdoc *d, const rt_section *s) {
                                       "published figure lies inside the measured min–max. –: no measurement.%s%s",
                                 nogpu_why ? " No GPU here: " : "", nogpu_why ? nogpu_why : "");
         SD_TRY(add_fig(d, f));
+        d->b[d->n - 1].md_only = 1;   /* the PDF has the summary above; not numbered in its sequence */
+        d->ntab--;
+        f->title = strstr(f->title, ". ") + 2;
     }
     return 0;
 }
@@ -1244,6 +1768,7 @@ static const char *default_title(rt_kind k) {
     case RT_VERIFICATION: return "Verification";
     case RT_HISTORY: return "History";
     case RT_REGRESSIONS: return "Regressions";
+    case RT_FRAMEWORKS: return "Frameworks against the native floor";
     case RT_METHODOLOGY: return "Methodology and environment";
     case RT_TEXT: return NULL;
     case RT_KIND_N: break;
@@ -1283,6 +1808,7 @@ int rb_build(rdoc *d) {
         case RT_VERIFICATION: rc = sec_verification(d, s); break;
         case RT_HISTORY: rc = sec_history(d, s); break;
         case RT_REGRESSIONS: rc = sec_regressions(d, s); break;
+        case RT_FRAMEWORKS: rc = sec_frameworks(d, s); break;
         default: rc = 1; break;
         }
         if (rc < 0) return rc;

@@ -14,6 +14,8 @@ typedef struct rb_block {
     double gap;                 /* RB_GAP */
     int page;                   /* set by pagination, 0-based; -1: not in the PDF */
     int md_only;                /* a table kept for the Markdown and CSV but not drawn in the PDF */
+    int pdf_skip;               /* drawn in the PDF as its parts (the pdf_only blocks after it) */
+    int pdf_only;               /* a part of a table too long for one page: the PDF only */
     double y, h;
 } rb_block;
 

@@ -55,13 +55,66 @@ static double block_height(cairo_t *cr, const rb_block *b) {
     return 0;
 }
 
+/* A table taller than a page continues on the next: its rows are cut into parts that each fit a page, every part
+ * with the header repeated (text never shrinks below its size); the whole stays one table in the SVG, CSV and
+ * Markdown. */
+static int split_tall_tables(rdoc *d, cairo_t *cr) {
+    int n0 = d->n;
+    for (int i = 0; i < n0; i++) {
+        rb_block *b = &d->b[i];
+        if (b->kind != RB_FIG || b->md_only || b->fig->kind != RENDER_FIG_TABLE) continue;
+        const render_fig *f = b->fig;
+        const render_table *t = f->u.table;
+        double fh = render_fig_height(cr, f, CW), th = render_table_height(cr, t, CW);
+        if (fh + 20 <= BOTTOM - TOP || t->nrows < 2) continue;
+        double head, *rh = malloc((size_t)t->nrows * sizeof *rh);
+        if (!rh) return sd_err(SD_ENOMEM, "out of memory");
+        if (render_table_rows(cr, t, CW, &head, rh) < 0) { free(rh); return sd_err(SD_ENOMEM, "out of memory"); }
+        double room = BOTTOM - TOP - 20 - (fh - th) - head - 12;   /* title and note kept on every part */
+        b->pdf_skip = 1;
+        for (int r0 = 0, part = 0; r0 < t->nrows; part++) {
+            int r1 = r0 + 1;
+            double h = rh[r0];
+            while (r1 < t->nrows && h + rh[r1] <= room) h += rh[r1++];
+            render_table *pt = render_alloc(d->a, sizeof *pt);
+            render_fig *pf = render_alloc(d->a, sizeof *pf);
+            if (!pt || !pf) { free(rh); return sd_err(SD_ENOMEM, "out of memory"); }
+            *pt = *t;
+            pt->whole = t;
+            pt->nrows = r1 - r0;
+            pt->rows = t->rows + r0;
+            pt->v = t->v + (size_t)r0 * t->ncols;
+            if (t->text) pt->text = t->text + (size_t)r0 * t->ncols;
+            *pf = *f;
+            pf->u.table = pt;
+            if (part > 0) pf->title = render_printf(d->a, "%s (continued)", f->title);
+            if (r1 < t->nrows) pf->note = "Continued on the next page.";
+            SD_TRY(rb_add(d, RB_FIG, NULL, pf));   /* appended; moved after the whole below */
+            d->b[d->n - 1].pdf_only = 1;
+            r0 = r1;
+        }
+        free(rh);
+        /* move the parts just appended to right after block i */
+        int nparts = d->n - n0;
+        rb_block *tmp = malloc((size_t)nparts * sizeof *tmp);
+        if (!tmp) return sd_err(SD_ENOMEM, "out of memory");
+        memcpy(tmp, &d->b[n0], (size_t)nparts * sizeof *tmp);
+        memmove(&d->b[i + 1 + nparts], &d->b[i + 1], (size_t)(n0 - i - 1) * sizeof *d->b);
+        memcpy(&d->b[i + 1], tmp, (size_t)nparts * sizeof *tmp);
+        free(tmp);
+        i += nparts;
+        n0 += nparts;
+    }
+    return 0;
+}
+
 /* One page: every block in sequence, scaled as a whole if it runs past the bottom margin. */
 static void paginate_one(rdoc *d, cairo_t *cr) {
     double y = TOP;
     for (int i = 0; i < d->n; i++) {
         rb_block *b = &d->b[i];
-        b->page = b->md_only ? -1 : 0;
-        if (b->md_only) continue;
+        b->page = b->md_only || b->pdf_only ? -1 : 0;   /* one page: the whole table, scaled with the page */
+        if (b->md_only || b->pdf_only) continue;
         b->h = b->kind == RB_BREAK ? 0 : block_height(cr, b);
         if (b->kind == RB_H2 && i > 0) y += 14;
         b->y = y;
@@ -79,7 +132,7 @@ static void paginate(rdoc *d, cairo_t *cr) {
     int page_empty = 1;
     for (int i = 0; i < d->n; i++) {
         rb_block *b = &d->b[i];
-        if (b->md_only) { b->page = -1; continue; }
+        if (b->md_only || b->pdf_skip) { b->page = -1; continue; }
         if (b->kind == RB_BREAK) {
             if (!page_empty) { page++; y = TOP; page_empty = 1; }
             b->page = page;
@@ -92,7 +145,7 @@ static void paginate(rdoc *d, cairo_t *cr) {
             if (!page_empty) { y += before; }
             for (int j = i + 1; j < d->n && j <= i + 4; j++) {   /* up to and including the first figure */
                 rb_kind k = d->b[j].kind;
-                if (d->b[j].md_only) continue;
+                if (d->b[j].md_only || d->b[j].pdf_skip) continue;
                 if (k == RB_BREAK || k == RB_H2 || (k == RB_H3 && b->kind == RB_H3)) break;
                 double nh = block_height(cr, &d->b[j]);
                 /* a figure taller than a page is scaled into any half-empty page: half a page will do */
@@ -177,7 +230,7 @@ static int write_pdf(rdoc *d, const char *path) {
     cairo_pdf_surface_set_metadata(s, CAIRO_PDF_METADATA_CREATE_DATE, date);
     cairo_pdf_surface_set_metadata(s, CAIRO_PDF_METADATA_MOD_DATE, date);
     cairo_t *cr = cairo_create(s);
-    int i = 0;
+    int i = 0, h2 = CAIRO_PDF_OUTLINE_ROOT;
     for (int p = 0; p < d->npages; p++) {
         page_frame(d, cr, p);
         cairo_save(cr);
@@ -186,8 +239,18 @@ static int write_pdf(rdoc *d, const char *path) {
             cairo_scale(cr, d->scale, d->scale);
             cairo_translate(cr, -MX, -TOP);
         }
-        for (; i < d->n && (d->b[i].page == p || d->b[i].page < 0); i++)
-            if (d->b[i].page == p) draw_block(cr, &d->b[i], d->t->one_page);
+        for (; i < d->n && (d->b[i].page == p || d->b[i].page < 0); i++) {
+            if (d->b[i].page != p) continue;
+            draw_block(cr, &d->b[i], d->t->one_page);
+            /* the outline: sections, their subsections under them */
+            const rb_block *b = &d->b[i];
+            if ((b->kind == RB_H2 || (b->kind == RB_H3 && h2 != CAIRO_PDF_OUTLINE_ROOT)) && b->text) {
+                char dest[96];
+                snprintf(dest, sizeof dest, "page=%d pos=[%.1f %.1f]", p + 1, MX, b->y);
+                int id = cairo_pdf_surface_add_outline(s, b->kind == RB_H2 ? CAIRO_PDF_OUTLINE_ROOT : h2, b->text, dest, 0);
+                if (b->kind == RB_H2) h2 = id;
+            }
+        }
         cairo_restore(cr);
         cairo_show_page(cr);
     }
@@ -329,6 +392,7 @@ static int write_md(rdoc *d, const char *path, unsigned formats) {
     render_membuf m = {0};
     for (int i = 0; i < d->n; i++) {
         const rb_block *b = &d->b[i];
+        if (b->pdf_only) continue;
         switch (b->kind) {
         case RB_TITLE: mb_printf(&m, "# %s\n\n", b->text); break;
         case RB_SUBTITLE: mb_printf(&m, "%s\n\n", b->text); break;
@@ -381,6 +445,7 @@ int render_report(const render_model *m, const render_template *t, const char *o
     cairo_t *cr = NULL;
     SD_TRY_GOTO(rc, rb_build(&d), done);
     cr = render_measure_context();
+    if (!t->one_page) SD_TRY_GOTO(rc, split_tall_tables(&d, cr), done);
     paginate(&d, cr);
     stats->pages = d.npages;
     SD_TRY_GOTO(rc, sd_mkdir_p(out_dir, 0), done);
@@ -392,7 +457,7 @@ int render_report(const render_model *m, const render_template *t, const char *o
         snprintf(path, sizeof path, "%s/figures", out_dir);
         SD_TRY_GOTO(rc, sd_mkdir_p(path, 0), done);
         for (int i = 0; i < d.n; i++) {
-            if (d.b[i].kind != RB_FIG) continue;
+            if (d.b[i].kind != RB_FIG || d.b[i].pdf_only) continue;
             snprintf(path, sizeof path, "%s/figures/%s.svg", out_dir, d.b[i].fig->id);
             SD_TRY_GOTO(rc, render_fig_svg(d.b[i].fig, CW + 24, path), done);
         }
@@ -401,7 +466,7 @@ int render_report(const render_model *m, const render_template *t, const char *o
         snprintf(path, sizeof path, "%s/tables", out_dir);
         SD_TRY_GOTO(rc, sd_mkdir_p(path, 0), done);
         for (int i = 0; i < d.n; i++) {
-            if (d.b[i].kind != RB_FIG || d.b[i].fig->kind != RENDER_FIG_TABLE) continue;
+            if (d.b[i].kind != RB_FIG || d.b[i].pdf_only || d.b[i].fig->kind != RENDER_FIG_TABLE) continue;
             snprintf(path, sizeof path, "%s/tables/%s.csv", out_dir, d.b[i].fig->id);
             SD_TRY_GOTO(rc, write_csv(d.b[i].fig, path), done);
         }

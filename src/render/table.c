@@ -31,27 +31,26 @@ static int cell_missing(const render_table *t, int r, int c) {
 
 static void mark_best(const render_table *t, char *isbest) {
     if (!t->best) return;
+    const render_table *W = t->whole ? t->whole : t;   /* a continued part: the best of the whole table */
     for (int c = 0; c < t->ncols; c++) {
         if (!t->best[c]) continue;
         double best = NAN;
-        for (int r = 0; r < t->nrows; r++) {
-            if (t->text && t->text[r * t->ncols + c]) continue;
-            double v = t->v[r * t->ncols + c];
+        int n = 0;
+        for (int r = 0; r < W->nrows; r++) {
+            if (W->text && W->text[r * W->ncols + c]) continue;
+            double v = W->v[r * W->ncols + c];
             if (isnan(v)) continue;
-            if (isnan(best) || (t->best[c] > 0 ? v > best : v < best)) best = v;
+            n++;
+            if (isnan(best) || (W->best[c] > 0 ? v > best : v < best)) best = v;
         }
-        if (isnan(best)) continue;
+        if (isnan(best) || n < 2) continue;   /* a best of one is no comparison */
         char bs[64], cs[64];
         render_fmt_num(bs, sizeof bs, best, t->dec ? t->dec[c] : 2);
-        int n = 0;
         for (int r = 0; r < t->nrows; r++) {
             if (cell_missing(t, r, c) || (t->text && t->text[r * t->ncols + c])) continue;
-            n++;
             render_fmt_num(cs, sizeof cs, t->v[r * t->ncols + c], t->dec ? t->dec[c] : 2);
             if (strcmp(bs, cs) == 0) isbest[r * t->ncols + c] = 1;   /* ties as displayed */
         }
-        if (n < 2) /* a best of one is no comparison */
-            for (int r = 0; r < t->nrows; r++) isbest[r * t->ncols + c] = 0;
     }
 }
 
@@ -115,6 +114,7 @@ static int layout(cairo_t *cr, const render_table *t, double w, tlay *L) {
     } else {
         /* too wide: long row labels wrap to a quarter of the width, then the text columns wrap (down to
          * 70 pt), then the row labels narrow further */
+        double labfull = labnat;   /* what is left after the columns narrowed goes back to the labels */
         if (labnat > 0.25 * w && labnat > 100) labnat = 0.25 * w > 100 ? 0.25 * w : 100;
         double excess = labnat + sum - w;
         while (excess > 0.01) {   /* narrow the widest text column, down to the next widest */
@@ -143,7 +143,7 @@ static int layout(cairo_t *cr, const render_table *t, double w, tlay *L) {
             sum -= cut;
             excess -= cut;
         }
-        L->lab_w = w - sum < labnat ? w - sum : labnat;
+        L->lab_w = w - sum < labfull ? w - sum : labfull;
         if (L->lab_w < 70) {
             L->lab_w = 70;
             double k = (w - 70) / sum;   /* last resort: narrow every column (headers wrap) */
@@ -197,6 +197,16 @@ double render_table_height(cairo_t *cr, const render_table *t, double w) {
     double h = L.h;
     lay_free(&L);
     return h;
+}
+
+int render_table_rows(cairo_t *cr, const render_table *t, double w, double *head_h, double *row_h) {
+    tlay L;
+    if (layout(cr, t, w, &L) < 0) return -1;
+    double body = 0;
+    for (int r = 0; r < t->nrows; r++) { row_h[r] = L.row_h[r]; body += L.row_h[r]; }
+    *head_h = L.h - body;
+    lay_free(&L);
+    return 0;
 }
 
 void render_table_draw(cairo_t *cr, const render_table *t, double x, double y, double w) {

@@ -16,7 +16,7 @@ static const char *const kind_names[RT_KIND_N] = {
     [RT_CRITERIA] = "criteria",     [RT_BENCH_TABLES] = "bench_tables", [RT_BENCH_CHARTS] = "bench_charts",
     [RT_ACCURACY] = "accuracy",     [RT_FIRST_STEADY] = "first_steady", [RT_VERIFICATION] = "verification",
     [RT_HISTORY] = "history",       [RT_METHODOLOGY] = "methodology",   [RT_TEXT] = "text",
-    [RT_REGRESSIONS] = "regressions",
+    [RT_REGRESSIONS] = "regressions", [RT_FRAMEWORKS] = "frameworks",
 };
 
 const char *const render_template_placeholders[] = {

@@ -8,7 +8,8 @@
 
 typedef enum rt_kind {
     RT_COVER, RT_PODIUM, RT_RADARS, RT_CRITERIA, RT_BENCH_TABLES, RT_BENCH_CHARTS, RT_ACCURACY,
-    RT_FIRST_STEADY, RT_VERIFICATION, RT_HISTORY, RT_METHODOLOGY, RT_TEXT, RT_REGRESSIONS, RT_KIND_N
+    RT_FIRST_STEADY, RT_VERIFICATION, RT_HISTORY, RT_METHODOLOGY, RT_TEXT, RT_REGRESSIONS,
+    RT_FRAMEWORKS, RT_KIND_N
 } rt_kind;
 
 /* Parts a section may show ("show": [...]); a section without "show" shows all its parts. */
