@@ -2,8 +2,8 @@
 # fresh-check — the README's two commands on a truly fresh Debian 12 root (debootstrap, minbase plus make; no
 # CUDA inside, so the no-CUDA path), from a clean clone of this repository's HEAD. Asserts that the first
 # `make report` builds oneDNN and PyTorch in and the report ran on dnnl; that `make test` there passes and its
-# closing line counts every "skipped:" line, and that only what the root truly lacks (a GPU, CUDA) is
-# skipped; and that removing libdnnl-dev then `make` rebuilds without it and says so, installing it again
+# closing line counts every "skipped:" line, and that only what the root truly lacks (a GPU, CUDA, the
+# optional PyPI frameworks) is skipped; and that removing libdnnl-dev then `make` rebuilds without it and says so, installing it again
 # and `make` rebuilds with it. Needs root and Debian's package mirror. Exit 0 only if every check holds.
 # FRESH_DIR (default build/fresh) holds the root and the logs; FRESH_KEEP=1 keeps the root afterwards.
 set -uo pipefail
@@ -49,6 +49,8 @@ mount -t proc proc "$root/proc" && mount -t sysfs sys "$root/sys" && mount --rbi
 [ -z "$(git -C "$top" status --porcelain --untracked-files=no)" ] ||
   say "note: uncommitted changes are not in the fresh copy (it is a clone of HEAD)"
 git clone -q "$top" "$root/root/showdown" || { echo "fresh-check: git clone failed" >&2; exit 2; }
+# CI has shared/ (the recorded GitHub exchanges the HTTP tests replay) beside the clone: so does the root.
+[ -d "$top/../shared" ] && cp -r "$top/../shared" "$root/root/shared"
 say "fresh root ready ($size), tree $(git -C "$top" rev-parse --short=12 HEAD)"
 
 # Run a command in the root as a new user would: a login-like clean environment, in the clone.
@@ -88,8 +90,10 @@ nlines=$(grep -c 'skipped:' "$work/make-test.log")
 [ -n "$closing" ] || fail "make test printed no closing line"
 [ "${nskip:-x}" = "$nlines" ] || fail "the closing line says ${nskip:-?} skipped, the log has $nlines skipped: lines"
 grep 'skipped:' "$work/make-test.log" | sed 's/^/    /'
-other=$(grep 'skipped:' "$work/make-test.log" | grep -viE 'cuda|gpu|cudnn|nccl|device' || true)
-[ -z "$other" ] || fail "skipped for a reason other than the missing GPU/CUDA: $(echo "$other" | head -n 3)"
+# The root lacks a GPU, the CUDA toolkit and the PyPI frameworks (`make deps-frameworks`, optional by design).
+other=$(grep 'skipped:' "$work/make-test.log" | grep -viE 'cuda|gpu|cudnn|nccl|device' |
+        grep -vE 'not installed: no /root/showdown/.venv-frameworks/[a-z]+/bin/python; make deps-frameworks' || true)
+[ -z "$other" ] || fail "skipped for a reason other than the missing GPU/CUDA/PyPI frameworks: $(echo "$other" | head -n 3)"
 
 # 3. Removing and reinstalling libdnnl-dev: each `make` redoes the detection and says so.
 in_root "DEBIAN_FRONTEND=noninteractive apt-get remove -y -q libdnnl-dev" >"$work/dnnl-remove.log" 2>&1 ||

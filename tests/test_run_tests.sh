@@ -15,10 +15,10 @@ printf 'echo fine\nexit 0\n' > "$t/test_plain.sh"
 printf 'echo broken\nexit 1\n' > "$t/test_broken.sh"
 
 SHOWDOWN="$t/good-showdown" BUILD="$t/b" CU=/nonexistent sh scripts/run-tests.sh "$t/test_parts.sh" "$t/test_whole.sh" "$t/test_plain.sh" > "$t/out" 2>&1; rc=$?
-cat "$t/out"
+sed "s/skipped:/(skip)/" "$t/out"   # this suite's own log must not look like skips
 closing=$(tail -n 1 "$t/out")
 [ "$closing" = "tests: 3 passed, 0 failed, 3 skipped" ] && ok "closing line: $closing" || bad "closing line: '$closing', expected 3 passed, 0 failed, 3 skipped"
-[ "$(grep -c 'skipped:' "$t/out")" -eq 3 ] && ok "3 skipped: lines printed" || bad "skipped: lines: $(grep -c 'skipped:' "$t/out")"
+[ "$(grep -c 'skipped:' "$t/out")" -eq 3 ] && ok "3 skip lines printed" || bad "skip lines: $(grep -c 'skipped:' "$t/out")"
 [ $rc -eq 0 ] && ok "exit 0" || bad "exit $rc"
 
 SHOWDOWN="$t/good-showdown" BUILD="$t/b" CU=/nonexistent sh scripts/run-tests.sh "$t/test_plain.sh" "$t/test_broken.sh" > "$t/out" 2>&1; rc=$?
