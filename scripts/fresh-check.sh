@@ -44,7 +44,9 @@ if [ -f /etc/apt/sources.list.d/debian.sources ]; then
 fi
 cp /etc/resolv.conf "$root/etc/resolv.conf"
 size=$(du -sh "$root" | cut -f1)
-mount -t proc proc "$root/proc" && mount -t sysfs sys "$root/sys" && mount --rbind /dev "$root/dev" ||
+# /sys with its submounts: slurmd (tests/test_slurm.sh) needs the cgroup file system, as on a booted machine.
+mount -t proc proc "$root/proc" && mount --rbind /sys "$root/sys" && mount --make-rslave "$root/sys" &&
+  mount --rbind /dev "$root/dev" && mount --make-rslave "$root/dev" ||
   { echo "fresh-check: cannot mount proc/sys/dev in the root" >&2; exit 2; }
 [ -z "$(git -C "$top" status --porcelain --untracked-files=no)" ] ||
   say "note: uncommitted changes are not in the fresh copy (it is a clone of HEAD)"
