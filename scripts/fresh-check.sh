@@ -22,17 +22,27 @@ if ! command -v debootstrap >/dev/null; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q debootstrap >/dev/null || { echo "fresh-check: cannot install debootstrap" >&2; exit 2; }
 fi
 
-unmount() { for m in proc sys dev; do mountpoint -q "$root/$m" 2>/dev/null && umount -R "$root/$m"; done; }
+# Daemons a test started inside the root (munged, slurmd) would hold its mounts: end every process whose root
+# directory is the fresh root, then unmount. The root is deleted only when nothing is mounted below it any more
+# (/dev and /sys are the host's, bind-mounted: deleting through them would delete the host's).
+mounted() { awk -v r="$root/" 'index($2, r) == 1' /proc/mounts | grep -q .; }
+unmount() {
+  for p in /proc/[0-9]*; do
+    [ "$(readlink "$p/root" 2>/dev/null)" = "$root" ] && kill -9 "${p#/proc/}" 2>/dev/null
+  done
+  for m in proc sys dev; do mountpoint -q "$root/$m" 2>/dev/null && { umount -R "$root/$m" || umount -R -l "$root/$m"; }; done
+  ! mounted
+}
 cleanup() {
-  unmount
-  if [ "${FRESH_KEEP:-0}" != 1 ] && [ -d "$root" ]; then rm -rf "$root"; fi
+  if ! unmount; then echo "fresh-check: still mounted below $root, not deleting it" >&2; return; fi
+  if [ "${FRESH_KEEP:-0}" != 1 ] && [ -d "$root" ]; then rm -rf --one-file-system "$root"; fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-unmount
-rm -rf "$root"
+unmount || { echo "fresh-check: $root still has mounts from an earlier run; unmount them first" >&2; exit 2; }
+rm -rf --one-file-system "$root"
 mkdir -p "$work"
 say "debootstrap bookworm (minbase + make) into $root"
 if ! debootstrap --variant=minbase --include=make bookworm "$root" "$mirror" >"$work/debootstrap.log" 2>&1; then
