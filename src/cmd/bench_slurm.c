@@ -13,6 +13,32 @@ static const char *const not_common[] = {"workload", "backend", "impl", "json", 
                                          "partition", "gres", "constraint", "time", "results-dir", "wait", "poll",
                                          "resubmit", "cells", "device", NULL};
 
+int sd_cli_common_args(const sd_opt *opts, int argc, char **argv, const char *const *drop, char ***out,
+                       int *n) {
+    *n = 0;
+    *out = calloc((size_t)argc + 1, sizeof(char *));
+    SD_ALLOC_CHECK(*out);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strncmp(a, "--", 2) != 0) { (*out)[(*n)++] = argv[i]; continue; }
+        const char *name = a + 2, *eq = strchr(name, '=');
+        size_t len = eq ? (size_t)(eq - name) : strlen(name);
+        const sd_opt *o = NULL;
+        for (const sd_opt *q = opts; q->name; q++)
+            if (strlen(q->name) == len && strncmp(q->name, name, len) == 0) o = q;
+        int takes = o && o->type != SD_OPT_FLAG && !eq;
+        int dropped = 0;
+        for (int d = 0; drop[d]; d++)
+            if (strlen(drop[d]) == len && strncmp(drop[d], name, len) == 0) dropped = 1;
+        if (!dropped) {
+            (*out)[(*n)++] = argv[i];
+            if (takes && i + 1 < argc) (*out)[(*n)++] = argv[i + 1];
+        }
+        if (takes) i++;
+    }
+    return 0;
+}
+
 static int wait_and_collect(const sd_bench_exec *x, const char *dir) {
     int rc = sd_slurm_wait(dir, x->poll, x->quiet);
     if (rc) return sd_cli_fail("bench", rc);
@@ -39,7 +65,7 @@ int sd_bench_slurm(const sd_bench_exec *x, const sd_opt *opts, int argc, char **
     }
     char **common = NULL;
     int ncommon = 0;
-    int rc = sd_slurm_common_args(opts, argc, argv, not_common, &common, &ncommon);
+    int rc = sd_cli_common_args(opts, argc, argv, not_common, &common, &ncommon);
     char dir[4096];
     if (rc == 0) rc = sd_slurm_submit(&so, cells, ncells, common, ncommon, dir, sizeof dir);
     free(common);

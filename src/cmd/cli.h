@@ -62,6 +62,31 @@ int sd_split_list(char *s, char **out, int max);
 void sd_default_dir(char *buf, size_t n, const char *name, const char *probe);
 
 
+/* The bench arguments every cell repeats: argv[1..argc) minus the options named in drop (long names, with
+ * their values; opts says which take one). *out is malloc'd (strings point into argv); caller frees. */
+int sd_cli_common_args(const sd_opt *opts, int argc, char **argv, const char *const *drop, char ***out,
+                       int *n);
+
+/* One cell of bench's matrix for the Slurm executor (slurm/slurm.h's sd_slurm_cell). */
+struct sd_slurm_cell;
+/* bench's executor options (cmd/bench_slurm.c). */
+typedef struct sd_bench_exec {
+    const char *executor;          /* "local" (default) or "slurm" */
+    const char *partition, *gres, *constraint, *time, *results_dir;
+    const char *resubmit, *cells;  /* --resubmit DIR [--cells LIST] */
+    int wait;
+    double poll;                   /* seconds between polls with --wait */
+    long gpus;                     /* --gpus: the default --gres is gpu:N */
+    const char *db, *json;         /* with --wait: where collect stores the merged run */
+    int no_db, quiet;
+} sd_bench_exec;
+
+/* `bench --executor slurm` / `bench --resubmit DIR`: submit (or resubmit), and with --wait poll and
+ * collect. argc/argv: bench's command line (the cells' common options are taken from it). Returns an exit
+ * code. */
+int sd_bench_slurm(const sd_bench_exec *x, const sd_opt *opts, int argc, char **argv, const struct sd_slurm_cell *cells,
+                   int ncells);
+
 /* For commands not built yet: --help prints the synopsis; otherwise says so and returns the usage code. */
 int sd_cmd_not_built(int argc, char **argv, const char *synopsis, const char *description);
 #endif

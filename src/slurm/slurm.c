@@ -286,32 +286,6 @@ static int submit_cells(const char *dir, json_t *m, const int *idx, int n, int q
     return 0;
 }
 
-int sd_slurm_common_args(const sd_opt *opts, int argc, char **argv, const char *const *drop, char ***out,
-                         int *n) {
-    *n = 0;
-    *out = calloc((size_t)argc + 1, sizeof(char *));
-    SD_ALLOC_CHECK(*out);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strncmp(a, "--", 2) != 0) { (*out)[(*n)++] = argv[i]; continue; }
-        const char *name = a + 2, *eq = strchr(name, '=');
-        size_t len = eq ? (size_t)(eq - name) : strlen(name);
-        const sd_opt *o = NULL;
-        for (const sd_opt *q = opts; q->name; q++)
-            if (strlen(q->name) == len && strncmp(q->name, name, len) == 0) o = q;
-        int takes = o && o->type != SD_OPT_FLAG && !eq;
-        int dropped = 0;
-        for (int d = 0; drop[d]; d++)
-            if (strlen(drop[d]) == len && strncmp(drop[d], name, len) == 0) dropped = 1;
-        if (!dropped) {
-            (*out)[(*n)++] = argv[i];
-            if (takes && i + 1 < argc) (*out)[(*n)++] = argv[i + 1];
-        }
-        if (takes) i++;
-    }
-    return 0;
-}
-
 static int make_dirs(const char *dir) {
     char p[PATH_MAX];
     SD_TRY(sd_mkdir_p(dir, 0));

@@ -9,8 +9,6 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "cmd/cli.h"
-
 #define SD_SLURM_MANIFEST_SCHEMA "showdown-slurm/1"
 
 /* One cell of the matrix: a workload through one implementation on one back-end (framework cells: backend
@@ -25,11 +23,6 @@ typedef struct sd_slurm_opts {
     const char *dir;          /* results directory (shared storage); NULL: out/slurm/run-<UTC time> */
     int quiet;
 } sd_slurm_opts;
-
-/* The bench arguments every cell repeats: argv[1..argc) minus the options named in drop (long names, with
- * their values; opts says which take one). *out is malloc'd (strings point into argv); caller frees. */
-int sd_slurm_common_args(const sd_opt *opts, int argc, char **argv, const char *const *drop, char ***out,
-                         int *n);
 
 /* Write dir/manifest.json and dir/job.sh for the cells and submit the array (indices 0..ncells-1).
  * Prints the job id and the directory; dir_out (may be NULL) receives the absolute directory. */
@@ -57,23 +50,5 @@ int sd_slurm_collect(const char *dir, const sd_slurm_collect_opts *o, FILE *out,
 
 /* Parse "2,3,5-7" into idx (at most max, each in [0, limit)); returns the count or SD_EUSAGE. */
 int sd_slurm_parse_cells(const char *list, int limit, int *idx, int max);
-
-/* bench's executor options (cmd/bench_slurm.c). */
-typedef struct sd_bench_exec {
-    const char *executor;          /* "local" (default) or "slurm" */
-    const char *partition, *gres, *constraint, *time, *results_dir;
-    const char *resubmit, *cells;  /* --resubmit DIR [--cells LIST] */
-    int wait;
-    double poll;                   /* seconds between polls with --wait */
-    long gpus;                     /* --gpus: the default --gres is gpu:N */
-    const char *db, *json;         /* with --wait: where collect stores the merged run */
-    int no_db, quiet;
-} sd_bench_exec;
-
-/* `bench --executor slurm` / `bench --resubmit DIR`: submit (or resubmit), and with --wait poll and
- * collect. argc/argv: bench's command line (the cells' common options are taken from it). Returns an exit
- * code. */
-int sd_bench_slurm(const sd_bench_exec *x, const sd_opt *opts, int argc, char **argv, const sd_slurm_cell *cells,
-                   int ncells);
 
 #endif
