@@ -107,7 +107,7 @@ all: $(BIN)
 deps: $(CONFIG_MK)
 	@:
 
-# Framework runners (issue 11): TensorFlow, Keras 3 (TensorFlow, JAX, PyTorch backends), JAX, PaddlePaddle,
+# Framework runners: TensorFlow, Keras 3 (TensorFlow, JAX, PyTorch backends), JAX, PaddlePaddle,
 # MindSpore, tinygrad, Chainer from PyPI, one git-ignored virtual environment per framework under
 # .venv-frameworks/ (pins: workloads/runners/requirements-frameworks.txt; what pip installed:
 # .venv-frameworks/<venv>/installed.txt). `make test` does not need them; `showdown bench --impl all` uses them.
@@ -219,7 +219,7 @@ bench: deps
 	PYTHON=$(PYTHON) sh scripts/bench-cpu.sh ./$(BIN) out/bench
 	bash scripts/bench-report.sh ./$(BIN) out/bench
 
-# Issue 3's CPU table alone: native ref/dnnl vs PyTorch (as shipped, passive), GFLOP/s vs measured sgemm.
+# The CPU table alone: native ref/dnnl vs PyTorch (as shipped, passive), GFLOP/s vs measured sgemm.
 bench-cpu: deps
 	@$(MAKE) --no-print-directory $(BIN)
 	PYTHON=$(PYTHON) sh scripts/bench-cpu.sh ./$(BIN) out/bench

@@ -26,7 +26,7 @@ static void usage(FILE *f) {
     fprintf(f, "\nshowdown %s (%s%s)\n", SD_VERSION, SD_GIT_COMMIT, SD_GIT_DIRTY ? ", dirty" : "");
 }
 
-/* OpenMP's wait policy (issue 3). Between parallel regions libgomp's threads spin (its default) or sleep
+/* OpenMP's wait policy. Between parallel regions libgomp's threads spin (its default) or sleep
  * (OMP_WAIT_POLICY=passive), and every oneDNN primitive is a parallel region. Measured on the 2-core VMs
  * (mnist_mlp on dnnl, 2 threads): with the machine otherwise idle, spinning trains at 61k img/s and sleeping
  * at 35k (waking a sleeping vCPU costs ~80 us a region); with one other busy process it is the reverse,

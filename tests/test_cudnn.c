@@ -263,8 +263,8 @@ Test(cudnn_shapes, every_layer_of_every_workload) {
         nworkloads++;
         for (int i = 0; i < nl; i++) {
             nn_op *op = &ls[i].op;
-            if (op->kind == NN_OP_EMBEDDING || op->kind == NN_OP_REPEAT) continue;   /* kernels (issue 9B) */
-            if (op->kind == NN_OP_GRU || op->kind == NN_OP_LSTM) {  /* cuDNN RNN descriptors (issue 9B) */
+            if (op->kind == NN_OP_EMBEDDING || op->kind == NN_OP_REPEAT) continue;   /* kernels */
+            if (op->kind == NN_OP_GRU || op->kind == NN_OP_LSTM) {  /* cuDNN RNN descriptors */
                 cu_rnn rn;
                 cr_assert_eq(cu_rnn_descs_init(&rn, op, CUDNN_FMA_MATH), 0, "%s %s: %s", name, ls[i].name, sd_errmsg());
                 cu_rnn_fini(&rn);
@@ -293,7 +293,7 @@ Test(cudnn_shapes, every_layer_of_every_workload) {
     cr_assert_eq(found, nhand, "%d of the %d hand-written layers match a planned layer", found, nhand);
 }
 
-/* GRU / LSTM descriptors (issue 9B): batch 1, one step, odd sizes, both variants; cuDNN accepts the data and
+/* GRU / LSTM descriptors: batch 1, one step, odd sizes, both variants; cuDNN accepts the data and
  * RNN descriptors without a device. */
 Test(cudnn_shapes, rnn_descriptors) {
     const int shapes[5][4] = {{1, 1, 1, 1}, {3, 7, 5, 3}, {64, 150, 125, 100}, {2, 28, 1, 128}, {5, 13, 33, 17}};

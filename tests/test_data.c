@@ -536,7 +536,7 @@ Test(synthetic, bad_arguments) {
     cr_assert_null(d.x);
 }
 
-/* ---- IMDB token sequences (issue 9B) ------------------------------------------------------------------ */
+/* ---- IMDB token sequences ------------------------------------------------------------------ */
 
 static void mkdir_p(const char *path) {
     char buf[1024];

@@ -284,7 +284,7 @@ Test(gradcheck, softmax_cross_entropy) {
     nn_backend_free(c.be);
 }
 
-/* ---- graph ops (issue 9A) ----------------------------------------------------------------------- */
+/* ---- graph ops ----------------------------------------------------------------------- */
 
 Test(gradcheck, batchnorm_train) {
     const int shapes[][4] = {{3, 4, 5, 3}, {1, 3, 7, 5}, {5, 7, 1, 1}};
@@ -581,7 +581,7 @@ Test(optimizer, rmsprop) { optim_check((nn_optim){.kind = NN_OPTIM_RMSPROP, .lr 
 Test(optimizer, adadelta) { optim_check((nn_optim){.kind = NN_OPTIM_ADADELTA, .lr = 1.0f, .rho = 0.95f, .eps = 1e-4f}); }
 Test(optimizer, adam) { optim_check((nn_optim){.kind = NN_OPTIM_ADAM, .lr = 0.05f, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f}); }
 
-/* ---- recurrent ops (issue 9B) -------------------------------------------------------------------- */
+/* ---- recurrent ops -------------------------------------------------------------------- */
 
 typedef struct rnnctx {
     nn_backend *be;

@@ -383,7 +383,7 @@ Test(http, concurrent_many) {
     server_stop(&sv);
 }
 
-/* Issue 12: a body past max_body fails with a one-line SD_ELIMIT naming the bound, whether the server
+/* A body past max_body fails with a one-line SD_ELIMIT naming the bound, whether the server
  * announces its length (refused before the body) or streams it chunked (cut at the bound). */
 static void big_case(const char *kind) {
     server sv = {0};
@@ -408,7 +408,7 @@ static void big_case(const char *kind) {
 Test(http, body_bound_with_length) { big_case("big"); }
 Test(http, body_bound_chunked) { big_case("big-chunked"); }
 
-/* Issue 12: token_base "http://127.0.0.1:1234" is not a prefix match for "http://127.0.0.1:12345/..." (nor
+/* Token_base "http://127.0.0.1:1234" is not a prefix match for "http://127.0.0.1:12345/..." (nor
  * "https://api.github.com" for "https://api.github.com.example.net/...", as a hostile Link could say). */
 Test(http, token_base_is_not_a_string_prefix) {
     server sv = {0};

@@ -1,4 +1,4 @@
-/* test_limits — issue 12: sizes, counts, nesting and lengths from outside are bounded, each with a clear
+/* test_limits — sizes, counts, nesting and lengths from outside are bounded, each with a clear
  * one-line error naming the bound: a 10 GB image count in an idx header, a million-layer spec, JSON nested
  * past JV_MAX_DEPTH, a runner that prints without end (protocol reader and a real process), a spec string
  * past its field. (The HTTP body bound is in test_http: it needs the replay server.) */

@@ -654,7 +654,7 @@ static void parity_layouts_odd(const char *name) {
     spec_tmp_done(dir, "odd_layouts");
 }
 
-/* ---- graph ops (issue 9A) ------------------------------------------------------------------------------ */
+/* ---- graph ops ------------------------------------------------------------------------------ */
 
 static size_t nin(const nn_op *o) { return (size_t)o->n * o->c * o->h * o->w; }
 static size_t nout(const nn_op *o) { return (size_t)o->n * o->oc * o->oh * o->ow; }
@@ -987,7 +987,7 @@ Test(cpu, buffer_reuse_dropout, .timeout = 300) {
     spec_tmp_done(dir, "drop_infer");
 }
 
-/* ---- recurrent ops (issue 9B): GRU / LSTM (sequences and last state), embedding --------------------------- */
+/* ---- recurrent ops: GRU / LSTM (sequences and last state), embedding --------------------------- */
 
 typedef struct rnn_out { float *y, *yinf, *dx, *dw, *dw2; } rnn_out;
 
@@ -1184,7 +1184,7 @@ Test(dnnl, layouts) {
     Test(BE, concat_add, .timeout = 300) { parity_concat_add(#BE); }                       \
     Test(BE, sigmoid_bce, .timeout = 300) { parity_bce(#BE); }                             \
     Test(BE, resnet50_features, .timeout = 1200) { parity_resnet50_features(#BE); }   \
-    /* recurrent ops (issue 9B) */                                                         \
+    /* recurrent ops */                                                         \
     Test(BE, gru, .timeout = 300) { parity_rnn(#BE, NN_OP_GRU); }                          \
     Test(BE, lstm, .timeout = 300) { parity_rnn(#BE, NN_OP_LSTM); }                        \
     Test(BE, embedding, .timeout = 300) { parity_embedding(#BE); }                         \

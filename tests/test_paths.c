@@ -1,4 +1,4 @@
-/* test_paths — issue 12: names from outside never leave their directory. sd_safe_name and sd_path_within
+/* test_paths — names from outside never leave their directory. sd_safe_name and sd_path_within
  * themselves; then where they are used: workload names and workload files that are symlinks out of the
  * workloads directory, template names and symlinked templates, repository owner/name (mirror directory
  * names), and the workload/implementation/backend of a published file (a verify rerun passes them to bench). */

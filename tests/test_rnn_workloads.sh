@@ -1,5 +1,5 @@
 #!/bin/bash
-# test_rnn_workloads — the recurrent workloads (issue 9B) end to end: imdb_gru's parameter count, then training
+# test_rnn_workloads — the recurrent workloads end to end: imdb_gru's parameter count, then training
 # on a small IMDB sample this test writes in the aclImdb text layout and as showdown-tokens/1 files, and on
 # synthetic token data (each run must finish with finite losses and an accuracy); the PyTorch runner on the
 # same sample; mnist_hrnn and babi_rnn parameter counts and a short synthetic run each.

@@ -161,7 +161,7 @@ Test(spec, unknown_workload_name) {
     cr_assert_str_eq(sd_errmsg(), "workload name 'Mnist-MLP' may hold only a-z, 0-9 and _ (or give a path to a .json file)");
 }
 
-/* ---- version 2: blocks, parameters, repeats, connections (issue 9A) ---------------------------------- */
+/* ---- version 2: blocks, parameters, repeats, connections ---------------------------------- */
 
 Test(spec, graph_workloads_parameter_counts) {
     cr_assert_eq(count_params("resnet50_features", NULL), 23508032);

@@ -1,5 +1,5 @@
 #!/bin/bash
-# test_token — issue 12: GITHUB_TOKEN never appears in logs, results, the database, the report, the HTTP cache
+# test_token — GITHUB_TOKEN never appears in logs, results, the database, the report, the HTTP cache
 # or error messages. Runs score (network refresh against tests/replay_server.py, HTTP log on stderr), an
 # error path (a GitHub API that refuses connections), bench into a database and report, all with a known
 # fake token; checks the server did receive the token (so the search below can fail), then searches every

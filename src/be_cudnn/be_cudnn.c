@@ -39,7 +39,7 @@ typedef struct cu_ctx {
 typedef struct cu_priv {
     cu_descs d;
     cu_conv_choice choice;                    /* conv only */
-    cu_rnn rnn;                               /* gru/lstm (issue 9B) */
+    cu_rnn rnn;                               /* gru/lstm */
     int is_rnn;
 } cu_priv;
 
@@ -329,7 +329,7 @@ sized:;
     return grow_workspace(be, need);
 }
 
-/* ---- recurrent ops (issue 9B): embedding kernels, GRU / LSTM in cudnn_rnn.c ----------------------------------- */
+/* ---- recurrent ops: embedding kernels, GRU / LSTM in cudnn_rnn.c ----------------------------------- */
 
 static int cu_embedding_forward(nn_backend *be, const nn_op *op, float *y, const int32_t *ids, const float *table) {
     cu_ctx *c = CTX(be);
@@ -389,7 +389,7 @@ static int cu_prepare(nn_backend *be, nn_op *op) {
     if (op->priv) return 0;
     cu_priv *p = calloc(1, sizeof *p);
     SD_ALLOC_CHECK(p);
-    if (op->kind == NN_OP_GRU || op->kind == NN_OP_LSTM) {   /* recurrent ops (issue 9B) */
+    if (op->kind == NN_OP_GRU || op->kind == NN_OP_LSTM) {   /* recurrent ops */
         int rc = cu_rnn_descs_init(&p->rnn, op, c->tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH);
         if (rc < 0) { free(p); return rc; }
         p->is_rnn = 1;
@@ -554,7 +554,7 @@ static int cu_softmax_xent_backward(nn_backend *be, const nn_op *op, float *dlog
     return 0;
 }
 
-/* ---- graph ops (issue 9A) ----------------------------------------------------------------------------- */
+/* ---- graph ops ----------------------------------------------------------------------------- */
 
 static int cu_copy(nn_backend *be, void *dst, const void *src, size_t bytes) {
     CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, CTX(be)->stream), "");
@@ -831,7 +831,7 @@ static const nn_backend_ops cu_ops = {
     .softmax_xent_forward = cu_softmax_xent_forward,
     .softmax_xent_backward = cu_softmax_xent_backward,
     .optimizer_step = cu_optimizer_step,
-    /* graph ops (issue 9A) */
+    /* graph ops */
     .copy = cu_copy,
     .add_forward = cu_add_forward,
     .concat_forward = cu_concat_forward,
@@ -842,7 +842,7 @@ static const nn_backend_ops cu_ops = {
     .avgpool_backward = cu_avgpool_backward,
     .sigmoid_bce_forward = cu_sigmoid_bce_forward,
     .sigmoid_bce_backward = cu_sigmoid_bce_backward,
-    /* recurrent ops (issue 9B) */
+    /* recurrent ops */
     .embedding_forward = cu_embedding_forward,
     .embedding_backward = cu_embedding_backward,
     .gru_forward = cu_rnn_fwd,

@@ -139,14 +139,14 @@ cudaError_t cu_launch_xent_loss(float *loss, const float *logits, const int32_t 
 cudaError_t cu_launch_xent_grad(float *dlogits, const float *prob, const int32_t *labels, int n, int C,
                                 cudaStream_t s);
 
-/* graph ops (issue 9A): y[i] = a[i] + b[i] (y may be a); sigmoid BCE per nn/kernels.h (one thread per
+/* graph ops: y[i] = a[i] + b[i] (y may be a); sigmoid BCE per nn/kernels.h (one thread per
  * example for the loss: prob[i][k] = nn_sigmoid, loss[i] = mean_k nn_bce_logit); dlogits = (prob - t) / (n C). */
 cudaError_t cu_launch_add(float *y, const float *a, const float *b, size_t n, cudaStream_t s);
 cudaError_t cu_launch_bce_loss(float *prob, float *loss, const float *logits, const float *targets, int n, int C,
                                cudaStream_t s);
 cudaError_t cu_launch_bce_grad(float *dlogits, const float *prob, const float *targets, int n, int C,
                                cudaStream_t s);
-/* ---- recurrent ops (issue 9B): cudnn_rnn.c and the embedding kernels ------------------------------------ */
+/* ---- recurrent ops: cudnn_rnn.c and the embedding kernels ------------------------------------ */
 
 /* y[r][e] = table[id(r)][e] over nt = n*T rows, id(r) = ids[(r / T) * S + r % T] (S: ids per example); an
  * id outside [0, V) gives NaN and sets bad[0] = 1, bad[1] = the id. Backward: dtable[id(r)][e] += dy[r][e]

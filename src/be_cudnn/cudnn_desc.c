@@ -101,7 +101,7 @@ static int descs_set(cu_descs *d, const nn_op *op, cudnnMathType_t math) {
     case NN_OP_DROPOUT:
     case NN_OP_FLATTEN:
         return 0;     /* elementwise kernel / a view: no descriptor */
-    /* graph ops (issue 9A) */
+    /* graph ops */
     case NN_OP_AVGPOOL:
     case NN_OP_GLOBAL_AVGPOOL:
         SD_TRY(make_tensor(&d->x));

@@ -62,7 +62,7 @@ __global__ void k_xent_grad(float *dz, const float *prob, const int32_t *labels,
     }
 }
 
-/* graph ops (issue 9A) */
+/* graph ops */
 __global__ void k_add(float *y, const float *a, const float *b, size_t n) {
     CU_FOR(i, n) y[i] = a[i] + b[i];
 }
@@ -141,7 +141,7 @@ cudaError_t cu_launch_xent_grad(float *dlogits, const float *prob, const int32_t
     return cudaGetLastError();
 }
 
-/* ---- recurrent ops (issue 9B): embedding gather / scatter-add ----------------------------------------- */
+/* ---- recurrent ops: embedding gather / scatter-add ----------------------------------------- */
 
 __global__ void k_embedding_fwd(float *y, const int32_t *ids, const float *table, size_t nt, int T, int S, int E,
                                 int V, int *bad) {

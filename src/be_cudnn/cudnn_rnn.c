@@ -1,4 +1,4 @@
-/* cudnn_rnn — GRU and LSTM on cuDNN's RNN API (v8 entry points, cuDNN 9) for the cuDNN back-end (issue 9B):
+/* cudnn_rnn — GRU and LSTM on cuDNN's RNN API (v8 entry points, cuDNN 9) for the cuDNN back-end:
  * descriptors that can be built and checked without a GPU, the weight-space mapping from showdown's
  * canonical slice (nn/backend.h), and the forward / backward-data / backward-weights calls. Everything
  * runs on the back-end's one stream. Compiled and linked here; run only where a GPU is. */

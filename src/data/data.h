@@ -46,7 +46,7 @@ int sd_data_synthetic(sd_dataset *out, int n, int c, int h, int w, int classes, 
 
 void sd_dataset_free(sd_dataset *d);
 
-/* ---- token sequences (issue 9B), in imdb.c ----------------------------------------------------------
+/* ---- token sequences, in imdb.c ----------------------------------------------------------
  * IMDB in the Keras conventions (keras.datasets.imdb.load_data + keras.preprocessing.sequence.pad_sequences).
  * An example is a sequence of integer token ids stored as floats (exact), shape (c, h, w) = (maxlen, 1, 1);
  * 0 is padding, start_char begins every review, oov_char replaces words out of the vocabulary, and the

@@ -21,14 +21,14 @@ typedef enum nn_op_kind {
     NN_OP_DROPOUT,
     NN_OP_FLATTEN,      /* a view: no primitive, the graph aliases the buffer */
     NN_OP_SOFTMAX_XENT, /* softmax + cross-entropy loss against integer labels */
-    /* graph ops (issue 9A) */
+    /* graph ops */
     NN_OP_ADD,          /* elementwise sum of its inputs (residual connections) */
     NN_OP_CONCAT,       /* concatenation of its inputs along the channel axis (dense connections) */
     NN_OP_BATCHNORM,    /* per-channel batch normalisation, learnable gamma/beta, running statistics */
     NN_OP_AVGPOOL,      /* average pooling; padded positions are not counted */
     NN_OP_GLOBAL_AVGPOOL, /* average over the whole plane: CxHxW -> Cx1x1 (an avgpool with window HxW) */
     NN_OP_SIGMOID_BCE,  /* sigmoid + binary cross-entropy against float targets (multi-label loss) */
-    /* recurrent ops (issue 9B) */
+    /* recurrent ops */
     NN_OP_EMBEDDING,    /* int32 token ids -> vectors (a table lookup) */
     NN_OP_GRU,          /* cuDNN's GRU (= oneDNN lbr_gru, PyTorch nn.GRU, Keras reset_after=True) */
     NN_OP_LSTM,         /* cuDNN's LSTM (= PyTorch nn.LSTM: two bias vectors) */
@@ -46,7 +46,7 @@ typedef struct nn_op {
     int kh, kw, sh, sw, ph, pw;   /* conv / pool window, stride, padding (top/left = bottom/right) */
     int has_bias;
     float rate;                   /* dropout: probability of dropping */
-    /* recurrent ops (issue 9B): see "Sequence tensors" below */
+    /* recurrent ops: see "Sequence tensors" below */
     int units;                    /* gru/lstm: hidden size H; embedding: vector size E */
     int vocab;                    /* embedding: table rows V (ids in [0, V)) */
     int ret_seq;                  /* gru/lstm: 1 output every step's h, 0 only the last one */
@@ -57,13 +57,13 @@ typedef struct nn_op {
     void *priv;                   /* back-end state made by prepare(), freed by release() */
     int fmt_in, fmt_out;          /* nn_fmt of the input (and dx) and of the output (and dy); set by the graph
                                    * before prepare(), NN_FMT_NCHW unless the back-end's layout_ok agreed */
-    /* graph ops (issue 9A) */
+    /* graph ops */
     int ninputs;                  /* add, concat: number of inputs (each [n][in_c[i]][h][w]) */
     int in_c[NN_OP_MAX_INPUTS];   /* concat: channels of each input (sum = oc) */
     float eps, momentum;          /* batchnorm: variance epsilon; running-statistics momentum (PyTorch's) */
 } nn_op;
 
-/* Sequence tensors (issue 9B). A sequence of T vectors of F features is stored per example as [T][F]
+/* Sequence tensors. A sequence of T vectors of F features is stored per example as [T][F]
  * (time outer, features contiguous, batch outermost: [n][T][F], PyTorch batch_first / Keras). In the
  * NCHW shape fields it is carried as c = T, h = 1, w = F, so element counts and NCHW indexing hold.
  *   embedding: input  n x T int32 ids (c = T, h = w = 1), example i's at ids[i * stride] (stride = ids_stride,
@@ -92,8 +92,8 @@ static inline long long nn_rnn_params(int gates, int f, int h) {
     return (long long)gates * ((long long)h * f + (long long)h * h + 2LL * h);
 }
 
-/* Activation layouts (issue 3: "memory kept in the library's preferred layouts between layers, reordered
- * only at the model's edges"). Every buffer the engine sees is NN_FMT_NCHW unless the graph and the back-end
+/* Activation layouts: memory is kept in the library's preferred layouts between layers and reordered
+ * only at the model's edges. Every buffer the engine sees is NN_FMT_NCHW unless the graph and the back-end
  * agreed on another layout for a chain of layers (nn_model_build, "layouts"): then the producer writes it,
  * the element-wise ops between keep it, the consumer reads it, and their gradients use it too.
  * NN_FMT_NCHW16C is oneDNN's nChw16c: channels in blocks of 16, the block innermost, [n][C/16][h][w][16],
@@ -187,7 +187,7 @@ typedef struct nn_backend_ops {
     int (*optimizer_step)(nn_backend *be, const nn_optim *opt, float *params, const float *grads,
                           float *state, size_t n, long step);
 
-    /* graph ops (issue 9A) */
+    /* graph ops */
     /* Device-to-device copy (the graph uses it for the gradient of an add). */
     int (*copy)(nn_backend *be, void *dst, const void *src, size_t bytes);
     /* y = a + b over n*oc*oh*ow elements; y may be a (the graph accumulates gradients with it). Its
@@ -217,7 +217,7 @@ typedef struct nn_backend_ops {
                                const float *logits, const float *targets);
     int (*sigmoid_bce_backward)(nn_backend *be, const nn_op *op, float *dlogits, const float *prob,
                                 const float *targets);
-    /* recurrent ops (issue 9B): shapes and weight layout under "Sequence tensors" above.
+    /* recurrent ops: shapes and weight layout under "Sequence tensors" above.
      * embedding: y[i][t] = table[ids[i][t]]; an id outside [0, vocab) is SD_EINPUT naming it (a device
      * back-end may report it at the next sync() or download() instead, as a bad label of the loss).
      * embedding_backward ACCUMULATES dtable[ids[i][t]] += dy[i][t] (ids have no gradient). */

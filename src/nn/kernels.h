@@ -88,7 +88,7 @@ SD_HD float nn_xent_grad(float prob, int is_label, float inv_n) {
 }
 
 /* Sigmoid, and the binary cross-entropy of a logit z against a target t in [0,1], computed from the logit
- * (max(z,0) - z t + log(1 + exp(-|z|))): no log of a rounded probability. (issue 9A) */
+ * (max(z,0) - z t + log(1 + exp(-|z|))): no log of a rounded probability. */
 SD_HD float nn_sigmoid(float z) { return 1.0f / (1.0f + expf(-z)); }
 SD_HD double nn_bce_logit(float z, float t) {
     double zd = z;

@@ -32,7 +32,7 @@ static int spec_err(const sd_workload *w, const nn_layer_spec *s, const char *fm
 /* Output shape of layer j as seen by a consumer (j < 0: the model input). */
 static void shape_of(const sd_workload *w, const nn_layer *ls, int j, int *c, int *h, int *wd) {
     if (j < 0) { *c = w->in_c; *h = w->in_h; *wd = w->in_w; return; }
-    if (ls[j].op.seqs > 1) { *c = ls[j].op.seqs; *h = 1; *wd = ls[j].op.oc; return; }   /* issue 9B */
+    if (ls[j].op.seqs > 1) { *c = ls[j].op.seqs; *h = 1; *wd = ls[j].op.oc; return; }
     *c = ls[j].op.oc; *h = ls[j].op.oh; *wd = ls[j].op.ow;
 }
 
@@ -111,7 +111,7 @@ static int plan_layer(const sd_workload *w, nn_layer *ls, int i, size_t *off) {
         l->s_len = 2 * (size_t)c;         /* running mean, running variance */
         l->flops = 4.0 * c * h * wd;
         break;
-    /* recurrent ops (issue 9B): shapes under "Sequence tensors" in nn/backend.h */
+    /* recurrent ops: shapes under "Sequence tensors" in nn/backend.h */
     case NN_OP_EMBEDDING:
         if (l->input != -1 || h != 1 || wd != 1)
             return spec_err(w, s, "embedding must be the first layer, on token ids of shape [steps, 1, 1] (got %dx%dx%d)",
@@ -276,7 +276,7 @@ void nn_model_describe(FILE *f, const sd_workload *w, const nn_layer *ls, int L,
     for (int i = 0; i < L; i++) {
         const nn_layer *l = &ls[i];
         char shape[48], p[32], fl[32];
-        if (l->op.seqs > 1) snprintf(shape, sizeof shape, "%dx1x%d", l->op.seqs, l->op.oc);   /* issue 9B */
+        if (l->op.seqs > 1) snprintf(shape, sizeof shape, "%dx1x%d", l->op.seqs, l->op.oc);
         else if (l->op.oh == 1 && l->op.ow == 1) snprintf(shape, sizeof shape, "%d", l->op.oc);
         else snprintf(shape, sizeof shape, "%dx%dx%d", l->op.oc, l->op.oh, l->op.ow);
         fmt_count(p, sizeof p, (double)(l->w_len + l->b_len));
@@ -302,7 +302,7 @@ static void fill_uniform(float *p, size_t n, uint64_t key, float limit) {
     }
 }
 
-/* Keras' initialisers for the recurrent ops (issue 9B): embedding uniform(-0.05, 0.05); gru/lstm kernels
+/* Keras' initialisers for the recurrent ops: embedding uniform(-0.05, 0.05); gru/lstm kernels
  * Glorot-uniform on (F, G*H) and (H, G*H) (Keras' recurrent kernel is orthogonal: Glorot here), biases 0
  * except the LSTM forget gate's input bias 1 (Keras unit_forget_bias; b_h stays 0). */
 static void init_recurrent(const nn_layer *l, uint64_t key, nn_init_kind winit, float *out) {

@@ -38,11 +38,11 @@ typedef struct nn_layer_spec {
     float rate;             /* dropout */
     int bias;               /* 1 unless "bias": false */
     int line, col;          /* position in the spec file */
-    /* graph (issue 9A) */
+    /* graph */
     int ninputs;            /* 0: the previous layer (a chain); else inputs[] */
     int inputs[NN_OP_MAX_INPUTS];   /* indices of earlier layers in this list, -1 = model input */
     float eps, momentum;    /* batchnorm */
-    /* recurrent (issue 9B) */
+    /* recurrent */
     int vocab;              /* embedding: table rows */
     int range_from, range_to;   /* embedding: "range" [from, to) of the input ids it reads (to 0: all) */
     int ret_seq;            /* gru/lstm: "return_sequences" */
@@ -68,12 +68,12 @@ typedef struct sd_workload {
     int batch, epochs;
     int shuffle;
     long long expected_params;      /* 0: not given */
-    /* graph (issue 9A) */
+    /* graph */
     nn_loss_kind loss;
     sd_mode mode;
     int infer_images;               /* inference mode: images per timed pass (published method) */
     int warmup_passes;              /* inference mode: untimed passes before the timed one */
-    /* token data (issue 9B): dataset "imdb" — shape [maxlen, 1, 1] of token ids (data/data.h) */
+    /* token data: dataset "imdb" — shape [maxlen, 1, 1] of token ids (data/data.h) */
     int num_words;                  /* ids >= num_words -> out of vocabulary (0: no cap) */
     int pad_post, trunc_post;       /* "padding" / "truncating": 0 "pre" (Keras default), 1 "post" */
 } sd_workload;
@@ -123,7 +123,7 @@ typedef struct nn_model {
     float *params, *grads, *state;   /* device slabs */
     float *x;                 /* device input batch [batch][c][h][w] */
     int32_t *ids;             /* device token ids [batch][c*h*w] when the model starts with an embedding
-                               * (issue 9B); nn_model_upload_input fills it from float ids */
+                               *; nn_model_upload_input fills it from float ids */
     int32_t *labels;          /* device labels [batch] */
     float *prob, *loss;       /* device softmax [batch][classes], per-example loss [batch] */
     nn_optim optim;

@@ -331,7 +331,7 @@ static int ref_optimizer_step(nn_backend *be, const nn_optim *o, float *p, const
     return nn_host_optimizer_step(T(be), o, p, g, state, n, step);
 }
 
-/* ---- graph ops (issue 9A): the arithmetic is host_ops' --------------------------------------------- */
+/* ---- graph ops: the arithmetic is host_ops' --------------------------------------------- */
 
 static int ref_add_forward(nn_backend *be, const nn_op *op, float *y, const float *a, const float *b) {
     return nn_host_add(T(be), numel_out(op), y, a, b);
@@ -365,7 +365,7 @@ static int ref_sigmoid_bce_backward(nn_backend *be, const nn_op *op, float *dlog
     return nn_host_sigmoid_bce_backward(T(be), op, dlogits, prob, targets);
 }
 
-/* ---- recurrent ops (issue 9B): host_rnn.c is their reference arithmetic -------------------------------- */
+/* ---- recurrent ops: host_rnn.c is their reference arithmetic -------------------------------- */
 
 static int ref_embedding_forward(nn_backend *be, const nn_op *op, float *y, const int32_t *ids, const float *table) {
     return nn_host_embedding_forward(T(be), op, y, ids, table);
@@ -430,7 +430,7 @@ static const nn_backend_ops ref_ops = {
     .softmax_xent_forward = ref_softmax_xent_forward,
     .softmax_xent_backward = ref_softmax_xent_backward,
     .optimizer_step = ref_optimizer_step,
-    /* graph ops (issue 9A) */
+    /* graph ops */
     .copy = ref_copy,
     .add_forward = ref_add_forward,
     .concat_forward = ref_concat_forward,
@@ -441,7 +441,7 @@ static const nn_backend_ops ref_ops = {
     .avgpool_backward = ref_avgpool_backward,
     .sigmoid_bce_forward = ref_sigmoid_bce_forward,
     .sigmoid_bce_backward = ref_sigmoid_bce_backward,
-    /* recurrent ops (issue 9B) */
+    /* recurrent ops */
     .embedding_forward = ref_embedding_forward,
     .embedding_backward = ref_embedding_backward,
     .gru_forward = ref_rnn_forward,

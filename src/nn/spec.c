@@ -110,9 +110,9 @@ static int get_padding(const jv_doc *d, const spec_env *env, const jv *obj, cons
 static const struct { const char *name; nn_op_kind kind; } layer_kinds[] = {
     {"dense", NN_OP_DENSE}, {"conv2d", NN_OP_CONV2D}, {"maxpool", NN_OP_MAXPOOL}, {"relu", NN_OP_RELU},
     {"dropout", NN_OP_DROPOUT}, {"flatten", NN_OP_FLATTEN},
-    /* graph ops (issue 9A); add and concat come from block connections */
+    /* graph ops; add and concat come from block connections */
     {"batchnorm", NN_OP_BATCHNORM}, {"avgpool", NN_OP_AVGPOOL}, {"global_avgpool", NN_OP_GLOBAL_AVGPOOL},
-    /* recurrent ops (issue 9B) */
+    /* recurrent ops */
     {"embedding", NN_OP_EMBEDDING}, {"gru", NN_OP_GRU}, {"lstm", NN_OP_LSTM}, {"repeat_vector", NN_OP_REPEAT},
 };
 
@@ -185,7 +185,7 @@ static int parse_layer(const jv_doc *d, const spec_env *env, const jv *v, nn_lay
         l->momentum = (float)mom;
         return 0;
     }
-    /* recurrent ops (issue 9B) */
+    /* recurrent ops */
     case NN_OP_EMBEDDING: {
         static const char *const keys[] = {"op", "vocab", "units", "range", NULL};
         SD_TRY(jv_check_keys(d, v, what, keys));
@@ -449,7 +449,7 @@ static int parse(sd_workload *w, const jv_doc *d) {
     if (strcmp(w->dataset, "mnist") && strcmp(w->dataset, "cifar10") && strcmp(w->dataset, "synthetic") &&
         strcmp(w->dataset, "imdb") && strcmp(w->dataset, "babi"))
         return jv_err(d, jv_get(data, "dataset"), "unknown dataset '%s' (expected mnist, cifar10, imdb, babi or synthetic)", w->dataset);
-    /* token data (issue 9B): Keras imdb.load_data(num_words) and pad_sequences(padding, truncating) */
+    /* token data: Keras imdb.load_data(num_words) and pad_sequences(padding, truncating) */
     {
         long long nw = 0;
         SD_TRY(jv_get_int(d, data, "num_words", "data", 0, 4, 1 << 24, &nw));

@@ -39,7 +39,7 @@ typedef struct nn_train_result {
     double flops_train;        /* per example: forward + backward (data and weights) */
     int64_t *confusion;        /* classes x classes of the last epoch, [true][predicted] */
     int classes;
-    /* graph (issue 9A) */
+    /* graph */
     const char *metric;        /* what "accuracy" holds: "accuracy" (softmax: trace(confusion) / N) or
                                 * "mean_roc_auc" (sigmoid BCE: mean over classes of the ROC AUC) */
     double infer_s;            /* a timed inference pass: forward (inference mode) over infer_images images,
