@@ -47,7 +47,7 @@ int sd_results_add_status(json_t *doc, const char *workload, const char *impleme
 /* environment.libraries[name] = version (framework versions of runner runs). */
 void sd_results_set_library(json_t *doc, const char *name, const char *version);
 
-/* Write doc to path atomically (path.tmp + fsync + rename); creates the parent directory. */
+/* Write doc to path with sd_write_file_atomic (a regular file replaced atomically; the directory must exist). */
 int sd_json_write_atomic(const json_t *doc, const char *path);
 
 /* Print the summary table of every run in doc. */

@@ -7,6 +7,7 @@
 #include "bench/results.h"
 #include "cmd/cli.h"
 #include "core/err.h"
+#include "core/fsutil.h"
 #include "core/jv.h"
 #include "db/db.h"
 
@@ -246,6 +247,7 @@ int cmd_verify(int argc, char **argv) {
         sd_err(SD_EUSAGE, "expected one PUBLISHED.json (see --help)");
         return sd_cli_fail("verify", SD_EUSAGE);
     }
+    if (a.json && (rc = sd_out_file_check(a.json, "--json")) != 0) return sd_cli_fail("verify", rc);
     const char *path = pos[0];
     json_t *pubdoc = NULL;
     if ((rc = sd_published_load(&pubdoc, path)) != 0) return sd_cli_fail("verify", rc);
