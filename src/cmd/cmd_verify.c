@@ -257,6 +257,7 @@ int cmd_verify(int argc, char **argv) {
     json_t *measured = NULL;
     char msource[512] = "";
     if (a.results) {
+        if ((rc = sd_results_check_file(a.results)) != 0) { json_decref(pubdoc); return sd_cli_fail("verify", rc); }
         measured = json_load_file(a.results, 0, &je);
         if (!measured) {
             json_decref(pubdoc);
