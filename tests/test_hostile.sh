@@ -148,4 +148,40 @@ for sig in TERM INT; do
   find "$t/rep" -name '*.tmp.*' -o -name '.*.new.*' | grep -q . && bad "temp files after SIG$sig: $(find "$t/rep" -name '*.tmp.*' -o -name '.*.new.*')" \
     || ok "no temp file or staging directory after SIG$sig"
 done
+# ---- 5. report rejects what verify rejects, naming file, line and field ----
+for mut in 'summary.first_epoch_s.median=1e308' 'summary.first_epoch_s.median="12"' 'summary.val_s.min=-1' \
+           'summary.accuracy.max=1.5' 'epochs.accuracy=2'; do
+  "$PY" - "$t/r.json" "$t/bad.json" "$mut" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); r = d["runs"][0]
+path, val = sys.argv[3].split("=")
+val = json.loads(val)
+if path.startswith("epochs."):
+    r["samples"][0]["epochs"][0][path.split(".")[1]] = val
+else:
+    _, k, f = path.split("."); r["summary"][k][f] = val
+json.dump(d, open(sys.argv[2], "w"), indent=1)
+PY
+  field=${mut%%=*}; field=${field/epochs./epoch }
+  expect 3 "report on $mut" "$SD" report --results "$t/bad.json" --no-db --out "$t/badrep" --format md
+  grep -q "bad.json:[0-9]*:[0-9]*: $field" "$t/err" && ok "report names file:line:col and $field" || bad "report message: $(cat "$t/err")"
+  expect 3 "verify --results on $mut" "$SD" verify workloads/published/dlf_cifar10_vgg.json --results "$t/bad.json"
+done
+for f in workloads/published/*.json; do
+  "$SD" report --results "$f" --no-db --out "$t/pubrep" --format md > /dev/null 2> "$t/err" || bad "published $f no longer renders: $(cat "$t/err")"
+done
+
+# ---- 4. rendering is linear in text length: a 120k-character unbroken string, and the cut is said ----
+"$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); d["runs"][0]["device"]="x"*120000; json.dump(d,open(sys.argv[2],"w"))' "$t/r.json" "$t/long.json"
+s0=$(date +%s.%N)
+"$SD" report --results "$t/long.json" --no-db --out "$t/longrep" --format pdf,svg,md,csv > /dev/null 2> "$t/err" || bad "report of a long string: $(cat "$t/err")"
+s1=$(date +%s.%N)
+secs=$("$PY" -c "print('%.2f' % ($s1 - $s0))")
+echo "report with a 120,000-character device string: $secs s"
+# generous for sanitizer builds on a loaded machine: before the fix this did not finish in 100 s
+"$PY" -c "import sys; sys.exit(not $secs < 5)" && ok "120k-character string rendered in $secs s (< 5)" || bad "120k-character string took $secs s"
+if command -v pdftotext > /dev/null; then
+  pdftotext "$t/longrep/showdown.pdf" - | tr -d '\n' | grep -q "cut: *[0-9]* *more characters" \
+    && ok "the PDF says where text was cut" || bad "no cut marker in the PDF"
+fi
 exit $fail

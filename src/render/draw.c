@@ -91,6 +91,40 @@ static PangoFontDescription *font_desc(render_font f) {
  * the surface's options are refreshed from cr on each use, and our options then override the hinting. */
 static PangoContext *g_ctx;
 
+/* Pango looks for a break in an unbroken word by re-measuring it at every character, and re-shapes the
+ * rest of a paragraph for every line it fills: a 20,000-character string took 18 s. So a zero-width space
+ * every BREAK_RUN characters of an unbroken word gives it break opportunities (it draws nothing), and a
+ * text is cut after what a page could show (about 90 lines at 3 pt a character; one line's worth, at least
+ * 2000 characters, unwrapped), the cut said in the text itself. NULL when s needs neither (or no memory). */
+#define BREAK_RUN 24
+static char *fit_text(const char *s, double wrap_w) {
+    size_t max_chars = wrap_w > 0 && wrap_w * 30 > 2000 ? (size_t)(wrap_w * 30) : 2000;
+    int wrap = wrap_w > 0;
+    size_t n = 0, run = 0, extra = 0, chars = 0, keep = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++, n++) {
+        if ((*p & 0xC0) == 0x80) continue;   /* UTF-8 continuation byte: same character */
+        if (++chars == max_chars + 1) keep = n;
+        if (chars > max_chars) continue;
+        if (*p == ' ' || *p == '\n' || *p == '\t') run = 0;
+        else if (wrap && ++run > BREAK_RUN) { extra++; run = 1; }
+    }
+    if (!extra && chars <= max_chars) return NULL;
+    if (chars <= max_chars) keep = n;
+    char *out = malloc(keep + 3 * extra + 96), *o = out;
+    if (!out) return NULL;
+    run = 0;
+    for (const unsigned char *p = (const unsigned char *)s; p < (const unsigned char *)s + keep; p++) {
+        if ((*p & 0xC0) != 0x80) {
+            if (*p == ' ' || *p == '\n' || *p == '\t') run = 0;
+            else if (wrap && ++run > BREAK_RUN) { memcpy(o, "\xE2\x80\x8B", 3); o += 3; run = 1; }   /* U+200B */
+        }
+        *o++ = (char)*p;
+    }
+    if (chars > max_chars) o += sprintf(o, "\xE2\x80\xA6 [cut: %zu more characters]", chars - max_chars);
+    *o = 0;
+    return out;
+}
+
 static PangoLayout *make_layout(cairo_t *cr, render_font f, const char *s, double wrap_w) {
     if (!g_fopts) {
         g_fopts = cairo_font_options_create();
@@ -106,11 +140,13 @@ static PangoLayout *make_layout(cairo_t *cr, render_font f, const char *s, doubl
     pango_cairo_update_context(cr, g_ctx);
     PangoLayout *l = pango_layout_new(g_ctx);
     pango_layout_set_font_description(l, font_desc(f));
+    char *broken = s ? fit_text(s, wrap_w) : NULL;
     if (wrap_w > 0) {
         pango_layout_set_width(l, (int)(wrap_w * PANGO_SCALE));
         pango_layout_set_wrap(l, PANGO_WRAP_WORD_CHAR);
     }
-    pango_layout_set_text(l, s ? s : "", -1);
+    pango_layout_set_text(l, broken ? broken : s ? s : "", -1);
+    free(broken);
     return l;
 }
 
