@@ -167,6 +167,8 @@ PY
   grep -q "bad.json:[0-9]*:[0-9]*: $field" "$t/err" && ok "report names file:line:col and $field" || bad "report message: $(cat "$t/err")"
   expect 3 "verify --results on $mut" "$SD" verify workloads/published/dlf_cifar10_vgg.json --results "$t/bad.json"
 done
+"$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); d["runs"][0]["summary"]["accuracy"]["n"]=3; json.dump(d,open(sys.argv[2],"w"))' "$t/r.json" "$t/n3.json"
+expect 0 "report on accuracy.n = 3 (a count, not an accuracy)" "$SD" report --results "$t/n3.json" --no-db --out "$t/n3rep" --format md
 for f in workloads/published/*.json; do
   "$SD" report --results "$f" --no-db --out "$t/pubrep" --format md > /dev/null 2> "$t/err" || bad "published $f no longer renders: $(cat "$t/err")"
 done

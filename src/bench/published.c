@@ -57,7 +57,8 @@ static int check_numbers(const jv_doc *d, const jv *r) {
             for (size_t k = 0; k < s->count; k++) {
                 if (!is_one_of(s->items[k]->key, stat_keys)) continue;
                 snprintf(label, sizeof label, "summary.%.60s.%.60s", s->key, s->items[k]->key);
-                SD_TRY(check_value(d, s->items[k], s->key, label));
+                /* n counts the repeats: bounded as a count, not as the statistic */
+                SD_TRY(check_value(d, s->items[k], strcmp(s->items[k]->key, "n") ? s->key : "n", label));
             }
         }
     const jv *samples = jv_get(r, "samples");

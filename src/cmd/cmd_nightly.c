@@ -155,6 +155,7 @@ static int optional_step(const char *cmd, char **argv, const char *log_path) {
     if (rc != 0) { logf_("%s: could not start: %s", cmd, sd_errmsg()); return 0; }
     if (code == 0) logf_("%s: done", cmd);
     else if (code == SD_EXIT_USAGE) logf_("%s: not built yet (exit %d); continuing", cmd, code);
+    else if (code == SD_EXIT_NET) logf_("%s: no network (exit %d): done from the snapshot's dated values; continuing", cmd, code);
     else logf_("%s: failed (exit %d, see the log); continuing", cmd, code);
     return 0;
 }
