@@ -221,6 +221,7 @@ accuracy-parity: deps
 # the local database (out/showdown.db); writes out/showdown.pdf, out/figures/*.svg, out/showdown.md.
 report: deps
 	@$(MAKE) --no-print-directory $(BIN)
+	@mkdir -p out/bench   # a --json file's directory must exist (showdown makes none outside an --out)
 	./$(BIN) bench --workload mnist_mlp,mnist_cnn,cifar10_vgg --epochs 3 --batches 20 --repeat 3 \
 	    --json out/bench/report-bench.json
 	./$(BIN) score --offline --json out/scores.json
