@@ -36,7 +36,8 @@ else
   echo "skipped: mknod needs root here (device-node cases)"
 fi
 mkfifo "$t/fifo"
-( cat "$t/fifo" > "$t/fifo.out" ) & reader=$!
+# the reader gives up after 60 s: a write that replaced the FIFO by a file would leave it waiting forever
+( timeout 60 cat "$t/fifo" > "$t/fifo.out" ) & reader=$!
 expect 0 "bench --json into a FIFO" bench --no-db --json "$t/fifo"
 wait $reader
 [ -p "$t/fifo" ] && ok "the FIFO is still a FIFO" || bad "FIFO replaced"
@@ -128,7 +129,7 @@ orphans && bad "SIGINT left $(pgrep -af -- "--json $t/n/")" || ok "SIGINT: no or
 SHOWDOWN_TEST_SLOWDOWN=4000 "$SD" nightly --config "$t/n.json" > /dev/null 2>&1 & p=$!
 started || bad "nightly's bench did not start (KILL)"
 kill -KILL $p; wait $p 2>/dev/null
-orphans && { bad "kill -9 left $(pgrep -af -- "--json $t/n/")"; pkill -f -- "--json $t/n/"; } || ok "kill -9: no orphaned bench"
+orphans && { bad "kill -9 left $(pgrep -af -- "--json $t/n/")"; kill $(pgrep -f -- "--json $t/n/"); } || ok "kill -9: no orphaned bench"
 
 # ---- 6. report: figures/ and tables/ replaced as a set; a signal exits 130/143 and leaves no temp file ----
 "$SD" report --results "$t/r.json" --no-db --out "$t/rep" --format pdf,svg,md,csv > /dev/null 2>&1 || bad "report"
@@ -148,6 +149,11 @@ for sig in TERM INT; do
   find "$t/rep" -name '*.tmp.*' -o -name '.*.new.*' | grep -q . && bad "temp files after SIG$sig: $(find "$t/rep" -name '*.tmp.*' -o -name '.*.new.*')" \
     || ok "no temp file or staging directory after SIG$sig"
 done
+# a command with no point to stop at (perf, score, verify, collect) exits 128 + signal at once, no file left
+"$SD" perf --workload mnist_mlp --backend ref --threads 1 --seconds 3 --json "$t/perf.json" > /dev/null 2>&1 & r=$!
+sleep 2; kill -INT $r; wait $r; rc=$?
+[ $rc -eq 130 ] && [ ! -e "$t/perf.json" ] && ok "perf SIGINT: exit 130, no results file" || bad "perf SIGINT: exit $rc, $(ls "$t" | grep perf)"
+
 # ---- 5. report rejects what verify rejects, naming file, line and field ----
 for mut in 'summary.first_epoch_s.median=1e308' 'summary.first_epoch_s.median="12"' 'summary.val_s.min=-1' \
            'summary.accuracy.max=1.5' 'epochs.accuracy=2'; do

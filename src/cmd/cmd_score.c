@@ -5,6 +5,7 @@
 #include "cmd/cli.h"
 #include "core/err.h"
 #include "core/fsutil.h"
+#include "core/sig.h"
 #include "gitact/gitact.h"
 #include "http/http.h"
 #include "score/score_data.h"
@@ -297,6 +298,7 @@ int cmd_score(int argc, char **argv) {
         return SD_EXIT_OK;
     }
     if (a.json && (rc = sd_out_file_check(a.json, "--json")) != 0) return sd_cli_fail("score", rc);
+    sd_sig_install_immediate();
     rc = run(&a);
     if (rc < 0) return sd_cli_fail("score", rc);
     return SD_EXIT_OK;

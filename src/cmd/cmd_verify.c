@@ -8,6 +8,7 @@
 #include "cmd/cli.h"
 #include "core/err.h"
 #include "core/fsutil.h"
+#include "core/sig.h"
 #include "core/jv.h"
 #include "db/db.h"
 
@@ -248,6 +249,7 @@ int cmd_verify(int argc, char **argv) {
         return sd_cli_fail("verify", SD_EUSAGE);
     }
     if (a.json && (rc = sd_out_file_check(a.json, "--json")) != 0) return sd_cli_fail("verify", rc);
+    sd_sig_install_immediate();
     const char *path = pos[0];
     json_t *pubdoc = NULL;
     if ((rc = sd_published_load(&pubdoc, path)) != 0) return sd_cli_fail("verify", rc);

@@ -8,6 +8,9 @@
 
 /* Install the handler for SIGINT and SIGTERM (idempotent). */
 void sd_sig_install(void);
+/* For commands with no point to stop at (score, verify, perf, collect): a signal removes the temp file
+ * being written and exits 128 + signal at once (a child started by sd_run_self dies with the process). */
+void sd_sig_install_immediate(void);
 /* The signal received since sd_sig_install, or 0. */
 int sd_sig_pending(void);
 /* 128 + the signal received (SD_EXIT_INTR when none was: an SD_EINTR from elsewhere). */
