@@ -150,13 +150,67 @@ static PangoLayout *make_layout(cairo_t *cr, render_font f, const char *s, doubl
     return l;
 }
 
+/* Sizes measured, by font, wrap width, the context's matrix and text: a table is measured for its height
+ * and again to draw it, and every page and figure for the PDF and again for its SVG. Exact: pango gives the
+ * same layout for the same inputs (font options and resolution are fixed). */
+#define MCACHE_N 4096   /* a power of two */
+#define MCACHE_PROBE 8
+typedef struct mentry { char *text; unsigned long long hash; int font; double wrap, m[4], w, h; } mentry;
+static mentry *g_mcache;
+
+static unsigned long long text_hash(const char *s, int f) {
+    unsigned long long h = 1469598103934665603ULL ^ (unsigned long long)f;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h;
+}
+
+static mentry *mcache_find(const char *s, render_font f, double wrap_w, const double m[4], unsigned long long h,
+                           int *hit) {
+    if (!g_mcache && !(g_mcache = calloc(MCACHE_N, sizeof *g_mcache))) return NULL;
+    size_t i0 = (size_t)(h & (MCACHE_N - 1));
+    for (size_t k = 0; k < MCACHE_PROBE; k++) {
+        mentry *e = &g_mcache[(i0 + k) & (MCACHE_N - 1)];
+        if (!e->text) { *hit = 0; return e; }
+        if (e->hash == h && e->font == (int)f && e->wrap == wrap_w && memcmp(e->m, m, sizeof e->m) == 0 &&
+            strcmp(e->text, s) == 0) { *hit = 1; return e; }
+    }
+    mentry *e = &g_mcache[i0];   /* all probed slots taken: replace the first */
+    free(e->text);
+    e->text = NULL;
+    *hit = 0;
+    return e;
+}
+
 void render_text_size(cairo_t *cr, render_font f, const char *s, double wrap_w, double *w, double *h) {
-    PangoLayout *l = make_layout(cr, f, s, wrap_w);
-    int pw, ph;
-    pango_layout_get_size(l, &pw, &ph);
-    if (w) *w = (double)pw / PANGO_SCALE;
-    if (h) *h = (double)ph / PANGO_SCALE;
-    g_object_unref(l);
+    cairo_matrix_t cm;
+    cairo_get_matrix(cr, &cm);
+    double m[4] = {cm.xx, cm.yx, cm.xy, cm.yy};
+    if (!s) s = "";
+    unsigned long long hash = text_hash(s, f);
+    int hit = 0;
+    mentry *e = mcache_find(s, f, wrap_w, m, hash, &hit);
+    if (!hit) {
+        PangoLayout *l = make_layout(cr, f, s, wrap_w);
+        int pw, ph;
+        pango_layout_get_size(l, &pw, &ph);
+        g_object_unref(l);
+        if (!e) {   /* no memory for the cache: measured all the same */
+            if (w) *w = (double)pw / PANGO_SCALE;
+            if (h) *h = (double)ph / PANGO_SCALE;
+            return;
+        }
+        e->text = strdup(s);
+        if (e->text) {
+            e->hash = hash;
+            e->font = (int)f;
+            e->wrap = wrap_w;
+            memcpy(e->m, m, sizeof e->m);
+        }
+        e->w = (double)pw / PANGO_SCALE;
+        e->h = (double)ph / PANGO_SCALE;
+    }
+    if (w) *w = e->w;
+    if (h) *h = e->h;
 }
 
 double render_text(cairo_t *cr, render_font f, const char *s, double x, double y, double wrap_w, int align,
@@ -238,6 +292,10 @@ cairo_t *render_measure_context(void) {
 }
 
 void render_shutdown(void) {
+    if (g_mcache)
+        for (size_t i = 0; i < MCACHE_N; i++) free(g_mcache[i].text);
+    free(g_mcache);
+    g_mcache = NULL;
     for (int i = 0; i < RENDER_FONT_N; i++) {
         if (g_fonts[i]) pango_font_description_free(g_fonts[i]);
         g_fonts[i] = NULL;
