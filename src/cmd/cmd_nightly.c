@@ -247,6 +247,7 @@ int cmd_nightly(int argc, char **argv) {
     snprintf(logp, sizeof logp, "%s/nightly.log", dir);
     g_log = fopen(logp, "a");
     if (!g_log) { rc = sd_err(SD_EIO, "cannot write %s: %s", logp, strerror(errno)); goto done; }
+    sd_sig_install();   /* from here on a signal is forwarded to the child and the run wound up */
     {   /* OUT/latest -> the new directory; what it was is kept to put back if this run is interrupted */
         snprintf(path, sizeof path, "%s/latest", c.out);
         ssize_t n = readlink(path, prev_latest, sizeof prev_latest - 1);
@@ -254,7 +255,6 @@ int cmd_nightly(int argc, char **argv) {
         if (point_latest(c.out, strrchr(dir, '/') + 1) != 0) logf_("warning: cannot update %s: %s", path, strerror(errno));
         else latest_moved = 1;
     }
-    sd_sig_install();   /* from here on a signal is forwarded to the child and the run wound up */
     logf_("run in %s (workloads %s, backends %s, %lld epoch(s), %lld batches, %lld repeat(s), threshold %.3g%%, keep %lld)",
           dir, c.workloads, c.backends, c.epochs, c.batches, c.repeat, c.threshold, c.keep);
 
@@ -348,9 +348,9 @@ done:
             snprintf(path, sizeof path, "%s/latest", c.out);
             if (point_latest(c.out, prev_latest) != 0) logf_("warning: cannot repair %s: %s", path, strerror(errno));
         }
-        logf_("interrupted by %s: the child was stopped and waited for%s%s; the run stays incomplete in the database",
-              sig == SIGTERM ? "SIGTERM" : "SIGINT", !latest_moved ? "" : prev_latest[0] ? "; latest points to the run before"
-              : "; latest removed", "");
+        logf_("interrupted by %s: the child was stopped and waited for%s; the run stays incomplete in the database",
+              sig == SIGTERM ? "SIGTERM" : "SIGINT",
+              !latest_moved ? "" : prev_latest[0] ? "; latest points to the run before" : "; latest removed");
         code = sd_sig_exit_code();
         rc = 0;
     }
