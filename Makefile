@@ -229,9 +229,7 @@ accuracy-parity: deps
 	@$(MAKE) --no-print-directory $(BIN)
 	PYTHON=$(PYTHON) sh scripts/accuracy-parity.sh ./$(BIN)
 
-# The main job on the embedded default: CPU back-end (auto: dnnl, else ref), the offline scoring snapshot,
-# the local database (out/showdown.db); writes out/showdown.pdf, out/figures/*.svg, out/showdown.md.
-# The default report, a short first try (~10 min on 2 cores): native on its best back-end and every installed
+# The main job: the default report, a short first try (~10 min on 2 cores): native on its best back-end and every installed
 # framework runner (Debian's PyTorch always; .venv-frameworks ones when present) on the same specs, data and
 # initial weights, epochs cut to REPORT_BATCHES batches (times per full epoch projected from them, and labelled
 # so). Full length: REPORT_BENCH_ARGS='--repeat 3' (whole epochs). The inputs are recorded (out/report-runs/N/):

@@ -11,6 +11,7 @@
 #include "score/score_data.h"
 
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 Test(paths, safe_name) {
     static const char *const ok[] = {"pytorch", "mnist_mlp", "pytorch+pytorch.git", "tensorflow-2", "A.b", NULL};
@@ -120,4 +121,65 @@ Test(paths, published_names) {
     json_t *j = NULL;
     cr_assert_eq(sd_published_parse(&j, "pub.json", good, strlen(good)), 0, "%s", sd_errmsg());
     json_decref(j);
+}
+
+/* What is at an output path decides what a write does: only a regular file is replaced. */
+Test(paths, writes_never_replace_what_is_not_a_file) {
+    char d[256], p[512], q[600];
+    struct stat st;
+    tu_tmpdir(d, sizeof d);
+    snprintf(p, sizeof p, "%s/r.json", d);                   /* a regular file: replaced, no temp file left */
+    cr_assert_eq(sd_write_file_atomic(p, "one", 3), 0, "%s", sd_errmsg());
+    cr_assert_eq(sd_write_file_atomic(p, "two!", 4), 0, "%s", sd_errmsg());
+    cr_assert_eq(stat(p, &st), 0);
+    cr_assert_eq(st.st_size, 4);
+    snprintf(q, sizeof q, "%s/l.json", d);                   /* a symlink to it stays a symlink */
+    cr_assert_eq(symlink(p, q), 0);
+    cr_assert_eq(sd_write_file_atomic(q, "three", 5), 0, "%s", sd_errmsg());
+    cr_assert_eq(lstat(q, &st), 0);
+    cr_assert(S_ISLNK(st.st_mode), "the symlink was replaced");
+    cr_assert_eq(stat(p, &st), 0);
+    cr_assert_eq(st.st_size, 5, "the file it names was not written");
+    snprintf(p, sizeof p, "%s/dir", d);                      /* a directory: refused */
+    cr_assert_eq(mkdir(p, 0755), 0);
+    cr_assert_eq(sd_write_file_atomic(p, "x", 1), SD_EIO);
+    cr_assert(strstr(sd_errmsg(), "is a directory"), "%s", sd_errmsg());
+    snprintf(q, sizeof q, "%s/dangling", d);                 /* a dangling symlink: refused, kept */
+    cr_assert_eq(symlink("/nonexistent/target", q), 0);
+    cr_assert_eq(sd_write_file_atomic(q, "x", 1), SD_EIO);
+    cr_assert_eq(lstat(q, &st), 0);
+    cr_assert(S_ISLNK(st.st_mode));
+    snprintf(p, sizeof p, "%s/no/such/dir/r.json", d);       /* no parent made */
+    cr_assert_eq(sd_write_file_atomic(p, "x", 1), SD_EIO);
+    cr_assert(strstr(sd_errmsg(), "does not exist"), "%s", sd_errmsg());
+    snprintf(p, sizeof p, "%s/no", d);
+    cr_assert_neq(stat(p, &st), 0, "a parent directory was made");
+    cr_assert_eq(sd_write_file_atomic("", "x", 1), SD_EUSAGE);
+    cr_assert_eq(sd_write_file_atomic("/", "x", 1), SD_EUSAGE);
+    cr_assert_eq(sd_out_path_ok("//", "out"), SD_EUSAGE);
+    cr_assert_eq(sd_mkdir_p("", 0), SD_EUSAGE);
+    /* a character device: written through, never replaced (needs root for mknod) */
+    snprintf(p, sizeof p, "%s/null", d);
+    if (mknod(p, S_IFCHR | 0666, makedev(1, 3)) == 0) {
+        cr_assert_eq(sd_write_file_atomic(p, "x", 1), 0, "%s", sd_errmsg());
+        cr_assert_eq(stat(p, &st), 0);
+        cr_assert(S_ISCHR(st.st_mode), "the device node was replaced");
+    }
+}
+
+Test(paths, parents_made_only_under_the_named_directory) {
+    char d[256], root[512], p[700];
+    struct stat st;
+    tu_tmpdir(d, sizeof d);
+    snprintf(root, sizeof root, "%s/out", d);
+    snprintf(p, sizeof p, "%s/figures/x.svg", root);
+    cr_assert_eq(sd_mkdir_under(root, p, 1), 0, "%s", sd_errmsg());
+    snprintf(p, sizeof p, "%s/figures", root);
+    cr_assert(stat(p, &st) == 0 && S_ISDIR(st.st_mode));
+    snprintf(p, sizeof p, "%s/elsewhere/x.svg", d);          /* outside root: refused, nothing made */
+    cr_assert_lt(sd_mkdir_under(root, p, 1), 0);
+    snprintf(p, sizeof p, "%s/elsewhere", d);
+    cr_assert_neq(stat(p, &st), 0);
+    snprintf(p, sizeof p, "%s-sibling/x", root);             /* a string prefix is not inside */
+    cr_assert_lt(sd_mkdir_under(root, p, 1), 0);
 }

@@ -210,7 +210,9 @@ int sd_json_write_atomic(const json_t *doc, const char *path) {
     char *text = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(10));
     if (!text) return sd_err(SD_ENOMEM, "cannot serialise JSON for %s", path);
     size_t n = strlen(text);
-    text = realloc(text, n + 2);
+    char *t2 = realloc(text, n + 2);
+    if (!t2) { free(text); return sd_err(SD_ENOMEM, "cannot serialise JSON for %s", path); }
+    text = t2;
     text[n] = '\n'; text[n + 1] = 0;
     int rc = sd_write_file_atomic(path, text, n + 1);
     free(text);

@@ -47,7 +47,7 @@ int sd_results_add_status(json_t *doc, const char *workload, const char *impleme
 /* environment.libraries[name] = version (framework versions of runner runs). */
 void sd_results_set_library(json_t *doc, const char *name, const char *version);
 
-/* Write doc to path atomically (path.tmp + fsync + rename); creates the parent directory. */
+/* Write doc to path with sd_write_file_atomic (a regular file replaced atomically; the directory must exist). */
 int sd_json_write_atomic(const json_t *doc, const char *path);
 
 /* Print the summary table of every run in doc. */
@@ -63,6 +63,11 @@ void sd_results_print_overhead(FILE *f, const json_t *doc);
  * summary with a time metric (sd_published_time_keys, in order of preference). *out: the jansson
  * document, caller decrefs. _parse is the from-memory entry point (the fuzzers'); name is used in messages. */
 #define SD_PUBLISHED_MAX_RUNS 10000
+/* The numbers of a results document, checked with positions, the same for verify and report: every
+ * statistic of a summary and every epoch value a number in [0, 1e12], accuracies in [0, 1]. */
+typedef struct jv_doc jv_doc;
+int sd_results_check(const jv_doc *d);
+int sd_results_check_file(const char *path);
 extern const char *const sd_published_time_keys[];
 int sd_published_parse(json_t **out, const char *name, const char *text, size_t len);
 int sd_published_load(json_t **out, const char *path);

@@ -7,6 +7,7 @@
 #include "cmd/cli.h"
 #include "core/err.h"
 #include "core/fsutil.h"
+#include "core/sig.h"
 #include "data/data.h"
 #include "db/db.h"
 #include "nn/export.h"
@@ -29,8 +30,6 @@
 
 #define DEFAULT_MNIST_DIR "/usr/share/datasets/fashion-mnist"
 
-static volatile sig_atomic_t g_stop;
-static void on_signal(int sig) { (void)sig; g_stop = 1; }
 
 typedef struct bench_args {
     const char *workload, *backend, *json, *data, *data_dir, *workloads_dir, *precision, *autotune, *db;
@@ -179,7 +178,7 @@ static int run_one(const bench_args *a, const char *wname, const char *bname, js
     int nsamples = 0;
     nn_train_opts o = train_opts(a, &w);
     o.progress = !a->quiet && isatty(2);
-    o.stop = &g_stop;
+    o.stop = sd_sig_flag();
     char label[128];
     snprintf(label, sizeof label, "%s/%s", w.name, bname);
     o.label = label;
@@ -248,6 +247,14 @@ done:
     nn_backend_free(be);
     sd_workload_free(&w);
     return rc == SD_EINTR || rc == SD_EUSAGE ? rc : 0;
+}
+
+/* A database call failed: keep its message, say so now, and go on without the database. */
+static void db_lost(db **dbh, char *msg, size_t n) {
+    snprintf(msg, n, "%s", sd_errmsg());
+    fprintf(stderr, "showdown bench: database: %s; measuring goes on, results not stored\n", msg);
+    db_close(*dbh);
+    *dbh = NULL;
 }
 
 /* The program for framework impl: --runner IMPL=PROGRAM, else <workloads>/runners/<script>. */
@@ -356,7 +363,7 @@ static int run_framework(const bench_args *a, const char *wname, const char *imp
                          .batch = o.batch, .max_batches = o.max_batches, .shuffle = o.shuffle, .threads = threads,
                          .cudnn_benchmark = strcmp(a->autotune, "off") != 0, .classes = w.classes, .seed = o.seed,
                          .device = a->device, .precision = a->precision, .timeout_s = (double)a->runner_timeout,
-                         .native_params = (long long)nparams, .stop = &g_stop};
+                         .native_params = (long long)nparams, .stop = sd_sig_flag()};
     if (!a->quiet) fprintf(stderr, "%s/%s: %s runner, %d train / %d test examples, batch %d, %d epoch(s)\n", w.name,
                            impl, ro.program ? ro.program : script, train.n, test.n, o.batch, o.epochs);
     res = calloc((size_t)a->repeat, sizeof *res);
@@ -521,6 +528,9 @@ int cmd_bench(int argc, char **argv) {
         sd_err(SD_EUSAGE, "--workload is required (e.g. --workload mnist_mlp; see --help)");
         return sd_cli_fail("bench", SD_EUSAGE);
     }
+    /* an output that cannot be written is said before the measuring, not after */
+    if (a.json && (rc = sd_out_file_check(a.json, "--json")) != 0) return sd_cli_fail("bench", rc);
+    if (!a.no_db && a.db && (rc = sd_out_path_ok(a.db, "--db")) != 0) return sd_cli_fail("bench", rc);
     if (strcmp(a.precision, "fp32") && strcmp(a.precision, "tf32")) {
         sd_err(SD_EUSAGE, "--precision expects fp32 or tf32, got '%s'", a.precision);
         return sd_cli_fail("bench", SD_EUSAGE);
@@ -601,10 +611,7 @@ int cmd_bench(int argc, char **argv) {
         return SD_EXIT_OK;
     }
 
-    struct sigaction sa = {0};
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    sd_sig_install();
 
     /* The run goes into the database as it is measured: inserted incomplete, each result in its own
      * transaction, the last one with the complete flag. A killed bench leaves an incomplete run. */
@@ -617,13 +624,16 @@ int cmd_bench(int argc, char **argv) {
         db_close(dbh);
         return sd_cli_fail("bench", rc);
     }
-    int failed = 0;
-    /* Each result goes into the database in its own transaction as soon as it is measured. */
+    int failed = 0, dbrc = 0;
+    char dberr[1024] = "";
+    /* Each result goes into the database in its own transaction as soon as it is measured. A database that
+     * fails (corrupt page, full disk) is dropped: measuring goes on and the results still reach --json. */
 #define STORE_LAST()                                                                                     \
     do {                                                                                                 \
         json_t *runs_ = json_object_get(doc, "runs");                                                    \
         if (rc == 0 && dbh && json_array_size(runs_) > before)                                           \
-            rc = db_run_add_result(dbh, run_id, json_array_get(runs_, json_array_size(runs_) - 1), 0);   \
+            dbrc = db_run_add_result(dbh, run_id, json_array_get(runs_, json_array_size(runs_) - 1), 0); \
+        if (dbrc && dbh) db_lost(&dbh, dberr, sizeof dberr);                                             \
     } while (0)
     for (int i = 0; i < nw && rc == 0; i++) {
         for (int j = 0; j < nb && rc == 0 && native; j++) {
@@ -639,22 +649,26 @@ int cmd_bench(int argc, char **argv) {
             }
     }
 #undef STORE_LAST
-    if (rc == 0 && dbh) rc = db_run_finish(dbh, run_id);   /* marks the run complete */
+    if (rc == 0 && dbh && (dbrc = db_run_finish(dbh, run_id)) != 0) db_lost(&dbh, dberr, sizeof dberr);
     db_close(dbh);
     if (rc == SD_EINTR) {
         fprintf(stderr, "\nshowdown bench: interrupted; no results written (the database run stays incomplete)\n");
         json_decref(doc);
-        return SD_EXIT_INTR;
+        return sd_sig_exit_code();
     }
     if (rc) { json_decref(doc); return sd_cli_fail("bench", rc); }
     printf("\n");
     sd_results_print_table(stdout, doc);
     sd_results_print_overhead(stdout, doc);
-    if (dbh && !a.quiet) fprintf(stderr, "run %lld stored in %s\n", (long long)run_id, a.db ? a.db : DB_DEFAULT_PATH);
+    if (dbh && !dbrc && !a.quiet) fprintf(stderr, "run %lld stored in %s\n", (long long)run_id, a.db ? a.db : DB_DEFAULT_PATH);
     if (a.json) {
         if ((rc = sd_json_write_atomic(doc, a.json)) != 0) { json_decref(doc); return sd_cli_fail("bench", rc); }
         if (!a.quiet) fprintf(stderr, "results written to %s\n", a.json);
     }
     json_decref(doc);
+    if (dbrc) {
+        sd_err(dbrc, "the run was measured but not stored in the database %s: %s", a.db ? a.db : DB_DEFAULT_PATH, dberr);
+        return sd_cli_fail("bench", dbrc);
+    }
     return failed ? sd_exit_code(failed) : SD_EXIT_OK;
 }

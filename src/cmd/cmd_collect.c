@@ -3,6 +3,7 @@
  * command that resubmits only those. */
 #include "cmd/cli.h"
 #include "core/err.h"
+#include "core/sig.h"
 #include "db/db.h"
 #include "slurm/slurm.h"
 
@@ -38,6 +39,7 @@ int cmd_collect(int argc, char **argv) {
         sd_err(SD_EUSAGE, "collect needs the results directory (showdown collect DIR; see --help)");
         return sd_cli_fail("collect", SD_EUSAGE);
     }
+    sd_sig_install_immediate();
     if (wait && (rc = sd_slurm_wait(pos[0], poll, co.quiet)) != 0) return sd_cli_fail("collect", rc);
     int nbad = 0;
     rc = sd_slurm_collect(pos[0], &co, stdout, &nbad);

@@ -3,13 +3,15 @@
  * nightly.log there, runs bench (then score and report when they are built) as child processes, stores
  * the run in the database as kind "nightly", compares with the previous complete nightly run and flags a
  * regression (exit 6) when a median is slower by more than the threshold and outside the old spread.
- * Keeps the newest N runs (database rows and directories). */
+ * Keeps the newest N runs (database rows and directories). SIGINT/SIGTERM are forwarded to the running
+ * child (its own process group), waited for; OUT/latest goes back to the run before and the exit is 130/143. */
 #define _XOPEN_SOURCE 700
 #include "bench/results.h"
 #include "cmd/cli.h"
 #include "core/err.h"
 #include "core/fsutil.h"
 #include "core/jv.h"
+#include "core/sig.h"
 #include "db/db.h"
 
 #include <errno.h>
@@ -144,13 +146,34 @@ static int compare_runs(const json_t *cur, const json_t *prev, double thr, json_
     return n;
 }
 
-/* Run `showdown CMD ...` (score, report) if built; a command not built yet is noted and skipped. */
-static void optional_step(const char *cmd, char **argv, const char *log_path) {
+/* Run `showdown CMD ...` (score, report) if built; a command not built yet is noted and skipped. Only an
+ * interruption (SD_EINTR) is returned. */
+static int optional_step(const char *cmd, char **argv, const char *log_path) {
     int code = 0;
-    if (sd_run_self(argv, log_path, &code) != 0) { logf_("%s: could not start: %s", cmd, sd_errmsg()); return; }
+    int rc = sd_run_self(argv, log_path, &code);
+    if (rc == SD_EINTR) return rc;
+    if (rc != 0) { logf_("%s: could not start: %s", cmd, sd_errmsg()); return 0; }
     if (code == 0) logf_("%s: done", cmd);
     else if (code == SD_EXIT_USAGE) logf_("%s: not built yet (exit %d); continuing", cmd, code);
+    else if (code == SD_EXIT_NET) logf_("%s: no network (exit %d): done from the snapshot's dated values; continuing", cmd, code);
     else logf_("%s: failed (exit %d, see the log); continuing", cmd, code);
+    return 0;
+}
+
+/* OUT/latest -> target (relative), replaced atomically; target "" removes it. */
+static int point_latest(const char *out, const char *target) {
+    char tmp[4200], path[4200];
+    snprintf(tmp, sizeof tmp, "%s/latest.tmp.%ld", out, (long)getpid());
+    snprintf(path, sizeof path, "%s/latest", out);
+    if (!target[0]) return unlink(path) == 0 || errno == ENOENT ? 0 : -1;
+    unlink(tmp);
+    if (symlink(target, tmp) != 0 || rename(tmp, path) != 0) {
+        int e = errno;
+        unlink(tmp);
+        errno = e;
+        return -1;
+    }
+    return 0;
 }
 
 int cmd_nightly(int argc, char **argv) {
@@ -183,11 +206,18 @@ int cmd_nightly(int argc, char **argv) {
     if (config && (rc = load_config(&c, config, &cfgdoc)) != 0) return sd_cli_fail("nightly", rc);
     if (out) c.out = out;
     if (dbp) c.db = dbp;
+    /* "" would be the root directory: OUT/2026-01-01/, /latest and the lock at the top of the file system */
+    if ((rc = sd_out_path_ok(c.out, out ? "--out" : "nightly config: out")) != 0 ||
+        (c.db && (rc = sd_out_path_ok(c.db, dbp ? "--db" : "nightly config: db")) != 0)) {
+        if (!out && config) sd_err_prefix(rc, "%s", config);
+        jv_doc_free(cfgdoc);
+        return sd_cli_fail("nightly", rc);
+    }
     if (keep > 0) c.keep = keep;
     if (thr >= 0) c.threshold = thr;
 
-    char path[4096], dir[4096], logp[4096], dbbuf[4096];
-    int lockfd = -1, code = SD_EXIT_OK;
+    char path[4096], dir[4096], logp[4096], dbbuf[4096], prev_latest[4096] = "";
+    int lockfd = -1, code = SD_EXIT_OK, latest_moved = 0;
     db *d = NULL;
     json_t *cur = NULL, *prev = NULL;
     snprintf(path, sizeof path, "%s/nightly.lock", c.out);
@@ -217,13 +247,13 @@ int cmd_nightly(int argc, char **argv) {
     snprintf(logp, sizeof logp, "%s/nightly.log", dir);
     g_log = fopen(logp, "a");
     if (!g_log) { rc = sd_err(SD_EIO, "cannot write %s: %s", logp, strerror(errno)); goto done; }
-    {   /* OUT/latest -> the new directory (relative, replaced atomically) */
-        char tmp[4096];
-        snprintf(tmp, sizeof tmp, "%s/latest.tmp.%ld", c.out, (long)getpid());
+    sd_sig_install();   /* from here on a signal is forwarded to the child and the run wound up */
+    {   /* OUT/latest -> the new directory; what it was is kept to put back if this run is interrupted */
         snprintf(path, sizeof path, "%s/latest", c.out);
-        unlink(tmp);
-        if (symlink(strrchr(dir, '/') + 1, tmp) != 0 || rename(tmp, path) != 0)
-            logf_("warning: cannot update %s: %s", path, strerror(errno));
+        ssize_t n = readlink(path, prev_latest, sizeof prev_latest - 1);
+        prev_latest[n > 0 ? n : 0] = 0;
+        if (point_latest(c.out, strrchr(dir, '/') + 1) != 0) logf_("warning: cannot update %s: %s", path, strerror(errno));
+        else latest_moved = 1;
     }
     logf_("run in %s (workloads %s, backends %s, %lld epoch(s), %lld batches, %lld repeat(s), threshold %.3g%%, keep %lld)",
           dir, c.workloads, c.backends, c.epochs, c.batches, c.repeat, c.threshold, c.keep);
@@ -258,6 +288,7 @@ int cmd_nightly(int argc, char **argv) {
     logf_("bench: started (database %s, run %lld)", c.db, (long long)run_id);
     int bcode = 0;
     if ((rc = sd_run_self(bargv, logp, &bcode)) != 0) goto done;
+    if (sd_sig_pending()) { rc = sd_err(SD_EINTR, "interrupted"); goto done; }
     json_error_t je;
     cur = json_load_file(bjson, 0, &je);
     if (!cur) {
@@ -275,7 +306,7 @@ int cmd_nightly(int argc, char **argv) {
     char sjson[4096], rdir[4096], rjson[4096];
     snprintf(sjson, sizeof sjson, "%s/scores.json", dir);
     char *sargv[] = {"showdown", "score", "--json", sjson, NULL};
-    optional_step("score", sargv, logp);
+    if ((rc = optional_step("score", sargv, logp)) != 0) goto done;
     /* compare with the previous complete nightly run */
     int64_t pid_ = 0;
     int np = 0;
@@ -300,7 +331,7 @@ int cmd_nightly(int argc, char **argv) {
     int have_scores = stat(sjson, &sst) == 0;
     char *rargv[] = {"showdown", "report", "--results", bjson, "--db", (char *)c.db, "--out", rdir, "--regressions", rjson,
                      have_scores ? "--scores" : NULL, sjson, NULL};
-    optional_step("report", rargv, logp);
+    if ((rc = optional_step("report", rargv, logp)) != 0) goto done;
 
     if (nreg) {
         logf_("%d regression(s); see %s", nreg, rjson);
@@ -311,6 +342,18 @@ int cmd_nightly(int argc, char **argv) {
     }
     rc = db_runs_prune(d, "nightly", (int)c.keep, prune_dir, (void *)c.out);
 done:
+    if (rc == SD_EINTR || (rc == 0 && sd_sig_pending())) {
+        int sig = sd_sig_pending();
+        if (latest_moved) {
+            snprintf(path, sizeof path, "%s/latest", c.out);
+            if (point_latest(c.out, prev_latest) != 0) logf_("warning: cannot repair %s: %s", path, strerror(errno));
+        }
+        logf_("interrupted by %s: the child was stopped and waited for%s; the run stays incomplete in the database",
+              sig == SIGTERM ? "SIGTERM" : "SIGINT",
+              !latest_moved ? "" : prev_latest[0] ? "; latest points to the run before" : "; latest removed");
+        code = sd_sig_exit_code();
+        rc = 0;
+    }
     if (rc) {
         if (g_log) logf_("error: %s", sd_errmsg());
         code = sd_cli_fail("nightly", rc);

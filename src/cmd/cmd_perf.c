@@ -5,6 +5,8 @@
 #include "bench/results.h"
 #include "cmd/cli.h"
 #include "core/err.h"
+#include "core/fsutil.h"
+#include "core/sig.h"
 #include "nn/model.h"
 #include "nn/train.h"
 
@@ -267,6 +269,8 @@ int cmd_perf(int argc, char **argv) {
                       opts);
         return SD_EXIT_OK;
     }
+    if (a.json && (rc = sd_out_file_check(a.json, "--json")) != 0) return sd_cli_fail("perf", rc);
+    sd_sig_install_immediate();
     if (a.threads <= 0) a.threads = sysconf(_SC_NPROCESSORS_ONLN);
     char wl[1024], bl[256];
     snprintf(wl, sizeof wl, "%s", a.workload);

@@ -4,6 +4,7 @@
 #include "cmd/cli.h"
 #include "core/err.h"
 #include "core/fsutil.h"
+#include "core/sig.h"
 #include "db/db.h"
 #include "render/report.h"
 
@@ -267,6 +268,7 @@ int cmd_report(int argc, char **argv) {
         return SD_EXIT_OK;
     }
     if (rc < 0) return sd_cli_fail("report", rc);
+    if ((rc = sd_out_path_ok(out, "--out")) != 0) return sd_cli_fail("report", rc);
     int given = nres || nver || scores || regressions;
     char root[4096];
     snprintf(root, sizeof root, "%s/" RECORD_DIR, out);
@@ -299,6 +301,7 @@ int cmd_report(int argc, char **argv) {
         no_db = !in.db;
         printf("report: recorded report %ld (%s/%ld/inputs.json)\n", run_n, root, run_n);
     }
+    sd_sig_install();   /* a signal stops the render between files; the previous figures/tables stay whole */
     if (!dbpath) dbpath = DB_DEFAULT_PATH;
     int have_db = !no_db && access(dbpath, R_OK) == 0;   /* never create a database just to read it */
     if (nres == 0 && !scores && nver == 0) {
@@ -350,5 +353,10 @@ done:
     render_model_free(m);
     render_arena_free(a);
     render_shutdown();
+    if (rc == SD_EINTR && sd_sig_pending()) {
+        fprintf(stderr, "showdown report: interrupted by %s; the previous outputs in %s are left as they were\n",
+                sd_sig_pending() == SIGINT ? "SIGINT" : "SIGTERM", out);
+        return sd_sig_exit_code();
+    }
     return rc < 0 ? sd_cli_fail("report", rc) : SD_EXIT_OK;
 }

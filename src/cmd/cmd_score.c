@@ -5,6 +5,7 @@
 #include "cmd/cli.h"
 #include "core/err.h"
 #include "core/fsutil.h"
+#include "core/sig.h"
 #include "gitact/gitact.h"
 #include "http/http.h"
 #include "score/score_data.h"
@@ -183,7 +184,9 @@ static void keep_or_missing(score_named *e, const http_value *v, int rc) {
 }
 
 /* Network inputs: GitHub repository counts per search term, StackOverflow questions per tag. */
-static int refresh_network(const score_args *a, const score_inputs *in, score_snapshot *s, const char *cache_dir) {
+/* *unreachable: how many queries got no answer from the network at all (0 when any was answered). */
+static int refresh_network(const score_args *a, const score_inputs *in, score_snapshot *s, const char *cache_dir,
+                           int *unreachable, char *why, size_t nwhy) {
     char cache[PATH_MAX];
     snprintf(cache, sizeof cache, "%s/http-cache.json", cache_dir);
     http_opts o;
@@ -217,13 +220,19 @@ static int refresh_network(const score_args *a, const score_inputs *in, score_sn
     http_client *c = NULL;
     SD_TRY(http_client_new(&c, &o));
     http_get_many(c, uptr, (size_t)n, rs);   /* per-answer status in rs[i]; failures handled below */
+    int answered = 0, lost = 0;
     for (int i = 0; i < n; i++) {
+        if (rs[i].rc == 0 && !rs[i].stale) answered++;
+        else if (rs[i].rc == SD_ENET || rs[i].stale) {
+            if (!lost++) snprintf(why, nwhy, "%s", rs[i].why);
+        }
         http_value v;
         int rc = http_count_from(&rs[i], se[i], &v);
         keep_or_missing(dst[i], &v, rc);
         http_response_free(&rs[i]);
     }
     http_client_free(c);
+    *unreachable = answered ? 0 : lost;
     return 0;
 }
 
@@ -257,7 +266,8 @@ static int run(const score_args *a) {
     else memset(&s, 0, sizeof s);
 
     int64_t as_of = (int64_t)time(NULL);
-    int have_as_of = 0;
+    int have_as_of = 0, unreachable = 0;
+    char why[512] = "";
     if (a->as_of) {
         if (score_date_parse(a->as_of, 1, &as_of) < 0) return sd_err_prefix(SD_EUSAGE, "--as-of");
         have_as_of = 1;
@@ -277,7 +287,7 @@ static int run(const score_args *a) {
                          "made; run `showdown score --mirror-dir DIR --update-snapshot` on mirrors");
             }
         }
-        SD_TRY(refresh_network(a, &in, &s, cache_dir));
+        SD_TRY(refresh_network(a, &in, &s, cache_dir, &unreachable, why, sizeof why));
         s.as_of = as_of;
         score_date_day((int64_t)time(NULL), s.date, sizeof s.date);
         if (!s.note[0] || a->update)
@@ -297,6 +307,10 @@ static int run(const score_args *a) {
         SD_TRY(score_write_json(a->json, &r, fw, in.nfw));
         fprintf(stderr, "score: wrote %s\n", a->json);
     }
+    /* the scores stand on the snapshot's dated values, but the online refresh the user asked for failed */
+    if (unreachable)
+        return sd_err(SD_ENET, "network failure: none of the %d queries was answered (%s); the scores use the "
+                      "snapshot's dated counts", unreachable, why);
     return 0;
 }
 
@@ -337,6 +351,8 @@ int cmd_score(int argc, char **argv) {
                       "GITHUB_TOKEN, when set, is sent to the GitHub API only and never printed.", opts);
         return SD_EXIT_OK;
     }
+    if (a.json && (rc = sd_out_file_check(a.json, "--json")) != 0) return sd_cli_fail("score", rc);
+    sd_sig_install_immediate();
     rc = run(&a);
     if (rc < 0) return sd_cli_fail("score", rc);
     return SD_EXIT_OK;

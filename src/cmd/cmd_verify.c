@@ -8,6 +8,8 @@
 #include "bench/frameworks.h"
 #include "cmd/cli.h"
 #include "core/err.h"
+#include "core/fsutil.h"
+#include "core/sig.h"
 #include "core/jv.h"
 #include "db/db.h"
 
@@ -247,6 +249,8 @@ int cmd_verify(int argc, char **argv) {
         sd_err(SD_EUSAGE, "expected one PUBLISHED.json (see --help)");
         return sd_cli_fail("verify", SD_EUSAGE);
     }
+    if (a.json && (rc = sd_out_file_check(a.json, "--json")) != 0) return sd_cli_fail("verify", rc);
+    sd_sig_install_immediate();
     const char *path = pos[0];
     json_t *pubdoc = NULL;
     if ((rc = sd_published_load(&pubdoc, path)) != 0) return sd_cli_fail("verify", rc);
@@ -256,6 +260,7 @@ int cmd_verify(int argc, char **argv) {
     json_t *measured = NULL;
     char msource[512] = "";
     if (a.results) {
+        if ((rc = sd_results_check_file(a.results)) != 0) { json_decref(pubdoc); return sd_cli_fail("verify", rc); }
         measured = json_load_file(a.results, 0, &je);
         if (!measured) {
             json_decref(pubdoc);

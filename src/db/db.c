@@ -103,6 +103,7 @@ static int check_header(const char *path) {
 int db_open(db **out, const char *path) {
     *out = NULL;
     struct stat sb;
+    SD_TRY(sd_out_path_ok(path, "database"));
     if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) return not_ours(path, "a directory");
     SD_TRY(check_header(path));
     SD_TRY(sd_mkdir_p(path, 1));

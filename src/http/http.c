@@ -119,7 +119,8 @@ int http_cache_save(http_client *c) {
     if (!c || !c->o.cache_path || !c->dirty) return 0;
     char *text = json_dumps(c->cache, JSON_SORT_KEYS | JSON_INDENT(1));
     SD_ALLOC_CHECK(text);
-    int rc = sd_write_file_atomic(c->o.cache_path, text, strlen(text));   /* creates the directory */
+    int rc = sd_mkdir_p(c->o.cache_path, 1);   /* the cache directory (--cache-dir) */
+    if (rc == 0) rc = sd_write_file_atomic(c->o.cache_path, text, strlen(text));
     free(text);
     if (rc == 0) c->dirty = 0;
     return rc;

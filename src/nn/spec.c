@@ -10,6 +10,7 @@
 #include "core/jv.h"
 
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -578,6 +579,8 @@ int sd_workload_load(sd_workload *w, const char *dir, const char *name_or_path) 
     struct stat st;
     if (strchr(name_or_path, '/') || (strlen(name_or_path) > 5 && strcmp(name_or_path + strlen(name_or_path) - 5, ".json") == 0)) {
         snprintf(path, sizeof path, "%s", name_or_path);
+        if (stat(path, &st) != 0)   /* a workload that does not exist is a usage error, named or by path */
+            return sd_err(SD_EUSAGE, "no workload file %s: %s", path, strerror(errno));
     } else {
         for (const char *p = name_or_path; *p; p++)
             if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_'))

@@ -91,6 +91,40 @@ static PangoFontDescription *font_desc(render_font f) {
  * the surface's options are refreshed from cr on each use, and our options then override the hinting. */
 static PangoContext *g_ctx;
 
+/* Pango looks for a break in an unbroken word by re-measuring it at every character, and re-shapes the
+ * rest of a paragraph for every line it fills: a 20,000-character string took 18 s. So a zero-width space
+ * every BREAK_RUN characters of an unbroken word gives it break opportunities (it draws nothing), and a
+ * text is cut after what a page could show (about 90 lines at 3 pt a character; one line's worth, at least
+ * 2000 characters, unwrapped), the cut said in the text itself. NULL when s needs neither (or no memory). */
+#define BREAK_RUN 24
+static char *fit_text(const char *s, double wrap_w) {
+    size_t max_chars = wrap_w > 0 && wrap_w * 30 > 2000 ? (size_t)(wrap_w * 30) : 2000;
+    int wrap = wrap_w > 0;
+    size_t n = 0, run = 0, extra = 0, chars = 0, keep = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++, n++) {
+        if ((*p & 0xC0) == 0x80) continue;   /* UTF-8 continuation byte: same character */
+        if (++chars == max_chars + 1) keep = n;
+        if (chars > max_chars) continue;
+        if (*p == ' ' || *p == '\n' || *p == '\t') run = 0;
+        else if (wrap && ++run > BREAK_RUN) { extra++; run = 1; }
+    }
+    if (!extra && chars <= max_chars) return NULL;
+    if (chars <= max_chars) keep = n;
+    char *out = malloc(keep + 3 * extra + 96), *o = out;
+    if (!out) return NULL;
+    run = 0;
+    for (const unsigned char *p = (const unsigned char *)s; p < (const unsigned char *)s + keep; p++) {
+        if ((*p & 0xC0) != 0x80) {
+            if (*p == ' ' || *p == '\n' || *p == '\t') run = 0;
+            else if (wrap && ++run > BREAK_RUN) { memcpy(o, "\xE2\x80\x8B", 3); o += 3; run = 1; }   /* U+200B */
+        }
+        *o++ = (char)*p;
+    }
+    if (chars > max_chars) o += sprintf(o, "\xE2\x80\xA6 [cut: %zu more characters]", chars - max_chars);
+    *o = 0;
+    return out;
+}
+
 static PangoLayout *make_layout(cairo_t *cr, render_font f, const char *s, double wrap_w) {
     if (!g_fopts) {
         g_fopts = cairo_font_options_create();
@@ -106,11 +140,13 @@ static PangoLayout *make_layout(cairo_t *cr, render_font f, const char *s, doubl
     pango_cairo_update_context(cr, g_ctx);
     PangoLayout *l = pango_layout_new(g_ctx);
     pango_layout_set_font_description(l, font_desc(f));
+    char *broken = s ? fit_text(s, wrap_w) : NULL;
     if (wrap_w > 0) {
         pango_layout_set_width(l, (int)(wrap_w * PANGO_SCALE));
         pango_layout_set_wrap(l, PANGO_WRAP_WORD_CHAR);
     }
-    pango_layout_set_text(l, s ? s : "", -1);
+    pango_layout_set_text(l, broken ? broken : s ? s : "", -1);
+    free(broken);
     /* a line broken inside a word (a URL, a path) gets no hyphen: the text stays what it says */
     PangoAttrList *al = pango_attr_list_new();
     pango_attr_list_insert(al, pango_attr_insert_hyphens_new(FALSE));
@@ -120,8 +156,10 @@ static PangoLayout *make_layout(cairo_t *cr, render_font f, const char *s, doubl
 }
 
 /* Every http(s):// URL in s becomes a live link over the area its characters take (PDF; other surfaces ignore
- * tags). A URL runs to the next space or closing bracket; one wrapped over lines gets one rectangle per part. */
-static void link_urls(cairo_t *cr, PangoLayout *l, const char *s, double x, double y, double wrap_w) {
+ * tags). A URL runs to the next space or closing bracket; one wrapped over lines gets one rectangle per part.
+ * It reads the layout's text: the zero-width spaces fit_text put into a long URL are left out of the link. */
+static void link_urls(cairo_t *cr, PangoLayout *l, double x, double y, double wrap_w) {
+    const char *s = pango_layout_get_text(l);
     for (const char *p = s; p && (p = strstr(p, "http")) != NULL;) {
         if (strncmp(p, "http://", 7) != 0 && strncmp(p, "https://", 8) != 0) { p += 4; continue; }
         size_t n = strcspn(p, " \n\t)]>'\"");
@@ -131,28 +169,87 @@ static void link_urls(cairo_t *cr, PangoLayout *l, const char *s, double x, doub
         pango_layout_index_to_pos(l, (int)(p - s + n - 1), &b);
         double ax = x + (double)a.x / PANGO_SCALE, ay = y + (double)a.y / PANGO_SCALE, ah = (double)a.height / PANGO_SCALE;
         double bx = x + (double)(b.x + b.width) / PANGO_SCALE, by = y + (double)b.y / PANGO_SCALE, bh = (double)b.height / PANGO_SCALE;
-        char attr[4096];
+        char attr[4096], uri[2048];
+        size_t u = 0;
+        for (size_t i = 0; i < n && u + 1 < sizeof uri; i++) {
+            if (i + 2 < n && memcmp(p + i, "\xE2\x80\x8B", 3) == 0) { i += 2; continue; }   /* U+200B */
+            uri[u++] = p[i];
+        }
+        uri[u] = 0;
         int k;
         if (by - ay < 0.5 * ah || wrap_w <= 0)
-            k = snprintf(attr, sizeof attr, "rect=[%.2f %.2f %.2f %.2f] uri='%.*s'", ax, ay, bx - ax, ah, (int)n, p);
+            k = snprintf(attr, sizeof attr, "rect=[%.2f %.2f %.2f %.2f] uri='%s'", ax, ay, bx - ax, ah, uri);
         else
-            k = snprintf(attr, sizeof attr, "rect=[%.2f %.2f %.2f %.2f %.2f %.2f %.2f %.2f] uri='%.*s'", ax, ay, x + wrap_w - ax,
-                         ah, x, ay + ah, bx - x, by + bh - ay - ah, (int)n, p);
+            k = snprintf(attr, sizeof attr, "rect=[%.2f %.2f %.2f %.2f %.2f %.2f %.2f %.2f] uri='%s'", ax, ay, x + wrap_w - ax,
+                         ah, x, ay + ah, bx - x, by + bh - ay - ah, uri);
         if (k > 0 && (size_t)k < sizeof attr) {
             cairo_tag_begin(cr, CAIRO_TAG_LINK, attr);
             cairo_tag_end(cr, CAIRO_TAG_LINK);
         }
         p += n;
     }
+
+/* Sizes measured, by font, wrap width, the context's matrix and text: a table is measured for its height
+ * and again to draw it, and every page and figure for the PDF and again for its SVG. Exact: pango gives the
+ * same layout for the same inputs (font options and resolution are fixed). */
+#define MCACHE_N 4096   /* a power of two */
+#define MCACHE_PROBE 8
+typedef struct mentry { char *text; unsigned long long hash; int font; double wrap, m[4], w, h; } mentry;
+static mentry *g_mcache;
+
+static unsigned long long text_hash(const char *s, int f) {
+    unsigned long long h = 1469598103934665603ULL ^ (unsigned long long)f;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h;
+}
+
+static mentry *mcache_find(const char *s, render_font f, double wrap_w, const double m[4], unsigned long long h,
+                           int *hit) {
+    if (!g_mcache && !(g_mcache = calloc(MCACHE_N, sizeof *g_mcache))) return NULL;
+    size_t i0 = (size_t)(h & (MCACHE_N - 1));
+    for (size_t k = 0; k < MCACHE_PROBE; k++) {
+        mentry *e = &g_mcache[(i0 + k) & (MCACHE_N - 1)];
+        if (!e->text) { *hit = 0; return e; }
+        if (e->hash == h && e->font == (int)f && e->wrap == wrap_w && memcmp(e->m, m, sizeof e->m) == 0 &&
+            strcmp(e->text, s) == 0) { *hit = 1; return e; }
+    }
+    mentry *e = &g_mcache[i0];   /* all probed slots taken: replace the first */
+    free(e->text);
+    e->text = NULL;
+    *hit = 0;
+    return e;
 }
 
 void render_text_size(cairo_t *cr, render_font f, const char *s, double wrap_w, double *w, double *h) {
-    PangoLayout *l = make_layout(cr, f, s, wrap_w);
-    int pw, ph;
-    pango_layout_get_size(l, &pw, &ph);
-    if (w) *w = (double)pw / PANGO_SCALE;
-    if (h) *h = (double)ph / PANGO_SCALE;
-    g_object_unref(l);
+    cairo_matrix_t cm;
+    cairo_get_matrix(cr, &cm);
+    double m[4] = {cm.xx, cm.yx, cm.xy, cm.yy};
+    if (!s) s = "";
+    unsigned long long hash = text_hash(s, f);
+    int hit = 0;
+    mentry *e = mcache_find(s, f, wrap_w, m, hash, &hit);
+    if (!hit) {
+        PangoLayout *l = make_layout(cr, f, s, wrap_w);
+        int pw, ph;
+        pango_layout_get_size(l, &pw, &ph);
+        g_object_unref(l);
+        if (!e) {   /* no memory for the cache: measured all the same */
+            if (w) *w = (double)pw / PANGO_SCALE;
+            if (h) *h = (double)ph / PANGO_SCALE;
+            return;
+        }
+        e->text = strdup(s);
+        if (e->text) {
+            e->hash = hash;
+            e->font = (int)f;
+            e->wrap = wrap_w;
+            memcpy(e->m, m, sizeof e->m);
+        }
+        e->w = (double)pw / PANGO_SCALE;
+        e->h = (double)ph / PANGO_SCALE;
+    }
+    if (w) *w = e->w;
+    if (h) *h = e->h;
 }
 
 double render_text(cairo_t *cr, render_font f, const char *s, double x, double y, double wrap_w, int align,
@@ -172,7 +269,7 @@ double render_text(cairo_t *cr, render_font f, const char *s, double x, double y
     cairo_move_to(cr, x, y);
     pango_cairo_show_layout(cr, l);
     cairo_restore(cr);
-    if (s && strstr(s, "://")) link_urls(cr, l, s, x, y, wrap_w);
+    if (s && strstr(s, "://")) link_urls(cr, l, x, y, wrap_w);
     g_object_unref(l);
     return h;
 }
@@ -235,6 +332,10 @@ cairo_t *render_measure_context(void) {
 }
 
 void render_shutdown(void) {
+    if (g_mcache)
+        for (size_t i = 0; i < MCACHE_N; i++) free(g_mcache[i].text);
+    free(g_mcache);
+    g_mcache = NULL;
     for (int i = 0; i < RENDER_FONT_N; i++) {
         if (g_fonts[i]) pango_font_description_free(g_fonts[i]);
         g_fonts[i] = NULL;

@@ -1,6 +1,7 @@
 /* model — readers of the machine-made inputs of the report (results and scores, via jansson), tolerant
  * of absent sections: absence becomes NAN / NULL and is shown as missing, never as zero. */
 #include "render/model.h"
+#include "bench/results.h"
 #include "core/err.h"
 
 #include <jansson.h>
@@ -201,6 +202,7 @@ static int add_results(render_model *m, const char *path, json_t *root);
 
 int render_model_add_results(render_model *m, const char *path) {
     json_t *root;
+    SD_TRY(sd_results_check_file(path));   /* what verify rejects, report rejects too */
     SD_TRY(load(path, &root));
     int rc = add_results(m, path, root);
     json_decref(root);

@@ -5,6 +5,7 @@
 #include "render/render_int.h"
 #include "core/err.h"
 #include "core/fsutil.h"
+#include "core/sig.h"
 
 #include <cairo-pdf.h>
 #include <math.h>
@@ -12,6 +13,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define PAGE_W 595.28
 #define PAGE_H 841.89
@@ -427,6 +433,53 @@ static int write_md(rdoc *d, const char *path, unsigned formats) {
     return rc;
 }
 
+/* ---- out/figures and out/tables as a set ------------------------------------------------------------------------ */
+/* A render writes them into OUT/.NAME.new.PID and swaps that in at the end, so no file of an earlier render
+ * stays beside this one's and an interrupted render leaves the previous set whole. */
+static int stage_dir(const char *out_dir, const char *name, char *buf, size_t n) {
+    snprintf(buf, n, "%s/.%s.new.%ld", out_dir, name, (long)getpid());
+    SD_TRY(sd_remove_tree(buf));
+    return sd_mkdir_under(out_dir, buf, 0);
+}
+
+static int swap_in(const char *out_dir, const char *name, const char *staged) {
+    char final[4096], old[4096];
+    snprintf(final, sizeof final, "%s/%s", out_dir, name);
+    snprintf(old, sizeof old, "%s/.%s.old.%ld", out_dir, name, (long)getpid());
+    SD_TRY(sd_remove_tree(old));
+    struct stat st;
+    int had = lstat(final, &st) == 0;
+    if (had && rename(final, old) != 0) return sd_err(SD_EIO, "cannot replace %s: %s", final, strerror(errno));
+    if (rename(staged, final) != 0) {
+        int e = errno;
+        if (had) rename(old, final);
+        return sd_err(SD_EIO, "cannot replace %s: %s", final, strerror(e));
+    }
+    return had ? sd_remove_tree(old) : 0;
+}
+
+/* Staging directories of renders that died (kill -9): their process is gone. */
+static void remove_dead_stages(const char *out_dir) {
+    DIR *dh = opendir(out_dir);
+    if (!dh) return;
+    struct dirent *e;
+    while ((e = readdir(dh))) {
+        char what[16], kind[8];
+        long pid = 0;
+        int end = 0;
+        if (sscanf(e->d_name, ".%15[a-z].%7[a-z].%ld%n", what, kind, &pid, &end) != 3 || e->d_name[end] ||
+            (strcmp(what, "figures") && strcmp(what, "tables")) || (strcmp(kind, "new") && strcmp(kind, "old")) ||
+            pid <= 0 || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue;
+        char p[4096];
+        snprintf(p, sizeof p, "%s/%s", out_dir, e->d_name);
+        sd_remove_tree(p);
+    }
+    closedir(dh);
+}
+
+static int interrupted(void) { return sd_sig_pending() ? sd_err(SD_EINTR, "interrupted") : 0; }
+
 /* ---- entry ------------------------------------------------------------------------------------------------------ */
 int render_report(const render_model *m, const render_template *t, const char *out_dir, unsigned formats,
                   render_report_stats *stats) {
@@ -441,7 +494,7 @@ int render_report(const render_model *m, const render_template *t, const char *o
     d.st = stats;
     d.date = render_model_date(m);
     d.cover_page = t->nsections > 0 && t->sections[0].kind == RT_COVER && !t->sections[0].compact;
-    char path[4096];
+    char path[4096], figs[4096] = "", tabs[4096] = "";
     cairo_t *cr = NULL;
     SD_TRY_GOTO(rc, rb_build(&d), done);
     cr = render_measure_context();
@@ -449,33 +502,41 @@ int render_report(const render_model *m, const render_template *t, const char *o
     paginate(&d, cr);
     stats->pages = d.npages;
     SD_TRY_GOTO(rc, sd_mkdir_p(out_dir, 0), done);
-    if (formats & RENDER_OUT_PDF) {
-        snprintf(path, sizeof path, "%s/showdown.pdf", out_dir);
-        SD_TRY_GOTO(rc, write_pdf(&d, path), done);
-    }
+    remove_dead_stages(out_dir);
+    SD_TRY_GOTO(rc, interrupted(), done);
     if (formats & RENDER_OUT_SVG) {
-        snprintf(path, sizeof path, "%s/figures", out_dir);
-        SD_TRY_GOTO(rc, sd_mkdir_p(path, 0), done);
+        SD_TRY_GOTO(rc, stage_dir(out_dir, "figures", figs, sizeof figs), done);
         for (int i = 0; i < d.n; i++) {
             if (d.b[i].kind != RB_FIG || d.b[i].pdf_only) continue;
-            snprintf(path, sizeof path, "%s/figures/%s.svg", out_dir, d.b[i].fig->id);
+            snprintf(path, sizeof path, "%s/%s.svg", figs, d.b[i].fig->id);
             SD_TRY_GOTO(rc, render_fig_svg(d.b[i].fig, CW + 24, path), done);
+            SD_TRY_GOTO(rc, interrupted(), done);
         }
     }
     if (formats & RENDER_OUT_CSV) {
-        snprintf(path, sizeof path, "%s/tables", out_dir);
-        SD_TRY_GOTO(rc, sd_mkdir_p(path, 0), done);
+        SD_TRY_GOTO(rc, stage_dir(out_dir, "tables", tabs, sizeof tabs), done);
         for (int i = 0; i < d.n; i++) {
             if (d.b[i].kind != RB_FIG || d.b[i].pdf_only || d.b[i].fig->kind != RENDER_FIG_TABLE) continue;
-            snprintf(path, sizeof path, "%s/tables/%s.csv", out_dir, d.b[i].fig->id);
+            snprintf(path, sizeof path, "%s/%s.csv", tabs, d.b[i].fig->id);
             SD_TRY_GOTO(rc, write_csv(d.b[i].fig, path), done);
+            SD_TRY_GOTO(rc, interrupted(), done);
         }
     }
+    if (formats & RENDER_OUT_PDF) {
+        snprintf(path, sizeof path, "%s/showdown.pdf", out_dir);
+        SD_TRY_GOTO(rc, write_pdf(&d, path), done);
+        SD_TRY_GOTO(rc, interrupted(), done);
+    }
+    /* the figures and tables the Markdown links to are in place before it is */
+    if (figs[0]) { SD_TRY_GOTO(rc, swap_in(out_dir, "figures", figs), done); figs[0] = 0; }
+    if (tabs[0]) { SD_TRY_GOTO(rc, swap_in(out_dir, "tables", tabs), done); tabs[0] = 0; }
     if (formats & RENDER_OUT_MD) {
         snprintf(path, sizeof path, "%s/showdown.md", out_dir);
         SD_TRY_GOTO(rc, write_md(&d, path, formats), done);
     }
 done:
+    if (figs[0]) sd_remove_tree(figs);
+    if (tabs[0]) sd_remove_tree(tabs);
     if (cr) cairo_destroy(cr);
     render_arena_free(d.a);
     return rc;

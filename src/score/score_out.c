@@ -275,7 +275,7 @@ int score_write_json(const char *path, const score_run *r, score_fw *fw, int n) 
     char *text = json_dumps(root, JSON_SORT_KEYS | JSON_INDENT(2) | JSON_REAL_PRECISION(10));
     json_decref(root);
     if (!text) return sd_err(SD_ENOMEM, "out of memory");
-    int rc = sd_write_file_atomic(path, text, strlen(text));   /* creates the directory */
+    int rc = sd_write_file_atomic(path, text, strlen(text));
     free(text);
     return rc;
 oom:
