@@ -717,6 +717,7 @@ ParameterizedTest(be_param *param, contract, softmax_xent_labels) {
     close_pair(&p);
 }
 
+#if SD_HAVE_CUDNN   /* the cuDNN back-end's own code: built only with it */
 /* A bad token id and a bad label are told apart (separate device flags): each names itself and its range. */
 Test(cudnn_rules, bad_token_and_label_reported_apart) {
     int none[CU_BAD_INTS] = {0}, lab[CU_BAD_INTS] = {0}, tok[CU_BAD_INTS] = {0}, both[CU_BAD_INTS] = {0};
@@ -731,6 +732,7 @@ Test(cudnn_rules, bad_token_and_label_reported_apart) {
     cr_assert_eq(cu_bad_status(both, 10, 50), SD_EINPUT);   /* the embedding ran first */
     cr_assert_str_eq(sd_errmsg(), "embedding: token id 99 outside the vocabulary [0, 50)");
 }
+#endif
 
 /* On every back-end: a bad token id is reported as a token (from the call, or on a device from the next sync),
  * then a bad label as a label, each once. */
@@ -773,6 +775,7 @@ ParameterizedTest(be_param *param, contract, bad_token_then_bad_label) {
     close_pair(&p);
 }
 
+#if SD_HAVE_CUDNN
 /* Conv parity tolerance by algorithm family (what gpu-check's parity tests compare with). */
 Test(cudnn_algo, tolerance_per_family) {
     cr_assert_eq(cu_algo_tolerance(CU_FWD, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, 0), 1e-5);
@@ -956,3 +959,4 @@ Test(cudnn_install, libraries_have_every_stubbed_function) {
     snprintf(want, sizeof want, "%s has no cudnnNoSuchFunction", cu_lib_cudnn.soname);
     cr_assert_not_null(strstr(sd_errmsg(), want), "%s", sd_errmsg());
 }
+#endif
