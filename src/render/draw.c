@@ -188,6 +188,7 @@ static void link_urls(cairo_t *cr, PangoLayout *l, double x, double y, double wr
         }
         p += n;
     }
+}
 
 /* Sizes measured, by font, wrap width, the context's matrix and text: a table is measured for its height
  * and again to draw it, and every page and figure for the PDF and again for its SVG. Exact: pango gives the
@@ -345,6 +346,11 @@ void render_shutdown(void) {
     if (g_fopts) cairo_font_options_destroy(g_fopts);
     g_fopts = NULL;
     pango_cairo_font_map_set_default(NULL);
+    /* Releasing cairo's and fontconfig's static caches only serves LeakSanitizer. cairo asserts when a font
+     * is still referenced (pango may hold one a little longer), which aborted a finished render now and then:
+     * a normal build leaves the caches to the process's exit. */
+#if defined(__SANITIZE_ADDRESS__)
     cairo_debug_reset_static_data();
     FcFini();
+#endif
 }
