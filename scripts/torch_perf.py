@@ -77,6 +77,15 @@ def batch_of(spec, B):
     return torch.rand((B,) + shape, generator=g)
 
 
+def compiled(model, freeze=False):
+    if not hasattr(torch, "compile"):
+        raise SystemExit("torch_perf: torch %s has no torch.compile (PyTorch 2.0 or later)" % torch.__version__)
+    if freeze:   # weights become constants: inductor folds and prepacks them (inference only)
+        import torch._inductor.config as ic
+        ic.freezing = True
+    return torch.compile(model)
+
+
 def run(a):
     with open(os.path.join(a.workloads, a.workload + ".json")) as f:
         spec = json.load(f)
@@ -108,7 +117,7 @@ def run(a):
         opt = optimizer(model.parameters(), spec["training"]["optimizer"])
         fwd = model
         if a.setting == "compile":
-            fwd = torch.compile(model)
+            fwd = compiled(model)
 
         def train_step():
             opt.zero_grad(set_to_none=True)
@@ -127,9 +136,7 @@ def run(a):
     model.eval()
     fwd = model
     if a.setting == "compile" and inference:
-        import torch._inductor.config as ic
-        ic.freezing = True   # weights become constants: inductor folds and prepacks them (inference only)
-        fwd = torch.compile(model)
+        fwd = compiled(model, freeze=True)
         with grad_off():
             t0 = time.perf_counter()
             fwd(x)
