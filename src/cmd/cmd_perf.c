@@ -127,22 +127,26 @@ static int layer_once(void *p) {
 }
 
 /* Where a training step's time goes: every op's forward and backward and the optimizer step, with the
- * back-end synced around each (so the total exceeds an unprofiled step by the syncs' cost). */
+ * back-end synced around each (so the total exceeds an unprofiled step by the syncs' cost). An inference
+ * workload: every op's share of a forward pass. */
 static int profile_steps(nn_model *m, model_arg *ma, json_t *run) {
-    const int L = m->nlayers, steps = 20;
+    const int L = m->nlayers, steps = m->training ? 20 : 3;
+    perf_fn step = m->training ? train_once : infer_once;
     double *prof = calloc((size_t)2 * L + 1, sizeof *prof);
     SD_ALLOC_CHECK(prof);
     m->prof = prof;
     int rc = 0;
     double t0 = nn_now();
-    for (int s = 0; s < steps && rc == 0; s++) rc = train_once(ma);
+    for (int s = 0; s < steps && rc == 0; s++) rc = step(ma);
     double total = (nn_now() - t0) / steps;
     m->prof = NULL;
     if (rc) { free(prof); return rc; }
-    printf("    step profile (%d steps, synced after every op): %.2f ms a step\n", steps, total * 1e3);
+    printf("    %s profile (%d %s, synced after every op): %.2f ms a %s\n", m->training ? "step" : "inference", steps,
+           m->training ? "steps" : "passes", total * 1e3, m->training ? "step" : "pass");
     json_t *ops = json_array();
     for (int i = 0; i <= L; i++) {
         if (i < L && m->layers[i].op.kind == NN_OP_FLATTEN) continue;   /* a view: nothing runs */
+        if (i == L && !m->training) continue;                            /* no optimizer step */
         double f = prof[2 * i] / steps, b = i < L ? prof[2 * i + 1] / steps : 0;
         const char *name = i < L ? m->layers[i].name : "optimizer";
         const char *kind = i < L ? nn_op_name(m->layers[i].op.kind) : "step + zero grads";
@@ -230,6 +234,9 @@ static int run_one(const perf_args *a, const char *wname, const char *bname, dou
                                                 "fwd_gflops", gf, "bwd_ms", tb * 1e3, "bwd_gflops", gb));
         }
         json_object_set_new(run, "layers", ls);
+        SD_TRY_GOTO(rc, profile_steps(m, &ma, run), done);
+    } else if (a->layers) {   /* inference: the forward pass's ops */
+        SD_TRY_GOTO(rc, infer_once(&ma), done);
         SD_TRY_GOTO(rc, profile_steps(m, &ma, run), done);
     }
     json_array_append_new(runs, run);
