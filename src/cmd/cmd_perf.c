@@ -259,7 +259,7 @@ int cmd_perf(int argc, char **argv) {
         {"batch", SD_OPT_INT, &a.batch, "N", "batch size (default: the workload's)", 1, 65536},
         {"repeat", SD_OPT_INT, &a.repeat, "R", "timed repeats; the median is reported (default 3)", 1, 32},
         {"seconds", SD_OPT_DOUBLE, &a.seconds, "S", "time budget of the timed training steps per cell (default 6)", 0.01, 3600},
-        {"no-ceiling", SD_OPT_FLAG, &a.no_ceiling, NULL, "do not measure the sgemm ceiling (percentages are then nan)", 0, 0},
+        {"no-ceiling", SD_OPT_FLAG, &a.no_ceiling, NULL, "do not measure the sgemm ceiling (percentages: nan)", 0, 0},
         {"layers", SD_OPT_FLAG, &a.layers, NULL, "also time each conv/dense layer forward and backward", 0, 0},
         {"workloads", SD_OPT_STR, &a.workloads_dir, "DIR", "directory of workload specs (default ./workloads)", 0, 0},
         {"json", SD_OPT_STR, &a.json, "FILE", "write the measurements as JSON to FILE, atomically", 0, 0},
@@ -285,13 +285,16 @@ int cmd_perf(int argc, char **argv) {
     char how[256] = "not measured (--no-ceiling)";
     /* the ceiling's three 64 MiB matrices would be the process's peak memory: a caller that reads max RSS
      * measures it in another process */
-    if (!a.no_ceiling && (rc = measure_ceiling((int)a.threads, &ceiling, how, sizeof how)) != 0) return sd_cli_fail("perf", rc);
-    if (!a.no_ceiling) printf("ceiling: %.1f GFLOP/s (%s)\n", ceiling, how);
-    if (!a.no_ceiling) printf("GFLOP/s count a direct convolution's multiply-adds: dnnl's Winograd convolutions (3x3, stride 1, 16+\n"
-           "channels; --autotune on as in bench) do fewer, so their effective rate can pass the ceiling.\n");
+    if (!a.no_ceiling) {
+        if ((rc = measure_ceiling((int)a.threads, &ceiling, how, sizeof how)) != 0) return sd_cli_fail("perf", rc);
+        printf("ceiling: %.1f GFLOP/s (%s)\n", ceiling, how);
+        printf("GFLOP/s count a direct convolution's multiply-adds: dnnl's Winograd convolutions (3x3, stride 1, 16+\n"
+               "channels; --autotune on as in bench) do fewer, so their effective rate can pass the ceiling.\n");
+    }
     fflush(stdout);
     json_t *doc = json_pack("{s:s, s:o, s:s, s:i}", "format", "showdown-perf/1", "sgemm_gflops",
-                            a.no_ceiling ? json_null() : json_real(ceiling), "sgemm_how", how, "threads", (int)a.threads);
+                            a.no_ceiling ? json_null() : json_real(ceiling), "sgemm_how", how,
+                            "threads", (int)a.threads);
     json_object_set_new(doc, "environment", sd_env_fingerprint());   /* incl. omp_wait_policy */
     json_t *runs = json_array();
     json_object_set_new(doc, "runs", runs);
