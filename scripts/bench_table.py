@@ -94,6 +94,8 @@ def native_cell(a, wl, env):
             "--seconds", str(a.seconds), "--repeat", str(a.repeat), "--json", path, "--no-ceiling"]
     if a.workloads:
         argv += ["--workloads", a.workloads]
+    if wl in a.batches:
+        argv += ["--batch", str(a.batches[wl])]
     _, err, rss, wall, others, steal = run_cell(argv, env, a.timeout)
     cell = {"side": "native", "setting": "dnnl", "rss_mib": rss, "wall_s": wall, "others": others, "steal": steal}
     if err is None:
@@ -136,6 +138,8 @@ def torch_cell(a, wl, setting, env):
         argv += ["--workloads", a.workloads]
     if setting == "compile" and wl not in CONV_FREE:
         argv.append("--compile-channels-last")
+    if wl in a.batches:
+        argv += ["--batch", str(a.batches[wl])]
     text, err, rss, wall, others, steal = run_cell(argv, env, a.timeout)
     cell = {"side": "torch", "setting": setting, "rss_mib": rss, "wall_s": wall, "others": others, "steal": steal,
             "omp": env.get("OMP_WAIT_POLICY", "(unset)")}
@@ -282,6 +286,8 @@ def print_table(a, rows, cells, load, doc):
     print()
     print("bench-cpu: %d threads, %d round(s), %.1f s timed windows; PyTorch %s (%s)" % (
         a.threads, a.rounds, a.seconds, ", ".join(torch_versions) or "not measured", a.torch_python or "-"))
+    for w, n in sorted(doc["batch_overrides"].items()):
+        print("%s at batch %d on both sides (not the workload's own batch)" % (w, n))
     g = [c["sgemm_gflops"] for c in doc["sgemm_ceilings"] if c["sgemm_gflops"]]
     if g:
         print("sgemm ceiling (4096^3 through dnnl, once per round): %s GFLOP/s" % ", ".join("%.0f" % v for v in g))
@@ -363,9 +369,17 @@ def main():
                     help="workloads whose torch.compile candidate is tried (compiling costs 30-120 s each)")
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds before a cell is killed")
     ap.add_argument("--venvs", default=".venv-frameworks")
+    ap.add_argument("--batch", action="append", default=[], metavar="W=N",
+                    help="run workload W at batch N on both sides (repeatable; default: the workload's batch)")
     ap.add_argument("--profile", type=int, default=1,
                     help="per-layer profiles of the N workloads furthest below 2x PyTorch's best (default 1)")
     a = ap.parse_args()
+    a.batches = {}
+    for item in a.batch:
+        w, _, n = item.partition("=")
+        if not w or not n.isdigit() or int(n) < 1:
+            ap.error("--batch %r: expected WORKLOAD=N with N a positive integer" % item)
+        a.batches[w] = int(n)
     os.makedirs(a.out, exist_ok=True)
     load0 = open("/proc/loadavg").read().split()[0]
     t0 = time.monotonic()
@@ -377,7 +391,7 @@ def main():
         py = os.path.join(a.venvs, fw, "bin", "python")
         other[fw] = ("installed (%s) but not measured: bench-cpu has no %s cell yet" % (py, fw)) if os.path.exists(py) \
             else "not installed (no %s; make deps-frameworks)" % py
-    doc = {"format": "showdown-bench-cpu/2", "threads": a.threads, "rounds": a.rounds, "seconds": a.seconds,
+    doc = {"format": "showdown-bench-cpu/2", "threads": a.threads, "batch_overrides": a.batches, "rounds": a.rounds, "seconds": a.seconds,
            "load_average": load, "wall_s": time.monotonic() - t0, "busy_thresholds": {"others": BUSY_OTHERS,
            "steal": BUSY_STEAL}, "torch_python": a.torch_python, "rows": rows, "cells": cells,
            "other_frameworks": other, "sgemm_ceilings": ceilings,

@@ -3,7 +3,7 @@
 # PyTorch whose settings have known speeds. The best setting is the fastest candidate of round 1, per phase;
 # ratios are of the medians over rounds; a failed torch.compile candidate is listed and does not fail the
 # run, a failed shipped cell does (exit 1); a cell beside a busy process is flagged; peak memory is the
-# cell's own. Needs no PyTorch and no timing of real work.
+# cell's own; a --batch override reaches both sides. Needs no PyTorch and no timing of real work.
 set -u
 PY=${PYTHON:-/usr/bin/python3}
 fail=0; t=$(mktemp -d); trap 'rm -rf "$t"' EXIT
@@ -22,6 +22,8 @@ a = sys.argv[1:]
 if a[:1] == ["--version"]:
     print("fake"); sys.exit(0)
 wl, out = a[a.index("--workload") + 1], a[a.index("--json") + 1]
+if "--batch" in a:
+    open(os.path.join("$t", "batches"), "a").write("native %s %s\n" % (wl, a[a.index("--batch") + 1]))
 n = os.path.join("$t", "native-" + wl)
 k = int(open(n).read()) + 1 if os.path.exists(n) else 0
 open(n, "w").write(str(k))
@@ -42,6 +44,8 @@ a = sys.argv[1:]
 if a[:1] == ["-c"]:
     sys.exit(0)
 wl, s = a[a.index("--workload") + 1], a[a.index("--setting") + 1]
+if "--batch" in a:
+    open(os.path.join("$t", "batches"), "a").write("torch %s %s\n" % (wl, a[a.index("--batch") + 1]))
 if s == "compile":
     print("Traceback ...\nBackendCompilerFailed: inductor broke", file=sys.stderr); sys.exit(1)
 if s == "shipped" and os.environ.get("FAKE_SHIPPED_FAILS") == wl:
@@ -101,4 +105,16 @@ run "$t/b" FAKE_SHIPPED_FAILS=w1; rc=$?
 if [ $rc -eq 1 ] && grep -q "w1 torch_shipped: exit 1: RuntimeError: shipped broke" "$t/b.txt"; then
   ok "a failed shipped cell: exit 1, error in the table"
 else bad "failed shipped cell: exit $rc"; cat "$t/b.txt"; fi
+# a batch override reaches both sides' cells of that workload only, and the table says so
+mkdir -p "$t/c"; rm -f "$t"/native-* "$t"/torch-* "$t/batches"
+"$PY" scripts/bench_table.py --showdown "$t/showdown" --torch-python "$t/torchpy" --workloads "$t/wl" \
+    --workload w1,w2 --rounds 1 --compile "" --profile 0 --batch w1=4 --out "$t/c" > "$t/c.txt" 2> "$t/c.err"
+got=$(sort "$t/batches" 2>/dev/null | uniq -c | awk '{print $1, $2, $3, $4}' | paste -sd' ' -)
+if [ "$got" = "1 native w1 4 3 torch w1 4" ] && grep -q "^w1 at batch 4 on both sides" "$t/c.txt"; then
+  ok "--batch w1=4: native and the 3 torch cells of w1 ran at batch 4, w2 at its own"
+else bad "--batch override: '$got'"; cat "$t/c.txt"; fi
+"$PY" scripts/bench_table.py --showdown "$t/showdown" --workloads "$t/wl" --workload w1 --batch w1=x \
+    --out "$t/d" > /dev/null 2> "$t/d.err"; rc=$?
+[ $rc -eq 2 ] && grep -q "expected WORKLOAD=N" "$t/d.err" && ok "--batch w1=x: exit 2, names what was expected" \
+  || { bad "--batch w1=x: exit $rc"; cat "$t/d.err"; }
 exit $fail
