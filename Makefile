@@ -219,7 +219,8 @@ bench: deps
 	PYTHON=$(PYTHON) sh scripts/bench-cpu.sh ./$(BIN) out/bench
 	bash scripts/bench-report.sh ./$(BIN) out/bench
 
-# The CPU table alone: native ref/dnnl vs PyTorch (as shipped, passive), GFLOP/s vs measured sgemm.
+# native dnnl vs PyTorch (newest installed: as shipped and at its best setting) on every workload, interleaved,
+# with peak memory and busy-machine flags; out/bench/cpu.json. WORKLOADS=a,b ROUNDS=N SECONDS_PER_CELL=S for less.
 bench-cpu: deps
 	@$(MAKE) --no-print-directory $(BIN)
 	PYTHON=$(PYTHON) sh scripts/bench-cpu.sh ./$(BIN) out/bench

@@ -1,38 +1,30 @@
 #!/bin/sh
-# bench-cpu — issue 3's CPU comparison: the native engine (ref, dnnl) against PyTorch CPU on the same models,
-# batch and threads, in the same run: `showdown perf` (with per-layer GFLOP/s and the measured sgemm ceiling),
-# then PyTorch as shipped and at its best setting found (OMP_WAIT_POLICY=passive, denormals flushed, and
-# OPENBLAS_CORETYPE where OpenBLAS misdetects the CPU) when /usr/bin/python3 imports torch.
-# Prints the table and writes out/bench/cpu.json. Usage: scripts/bench-cpu.sh [SHOWDOWN] [OUTDIR]
+# bench-cpu — the native engine (`showdown perf --backend dnnl`) against PyTorch on every workload of
+# workloads/*.json, interleaved in one run, with PyTorch as shipped and at its best setting found per workload
+# (scripts/bench_table.py runs and times the cells, scripts/torch_perf.py is one PyTorch cell).
+# PyTorch: the newest installed, .venv-frameworks/torch (PyPI, `make deps-frameworks`) when it imports,
+# else $PYTHON's (Debian's python3-torch); none: native columns only.
+# Prints the table and writes OUT/cpu.json. Usage: scripts/bench-cpu.sh [SHOWDOWN] [OUT]
+# Environment: WORKLOADS (comma list, default all), ROUNDS (2), SECONDS_PER_CELL (3), THREADS (all cores),
+# COMPILE (workloads whose torch.compile candidate is tried), BATCH ("w=n ..." batch overrides), VENVS.
 set -eu
 SHOWDOWN=${1:-./showdown}
 OUT=${2:-out/bench}
 PYTHON=${PYTHON:-/usr/bin/python3}
-SECONDS_PER_CELL=${SECONDS_PER_CELL:-6}
-THREADS=${THREADS:-$(nproc)}
-mkdir -p "$OUT"
-load0=$(cut -d' ' -f1 /proc/loadavg)
-echo "bench-cpu: $THREADS threads, load average $load0 at start (a busy machine skews every column)"
-"$SHOWDOWN" perf --layers --threads "$THREADS" --seconds "$SECONDS_PER_CELL" --json "$OUT/perf.json"
-torch_files=""
-if "$PYTHON" -c 'import torch' 2>/dev/null; then
-  env -u OMP_WAIT_POLICY "$PYTHON" scripts/torch_perf.py --threads "$THREADS" --seconds "$SECONDS_PER_CELL" \
-      > "$OUT/torch-shipped.json.tmp" && mv "$OUT/torch-shipped.json.tmp" "$OUT/torch-shipped.json"
-  # OpenBLAS 0.3.21 identifies some AVX-512 CPUs (VMs) as "Prescott" and runs its SSE3 kernel: PyTorch's
-  # sgemm then reaches ~13 GFLOP/s instead of ~60+. The best setting names the right core.
-  best_env="OMP_WAIT_POLICY=passive"
-  core=$(OPENBLAS_VERBOSE=2 "$PYTHON" -c 'import torch; torch.mm(torch.rand(64,64), torch.rand(64,64))' 2>&1 |
-         sed -n 's/^Core: //p' | head -n1)
-  if [ "$core" = "Prescott" ] && grep -q avx512f /proc/cpuinfo; then
-    best_env="$best_env OPENBLAS_CORETYPE=SkylakeX"
-    echo "bench-cpu: OpenBLAS detects this CPU as $core; PyTorch's best setting adds OPENBLAS_CORETYPE=SkylakeX"
-  fi
-  # showdown's CPU back-ends flush denormals to zero (nn/host_ops.h): the best setting does too
-  env $best_env "$PYTHON" scripts/torch_perf.py --threads "$THREADS" --seconds "$SECONDS_PER_CELL" --flush-denormal \
-      > "$OUT/torch-passive.json.tmp" && mv "$OUT/torch-passive.json.tmp" "$OUT/torch-passive.json"
-  torch_files="$OUT/torch-shipped.json $OUT/torch-passive.json"
+VENVS=${VENVS:-.venv-frameworks}
+WORKLOADS=${WORKLOADS:-$(ls workloads/*.json | sed 's|.*/||; s|\.json$||' | paste -sd, -)}
+torch_py=""
+if [ -x "$VENVS/torch/bin/python" ] && "$VENVS/torch/bin/python" -c 'import torch, numpy' 2>/dev/null; then
+  torch_py=$VENVS/torch/bin/python
+elif "$PYTHON" -c 'import torch, numpy' 2>/dev/null; then
+  torch_py=$PYTHON
 else
-  echo "bench-cpu: $PYTHON cannot import torch: PyTorch columns skipped (install python3-torch)"
+  echo "bench-cpu: no Python here imports torch ($VENVS/torch, $PYTHON): PyTorch columns skipped" >&2
 fi
-load1=$(cut -d' ' -f1 /proc/loadavg)
-"$PYTHON" scripts/bench_table.py --load "$load0,$load1" --out "$OUT/cpu.json" "$OUT/perf.json" $torch_files
+set -- --showdown "$SHOWDOWN" --out "$OUT" --workload "$WORKLOADS" --torch-python "$torch_py" \
+       --rounds "${ROUNDS:-2}" --seconds "${SECONDS_PER_CELL:-3}" --threads "${THREADS:-$(nproc)}" --venvs "$VENVS"
+[ -z "${COMPILE+x}" ] || set -- "$@" --compile "$COMPILE"
+# densenet121_xray trains at batch 64 in ~25 GB natively (~384 MiB an example; PyTorch ~200): both sides run
+# it at a batch that fits beside other work on a 24 GB machine. BATCH="w=n ..." replaces the list.
+for b in ${BATCH-densenet121_xray=16}; do set -- "$@" --batch "$b"; done
+exec "$PYTHON" scripts/bench_table.py "$@"

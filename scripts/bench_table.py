@@ -1,78 +1,411 @@
 #!/usr/bin/python3
-"""bench_table — merge `showdown perf` JSON with the PyTorch runs (as shipped, passive) into issue 3's table:
-training and inference images/s, dnnl's ratios against both PyTorch settings (best layout of each), GFLOP/s
-against the sgemm ceiling measured in the same run. Writes the merged JSON atomically."""
+"""bench_table — `make bench-cpu`: the native engine (`showdown perf --backend dnnl`) against PyTorch on every
+workload, interleaved in one run. Each cell is its own process, so its peak memory (max RSS) comes from the
+kernel (wait4) and its CPU time tells how much of the machine other processes took meanwhile.
+
+Round 1 runs, per workload in turn: native, PyTorch as shipped, and every candidate of PyTorch's best setting
+(scripts/torch_perf.py: eager NCHW, channels-last, torch.compile where it can pay); the fastest candidate is
+PyTorch's best for that workload. Rounds 2.. run native, shipped and best again, in the same order. Each figure
+is the median over rounds of each cell's median window; spread = (max - min) / median over rounds.
+Busy machine: before and after every cell /proc/stat gives the CPU time all processes used and the steal
+time; what the cell itself did not use was used by others. A row is flagged when others took more than
+BUSY_OTHERS of the cores or steal passed BUSY_STEAL during its cells.
+Prints the table; writes OUT/cpu.json atomically."""
 import argparse
 import json
 import os
+import statistics
+import subprocess
 import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BUSY_OTHERS = 0.10   # fraction of all cores used by other processes
+BUSY_STEAL = 0.05    # fraction of CPU time stolen by the hypervisor
+CONV_FREE = ("mnist_mlp", "imdb_gru", "babi_rnn", "mnist_hrnn")   # no convolution: channels-last does not apply
+
+
+def cpu_times():
+    """(busy jiffies, steal jiffies, total jiffies) of all CPUs from /proc/stat."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    idle = v[3] + v[4]
+    steal = v[7] if len(v) > 7 else 0
+    total = sum(v[:8])
+    return total - idle - steal, steal, total
+
+
+def others_runnable():
+    """Other runnable tasks now: the median of five samples of procs_running (as src/main.c decides)."""
+    vals = []
+    for _ in range(5):
+        with open("/proc/stat") as f:
+            for line in f:
+                if line.startswith("procs_running "):
+                    vals.append(int(line.split()[1]) - 1)
+        time.sleep(0.004)
+    vals.sort()
+    return max(0, vals[len(vals) // 2]) if vals else 0
+
+
+def run_cell(argv, env, timeout):
+    """Run one cell; returns (stdout text, error or None, max RSS MiB, wall s, fraction of the cores others
+    used, steal fraction)."""
+    hz = os.sysconf("SC_CLK_TCK")
+    ncpu = os.cpu_count()
+    b0, s0, t0 = cpu_times()
+    w0 = time.monotonic()
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        p = subprocess.Popen(argv, stdout=out, stderr=err, env=env)
+        err_msg = None
+        while True:
+            pid, status, ru = os.wait4(p.pid, os.WNOHANG)
+            if pid == p.pid:
+                break
+            if time.monotonic() - w0 > timeout:
+                p.kill()
+                pid, status, ru = os.wait4(p.pid, 0)
+                err_msg = "timed out after %.0f s (killed)" % timeout
+                break
+            time.sleep(0.05)
+        p.returncode = 0   # reaped here: keep Popen from waiting again
+        wall = time.monotonic() - w0
+        b1, s1, t1 = cpu_times()
+        out.seek(0)
+        err.seek(0)
+        text, etext = out.read().decode(errors="replace"), err.read().decode(errors="replace")
+    if err_msg is None and (os.WIFSIGNALED(status) or os.WEXITSTATUS(status) != 0):
+        tail = [l for l in etext.strip().splitlines() if l.strip()]
+        err_msg = "exit %s: %s" % (os.WEXITSTATUS(status) if os.WIFEXITED(status) else "signal %d" % os.WTERMSIG(status),
+                                   tail[-1][:300] if tail else "(no message)")
+    own = (ru.ru_utime + ru.ru_stime) * hz
+    capacity = max(1, (t1 - t0))   # jiffies of all cores in the window
+    others = max(0.0, (b1 - b0) - own) / capacity
+    steal = (s1 - s0) / capacity
+    del ncpu
+    return text, err_msg, ru.ru_maxrss / 1024.0, wall, others, steal
+
+
+def native_cell(a, wl, env):
+    fd, path = tempfile.mkstemp(suffix=".json")
+    os.close(fd)
+    argv = [a.showdown, "perf", "--workload", wl, "--backend", "dnnl", "--threads", str(a.threads),
+            "--seconds", str(a.seconds), "--repeat", str(a.repeat), "--json", path, "--no-ceiling"]
+    if a.workloads:
+        argv += ["--workloads", a.workloads]
+    if wl in a.batches:
+        argv += ["--batch", str(a.batches[wl])]
+    _, err, rss, wall, others, steal = run_cell(argv, env, a.timeout)
+    cell = {"side": "native", "setting": "dnnl", "rss_mib": rss, "wall_s": wall, "others": others, "steal": steal}
+    if err is None:
+        try:
+            doc = json.load(open(path))
+            r = doc["runs"][0]
+            cell.update(train=r.get("train_images_per_s"), infer=r.get("infer_images_per_s"),
+                        train_gflops=r.get("train_gflops"),
+                        infer_gflops=r.get("infer_gflops"), omp=doc.get("environment", {}).get("omp_wait_policy"))
+        except (OSError, ValueError, KeyError, IndexError) as e:
+            err = "unreadable perf JSON: %s" % e
+    os.unlink(path)
+    if err:
+        cell["error"] = err
+    return cell
+
+
+def ceiling_cell(a, env):
+    """The sgemm ceiling (GFLOP/s) through `showdown perf`, in a process of its own: its matrices would
+    otherwise be a native cell's peak memory."""
+    fd, path = tempfile.mkstemp(suffix=".json")
+    os.close(fd)
+    argv = [a.showdown, "perf", "--workload", "mnist_mlp", "--backend", "dnnl", "--threads", str(a.threads),
+            "--seconds", "0.2", "--repeat", "1", "--json", path]
+    if a.workloads:
+        argv += ["--workloads", a.workloads]
+    _, err, _, _, others, steal = run_cell(argv, env, a.timeout)
+    try:
+        g = None if err else json.load(open(path))["sgemm_gflops"]
+    except (OSError, ValueError, KeyError) as e:
+        g, err = None, "unreadable perf JSON: %s" % e
+    os.unlink(path)
+    return {"sgemm_gflops": g, "error": err, "others": others, "steal": steal}
+
+
+def torch_cell(a, wl, setting, env):
+    argv = [a.torch_python, os.path.join(HERE, "torch_perf.py"), "--workload", wl, "--setting", setting,
+            "--threads", str(a.threads), "--seconds", str(a.seconds), "--repeat", str(a.repeat)]
+    if a.workloads:
+        argv += ["--workloads", a.workloads]
+    if setting == "compile" and wl not in CONV_FREE:
+        argv.append("--compile-channels-last")
+    if wl in a.batches:
+        argv += ["--batch", str(a.batches[wl])]
+    text, err, rss, wall, others, steal = run_cell(argv, env, a.timeout)
+    cell = {"side": "torch", "setting": setting, "rss_mib": rss, "wall_s": wall, "others": others, "steal": steal,
+            "omp": env.get("OMP_WAIT_POLICY", "(unset)")}
+    if err is None:
+        try:
+            r = json.loads(text.strip().splitlines()[-1])
+            cell.update(train=r["train_images_per_s"], infer=r["infer_images_per_s"], torch=r["torch"],
+                        torch_path=r["torch_path"], compile_s=r.get("compile_s", 0.0), batch=r["batch"],
+                        flush_denormal=r["flush_denormal"])
+        except (ValueError, KeyError, IndexError) as e:
+            err = "unreadable torch_perf output: %s" % e
+    if err:
+        cell["error"] = err
+    return cell
+
+
+def primary(wl_mode):
+    return "infer" if wl_mode == "inference" else "train"
+
+
+def phases(wl_mode):
+    """Training workloads are compared training and inference; inference workloads inference only."""
+    return ["infer"] if wl_mode == "inference" else ["train", "infer"]
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def describe(c, phase):
+    if "error" in c:
+        return "FAILED (%s)" % c["error"]
+    v = c.get(phase)
+    return "%9.1f img/s  %6.0f MiB  others %3.0f%% steal %2.0f%%%s" % (
+        v or 0, c["rss_mib"], 100 * c["others"], 100 * c["steal"],
+        "  compile %.0f s" % c["compile_s"] if c.get("compile_s") else "")
+
+
+def stats(vals):
+    vals = [v for v in vals if v]
+    if not vals:
+        return None
+    m = statistics.median(vals)
+    return {"median": m, "min": min(vals), "max": max(vals), "n": len(vals),
+            "spread": (max(vals) - min(vals)) / m if m else 0.0}
+
+
+def measure(a):
+    workloads = a.workload.split(",")
+    modes = {}
+    for wl in workloads:
+        with open(os.path.join(a.workloads or os.path.join(HERE, "..", "workloads"), wl + ".json")) as f:
+            modes[wl] = "inference" if "inference" in json.load(f) else "training"
+    compile_ok = set(a.compile.split(",")) if a.compile else set()
+    base = dict(os.environ)
+    shipped_env = {k: v for k, v in base.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
+    cells = []
+    best = {}
+    ceilings = []
+    # what each side's process holds before it runs anything: showdown maps the CUDA libraries it links,
+    # python maps torch; every cell's max RSS includes this
+    baseline = {"native": run_cell([a.showdown, "--version"], base, 60)[2]}
+    if a.torch_python:
+        baseline["torch"] = run_cell([a.torch_python, "-c", "import torch, numpy"], base, 120)[2]
+    for rnd in range(1, a.rounds + 1):
+        ceilings.append(ceiling_cell(a, base))
+        log("round %d sgemm ceiling %s GFLOP/s" % (rnd, "%.0f" % ceilings[-1]["sgemm_gflops"]
+                                                   if ceilings[-1]["sgemm_gflops"] else ceilings[-1]["error"]))
+        for wl in workloads:
+            ph = primary(modes[wl])
+            c = native_cell(a, wl, base)
+            c.update(workload=wl, round=rnd)
+            cells.append(c)
+            log("round %d %-17s native dnnl            %s" % (rnd, wl, describe(c, ph)))
+            if not a.torch_python:
+                continue
+            c = torch_cell(a, wl, "shipped", shipped_env)
+            c.update(workload=wl, round=rnd)
+            cells.append(c)
+            log("round %d %-17s torch shipped          %s" % (rnd, wl, describe(c, ph)))
+            if rnd == 1:
+                cands = ["eager"] + ([] if wl in CONV_FREE else ["channels_last"]) + \
+                        (["compile"] if wl in compile_ok else [])
+            else:   # the best of each phase, once
+                cands = sorted({best[k] for k in best if k[0] == wl})
+            for s in cands:
+                env = dict(shipped_env)
+                # the OpenMP wait policy showdown would choose now (src/main.c): passive beside other work
+                if others_runnable() > 0:
+                    env["OMP_WAIT_POLICY"] = "passive"
+                c = torch_cell(a, wl, s, env)
+                c.update(workload=wl, round=rnd, candidate=True)
+                cells.append(c)
+                log("round %d %-17s torch %-16s %s" % (rnd, wl, s, describe(c, ph)))
+            if rnd == 1:
+                for p in phases(modes[wl]):
+                    ok = [c for c in cells if c["workload"] == wl and c.get("candidate") and "error" not in c and c.get(p)]
+                    if ok:
+                        best[(wl, p)] = max(ok, key=lambda c: c[p])["setting"]
+    return workloads, modes, cells, best, ceilings, baseline
+
+
+def summarize(a, workloads, modes, cells, best, load):
+    rows = []
+    for wl, ph in [(wl, ph) for wl in workloads for ph in phases(modes[wl])]:
+        mine = [c for c in cells if c["workload"] == wl]
+        nat = [c for c in mine if c["side"] == "native"]
+        shp = [c for c in mine if c["side"] == "torch" and c["setting"] == "shipped"]
+        bst = [c for c in mine if c["side"] == "torch" and c.get("candidate") and c["setting"] == best.get((wl, ph))]
+        row = {"workload": wl, "phase": ph, "best_setting": best.get((wl, ph))}
+        for name, cs in (("native", nat), ("torch_shipped", shp), ("torch_best", bst)):
+            row[name] = stats([c.get(ph) for c in cs if "error" not in c])
+            row[name + "_rss_mib"] = max([c["rss_mib"] for c in cs if "error" not in c], default=None)
+            errs = [c["error"] for c in cs if "error" in c]
+            if errs:
+                row[name + "_errors"] = errs
+        for name in ("torch_shipped", "torch_best"):
+            n, t = row["native"], row[name]
+            row["native_over_" + name] = n["median"] / t["median"] if n and t else None
+        row["others_max"] = max([c["others"] for c in mine], default=0.0)
+        row["steal_max"] = max([c["steal"] for c in mine], default=0.0)
+        row["busy"] = row["others_max"] > BUSY_OTHERS or row["steal_max"] > BUSY_STEAL
+        row["compile_failed"] = [c["error"] for c in mine if c["setting"] == "compile" and "error" in c]
+        rows.append(row)
+    return rows
+
+
+def fmt(s):
+    if not s:
+        return "%18s" % "-"
+    return "%9.1f ±%4.0f%%  " % (s["median"], 100 * s["spread"] / 2)
+
+
+def ratio(v):
+    return "%6.2fx" % v if v else "%7s" % "-"
+
+
+def mib(v):
+    return "%6.0f" % v if v else "%6s" % "-"
+
+
+def print_table(a, rows, cells, load, doc):
+    torch_versions = sorted({c["torch"] for c in cells if c.get("torch")})
+    print()
+    print("bench-cpu: %d threads, %d round(s), %.1f s timed windows; PyTorch %s (%s)" % (
+        a.threads, a.rounds, a.seconds, ", ".join(torch_versions) or "not measured", a.torch_python or "-"))
+    for w, n in sorted(doc["batch_overrides"].items()):
+        print("%s at batch %d on both sides (not the workload's own batch)" % (w, n))
+    g = [c["sgemm_gflops"] for c in doc["sgemm_ceilings"] if c["sgemm_gflops"]]
+    if g:
+        print("sgemm ceiling (4096^3 through dnnl, once per round): %s GFLOP/s" % ", ".join("%.0f" % v for v in g))
+    busy = sorted({r["workload"] for r in rows if r["busy"]})
+    print("machine: load average %s (start, end); other processes took up to %.0f%% of the cores during a cell, "
+          "steal up to %.0f%%" % (load, 100 * max([r["others_max"] for r in rows], default=0),
+                                  100 * max([r["steal_max"] for r in rows], default=0)))
+    if busy:
+        print("BUSY MACHINE: other processes or the hypervisor took CPU during %s (flag *): absolute figures are "
+              "low and noisy; the ratios come from interleaved cells and are the figures to read" % ", ".join(busy))
+    print()
+    print("%-17s %-5s %18s %18s %18s %-14s %8s %8s %6s %6s %6s" % (
+        "workload", "phase", "native dnnl", "torch shipped", "torch best", "best setting", "nat/shp", "nat/best",
+        "RSS n", "RSS s", "RSS b"))
+    print("%-17s %-5s %18s %18s %18s %-14s %8s %8s %6s %6s %6s" % ("", "", "img/s ±half-spread", "img/s", "img/s", "",
+                                                                  "", "", "MiB", "MiB", "MiB"))
+    for r in rows:
+        print("%-17s %-5s %s %s %s %-14s %8s %8s %s %s %s%s" % (
+            r["workload"], r["phase"], fmt(r["native"]), fmt(r["torch_shipped"]), fmt(r["torch_best"]),
+            r["best_setting"] or "-", ratio(r["native_over_torch_shipped"]), ratio(r["native_over_torch_best"]),
+            mib(r["native_rss_mib"]), mib(r["torch_shipped_rss_mib"]), mib(r["torch_best_rss_mib"]),
+            " *" if r["busy"] else ""))
+    for r in rows:
+        for k in ("native_errors", "torch_shipped_errors", "torch_best_errors"):
+            for e in r.get(k, []):
+                print("  %s %s: %s" % (r["workload"], k[:-7], e))
+    for wl in dict.fromkeys(r["workload"] for r in rows):   # once per workload, not per phase
+        for e in [r for r in rows if r["workload"] == wl][0]["compile_failed"]:
+            print("  %s torch.compile candidate failed: %s" % (wl, e))
+    below = ["%s %s" % (r["workload"], r["phase"]) for r in rows
+             if r["native_over_torch_best"] is not None and r["native_over_torch_best"] < 2]
+    if below:
+        print("native below 2x PyTorch's best: %s" % ", ".join(below))
+    print("max RSS with nothing run (included above): showdown --version %s MiB, python importing torch %s MiB" % (
+        mib(doc["baseline_rss_mib"].get("native")).strip(), mib(doc["baseline_rss_mib"].get("torch")).strip()))
+    for wl, p in doc.get("profiles", {}).items():
+        print("per-layer profile of %s: %s%s" % (wl, p["file"], " (failed: %s)" % p["error"] if p["error"] else ""))
+    for fw, note in doc["other_frameworks"].items():
+        print("%s: %s" % (fw, note))
+
+
+def profile(a, rows):
+    """Where native is below 2x PyTorch's best, what bounds it: `showdown perf --layers` (every layer's share
+    of a training step, conv/dense GFLOP/s against the ceiling) of the --profile worst such workloads."""
+    below = sorted([r for r in rows if r["native_over_torch_best"] is not None and r["native_over_torch_best"] < 2],
+                   key=lambda r: r["native_over_torch_best"])
+    seen = []
+    for r in below:
+        if r["workload"] not in [x["workload"] for x in seen]:
+            seen.append(r)
+    out = {}
+    for r in seen[:a.profile]:
+        argv = [a.showdown, "perf", "--layers", "--workload", r["workload"], "--backend", "dnnl", "--threads",
+                str(a.threads), "--seconds", str(a.seconds)]
+        if a.workloads:
+            argv += ["--workloads", a.workloads]
+        text, err, _, _, others, steal = run_cell(argv, dict(os.environ), a.timeout)
+        path = os.path.join(a.out, "profile-%s.txt" % r["workload"])
+        with open(path, "w") as fh:
+            fh.write(text)
+        out[r["workload"]] = {"file": path, "error": err, "others": others, "steal": steal}
+        log("profile of %s (native %.2fx PyTorch's best): %s" % (r["workload"], r["native_over_torch_best"], path))
+    return out
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("perf")
-    ap.add_argument("torch", nargs="*", help="torch-shipped.json torch-passive.json")
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--load", default="")
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--showdown", default="./showdown")
+    ap.add_argument("--out", default="out/bench")
+    ap.add_argument("--workload", default="mnist_mlp,mnist_cnn,cifar10_vgg,resnet18_cifar,vgg16_cifar,imdb_gru,"
+                                          "babi_rnn,mnist_hrnn,densenet121_xray,resnet50_features")
+    ap.add_argument("--workloads", default=None, help="directory of workload specs (default ./workloads)")
+    ap.add_argument("--torch-python", default="", help="interpreter with torch ('' : no PyTorch columns)")
+    ap.add_argument("--threads", type=int, default=os.cpu_count())
+    ap.add_argument("--seconds", type=float, default=3.0)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--compile", default="mnist_mlp,mnist_cnn,cifar10_vgg,resnet18_cifar,resnet50_features",
+                    help="workloads whose torch.compile candidate is tried (compiling costs 30-120 s each)")
+    ap.add_argument("--timeout", type=float, default=900.0, help="seconds before a cell is killed")
+    ap.add_argument("--venvs", default=".venv-frameworks")
+    ap.add_argument("--batch", action="append", default=[], metavar="W=N",
+                    help="run workload W at batch N on both sides (repeatable; default: the workload's batch)")
+    ap.add_argument("--profile", type=int, default=1,
+                    help="per-layer profiles of the N workloads furthest below 2x PyTorch's best (default 1)")
     a = ap.parse_args()
-    perf = json.load(open(a.perf))
-    torch_runs = {}
-    settings = {}
-    for path in a.torch:
-        doc = json.load(open(path))
-        setting = "passive" if doc.get("omp_wait_policy") == "passive" else "shipped"
-        settings[setting] = "OMP_WAIT_POLICY=%s OPENBLAS_CORETYPE=%s%s, sgemm %.0f GFLOP/s" % (
-            doc.get("omp_wait_policy"), doc.get("openblas_coretype"),
-            " torch.set_flush_denormal(True)" if doc.get("flush_denormal") else "", doc.get("torch_sgemm_gflops", 0))
-        for r in doc["runs"]:
-            best = torch_runs.setdefault((r["workload"], setting), {"train": 0, "infer": 0, "layout": {}})
-            for k in ("train", "infer"):
-                v = r[k + "_images_per_s"]
-                if v > best[k]:
-                    best[k] = v
-                    best["layout"][k] = "channels-last" if r["channels_last"] else "nchw"
-    ceiling = perf["sgemm_gflops"]
-    native = {(r["workload"], r["backend"]): r for r in perf["runs"]}
-    rows = []
-    print("\nsgemm ceiling %.0f GFLOP/s (%s); load average %s (start,end)" % (ceiling, perf["sgemm_how"], a.load))
-    print("showdown's OpenMP wait policy: %s" % perf.get("environment", {}).get("omp_wait_policy", "(not recorded)"))
-    hdr = "%-12s %-6s %10s %10s %10s %10s  %-9s %-9s %s" % ("workload", "phase", "ref", "dnnl", "torch", "torch",
-                                                            "dnnl/", "dnnl/", "dnnl GFLOP/s")
-    print(hdr)
-    print("%-12s %-6s %10s %10s %10s %10s  %-9s %-9s %s" % ("", "", "img/s", "img/s", "shipped", "passive",
-                                                            "shipped", "passive", "(% of sgemm)"))
-    for wl in ("mnist_mlp", "mnist_cnn", "cifar10_vgg"):
-        for phase in ("train", "infer"):
-            ref = native.get((wl, "ref"), {}).get(phase + "_images_per_s")
-            d = native.get((wl, "dnnl"), {})
-            dn = d.get(phase + "_images_per_s")
-            gf = d.get(phase + "_gflops")
-            ts = torch_runs.get((wl, "shipped"), {}).get(phase)
-            tp = torch_runs.get((wl, "passive"), {}).get(phase)
-            f = lambda v: "%10.0f" % v if v else "%10s" % "-"
-            r = lambda n, t: "%-9s" % ("%.2fx" % (n / t) if n and t else "-")
-            print("%-12s %-6s %s %s %s %s  %s %s %s" % (wl, phase, f(ref), f(dn), f(ts), f(tp), r(dn, ts), r(dn, tp),
-                                                       "%.0f (%.0f%%)" % (gf, 100 * gf / ceiling) if gf else "-"))
-            rows.append({"workload": wl, "phase": phase, "ref_images_per_s": ref, "dnnl_images_per_s": dn,
-                         "torch_shipped_images_per_s": ts, "torch_passive_images_per_s": tp,
-                         "dnnl_over_torch_shipped": dn / ts if dn and ts else None,
-                         "dnnl_over_torch_passive": dn / tp if dn and tp else None,
-                         "dnnl_gflops": gf, "dnnl_fraction_of_sgemm": gf / ceiling if gf else None})
-    for k, v in settings.items():
-        print("torch %-8s %s" % (k, v))
-    d = native.get(("cifar10_vgg", "dnnl"))
-    if d and "layers" in d:
-        print("\ncifar10_vgg on dnnl, per layer (GFLOP/s, % of the sgemm ceiling):")
-        for l in d["layers"]:
-            print("  %-10s fwd %6.1f (%3.0f%%)   bwd %6.1f (%3.0f%%)" % (l["layer"], l["fwd_gflops"],
-                  100 * l["fwd_gflops"] / ceiling, l["bwd_gflops"], 100 * l["bwd_gflops"] / ceiling))
-    out = {"format": "showdown-bench-cpu/1", "sgemm_gflops": ceiling, "load_average": a.load, "rows": rows, "torch_settings": settings,
-           "perf": perf}
-    tmp = a.out + ".tmp"
+    a.batches = {}
+    for item in a.batch:
+        w, _, n = item.partition("=")
+        if not w or not n.isdigit() or int(n) < 1:
+            ap.error("--batch %r: expected WORKLOAD=N with N a positive integer" % item)
+        a.batches[w] = int(n)
+    os.makedirs(a.out, exist_ok=True)
+    load0 = open("/proc/loadavg").read().split()[0]
+    t0 = time.monotonic()
+    workloads, modes, cells, best, ceilings, baseline = measure(a)
+    load = "%s, %s" % (load0, open("/proc/loadavg").read().split()[0])
+    rows = summarize(a, workloads, modes, cells, best, load)
+    other = {}
+    for fw in ("tensorflow", "jax"):
+        py = os.path.join(a.venvs, fw, "bin", "python")
+        other[fw] = ("installed (%s) but not measured: bench-cpu has no %s cell yet" % (py, fw)) if os.path.exists(py) \
+            else "not installed (no %s; make deps-frameworks)" % py
+    doc = {"format": "showdown-bench-cpu/2", "threads": a.threads, "batch_overrides": a.batches, "rounds": a.rounds, "seconds": a.seconds,
+           "load_average": load, "wall_s": time.monotonic() - t0, "busy_thresholds": {"others": BUSY_OTHERS,
+           "steal": BUSY_STEAL}, "torch_python": a.torch_python, "rows": rows, "cells": cells,
+           "other_frameworks": other, "sgemm_ceilings": ceilings,
+           "baseline_rss_mib": baseline}
+    doc["profiles"] = profile(a, rows)
+    print_table(a, rows, cells, load, doc)
+    path = os.path.join(a.out, "cpu.json")
+    tmp = path + ".tmp"
     with open(tmp, "w") as fh:
-        json.dump(out, fh, indent=1, sort_keys=True)
-    os.replace(tmp, a.out)
-    print("\nwritten: %s" % a.out)
+        json.dump(doc, fh, indent=1, sort_keys=True)
+    os.replace(tmp, path)
+    print("\nwritten: %s (%.0f s)" % (path, doc["wall_s"]))
+    failed = any("error" in c and c["setting"] != "compile" for c in cells)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

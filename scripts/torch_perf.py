@@ -1,44 +1,36 @@
 #!/usr/bin/python3
-"""torch_perf — PyTorch CPU on the same models, batch and threads as `showdown perf`: steady-state training
-and inference images/s on one resident synthetic batch (median of repeats). The caller sets the OpenMP
-environment (as shipped, or OMP_WAIT_POLICY=passive) and --flush-denormal; conv models are timed in NCHW and
-channels-last. Prints one JSON document on stdout."""
+"""torch_perf — one PyTorch cell of `make bench-cpu`: a workload of workloads/*.json, built from its spec as the
+pytorch runner builds it (same layers and parameter counts, PyTorch's own dropout and torch.optim), timed at one
+setting on one resident synthetic batch, as `showdown perf` times the native engine: steady-state training
+and inference images/s, the median of --repeat timed windows. Settings:
+  shipped        eager, NCHW, torch.no_grad for inference, nothing flushed: what a user's code gets by default
+  eager          eager NCHW, denormals flushed (as showdown's CPU back-ends), torch.inference_mode
+  channels_last  eager with the model and batch in channels-last (convolution models)
+  compile        torch.compile (inductor, CPU) of the training step's model, or of the inference model with
+                 inductor's weight freezing for an inference workload
+Prints one JSON object on stdout; the caller (scripts/bench_table.py) runs each cell in its own process and
+reads its peak memory (max RSS) from the kernel."""
 import argparse
 import json
 import os
 import sys
 import time
 
-import torch
-from torch import nn
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "workloads", "runners"))
 
+import torch  # noqa: E402
+from torch import nn  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
 
-def mnist_mlp():
-    m = nn.Sequential(nn.Flatten(), nn.Linear(784, 512), nn.ReLU(), nn.Dropout(0.2), nn.Linear(512, 512),
-                      nn.ReLU(), nn.Dropout(0.2), nn.Linear(512, 10))
-    return m, (1, 28, 28), 128, lambda p: torch.optim.RMSprop(p, lr=0.001, alpha=0.9, eps=1e-7)
+import pytorch_runner as pr  # noqa: E402
 
-
-def mnist_cnn():
-    m = nn.Sequential(nn.Conv2d(1, 32, 3), nn.ReLU(), nn.Conv2d(32, 64, 3), nn.ReLU(), nn.MaxPool2d(2),
-                      nn.Dropout(0.25), nn.Flatten(), nn.Linear(9216, 128), nn.ReLU(), nn.Dropout(0.5),
-                      nn.Linear(128, 10))
-    return m, (1, 28, 28), 128, lambda p: torch.optim.Adadelta(p, lr=1.0, rho=0.95, eps=1e-7)
-
-
-def cifar10_vgg():
-    m = nn.Sequential(nn.Conv2d(3, 50, 3, padding=1), nn.ReLU(), nn.Conv2d(50, 50, 3, padding=1),
-                      nn.MaxPool2d(2), nn.ReLU(), nn.Dropout(0.25), nn.Conv2d(50, 100, 3, padding=1), nn.ReLU(),
-                      nn.Conv2d(100, 100, 3, padding=1), nn.MaxPool2d(2), nn.ReLU(), nn.Dropout(0.25),
-                      nn.Flatten(), nn.Linear(6400, 512), nn.ReLU(), nn.Dropout(0.5), nn.Linear(512, 10))
-    return m, (3, 32, 32), 64, lambda p: torch.optim.SGD(p, lr=0.01, momentum=0.9)
-
-
-MODELS = {"mnist_mlp": mnist_mlp, "mnist_cnn": mnist_cnn, "cifar10_vgg": cifar10_vgg}
+SETTINGS = ("shipped", "eager", "channels_last", "compile")
 
 
 def median_time(fn, seconds, repeat):
-    fn()
+    """Median seconds per call over `repeat` windows of k calls, k filling seconds/repeat (at least 1)."""
+    fn()   # warm-up (allocator, oneDNN primitive cache, compilation)
     t0 = time.perf_counter()
     fn()
     once = max(time.perf_counter() - t0, 1e-6)
@@ -50,65 +42,131 @@ def median_time(fn, seconds, repeat):
             fn()
         ts.append((time.perf_counter() - t0) / k)
     ts.sort()
-    return ts[len(ts) // 2]
+    return ts[len(ts) // 2], ts
 
 
-def run(name, threads, seconds, repeat, channels_last):
+def native_dropout(model):
+    """The runner's HashDropout reproduces the native masks through numpy; a peer at its best uses its own."""
+    for i, m in enumerate(model.mods):
+        if isinstance(m, pr.HashDropout):
+            model.mods[i] = nn.Dropout(m.rate)
+
+
+def optimizer(params, o):
+    name, lr = o["name"], float(o.get("lr", {"sgd": 0.01, "rmsprop": 0.001, "adadelta": 1.0, "adam": 0.001}[o["name"]]))
+    eps = float(o.get("eps", 1e-7))
+    if name == "sgd":
+        return torch.optim.SGD(params, lr=lr, momentum=float(o.get("momentum", 0.0)))
+    if name == "adam":
+        return torch.optim.Adam(params, lr=lr, betas=(float(o.get("beta1", 0.9)), float(o.get("beta2", 0.999))), eps=eps)
+    if name == "rmsprop":
+        return torch.optim.RMSprop(params, lr=lr, alpha=float(o.get("rho", 0.9)), eps=eps)
+    if name == "adadelta":
+        return torch.optim.Adadelta(params, lr=lr, rho=float(o.get("rho", 0.95)), eps=eps)
+    raise ValueError("unknown optimizer %r" % name)
+
+
+def batch_of(spec, B):
+    """A synthetic batch of the spec's input: token ids for an embedding model, uniform images otherwise."""
+    shape = tuple(int(v) for v in spec["data"]["shape"])
+    layers = pr.expand(spec)
+    emb = [l for l in layers if l["op"] == "embedding"]
+    g = torch.Generator().manual_seed(12345)
+    if emb:
+        return torch.randint(0, int(emb[0]["vocab"]), (B,) + shape, generator=g).float()
+    return torch.rand((B,) + shape, generator=g)
+
+
+def compiled(model, freeze=False):
+    if not hasattr(torch, "compile"):
+        raise SystemExit("torch_perf: torch %s has no torch.compile (PyTorch 2.0 or later)" % torch.__version__)
+    if freeze:   # weights become constants: inductor folds and prepacks them (inference only)
+        import torch._inductor.config as ic
+        ic.freezing = True
+    return torch.compile(model)
+
+
+def run(a):
+    with open(os.path.join(a.workloads, a.workload + ".json")) as f:
+        spec = json.load(f)
+    inference = "inference" in spec
+    B = a.batch or int((spec.get("inference") or spec.get("training"))["batch"])
     torch.manual_seed(0)
-    model, shape, batch, opt_fn = MODELS[name]()
-    x = torch.rand((batch,) + shape)
-    y = torch.randint(0, 10, (batch,))
-    if channels_last:
+    model, _, _ = pr.build(spec, 42)
+    native_dropout(model)
+    conv = any(l["op"] == "conv2d" for l in pr.expand(spec))
+    x = batch_of(spec, B)
+    if a.setting == "channels_last" or (a.setting == "compile" and conv and a.compile_channels_last):
+        if not conv:
+            raise SystemExit("torch_perf: %s has no convolution: channels-last does not apply" % a.workload)
         model = model.to(memory_format=torch.channels_last)
         x = x.contiguous(memory_format=torch.channels_last)
-    opt = opt_fn(model.parameters())
-    loss_fn = nn.CrossEntropyLoss()
+    out = {"format": "showdown-torch-cell/1", "workload": a.workload, "setting": a.setting, "batch": B,
+           "threads": torch.get_num_threads(), "torch": torch.__version__, "torch_path": os.path.dirname(torch.__file__),
+           "flush_denormal": False, "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", "(unset)"),
+           "mode": "inference" if inference else "training", "train_images_per_s": None, "infer_images_per_s": None}
+    if a.setting != "shipped":
+        out["flush_denormal"] = bool(torch.set_flush_denormal(True))
+    grad_off = torch.no_grad if a.setting == "shipped" else torch.inference_mode
+    t_compile = 0.0
+    if not inference:
+        classes = int(spec["data"]["classes"])
+        y = torch.arange(B) % classes
+        bce = spec["model"]["loss"] == "sigmoid_binary_cross_entropy"
+        target = F.one_hot(y, classes).float() if bce else y
+        opt = optimizer(model.parameters(), spec["training"]["optimizer"])
+        fwd = model
+        if a.setting == "compile":
+            fwd = compiled(model)
 
-    def train_step():
-        opt.zero_grad(set_to_none=True)
-        loss = loss_fn(model(x), y)
-        loss.backward()
-        opt.step()
+        def train_step():
+            opt.zero_grad(set_to_none=True)
+            z = fwd(x)
+            loss = F.binary_cross_entropy_with_logits(z, target) if bce else F.cross_entropy(z, y)
+            loss.backward()
+            opt.step()
 
-    def infer_step():
-        with torch.no_grad():
-            model(x)
-
-    model.train()
-    ts = median_time(train_step, seconds, repeat)
+        model.train()
+        if a.setting == "compile":   # the first call compiles: timed apart, not in the median
+            t0 = time.perf_counter()
+            train_step()
+            t_compile = time.perf_counter() - t0
+        ts, windows = median_time(train_step, a.seconds, a.repeat)
+        out["train_images_per_s"], out["train_windows_s"] = B / ts, windows
     model.eval()
-    ti = median_time(infer_step, seconds / 2, repeat)
-    return {"workload": name, "batch": batch, "threads": threads, "channels_last": channels_last,
-            "train_images_per_s": batch / ts, "infer_images_per_s": batch / ti}
+    fwd = model
+    if a.setting == "compile" and inference:
+        fwd = compiled(model, freeze=True)
+        with grad_off():
+            t0 = time.perf_counter()
+            fwd(x)
+            t_compile = time.perf_counter() - t0
+    if a.setting == "compile" and not inference:
+        out["infer_images_per_s"] = None   # compiling the eval graph too would double the cost; eager gives it
+    else:
+        def infer_step():
+            with grad_off():
+                fwd(x)
+        ti, windows = median_time(infer_step, a.seconds / 2 if not inference else a.seconds, a.repeat)
+        out["infer_images_per_s"], out["infer_windows_s"] = B / ti, windows
+    out["compile_s"] = t_compile
+    return out
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--workload", default="mnist_mlp,mnist_cnn,cifar10_vgg")
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--workload", required=True)
+    ap.add_argument("--setting", choices=SETTINGS, default="shipped")
+    ap.add_argument("--workloads", default=os.path.join(HERE, "..", "workloads"))
     ap.add_argument("--threads", type=int, default=os.cpu_count())
-    ap.add_argument("--seconds", type=float, default=6.0)
+    ap.add_argument("--batch", type=int, default=0, help="batch size (default: the workload's)")
+    ap.add_argument("--seconds", type=float, default=4.0, help="time budget of the timed training steps")
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--flush-denormal", action="store_true",
-                    help="torch.set_flush_denormal(True): denormals flushed to zero, as showdown's CPU back-ends do")
+    ap.add_argument("--compile-channels-last", action="store_true", help="compile the channels-last model")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
-    flushed = bool(a.flush_denormal and torch.set_flush_denormal(True))
-    runs = []
-    for name in a.workload.split(","):
-        layouts = [False] if name == "mnist_mlp" else [False, True]
-        for cl in layouts:
-            r = run(name, a.threads, a.seconds, a.repeat, cl)
-            print("torch %-12s %-13s train %9.1f img/s  infer %9.1f img/s" % (
-                name, "channels-last" if cl else "nchw", r["train_images_per_s"], r["infer_images_per_s"]),
-                file=sys.stderr, flush=True)
-            runs.append(r)
-    a_, b_ = torch.rand(2048, 2048), torch.rand(2048, 2048)
-    sgemm = 2 * 2048 ** 3 / median_time(lambda: torch.mm(a_, b_), 2.0, 3) / 1e9
-    print("torch sgemm 2048^3: %.0f GFLOP/s (OPENBLAS_CORETYPE=%s)" % (sgemm, os.environ.get("OPENBLAS_CORETYPE", "auto")),
-          file=sys.stderr, flush=True)
-    json.dump({"format": "showdown-torch-perf/1", "torch": torch.__version__, "torch_sgemm_gflops": sgemm,
-               "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", "(unset)"), "flush_denormal": flushed,
-               "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE", "(auto)"), "runs": runs}, sys.stdout, indent=1)
+    json.dump(run(a), sys.stdout)
+    sys.stdout.write("\n")
 
 
 if __name__ == "__main__":

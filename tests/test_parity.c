@@ -1032,12 +1032,15 @@ static rnn_out run_rnn(nn_backend *be, nn_op op, const float *x, const float *w,
 static void parity_rnn(const char *name, nn_op_kind kind) {
     nn_backend *be = open_be(name), *ref = open_ref();
     /* n, T, F, H, ret_seq: fixed awkward shapes (batch 1, one step, odd sizes), then random ones */
-    int shapes[10][5] = {{1, 1, 1, 1, 0}, {1, 1, 3, 5, 1}, {3, 7, 5, 3, 1}, {5, 4, 9, 17, 0}, {2, 13, 16, 8, 0}};
-    for (int k = 5; k < 10; k++) {
+    /* ... and imdb_gru's F and H at its batch, and an odd batch split unevenly over the threads, large
+     * enough for the dnnl GRU's sgemm to take its blocked kernels */
+    int shapes[12][5] = {{1, 1, 1, 1, 0}, {1, 1, 3, 5, 1}, {3, 7, 5, 3, 1}, {5, 4, 9, 17, 0}, {2, 13, 16, 8, 0},
+                         {64, 6, 125, 100, 0}, {33, 4, 64, 48, 1}};
+    for (int k = 7; k < 12; k++) {
         shapes[k][0] = rnd_int(1, 9); shapes[k][1] = rnd_int(1, 12); shapes[k][2] = rnd_int(1, 33);
         shapes[k][3] = rnd_int(1, 40); shapes[k][4] = rnd_int(0, 1);
     }
-    for (int k = 0; k < 10; k++) {
+    for (int k = 0; k < 12; k++) {
         const int n = shapes[k][0], T = shapes[k][1], F = shapes[k][2], H = shapes[k][3], rs = shapes[k][4];
         nn_op op = {.kind = kind, .n = n, .c = T, .h = 1, .w = F, .units = H, .ret_seq = rs, .has_bias = 1,
                     .oc = rs ? T : H, .oh = 1, .ow = rs ? H : 1};

@@ -142,6 +142,58 @@ assert s["first_epoch_s"] is None and p["model"]["parameters"] == 23508032
 ' "$t/infer.json"; then ok "inference fake: timed pass recorded (s per 1,000 images, cold pass apart)"
 else bad "inference fake: exit $rc or wrong record"; cat "$t/stderr"; fi
 
+# the pytorch runner's interpreter: the newest torch of --venvs DIR/torch and Debian's (read from each
+# version.py); a fake venv whose "python" is the good fake runner shows which was chosen
+mkvenv() { # dir version
+  mkdir -p "$1/torch/bin" "$1/torch/lib/python3.11/site-packages/torch"
+  cp "$t/good" "$1/torch/bin/python"
+  printf "__version__ = '%s'\ndebug = False\n" "$2" > "$1/torch/lib/python3.11/site-packages/torch/version.py"
+}
+picked() { # results.json -> "<interpreter> <torch_source> <torch_dir>"
+  "$PY" -c '
+import json, sys
+p = [r for r in json.load(open(sys.argv[1]))["runs"] if r["implementation"] == "pytorch"][0]
+e = p.get("backend_env", {})
+print(e.get("interpreter"), e.get("torch_source"), e.get("torch_dir"), p.get("status"))' "$1"; }
+DEB=/usr/lib/python3/dist-packages/torch/version.py
+mkvenv "$t/vnew" 99.1.0
+$SD bench --workload mnist_mlp --data synthetic --epochs 1 --batches 2 --backend ref --threads 1 --quiet \
+   --impl native,pytorch --venvs "$t/vnew" --json "$t/vnew.json" > /dev/null 2> "$t/stderr"; rc=$?
+got=$(picked "$t/vnew.json" 2>&1)
+if [ $rc -eq 0 ] && [ "$got" = "$t/vnew/torch/bin/python venv $t/vnew/torch/lib/python3.11/site-packages/torch ok" ]; then
+  ok "torch 99.1.0 in --venvs is newer than the system's: its interpreter runs, recorded ($got)"
+else bad "newer venv torch not chosen: exit $rc, '$got'"; cat "$t/stderr"; fi
+mkvenv "$t/vold" 0.1.0
+$SD bench --workload mnist_mlp --data synthetic --epochs 1 --batches 2 --backend ref --threads 1 --quiet \
+   --impl native,pytorch --venvs "$t/vold" --runner-timeout 600 --json "$t/vold.json" > /dev/null 2> "$t/stderr"
+got=$(picked "$t/vold.json" 2>&1)
+if [ -f "$DEB" ]; then want="/usr/bin/python3 system /usr/lib/python3/dist-packages/torch"
+else want="$t/vold/torch/bin/python venv $t/vold/torch/lib/python3.11/site-packages/torch"; fi
+case "$got" in
+  "$want "*) ok "torch 0.1.0 in --venvs against $( [ -f "$DEB" ] && sed -n "s/^__version__ = //p" "$DEB" || echo none): '$want' chosen" ;;
+  *) bad "older venv torch: '$got', expected '$want'"; cat "$t/stderr" ;;
+esac
+# the real one: .venv-frameworks/torch (make deps-frameworks) is PyTorch 2.x, newer than Debian's 1.13
+V=${VENVS:-.venv-frameworks}
+if [ -x "$V/torch/bin/python" ] && "$V/torch/bin/python" -c 'import torch, numpy' 2>/dev/null; then
+  $SD bench --workload mnist_mlp --data synthetic --epochs 1 --batches 2 --backend ref --threads 1 --quiet \
+     --impl native,pytorch --venvs "$V" --runner-timeout 600 --json "$t/venv.json" > /dev/null 2> "$t/stderr"; rc=$?
+  if [ $rc -eq 0 ] && "$PY" -c '
+import json, os, sys
+d = json.load(open(sys.argv[1]))
+p = [r for r in d["runs"] if r["implementation"] == "pytorch"][0]
+e = p["backend_env"]
+assert p["status"] == "ok", p.get("error")
+assert e["torch_source"] == "venv" and e["interpreter"].endswith("/torch/bin/python"), e
+assert int(e["version"].split(".")[0]) >= 2 and d["environment"]["libraries"]["pytorch"] == e["version"], e
+assert os.path.realpath(e["torch_path"]) == os.path.realpath(e["torch_dir"]), (e["torch_path"], e["torch_dir"])
+print("venv torch %s at %s" % (e["version"], e["torch_path"]))
+' "$t/venv.json"; then ok "the pytorch runner ran .venv-frameworks torch (version and path recorded)"
+  else bad "venv torch: exit $rc"; tail -3 "$t/stderr"; fi
+else
+  echo "skipped: no .venv-frameworks/torch"
+fi
+
 # the real PyTorch runner against the native engine on Fashion-MNIST
 FM=/usr/share/datasets/fashion-mnist
 if ! "$PY" -c 'import torch' 2>/dev/null; then

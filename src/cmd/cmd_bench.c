@@ -344,11 +344,23 @@ static int run_framework(const bench_args *a, const char *wname, const char *imp
     if ((rc = sd_safe_name(impl, "framework")) < 0) goto done;   /* it names the runner script */
     if (!def) { rc = sd_err(SD_EUSAGE, "unknown implementation '%s'", impl); goto done; }
     snprintf(script, sizeof script, "%s/runners/%s", wdir, def->script);
-    if (!sd_framework_python(def, a->venvs, a->python, python, sizeof python) && def->venv &&
-        !runner_program(a, impl)) {
-        rc = sd_err(SD_ENODEV, "unavailable: %s is not installed (no %s; `make deps-frameworks` installs it)", impl,
-                    python);
-        goto done;
+    char vroot[PATH_MAX];
+    if (a->venvs) snprintf(vroot, sizeof vroot, "%s", a->venvs);
+    else sd_default_dir(vroot, sizeof vroot, ".venv-frameworks", ".venv-frameworks");
+    sd_torch_choice torch = {.source = NULL};
+    if (def->venv == NULL && a->python == NULL) {   /* pytorch: the newest torch installed, venv or Debian's */
+        sd_runner_pick_torch(vroot, "/usr/bin/python3", "/usr/lib/python3/dist-packages", &torch);
+        snprintf(python, sizeof python, "%s", torch.python);
+    } else {
+        snprintf(python, sizeof python, "%s", a->python ? a->python : "/usr/bin/python3");
+    }
+    if (def->venv) {
+        snprintf(python, sizeof python, "%s/%s/bin/python", vroot, def->venv);
+        if (!runner_program(a, impl) && !exists(python)) {
+            rc = sd_err(SD_ENODEV, "unavailable: %s is not installed (no %s; `make deps-frameworks` installs it)", impl,
+                        python);
+            goto done;
+        }
     }
     const char *envv[2] = {def->env, NULL};
     if (exportable(&w, plan, L)) {
@@ -388,6 +400,11 @@ static int run_framework(const bench_args *a, const char *wname, const char *imp
     env = res[0].hello ? json_deep_copy(res[0].hello) : json_object();
     json_object_del(env, "event");
     json_object_set_new(env, "runner", json_string(ro.program ? ro.program : script));
+    if (!ro.program) json_object_set_new(env, "interpreter", json_string(python));
+    if (torch.source) {   /* which torch was chosen, and why: the runner's hello has the one it imported */
+        json_object_set_new(env, "torch_source", json_string(torch.source));
+        json_object_set_new(env, "torch_dir", json_string(torch.torch_dir));
+    }
     sd_results_set_library(doc, impl, res[0].version);
     sd_run_info ri = {.w = &w, .implementation = impl, .be = NULL, .backend_name = res[0].device_kind,
                       .device = res[0].device, .precision = a->precision, .backend_env = env,
@@ -460,7 +477,7 @@ static int export_only(const bench_args *a, const char *wname) {
 
 int cmd_bench(int argc, char **argv) {
     bench_args a = {.backend = "auto", .data = "auto", .precision = "fp32", .autotune = "on", .repeat = 1, .seed = 42,
-                    .impl = "native", .device = "auto", .python = "/usr/bin/python3", .runner_timeout = 300, .gpus = 1};
+                    .impl = "native", .device = "auto", .python = NULL, .runner_timeout = 300, .gpus = 1};
     sd_bench_exec x = {.executor = "local", .poll = 5};
     const sd_opt opts[] = {
         {"workload", SD_OPT_STR, &a.workload, "NAME[,NAME]", "workload(s) from workloads/ (or paths to .json specs)", 0, 0},
@@ -486,7 +503,8 @@ int cmd_bench(int argc, char **argv) {
         {"runner", SD_OPT_STR, &a.runner, "IMPL=PROG", "run IMPL's runner as PROG (default: python workloads/runners/IMPL_runner.py)", 0, 0},
         {"runner-timeout", SD_OPT_INT, &a.runner_timeout, "S", "kill a runner silent for S seconds (default 300)", 1, 1000000},
         {"device", SD_OPT_STR, &a.device, "D", "framework runners' device: auto (default), cpu, cuda", 0, 0},
-        {"python", SD_OPT_STR, &a.python, "PATH", "interpreter for the pytorch runner (default /usr/bin/python3; the others run in --venvs)", 0, 0},
+        {"python", SD_OPT_STR, &a.python, "PATH",
+         "interpreter for the pytorch runner (default: the newest torch, --venvs/torch or /usr/bin/python3's)", 0, 0},
         {"json", SD_OPT_STR, &a.json, "FILE", "write the results (showdown-results/1) to FILE, atomically", 0, 0},
         {"db", SD_OPT_STR, &a.db, "FILE", "store the run in this results database (default " DB_DEFAULT_PATH ")", 0, 0},
         {"no-db", SD_OPT_FLAG, &a.no_db, NULL, "do not store the run in a database", 0, 0},

@@ -7,6 +7,7 @@
 #include "core/err.h"
 #include "core/fsutil.h"
 #include "nn/backend.h"
+#include "runner/runner.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -145,12 +146,12 @@ static int check_required(json_t *doc, char *list) {
 }
 
 int cmd_env(int argc, char **argv) {
-    const char *json_path = NULL, *venvs = NULL, *python = "/usr/bin/python3", *require = NULL, *mnist = NULL;
+    const char *json_path = NULL, *venvs = NULL, *python = NULL, *require = NULL, *mnist = NULL;
     int no_probe = 0, help = 0;
     const sd_opt opts[] = {
         {"json", SD_OPT_STR, &json_path, "FILE", "also write it as JSON to FILE ('-': standard output, no text)", 0, 0},
         {"require", SD_OPT_STR, &require, "A,B", "exit 4 unless each named back-end or framework is runnable", 0, 0},
-        {"python", SD_OPT_STR, &python, "PATH", "interpreter of the pytorch runner (default /usr/bin/python3)", 0, 0},
+        {"python", SD_OPT_STR, &python, "PATH", "interpreter of the pytorch runner (default: the newest torch installed, as bench picks it)", 0, 0},
         {"venvs", SD_OPT_STR, &venvs, "DIR", "virtual environments of the framework runners (default .venv-frameworks)", 0, 0},
         {"data-dir", SD_OPT_STR, &mnist, "DIR", "where the mnist workloads' idx files are (default " DEFAULT_MNIST_DIR ")", 0, 0},
         {"no-probe", SD_OPT_FLAG, &no_probe, NULL, "do not start Python to import each framework (faster)", 0, 0},
@@ -174,6 +175,15 @@ int cmd_env(int argc, char **argv) {
     const char *names[] = {"ref", "dnnl", "cudnn"};
     for (int i = 0; i < 3; i++) json_array_append_new(bes, probe_backend(names[i]));
     json_object_set_new(doc, "backends", bes);
+    /* the pytorch runner's interpreter as bench chooses it: the newest torch, .venv-frameworks' or Debian's */
+    sd_torch_choice torch = {.source = NULL};
+    if (!python) {
+        char vroot[PATH_MAX];
+        if (venvs) snprintf(vroot, sizeof vroot, "%s", venvs);
+        else sd_default_dir(vroot, sizeof vroot, ".venv-frameworks", ".venv-frameworks");
+        sd_runner_pick_torch(vroot, "/usr/bin/python3", "/usr/lib/python3/dist-packages", &torch);
+        python = torch.python;
+    }
     json_t *fws = json_array();
     for (int i = 0; i < sd_framework_count(); i++)
         json_array_append_new(fws, probe_framework(sd_framework_at(i), venvs, python, !no_probe));

@@ -21,7 +21,7 @@ typedef struct perf_args {
     const char *workload, *backend, *json, *workloads_dir;
     long threads, repeat, batch;
     double seconds;
-    int layers, quiet;
+    int layers, quiet, no_ceiling;
 } perf_args;
 
 static int cmp_double(const void *a, const void *b) {
@@ -129,22 +129,26 @@ static int layer_once(void *p) {
 }
 
 /* Where a training step's time goes: every op's forward and backward and the optimizer step, with the
- * back-end synced around each (so the total exceeds an unprofiled step by the syncs' cost). */
+ * back-end synced around each (so the total exceeds an unprofiled step by the syncs' cost). An inference
+ * workload: every op's share of a forward pass. */
 static int profile_steps(nn_model *m, model_arg *ma, json_t *run) {
-    const int L = m->nlayers, steps = 20;
+    const int L = m->nlayers, steps = m->training ? 20 : 3;
+    perf_fn step = m->training ? train_once : infer_once;
     double *prof = calloc((size_t)2 * L + 1, sizeof *prof);
     SD_ALLOC_CHECK(prof);
     m->prof = prof;
     int rc = 0;
     double t0 = nn_now();
-    for (int s = 0; s < steps && rc == 0; s++) rc = train_once(ma);
+    for (int s = 0; s < steps && rc == 0; s++) rc = step(ma);
     double total = (nn_now() - t0) / steps;
     m->prof = NULL;
     if (rc) { free(prof); return rc; }
-    printf("    step profile (%d steps, synced after every op): %.2f ms a step\n", steps, total * 1e3);
+    printf("    %s profile (%d %s, synced after every op): %.2f ms a %s\n", m->training ? "step" : "inference", steps,
+           m->training ? "steps" : "passes", total * 1e3, m->training ? "step" : "pass");
     json_t *ops = json_array();
     for (int i = 0; i <= L; i++) {
         if (i < L && m->layers[i].op.kind == NN_OP_FLATTEN) continue;   /* a view: nothing runs */
+        if (i == L && !m->training) continue;                            /* no optimizer step */
         double f = prof[2 * i] / steps, b = i < L ? prof[2 * i + 1] / steps : 0;
         const char *name = i < L ? m->layers[i].name : "optimizer";
         const char *kind = i < L ? nn_op_name(m->layers[i].op.kind) : "step + zero grads";
@@ -233,6 +237,9 @@ static int run_one(const perf_args *a, const char *wname, const char *bname, dou
         }
         json_object_set_new(run, "layers", ls);
         SD_TRY_GOTO(rc, profile_steps(m, &ma, run), done);
+    } else if (a->layers) {   /* inference: the forward pass's ops */
+        SD_TRY_GOTO(rc, infer_once(&ma), done);
+        SD_TRY_GOTO(rc, profile_steps(m, &ma, run), done);
     }
     json_array_append_new(runs, run);
 done:
@@ -254,6 +261,7 @@ int cmd_perf(int argc, char **argv) {
         {"batch", SD_OPT_INT, &a.batch, "N", "batch size (default: the workload's)", 1, 65536},
         {"repeat", SD_OPT_INT, &a.repeat, "R", "timed repeats; the median is reported (default 3)", 1, 32},
         {"seconds", SD_OPT_DOUBLE, &a.seconds, "S", "time budget of the timed training steps per cell (default 6)", 0.01, 3600},
+        {"no-ceiling", SD_OPT_FLAG, &a.no_ceiling, NULL, "do not measure the sgemm ceiling (percentages: nan)", 0, 0},
         {"layers", SD_OPT_FLAG, &a.layers, NULL, "also time each conv/dense layer forward and backward", 0, 0},
         {"workloads", SD_OPT_STR, &a.workloads_dir, "DIR", "directory of workload specs (default ./workloads)", 0, 0},
         {"json", SD_OPT_STR, &a.json, "FILE", "write the measurements as JSON to FILE, atomically", 0, 0},
@@ -277,15 +285,20 @@ int cmd_perf(int argc, char **argv) {
     if (strcmp(a.backend, "all") == 0) snprintf(bl, sizeof bl, "%s", nn_backend_compiled("dnnl") ? "ref,dnnl" : "ref");
     else snprintf(bl, sizeof bl, "%s", a.backend);
 
-    double ceiling = 0;
-    char how[256];
-    if ((rc = measure_ceiling((int)a.threads, &ceiling, how, sizeof how)) != 0) return sd_cli_fail("perf", rc);
-    printf("ceiling: %.1f GFLOP/s (%s)\n", ceiling, how);
-    printf("GFLOP/s count a direct convolution's multiply-adds: dnnl's Winograd convolutions (3x3, stride 1, 16+\n"
-           "channels; --autotune on as in bench) do fewer, so their effective rate can pass the ceiling.\n");
+    double ceiling = NAN;
+    char how[256] = "not measured (--no-ceiling)";
+    /* the ceiling's three 64 MiB matrices would be the process's peak memory: a caller that reads max RSS
+     * measures it in another process */
+    if (!a.no_ceiling) {
+        if ((rc = measure_ceiling((int)a.threads, &ceiling, how, sizeof how)) != 0) return sd_cli_fail("perf", rc);
+        printf("ceiling: %.1f GFLOP/s (%s)\n", ceiling, how);
+        printf("GFLOP/s count a direct convolution's multiply-adds: dnnl's Winograd convolutions (3x3, stride 1, 16+\n"
+               "channels; --autotune on as in bench) do fewer, so their effective rate can pass the ceiling.\n");
+    }
     fflush(stdout);
-    json_t *doc = json_pack("{s:s, s:f, s:s, s:i}", "format", "showdown-perf/1", "sgemm_gflops", ceiling,
-                            "sgemm_how", how, "threads", (int)a.threads);
+    json_t *doc = json_pack("{s:s, s:o, s:s, s:i}", "format", "showdown-perf/1", "sgemm_gflops",
+                            a.no_ceiling ? json_null() : json_real(ceiling), "sgemm_how", how,
+                            "threads", (int)a.threads);
     json_object_set_new(doc, "environment", sd_env_fingerprint());   /* incl. omp_wait_policy */
     json_t *runs = json_array();
     json_object_set_new(doc, "runs", runs);

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -461,4 +462,66 @@ int sd_runner_run(const sd_runner_opts *o, sd_runner_result *out) {
     }
     if (rc) sd_runner_result_free(out);
     return rc;
+}
+
+int sd_runner_version_cmp(const char *a, const char *b) {
+    for (int part = 0; part < 4; part++) {
+        char *ea, *eb;
+        long x = strtol(a, &ea, 10), y = strtol(b, &eb, 10);
+        if (ea == a) x = -1;   /* a missing component sorts first: "1.13" < "1.13.0" */
+        if (eb == b) y = -1;
+        if (x != y) return x < y ? -1 : 1;
+        if (x < 0) return 0;
+        a = *ea == '.' ? ea + 1 : ea;
+        b = *eb == '.' ? eb + 1 : eb;
+    }
+    return 0;
+}
+
+/* __version__ of <torch_dir>/version.py into v; 0 when found. */
+static int torch_version(const char *torch_dir, char *v, size_t n) {
+    char path[1100], line[256];
+    snprintf(path, sizeof path, "%s/version.py", torch_dir);
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    int rc = -1;
+    while (rc && fgets(line, sizeof line, f)) {
+        if (strncmp(line, "__version__", 11) != 0) continue;
+        char *q = strpbrk(line, "'\""), *e = q ? strchr(q + 1, *q) : NULL;
+        if (!q || !e || e == q + 1) continue;
+        snprintf(v, n, "%.*s", (int)(e - q - 1), q + 1);
+        rc = 0;
+    }
+    fclose(f);
+    return rc;
+}
+
+void sd_runner_pick_torch(const char *venv_root, const char *system_python, const char *system_site,
+                          sd_torch_choice *out) {
+    memset(out, 0, sizeof *out);
+    snprintf(out->python, sizeof out->python, "%s", system_python);
+    out->source = "none";
+    char dir[1100], v[64];
+    snprintf(dir, sizeof dir, "%s/torch", system_site);
+    if (torch_version(dir, v, sizeof v) == 0) {
+        snprintf(out->version, sizeof out->version, "%s", v);
+        snprintf(out->torch_dir, sizeof out->torch_dir, "%s", dir);
+        out->source = "system";
+    }
+    if (!venv_root) return;
+    char py[1100], pat[1100];
+    snprintf(py, sizeof py, "%s/torch/bin/python", venv_root);
+    if (access(py, X_OK) != 0) return;
+    snprintf(pat, sizeof pat, "%s/torch/lib/python3*/site-packages/torch", venv_root);
+    glob_t g;
+    if (glob(pat, 0, NULL, &g) != 0) return;
+    for (size_t i = 0; i < g.gl_pathc; i++) {
+        if (torch_version(g.gl_pathv[i], v, sizeof v) != 0) continue;
+        if (out->version[0] && sd_runner_version_cmp(v, out->version) <= 0) continue;   /* the system's is as new */
+        snprintf(out->python, sizeof out->python, "%s", py);
+        snprintf(out->version, sizeof out->version, "%s", v);
+        snprintf(out->torch_dir, sizeof out->torch_dir, "%s", g.gl_pathv[i]);
+        out->source = "venv";
+    }
+    globfree(&g);
 }

@@ -70,6 +70,19 @@ typedef struct sd_runner_result {
 int sd_runner_run(const sd_runner_opts *o, sd_runner_result *out);
 void sd_runner_result_free(sd_runner_result *r);
 
+/* The newest PyTorch installed, for the pytorch runner: <venv_root>/torch (`make deps-frameworks`, PyPI)
+ * against system_python's (Debian's python3-torch under system_site). Versions are read from each torch's
+ * version.py, without starting Python. With neither found, python is system_python and version "" (the
+ * runner then reports "unavailable"). source: "venv", "system" or "none". */
+typedef struct sd_torch_choice {
+    char python[1024], version[64], torch_dir[1024];
+    const char *source;
+} sd_torch_choice;
+void sd_runner_pick_torch(const char *venv_root, const char *system_python, const char *system_site,
+                          sd_torch_choice *out);
+/* Numeric comparison of version strings ("2.15.0+cpu" > "1.13.0a0" > "1.9"): <0, 0, >0. */
+int sd_runner_version_cmp(const char *a, const char *b);
+
 /* The protocol reader alone, without a process (sd_runner_run drives it; the fuzzers call it directly):
  * feed it stdout bytes in any chunks; lines longer than SD_RUNNER_MAX_LINE and more than max_output bytes
  * in all are SD_ELIMIT, a bad line is a positioned "protocol error". new() allocates out's epochs and

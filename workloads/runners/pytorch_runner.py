@@ -5,7 +5,8 @@ Builds any "showdown-workload/1" or "/2" model from the spec (no per-workload co
 residual/concat connections expand as src/nn/spec.c does) and trains it on the same data,
 with the same initial weights, data order, dropout masks and optimizer arithmetic as the native engine
 (src/nn/model.c, src/nn/train.c, src/nn/kernels.h), printing one JSON line per event on stdout.
-Runs with Debian's python3-torch (torch 1.13) and numpy; nothing else.
+Runs with torch 1.13 (Debian's python3-torch) to 2.x (PyPI, .venv-frameworks/torch) and numpy; nothing else.
+The hello event names the interpreter and the torch directory it imported.
 """
 import argparse
 import json
@@ -560,7 +561,8 @@ def main():
     nparams = sum(p.numel() for p in model.parameters())
     emit({"event": "hello", "protocol": PROTOCOL, "framework": "pytorch", "version": torch.__version__,
           "device": devname, "device_kind": dev, "parameters": nparams, "threads": torch.get_num_threads(),
-          "python": sys.version.split()[0], "numpy": np.__version__, "cudnn_benchmark": bool(a.cudnn_benchmark),
+          "python": sys.version.split()[0], "executable": sys.executable,
+          "torch_path": os.path.dirname(torch.__file__), "numpy": np.__version__, "cudnn_benchmark": bool(a.cudnn_benchmark),
           "cudnn": torch.backends.cudnn.version() if dev == "cuda" else None})
     if a.equivalence:
         equivalence(a.equivalence, model, weighted, device)
