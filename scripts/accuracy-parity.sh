@@ -1,5 +1,5 @@
 #!/bin/sh
-# accuracy-parity — issue 3's accuracy check: mnist_mlp on Fashion-MNIST for 2 epochs through dnnl and through
+# accuracy-parity — the accuracy check: mnist_mlp on Fashion-MNIST for 2 epochs through dnnl and through
 # the reference back-end over several seeds; prints each seed's epoch-2 accuracy on both and the means. The two
 # back-ends agree to ~1e-6 per step (tests/test_parity.c), but 938 steps of training amplify rounding
 # differences chaotically, so single seeds differ by up to a point while the means agree.

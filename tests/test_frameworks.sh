@@ -1,5 +1,5 @@
 #!/bin/bash
-# test_frameworks — the framework runners of issue 11 through `showdown bench --impl`: the weight export
+# test_frameworks — the framework runners through `showdown bench --impl`: the weight export
 # (showdown-weights/1) recomputed in NumPy; an uninstalled framework reported unavailable, an "unsupported" op
 # and a failed equivalence check reported as such while the native run is kept; runner_common's own path for an
 # op a framework lacks; then, for every framework installed by `make deps-frameworks`, mnist_mlp and mnist_cnn

@@ -79,7 +79,7 @@ typedef struct relu_priv {
     dstep fwd, bwd;
 } relu_priv;
 
-/* graph ops (issue 9A) */
+/* graph ops */
 typedef struct bn_priv {
     dstep fwd_train, fwd_inf, bwd;
 } bn_priv;
@@ -723,7 +723,7 @@ static int dnnl_optimizer_step(nn_backend *be, const nn_optim *o, float *p, cons
     return nn_host_optimizer_step(CTX(be)->threads, o, p, g, state, n, step);
 }
 
-/* ---- graph ops (issue 9A) -------------------------------------------------------------------------- */
+/* ---- graph ops -------------------------------------------------------------------------- */
 
 static int dnnl_avgpool_forward(nn_backend *be, const nn_op *op, float *y, const float *x) {
     NEED_PRIV(op);
@@ -899,7 +899,7 @@ static int dnnl_sigmoid_bce_backward(nn_backend *be, const nn_op *op, float *dlo
     return nn_host_sigmoid_bce_backward(CTX(be)->threads, op, dlogits, prob, targets);
 }
 
-/* ---- recurrent ops (issue 9B): embedding on the host arithmetic; GRU = lbr_gru, LSTM = vanilla_lstm ------- */
+/* ---- recurrent ops: embedding on the host arithmetic; GRU = lbr_gru, LSTM = vanilla_lstm ------- */
 
 /* The canonical layout (nn/backend.h: W_x [G][H][F], W_h [G][H][H], b_x, b_h; GRU gates r, z, n) is converted
  * at each call into oneDNN's user layouts (ldigo weights, ldgo bias; lbr_gru gates u=z, r, o=n plus the extra
@@ -1286,7 +1286,7 @@ static const nn_backend_ops dnnl_ops = {
     .softmax_xent_forward = dnnl_softmax_xent_forward,
     .softmax_xent_backward = dnnl_softmax_xent_backward,
     .optimizer_step = dnnl_optimizer_step,
-    /* graph ops (issue 9A) */
+    /* graph ops */
     .copy = dnnl_copy,
     .add_forward = dnnl_add_forward,
     .concat_forward = dnnl_concat_forward,
@@ -1297,7 +1297,7 @@ static const nn_backend_ops dnnl_ops = {
     .avgpool_backward = dnnl_avgpool_backward,
     .sigmoid_bce_forward = dnnl_sigmoid_bce_forward,
     .sigmoid_bce_backward = dnnl_sigmoid_bce_backward,
-    /* recurrent ops (issue 9B) */
+    /* recurrent ops */
     .embedding_forward = dnnl_embedding_forward,
     .embedding_backward = dnnl_embedding_backward,
     .gru_forward = dnnl_rnn_forward,

@@ -136,7 +136,7 @@ int sd_results_add_run(json_t *doc, const sd_run_info *ri) {
         json_t *sample = json_pack("{s:i,s:I,s:o,s:o}", "repeat", s + 1, "peak_bytes", (json_int_t)r->peak_bytes,
                                    "epochs", eps, "confusion", conf);
         if (r->metric) json_object_set_new(sample, "metric", json_string(r->metric));
-        if (r->infer_images > 0) {   /* inference timed apart (issue 9A) */
+        if (r->infer_images > 0) {   /* inference timed apart */
             json_object_set_new(sample, "inference_s", json_real(r->infer_s));
             json_object_set_new(sample, "inference_images", json_integer(r->infer_images));
             infgf[ninf] = r->flops_fwd * (double)r->infer_images / r->infer_s / 1e9;

@@ -125,7 +125,7 @@ static int load_data(const bench_args *a, const sd_workload *w, long max_example
         if (ntrain > max_examples) ntrain = max_examples;
         if (ntest > max_examples) ntest = max_examples;
     }
-    if (strcmp(w->dataset, "imdb") == 0 || strcmp(w->dataset, "babi") == 0) {   /* token ids (issue 9B) */
+    if (strcmp(w->dataset, "imdb") == 0 || strcmp(w->dataset, "babi") == 0) {   /* token ids */
         int vocab = w->num_words;
         for (int i = 0; i < w->nlayers; i++)
             if (w->layers[i].kind == NN_OP_EMBEDDING && (!vocab || w->layers[i].vocab < vocab)) vocab = w->layers[i].vocab;

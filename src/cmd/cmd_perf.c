@@ -1,7 +1,7 @@
 /* cmd_perf — `showdown perf`: steady-state throughput of workloads on back-ends (training and inference
  * images/s on one resident synthetic batch, median of repeats), per-layer GFLOP/s of the conv and dense
  * layers forward and backward, all against the sgemm ceiling measured on this machine in the same run.
- * No data loading, no validation: the engine's own speed, for `make bench` and issue 3's targets. */
+ * No data loading, no validation: the engine's own speed, for `make bench` and `make bench-cpu`. */
 #include "bench/results.h"
 #include "cmd/cli.h"
 #include "core/err.h"

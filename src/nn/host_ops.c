@@ -194,7 +194,7 @@ int nn_host_optimizer_step(int threads, const nn_optim *o, float *p, const float
 }
 
 
-/* ---- graph ops (issue 9A) ------------------------------------------------------------------------- */
+/* ---- graph ops ------------------------------------------------------------------------- */
 
 int nn_host_add(int threads, size_t n, float *y, const float *a, const float *b) {
     const long N = (long)n;

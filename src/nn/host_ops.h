@@ -27,7 +27,7 @@ int nn_host_softmax_xent_backward(int threads, const nn_op *op, float *dlogits, 
 int nn_host_optimizer_step(int threads, const nn_optim *o, float *p, const float *g, float *state, size_t n,
                            long step);
 
-/* graph ops (issue 9A): the semantics of the matching nn_backend_ops entries */
+/* graph ops: the semantics of the matching nn_backend_ops entries */
 int nn_host_add(int threads, size_t n, float *y, const float *a, const float *b);
 int nn_host_concat_forward(int threads, const nn_op *op, float *y, const float *const *x);
 int nn_host_concat_backward(int threads, const nn_op *op, float *const *dx, const float *dy);
@@ -41,7 +41,7 @@ int nn_host_sigmoid_bce_forward(int threads, const nn_op *op, float *prob, float
                                 const float *targets);
 int nn_host_sigmoid_bce_backward(int threads, const nn_op *op, float *dlogits, const float *prob,
                                  const float *targets);
-/* recurrent ops (issue 9B), in host_rnn.c: the reference arithmetic of embedding, GRU and LSTM with the
+/* recurrent ops, in host_rnn.c: the reference arithmetic of embedding, GRU and LSTM with the
  * semantics and layouts of nn/backend.h. The workspace of gru/lstm is nn_host_rnn_ws_bytes. */
 size_t nn_host_rnn_ws_bytes(const nn_op *op);
 int nn_host_embedding_forward(int threads, const nn_op *op, float *y, const int32_t *ids, const float *table);

@@ -1,4 +1,4 @@
-/* host_rnn — the reference arithmetic of the recurrent ops (issue 9B) over host memory: embedding lookup,
+/* host_rnn — the reference arithmetic of the recurrent ops over host memory: embedding lookup,
  * and GRU / LSTM in cuDNN's formulation, forward and backward, with the layouts documented in nn/backend.h.
  * Examples are independent in the recurrence, so threads split the batch; weight gradients are gathered
  * at the end as gemms over all time steps. Results depend only on the inputs and the thread count. */

@@ -213,7 +213,7 @@ static int handle_line(state *s, const char *line, size_t len) {
         s->r->equivalence = 1;
         goto out;
     }
-    if (strcmp(ev, "inference") == 0) {   /* a timed inference pass (issue 9A) */
+    if (strcmp(ev, "inference") == 0) {   /* a timed inference pass */
         double t = 0, cold = 0;
         long long n = 0;
         SD_TRY_GOTO(rc, jv_get_num(d, root, "timed_s", "inference event", 1, 0.0, -1.0, &t), out);

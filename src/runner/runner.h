@@ -16,7 +16,7 @@
 
 typedef enum sd_runner_data_kind {
     SD_RUNNER_DATA_IDX = 0, SD_RUNNER_DATA_CIFAR10, SD_RUNNER_DATA_SYNTHETIC,
-    /* token data (issue 9B) */
+    /* token data */
     SD_RUNNER_DATA_TOKENS,            /* showdown-tokens/1 files, or an aclImdb directory */
     SD_RUNNER_DATA_SYNTHETIC_TOKENS   /* sd_data_synthetic_tokens(seed, n, maxlen = c, vocab, classes) */
 } sd_runner_data_kind;
@@ -28,7 +28,7 @@ typedef struct sd_runner_data {
     char cifar_dir[1024];                                                                  /* cifar10 */
     uint64_t seed;                                                                         /* synthetic */
     int train_n, test_n, c, h, w, classes;
-    /* token data (issue 9B) */
+    /* token data */
     char train_tokens[1024], test_tokens[1024];   /* token files; empty: acl_dir */
     char acl_dir[1024];                           /* aclImdb layout */
     char source[512];

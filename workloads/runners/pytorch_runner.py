@@ -37,7 +37,7 @@ except Exception as e:  # noqa: BLE001
 # src/data/synthetic.c (runner_common.synthetic)
 
 
-# ---- token data (issue 9B): src/data/imdb.c in numpy ---------------------------------------------------
+# ---- token data: src/data/imdb.c in numpy ---------------------------------------------------
 def pad_seqs(seqs, maxlen, pad_post, trunc_post):
     """keras pad_sequences(value=0) with 'pre'/'post' padding and truncation."""
     x = np.zeros((len(seqs), maxlen), dtype=np.float32)
@@ -183,7 +183,7 @@ class HashDropout(torch.nn.Module):
 
 
 class TokenEmbedding(torch.nn.Module):
-    """embedding (issue 9B): float-held ids [N][T][1][1] -> [N][T][1][E]."""
+    """embedding: float-held ids [N][T][1][1] -> [N][T][1][E]."""
 
     def __init__(self, vocab, units, lo=0, hi=0):
         super().__init__()
@@ -211,7 +211,7 @@ class RepeatVector(torch.nn.Module):
 
 
 class Recurrent(torch.nn.Module):
-    """gru / lstm (issue 9B): PyTorch's GRU/LSTM are cuDNN's formulation, the native one. Input viewed as
+    """gru / lstm: PyTorch's GRU/LSTM are cuDNN's formulation, the native one. Input viewed as
     [-1][T][F] (time_distributed: every row its own sequence), output as the planned (c, h, w)."""
 
     def __init__(self, kind, f, units, t, ret_seq, out_shape):
@@ -378,7 +378,7 @@ def build(spec, seed):
         elif op == "dropout":
             m = HashDropout(l["rate"], i)
             drops.append(m)
-        elif op == "embedding":   # recurrent ops (issue 9B); shapes as nn/backend.h "Sequence tensors"
+        elif op == "embedding":   # recurrent ops; shapes as nn/backend.h "Sequence tensors"
             lo, hi = (int(l["range"][0]), int(l["range"][1])) if "range" in l else (0, 0)
             m = TokenEmbedding(int(l["vocab"]), int(l["units"]), lo, hi)
             c, h, w = (hi - lo if hi else c), 1, int(l["units"])
