@@ -17,7 +17,7 @@ $SD nightly --config "$t/cfg.json" > "$t/o1" 2>&1; rc=$?
 d1=$(readlink "$t/out/latest")
 [ -f "$t/out/$d1/nightly.log" ] && [ -f "$t/out/$d1/bench.json" ] && ok "out/latest -> $d1 with nightly.log and bench.json" || bad "dir $d1: $(ls -R "$t/out")"
 case "$d1" in [0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]) ok "dated directory $d1";; *) bad "directory name $d1";; esac
-grep -q "score: not built yet\|score: done\|score: no network" "$t/out/$d1/nightly.log" && ok "score step logged" || bad "score step: $(cat "$t/out/$d1/nightly.log")"
+grep -q "score: usage error\|score: done\|score: no network" "$t/out/$d1/nightly.log" && ok "score step logged" || bad "score step: $(cat "$t/out/$d1/nightly.log")"
 grep -q "no previous nightly run" "$t/out/$d1/nightly.log" && ok "first run: nothing to compare" || bad "first compare"
 
 # 2 s per batch (6 s per epoch) stays clear of the epoch-time noise of a loaded machine under the sanitizers

@@ -491,7 +491,7 @@ int cmd_bench(int argc, char **argv) {
         {"threads", SD_OPT_INT, &a.threads, "N", "CPU threads (default: all cores)", 1, 4096},
         {"seed", SD_OPT_INT, &a.seed, "S", "seed for initialisation, shuffling, dropout, synthetic data (default 42)", 0, 2147483647},
         {"data", SD_OPT_STR, &a.data, "KIND", "auto (real if present, else synthetic), real, synthetic", 0, 0},
-        {"data-dir", SD_OPT_STR, &a.data_dir, "DIR", "data set directory (MNIST idx files or CIFAR-10 binary batches)", 0, 0},
+        {"data-dir", SD_OPT_STR, &a.data_dir, "DIR", "data set directory (MNIST idx files, CIFAR-10 binary batches, IMDB train.tok/test.tok or aclImdb)", 0, 0},
         {"workloads", SD_OPT_STR, &a.workloads_dir, "DIR", "directory of workload specs (default: ./workloads)", 0, 0},
         {"precision", SD_OPT_STR, &a.precision, "P", "fp32 (default) or tf32 (cuDNN back-end)", 0, 0},
         {"autotune", SD_OPT_STR, &a.autotune, "on|off", "algorithm choice: cuDNN search, dnnl Winograd (default on)", 0, 0},
@@ -632,7 +632,7 @@ int cmd_bench(int argc, char **argv) {
     sd_sig_install();
 
     /* The run goes into the database as it is measured: inserted incomplete, each result in its own
-     * transaction, the last one with the complete flag. A killed bench leaves an incomplete run. */
+     * transaction, and marked complete (db_run_finish) only after the last. A killed bench leaves it incomplete. */
     db *dbh = NULL;
     int64_t run_id = 0;
     if (!a.no_db && (rc = db_open(&dbh, a.db ? a.db : DB_DEFAULT_PATH)) != 0) return sd_cli_fail("bench", rc);

@@ -146,15 +146,15 @@ static int compare_runs(const json_t *cur, const json_t *prev, double thr, json_
     return n;
 }
 
-/* Run `showdown CMD ...` (score, report) if built; a command not built yet is noted and skipped. Only an
- * interruption (SD_EINTR) is returned. */
+/* Run `showdown CMD ...` (score, report): a failure is logged and the night goes on (a usage error, exit 2, is
+ * named as one). Only an interruption (SD_EINTR) is returned. */
 static int optional_step(const char *cmd, char **argv, const char *log_path) {
     int code = 0;
     int rc = sd_run_self(argv, log_path, &code);
     if (rc == SD_EINTR) return rc;
     if (rc != 0) { logf_("%s: could not start: %s", cmd, sd_errmsg()); return 0; }
     if (code == 0) logf_("%s: done", cmd);
-    else if (code == SD_EXIT_USAGE) logf_("%s: not built yet (exit %d); continuing", cmd, code);
+    else if (code == SD_EXIT_USAGE) logf_("%s: usage error (exit %d, see the log); continuing", cmd, code);
     else if (code == SD_EXIT_NET) logf_("%s: no network (exit %d): done from the snapshot's dated values; continuing", cmd, code);
     else logf_("%s: failed (exit %d, see the log); continuing", cmd, code);
     return 0;
