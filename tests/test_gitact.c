@@ -26,7 +26,8 @@ static void sh(const char *fmt, ...) {
     cr_assert_eq(rc, 0, "command failed (%d): %s", rc, cmd);
 }
 
-#define GITENV "GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 GIT_COMMITTER_NAME=CI GIT_COMMITTER_EMAIL=ci@x.org"
+/* exported: every git of a && chain needs it (an annotated tag needs a committer even where none is configured) */
+#define GITENV "export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 GIT_COMMITTER_NAME=CI GIT_COMMITTER_EMAIL=ci@x.org GIT_AUTHOR_NAME=CI GIT_AUTHOR_EMAIL=ci@x.org;"
 
 /* One commit by NAME <EMAIL> at DATE (author and committer date), subject S. */
 static void commit(const char *dir, const char *name, const char *email, const char *date, const char *subject) {
