@@ -20,7 +20,7 @@ endif
 DEB_PKGS := gcc libc6-dev git python3 pkg-config libdnnl-dev libcurl4-openssl-dev libgit2-dev libcairo2-dev libpango1.0-dev \
             libjansson-dev libsqlite3-dev zlib1g-dev libcriterion-dev poppler-utils python3-torch \
             libopenblas0-pthread python3-venv slurm-wlm munge clang libclang-rt-14-dev libomp-14-dev \
-            dataset-fashion-mnist libxml2-utils
+            dataset-fashion-mnist libxml2-utils procps
 
 PKGS    := libcurl libgit2 jansson sqlite3 zlib pangocairo cairo-pdf cairo-svg fontconfig
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)

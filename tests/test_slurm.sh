@@ -79,7 +79,7 @@ grep -q '^0 \+ok .*mnist_mlp \+native \+ref ' "$T/out.txt" || fail "cell 0 shoul
 grep -q '^1 \+failed .*pytorch .*runner exited with status 1: runner: simulated crash' "$T/out.txt" \
   || fail "cell 1 not reported failed with its error"
 for c in 2 3; do
-  grep -q "^$c \+failed .*no results file; Slurm FAILED exit [1-9][0-9]*:0; log: .*flaky.json: cannot open" "$T/out.txt" \
+  grep -q "^$c \+failed .*no results file; Slurm FAILED exit [1-9][0-9]*:0; log: .*no workload file .*flaky.json" "$T/out.txt" \
     || fail "cell $c not reported failed by Slurm's state and its log"
 done
 grep -q "showdown bench --executor slurm --resubmit $T/m2 --cells 1,2,3\$" "$T/out.txt" || fail "no resubmit command"
