@@ -8,7 +8,7 @@
 #include <criterion/parameterized.h>
 
 #include "core/err.h"
-#include "nn/backend.h"
+#include "nn/backend_impl.h"
 #include "nn/kernels.h"
 #include "nn/model.h"
 #if SD_HAVE_CUDNN

@@ -3,6 +3,7 @@
  * the whole batch (within float tolerance), replicas staying identical, R = 1 training exactly as
  * nn_train, and the NCCL reduction refusing cleanly where there are no GPUs (or no NCCL). */
 #include "core/err.h"
+#include "nn/backend_impl.h"
 #include "data/data.h"
 #include "nn/dp.h"
 #include "nn/model.h"

@@ -5,7 +5,7 @@
 #include <math.h>
 
 #include "core/err.h"
-#include "nn/backend.h"
+#include "nn/backend_impl.h"
 #include "nn/kernels.h"
 #include "nn/model.h"
 

@@ -7,7 +7,7 @@
  * (pre-filled with random values, and backward runs twice). A back-end not compiled into this build, or
  * whose device is absent, is reported "skipped: <reason>". */
 #include "testutil.h"
-#include "nn/backend.h"
+#include "nn/backend_impl.h"
 #include "core/err.h"
 #include "nn/model.h"
 

@@ -1,5 +1,5 @@
 /* be_cudnn — the cuDNN + cuBLAS GPU back-end, the native floor on NVIDIA GPUs. Same semantics as the
- * reference back-end (nn/ref.c): convolution, pooling, ReLU and softmax through cuDNN, dense layers
+ * reference back-end (be_ref/ref.c): convolution, pooling, ReLU and softmax through cuDNN, dense layers
  * through cuBLAS sgemm, dropout / loss / optimizer through the kernels of cudnn_kernels.cu (the element
  * functions of nn/kernels.h). Everything runs on one stream; parameters, gradients and optimizer state
  * stay on the device; every CUDA, cuDNN and cuBLAS call is checked (CUDA_CHECK & co., cudnn_be.h). */

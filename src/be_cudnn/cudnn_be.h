@@ -5,7 +5,7 @@
 #define SD_BE_CUDNN_H
 
 #include "core/err.h"
-#include "nn/backend.h"
+#include "nn/backend_impl.h"
 
 #include <cuda_runtime.h>
 #include <cudnn.h>

@@ -1,8 +1,8 @@
 /* be_dnnl — the oneDNN 2.x CPU back-end: every oneDNN call of showdown lives in this file (the *_desc_init
- * API it uses was removed in oneDNN 3.x). It computes what the reference back-end (nn/ref.c) computes on the
+ * API it uses was removed in oneDNN 3.x). It computes what the reference back-end (be_ref/ref.c) computes on the
  * same canonical NCHW buffers: primitives are created once per op shape in prepare() and reused, inputs are
  * reordered into the layouts oneDNN prefers and outputs back, scratchpads are user-managed and shared. */
-#include "nn/backend.h"
+#include "nn/backend_impl.h"
 #include "nn/host_ops.h"
 #include "nn/kernels.h"
 #include "core/err.h"

@@ -57,14 +57,14 @@ int sd_results_add_run(json_t *doc, const sd_run_info *ri) {
     json_t *run = json_object();
     json_object_set_new(run, "workload", json_string(w->name));
     json_object_set_new(run, "implementation", json_string(ri->implementation));
-    const char *precision = ri->be ? (ri->be->opts.precision ? ri->be->opts.precision : "fp32")
+    const char *precision = ri->be ? (nn_backend_options(ri->be)->precision ? nn_backend_options(ri->be)->precision : "fp32")
                                    : (ri->precision ? ri->precision : "fp32");
-    json_object_set_new(run, "backend", json_string(ri->be ? ri->be->name : ri->backend_name));
-    json_object_set_new(run, "device", json_string(ri->be ? ri->be->device : ri->device));
+    json_object_set_new(run, "backend", json_string(ri->be ? nn_backend_name(ri->be) : ri->backend_name));
+    json_object_set_new(run, "device", json_string(ri->be ? nn_backend_device(ri->be) : ri->device));
     json_object_set_new(run, "status", json_string("ok"));
     if (ri->backend_note && ri->backend_note[0]) json_object_set_new(run, "backend_note", json_string(ri->backend_note));
     json_t *benv = json_object();
-    if (ri->be && ri->be->ops->env) ri->be->ops->env(ri->be, env_add, benv);
+    if (ri->be) nn_backend_env(ri->be, env_add, benv);
     if (ri->backend_env) json_object_update(benv, (json_t *)ri->backend_env);
     json_object_set_new(run, "backend_env", benv);
     /* a full epoch's size, for times per full epoch when --batches cut the epochs (synthetic sets are cut too) */
@@ -90,7 +90,7 @@ int sd_results_add_run(json_t *doc, const sd_run_info *ri) {
     json_t *settings = json_pack("{s:i,s:i,s:i,s:I,s:i,s:b,s:s,s:o}", "batch", o->batch, "epochs", o->epochs,
                                  "threads", ri->threads, "seed", (json_int_t)o->seed, "repeat", ri->nsamples,
                                  "shuffle", o->shuffle, "precision", precision, "optimizer", optim);
-    if (ri->be) json_object_set_new(settings, "autotune", json_boolean(ri->be->opts.autotune));
+    if (ri->be) json_object_set_new(settings, "autotune", json_boolean(nn_backend_options(ri->be)->autotune));
     json_object_set_new(settings, "max_batches", o->max_batches > 0 ? json_integer(o->max_batches) : json_null());
     json_object_set_new(run, "settings", settings);
     const nn_train_result *r0 = &ri->samples[0];

@@ -188,19 +188,19 @@ static int run_one(const bench_args *a, const char *wname, const char *bname, js
     char note[1024] = "";
     rc = nn_backend_new(&be, bname, &bo, note, sizeof note);
     if (rc) goto done;
-    if (note[0] && !a->quiet) fprintf(stderr, "backend: %s; using %s\n", note, be->name);
-    snprintf(label, sizeof label, "%s/%s", w.name, be->name);
+    if (note[0] && !a->quiet) fprintf(stderr, "backend: %s; using %s\n", note, nn_backend_name(be));
+    snprintf(label, sizeof label, "%s/%s", w.name, nn_backend_name(be));
     long cap = a->batches > 0 ? a->batches * o.batch * a->gpus : 0;
     sd_runner_data desc;
     if (w.mode == SD_MODE_INFERENCE) {   /* one seeded synthetic set of the images a pass runs */
         long n = cap > 0 && cap < w.infer_images ? cap : w.infer_images;
         SD_TRY_GOTO(rc, sd_data_synthetic(&test, (int)n, w.in_c, w.in_h, w.in_w, w.classes, (uint64_t)a->seed, 1), done);
         if (!a->quiet) fprintf(stderr, "%s: inference, %ld synthetic images per pass, batch %d, %d untimed pass(es) then "
-                               "one timed, %ld repeat(s) on %s\n", w.name, n, o.batch, w.warmup_passes, a->repeat, be->device);
+                               "one timed, %ld repeat(s) on %s\n", w.name, n, o.batch, w.warmup_passes, a->repeat, nn_backend_device(be));
         samples = calloc((size_t)a->repeat, sizeof *samples);
         if (!samples) { rc = sd_err(SD_ENOMEM, "out of memory"); goto done; }
         for (long r = 0; r < a->repeat; r++) {
-            be->bytes_peak = be->bytes_in_use;
+            nn_backend_reset_peak(be);
             SD_TRY_GOTO(rc, nn_infer(&w, be, &test, &o, &samples[r]), done);
             nsamples++;
         }
@@ -213,12 +213,12 @@ static int run_one(const bench_args *a, const char *wname, const char *bname, js
     SD_TRY_GOTO(rc, load_data(a, &w, cap, &train, &test, &desc), done);
     if (!a->quiet) fprintf(stderr, "%s: %s, %d train / %d test examples, batch %d%s, %d epoch(s), %ld repeat(s) on %s\n",
                            w.name, train.source, train.n, test.n, o.batch, a->gpus > 1 ? " per replica" : "", o.epochs,
-                           a->repeat, be->device);
+                           a->repeat, nn_backend_device(be));
     char how[32] = "";
     samples = calloc((size_t)a->repeat, sizeof *samples);
     if (!samples) { rc = sd_err(SD_ENOMEM, "out of memory"); goto done; }
     for (long r = 0; r < a->repeat; r++) {
-        be->bytes_peak = be->bytes_in_use;
+        nn_backend_reset_peak(be);
         SD_TRY_GOTO(rc, a->gpus > 1 ? nn_dp_train_replicas(be, (int)a->gpus, &w, &train, &test, &o, &samples[r], how, sizeof how)
                                     : nn_train(&w, be, &train, &test, &o, &samples[r]), done);
         nsamples++;
@@ -237,7 +237,7 @@ static int run_one(const bench_args *a, const char *wname, const char *bname, js
 done:
     if (rc && rc != SD_EINTR && rc != SD_EUSAGE) {
         fprintf(stderr, "showdown bench: %s on %s failed: %s\n", w.name, bname, sd_errmsg());
-        sd_results_add_failure(doc, w.name, "native", be ? be->name : bname, sd_errmsg());
+        sd_results_add_failure(doc, w.name, "native", be ? nn_backend_name(be) : bname, sd_errmsg());
         *failed = rc;
     }
     for (int i = 0; i < nsamples; i++) nn_train_result_free(&samples[i]);

@@ -38,7 +38,7 @@ static json_t *probe_backend(const char *name) {
     nn_backend_opts o = {.threads = 0, .precision = "fp32", .quiet = 1};
     int rc = nn_backend_new(&be, name, &o, NULL, 0);
     json_object_set_new(b, "runnable", json_boolean(rc == 0));
-    if (rc == 0) json_object_set_new(b, "device", json_string(be->device[0] ? be->device : name));
+    if (rc == 0) json_object_set_new(b, "device", json_string(nn_backend_device(be)[0] ? nn_backend_device(be) : name));
     else json_object_set_new(b, "why", json_string(sd_errmsg()));
     nn_backend_free(be);
     return b;

@@ -3,6 +3,7 @@
  * layers forward and backward, all against the sgemm ceiling measured on this machine in the same run.
  * No data loading, no validation: the engine's own speed, for `make bench` and `make bench-cpu`. */
 #include "bench/results.h"
+#include "nn/backend_impl.h"
 #include "cmd/cli.h"
 #include "core/err.h"
 #include "core/fsutil.h"

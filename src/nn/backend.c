@@ -1,6 +1,6 @@
 /* backend — the registry: the one place that knows which back-ends were compiled in, and the
  * memory wrappers that keep peak accounting. */
-#include "nn/backend.h"
+#include "nn/backend_impl.h"
 #include "core/err.h"
 
 #include <stdio.h>
@@ -96,4 +96,13 @@ void nn_dev_free(nn_backend *be, void *p, size_t bytes) {
     if (!p) return;
     be->ops->free(be, p);
     be->bytes_in_use -= bytes;
+}
+
+const char *nn_backend_name(const nn_backend *be) { return be->name; }
+const char *nn_backend_device(const nn_backend *be) { return be->device; }
+const nn_backend_opts *nn_backend_options(const nn_backend *be) { return &be->opts; }
+size_t nn_backend_peak_bytes(const nn_backend *be) { return be->bytes_peak; }
+void nn_backend_reset_peak(nn_backend *be) { be->bytes_peak = be->bytes_in_use; }
+void nn_backend_env(nn_backend *be, nn_env_fn add, void *user) {
+    if (be->ops->env) be->ops->env(be, add, user);
 }

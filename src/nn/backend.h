@@ -2,7 +2,9 @@
  * A back-end is a table of primitives plus a private context (as ggml_backend_i). The graph, training
  * loop, data, timing and metrics are shared; a back-end only allocates device memory, moves bytes and
  * runs the primitives below on explicit buffers. An entry left NULL means "not supported here".
- * The reference back-end (ref.c) is the specification: every other back-end is tested against it. */
+ * The reference back-end (be_ref/ref.c) is the specification: every other back-end is tested against it.
+ * This is the users' header (commands, results, the report); the ops table and a back-end's fields are in
+ * backend_impl.h, for the engine (graph, training) and the back-ends, as ggml keeps ggml-backend-impl.h. */
 #ifndef SD_NN_BACKEND_H
 #define SD_NN_BACKEND_H
 
@@ -129,119 +131,6 @@ int nn_optim_state_per_param(nn_optim_kind k);
 /* Key/value sink for a back-end's environment (device, library versions) in the results. */
 typedef void (*nn_env_fn)(void *user, const char *key, const char *value);
 
-typedef struct nn_backend_ops {
-    const char *name;
-    void (*destroy)(nn_backend *be);
-    void (*env)(nn_backend *be, nn_env_fn add, void *user);
-
-    /* Device memory. Pointers returned by alloc are opaque to the host (they may be GPU memory). */
-    int (*alloc)(nn_backend *be, void **out, size_t bytes);
-    void (*free)(nn_backend *be, void *p);
-    int (*upload)(nn_backend *be, void *dst, const void *src, size_t bytes);
-    int (*download)(nn_backend *be, void *dst, const void *src, size_t bytes);
-    int (*zero)(nn_backend *be, void *p, size_t bytes);
-    int (*sync)(nn_backend *be);      /* wait for queued work; timing calls it before reading clocks */
-
-    /* Per-op state (descriptors, primitives, algorithm choice). Optional. */
-    int (*prepare)(nn_backend *be, nn_op *op);
-    void (*release)(nn_backend *be, nn_op *op);
-    /* Workspace bytes one op instance needs between its forward and backward (pool argmax, dropout
-     * mask, cuDNN reserve space). The graph allocates it and passes it to both. Optional (0). */
-    size_t (*workspace_size)(nn_backend *be, const nn_op *op);
-    /* 1 if the op can read its input and write its output in fmt (each of them, in any combination with
-     * NN_FMT_NCHW); layout-keeping ops (relu, dropout, batchnorm) are asked for fmt on both sides at once.
-     * Optional: without it everything is NCHW. Asked before prepare(). */
-    int (*layout_ok)(nn_backend *be, const nn_op *op, int fmt);
-
-    /* Layers: forward/backward pairs over explicit device buffers. Outputs first, then inputs.
-     * Backward overwrites dx and ACCUMULATES into dw/db (+=): the graph zeroes gradients once a step.
-     * dx may be NULL (first layer): skip computing it. */
-    int (*dense_forward)(nn_backend *be, const nn_op *op, float *y, const float *x, const float *w,
-                         const float *b);   /* w: [oc][c] (row = output unit), b: [oc] */
-    int (*dense_backward)(nn_backend *be, const nn_op *op, float *dx, float *dw, float *db,
-                          const float *dy, const float *x, const float *w);
-    int (*conv2d_forward)(nn_backend *be, const nn_op *op, float *y, const float *x, const float *w,
-                          const float *b);  /* w: [oc][c][kh][kw] */
-    int (*conv2d_backward)(nn_backend *be, const nn_op *op, float *dx, float *dw, float *db,
-                           const float *dy, const float *x, const float *w);
-    int (*maxpool_forward)(nn_backend *be, const nn_op *op, float *y, void *ws, const float *x);
-    int (*maxpool_backward)(nn_backend *be, const nn_op *op, float *dx, const float *dy,
-                            const float *x, const float *y, const void *ws);
-    int (*relu_forward)(nn_backend *be, const nn_op *op, float *y, const float *x);
-    int (*relu_backward)(nn_backend *be, const nn_op *op, float *dx, const float *dy, const float *y);
-    /* Inverted dropout with the shared mask function nn_dropout_keep (nn/kernels.h), so every
-     * back-end drops the same units for the same seed. */
-    int (*dropout_forward)(nn_backend *be, const nn_op *op, float *y, void *ws, const float *x,
-                           uint64_t seed);
-    int (*dropout_backward)(nn_backend *be, const nn_op *op, float *dx, const float *dy,
-                            const void *ws);
-    /* prob: [n][c] softmax of logits; loss: [n] -log prob[label]. */
-    int (*softmax_xent_forward)(nn_backend *be, const nn_op *op, float *prob, float *loss,
-                                const float *logits, const int32_t *labels);
-    /* dlogits = (prob - onehot(label)) / n  (gradient of the batch-mean loss). */
-    int (*softmax_xent_backward)(nn_backend *be, const nn_op *op, float *dlogits, const float *prob,
-                                 const int32_t *labels);
-
-    /* One optimizer step over a slab of n parameters; state holds nn_optim_state_per_param floats per
-     * parameter, laid out [k][n]. step counts from 1. */
-    int (*optimizer_step)(nn_backend *be, const nn_optim *opt, float *params, const float *grads,
-                          float *state, size_t n, long step);
-
-    /* graph ops */
-    /* Device-to-device copy (the graph uses it for the gradient of an add). */
-    int (*copy)(nn_backend *be, void *dst, const void *src, size_t bytes);
-    /* y = a + b over n*oc*oh*ow elements; y may be a (the graph accumulates gradients with it). Its
-     * backward is dy to each input: the graph does it with copy/add. */
-    int (*add_forward)(nn_backend *be, const nn_op *op, float *y, const float *a, const float *b);
-    /* Channel concatenation of op->ninputs inputs x[i] ([n][in_c[i]][h][w]) into y ([n][oc][h][w]).
-     * Backward writes the slices of dy into dx[i] (overwrite); dx[i] NULL: skipped. */
-    int (*concat_forward)(nn_backend *be, const nn_op *op, float *y, const float *const *x);
-    int (*concat_backward)(nn_backend *be, const nn_op *op, float *const *dx, const float *dy);
-    /* Batch normalisation per channel c: y = gamma[c] * (x - mean[c]) / sqrt(var[c] + eps) + beta[c].
-     * running: [2][C], running mean then running variance. train = 1: mean/var are the batch's (biased
-     * variance), saved in ws for backward, and running = (1 - momentum) * running + momentum * batch
-     * (the unbiased variance, as PyTorch). train = 0: mean/var are the running ones, nothing is updated. */
-    int (*batchnorm_forward)(nn_backend *be, const nn_op *op, float *y, void *ws, const float *x,
-                             const float *gamma, const float *beta, float *running, int train);
-    /* Backward of a training forward: dx overwritten (may be NULL), dgamma/dbeta accumulate (+=). */
-    int (*batchnorm_backward)(nn_backend *be, const nn_op *op, float *dx, float *dgamma, float *dbeta,
-                              const float *dy, const float *x, const float *gamma, const void *ws);
-    /* Average pooling (NN_OP_AVGPOOL and NN_OP_GLOBAL_AVGPOOL): the mean over the window positions
-     * inside the input (padding excluded from the count). Backward: dx overwritten. */
-    int (*avgpool_forward)(nn_backend *be, const nn_op *op, float *y, const float *x);
-    int (*avgpool_backward)(nn_backend *be, const nn_op *op, float *dx, const float *dy);
-    /* prob = sigmoid(logits) [n][c]; loss[i] = mean over k of the binary cross-entropy against
-     * targets[i][k] in [0,1], computed from the logits. Backward: dlogits = (prob - t) / (n * c), the
-     * gradient of the mean over the batch and the classes (PyTorch BCEWithLogitsLoss, Keras). */
-    int (*sigmoid_bce_forward)(nn_backend *be, const nn_op *op, float *prob, float *loss,
-                               const float *logits, const float *targets);
-    int (*sigmoid_bce_backward)(nn_backend *be, const nn_op *op, float *dlogits, const float *prob,
-                                const float *targets);
-    /* recurrent ops: shapes and weight layout under "Sequence tensors" above.
-     * embedding: y[i][t] = table[ids[i][t]]; an id outside [0, vocab) is SD_EINPUT naming it (a device
-     * back-end may report it at the next sync() or download() instead, as a bad label of the loss).
-     * embedding_backward ACCUMULATES dtable[ids[i][t]] += dy[i][t] (ids have no gradient). */
-    int (*embedding_forward)(nn_backend *be, const nn_op *op, float *y, const int32_t *ids, const float *table);
-    int (*embedding_backward)(nn_backend *be, const nn_op *op, float *dtable, const float *dy,
-                              const int32_t *ids);
-    /* gru/lstm: w is the op's whole parameter slice; ws (workspace_size bytes) keeps what backward needs
-     * from the training forward (train = 1); train = 0 is evaluation, no backward follows. Backward overwrites
-     * dx (NULL: skip) and ACCUMULATES into dw (the slice, biases included); y is the forward output.
-     * Exactly one backward per training forward: a back-end may consume ws in backward (cuDNN's
-     * backward-data rewrites its reserve space), so a second backward needs a new forward first. */
-    int (*gru_forward)(nn_backend *be, const nn_op *op, float *y, void *ws, const float *x, const float *w,
-                       int train);
-    int (*gru_backward)(nn_backend *be, const nn_op *op, float *dx, float *dw, const float *dy, const float *x,
-                        const float *w, const float *y, const void *ws);
-    int (*lstm_forward)(nn_backend *be, const nn_op *op, float *y, void *ws, const float *x, const float *w,
-                        int train);
-    int (*lstm_backward)(nn_backend *be, const nn_op *op, float *dx, float *dw, const float *dy, const float *x,
-                         const float *w, const float *y, const void *ws);
-    /* repeat (RepeatVector): forward broadcast over op->oc steps; backward overwrites dx with the sum. */
-    int (*repeat_forward)(nn_backend *be, const nn_op *op, float *y, const float *x);
-    int (*repeat_backward)(nn_backend *be, const nn_op *op, float *dx, const float *dy);
-} nn_backend_ops;
-
 typedef struct nn_backend_opts {
     int threads;          /* 0: all cores */
     int autotune;         /* cuDNN algorithm search: 1 on (default), 0 heuristics */
@@ -249,15 +138,6 @@ typedef struct nn_backend_opts {
     int quiet;            /* 1: no informational messages on stderr */
     int device;           /* GPU back-ends: the CUDA device index (0 default; data-parallel replica r uses r) */
 } nn_backend_opts;
-
-struct nn_backend {
-    const nn_backend_ops *ops;
-    void *ctx;                    /* back-end private */
-    char name[16];                /* "ref", "dnnl", "cudnn" */
-    char device[160];             /* human-readable device description */
-    nn_backend_opts opts;
-    size_t bytes_in_use, bytes_peak;  /* maintained by nn_dev_alloc / nn_dev_free */
-};
 
 /* Registry (backend.c is the one place that knows which back-ends were built).
  * name: "ref", "dnnl", "cudnn" or "auto" (cudnn if a device is present, then dnnl, then ref).
@@ -270,20 +150,19 @@ void nn_backend_free(nn_backend *be);
 const char *nn_backend_list(void);
 int nn_backend_compiled(const char *name);
 
-/* Memory through the table, with peak accounting. */
-int nn_dev_alloc(nn_backend *be, void **out, size_t bytes);
-void nn_dev_free(nn_backend *be, void *p, size_t bytes);
+/* What a user of a back-end reads; its ops table and fields are the engine's and the back-ends' business
+ * (nn/backend_impl.h). */
+const char *nn_backend_name(const nn_backend *be);            /* "ref", "dnnl", "cudnn" */
+const char *nn_backend_device(const nn_backend *be);          /* human-readable device description */
+const nn_backend_opts *nn_backend_options(const nn_backend *be);
+size_t nn_backend_peak_bytes(const nn_backend *be);           /* device memory peak since the last reset */
+void nn_backend_reset_peak(nn_backend *be);                   /* peak := what is in use now */
+void nn_backend_env(nn_backend *be, nn_env_fn add, void *user);  /* the back-end's own settings, if it has any */
 
-/* Constructors, one per back-end. */
-int nn_ref_new(nn_backend **out, const nn_backend_opts *opts);
-int nn_dnnl_new(nn_backend **out, const nn_backend_opts *opts);
-int nn_cudnn_new(nn_backend **out, const nn_backend_opts *opts);
 /* Library versions and devices for the environment fingerprint, without creating a back-end: keys
  * "lib.NAME" are library versions (lib.onednn, lib.cuda_runtime, lib.cuda_driver, lib.cudnn, lib.cublas),
  * others describe devices (gpu_count, gpu_name, gpu_memory_bytes, gpu_note). Each compiled back-end
  * contributes its own; the registry calls them. */
 void nn_backend_libraries(nn_env_fn add, void *user);
-void nn_dnnl_libraries(nn_env_fn add, void *user);
-void nn_cudnn_libraries(nn_env_fn add, void *user);
 
 #endif

@@ -2,6 +2,7 @@
  * data-parallel training loop. Replicas are driven one after another from this thread; on GPUs their work
  * overlaps because each device runs its own stream. */
 #include "nn/dp.h"
+#include "nn/backend_impl.h"
 #include "core/err.h"
 #include "nn/kernels.h"
 

@@ -2,6 +2,7 @@
  * nn_model_build uploads, an input batch and the reference forward output (export.h). Each file is written
  * atomically; index.json last, so a directory with an index is complete. */
 #include "nn/export.h"
+#include "nn/backend_impl.h"
 #include "core/err.h"
 #include "core/fsutil.h"
 

@@ -2,6 +2,7 @@
  * model on a back-end and running forward / backward / optimizer steps through the back-end's table.
  * Knows nothing about any particular back-end. */
 #include "nn/model.h"
+#include "nn/backend_impl.h"
 #include "nn/kernels.h"
 #include "nn/train.h"
 #include "core/err.h"

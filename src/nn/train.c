@@ -1,6 +1,7 @@
 /* train — the shared training loop: seeded shuffles, full batches, training and validation timed
  * apart, per-epoch loss and accuracy, progress on stderr. The same loop drives every back-end. */
 #include "nn/train.h"
+#include "nn/backend_impl.h"
 #include "nn/kernels.h"
 #include "core/err.h"
 

@@ -2,7 +2,7 @@
  * Readable loops over NCHW float32 buffers in host memory; gemm-shaped loops are ordered so that the
  * inner loop is contiguous (the compiler vectorises it) and batches are split across OpenMP threads.
  * Results depend only on the inputs and the thread count. */
-#include "nn/backend.h"
+#include "nn/backend_impl.h"
 #include "nn/host_ops.h"
 #include "nn/kernels.h"
 #include "core/err.h"
