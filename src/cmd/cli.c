@@ -16,6 +16,19 @@ static const sd_opt *find_opt(const sd_opt *opts, const char *name, size_t len) 
     return NULL;
 }
 
+/* "a|b|c" as "a, b or c" for messages. */
+static const char *choice_list(const char *choices) {
+    static _Thread_local char buf[256];
+    size_t len = 0, k, n = 0;
+    buf[0] = 0;
+    for (const char *c = choices; c && *c && len < sizeof buf; c += k + (c[k] == '|'), n++) {
+        k = strcspn(c, "|");
+        const char *sep = n == 0 ? "" : c[k] ? ", " : " or ";
+        len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%.*s", sep, (int)k, c);
+    }
+    return buf;
+}
+
 static int set_value(const sd_opt *o, const char *v) {
     char *end;
     switch (o->type) {
@@ -42,6 +55,15 @@ static int set_value(const sd_opt *o, const char *v) {
             return sd_err(SD_EUSAGE, "--%s must be between %g and %g, got %g", o->name, o->min, o->max, x);
         *(double *)o->dst = x;
         return 0;
+    }
+    case SD_OPT_CHOICE: {
+        size_t n = strlen(v);
+        for (const char *c = o->metavar; c && *c;) {
+            size_t k = strcspn(c, "|");
+            if (k == n && strncmp(c, v, n) == 0) { *(const char **)o->dst = v; return 0; }
+            c += k + (c[k] == '|');
+        }
+        return sd_err(SD_EUSAGE, "--%s expects %s, got '%s'", o->name, choice_list(o->metavar), v);
     }
     case SD_OPT_FLAG:
         break;

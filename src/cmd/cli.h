@@ -10,13 +10,14 @@ typedef enum sd_opt_type {
     SD_OPT_STR,     /* const char**, points into argv */
     SD_OPT_INT,     /* long*, checked against [min, max] */
     SD_OPT_DOUBLE,  /* double*, checked against [min, max] */
+    SD_OPT_CHOICE,  /* const char**, one of the values its metavar lists ("auto|real|synthetic") */
 } sd_opt_type;
 
 typedef struct sd_opt {
     const char *name;      /* long name without "--" */
     sd_opt_type type;
     void *dst;
-    const char *metavar;   /* "FILE", "N"; NULL for flags */
+    const char *metavar;   /* "FILE", "N"; NULL for flags; for CHOICE the accepted values, '|'-separated */
     const char *help;
     double min, max;       /* for INT/DOUBLE; min == max == 0: unbounded */
 } sd_opt;
