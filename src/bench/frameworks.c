@@ -1,6 +1,6 @@
 /* frameworks — the table of framework runners and the probe that tells whether one can run here. */
 #include "bench/frameworks.h"
-#include "cmd/cli.h"
+#include "core/util.h"
 #include "core/err.h"
 
 #include <errno.h>

@@ -5,6 +5,8 @@
 
 #include <stdio.h>
 
+#include "core/util.h"   /* sd_split_list, sd_default_dir, sd_run_self: most commands use them */
+
 typedef enum sd_opt_type {
     SD_OPT_FLAG,    /* int*, set to 1 */
     SD_OPT_STR,     /* const char**, points into argv */
@@ -52,15 +54,6 @@ int cmd_env(int argc, char **argv);
 
 
 
-/* Run this binary with argv (argv[0] = "showdown", then the command and options) as a child process,
- * stdout and stderr appended to log_path (NULL: discarded). *exit_code gets its exit status. */
-int sd_run_self(char *const argv[], const char *log_path, int *exit_code);
-
-/* Split "a,b,c" in place into at most max non-empty entries; returns the count. */
-int sd_split_list(char *s, char **out, int max);
-/* The project directory `name` (workloads, scoring, ...): ./name when ./probe exists, else name beside the
- * executable when that exists, else ./name. probe is a path relative to the current directory. */
-void sd_default_dir(char *buf, size_t n, const char *name, const char *probe);
 
 
 /* The bench arguments every cell repeats: argv[1..argc) minus the options named in drop (long names, with

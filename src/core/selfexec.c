@@ -3,13 +3,14 @@
  * has its own process group and dies with its parent; a SIGINT/SIGTERM the parent receives (core/sig) is
  * forwarded to that group and the child waited for. */
 #define _GNU_SOURCE   /* prctl */
-#include "cmd/cli.h"
+#include "core/util.h"
 #include "core/err.h"
 #include "core/sig.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>

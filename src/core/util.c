@@ -1,0 +1,34 @@
+/* util — comma lists and the project's directories (core/util.h). */
+#include "core/util.h"
+
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int sd_split_list(char *s, char **out, int max) {
+    int n = 0;
+    for (char *p = s; p && *p && n < max;) {
+        char *c = strchr(p, ',');
+        if (c) *c = 0;
+        if (*p) out[n++] = p;
+        p = c ? c + 1 : NULL;
+    }
+    return n;
+}
+
+static int path_exists(const char *p) { struct stat st; return stat(p, &st) == 0; }
+
+void sd_default_dir(char *buf, size_t n, const char *name, const char *probe) {
+    if (path_exists(probe)) { snprintf(buf, n, "%s", name); return; }
+    char exe[PATH_MAX];
+    ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (k > 0) {
+        exe[k] = 0;
+        snprintf(buf, n, "%s/%s", dirname(exe), name);
+        if (path_exists(buf)) return;
+    }
+    snprintf(buf, n, "%s", name);
+}

@@ -1,0 +1,18 @@
+/* util — small helpers every layer may use: this binary as a child process, comma lists, the project's
+ * directories found from the working directory or beside the executable. */
+#ifndef SD_UTIL_H
+#define SD_UTIL_H
+
+#include <stddef.h>
+
+/* Run this binary with argv (argv[0] = "showdown", then the command and options) as a child process,
+ * stdout and stderr appended to log_path (NULL: discarded). *exit_code gets its exit status. */
+int sd_run_self(char *const argv[], const char *log_path, int *exit_code);
+
+/* Split "a,b,c" in place into at most max non-empty entries; returns the count. */
+int sd_split_list(char *s, char **out, int max);
+/* The project directory `name` (workloads, scoring, ...): ./name when ./probe exists, else name beside the
+ * executable when that exists, else ./name. probe is a path relative to the current directory. */
+void sd_default_dir(char *buf, size_t n, const char *name, const char *probe);
+
+#endif
