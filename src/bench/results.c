@@ -2,6 +2,7 @@
 #include "bench/results.h"
 #include "core/err.h"
 #include "core/fsutil.h"
+#include "db/db.h"
 
 #include <errno.h>
 #include <math.h>
@@ -51,6 +52,19 @@ static const char *optim_name(nn_optim_kind k) {
     return k < NN_OPTIM_COUNT ? n[k] : "?";
 }
 
+size_t sd_results_count(const json_t *doc) { return json_array_size(json_object_get(doc, "runs")); }
+json_t *sd_results_run(const json_t *doc, size_t i) { return json_array_get(json_object_get(doc, "runs"), i); }
+int sd_results_append(json_t *doc, json_t *run) {
+    return json_array_append_new(json_object_get(doc, "runs"), run) == 0 ? 0 : sd_err(SD_ENOMEM, "out of memory");
+}
+
+int sd_results_store(db *d, int64_t run_id, const json_t *doc, size_t from, int finish) {
+    size_t n = sd_results_count(doc);
+    for (size_t k = from; k < n; k++) SD_TRY(db_run_add_result(d, run_id, sd_results_run(doc, k), finish && k + 1 == n));
+    if (finish && from >= n) SD_TRY(db_run_finish(d, run_id));
+    return 0;
+}
+
 int sd_results_add_run(json_t *doc, const sd_run_info *ri) {
     const sd_workload *w = ri->w;
     const nn_train_opts *o = ri->opts;
@@ -92,6 +106,11 @@ int sd_results_add_run(json_t *doc, const sd_run_info *ri) {
                                  "shuffle", o->shuffle, "precision", precision, "optimizer", optim);
     if (ri->be) json_object_set_new(settings, "autotune", json_boolean(nn_backend_options(ri->be)->autotune));
     json_object_set_new(settings, "max_batches", o->max_batches > 0 ? json_integer(o->max_batches) : json_null());
+    if (ri->gpus > 0) {   /* data parallel: the replica count, the global batch and how gradients were reduced */
+        json_object_set_new(settings, "gpus", json_integer(ri->gpus));
+        json_object_set_new(settings, "global_batch", json_integer((json_int_t)o->batch * ri->gpus));
+        if (ri->reduction && ri->reduction[0]) json_object_set_new(settings, "reduction", json_string(ri->reduction));
+    }
     json_object_set_new(run, "settings", settings);
     const nn_train_result *r0 = &ri->samples[0];
     json_object_set_new(run, "model", json_pack("{s:I,s:f,s:f,s:s}", "parameters", (json_int_t)r0->nparams,
@@ -184,6 +203,7 @@ int sd_results_add_run(json_t *doc, const sd_run_info *ri) {
         json_object_set_new(run, "mode", json_string("inference"));
     free(first); free(steady); free(val); free(acc); free(ips); free(gfl); free(tmp);
     free(inf); free(inf1k); free(cold); free(infgf);
+    if (ri->equivalence) json_object_set_new(run, "equivalence", json_deep_copy(ri->equivalence));
     json_array_append_new(json_object_get(doc, "runs"), run);
     return 0;
 }

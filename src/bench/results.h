@@ -5,6 +5,7 @@
 #define SD_BENCH_RESULTS_H
 
 #include <jansson.h>
+#include <stdint.h>
 
 #include "nn/train.h"
 
@@ -34,7 +35,24 @@ typedef struct sd_run_info {
     int threads;
     const nn_train_result *samples; /* one per repeat */
     int nsamples;
+    int gpus;                       /* native: replicas (settings.gpus, .global_batch); 0: not recorded */
+    const char *reduction;          /* data parallel: how gradients were reduced, or NULL */
+    const json_t *equivalence;      /* framework runs: the same-model check (copied), or NULL */
 } sd_run_info;
+
+/* The runs of a results document, in order: how many, and the i-th (borrowed; NULL past the end). */
+size_t sd_results_count(const json_t *doc);
+json_t *sd_results_run(const json_t *doc, size_t i);
+#define sd_results_foreach(doc, i, run) \
+    for ((i) = 0; (i) < sd_results_count(doc) && ((run) = sd_results_run((doc), (i))) != NULL; (i)++)
+/* Append run (the reference is taken) to doc's runs. */
+int sd_results_append(json_t *doc, json_t *run);
+
+/* The one way a run reaches the database (bench, nightly and collect): the runs of doc from index `from` on,
+ * each in its own transaction; finish = 1 marks the database run complete with the last of them (or on its
+ * own when there are none). bench stores each cell's runs as they come, then finishes with from = count. */
+struct db;
+int sd_results_store(struct db *d, int64_t run_id, const json_t *doc, size_t from, int finish);
 
 /* Append a run (samples + summary) to doc["runs"]. */
 int sd_results_add_run(json_t *doc, const sd_run_info *ri);

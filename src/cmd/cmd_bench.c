@@ -223,15 +223,8 @@ static int run_one(const bench_args *a, const char *wname, const char *bname, js
     }
     sd_run_info ri = {.w = &w, .implementation = "native", .be = be, .backend_note = note, .train = &train,
                       .test = &test, .opts = &o, .threads = a->threads > 0 ? (int)a->threads : (int)sysconf(_SC_NPROCESSORS_ONLN),
-                      .samples = samples, .nsamples = nsamples};
+                      .samples = samples, .nsamples = nsamples, .gpus = (int)a->gpus, .reduction = how};
     rc = sd_results_add_run(doc, &ri);
-    if (rc == 0) {   /* data parallel: the replica count, the global batch and how gradients were reduced */
-        json_t *runs = json_object_get(doc, "runs");
-        json_t *set = json_object_get(json_array_get(runs, json_array_size(runs) - 1), "settings");
-        json_object_set_new(set, "gpus", json_integer(a->gpus));
-        json_object_set_new(set, "global_batch", json_integer(o.batch * a->gpus));
-        if (how[0]) json_object_set_new(set, "reduction", json_string(how));
-    }
 done:
     if (rc && rc != SD_EINTR && rc != SD_EUSAGE) {
         fprintf(stderr, "showdown bench: %s on %s failed: %s\n", w.name, bname, sd_errmsg());
@@ -316,7 +309,7 @@ static int run_framework(const bench_args *a, const char *wname, const char *imp
     sd_runner_result *res = NULL;
     nn_train_result *samples = NULL;
     nn_layer *plan = NULL;
-    json_t *env = NULL;
+    json_t *env = NULL, *eq = NULL;
     int nres = 0;
     nn_train_opts o = train_opts(a, &w);
     size_t nparams = 0;
@@ -404,31 +397,30 @@ static int run_framework(const bench_args *a, const char *wname, const char *imp
         json_object_set_new(env, "torch_dir", json_string(torch.torch_dir));
     }
     sd_results_set_library(doc, impl, res[0].version);
+    /* "same model": the parameter count was checked at hello; the forward pass on the exported batch here */
+    eq = json_object();
+    json_object_set_new(eq, "tolerance", json_real(EQUIVALENCE_TOLERANCE));
+    int eq_failed = 0;
+    if (res[0].equivalence) {
+        int passed = res[0].max_rel_diff <= EQUIVALENCE_TOLERANCE;
+        for (int i = 1; i < nres; i++) passed = passed && res[i].equivalence && res[i].max_rel_diff <= EQUIVALENCE_TOLERANCE;
+        json_object_set_new(eq, "status", json_string(passed ? "passed" : "failed"));
+        json_object_set_new(eq, "max_rel_diff", json_real(res[0].max_rel_diff));
+        json_object_set_new(eq, "batch", json_integer(res[0].eq_batch));
+        eq_failed = !passed;
+    } else {
+        json_object_set_new(eq, "status", json_string("not checked"));
+    }
     sd_run_info ri = {.w = &w, .implementation = impl, .be = NULL, .backend_name = res[0].device_kind,
                       .device = res[0].device, .precision = a->precision, .backend_env = env,
                       .train = w.mode == SD_MODE_INFERENCE ? &test : &train,
-                      .test = &test, .opts = &o, .threads = threads, .samples = samples, .nsamples = nres};
+                      .test = &test, .opts = &o, .threads = threads, .samples = samples, .nsamples = nres,
+                      .equivalence = eq};
     rc = sd_results_add_run(doc, &ri);
-    if (rc == 0) {
-        /* "same model": the parameter count was checked at hello; the forward pass on the exported batch here */
-        json_t *runs = json_object_get(doc, "runs"), *run = json_array_get(runs, json_array_size(runs) - 1);
-        json_t *eq = json_object();
-        json_object_set_new(eq, "tolerance", json_real(EQUIVALENCE_TOLERANCE));
-        if (res[0].equivalence) {
-            int passed = res[0].max_rel_diff <= EQUIVALENCE_TOLERANCE;
-            for (int i = 1; i < nres; i++) passed = passed && res[i].equivalence && res[i].max_rel_diff <= EQUIVALENCE_TOLERANCE;
-            json_object_set_new(eq, "status", json_string(passed ? "passed" : "failed"));
-            json_object_set_new(eq, "max_rel_diff", json_real(res[0].max_rel_diff));
-            json_object_set_new(eq, "batch", json_integer(res[0].eq_batch));
-            if (!passed) {
-                fprintf(stderr, "showdown bench: %s through %s: equivalence failed: forward output differs from native by "
-                        "%.3g relative (tolerance %g)\n", w.name, impl, res[0].max_rel_diff, EQUIVALENCE_TOLERANCE);
-                *failed = SD_ERROR;
-            }
-        } else {
-            json_object_set_new(eq, "status", json_string("not checked"));
-        }
-        json_object_set_new(run, "equivalence", eq);
+    if (rc == 0 && eq_failed) {
+        fprintf(stderr, "showdown bench: %s through %s: equivalence failed: forward output differs from native by "
+                "%.3g relative (tolerance %g)\n", w.name, impl, res[0].max_rel_diff, EQUIVALENCE_TOLERANCE);
+        *failed = SD_ERROR;
     }
 done:
     if (eqdir[0] && strcmp(eqdir, "/tmp/showdown-weights-XXXXXX") != 0) remove_dir(eqdir);
@@ -449,6 +441,7 @@ done:
     free(samples);
     free(plan);
     json_decref(env);
+    json_decref(eq);
     sd_dataset_free(&train);
     sd_dataset_free(&test);
     sd_workload_free(&w);
@@ -630,26 +623,25 @@ int cmd_bench(int argc, char **argv) {
      * fails (corrupt page, full disk) is dropped: measuring goes on and the results still reach --json. */
 #define STORE_LAST()                                                                                     \
     do {                                                                                                 \
-        json_t *runs_ = json_object_get(doc, "runs");                                                    \
-        if (rc == 0 && dbh && json_array_size(runs_) > before)                                           \
-            dbrc = db_run_add_result(dbh, run_id, json_array_get(runs_, json_array_size(runs_) - 1), 0); \
+        if (rc == 0 && dbh) dbrc = sd_results_store(dbh, run_id, doc, before, 0);                         \
         if (dbrc && dbh) db_lost(&dbh, dberr, sizeof dberr);                                             \
     } while (0)
     for (int i = 0; i < nw && rc == 0; i++) {
         for (int j = 0; j < nb && rc == 0 && native; j++) {
-            size_t before = json_array_size(json_object_get(doc, "runs"));
+            size_t before = sd_results_count(doc);
             rc = run_one(&a, wnames[i], bnames[j], doc, &failed);
             STORE_LAST();
         }
         for (int k = 0; k < ni && rc == 0; k++)
             if (is_framework(inames[k])) {
-                size_t before = json_array_size(json_object_get(doc, "runs"));
+                size_t before = sd_results_count(doc);
                 rc = run_framework(&a, wnames[i], inames[k], doc, &failed);
                 STORE_LAST();
             }
     }
 #undef STORE_LAST
-    if (rc == 0 && dbh && (dbrc = db_run_finish(dbh, run_id)) != 0) db_lost(&dbh, dberr, sizeof dberr);
+    if (rc == 0 && dbh && (dbrc = sd_results_store(dbh, run_id, doc, sd_results_count(doc), 1)) != 0)
+        db_lost(&dbh, dberr, sizeof dberr);
     db_close(dbh);
     if (rc == SD_EINTR) {
         fprintf(stderr, "\nshowdown bench: interrupted; no results written (the database run stays incomplete)\n");

@@ -118,9 +118,9 @@ static int compare_runs(const json_t *cur, const json_t *prev, double thr, json_
     int n = 0;
     size_t i, j;
     const json_t *c, *p;
-    json_array_foreach(json_object_get(cur, "runs"), i, c) {
+    sd_results_foreach(cur, i, c) {
         if (strcmp(js(c, "status"), "ok")) continue;
-        json_array_foreach(json_object_get(prev, "runs"), j, p) {
+        sd_results_foreach(prev, j, p) {
             if (strcmp(js(p, "status"), "ok") || strcmp(js(c, "workload"), js(p, "workload")) ||
                 strcmp(js(c, "implementation"), js(p, "implementation")) || strcmp(js(c, "backend"), js(p, "backend")))
                 continue;
@@ -297,11 +297,7 @@ int cmd_nightly(int argc, char **argv) {
         goto done;
     }
     logf_("bench: %s (exit %d), results in %s", bcode ? "some runs failed" : "done", bcode, bjson);
-    json_t *runs = json_object_get(cur, "runs");
-    size_t nr = json_array_size(runs);
-    for (size_t i = 0; i < nr && rc == 0; i++) rc = db_run_add_result(d, run_id, json_array_get(runs, i), i + 1 == nr);
-    if (rc == 0 && nr == 0) rc = db_run_finish(d, run_id);
-    if (rc) goto done;
+    if ((rc = sd_results_store(d, run_id, cur, 0, 1)) != 0) goto done;
 
     char sjson[4096], rdir[4096], rjson[4096];
     snprintf(sjson, sizeof sjson, "%s/scores.json", dir);

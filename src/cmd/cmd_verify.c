@@ -155,7 +155,7 @@ static const json_t *find_run(const json_t *doc, const char *w, const char *impl
     if (strcmp(impl, "native") != 0) be = runner_device(be);
     size_t i;
     const json_t *r;
-    json_array_foreach(json_object_get(doc, "runs"), i, r)
+    sd_results_foreach(doc, i, r)
         if (!strcmp(js(r, "workload") ? js(r, "workload") : "", w) && !strcmp(js(r, "implementation") ? js(r, "implementation") : "", impl) &&
             !strcmp(js(r, "backend") ? js(r, "backend") : "", be) && !strcmp(js(r, "status") ? js(r, "status") : "", "ok"))
             return r;
@@ -298,7 +298,7 @@ int cmd_verify(int argc, char **argv) {
            "measured median [min-max]", "verdict", "why");
     size_t i;
     json_t *pub;
-    json_array_foreach(json_object_get(pubdoc, "runs"), i, pub) {
+    sd_results_foreach(pubdoc, i, pub) {
         const char *w = js(pub, "workload"), *impl = js(pub, "implementation"), *be = js(pub, "backend");
         const json_t *psum = json_object_get(pub, "summary");
         const char *metric = NULL;

@@ -567,7 +567,7 @@ static void classify(const char *dir, int i, cell_info *c) {
         size_t k;
         json_t *r;
         snprintf(c->state, sizeof c->state, "ok");
-        json_array_foreach(json_object_get(c->doc, "runs"), k, r) {
+        sd_results_foreach(c->doc, k, r) {
             const char *st = json_string_value(json_object_get(r, "status"));
             if (st && strcmp(st, "ok") == 0) continue;
             snprintf(c->state, sizeof c->state, "%s", st && strcmp(st, "unavailable") == 0 ? "unavailable" : "failed");
@@ -575,7 +575,7 @@ static void classify(const char *dir, int i, cell_info *c) {
                      json_string_value(json_object_get(r, "error")) : "no error message");
             break;
         }
-        if (json_array_size(json_object_get(c->doc, "runs")) == 0) {
+        if (sd_results_count(c->doc) == 0) {
             snprintf(c->state, sizeof c->state, "failed");
             snprintf(c->detail, sizeof c->detail, "the results file holds no run");
         }
@@ -713,12 +713,11 @@ int sd_slurm_collect(const char *dir, const sd_slurm_collect_opts *o, FILE *out,
         const json_t *c = json_array_get(json_object_get(m, "cells"), (size_t)i);
         char job[48];
         snprintf(job, sizeof job, "%s_%d", ci[i].job, i);
-        json_t *runs = json_object_get(doc, "runs");
-        size_t before = json_array_size(runs);
+        size_t before = sd_results_count(doc);
         if (ci[i].doc) {
             size_t k;
             json_t *r;
-            json_array_foreach(json_object_get(ci[i].doc, "runs"), k, r) json_array_append(runs, r);
+            sd_results_foreach(ci[i].doc, k, r) sd_results_append(doc, json_deep_copy(r));   /* annotated below */
             json_t *libs = json_object_get(json_object_get(ci[i].doc, "environment"), "libraries");
             const char *lk;
             json_t *lv;
@@ -730,14 +729,12 @@ int sd_slurm_collect(const char *dir, const sd_slurm_collect_opts *o, FILE *out,
                                   json_string_value(json_object_get(c, "implementation")),
                                   json_string_value(json_object_get(c, "backend")), ci[i].state, ci[i].detail);
         }
-        for (size_t k = before; k < json_array_size(runs); k++) {
-            json_t *r = json_array_get(runs, k);
-            json_t *copy = json_deep_copy(r);   /* cell runs are shared with ci[i].doc: annotate a copy */
-            json_object_set_new(copy, "cell", json_integer(i));
-            json_object_set_new(copy, "slurm_job", json_string(job));
+        for (size_t k = before; k < sd_results_count(doc); k++) {   /* each run says which cell and node made it */
+            json_t *r = sd_results_run(doc, k);
+            json_object_set_new(r, "cell", json_integer(i));
+            json_object_set_new(r, "slurm_job", json_string(job));
             json_t *env = json_object_get(ci[i].doc, "environment");
-            if (env) json_object_set_new(copy, "environment", json_deep_copy(env));
-            json_array_set_new(runs, k, copy);
+            if (env) json_object_set_new(r, "environment", json_deep_copy(env));
         }
     }
 
@@ -746,10 +743,8 @@ int sd_slurm_collect(const char *dir, const sd_slurm_collect_opts *o, FILE *out,
         int64_t run_id = 0;
         SD_TRY_GOTO(rc, db_open(&dbh, path), done);
         SD_TRY_GOTO(rc, db_run_begin(dbh, doc, "bench", dir, &run_id), done);
-        json_t *runs = json_object_get(doc, "runs");
-        size_t nr = json_array_size(runs);
-        for (size_t k = 0; k < nr; k++) SD_TRY_GOTO(rc, db_run_add_result(dbh, run_id, json_array_get(runs, k), k + 1 == nr), done);
-        if (nr == 0) SD_TRY_GOTO(rc, db_run_finish(dbh, run_id), done);
+        size_t nr = sd_results_count(doc);
+        SD_TRY_GOTO(rc, sd_results_store(dbh, run_id, doc, 0, 1), done);
         json_object_set_new(json_object_get(doc, "slurm"), "run_id", json_integer(run_id));
         if (!o->quiet) fprintf(stderr, "run %lld stored in %s (%zu results from %d cells)\n", (long long)run_id, path, nr, n);
     }
