@@ -32,7 +32,7 @@ elif [ $install = 1 ]; then
     log=$(dirname "$sig")/deps-install.log
     n=$(echo $missing | wc -w)
     echo "deps: installing $n Debian packages:$missing"
-    echo "deps: (a first install on a fresh machine downloads about 1 GB and takes 3-6 minutes; log: $log)"
+    echo "deps: (on a fresh Debian 12 with 2 cores this took 2-5 minutes; log: $log)"
     start=$(date +%s)
     if apt-get update -q >"$log" 2>&1 &&
        DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing >>"$log" 2>&1; then
