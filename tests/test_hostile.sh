@@ -113,7 +113,9 @@ cat > "$t/n.json" <<JSON
 JSON
 "$SD" nightly --config "$t/n.json" > /dev/null 2>&1 || bad "first nightly"
 first=$(readlink "$t/n/latest")
-orphans() { sleep 1; pgrep -f -- "--json $t/n/" > /dev/null; }
+# A child stops at its next check (a batch, a file): on a busy machine that can take a few seconds. One still
+# running after 10 s is an orphan.
+orphans() { for i in $(seq 1 100); do pgrep -f -- "--json $t/n/" > /dev/null || return 1; sleep 0.1; done; return 0; }
 started() { for i in $(seq 1 200); do pgrep -f -- "--json $t/n/" > /dev/null && return 0; sleep 0.05; done; return 1; }
 SHOWDOWN_TEST_SLOWDOWN=4000 "$SD" nightly --config "$t/n.json" > "$t/nt" 2>&1 & p=$!
 started || bad "nightly's bench did not start"
