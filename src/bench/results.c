@@ -322,6 +322,7 @@ void sd_results_print_overhead(FILE *f, const json_t *doc) {
         const char *impl = json_string_value(json_object_get(fw, "implementation"));
         if (!impl || strcmp(impl, "native") == 0 || !run_ok(fw)) continue;
         const char *wl = json_string_value(json_object_get(fw, "workload"));
+        if (!wl) continue;   /* a run without a workload has no native run to stand beside */
         const char *fwhich, *nwhich;
         double tf = cmp_time(fw, &fwhich), tfv = stat_median(json_object_get(fw, "summary"), "val_s");
         double af = stat_median(json_object_get(fw, "summary"), "accuracy");
