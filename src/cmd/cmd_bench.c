@@ -28,7 +28,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define DEFAULT_MNIST_DIR "/usr/share/datasets/fashion-mnist"
 
 
 typedef struct bench_args {
@@ -56,7 +55,7 @@ static int load_data(const bench_args *a, const sd_workload *w, long max_example
     const char *why = NULL;
     char whybuf[1024];
     if (!want_syn && strcmp(w->dataset, "mnist") == 0) {
-        const char *dir = a->data_dir ? a->data_dir : DEFAULT_MNIST_DIR;
+        const char *dir = a->data_dir ? a->data_dir : SD_DEFAULT_MNIST_DIR;
         char ti[1024], tl[1024], vi[1024], vl[1024];
         if (find_idx(ti, sizeof ti, dir, "train-images-idx3-ubyte") && find_idx(tl, sizeof tl, dir, "train-labels-idx1-ubyte") &&
             find_idx(vi, sizeof vi, dir, "t10k-images-idx3-ubyte") && find_idx(vl, sizeof vl, dir, "t10k-labels-idx1-ubyte")) {

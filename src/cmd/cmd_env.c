@@ -6,6 +6,7 @@
 #include "cmd/cli.h"
 #include "core/err.h"
 #include "core/fsutil.h"
+#include "data/data.h"
 #include "nn/backend.h"
 #include "runner/runner.h"
 
@@ -15,7 +16,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define DEFAULT_MNIST_DIR "/usr/share/datasets/fashion-mnist"
 
 static const char *str(json_t *o, const char *k) {
     const char *s = json_string_value(json_object_get(o, k));
@@ -153,7 +153,7 @@ int cmd_env(int argc, char **argv) {
         {"require", SD_OPT_STR, &require, "A,B", "exit 4 unless each named back-end or framework is runnable", 0, 0},
         {"python", SD_OPT_STR, &python, "PATH", "interpreter of the pytorch runner (default: the newest torch installed, as bench picks it)", 0, 0},
         {"venvs", SD_OPT_STR, &venvs, "DIR", "virtual environments of the framework runners (default .venv-frameworks)", 0, 0},
-        {"data-dir", SD_OPT_STR, &mnist, "DIR", "where the mnist workloads' idx files are (default " DEFAULT_MNIST_DIR ")", 0, 0},
+        {"data-dir", SD_OPT_STR, &mnist, "DIR", "where the mnist workloads' idx files are (default " SD_DEFAULT_MNIST_DIR ")", 0, 0},
         {"no-probe", SD_OPT_FLAG, &no_probe, NULL, "do not start Python to import each framework (faster)", 0, 0},
         {0},
     };
@@ -189,7 +189,7 @@ int cmd_env(int argc, char **argv) {
         json_array_append_new(fws, probe_framework(sd_framework_at(i), venvs, python, !no_probe));
     json_object_set_new(doc, "frameworks", fws);
     json_t *data = json_array();
-    json_array_append_new(data, probe_data("fashion-mnist", mnist ? mnist : DEFAULT_MNIST_DIR, "mnist_*"));
+    json_array_append_new(data, probe_data("fashion-mnist", mnist ? mnist : SD_DEFAULT_MNIST_DIR, "mnist_*"));
     json_array_append_new(data, probe_data("cifar-10", NULL, "cifar10_*, the binary version"));
     json_object_set_new(doc, "data", data);
 

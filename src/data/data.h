@@ -8,6 +8,8 @@
 #include <stdint.h>
 
 /* Bounds on what a file from outside may claim (SD_ELIMIT past them). */
+/* Where Debian's dataset-fashion-mnist puts the idx files the mnist workloads read by default. */
+#define SD_DEFAULT_MNIST_DIR "/usr/share/datasets/fashion-mnist"
 #define SD_DATA_MAX_EXAMPLES 10000000
 #define SD_DATA_MAX_DIM      4096
 
