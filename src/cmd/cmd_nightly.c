@@ -1,7 +1,7 @@
 /* cmd_nightly — `showdown nightly`: the cron job. Takes a lock (a second run exits at once with code 7),
  * makes OUT/YYYY-MM-DD/ (a -2, -3 ... suffix for later runs the same day) and OUT/latest, logs to
- * nightly.log there, runs bench (then score and report when they are built) as child processes, stores
- * the run in the database as kind "nightly", compares with the previous complete nightly run and flags a
+ * nightly.log there, runs bench, then score and report, as child processes, stores the run in the
+ * database as kind "nightly", compares with the previous complete nightly run and flags a
  * regression (exit 6) when a median is slower by more than the threshold and outside the old spread.
  * Keeps the newest N runs (database rows and directories). SIGINT/SIGTERM are forwarded to the running
  * child (its own process group), waited for; OUT/latest goes back to the run before and the exit is 130/143. */
@@ -253,7 +253,8 @@ int cmd_nightly(int argc, char **argv) {
     if (!c.db) { snprintf(dbbuf, sizeof dbbuf, "%s/showdown.db", c.out); c.db = dbbuf; }
     if ((rc = db_open(&d, c.db)) != 0) goto done;
 
-    /* bench, as a child, through the same code path as `showdown bench` */
+    /* bench as a child, through the same code path as `showdown bench`: a back-end that crashes, or hangs until
+     * the child is killed, takes only the child down; nightly still logs, keeps its database record and exit code */
     char bjson[4096], ep[32], bt[32], rp[32];
     snprintf(bjson, sizeof bjson, "%s/bench.json", dir);
     snprintf(ep, sizeof ep, "%lld", c.epochs);
