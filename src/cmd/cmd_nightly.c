@@ -187,7 +187,7 @@ int cmd_nightly(int argc, char **argv) {
     if (rc) return sd_cli_fail("nightly", rc);
     if (help) {
         sd_opts_usage(stdout, "nightly", "[--config FILE]",
-                      "Run bench (+ score + report when built) into OUT/YYYY-MM-DD/, keep history in the database and\n"
+                      "Run bench, score and report into OUT/YYYY-MM-DD/, keep history in the database and\n"
                       "flag regressions: a median slower than the previous nightly run's by more than the threshold and\n"
                       "above its max. Exit 6 on a regression, 7 when another nightly run holds the lock.\n"
                       "Test only: SHOWDOWN_TEST_SLOWDOWN=MS makes training sleep MS ms per batch.",
