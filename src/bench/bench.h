@@ -72,8 +72,9 @@ int sd_bench_matrix_run(const sd_bench_opts *o, const sd_bench_cell *cells, int 
  * only SD_EINTR and SD_EUSAGE are returned. */
 int sd_bench_cell_run(const sd_bench_opts *o, const sd_bench_cell *c, json_t *doc, int *failed);
 
-/* `bench --describe`: the layer plan of workload at o's batch, printed to f as a table. */
-int sd_bench_describe(FILE *f, const sd_bench_opts *o, const char *workload);
+/* `bench --describe`: the layer plan of workload at o's batch, printed to f as a table, or with json as one
+ * "showdown-plan/1" line (nn_model_plan_json). */
+int sd_bench_describe(FILE *f, const sd_bench_opts *o, const char *workload, int json);
 
 /* `bench --export-weights DIR`: the equivalence files of workload (nn/export.h), no training. */
 int sd_bench_export(const sd_bench_opts *o, const char *workload, const char *dir);

@@ -251,6 +251,22 @@ static int exportable(const sd_workload *w, const nn_layer *plan, int L) {
     return 1;
 }
 
+/* The plan as one "showdown-plan/1" line (nn_model_plan_json): what --describe --json prints and a runner reads. */
+static int plan_line(char **out, const sd_workload *w, const nn_layer *plan, int L, int batch) {
+    json_t *doc = NULL;
+    SD_TRY(nn_model_plan_json(&doc, w, plan, L, batch));
+    /* 9 digits: every float of the spec (rate, eps, momentum) reads back as itself */
+    char *text = json_dumps(doc, JSON_COMPACT | JSON_REAL_PRECISION(9));
+    json_decref(doc);
+    size_t n = text ? strlen(text) : 0;
+    char *line = text ? realloc(text, n + 2) : NULL;
+    if (!line) { free(text); return sd_err(SD_ENOMEM, "cannot serialise the plan of %s", w->name); }
+    line[n] = '\n';
+    line[n + 1] = 0;
+    *out = line;
+    return 0;
+}
+
 /* Export w's initial weights (seed), the first EXPORT_BATCH test examples and the reference engine's logits. */
 static int export_weights(const sd_bench_opts *a, const sd_workload *w, const sd_dataset *test, const char *dir) {
     nn_backend *be = NULL;
@@ -420,14 +436,20 @@ int sd_bench_cell_run(const sd_bench_opts *o, const sd_bench_cell *c, json_t *do
     return run_framework(o, c->workload, c->implementation, doc, failed);
 }
 
-int sd_bench_describe(FILE *f, const sd_bench_opts *o, const char *workload) {
+int sd_bench_describe(FILE *f, const sd_bench_opts *o, const char *workload, int json) {
     sd_workload w;
     SD_TRY(load_workload(o, workload, &w));
     nn_layer *plan = NULL;
     size_t np = 0;
     int batch = o->batch > 0 ? (int)o->batch : w.batch;
     int L = nn_model_plan(&w, batch, &plan, &np), rc = L < 0 ? L : 0;
-    if (rc == 0) nn_model_describe(f, &w, plan, L, np);
+    if (rc == 0 && json) {
+        char *line = NULL;
+        if ((rc = plan_line(&line, &w, plan, L, batch)) == 0) fputs(line, f);
+        free(line);
+    } else if (rc == 0) {
+        nn_model_describe(f, &w, plan, L, np);
+    }
     free(plan);
     sd_workload_free(&w);
     return rc;

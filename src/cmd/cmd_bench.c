@@ -21,12 +21,31 @@ typedef struct bench_args {
     int describe, no_db;
 } bench_args;
 
-/* --describe: each workload's layer table. */
-static int describe(const sd_bench_opts *o, const sd_bench_matrix *m) {
-    int rc = 0;
+/* After --describe, --json's FILE may be left out (stdout, as `--json -`): the option table has no optional
+ * values, so a bare --json is given its "-" here. */
+static void describe_json_default(int argc, char **argv) {
+    static char dash[] = "--json=-";
+    int describe = 0;
+    for (int i = 1; i < argc; i++) describe |= strcmp(argv[i], "--describe") == 0;
+    for (int i = 1; describe && i < argc; i++)
+        if (strcmp(argv[i], "--json") == 0 && (i + 1 == argc || strncmp(argv[i + 1], "--", 2) == 0)) argv[i] = dash;
+}
+
+/* --describe: each workload's layer plan, as tables or (--json) "showdown-plan/1" lines, to stdout or FILE. */
+static int describe(const sd_bench_opts *o, const sd_bench_matrix *m, const char *json) {
+    int to_file = json && strcmp(json, "-") != 0, rc = 0;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = to_file ? open_memstream(&buf, &len) : stdout;
+    if (!f) return sd_err(SD_ENOMEM, "out of memory");
     for (int i = 0; i < m->nworkloads && rc == 0; i++) {
-        if (i) printf("\n");
-        rc = sd_bench_describe(stdout, o, m->workloads[i]);
+        if (i && !json) fprintf(f, "\n");
+        rc = sd_bench_describe(f, o, m->workloads[i], json != NULL);
+    }
+    if (to_file) {
+        fclose(f);
+        if (rc == 0) rc = sd_write_file_atomic(json, buf, len);
+        free(buf);
     }
     return rc;
 }
@@ -38,7 +57,8 @@ int cmd_bench(int argc, char **argv) {
     sd_bench_exec x = {.executor = "local", .poll = 5};
     const sd_opt opts[] = {
         {"workload", SD_OPT_STR, &o.workload, "NAME[,NAME]", "workload(s) from workloads/ (or paths to .json specs)", 0, 0},
-        {"describe", SD_OPT_FLAG, &a.describe, NULL, "print the layer table (shapes, parameters, FLOPs) and exit", 0, 0},
+        {"describe", SD_OPT_FLAG, &a.describe, NULL, "print the layer table (shapes, parameters, FLOPs) and exit; with --json [FILE], "
+                                                         "the plan as showdown-plan/1 JSON (stdout without FILE)", 0, 0},
         {"backend", SD_OPT_STR, &o.backend, "B[,B]", "auto (default), ref, dnnl, cudnn, or all (every back-end built)", 0, 0},
         {"epochs", SD_OPT_INT, &o.epochs, "N", "epochs (default: the workload's)", 1, SD_BENCH_MAX_EPOCHS},
         {"batches", SD_OPT_INT, &o.batches, "N", "cap on training (and validation) batches per epoch, or on the batches of an inference pass, for quick runs", 1, SD_BENCH_MAX_BATCHES},
@@ -78,6 +98,7 @@ int cmd_bench(int argc, char **argv) {
         {"cells", SD_OPT_STR, &x.cells, "LIST", "slurm: with --resubmit, the cells to submit again, e.g. 2,3", 0, 0},
         {0},
     };
+    describe_json_default(argc, argv);
     int help = 0;
     int rc = sd_opts_parse(opts, argc, argv, NULL, 0, NULL, &help);
     if (rc) return sd_cli_fail("bench", rc);
@@ -99,8 +120,9 @@ int cmd_bench(int argc, char **argv) {
         sd_err(SD_EUSAGE, "--workload is required (e.g. --workload mnist_mlp; see --help)");
         return sd_cli_fail("bench", SD_EUSAGE);
     }
-    /* an output that cannot be written is said before the measuring, not after */
-    if (a.json && (rc = sd_out_file_check(a.json, "--json")) != 0) return sd_cli_fail("bench", rc);
+    /* an output that cannot be written is said before the measuring, not after (a plan on stdout is none) */
+    int plan_stdout = a.describe && a.json && strcmp(a.json, "-") == 0;
+    if (a.json && !plan_stdout && (rc = sd_out_file_check(a.json, "--json")) != 0) return sd_cli_fail("bench", rc);
     if (!a.no_db && a.db && (rc = sd_out_path_ok(a.db, "--db")) != 0) return sd_cli_fail("bench", rc);
     sd_bench_matrix m;
     if ((rc = sd_bench_matrix_new(&m, &o)) != 0) goto done;
@@ -110,7 +132,7 @@ int cmd_bench(int argc, char **argv) {
         goto done;
     }
     if (a.describe) {
-        rc = describe(&o, &m);
+        rc = describe(&o, &m, a.json);
         goto done;
     }
     if (strcmp(x.executor, "slurm") == 0) {   /* the matrix as cells of one job array */
