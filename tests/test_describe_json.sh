@@ -1,6 +1,7 @@
 #!/bin/bash
 # test_describe_json — `bench --describe --json`: the "showdown-plan/1" document of every workload parses and has
-# the layer count and parameter total of the text --describe; mnist_cnn's layers field by field; --json FILE.
+# the layer count and parameter total of the text --describe; mnist_cnn's layers field by field; --json FILE; and
+# a framework runner gets the same plan as --plan PATH.
 set -u
 SD=${SHOWDOWN:-./showdown}
 PY=${PYTHON:-/usr/bin/python3}
@@ -57,4 +58,16 @@ $SD bench --workload mnist_cnn --describe --json - | cmp -s - "$t/cnn.json" && o
 $SD bench --workload mnist_mlp,mnist_cnn --describe --json --quiet > "$t/two" && [ "$(wc -l < "$t/two")" = 2 ] \
   && ok "two workloads: one line each" || bad "two workloads: $(wc -l < "$t/two") lines"
 
+# a framework runner gets --plan PATH: the same document (a fake runner keeps it, then says it is unavailable)
+cat > "$t/fake" <<EOF
+#!/bin/sh
+while [ \$# -gt 0 ]; do [ "\$1" = --plan ] && cp "\$2" "$t/got-plan.json"; shift; done
+echo '{"event":"error","kind":"unavailable","message":"fake runner"}'
+exit 3
+EOF
+chmod +x "$t/fake"
+$SD bench --workload mnist_cnn --impl pytorch --runner "pytorch=$t/fake" --data synthetic --epochs 1 --batches 1 \
+  --no-db --quiet > /dev/null 2> "$t/err"
+if [ -f "$t/got-plan.json" ] && cmp -s "$t/got-plan.json" "$t/cnn.json"; then ok "the runner's --plan is the --describe --json document"
+else bad "runner --plan: $(ls "$t"; cat "$t/err")"; fi
 exit $fail

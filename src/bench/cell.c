@@ -267,6 +267,17 @@ static int plan_line(char **out, const sd_workload *w, const nn_layer *plan, int
     return 0;
 }
 
+/* DIR/plan.json for the runner's --plan. */
+static int write_plan(const sd_workload *w, const nn_layer *plan, int L, int batch, const char *dir, char *path,
+                      size_t n) {
+    char *line = NULL;
+    SD_TRY(plan_line(&line, w, plan, L, batch));
+    snprintf(path, n, "%s/plan.json", dir);
+    int rc = sd_write_file_atomic(path, line, strlen(line));
+    free(line);
+    return rc;
+}
+
 /* Export w's initial weights (seed), the first EXPORT_BATCH test examples and the reference engine's logits. */
 static int export_weights(const sd_bench_opts *a, const sd_workload *w, const sd_dataset *test, const char *dir) {
     nn_backend *be = NULL;
@@ -289,7 +300,7 @@ static int run_framework(const sd_bench_opts *a, const char *wname, const char *
     nn_layer *plan = NULL;
     json_t *env = NULL, *eq = NULL;
     int nres = 0;
-    char dir[64] = "";   /* the equivalence weights (here: done reads it) */
+    char dir[64] = "", plan_path[96];   /* the runner's input files (here: done reads dir) */
     nn_train_opts o = train_opts(a, &w);
     size_t nparams = 0;
     int L = nn_model_plan(&w, o.batch, &plan, &nparams);
@@ -333,19 +344,19 @@ static int run_framework(const sd_bench_opts *a, const char *wname, const char *
         }
     }
     const char *envv[2] = {def->env, NULL};
-    int check = exportable(&w, plan, L);
-    if (check) {
-        snprintf(dir, sizeof dir, "/tmp/showdown-weights-XXXXXX");
-        if (!mkdtemp(dir)) {
-            dir[0] = 0;
-            rc = sd_err(SD_EIO, "cannot create a temporary directory: %s", strerror(errno));
-            goto done;
-        }
-        SD_TRY_GOTO(rc, export_weights(a, &w, &test, dir), done);
+    /* the runner's input files: the layer plan, and the initial weights of a model the equivalence check covers */
+    snprintf(dir, sizeof dir, "/tmp/showdown-runner-XXXXXX");
+    if (!mkdtemp(dir)) {
+        dir[0] = 0;
+        rc = sd_err(SD_EIO, "cannot create a temporary directory: %s", strerror(errno));
+        goto done;
     }
+    int check = exportable(&w, plan, L);
+    if (check) SD_TRY_GOTO(rc, export_weights(a, &w, &test, dir), done);
+    SD_TRY_GOTO(rc, write_plan(&w, plan, L, o.batch, dir, plan_path, sizeof plan_path), done);
     int threads = a->threads > 0 ? (int)a->threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
     sd_runner_opts ro = {.framework = impl, .program = runner_program(a, impl), .python = python,
-                         .equivalence_dir = check ? dir : NULL, .env = def->env ? envv : NULL,
+                         .equivalence_dir = check ? dir : NULL, .plan = plan_path, .env = def->env ? envv : NULL,
                          .script = script, .spec_path = w.path, .data = &desc, .epochs = o.epochs,
                          .batch = o.batch, .max_batches = o.max_batches, .shuffle = o.shuffle, .threads = threads,
                          .cudnn_benchmark = strcmp(a->autotune, "off") != 0, .classes = w.classes, .seed = o.seed,
