@@ -536,7 +536,7 @@ def main():
     ap.add_argument("--cudnn-benchmark", type=int, default=1)
     ap.add_argument("--precision", default="fp32", choices=["fp32", "tf32"])
     ap.add_argument("--equivalence", default=None, help="showdown-weights/1 directory: check the forward pass first")
-    a = ap.parse_args()
+    a, _unknown = ap.parse_known_args()   # arguments of later protocol additions (--plan ...) are ignored
 
     with open(a.spec) as f:
         spec = json.load(f)
