@@ -1,504 +1,91 @@
-/* cmd_bench — `showdown bench`: run workloads on the native engine over one or more back-ends and,
- * with --impl, through framework runners (workloads/runners/PROTOCOL.md) on the same data; repeat,
- * summarise (median, min–max) and write a "showdown-results/1" file. A failed run is recorded and the
- * others go on; the exit code says whether all succeeded (an unavailable framework is not a failure). */
-#include "bench/frameworks.h"
+/* cmd_bench — `showdown bench`: the command line of a benchmark run. Parses the options into sd_bench_opts and
+ * hands the matrix to the bench layer (bench/bench.h: run here) or to the Slurm executor (cmd/bench_slurm.c), then
+ * prints the summary and writes the results. A failed run is recorded and the others go on; the exit code says
+ * whether all succeeded (an unavailable framework is not a failure). */
+#include "bench/bench.h"
 #include "bench/results.h"
 #include "cmd/cli.h"
 #include "core/err.h"
 #include "core/fsutil.h"
 #include "core/sig.h"
-#include "data/data.h"
 #include "db/db.h"
-#include "nn/export.h"
-#include "nn/dp.h"
-#include "nn/model.h"
-#include "nn/train.h"
-#include "runner/runner.h"
 #include "slurm/slurm.h"
 
-#include <dirent.h>
-#include <libgen.h>
-#include <errno.h>
-#include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-
-
+/* What only the command line has: where the results go, and the modes that run nothing. */
 typedef struct bench_args {
-    const char *workload, *backend, *json, *data, *data_dir, *workloads_dir, *precision, *autotune, *db;
-    const char *impl, *runner, *device, *python, *venvs, *export_dir;
-    long epochs, batches, repeat, threads, seed, batch, runner_timeout, gpus;
-    int describe, quiet, no_db;
+    const char *json, *db, *export_dir;
+    int describe, no_db;
 } bench_args;
 
-static int exists(const char *p) { struct stat st; return stat(p, &st) == 0; }
-
-/* Find "<dir>/<base>" or "<dir>/<base>.gz". */
-static int find_idx(char *out, size_t n, const char *dir, const char *base) {
-    snprintf(out, n, "%s/%s", dir, base);
-    if (exists(out)) return 1;
-    snprintf(out, n, "%s/%s.gz", dir, base);
-    return exists(out);
+/* After --describe, --json's FILE may be left out (stdout, as `--json -`): the option table has no optional
+ * values, so a bare --json is given its "-" here. */
+static void describe_json_default(int argc, char **argv) {
+    static char dash[] = "--json=-";
+    int describe = 0;
+    for (int i = 1; i < argc; i++) describe |= strcmp(argv[i], "--describe") == 0;
+    for (int i = 1; describe && i < argc; i++)
+        if (strcmp(argv[i], "--json") == 0 && (i + 1 == argc || strncmp(argv[i + 1], "--", 2) == 0)) argv[i] = dash;
 }
 
-/* Real data when present (or required), synthetic otherwise; says which on stderr. */
-static int load_data(const bench_args *a, const sd_workload *w, long max_examples, sd_dataset *train,
-                     sd_dataset *test, sd_runner_data *desc) {
-    memset(desc, 0, sizeof *desc);
-    int want_real = strcmp(a->data, "real") == 0, want_syn = strcmp(a->data, "synthetic") == 0;
-    const char *why = NULL;
-    char whybuf[1024];
-    if (!want_syn && strcmp(w->dataset, "mnist") == 0) {
-        const char *dir = a->data_dir ? a->data_dir : SD_DEFAULT_MNIST_DIR;
-        char ti[1024], tl[1024], vi[1024], vl[1024];
-        if (find_idx(ti, sizeof ti, dir, "train-images-idx3-ubyte") && find_idx(tl, sizeof tl, dir, "train-labels-idx1-ubyte") &&
-            find_idx(vi, sizeof vi, dir, "t10k-images-idx3-ubyte") && find_idx(vl, sizeof vl, dir, "t10k-labels-idx1-ubyte")) {
-            SD_TRY(sd_data_load_idx(train, ti, tl));
-            int rc = sd_data_load_idx(test, vi, vl);
-            if (rc) { sd_dataset_free(train); return rc; }
-            desc->kind = SD_RUNNER_DATA_IDX;
-            snprintf(desc->train_images, sizeof desc->train_images, "%s", ti);
-            snprintf(desc->train_labels, sizeof desc->train_labels, "%s", tl);
-            snprintf(desc->test_images, sizeof desc->test_images, "%s", vi);
-            snprintf(desc->test_labels, sizeof desc->test_labels, "%s", vl);
-            return 0;
-        }
-        snprintf(whybuf, sizeof whybuf, "no MNIST-format files (train-images-idx3-ubyte[.gz] ...) in %s%s", dir,
-                 a->data_dir ? "" : " (install dataset-fashion-mnist or give --data-dir)");
-        why = whybuf;
-    } else if (!want_syn && strcmp(w->dataset, "cifar10") == 0) {
-        if (a->data_dir) {
-            SD_TRY(sd_data_load_cifar10(train, a->data_dir, 0));
-            int rc = sd_data_load_cifar10(test, a->data_dir, 1);
-            if (rc) { sd_dataset_free(train); return rc; }
-            desc->kind = SD_RUNNER_DATA_CIFAR10;
-            snprintf(desc->cifar_dir, sizeof desc->cifar_dir, "%s", a->data_dir);
-            return 0;
-        }
-        why = "CIFAR-10 is not on this machine (give --data-dir DIR holding data_batch_1.bin ... test_batch.bin)";
-    } else if (!want_syn && strcmp(w->dataset, "imdb") == 0) {
-        /* --data-dir: train.tok + test.tok (showdown-tokens/1), or the aclImdb text layout */
-        sd_imdb_opts io;
-        sd_imdb_opts_default(&io);
-        io.num_words = w->num_words; io.maxlen = w->in_c; io.pad_post = w->pad_post; io.trunc_post = w->trunc_post;
-        if (a->data_dir) {
-            char tt[1024], vt[1024], pos[1024];
-            snprintf(tt, sizeof tt, "%s/train.tok", a->data_dir);
-            snprintf(vt, sizeof vt, "%s/test.tok", a->data_dir);
-            snprintf(pos, sizeof pos, "%s/train/pos", a->data_dir);
-            if (exists(tt) || exists(vt)) {
-                SD_TRY(sd_data_load_tokens(train, tt, &io));
-                int rc = sd_data_load_tokens(test, vt, &io);
-                if (rc) { sd_dataset_free(train); return rc; }
-                snprintf(desc->train_tokens, sizeof desc->train_tokens, "%s", tt);
-                snprintf(desc->test_tokens, sizeof desc->test_tokens, "%s", vt);
-            } else if (exists(pos)) {
-                SD_TRY(sd_data_load_imdb_text(train, test, a->data_dir, &io));
-                snprintf(desc->acl_dir, sizeof desc->acl_dir, "%s", a->data_dir);
-            } else {
-                return sd_err(SD_EINPUT, "--data-dir %s: expected train.tok and test.tok (showdown-tokens/1) or the "
-                              "aclImdb layout train/{pos,neg}, test/{pos,neg}", a->data_dir);
-            }
-            desc->kind = SD_RUNNER_DATA_TOKENS;
-            snprintf(desc->source, sizeof desc->source, "%s", train->source);
-            return 0;
-        }
-        why = "IMDB is not on this machine (give --data-dir DIR holding aclImdb/ or train.tok + test.tok)";
-    } else if (!want_syn && strcmp(w->dataset, "babi") == 0) {
-        why = "bAbI is not on this machine (no loader yet: synthetic token data with the published shapes)";
-    } else if (!want_syn) {
-        why = "the workload's data set is synthetic";
+/* --describe: each workload's layer plan, as tables or (--json) "showdown-plan/1" lines, to stdout or FILE. */
+static int describe(const sd_bench_opts *o, const sd_bench_matrix *m, const char *json) {
+    int to_file = json && strcmp(json, "-") != 0, rc = 0;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = to_file ? open_memstream(&buf, &len) : stdout;
+    if (!f) return sd_err(SD_ENOMEM, "out of memory");
+    for (int i = 0; i < m->nworkloads && rc == 0; i++) {
+        if (i && !json) fprintf(f, "\n");
+        rc = sd_bench_describe(f, o, m->workloads[i], json != NULL);
     }
-    if (want_real) return sd_err(SD_EINPUT, "--data real: %s", why);
-    if (why && !a->quiet) fprintf(stderr, "data: %s: using seeded synthetic data\n", why);
-    long ntrain = w->train_n, ntest = w->test_n;
-    if (max_examples > 0) {
-        if (ntrain > max_examples) ntrain = max_examples;
-        if (ntest > max_examples) ntest = max_examples;
+    if (to_file) {
+        fclose(f);
+        if (rc == 0) rc = sd_write_file_atomic(json, buf, len);
+        free(buf);
     }
-    if (strcmp(w->dataset, "imdb") == 0 || strcmp(w->dataset, "babi") == 0) {   /* token ids */
-        int vocab = w->num_words;
-        for (int i = 0; i < w->nlayers; i++)
-            if (w->layers[i].kind == NN_OP_EMBEDDING && (!vocab || w->layers[i].vocab < vocab)) vocab = w->layers[i].vocab;
-        SD_TRY(sd_data_synthetic_tokens(train, (int)ntrain, w->in_c, vocab, w->classes, (uint64_t)a->seed, 0));
-        int rc = sd_data_synthetic_tokens(test, (int)ntest, w->in_c, vocab, w->classes, (uint64_t)a->seed, 1);
-        if (rc) { sd_dataset_free(train); return rc; }
-        *desc = (sd_runner_data){.kind = SD_RUNNER_DATA_SYNTHETIC_TOKENS, .seed = (uint64_t)a->seed,
-                                 .train_n = (int)ntrain, .test_n = (int)ntest, .c = w->in_c, .h = w->in_h,
-                                 .w = w->in_w, .classes = w->classes, .vocab = vocab};
-        return 0;
-    }
-    SD_TRY(sd_data_synthetic(train, (int)ntrain, w->in_c, w->in_h, w->in_w, w->classes, (uint64_t)a->seed, 0));
-    int rc = sd_data_synthetic(test, (int)ntest, w->in_c, w->in_h, w->in_w, w->classes, (uint64_t)a->seed, 1);
-    if (rc) { sd_dataset_free(train); return rc; }
-    *desc = (sd_runner_data){.kind = SD_RUNNER_DATA_SYNTHETIC, .seed = (uint64_t)a->seed, .train_n = (int)ntrain,
-                             .test_n = (int)ntest, .c = w->in_c, .h = w->in_h, .w = w->in_w, .classes = w->classes};
-    return 0;
-}
-
-/* --workloads DIR, or the default workloads/ directory. */
-static void workloads_dir(const bench_args *a, char *buf, size_t n) {
-    if (a->workloads_dir) snprintf(buf, n, "%s", a->workloads_dir);
-    else sd_default_dir(buf, n, "workloads", "workloads");
-}
-
-static int load_workload(const bench_args *a, const char *wname, sd_workload *w) {
-    char wdir[PATH_MAX];
-    workloads_dir(a, wdir, sizeof wdir);
-    return sd_workload_load(w, wdir, wname);
-}
-
-/* Training settings: the workload's, overridden by the command line. Native and framework runs share them. */
-static nn_train_opts train_opts(const bench_args *a, const sd_workload *w) {
-    nn_train_opts o = {0};
-    o.epochs = a->epochs > 0 ? (int)a->epochs : w->epochs;
-    o.batch = a->batch > 0 ? (int)a->batch : w->batch;
-    o.max_batches = (int)a->batches;
-    o.seed = (uint64_t)a->seed;
-    o.shuffle = w->shuffle;
-    return o;
-}
-
-static int run_one(const bench_args *a, const char *wname, const char *bname, json_t *doc, int *failed) {
-    sd_workload w;
-    SD_TRY(load_workload(a, wname, &w));
-    int rc = 0;
-    nn_backend *be = NULL;
-    sd_dataset train = {0}, test = {0};
-    nn_train_result *samples = NULL;
-    int nsamples = 0;
-    nn_train_opts o = train_opts(a, &w);
-    o.progress = !a->quiet && isatty(2);
-    o.stop = sd_sig_flag();
-    char label[128];
-    snprintf(label, sizeof label, "%s/%s", w.name, bname);
-    o.label = label;
-
-    nn_backend_opts bo = {.threads = (int)a->threads, .precision = a->precision,
-                          .autotune = strcmp(a->autotune, "off") != 0, .quiet = a->quiet};
-    char note[1024] = "";
-    rc = nn_backend_new(&be, bname, &bo, note, sizeof note);
-    if (rc) goto done;
-    if (note[0] && !a->quiet) fprintf(stderr, "backend: %s; using %s\n", note, nn_backend_name(be));
-    snprintf(label, sizeof label, "%s/%s", w.name, nn_backend_name(be));
-    long cap = a->batches > 0 ? a->batches * o.batch * a->gpus : 0;
-    sd_runner_data desc;
-    if (w.mode == SD_MODE_INFERENCE) {   /* one seeded synthetic set of the images a pass runs */
-        long n = cap > 0 && cap < w.infer_images ? cap : w.infer_images;
-        SD_TRY_GOTO(rc, sd_data_synthetic(&test, (int)n, w.in_c, w.in_h, w.in_w, w.classes, (uint64_t)a->seed, 1), done);
-        if (!a->quiet) fprintf(stderr, "%s: inference, %ld synthetic images per pass, batch %d, %d untimed pass(es) then "
-                               "one timed, %ld repeat(s) on %s\n", w.name, n, o.batch, w.warmup_passes, a->repeat, nn_backend_device(be));
-        samples = calloc((size_t)a->repeat, sizeof *samples);
-        if (!samples) { rc = sd_err(SD_ENOMEM, "out of memory"); goto done; }
-        for (long r = 0; r < a->repeat; r++) {
-            nn_backend_reset_peak(be);
-            SD_TRY_GOTO(rc, nn_infer(&w, be, &test, &o, &samples[r]), done);
-            nsamples++;
-        }
-        sd_run_info ri = {.w = &w, .implementation = "native", .be = be, .backend_note = note, .train = &test,
-                          .test = &test, .opts = &o, .threads = a->threads > 0 ? (int)a->threads : (int)sysconf(_SC_NPROCESSORS_ONLN),
-                          .samples = samples, .nsamples = nsamples};
-        rc = sd_results_add_run(doc, &ri);
-        goto done;
-    }
-    SD_TRY_GOTO(rc, load_data(a, &w, cap, &train, &test, &desc), done);
-    if (!a->quiet) fprintf(stderr, "%s: %s, %d train / %d test examples, batch %d%s, %d epoch(s), %ld repeat(s) on %s\n",
-                           w.name, train.source, train.n, test.n, o.batch, a->gpus > 1 ? " per replica" : "", o.epochs,
-                           a->repeat, nn_backend_device(be));
-    char how[32] = "";
-    samples = calloc((size_t)a->repeat, sizeof *samples);
-    if (!samples) { rc = sd_err(SD_ENOMEM, "out of memory"); goto done; }
-    for (long r = 0; r < a->repeat; r++) {
-        nn_backend_reset_peak(be);
-        SD_TRY_GOTO(rc, a->gpus > 1 ? nn_dp_train_replicas(be, (int)a->gpus, &w, &train, &test, &o, &samples[r], how, sizeof how)
-                                    : nn_train(&w, be, &train, &test, &o, &samples[r]), done);
-        nsamples++;
-    }
-    sd_run_info ri = {.w = &w, .implementation = "native", .be = be, .backend_note = note, .train = &train,
-                      .test = &test, .opts = &o, .threads = a->threads > 0 ? (int)a->threads : (int)sysconf(_SC_NPROCESSORS_ONLN),
-                      .samples = samples, .nsamples = nsamples, .gpus = (int)a->gpus, .reduction = how};
-    rc = sd_results_add_run(doc, &ri);
-done:
-    if (rc && rc != SD_EINTR && rc != SD_EUSAGE) {
-        fprintf(stderr, "showdown bench: %s on %s failed: %s\n", w.name, bname, sd_errmsg());
-        sd_results_add_failure(doc, w.name, "native", be ? nn_backend_name(be) : bname, sd_errmsg());
-        *failed = rc;
-    }
-    for (int i = 0; i < nsamples; i++) nn_train_result_free(&samples[i]);
-    free(samples);
-    sd_dataset_free(&train);
-    sd_dataset_free(&test);
-    nn_backend_free(be);
-    sd_workload_free(&w);
-    return rc == SD_EINTR || rc == SD_EUSAGE ? rc : 0;
-}
-
-/* A database call failed: keep its message, say so now, and go on without the database. */
-static void db_lost(db **dbh, char *msg, size_t n) {
-    snprintf(msg, n, "%s", sd_errmsg());
-    fprintf(stderr, "showdown bench: database: %s; measuring goes on, results not stored\n", msg);
-    db_close(*dbh);
-    *dbh = NULL;
-}
-
-/* The program for framework impl: --runner IMPL=PROGRAM, else <workloads>/runners/<script>. */
-static const char *runner_program(const bench_args *a, const char *impl) {
-    if (!a->runner) return NULL;
-    size_t n = strlen(impl);
-    if (strncmp(a->runner, impl, n) == 0 && a->runner[n] == '=') return a->runner + n + 1;
-    return NULL;
-}
-
-static int is_framework(const char *impl) { return sd_framework_find(impl) != NULL; }
-
-/* Remove the files of a directory nn_export_weights wrote, then the directory. */
-static void remove_dir(const char *dir) {
-    DIR *d = opendir(dir);
-    if (!d) return;
-    struct dirent *e;
-    char p[PATH_MAX + 300];
-    while ((e = readdir(d)) != NULL) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-        unlink(p);
-    }
-    closedir(d);
-    rmdir(dir);
-}
-
-#define EXPORT_BATCH 8                /* examples in the equivalence batch */
-#define EQUIVALENCE_TOLERANCE 1e-4    /* max |framework - native| / max |native| over its logits */
-
-/* The equivalence check covers image workloads trained through the layers of spec /1 (dense, conv2d, maxpool,
- * relu, dropout, flatten, softmax cross-entropy); graph, recurrent and inference workloads are "not checked". */
-static int exportable(const sd_workload *w, const nn_layer *plan, int L) {
-    if (w->mode == SD_MODE_INFERENCE) return 0;
-    for (int i = 0; i < L; i++) {
-        nn_op_kind k = plan[i].op.kind;
-        if (k != NN_OP_DENSE && k != NN_OP_CONV2D && k != NN_OP_MAXPOOL && k != NN_OP_RELU && k != NN_OP_DROPOUT &&
-            k != NN_OP_FLATTEN && k != NN_OP_SOFTMAX_XENT)
-            return 0;
-    }
-    return 1;
-}
-
-/* Export w's initial weights (seed), the first EXPORT_BATCH test examples and the reference engine's logits. */
-static int export_weights(const bench_args *a, const sd_workload *w, const sd_dataset *test, const char *dir) {
-    nn_backend *be = NULL;
-    nn_backend_opts bo = {.threads = (int)a->threads, .precision = "fp32", .quiet = 1};
-    SD_TRY(nn_backend_new(&be, "ref", &bo, NULL, 0));
-    int n = test->n < EXPORT_BATCH ? test->n : EXPORT_BATCH;
-    int rc = nn_export_weights(w, be, test, n, (uint64_t)a->seed, dir);
-    nn_backend_free(be);
-    return rc;
-}
-
-/* One workload through a framework runner, on the data the native runs use, a->repeat times. */
-static int run_framework(const bench_args *a, const char *wname, const char *impl, json_t *doc, int *failed) {
-    sd_workload w;
-    SD_TRY(load_workload(a, wname, &w));
-    int rc = 0, unavailable = 0;
-    sd_dataset train = {0}, test = {0};
-    sd_runner_result *res = NULL;
-    nn_train_result *samples = NULL;
-    nn_layer *plan = NULL;
-    json_t *env = NULL, *eq = NULL;
-    int nres = 0;
-    nn_train_opts o = train_opts(a, &w);
-    size_t nparams = 0;
-    int L = nn_model_plan(&w, o.batch, &plan, &nparams);
-    if (L < 0) { rc = L; goto done; }
-    double flops_fwd, flops_train;
-    nn_model_flops(plan, L, &flops_fwd, &flops_train);
-    long cap = a->batches > 0 ? a->batches * o.batch : 0;
-    sd_runner_data desc;
-    if (w.mode == SD_MODE_INFERENCE) {   /* the images of a pass, as the native run generates them */
-        long n = cap > 0 && cap < w.infer_images ? cap : w.infer_images;
-        SD_TRY_GOTO(rc, sd_data_synthetic(&test, (int)n, w.in_c, w.in_h, w.in_w, w.classes, (uint64_t)a->seed, 1), done);
-        desc = (sd_runner_data){.kind = SD_RUNNER_DATA_SYNTHETIC, .seed = (uint64_t)a->seed, .train_n = 0,
-                                .test_n = (int)n, .c = w.in_c, .h = w.in_h, .w = w.in_w, .classes = w.classes};
-        o.epochs = 0;
-    } else {
-        SD_TRY_GOTO(rc, load_data(a, &w, cap, &train, &test, &desc), done);
-    }
-    const sd_framework *def = sd_framework_find(impl);
-    char script[PATH_MAX + 64], python[PATH_MAX + 64], eqdir[64] = "";
-    char wdir[PATH_MAX];
-    workloads_dir(a, wdir, sizeof wdir);
-    if ((rc = sd_safe_name(impl, "framework")) < 0) goto done;   /* it names the runner script */
-    if (!def) { rc = sd_err(SD_EUSAGE, "unknown implementation '%s'", impl); goto done; }
-    snprintf(script, sizeof script, "%s/runners/%s", wdir, def->script);
-    char vroot[PATH_MAX];
-    if (a->venvs) snprintf(vroot, sizeof vroot, "%s", a->venvs);
-    else sd_default_dir(vroot, sizeof vroot, ".venv-frameworks", ".venv-frameworks");
-    sd_torch_choice torch = {.source = NULL};
-    if (def->venv == NULL && a->python == NULL) {   /* pytorch: the newest torch installed, venv or Debian's */
-        sd_runner_pick_torch(vroot, "/usr/bin/python3", "/usr/lib/python3/dist-packages", &torch);
-        snprintf(python, sizeof python, "%s", torch.python);
-    } else {
-        snprintf(python, sizeof python, "%s", a->python ? a->python : "/usr/bin/python3");
-    }
-    if (def->venv) {
-        snprintf(python, sizeof python, "%s/%s/bin/python", vroot, def->venv);
-        if (!runner_program(a, impl) && !exists(python)) {
-            rc = sd_err(SD_ENODEV, "unavailable: %s is not installed (no %s; `make deps-frameworks` installs it)", impl,
-                        python);
-            goto done;
-        }
-    }
-    const char *envv[2] = {def->env, NULL};
-    if (exportable(&w, plan, L)) {
-        snprintf(eqdir, sizeof eqdir, "/tmp/showdown-weights-XXXXXX");
-        if (!mkdtemp(eqdir)) { rc = sd_err(SD_EIO, "cannot create a temporary directory: %s", strerror(errno)); goto done; }
-        SD_TRY_GOTO(rc, export_weights(a, &w, &test, eqdir), done);
-    }
-    int threads = a->threads > 0 ? (int)a->threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
-    sd_runner_opts ro = {.framework = impl, .program = runner_program(a, impl), .python = python,
-                         .equivalence_dir = eqdir[0] ? eqdir : NULL, .env = def->env ? envv : NULL,
-                         .script = script, .spec_path = w.path, .data = &desc, .epochs = o.epochs,
-                         .batch = o.batch, .max_batches = o.max_batches, .shuffle = o.shuffle, .threads = threads,
-                         .cudnn_benchmark = strcmp(a->autotune, "off") != 0, .classes = w.classes, .seed = o.seed,
-                         .device = a->device, .precision = a->precision, .timeout_s = (double)a->runner_timeout,
-                         .native_params = (long long)nparams, .stop = sd_sig_flag()};
-    if (!a->quiet) fprintf(stderr, "%s/%s: %s runner, %d train / %d test examples, batch %d, %d epoch(s)\n", w.name,
-                           impl, ro.program ? ro.program : script, train.n, test.n, o.batch, o.epochs);
-    res = calloc((size_t)a->repeat, sizeof *res);
-    samples = calloc((size_t)a->repeat, sizeof *samples);
-    if (!res || !samples) { rc = sd_err(SD_ENOMEM, "out of memory"); goto done; }
-    for (long r = 0; r < a->repeat; r++) {
-        SD_TRY_GOTO(rc, sd_runner_run(&ro, &res[r]), done);
-        nres++;
-        samples[r] = res[r].train;
-        samples[r].flops_fwd = flops_fwd;
-        samples[r].flops_train = flops_train;
-        samples[r].metric = w.mode == SD_MODE_INFERENCE ? "none" : w.loss == NN_LOSS_SIGMOID_BCE ? "mean_roc_auc" : "accuracy";
-        if (!a->quiet && samples[r].nepochs == 0) {
-            fprintf(stderr, "%s/%s: %s %s on %s: timed inference pass %.2fs for %ld images\n", w.name, impl, impl,
-                    res[r].version, res[r].device, samples[r].infer_s, samples[r].infer_images);
-        } else if (!a->quiet) {
-            const nn_epoch_stats *st = &samples[r].epochs[samples[r].nepochs - 1];
-            fprintf(stderr, "%s/%s: %s %s on %s: epoch %d train %.2fs val %.2fs accuracy %.4f\n", w.name, impl, impl,
-                    res[r].version, res[r].device, st->epoch, st->train_s, st->val_s, st->accuracy);
-        }
-    }
-    env = res[0].hello ? json_deep_copy(res[0].hello) : json_object();
-    json_object_del(env, "event");
-    json_object_set_new(env, "runner", json_string(ro.program ? ro.program : script));
-    if (!ro.program) json_object_set_new(env, "interpreter", json_string(python));
-    if (torch.source) {   /* which torch was chosen, and why: the runner's hello has the one it imported */
-        json_object_set_new(env, "torch_source", json_string(torch.source));
-        json_object_set_new(env, "torch_dir", json_string(torch.torch_dir));
-    }
-    sd_results_set_library(doc, impl, res[0].version);
-    /* "same model": the parameter count was checked at hello; the forward pass on the exported batch here */
-    eq = json_object();
-    json_object_set_new(eq, "tolerance", json_real(EQUIVALENCE_TOLERANCE));
-    int eq_failed = 0;
-    if (res[0].equivalence) {
-        int passed = res[0].max_rel_diff <= EQUIVALENCE_TOLERANCE;
-        for (int i = 1; i < nres; i++) passed = passed && res[i].equivalence && res[i].max_rel_diff <= EQUIVALENCE_TOLERANCE;
-        json_object_set_new(eq, "status", json_string(passed ? "passed" : "failed"));
-        json_object_set_new(eq, "max_rel_diff", json_real(res[0].max_rel_diff));
-        json_object_set_new(eq, "batch", json_integer(res[0].eq_batch));
-        eq_failed = !passed;
-    } else {
-        json_object_set_new(eq, "status", json_string("not checked"));
-    }
-    sd_run_info ri = {.w = &w, .implementation = impl, .be = NULL, .backend_name = res[0].device_kind,
-                      .device = res[0].device, .precision = a->precision, .backend_env = env,
-                      .train = w.mode == SD_MODE_INFERENCE ? &test : &train,
-                      .test = &test, .opts = &o, .threads = threads, .samples = samples, .nsamples = nres,
-                      .equivalence = eq};
-    rc = sd_results_add_run(doc, &ri);
-    if (rc == 0 && eq_failed) {
-        fprintf(stderr, "showdown bench: %s through %s: equivalence failed: forward output differs from native by "
-                "%.3g relative (tolerance %g)\n", w.name, impl, res[0].max_rel_diff, EQUIVALENCE_TOLERANCE);
-        *failed = SD_ERROR;
-    }
-done:
-    if (eqdir[0] && strcmp(eqdir, "/tmp/showdown-weights-XXXXXX") != 0) remove_dir(eqdir);
-    if (rc == SD_EUNSUPPORTED) {
-        fprintf(stderr, "showdown bench: %s through %s: %s\n", w.name, impl, sd_errmsg());
-        sd_results_add_status(doc, w.name, impl, a->device, "unsupported", sd_errmsg());
-    } else if (rc == SD_ENODEV) {
-        unavailable = 1;
-        fprintf(stderr, "showdown bench: %s through %s: %s\n", w.name, impl, sd_errmsg());
-        sd_results_add_status(doc, w.name, impl, a->device, "unavailable", sd_errmsg());
-    } else if (rc && rc != SD_EINTR && rc != SD_EUSAGE) {
-        fprintf(stderr, "showdown bench: %s through %s failed: %s\n", w.name, impl, sd_errmsg());
-        sd_results_add_failure(doc, w.name, impl, a->device, sd_errmsg());
-        *failed = SD_ERROR;   /* a runner's bad output is a runtime failure (exit 1), not a bad input file */
-    }
-    for (int i = 0; i < nres; i++) sd_runner_result_free(&res[i]);
-    free(res);
-    free(samples);
-    free(plan);
-    json_decref(env);
-    json_decref(eq);
-    sd_dataset_free(&train);
-    sd_dataset_free(&test);
-    sd_workload_free(&w);
-    (void)unavailable;
-    return rc == SD_EINTR || rc == SD_EUSAGE ? rc : 0;
-}
-
-/* --export-weights DIR: the equivalence files of one workload (nn/export.h), no training. */
-static int export_only(const bench_args *a, const char *wname) {
-    sd_workload w;
-    SD_TRY(load_workload(a, wname, &w));
-    sd_dataset train = {0}, test = {0};
-    sd_runner_data desc;
-    nn_train_opts o = train_opts(a, &w);
-    int rc = load_data(a, &w, a->batches > 0 ? a->batches * o.batch : 0, &train, &test, &desc);
-    if (rc == 0) rc = export_weights(a, &w, &test, a->export_dir);
-    if (rc == 0 && !a->quiet) fprintf(stderr, "%s: weights, input batch and logits written to %s/index.json\n", w.name,
-                                      a->export_dir);
-    sd_dataset_free(&train);
-    sd_dataset_free(&test);
-    sd_workload_free(&w);
     return rc;
 }
 
 int cmd_bench(int argc, char **argv) {
-    bench_args a = {.backend = "auto", .data = "auto", .precision = "fp32", .autotune = "on", .repeat = 1, .seed = 42,
-                    .impl = "native", .device = "auto", .python = NULL, .runner_timeout = 300, .gpus = 1};
+    sd_bench_opts o;
+    sd_bench_opts_default(&o);
+    bench_args a = {0};
     sd_bench_exec x = {.executor = "local", .poll = 5};
     const sd_opt opts[] = {
-        {"workload", SD_OPT_STR, &a.workload, "NAME[,NAME]", "workload(s) from workloads/ (or paths to .json specs)", 0, 0},
-        {"describe", SD_OPT_FLAG, &a.describe, NULL, "print the layer table (shapes, parameters, FLOPs) and exit", 0, 0},
-        {"backend", SD_OPT_STR, &a.backend, "B[,B]", "auto (default), ref, dnnl, cudnn, or all (every back-end built)", 0, 0},
-        {"epochs", SD_OPT_INT, &a.epochs, "N", "epochs (default: the workload's)", 1, 100000},
-        {"batches", SD_OPT_INT, &a.batches, "N", "cap on training (and validation) batches per epoch, or on the batches of an inference pass, for quick runs", 1, 100000000},
-        {"batch", SD_OPT_INT, &a.batch, "N", "batch size (default: the workload's); per replica with --gpus", 1, 65536},
-        {"gpus", SD_OPT_INT, &a.gpus, "N", "data parallel over N replicas: GPUs 0..N-1 with NCCL (cudnn), in-process on CPU back-ends", 1, 64},
-        {"repeat", SD_OPT_INT, &a.repeat, "R", "repeat the run R times; report median and min-max (default 1)", 1, 1000},
-        {"threads", SD_OPT_INT, &a.threads, "N", "CPU threads (default: all cores)", 1, 4096},
-        {"seed", SD_OPT_INT, &a.seed, "S", "seed for initialisation, shuffling, dropout, synthetic data (default 42)", 0, 2147483647},
-        {"data", SD_OPT_CHOICE, &a.data, "auto|real|synthetic", "real data if present, else synthetic (default auto)", 0, 0},
-        {"data-dir", SD_OPT_STR, &a.data_dir, "DIR", "data set directory (MNIST idx files, CIFAR-10 binary batches, IMDB train.tok/test.tok or aclImdb)", 0, 0},
-        {"workloads", SD_OPT_STR, &a.workloads_dir, "DIR", "directory of workload specs (default: ./workloads)", 0, 0},
-        {"precision", SD_OPT_CHOICE, &a.precision, "fp32|tf32", "fp32 (default) or tf32 (cuDNN back-end)", 0, 0},
-        {"autotune", SD_OPT_CHOICE, &a.autotune, "on|off", "algorithm choice: cuDNN search, dnnl Winograd (default on)", 0, 0},
-        {"impl", SD_OPT_STR, &a.impl, "I[,I]", "native (default), pytorch, tensorflow, keras-tensorflow, keras-jax, keras-torch, jax, "
+        {"workload", SD_OPT_STR, &o.workload, "NAME[,NAME]", "workload(s) from workloads/ (or paths to .json specs)", 0, 0},
+        {"describe", SD_OPT_FLAG, &a.describe, NULL, "print the layer table (shapes, parameters, FLOPs) and exit; with --json [FILE], "
+                                                         "the plan as showdown-plan/1 JSON (stdout without FILE)", 0, 0},
+        {"backend", SD_OPT_STR, &o.backend, "B[,B]", "auto (default), ref, dnnl, cudnn, or all (every back-end built)", 0, 0},
+        {"epochs", SD_OPT_INT, &o.epochs, "N", "epochs (default: the workload's)", 1, SD_BENCH_MAX_EPOCHS},
+        {"batches", SD_OPT_INT, &o.batches, "N", "cap on training (and validation) batches per epoch, or on the batches of an inference pass, for quick runs", 1, SD_BENCH_MAX_BATCHES},
+        {"batch", SD_OPT_INT, &o.batch, "N", "batch size (default: the workload's); per replica with --gpus", 1, SD_BENCH_MAX_BATCH},
+        {"gpus", SD_OPT_INT, &o.gpus, "N", "data parallel over N replicas: GPUs 0..N-1 with NCCL (cudnn), in-process on CPU back-ends", 1, 64},
+        {"repeat", SD_OPT_INT, &o.repeat, "R", "repeat the run R times; report median and min-max (default 1)", 1, SD_BENCH_MAX_REPEAT},
+        {"threads", SD_OPT_INT, &o.threads, "N", "CPU threads (default: all cores)", 1, 4096},
+        {"seed", SD_OPT_INT, &o.seed, "S", "seed for initialisation, shuffling, dropout, synthetic data (default 42)", 0, 2147483647},
+        {"data", SD_OPT_CHOICE, &o.data, "auto|real|synthetic", "real data if present, else synthetic (default auto)", 0, 0},
+        {"data-dir", SD_OPT_STR, &o.data_dir, "DIR", "data set directory (MNIST idx files, CIFAR-10 binary batches, IMDB train.tok/test.tok or aclImdb)", 0, 0},
+        {"workloads", SD_OPT_STR, &o.workloads_dir, "DIR", "directory of workload specs (default: ./workloads)", 0, 0},
+        {"precision", SD_OPT_CHOICE, &o.precision, "fp32|tf32", "fp32 (default) or tf32 (cuDNN back-end)", 0, 0},
+        {"autotune", SD_OPT_CHOICE, &o.autotune, "on|off", "algorithm choice: cuDNN search, dnnl Winograd (default on)", 0, 0},
+        {"impl", SD_OPT_STR, &o.impl, "I[,I]", "native (default), pytorch, tensorflow, keras-tensorflow, keras-jax, keras-torch, jax, "
                                                "paddle, mindspore, tinygrad, chainer, or all: framework runners on the same data", 0, 0},
-        {"venvs", SD_OPT_STR, &a.venvs, "DIR", "virtual environments of the framework runners (default .venv-frameworks)", 0, 0},
+        {"venvs", SD_OPT_STR, &o.venvs, "DIR", "virtual environments of the framework runners (default .venv-frameworks)", 0, 0},
         {"export-weights", SD_OPT_STR, &a.export_dir, "DIR", "write the initial weights, an input batch and the native logits "
                                                               "(showdown-weights/1) to DIR and exit", 0, 0},
-        {"runner", SD_OPT_STR, &a.runner, "IMPL=PROG", "run IMPL's runner as PROG (default: python workloads/runners/IMPL_runner.py)", 0, 0},
-        {"runner-timeout", SD_OPT_INT, &a.runner_timeout, "S", "kill a runner silent for S seconds (default 300)", 1, 1000000},
-        {"device", SD_OPT_CHOICE, &a.device, "auto|cpu|cuda", "framework runners' device (default auto)", 0, 0},
-        {"python", SD_OPT_STR, &a.python, "PATH",
+        {"runner", SD_OPT_STR, &o.runner, "IMPL=PROG", "run IMPL's runner as PROG (default: python workloads/runners/IMPL_runner.py)", 0, 0},
+        {"runner-timeout", SD_OPT_INT, &o.runner_timeout, "S", "kill a runner silent for S seconds (default 300)", 1, 1000000},
+        {"device", SD_OPT_CHOICE, &o.device, "auto|cpu|cuda", "framework runners' device (default auto)", 0, 0},
+        {"python", SD_OPT_STR, &o.python, "PATH",
          "interpreter for the pytorch runner (default: the newest torch, --venvs/torch or /usr/bin/python3's)", 0, 0},
         {"json", SD_OPT_STR, &a.json, "FILE", "write the results (showdown-results/1) to FILE, atomically", 0, 0},
         {"db", SD_OPT_STR, &a.db, "FILE", "store the run in this results database (default " DB_DEFAULT_PATH ")", 0, 0},
         {"no-db", SD_OPT_FLAG, &a.no_db, NULL, "do not store the run in a database", 0, 0},
-        {"quiet", SD_OPT_FLAG, &a.quiet, NULL, "no progress or notes on stderr", 0, 0},
+        {"quiet", SD_OPT_FLAG, &o.quiet, NULL, "no progress or notes on stderr", 0, 0},
         {"executor", SD_OPT_CHOICE, &x.executor, "local|slurm", "local (default): run here; slurm: one job array, a task per cell", 0, 0},
         {"partition", SD_OPT_STR, &x.partition, "P", "slurm: partition (sbatch --partition)", 0, 0},
         {"gres", SD_OPT_STR, &x.gres, "G", "slurm: generic resources per task, e.g. gpu:4 (default gpu:N with --gpus N)", 0, 0},
@@ -511,6 +98,7 @@ int cmd_bench(int argc, char **argv) {
         {"cells", SD_OPT_STR, &x.cells, "LIST", "slurm: with --resubmit, the cells to submit again, e.g. 2,3", 0, 0},
         {0},
     };
+    describe_json_default(argc, argv);
     int help = 0;
     int rc = sd_opts_parse(opts, argc, argv, NULL, 0, NULL, &help);
     if (rc) return sd_cli_fail("bench", rc);
@@ -526,140 +114,65 @@ int cmd_bench(int argc, char **argv) {
     x.db = a.db;
     x.json = a.json;
     x.no_db = a.no_db;
-    x.quiet = a.quiet;
+    x.quiet = o.quiet;
     if (x.resubmit) return sd_bench_slurm(&x, opts, argc, argv, NULL, 0);
-    if (!a.workload) {
+    if (!o.workload) {
         sd_err(SD_EUSAGE, "--workload is required (e.g. --workload mnist_mlp; see --help)");
         return sd_cli_fail("bench", SD_EUSAGE);
     }
-    /* an output that cannot be written is said before the measuring, not after */
-    if (a.json && (rc = sd_out_file_check(a.json, "--json")) != 0) return sd_cli_fail("bench", rc);
+    /* an output that cannot be written is said before the measuring, not after (a plan on stdout is none) */
+    int plan_stdout = a.describe && a.json && strcmp(a.json, "-") == 0;
+    if (a.json && !plan_stdout && (rc = sd_out_file_check(a.json, "--json")) != 0) return sd_cli_fail("bench", rc);
     if (!a.no_db && a.db && (rc = sd_out_path_ok(a.db, "--db")) != 0) return sd_cli_fail("bench", rc);
-    char il[512];
-    if (strcmp(a.impl, "all") == 0) {
-        size_t len = (size_t)snprintf(il, sizeof il, "native");
-        for (int i = 0; i < sd_framework_count(); i++)
-            len += (size_t)snprintf(il + len, sizeof il - len, ",%s", sd_framework_at(i)->name);
-    } else {
-        snprintf(il, sizeof il, "%s", a.impl);
-    }
-    char *inames[32];
-    int ni = sd_split_list(il, inames, 32), native = 0;
-    for (int i = 0; i < ni; i++) {
-        if (strcmp(inames[i], "native") == 0) native = 1;
-        else if (!is_framework(inames[i])) {
-            sd_err(SD_EUSAGE, "--impl: unknown implementation '%s' (expected native, all, or a framework: see --help)", inames[i]);
-            return sd_cli_fail("bench", SD_EUSAGE);
-        }
-    }
-    if (ni == 0) {
-        sd_err(SD_EUSAGE, "--impl needs at least one name");
-        return sd_cli_fail("bench", SD_EUSAGE);
-    }
-    char wl[1024], bl[256];
-    snprintf(wl, sizeof wl, "%s", a.workload);
-    snprintf(bl, sizeof bl, "%s", strcmp(a.backend, "all") == 0 ? nn_backend_list() : a.backend);
-    char *wnames[64], *bnames[8];
-    int nw = sd_split_list(wl, wnames, 64), nb = sd_split_list(bl, bnames, 8);
-    if (nw == 0 || nb == 0) {
-        sd_err(SD_EUSAGE, "--workload and --backend need at least one name");
-        return sd_cli_fail("bench", SD_EUSAGE);
-    }
-
+    sd_bench_matrix m;
+    if ((rc = sd_bench_matrix_new(&m, &o)) != 0) goto done;
     if (a.export_dir) {
-        if (nw != 1) {
-            sd_err(SD_EUSAGE, "--export-weights takes one workload");
-            return sd_cli_fail("bench", SD_EUSAGE);
-        }
-        rc = export_only(&a, wnames[0]);
-        return rc ? sd_cli_fail("bench", rc) : SD_EXIT_OK;
+        if (m.nworkloads != 1) rc = sd_err(SD_EUSAGE, "--export-weights takes one workload");
+        else rc = sd_bench_export(&o, m.workloads[0], a.export_dir);
+        goto done;
     }
-    if (strcmp(x.executor, "slurm") == 0 && !a.describe) {   /* the matrix as cells of one job array */
-        sd_slurm_cell cells[64 * 16];
-        int nc = 0;
-        for (int i = 0; i < nw; i++) {
-            for (int j = 0; j < nb && native; j++)
-                cells[nc++] = (sd_slurm_cell){.workload = wnames[i], .implementation = "native", .backend = bnames[j]};
-            for (int k = 0; k < ni; k++)
-                if (is_framework(inames[k]))
-                    cells[nc++] = (sd_slurm_cell){.workload = wnames[i], .implementation = inames[k], .backend = a.device};
-        }
-        return sd_bench_slurm(&x, opts, argc, argv, cells, nc);
-    }
-
     if (a.describe) {
-        for (int i = 0; i < nw; i++) {
-            sd_workload w;
-            if ((rc = load_workload(&a, wnames[i], &w)) != 0) return sd_cli_fail("bench", rc);
-            nn_layer *ls = NULL;
-            size_t np = 0;
-            int L = nn_model_plan(&w, a.batch > 0 ? (int)a.batch : w.batch, &ls, &np);
-            if (L < 0) { sd_workload_free(&w); return sd_cli_fail("bench", L); }
-            if (i) printf("\n");
-            nn_model_describe(stdout, &w, ls, L, np);
-            free(ls);
-            sd_workload_free(&w);
-        }
-        return SD_EXIT_OK;
+        rc = describe(&o, &m, a.json);
+        goto done;
+    }
+    if (strcmp(x.executor, "slurm") == 0) {   /* the matrix as cells of one job array */
+        sd_slurm_cell *cells = calloc((size_t)m.ncells + 1, sizeof *cells);
+        if (!cells) { rc = sd_err(SD_ENOMEM, "out of memory"); goto done; }
+        for (int i = 0; i < m.ncells; i++)
+            cells[i] = (sd_slurm_cell){.workload = m.cells[i].workload, .implementation = m.cells[i].implementation,
+                                       .backend = m.cells[i].backend};
+        int code = sd_bench_slurm(&x, opts, argc, argv, cells, m.ncells);
+        free(cells);
+        sd_bench_matrix_free(&m);
+        return code;
     }
 
     sd_sig_install();
-
-    /* The run goes into the database as it is measured: inserted incomplete, each result in its own
-     * transaction, and marked complete (db_run_finish) only after the last. A killed bench leaves it incomplete. */
-    db *dbh = NULL;
-    int64_t run_id = 0;
-    if (!a.no_db && (rc = db_open(&dbh, a.db ? a.db : DB_DEFAULT_PATH)) != 0) return sd_cli_fail("bench", rc);
-    json_t *doc = sd_results_new();
-    if (dbh && (rc = db_run_begin(dbh, doc, "bench", NULL, &run_id)) != 0) {
-        json_decref(doc);
-        db_close(dbh);
-        return sd_cli_fail("bench", rc);
-    }
-    int failed = 0, dbrc = 0;
-    char dberr[1024] = "";
-    /* Each result goes into the database in its own transaction as soon as it is measured. A database that
-     * fails (corrupt page, full disk) is dropped: measuring goes on and the results still reach --json. */
-#define STORE_LAST()                                                                                     \
-    do {                                                                                                 \
-        if (rc == 0 && dbh) dbrc = sd_results_store(dbh, run_id, doc, before, 0);                         \
-        if (dbrc && dbh) db_lost(&dbh, dberr, sizeof dberr);                                             \
-    } while (0)
-    for (int i = 0; i < nw && rc == 0; i++) {
-        for (int j = 0; j < nb && rc == 0 && native; j++) {
-            size_t before = sd_results_count(doc);
-            rc = run_one(&a, wnames[i], bnames[j], doc, &failed);
-            STORE_LAST();
-        }
-        for (int k = 0; k < ni && rc == 0; k++)
-            if (is_framework(inames[k])) {
-                size_t before = sd_results_count(doc);
-                rc = run_framework(&a, wnames[i], inames[k], doc, &failed);
-                STORE_LAST();
-            }
-    }
-#undef STORE_LAST
-    if (rc == 0 && dbh && (dbrc = sd_results_store(dbh, run_id, doc, sd_results_count(doc), 1)) != 0)
-        db_lost(&dbh, dberr, sizeof dberr);
-    db_close(dbh);
+    const char *dbp = a.no_db ? NULL : a.db ? a.db : DB_DEFAULT_PATH;
+    json_t *doc = NULL;
+    sd_bench_outcome out;
+    rc = sd_bench_matrix_run(&o, m.cells, m.ncells, dbp, &doc, &out);
     if (rc == SD_EINTR) {
         fprintf(stderr, "\nshowdown bench: interrupted; no results written (the database run stays incomplete)\n");
-        json_decref(doc);
+        sd_bench_matrix_free(&m);
         return sd_sig_exit_code();
     }
-    if (rc) { json_decref(doc); return sd_cli_fail("bench", rc); }
-    printf("\n");
-    sd_results_print_table(stdout, doc);
-    sd_results_print_overhead(stdout, doc);
-    if (dbh && !dbrc && !a.quiet) fprintf(stderr, "run %lld stored in %s\n", (long long)run_id, a.db ? a.db : DB_DEFAULT_PATH);
-    if (a.json) {
-        if ((rc = sd_json_write_atomic(doc, a.json)) != 0) { json_decref(doc); return sd_cli_fail("bench", rc); }
-        if (!a.quiet) fprintf(stderr, "results written to %s\n", a.json);
+    if (rc == 0) {
+        printf("\n");
+        sd_results_print_table(stdout, doc);
+        sd_results_print_overhead(stdout, doc);
+        if (dbp && !out.db_status && !o.quiet) fprintf(stderr, "run %lld stored in %s\n", (long long)out.run_id, dbp);
+        if (a.json && (rc = sd_json_write_atomic(doc, a.json)) == 0 && !o.quiet)
+            fprintf(stderr, "results written to %s\n", a.json);
+        json_decref(doc);
     }
-    json_decref(doc);
-    if (dbrc) {
-        sd_err(dbrc, "the run was measured but not stored in the database %s: %s", a.db ? a.db : DB_DEFAULT_PATH, dberr);
-        return sd_cli_fail("bench", dbrc);
+    if (rc == 0 && out.db_status)
+        rc = sd_err(out.db_status, "the run was measured but not stored in the database %s: %s", dbp, out.db_error);
+    if (rc == 0 && out.failed) {
+        sd_bench_matrix_free(&m);
+        return sd_exit_code(out.failed);
     }
-    return failed ? sd_exit_code(failed) : SD_EXIT_OK;
+done:
+    sd_bench_matrix_free(&m);
+    return rc ? sd_cli_fail("bench", rc) : SD_EXIT_OK;
 }

@@ -1,11 +1,12 @@
 /* cmd_verify — `showdown verify PUBLISHED.json`: re-check a published results file cell by cell.
  * Each cell's published environment is compared with this machine's (device, CPU, precision, batch,
- * epochs, data); a comparable cell is compared with a measurement (a --rerun through `bench`, a
+ * epochs, data); a comparable cell is compared with a measurement (a --rerun through the bench layer, a
  * --results file, or the newest complete bench run in the database) and gets one verdict:
  * REPRODUCED, SLOWER, FASTER, ACCURACY-DIFFERS, NOT-COMPARABLE (naming the differences) or MISSING.
  * Exit 0 only when every cell reproduced; 5 when a comparable cell did not; 9 when some could not be checked. */
-#include "bench/results.h"
+#include "bench/bench.h"
 #include "bench/frameworks.h"
+#include "bench/results.h"
 #include "cmd/cli.h"
 #include "core/err.h"
 #include "core/fsutil.h"
@@ -162,58 +163,50 @@ static const json_t *find_run(const json_t *doc, const char *w, const char *impl
     return NULL;
 }
 
-/* Rerun one cell through `showdown bench` with the published settings; *doc gets its results. */
+/* Why a rerun's cell failed, from its results: the failed run's error, or the framework's equivalence check. */
+static const char *rerun_error(const json_t *doc) {
+    size_t i;
+    const json_t *r;
+    sd_results_foreach(doc, i, r) {
+        if (js(r, "error")) return js(r, "error");
+        const char *eq = js(json_object_get(r, "equivalence"), "status");
+        if (eq && strcmp(eq, "failed") == 0) return "the equivalence check failed";
+    }
+    return "a run failed";
+}
+
+/* Rerun one cell through the bench layer with the published settings; *doc gets its results, or stays NULL with
+ * why saying what went wrong. Only an interruption is returned. */
 static int rerun(const verify_args *a, const json_t *pub, json_t **doc, char *why, size_t n) {
-    char tmpl[] = "/tmp/showdown-verify-XXXXXX";
-    int fd = mkstemp(tmpl);
-    if (fd < 0) return sd_err(SD_EIO, "cannot create a temporary file");
-    close(fd);
     const json_t *st = json_object_get(pub, "settings");
-    char epochs[32], batch[32], batches[32], repeat[32];
-    char *argv[40];
-    int k = 0;
-    argv[k++] = "showdown"; argv[k++] = "bench";
-    argv[k++] = "--workload"; argv[k++] = (char *)js(pub, "workload");
-    if (strcmp(js(pub, "implementation"), "native") == 0) {
-        argv[k++] = "--backend"; argv[k++] = (char *)js(pub, "backend");
-    } else {   /* a framework runner on the published kind of device */
-        argv[k++] = "--impl"; argv[k++] = (char *)js(pub, "implementation");
-        argv[k++] = "--device"; argv[k++] = (char *)runner_device(js(pub, "backend"));
-    }
+    sd_bench_opts o;
+    sd_bench_opts_default(&o);
+    sd_bench_cell cell = {.workload = js(pub, "workload"), .implementation = js(pub, "implementation"),
+                          .backend = js(pub, "backend")};
+    if (strcmp(cell.implementation, "native") != 0)   /* a framework runner on the published kind of device */
+        cell.backend = o.device = runner_device(cell.backend);
     const char *kind = js(json_object_get(pub, "data"), "kind");
-    argv[k++] = "--data"; argv[k++] = kind && strcmp(kind, "synthetic") == 0 ? "synthetic" : "auto";
-    if (json_integer_value(json_object_get(st, "epochs")) > 0) {
-        snprintf(epochs, sizeof epochs, "%lld", (long long)json_integer_value(json_object_get(st, "epochs")));
-        argv[k++] = "--epochs"; argv[k++] = epochs;
-    }
-    if (json_integer_value(json_object_get(st, "batch")) > 0) {
-        snprintf(batch, sizeof batch, "%lld", (long long)json_integer_value(json_object_get(st, "batch")));
-        argv[k++] = "--batch"; argv[k++] = batch;
-    }
+    o.data = kind && strcmp(kind, "synthetic") == 0 ? "synthetic" : "auto";
+    if (json_integer_value(json_object_get(st, "epochs")) > 0) o.epochs = (long)json_integer_value(json_object_get(st, "epochs"));
+    if (json_integer_value(json_object_get(st, "batch")) > 0) o.batch = (long)json_integer_value(json_object_get(st, "batch"));
     long mb = a->batches > 0 ? a->batches : (long)json_integer_value(json_object_get(st, "max_batches"));
-    if (mb > 0) {
-        snprintf(batches, sizeof batches, "%ld", mb);
-        argv[k++] = "--batches"; argv[k++] = batches;
+    if (mb > 0) o.batches = mb;
+    if (js(st, "precision")) o.precision = js(st, "precision");
+    o.repeat = a->repeat < 3 ? 3 : a->repeat;
+    o.workloads_dir = a->workloads;
+    o.quiet = 1;
+    if (!a->quiet) fprintf(stderr, "verify: rerunning %s/%s (%ld repetitions)\n", js(pub, "workload"), js(pub, "backend"), o.repeat);
+    sd_bench_outcome out;
+    int rc = sd_bench_matrix_run(&o, &cell, 1, NULL, doc, &out);
+    if (rc == SD_EINTR) return rc;
+    if (rc) {
+        snprintf(why, n, "rerun failed: %s", sd_errmsg());
+    } else if (out.failed) {   /* like a bench that exits non-zero: no measurement to compare */
+        snprintf(why, n, "rerun failed: %s", rerun_error(*doc));
+        json_decref(*doc);
+        *doc = NULL;
     }
-    if (js(st, "precision")) { argv[k++] = "--precision"; argv[k++] = (char *)js(st, "precision"); }
-    snprintf(repeat, sizeof repeat, "%ld", a->repeat < 3 ? 3 : a->repeat);
-    argv[k++] = "--repeat"; argv[k++] = repeat;
-    if (a->workloads) { argv[k++] = "--workloads"; argv[k++] = (char *)a->workloads; }
-    argv[k++] = "--json"; argv[k++] = tmpl;
-    argv[k++] = "--no-db"; argv[k++] = "--quiet";
-    argv[k] = NULL;
-    int code = 0;
-    if (!a->quiet) fprintf(stderr, "verify: rerunning %s/%s (%s repetitions)\n", js(pub, "workload"), js(pub, "backend"), repeat);
-    int rc = sd_run_self(argv, NULL, &code);
-    if (rc == 0 && code == 0) {
-        json_error_t je;
-        *doc = json_load_file(tmpl, 0, &je);
-        if (!*doc) snprintf(why, n, "rerun wrote no readable results (%s)", je.text);
-    } else if (rc == 0) {
-        snprintf(why, n, "rerun failed: showdown bench exited %d", code);
-    }
-    unlink(tmpl);
-    return rc;
+    return 0;
 }
 
 typedef struct counts { int reproduced, slower, faster, accuracy, notcomp, missing; } counts;

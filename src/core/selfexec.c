@@ -1,5 +1,5 @@
-/* selfexec — run this same showdown binary as a child (bench for verify --rerun and nightly), its
- * output appended to a log file (or discarded), so that every measurement goes through `bench`. The child
+/* selfexec — run this same showdown binary as a child (nightly's bench, score and report), its output
+ * appended to a log file (or discarded), so that a crashing or hanging step cannot take the caller with it. The child
  * has its own process group and dies with its parent; a SIGINT/SIGTERM the parent receives (core/sig) is
  * forwarded to that group and the child waited for. */
 #define _GNU_SOURCE   /* prctl */

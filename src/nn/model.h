@@ -176,4 +176,17 @@ int nn_model_download_y(nn_model *m, int i, int grad, float *host);
 
 const char *nn_op_name(nn_op_kind k);
 
+/* A layer op's name as a spec writes it ("repeat_vector"; spec.c's table), or NULL for the ops a spec does not
+ * name as layers (add and concat come from block connections, the loss from "loss"). */
+const char *sd_spec_op_name(nn_op_kind k);
+
+/* The plan (nn_model_plan at batch) as a "showdown-plan/1" document (nn/plan_json.c): schema, workload, input
+ * [C,H,W], classes, batch, and per layer its index, name, op (as the spec writes it; the loss layer: the spec's
+ * loss name), inputs (-1 = the model input), in/out per-example shapes [C,H,W], params, forward FLOPs per example
+ * and the op's attributes (units, kernel, stride, padding, bias, rate, eps, momentum, vocab, range, times,
+ * return_sequences, time_distributed) where they apply. What `bench --describe --json` prints and a framework
+ * runner gets as --plan. *out: caller decrefs. */
+struct json_t;
+int nn_model_plan_json(struct json_t **out, const sd_workload *w, const nn_layer *layers, int nlayers, int batch);
+
 #endif

@@ -616,3 +616,9 @@ void sd_workload_free(sd_workload *w) {
     w->layers = NULL;
     w->nlayers = 0;
 }
+
+const char *sd_spec_op_name(nn_op_kind k) {
+    for (size_t i = 0; i < sizeof layer_kinds / sizeof layer_kinds[0]; i++)
+        if (layer_kinds[i].kind == k) return layer_kinds[i].name;
+    return NULL;
+}

@@ -301,6 +301,7 @@ static int build_argv(const sd_runner_opts *o, char **argv, char (*buf)[1100], i
     ARG("--cudnn-benchmark"); ARGF("%d", o->cudnn_benchmark ? 1 : 0);
     ARG("--precision"); ARG(o->precision ? o->precision : "fp32");
     if (o->equivalence_dir) { ARG("--equivalence"); ARG(o->equivalence_dir); }
+    if (o->plan) { ARG("--plan"); ARG(o->plan); }
     argv[n] = NULL;
 #undef ARG
 #undef ARGF

@@ -49,6 +49,7 @@ typedef struct sd_runner_opts {
     double timeout_s;             /* idle timeout: seconds without a stdout line */
     long long native_params;      /* > 0: hello.parameters must equal it */
     const char *equivalence_dir;  /* non-NULL: --equivalence DIR (nn/export.h), the runner reports an equivalence event */
+    const char *plan;             /* non-NULL: --plan PATH, the expanded layer plan ("showdown-plan/1", nn/model.h) */
     const char *const *env;       /* NULL-terminated "NAME=VALUE" added to the runner's environment, or NULL */
     volatile sig_atomic_t *stop;  /* set by a signal handler: kill the runner, SD_EINTR */
     size_t max_output;            /* bound on stdout + stderr bytes; 0: SD_RUNNER_MAX_OUTPUT */

@@ -1,0 +1,82 @@
+/* bench — what a benchmark run is: a cell (one workload on the native engine over one back-end, or through one
+ * framework runner, on the same data) and the matrix of cells run in order into one results document, stored as it
+ * is measured. `showdown bench` parses options into sd_bench_opts and calls this; verify reruns a cell through it. */
+#ifndef SD_BENCH_H
+#define SD_BENCH_H
+
+#include <jansson.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Bounds of a run's settings (the command line's and a published file's alike). */
+#define SD_BENCH_MAX_EPOCHS  100000
+#define SD_BENCH_MAX_BATCH   65536
+#define SD_BENCH_MAX_BATCHES 100000000
+#define SD_BENCH_MAX_REPEAT  1000
+
+typedef struct sd_bench_opts {
+    const char *workload;      /* "W[,W]": names in workloads_dir, or paths to specs */
+    const char *impl;          /* "native", frameworks (bench/frameworks.h), or "all", comma-separated */
+    const char *backend;       /* "auto", "ref", "dnnl", "cudnn", comma-separated, or "all" (every one built) */
+    const char *data;          /* auto, real, synthetic */
+    const char *data_dir, *workloads_dir;   /* NULL: the defaults (data/data.h, ./workloads) */
+    const char *precision;     /* fp32, tf32 */
+    const char *autotune;      /* on, off */
+    const char *runner;        /* "IMPL=PROGRAM" in place of IMPL's runner script, or NULL */
+    const char *device;        /* framework runners' device: auto, cpu, cuda */
+    const char *python, *venvs;   /* framework interpreters (NULL: found as bench/frameworks.h says) */
+    long epochs, batch, batches;  /* 0: the workload's epochs and batch; no cap on batches */
+    long repeat, threads, seed, gpus, runner_timeout;
+    int quiet;                 /* no progress or notes on stderr (failures are still said) */
+} sd_bench_opts;
+
+/* The defaults of `showdown bench` (backend auto, fp32, repeat 1, seed 42, native, ...). */
+void sd_bench_opts_default(sd_bench_opts *o);
+
+/* One cell of the matrix. For a framework, backend is the runner's device (opts.device). */
+typedef struct sd_bench_cell {
+    const char *workload, *implementation, *backend;
+} sd_bench_cell;
+
+/* The cells of o's workload × impl × backend lists in run order: per workload, native on each back-end, then each
+ * framework. workloads lists each workload once (--describe and --export-weights take them). */
+typedef struct sd_bench_matrix {
+    sd_bench_cell *cells;
+    int ncells;
+    const char **workloads;
+    int nworkloads;
+    char *names;               /* the copies of the lists the cells point into */
+} sd_bench_matrix;
+
+/* SD_EUSAGE for an unknown implementation or an empty list. Free with sd_bench_matrix_free (also after an error). */
+int sd_bench_matrix_new(sd_bench_matrix *m, const sd_bench_opts *o);
+void sd_bench_matrix_free(sd_bench_matrix *m);
+
+/* How a matrix run went beyond its results. */
+typedef struct sd_bench_outcome {
+    int failed;                /* a cell failed: its status (bench exits sd_exit_code(failed)); 0: none did */
+    int64_t run_id;            /* the database run, 0 without a database */
+    int db_status;             /* the database failed during the run: dropped, measuring went on; 0: stored */
+    char db_error[1024];       /* its message */
+} sd_bench_outcome;
+
+/* Run cells in order. *doc_out: the results document (every cell's run, or its failure), caller decrefs; NULL after
+ * an error. A failed cell is recorded and the others go on; SD_EINTR (a signal, sd_sig_flag) and SD_EUSAGE stop the
+ * run and are returned. db_path non-NULL: the run goes into that database as it is measured (sd_results_store, each
+ * cell's runs in their own transactions), marked complete after the last cell; a database that fails midway is
+ * dropped with a message (out->db_status). Prints only to stderr. */
+int sd_bench_matrix_run(const sd_bench_opts *o, const sd_bench_cell *cells, int ncells, const char *db_path,
+                        json_t **doc_out, sd_bench_outcome *out);
+
+/* One cell into doc, o->repeat times (bench/cell.c). A failure is recorded in doc, said on stderr and put in *failed;
+ * only SD_EINTR and SD_EUSAGE are returned. */
+int sd_bench_cell_run(const sd_bench_opts *o, const sd_bench_cell *c, json_t *doc, int *failed);
+
+/* `bench --describe`: the layer plan of workload at o's batch, printed to f as a table, or with json as one
+ * "showdown-plan/1" line (nn_model_plan_json). */
+int sd_bench_describe(FILE *f, const sd_bench_opts *o, const char *workload, int json);
+
+/* `bench --export-weights DIR`: the equivalence files of workload (nn/export.h), no training. */
+int sd_bench_export(const sd_bench_opts *o, const char *workload, const char *dir);
+
+#endif

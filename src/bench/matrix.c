@@ -1,0 +1,146 @@
+/* matrix — a benchmark run as a whole: the workload × implementation × back-end lists expanded into cells in run
+ * order, and the cells run one after another into one results document that goes into the database as it is
+ * measured (sd_results_store, the one way a run is stored). A failed cell is recorded and the others go on. */
+#include "bench/bench.h"
+#include "bench/frameworks.h"
+#include "bench/results.h"
+#include "core/err.h"
+#include "core/util.h"
+#include "db/db.h"
+#include "nn/backend.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void sd_bench_opts_default(sd_bench_opts *o) {
+    *o = (sd_bench_opts){.impl = "native", .backend = "auto", .data = "auto", .precision = "fp32", .autotune = "on",
+                         .device = "auto", .repeat = 1, .seed = 42, .gpus = 1, .runner_timeout = 300};
+}
+
+/* Split the comma list s (modified in place) into *names, malloc'd; the count, or a negative status. */
+static int split(char *s, char ***names) {
+    int max = 1;
+    for (const char *p = s; *p; p++) max += *p == ',';
+    *names = calloc((size_t)max, sizeof **names);
+    if (!*names) return sd_err(SD_ENOMEM, "out of memory");
+    return sd_split_list(s, *names, max);
+}
+
+int sd_bench_matrix_new(sd_bench_matrix *m, const sd_bench_opts *o) {
+    memset(m, 0, sizeof *m);
+    const char *backends = strcmp(o->backend, "all") == 0 ? nn_backend_list() : o->backend;
+    int all = strcmp(o->impl, "all") == 0;
+    size_t li = all ? strlen("native") + 1 : strlen(o->impl) + 1, lw = strlen(o->workload) + 1, lb = strlen(backends) + 1;
+    for (int i = 0; all && i < sd_framework_count(); i++) li += strlen(sd_framework_at(i)->name) + 1;
+    m->names = malloc(li + lw + lb);
+    if (!m->names) return sd_err(SD_ENOMEM, "out of memory");
+    char *il = m->names, *wl = il + li, *bl = wl + lw;
+    if (all) {   /* native, then every framework in the table's order */
+        size_t len = (size_t)snprintf(il, li, "native");
+        for (int i = 0; i < sd_framework_count(); i++)
+            len += (size_t)snprintf(il + len, li - len, ",%s", sd_framework_at(i)->name);
+    } else {
+        memcpy(il, o->impl, li);
+    }
+    memcpy(wl, o->workload, lw);
+    memcpy(bl, backends, lb);
+
+    char **inames = NULL, **wnames = NULL, **bnames = NULL;
+    int ni = split(il, &inames), nw = 0, nb = 0, native = 0, rc = ni < 0 ? ni : 0;
+    for (int i = 0; rc == 0 && i < ni; i++) {
+        if (strcmp(inames[i], "native") == 0) native = 1;
+        else if (!sd_bench_impl_known(inames[i]))
+            rc = sd_err(SD_EUSAGE, "--impl: unknown implementation '%s' (expected native, all, or a framework: see "
+                        "--help)", inames[i]);
+    }
+    if (rc == 0 && ni == 0) rc = sd_err(SD_EUSAGE, "--impl needs at least one name");
+    if (rc == 0 && (nw = split(wl, &wnames)) < 0) rc = nw;
+    if (rc == 0 && (nb = split(bl, &bnames)) < 0) rc = nb;
+    if (rc == 0 && (nw == 0 || nb == 0)) rc = sd_err(SD_EUSAGE, "--workload and --backend need at least one name");
+    if (rc == 0 && !(m->cells = calloc((size_t)nw * (size_t)(nb + ni), sizeof *m->cells)))
+        rc = sd_err(SD_ENOMEM, "out of memory");
+    for (int i = 0; rc == 0 && i < nw; i++) {
+        for (int j = 0; j < nb && native; j++)
+            m->cells[m->ncells++] = (sd_bench_cell){.workload = wnames[i], .implementation = "native", .backend = bnames[j]};
+        for (int k = 0; k < ni; k++)
+            if (strcmp(inames[k], "native") != 0)
+                m->cells[m->ncells++] = (sd_bench_cell){.workload = wnames[i], .implementation = inames[k],
+                                                        .backend = o->device};
+    }
+    if (rc == 0) {
+        m->workloads = (const char **)wnames;
+        m->nworkloads = nw;
+        wnames = NULL;
+    }
+    free(inames);
+    free(wnames);
+    free(bnames);
+    return rc;
+}
+
+void sd_bench_matrix_free(sd_bench_matrix *m) {
+    if (!m) return;
+    free(m->cells);
+    free(m->workloads);
+    free(m->names);
+    memset(m, 0, sizeof *m);
+}
+
+/* The settings a run can take, whoever filled them in (the command line checks them too; a published file does not). */
+static int check_opts(const sd_bench_opts *o) {
+    if (strcmp(o->precision, "fp32") != 0 && strcmp(o->precision, "tf32") != 0)
+        return sd_err(SD_EUSAGE, "precision '%s': expected fp32 or tf32", o->precision);
+    if (o->epochs < 0 || o->epochs > SD_BENCH_MAX_EPOCHS)
+        return sd_err(SD_EUSAGE, "%ld epochs: at most %d", o->epochs, SD_BENCH_MAX_EPOCHS);
+    if (o->batch < 0 || o->batch > SD_BENCH_MAX_BATCH)
+        return sd_err(SD_EUSAGE, "batch %ld: at most %d", o->batch, SD_BENCH_MAX_BATCH);
+    if (o->batches < 0 || o->batches > SD_BENCH_MAX_BATCHES)
+        return sd_err(SD_EUSAGE, "%ld batches: at most %d", o->batches, SD_BENCH_MAX_BATCHES);
+    if (o->repeat < 1 || o->repeat > SD_BENCH_MAX_REPEAT)
+        return sd_err(SD_EUSAGE, "%ld repeats: between 1 and %d", o->repeat, SD_BENCH_MAX_REPEAT);
+    return 0;
+}
+
+/* A database call failed: keep its message, say so now, and go on without the database. */
+static void db_lost(db **dbh, sd_bench_outcome *out) {
+    snprintf(out->db_error, sizeof out->db_error, "%s", sd_errmsg());
+    fprintf(stderr, "showdown bench: database: %s; measuring goes on, results not stored\n", out->db_error);
+    db_close(*dbh);
+    *dbh = NULL;
+}
+
+int sd_bench_matrix_run(const sd_bench_opts *o, const sd_bench_cell *cells, int ncells, const char *db_path,
+                        json_t **doc_out, sd_bench_outcome *out) {
+    memset(out, 0, sizeof *out);
+    *doc_out = NULL;
+    SD_TRY(check_opts(o));
+    /* The run goes into the database as it is measured: inserted incomplete, each result in its own
+     * transaction, and marked complete (db_run_finish) only after the last. A killed bench leaves it incomplete. */
+    db *dbh = NULL;
+    int rc = 0;
+    if (db_path) SD_TRY(db_open(&dbh, db_path));
+    json_t *doc = sd_results_new();
+    if (dbh && (rc = db_run_begin(dbh, doc, "bench", NULL, &out->run_id)) != 0) {
+        json_decref(doc);
+        db_close(dbh);
+        return rc;
+    }
+    /* A database that fails (corrupt page, full disk) is dropped: measuring goes on and the results still reach
+     * the document. */
+    for (int i = 0; i < ncells && rc == 0; i++) {
+        size_t before = sd_results_count(doc);
+        rc = sd_bench_cell_run(o, &cells[i], doc, &out->failed);
+        if (rc == 0 && dbh && (out->db_status = sd_results_store(dbh, out->run_id, doc, before, 0)) != 0)
+            db_lost(&dbh, out);
+    }
+    if (rc == 0 && dbh && (out->db_status = sd_results_store(dbh, out->run_id, doc, sd_results_count(doc), 1)) != 0)
+        db_lost(&dbh, out);
+    db_close(dbh);
+    if (rc) {
+        json_decref(doc);
+        return rc;
+    }
+    *doc_out = doc;
+    return 0;
+}
