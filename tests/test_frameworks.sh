@@ -95,7 +95,8 @@ if ! grep -q "^| chainer |" <<<"$tbl" && grep -q "^| tinygrad | unsupported |" <
 then ok "report: rows tinygrad (unsupported), jax (equivalence failed) in the bench table, chainer named not installed"
 else bad "report table:"; echo "$tbl"; fi
 
-# 4. runner_common with a framework that lacks conv2d (a NumPy stand-in): "unsupported: conv2d", kind unsupported
+# 4. runner_common with a framework that lacks conv2d (a NumPy stand-in): "unsupported: conv2d", kind unsupported;
+# started by hand without --plan, it gets the plan from showdown ($SHOWDOWN or ./showdown: bench --describe --json)
 cat > "$t/np_runner.py" <<PYEOF
 import sys
 sys.path.insert(0, "$ROOT/workloads/runners")

@@ -1,8 +1,10 @@
 #!/bin/bash
 # test_runner — framework runners through `showdown bench --impl native,pytorch`: fake runners written here
 # (garbage, non-zero exit, a hang past the timeout, a different parameter count, an over-long line, not
-# installed) are each reported clearly while the native result is kept; then, with python3-torch, mnist_mlp on
-# a Fashion-MNIST subset through both implementations: equal parameter counts, accuracy within 3 points.
+# installed) are each reported clearly while the native result is kept; no runner expands the spec itself; then,
+# with python3-torch, the graph workloads from showdown's plan, the runner by hand (--plan, or the plan from
+# --showdown), and mnist_mlp on a Fashion-MNIST subset through both implementations: equal parameter counts,
+# accuracy within 3 points.
 set -u
 SD=${SHOWDOWN:-./showdown}
 PY=${PYTHON:-/usr/bin/python3}
@@ -194,22 +196,52 @@ else
   echo "skipped: no .venv-frameworks/torch"
 fi
 
+# no runner parses the spec's layer language (blocks, repeats, layer keys): showdown's plan is the one expansion
+if grep -nE 'def expand|"blocks"|\["model"\]\["layers"\]|"filters"' workloads/runners/*.py; then
+  bad "a runner reads the spec's layers (above) instead of the plan"
+else ok "no runner expands the spec: every one builds showdown's plan"; fi
+
 # the real PyTorch runner against the native engine on Fashion-MNIST
 FM=/usr/share/datasets/fashion-mnist
 if ! "$PY" -c 'import torch' 2>/dev/null; then
   echo "skipped: torch not importable ($PY)"; [ $fail -eq 0 ] && exit 77 || exit 1
 fi
-# the graph workloads (spec /2: blocks, residual and dense connections) build in PyTorch with the native
-# parameter counts (as `showdown bench --describe` prints them)
+# the graph workloads (spec /2: blocks, residual and dense connections, batch norm, pooling; an inference
+# workload) through bench: the runner builds showdown's plan (--plan) in PyTorch with the native parameter count
+# (bench kills a runner whose hello says otherwise) and runs one training batch and validation, or the passes
 for w in resnet50_features densenet121_xray resnet18_cifar vgg16_cifar; do
   nat=$($SD bench --workload $w --describe | sed -n 's/^parameters: \([0-9,]*\).*/\1/p' | tr -d ,)
-  pt=$(cd workloads/runners && "$PY" -c '
-import json, sys, pytorch_runner as r
-m, _, _ = r.build(json.load(open("../" + sys.argv[1] + ".json")), 42)
-print(sum(p.numel() for p in m.parameters()))' "$w" 2>&1)
-  if [ -n "$nat" ] && [ "$nat" = "$pt" ]; then ok "$w: pytorch builds $pt parameters, as native"
-  else bad "$w: native '$nat', pytorch '$pt'"; fi
+  $SD bench --workload $w --impl pytorch --data synthetic --epochs 1 --batch 4 --batches 1 --threads 1 --quiet \
+     --no-db --runner-timeout 600 --json "$t/$w.json" > "$t/stdout" 2> "$t/stderr"; rc=$?
+  got=$("$PY" -c 'import json, sys
+r = json.load(open(sys.argv[1]))["runs"][0]
+print(r["status"], r["model"]["parameters"], r.get("error", ""))' "$t/$w.json" 2>&1)
+  if [ $rc -eq 0 ] && [ -n "$nat" ] && [ "$got" = "ok $nat " ]; then ok "$w: pytorch runs the plan, $nat parameters as native"
+  else bad "$w: exit $rc, native '$nat', pytorch '$got'"; tail -3 "$t/stderr"; fi
 done
+# a runner started by hand: with --plan (bench --describe --json), without it (the runner asks --showdown), and
+# with the plan of another workload (refused)
+$SD bench --workload mnist_cnn --describe --json > "$t/cnn.plan" 2> "$t/stderr" || bad "describe --json: $(cat "$t/stderr")"
+$SD bench --workload mnist_mlp --describe --json > "$t/mlp.plan" 2> "$t/stderr" || bad "describe --json: $(cat "$t/stderr")"
+byhand() { # out extra-args...
+  local out=$1; shift
+  "$PY" workloads/runners/pytorch_runner.py --spec workloads/mnist_cnn.json --data synthetic --synthetic-seed 1 \
+     --train-n 32 --test-n 16 --shape 1,28,28 --classes 10 --epochs 1 --batch 8 --threads 1 "$@" > "$out" 2>&1; }
+events() { # the events of a runner's output, and its epoch's loss, val_loss and accuracy
+  "$PY" -c 'import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+print(" ".join(e["event"] for e in ev), *[(e["loss"], e["val_loss"], e["accuracy"]) for e in ev if e["event"] == "epoch"])' "$1" 2>&1; }
+byhand "$t/plan.out" --plan "$t/cnn.plan"; rc=$?
+e=$(events "$t/plan.out")
+[ $rc -eq 0 ] && [ "${e%% (*}" = "hello epoch inference done" ] && grep -q '"parameters":1199882' "$t/plan.out" \
+  && ok "pytorch_runner --plan: mnist_cnn runs ($e)" || { bad "pytorch_runner --plan: exit $rc, events '$e'"; tail -3 "$t/plan.out"; }
+byhand "$t/noplan.out" --showdown "$SD"; rc=$?
+[ $rc -eq 0 ] && [ "$(events "$t/noplan.out")" = "$e" ] \
+  && ok "pytorch_runner without --plan: the plan from --showdown, the same losses and accuracy" \
+  || { bad "pytorch_runner without --plan: exit $rc"; tail -3 "$t/noplan.out"; }
+byhand "$t/other.out" --plan "$t/mlp.plan"; rc=$?
+[ $rc -eq 1 ] && grep -q '"event":"error".*the plan describes mnist_mlp' "$t/other.out" \
+  && ok "pytorch_runner refuses the plan of another workload" || { bad "another workload's plan: exit $rc"; cat "$t/other.out"; }
 if [ ! -e "$FM/train-images-idx3-ubyte.gz" ]; then
   echo "skipped: fashion-mnist not installed"; [ $fail -eq 0 ] && exit 77 || exit 1
 fi

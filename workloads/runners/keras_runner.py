@@ -80,7 +80,7 @@ class Keras:
         self.drops = [L for L in layers if L.op == "dropout" and L.rate > 0]
         minputs = {}
         for L in self.drops:
-            shape = rc.to_nhwc(np.zeros((1,) + Masks_shape(L)), L).shape[1:]
+            shape = rc.to_nhwc(np.zeros((1,) + rc.mask_shape(L)), L).shape[1:]
             minputs[L.i] = keras.Input(shape, name="mask%d" % L.i)
         for L in layers:
             f = getattr(self, L.op, None)
@@ -103,7 +103,7 @@ class Keras:
 
     def _ones(self, n):
         if n not in self.ones:
-            self.ones[n] = [rc.to_nhwc(np.ones((n,) + Masks_shape(L), np.float32), L) for L in self.drops]
+            self.ones[n] = [rc.to_nhwc(np.ones((n,) + rc.mask_shape(L), np.float32), L) for L in self.drops]
         return self.ones[n]
 
     def forward(self, x):
@@ -139,11 +139,6 @@ def spec_optimizer(keras, opt):
             self.assign(variable, p)
 
     return SpecOptimizer(learning_rate=opt.lr, name="spec_" + opt.name)
-
-
-def Masks_shape(L):
-    """Per-example mask shape at dropout layer L, native order (runner_common.Masks)."""
-    return L.in_shape if L.in_shape[1] * L.in_shape[2] > 1 else (L.in_shape[0],)
 
 
 if __name__ == "__main__":

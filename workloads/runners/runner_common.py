@@ -1,16 +1,18 @@
 """runner_common -- what every framework runner of workloads/runners/PROTOCOL.md shares, written once.
 
-The protocol (arguments, JSON lines), the spec's layers with inferred shapes (one function per layer kind
-in SHAPES), the native engine's data (idx, CIFAR-10, the synthetic stream bit for bit), its initial weights,
-shuffle order, dropout masks and optimizer arithmetic (src/nn/kernels.h), the equivalence check against
-`showdown bench --export-weights` files, and the timed training loop. A framework runner supplies one class
-(see Framework below) and calls main(); it never re-implements any of this.
+The protocol (arguments, JSON lines), the layer plan showdown expands from the spec (`--plan`, or
+`showdown bench --describe --json`: no runner parses the spec's layer language), the native engine's data (idx,
+CIFAR-10, token files, the synthetic streams bit for bit), its initial weights, shuffle order, dropout masks and
+optimizer arithmetic (src/nn/kernels.h), the equivalence check against `showdown bench --export-weights` files,
+and the timed loops (training, validation, inference). A framework runner supplies one class (see Framework
+below) and calls main(); it never re-implements any of this.
 Needs numpy only; the framework is imported by the runner after the thread settings are in the environment.
 """
 import argparse
 import gzip
 import json
 import os
+import subprocess
 import sys
 import time
 
@@ -128,30 +130,148 @@ def synthetic(n, shape, classes, seed, split):
     return x.reshape(n, c, h, w), y
 
 
-def load_data(a):
+# ---- token data: src/data/imdb.c in numpy ---------------------------------------------------
+def pad_seqs(seqs, maxlen, pad_post, trunc_post):
+    """keras pad_sequences(value=0) with 'pre'/'post' padding and truncation."""
+    x = np.zeros((len(seqs), maxlen), dtype=np.float32)
+    for i, s in enumerate(seqs):
+        if len(s) > maxlen:
+            s = s[:maxlen] if trunc_post else s[len(s) - maxlen:]
+        if len(s):
+            if pad_post:
+                x[i, :len(s)] = s
+            else:
+                x[i, maxlen - len(s):] = s
+    return x
+
+
+def token_opts(spec):
+    d = spec["data"]
+    return (int(d.get("num_words", 0)), int(d["shape"][0]), d.get("padding", "pre") == "post",
+            d.get("truncating", "pre") == "post")
+
+
+def load_tokens(path, spec):
+    """A showdown-tokens/1 file (format in src/data/data.h); showdown has validated it already."""
+    nw, maxlen, pp, tp = token_opts(spec)
+    seqs, ys = [], []
+    with open(path) as f:
+        if f.readline().rstrip("\r\n") != "showdown-tokens/1":
+            raise ValueError("%s: not a showdown-tokens/1 file" % path)
+        for line in f:
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            v = [int(t) for t in line.split()]
+            ys.append(v[0])
+            seqs.append([2 if nw > 0 and t >= nw else t for t in v[1:]])
+    return pad_seqs(seqs, maxlen, pp, tp).reshape(len(ys), maxlen, 1, 1), np.array(ys, dtype=np.int64)
+
+
+ACL_SEP = set("!\"#$%&()*+,-./:;<=>?@[\\]^_`{|}~ \t\n\r")
+
+
+def acl_words(data):
+    """Keras Tokenizer rules on bytes: ASCII lower-case, the filter characters and whitespace separate."""
+    out, cur = [], bytearray()
+    for b in bytes(c + 32 if 65 <= c <= 90 else c for c in data):
+        if chr(b) in ACL_SEP and b < 128:
+            if cur:
+                out.append(bytes(cur))
+                cur = bytearray()
+        else:
+            cur.append(b)
+    if cur:
+        out.append(bytes(cur))
+    return out
+
+
+def load_aclimdb(root, spec):
+    """The aclImdb layout as sd_data_load_imdb_text reads it (vocabulary from train, ties in byte order)."""
+    nw, maxlen, pp, tp = token_opts(spec)
+    splits = {}
+    for split in ("train", "test"):
+        docs = []
+        for lab, cls in ((0, "neg"), (1, "pos")):
+            d = os.path.join(root, split, cls)
+            for name in sorted(n for n in os.listdir(d) if n.endswith(".txt") and len(n) > 4):
+                with open(os.path.join(d, name), "rb") as f:
+                    docs.append((lab, acl_words(f.read())))
+        splits[split] = docs
+    count = {}
+    for _, ws in splits["train"]:
+        for wd in ws:
+            count[wd] = count.get(wd, 0) + 1
+    rank = {wd: r + 1 for r, wd in enumerate(sorted(count, key=lambda k: (-count[k], k)))}
+    out = []
+    for split in ("train", "test"):
+        seqs, ys = [], []
+        for lab, ws in splits[split]:
+            ids = [1]
+            for wd in ws:
+                t = rank[wd] + 3 if wd in rank else 2
+                ids.append(2 if nw > 0 and t >= nw else t)
+            seqs.append(ids)
+            ys.append(lab)
+        out.append((pad_seqs(seqs, maxlen, pp, tp).reshape(len(ys), maxlen, 1, 1), np.array(ys, dtype=np.int64)))
+    return out
+
+
+def synthetic_tokens(n, maxlen, vocab, classes, seed, split):
+    """sd_data_synthetic_tokens, element for element."""
+    key = h64s(seed ^ h64s(0x70C5 + split))
+    block = min(64, max(1, (vocab - 3) // (2 * classes)))
+    with np.errstate(over="ignore"):
+        h = h64(U(key) ^ h64(np.arange(n, dtype=np.uint64)))
+    y = (h % U(classes)).astype(np.int64)
+    span = U(maxlen - maxlen // 4 + 1)
+    ln = np.where((h >> U(56)) < U(179), U(maxlen), U(maxlen // 4) + ((h >> U(16)) % span)).astype(np.int64)
+    ln = np.maximum(ln, 1)
+    t = np.arange(maxlen, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        r = h64(h[:, None] ^ h64(t)[None, :])
+    own = U(3) + (y.astype(np.uint64)[:, None] * U(block) + ((r >> U(10)) % U(block))) % U(vocab - 3)
+    rnd = U(3) + ((r >> U(10)) % U(vocab - 3))
+    ids = np.where((r & U(1023)) < U(307), own, rnd).astype(np.float32)
+    ids[:, 0] = 1.0
+    ids[np.arange(maxlen)[None, :] >= ln[:, None]] = 0.0
+    return ids.reshape(n, maxlen, 1, 1), y
+
+
+def load_data(a, spec):
+    """(train x, train y, test x, test y) of the protocol's --data kind; x float32 NCHW (token ids as floats)."""
     if a.data == "idx":
         return load_idx(a.train_images, a.train_labels) + load_idx(a.test_images, a.test_labels)
     if a.data == "cifar10":
         return load_cifar10(a.cifar_dir, 0) + load_cifar10(a.cifar_dir, 1)
+    if a.data == "tokens":
+        return load_tokens(a.train_tokens, spec) + load_tokens(a.test_tokens, spec)
+    if a.data == "aclimdb":
+        (xtr, ytr), (xte, yte) = load_aclimdb(a.acl_dir, spec)
+        return xtr, ytr, xte, yte
+    if a.data not in ("synthetic", "synthetic-tokens"):
+        raise ValueError("unknown data kind %r" % a.data)
     shape = tuple(int(v) for v in a.shape.split(","))
+    if a.data == "synthetic-tokens":
+        return (synthetic_tokens(a.train_n, shape[0], a.vocab, a.classes, a.synthetic_seed, 0) +
+                synthetic_tokens(a.test_n, shape[0], a.vocab, a.classes, a.synthetic_seed, 1))
     return (synthetic(a.train_n, shape, a.classes, a.synthetic_seed, 0) +
             synthetic(a.test_n, shape, a.classes, a.synthetic_seed, 1))
 
 
-# ---- the spec's layers with shapes: one function per layer kind ------------------------------------------
-class Layer:
-    """One spec layer: index i (0-based, as the native plan), op, its spec dict l, input shape (c, h, w),
-    output shape, and flat_src: the (C, H, W) map a flat input was flattened from (None if not), which an NHWC
-    framework needs to reorder dense weights and dropout masks."""
+# ---- the layer plan: showdown's expansion of the spec, shapes included -----------------------------------
+# showdown expands the spec (blocks, repeats, connections; src/nn/spec.c) and infers every shape
+# (src/nn/model.c); it hands the result over as "showdown-plan/1" JSON (`--plan PATH`, the output of
+# `showdown bench --workload SPEC --describe --json`), so no runner re-implements the spec's layer language.
+PLAN_SCHEMA = "showdown-plan/1"
+LOSS_OPS = ("softmax_cross_entropy", "sigmoid_binary_cross_entropy")   # the plan's loss row: the spec says it
+POINTWISE = ("relu", "dropout", "batchnorm")  # same shape out as in: a flat input stays flat
 
-    def __init__(self, i, l, shape, flat_src):
-        self.i, self.l, self.op = i, l, l["op"]
-        self.in_shape, self.flat_src = shape, flat_src
-        self.out_shape, self.out_flat_src = shape, flat_src
-        self.k = self.s = self.p = None
-        self.bias = bool(l.get("bias", True))
-        self.units = 0
-        self.rate = float(l.get("rate", 0.0))
+
+def _dims(v):
+    """A plan shape (1 to 3 dims) as (c, h, w): [n] -> (n, 1, 1), a sequence [T, F] -> (T, 1, F)."""
+    v = [int(x) for x in v]
+    return tuple(v) if len(v) == 3 else (v[0], 1, 1) if len(v) == 1 else (v[0], 1, v[1])
 
 
 def _pair(v, default):
@@ -160,100 +280,148 @@ def _pair(v, default):
     return (int(v[0]), int(v[1])) if isinstance(v, list) else (int(v), int(v))
 
 
-def _padding(l, k):
-    p = l.get("padding", "valid")
-    if p == "valid":
-        return (0, 0)
-    if p == "same":
-        return (k[0] // 2, k[1] // 2)
-    return _pair(p, (0, 0))
+class Layer:
+    """One layer of the plan: index i (native layer i: its initial weights and dropout stream depend on it),
+    op (the spec's name), inputs (earlier indices, -1 = the model input), in_shape and out_shape (c, h, w) per
+    example, the op's attributes (k, s, p, units, bias, rate, eps, momentum, vocab, range, ret_seq, distributed,
+    times, steps, features), and flat_src: the (C, H, W) map a flat input was flattened from (None if not),
+    which an NHWC framework needs to reorder dense weights and dropout masks."""
+
+    def __init__(self, d, src, src_flat):
+        self.i, self.op, self.name = int(d["index"]), d["op"], d.get("name", "")
+        self.inputs = [int(j) for j in d.get("inputs", [self.i - 1])]
+        self.in_shape, self.out_shape = _dims(d["in"]), _dims(d["out"])
+        self.flat_src = src_flat
+        self.k, self.p = _pair(d.get("kernel"), None), _pair(d.get("padding"), (0, 0))
+        self.s = _pair(d.get("stride"), self.k if self.op in ("maxpool", "avgpool") else (1, 1))
+        self.units = int(d.get("units", 0))
+        self.bias = bool(d.get("bias", True))
+        self.rate = float(d.get("rate", 0.0))
+        self.eps, self.momentum = float(d.get("eps", 1e-5)), float(d.get("momentum", 0.1))
+        self.vocab = int(d.get("vocab", 0))
+        self.range = tuple(int(v) for v in d["range"]) if d.get("range") else None
+        self.ret_seq, self.distributed = bool(d.get("return_sequences")), bool(d.get("time_distributed"))
+        self.times = int(d.get("times", self.out_shape[0]))   # repeat_vector
+        if self.distributed:   # every row of a [1, rows, steps] input is a sequence of one feature
+            self.steps, self.features = src[2], 1
+            self.out_shape = (src[1], 1, self.units)
+        else:                  # a sequence [steps, 1, features]
+            self.steps, self.features = self.in_shape[0], self.in_shape[2]
+        if self.op == "flatten":
+            self.out_flat_src = src if src[1] * src[2] > 1 else src_flat
+        else:
+            self.out_flat_src = src_flat if self.op in POINTWISE else None
 
 
-def _window(L, key, default_stride):
-    c, h, w = L.in_shape
-    L.k = _pair(L.l[key], None)
-    L.s = _pair(L.l.get("stride"), L.k if default_stride else (1, 1))
-    L.p = _padding(L.l, L.k)
-    return (h + 2 * L.p[0] - L.k[0]) // L.s[0] + 1, (w + 2 * L.p[1] - L.k[1]) // L.s[1] + 1
-
-
-def _shape_conv2d(L):
-    oh, ow = _window(L, "kernel", False)
-    L.units = int(L.l["filters"])
-    L.out_shape, L.out_flat_src = (L.units, oh, ow), None
-
-
-def _shape_maxpool(L):
-    oh, ow = _window(L, "size", True)
-    L.out_shape, L.out_flat_src = (L.in_shape[0], oh, ow), None
-
-
-def _shape_dense(L):
-    c, h, w = L.in_shape
-    if h != 1 or w != 1:
-        raise ValueError("layer %d: dense after a %dx%dx%d feature map needs flatten" % (L.i + 1, c, h, w))
-    L.units = int(L.l["units"])
-    L.out_shape, L.out_flat_src = (L.units, 1, 1), None
-
-
-def _shape_flatten(L):
-    c, h, w = L.in_shape
-    L.out_shape = (c * h * w, 1, 1)
-    L.out_flat_src = (c, h, w) if h * w > 1 else L.flat_src
-
-
-def _shape_same(L):
-    pass
-
-
-SHAPES = {"conv2d": _shape_conv2d, "maxpool": _shape_maxpool, "dense": _shape_dense, "flatten": _shape_flatten,
-          "relu": _shape_same, "dropout": _shape_same}
-WEIGHTED = ("conv2d", "dense")
-
-
-def plan(spec):
-    shape, flat_src, layers = tuple(int(v) for v in spec["data"]["shape"]), None, []
-    for i, l in enumerate(spec["model"]["layers"]):
-        if l["op"] not in SHAPES:
-            raise Unsupported(l["op"])
-        L = Layer(i, l, shape, flat_src)
-        SHAPES[L.op](L)
-        shape, flat_src = L.out_shape, L.out_flat_src
-        layers.append(L)
-    if spec["model"].get("loss", "softmax_cross_entropy") != "softmax_cross_entropy":
-        raise Unsupported("loss " + str(spec["model"]["loss"]))
+def plan_layers(doc, spec):
+    """The Layer list of a showdown-plan/1 document, checked against the spec it claims to describe."""
+    if doc.get("schema") != PLAN_SCHEMA:
+        raise ValueError("the plan is not %s (schema %r)" % (PLAN_SCHEMA, doc.get("schema")))
+    if doc.get("workload") != spec.get("name") or _dims(doc["input"]) != tuple(int(v) for v in spec["data"]["shape"]):
+        raise ValueError("the plan describes %s %s, the spec is %s %s" % (doc.get("workload"), doc.get("input"),
+                                                                        spec.get("name"), spec["data"]["shape"]))
+    inp, layers = _dims(doc["input"]), []
+    for d in doc["layers"]:
+        if d["op"] in LOSS_OPS:
+            continue
+        if int(d["index"]) != len(layers):
+            raise ValueError("plan layer %s: indices must run 0, 1, ... (expected %d)" % (d["index"], len(layers)))
+        j = int(d.get("inputs", [len(layers) - 1])[0])
+        src, flat = (inp, None) if j < 0 else (layers[j].out_shape, layers[j].out_flat_src)
+        layers.append(Layer(d, src, flat))
+    if not layers:
+        raise ValueError("the plan has no layers")
     return layers
 
 
-def native_shapes(L):
-    """Weight and bias shapes in the native layout (dense [out][in], conv [out][in][kh][kw])."""
+def _showdown(a):
+    """The showdown binary: --showdown PATH, else $SHOWDOWN, ./showdown or the one at the root of this checkout."""
+    if a.showdown:
+        return a.showdown
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "showdown")
+    for p in (os.environ.get("SHOWDOWN"), "./showdown", here):
+        if p and os.path.isfile(p) and os.access(p, os.X_OK):
+            return p
+    raise FileNotFoundError("no --plan given and no showdown binary to describe the workload "
+                            "(--showdown PATH, $SHOWDOWN or ./showdown)")
+
+
+def load_plan(a, spec):
+    """The plan of --plan PATH, or else the one `showdown bench --workload SPEC --describe --json` prints."""
+    if a.plan:
+        with open(a.plan) as f:
+            return plan_layers(json.load(f), spec)
+    exe = _showdown(a)
+    # a path (it holds a '/') names the spec file itself, not a name under --workloads
+    cmd = [exe, "bench", "--workload", os.path.abspath(a.spec), "--describe", "--json"]
+    r = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       universal_newlines=True, timeout=300)
+    if r.returncode != 0:
+        tail = (r.stderr.strip().splitlines() or ["no message"])[-1]
+        raise RuntimeError("%s exited with status %d: %s" % (" ".join(cmd), r.returncode, tail))
+    return plan_layers(json.loads(r.stdout), spec)
+
+
+# ---- parameters in the native slab order, with the native initial values (src/nn/model.c) ---------------
+def param_shapes(L):
+    """Shapes of layer L's parameters in the native layout and slab order ([] for none): dense [out][in] and
+    conv [out][in][kh][kw] then the bias; batchnorm gamma, beta; embedding [vocab][units]; gru/lstm weight_ih
+    [G*H][F], weight_hh [G*H][H], bias_ih, bias_hh (PyTorch's names and order, cuDNN's formulation)."""
     c = L.in_shape[0]
     if L.op == "conv2d":
-        return (L.units, c, L.k[0], L.k[1]), (L.units,)
-    return (L.units, c), (L.units,)
+        return [(L.units, c) + L.k] + ([(L.units,)] if L.bias else [])
+    if L.op == "dense":
+        return [(L.units, c)] + ([(L.units,)] if L.bias else [])
+    if L.op == "batchnorm":
+        return [(c,), (c,)]
+    if L.op == "embedding":
+        return [(L.vocab, L.units)]
+    if L.op in ("gru", "lstm"):
+        gh = (4 if L.op == "lstm" else 3) * L.units
+        return [(gh, L.features), (gh, L.units), (gh,), (gh,)]
+    return []
+
+
+def _uniform(shape, key, limit):
+    """Uniform in [-limit, limit) from the counter-based stream `key` (model.c fill_uniform)."""
+    u = u01(h64(U(key) ^ h64(np.arange(int(np.prod(shape)), dtype=np.uint64))))
+    return ((np.float32(2.0) * u - np.float32(1.0)) * np.float32(limit)).reshape(shape)
 
 
 def init_params(layers, spec, seed):
-    """{layer index: (W, b or None)} with the native engine's exact initial numbers (nn_model_init_params)."""
-    init, out = spec["model"].get("init", {}), {}
+    """{layer index: tuple of arrays (param_shapes order; conv/dense: (W, b or None))} with the native engine's
+    exact initial numbers (nn_model_init_params)."""
+    glorot = spec["model"].get("init", {}).get("weights", "glorot_uniform") == "glorot_uniform"
+    out = {}
     for L in layers:
-        if L.op not in WEIGHTED:
+        shapes = param_shapes(L)
+        if not shapes:
             continue
-        ws, bs = native_shapes(L)
-        rf = ws[2] * ws[3] if len(ws) == 4 else 1
-        if init.get("weights", "glorot_uniform") == "glorot_uniform":
-            limit = np.float32(np.sqrt(6.0 / (ws[1] * rf + ws[0] * rf)))
-            lseed = h64s(seed ^ h64s(0x5EED + L.i))
-            u = u01(h64(U(lseed) ^ h64(np.arange(int(np.prod(ws)), dtype=np.uint64))))
-            W = ((np.float32(2.0) * u - np.float32(1.0)) * limit).reshape(ws)
-        else:
-            W = np.zeros(ws, np.float32)
-        out[L.i] = (W, np.zeros(bs, np.float32) if L.bias else None)
+        arrays = [np.zeros(s, np.float32) for s in shapes]
+        key = h64s(seed ^ h64s(0x5EED + L.i))
+        if L.op == "batchnorm":
+            arrays[0][:] = 1.0                       # gamma 1, beta 0
+        elif L.op == "embedding" and glorot:
+            arrays[0] = _uniform(shapes[0], key, 0.05)
+        elif L.op in ("gru", "lstm") and glorot:   # Glorot on (F, G*H) and (H, G*H); LSTM forget-gate b_x 1
+            gh = shapes[0][0]
+            arrays[0] = _uniform(shapes[0], key, np.sqrt(6.0 / (L.features + gh)))
+            arrays[1] = _uniform(shapes[1], h64s((key + 1) & M64), np.sqrt(6.0 / (L.units + gh)))
+            if L.op == "lstm":
+                arrays[2][L.units:2 * L.units] = 1.0
+        elif glorot:                                 # conv2d, dense
+            ws = shapes[0]
+            rf = ws[2] * ws[3] if len(ws) == 4 else 1
+            arrays[0] = _uniform(ws, key, np.float32(np.sqrt(6.0 / (ws[1] * rf + ws[0] * rf))))
+        if L.op in ("conv2d", "dense") and not L.bias:
+            arrays.append(None)
+        out[L.i] = tuple(arrays)
     return out
 
 
 def load_export(d, layers):
-    """The files of `showdown bench --export-weights` (nn/export.h): params by layer, input, logits."""
+    """The files of `showdown bench --export-weights` (nn/export.h): params by layer (the same tuples as
+    init_params), input, logits."""
     with open(os.path.join(d, "index.json")) as f:
         idx = json.load(f)
     if idx.get("schema") != "showdown-weights/1":
@@ -263,12 +431,22 @@ def load_export(d, layers):
         by.setdefault(e["layer"], {})[e["role"]] = np.load(os.path.join(d, e["file"]))
     params = {}
     for L in layers:
-        if L.op in WEIGHTED:
-            ws, bs = native_shapes(L)
-            W, b = by[L.i]["weight"], by[L.i].get("bias")
-            if W.shape != ws:
-                raise ValueError("layer %d: exported weight %s, expected %s" % (L.i + 1, W.shape, ws))
-            params[L.i] = (W.astype(np.float32), None if b is None else b.astype(np.float32))
+        shapes = param_shapes(L)
+        if not shapes:
+            continue
+        got = by.get(L.i, {})
+        flat = np.concatenate([got[r].astype(np.float32).ravel() for r in ("weight", "bias") if r in got] or
+                              [np.zeros(0, np.float32)])
+        if flat.size != sum(int(np.prod(s)) for s in shapes):
+            raise ValueError("layer %d: %d exported parameters, expected %s" % (L.i + 1, flat.size, shapes))
+        arrays, o = [], 0
+        for s in shapes:   # the slab order: split it by the native shapes
+            n = int(np.prod(s))
+            arrays.append(flat[o:o + n].reshape(s))
+            o += n
+        if L.op in ("conv2d", "dense") and not L.bias:
+            arrays.append(None)
+        params[L.i] = tuple(arrays)
     x = np.load(os.path.join(d, idx["input"]["file"]))
     z = np.load(os.path.join(d, idx["logits"]["file"]))
     return params, x, z
@@ -300,14 +478,18 @@ def to_nhwc(a, L):
 
 
 # ---- dropout masks, shuffle order, optimizer arithmetic (src/nn/kernels.h, src/nn/train.c) ----------------
+def mask_shape(L):
+    """Per-example shape of dropout layer L's mask in native order: a flat input's is one-dimensional."""
+    return L.in_shape if L.in_shape[1] * L.in_shape[2] > 1 else (L.in_shape[0],)
+
+
 class Masks:
     """Per-step inverted-dropout masks (keep / (1 - rate)) for every dropout layer, in native NCHW order."""
 
     def __init__(self, layers, batch):
         self.layers = [L for L in layers if L.op == "dropout" and L.rate > 0]
         self.hi = {}
-        self.shapes = {L.i: (batch,) + (L.in_shape if L.in_shape[1] * L.in_shape[2] > 1 else (L.in_shape[0],))
-                       for L in self.layers}
+        self.shapes = {L.i: (batch,) + mask_shape(L) for L in self.layers}
 
     def step(self, seed, step):
         with np.errstate(over="ignore"):
@@ -379,14 +561,59 @@ class Optimizer:
         return p - (s0 / bc[0]) * lr / (sqrt(s1 / bc[1]) + eps), s0, s1
 
 
+# ---- losses and the validation metric (src/nn/train.c) -----------------------------------------------------
+def softmax_xent(z, y):
+    z = z.astype(np.float64)
+    m = z.max(axis=1, keepdims=True)
+    lse = np.log(np.exp(z - m).sum(axis=1)) + m[:, 0]
+    return lse - z[np.arange(len(y)), y]
+
+
+def sigmoid_bce(z, y):
+    """Per example: the mean over classes of the binary cross-entropy against one-hot targets (train.c)."""
+    z = z.astype(np.float64)
+    t = np.eye(z.shape[1])[y]
+    return (np.logaddexp(0.0, z) - t * z).mean(axis=1)
+
+
+def mean_roc_auc(scores, targets):
+    """Mean over classes of the ROC AUC (Mann-Whitney, ties at half), classes without both labels skipped
+    (nn_mean_roc_auc)."""
+    aucs = []
+    for k in range(scores.shape[1]):
+        s, t = scores[:, k].astype(np.float64), targets[:, k] > 0.5
+        pos = int(t.sum())
+        neg = len(t) - pos
+        if pos == 0 or neg == 0:
+            continue
+        order = np.argsort(s, kind="mergesort")
+        ranks = np.empty(len(s))
+        ss = s[order]
+        i = 0
+        while i < len(ss):
+            j = i
+            while j < len(ss) and ss[j] == ss[i]:
+                j += 1
+            ranks[order[i:j]] = 0.5 * (i + 1 + j)
+            i = j
+        aucs.append((ranks[t].sum() - 0.5 * pos * (pos + 1)) / (pos * neg))
+    return float(np.mean(aucs)) if aucs else float("nan")
+
+
 # ---- the protocol's command line and main loop ---------------------------------------------------------
 def parse_args(description):
     ap = argparse.ArgumentParser(description=description)
     ap.add_argument("--spec", required=True)
-    ap.add_argument("--data", required=True)   # idx, cifar10, synthetic; token kinds: their ops are unsupported here
+    ap.add_argument("--plan", help="showdown-plan/1 file (showdown bench --describe --json); without it the "
+                                   "runner asks the showdown binary for the plan")
+    ap.add_argument("--showdown", help="the showdown binary that describes the spec when --plan is not given "
+                                       "(default $SHOWDOWN, then ./showdown)")
+    ap.add_argument("--data", required=True)   # idx, cifar10, synthetic, tokens, aclimdb, synthetic-tokens
     ap.add_argument("--train-images"); ap.add_argument("--train-labels")
     ap.add_argument("--test-images"); ap.add_argument("--test-labels")
     ap.add_argument("--cifar-dir")
+    ap.add_argument("--train-tokens"); ap.add_argument("--test-tokens"); ap.add_argument("--acl-dir")
+    ap.add_argument("--vocab", type=int, default=0)
     ap.add_argument("--synthetic-seed", type=int, default=0)
     ap.add_argument("--train-n", type=int, default=0); ap.add_argument("--test-n", type=int, default=0)
     ap.add_argument("--shape", default=""); ap.add_argument("--classes", type=int, default=0)
@@ -399,7 +626,7 @@ def parse_args(description):
     ap.add_argument("--cudnn-benchmark", type=int, default=1)
     ap.add_argument("--precision", default="fp32", choices=["fp32", "tf32"])
     ap.add_argument("--equivalence", default=None, help="showdown-weights/1 directory: check the forward pass first")
-    a, _unknown = ap.parse_known_args()   # arguments of later protocol additions (token data ...) are ignored
+    a, _unknown = ap.parse_known_args()   # arguments of later protocol additions are ignored
     return a
 
 
@@ -410,20 +637,16 @@ def set_threads(n):
             os.environ[k] = str(n)
 
 
-def softmax_xent(z, y):
-    z = z.astype(np.float64)
-    m = z.max(axis=1, keepdims=True)
-    lse = np.log(np.exp(z - m).sum(axis=1)) + m[:, 0]
-    return lse - z[np.arange(len(y)), y]
-
-
 class Framework:
     """What a runner implements (the names main() calls):
       name, version, device; extras() -> dict for hello (backend versions, threads ...)
-      build(layers, params, optimizer, batch): the model with these native-layout weights
+      build(layers, params, optimizer, batch): the model with these native-layout weights (params: init_params'
+        tuples); optimizer is None for an inference workload; `loss` (the spec's) is set before build
       parameters() -> int, counted by the framework itself
       forward(x) -> logits (numpy [n][classes]) in inference mode, x numpy NCHW float32
       train_step(x, y, masks, t) -> summed loss of the batch (float); masks: Masks.step() arrays (NCHW)
+    Optional: class attributes LOSSES (the spec losses it trains; default softmax cross-entropy only) and CUDA
+    (True: it runs --device cuda itself); device_kind ("cpu" or "cuda", default cpu); peak_bytes() for done.
     Raise Unsupported(op) for an op the framework lacks."""
 
 
@@ -439,27 +662,60 @@ def main(make, description):
         fail("%s: %s" % (type(e).__name__, str(e).strip().splitlines()[-1][:900] if str(e).strip() else ""))
 
 
+def _batches(n, B, cap):
+    return min(n // B, cap) if cap > 0 else n // B
+
+
+def infer_pass(fw, x, nb, B):
+    """Forward in inference mode over nb batches, the outputs copied to the host (train.c infer_pass)."""
+    for b in range(nb):
+        fw.forward(x[b * B:(b + 1) * B])
+
+
+def _inference_workload(a, spec, fw):
+    """An inference-only workload: untimed warm-up pass(es) over --test-n synthetic images, then one timed pass."""
+    B = a.batch
+    x, _ = synthetic(a.test_n, tuple(int(v) for v in a.shape.split(",")), max(1, a.classes), a.synthetic_seed, 1)
+    nb = _batches(len(x), B, a.max_batches)
+    if nb == 0:
+        fail("the data hold no full batch of %d (%d images)" % (B, len(x)))
+    cold = 0.0
+    for p in range(int(spec["inference"].get("warmup", 1))):
+        t0 = time.perf_counter()
+        infer_pass(fw, x, nb, B)
+        if p == 0:
+            cold = time.perf_counter() - t0
+        emit({"event": "progress", "epoch": 0, "batch": nb, "batches": nb})
+    t0 = time.perf_counter()
+    infer_pass(fw, x, nb, B)
+    emit({"event": "inference", "timed_s": time.perf_counter() - t0, "images": nb * B, "cold_s": cold})
+
+
 def _main(make, description):
     a = parse_args(description)
     set_threads(a.threads)
-    if a.device == "cuda":
+    if a.device == "cuda" and not getattr(make, "CUDA", False):
         fail("device cuda: this runner runs on the CPU", "unavailable", 3)
     with open(a.spec) as f:
         spec = json.load(f)
-    layers = plan(spec)
+    loss = spec["model"].get("loss", "softmax_cross_entropy")
+    if loss not in getattr(make, "LOSSES", ("softmax_cross_entropy",)):
+        raise Unsupported("loss " + loss)
+    layers = load_plan(a, spec)
     try:
         fw = make(a)
     except ImportError as e:
         fail("%s" % e, "unavailable", 3)
-    opt = Optimizer(spec["training"]["optimizer"])
+    opt = Optimizer(spec["training"]["optimizer"]) if "training" in spec else None
     if a.equivalence:
         params, eq_x, eq_z = load_export(a.equivalence, layers)
     else:
         params, eq_x, eq_z = init_params(layers, spec, a.seed), None, None
-    B, C = a.batch, int(spec["data"]["classes"])
+    B, C = a.batch, int(spec["data"].get("classes", 0))   # an inference workload may have none
+    fw.loss = loss
     fw.build(layers, params, opt, B)
     hello = {"event": "hello", "protocol": PROTOCOL, "framework": fw.name, "version": fw.version,
-             "device": fw.device, "device_kind": "cpu", "parameters": int(fw.parameters()),
+             "device": fw.device, "device_kind": getattr(fw, "device_kind", "cpu"), "parameters": int(fw.parameters()),
              "python": sys.version.split()[0], "numpy": np.__version__}
     hello.update(fw.extras())
     emit(hello)
@@ -470,15 +726,18 @@ def _main(make, description):
             raise ValueError("forward output %s, native %s" % (z.shape, ref.shape))
         emit({"event": "equivalence", "batch": int(ref.shape[0]),
               "max_rel_diff": float(np.abs(z - ref).max() / max(np.abs(ref).max(), 1e-30))})
+    peak = getattr(fw, "peak_bytes", lambda: 0)
+    if "inference" in spec:
+        _inference_workload(a, spec, fw)
+        emit({"event": "done", "peak_bytes": peak()})
+        return
 
-    if a.data not in ("idx", "cifar10", "synthetic"):
-        raise Unsupported("data kind " + a.data)
-    xtr, ytr, xte, yte = load_data(a)
-    nb, nvb = len(ytr) // B, len(yte) // B
-    if a.max_batches > 0:
-        nb, nvb = min(nb, a.max_batches), min(nvb, a.max_batches)
+    xtr, ytr, xte, yte = load_data(a, spec)
+    nb, nvb = _batches(len(ytr), B, a.max_batches), _batches(len(yte), B, a.max_batches)
     if nb == 0 or nvb == 0:
         fail("the data hold no full batch of %d (train %d, test %d examples)" % (B, len(ytr), len(yte)))
+    bce = loss == "sigmoid_binary_cross_entropy"
+    per_example = sigmoid_bce if bce else softmax_xent
     masks = Masks(layers, B)
     step, last, confusion = 0, time.monotonic(), None
     for e in range(1, a.epochs + 1):
@@ -493,23 +752,34 @@ def _main(make, description):
                 emit({"event": "progress", "epoch": e, "batch": b + 1, "batches": nb})
                 last = now
         train_s = time.perf_counter() - t0
-        loss = lsum / (nb * B)
-        if loss != loss:
+        loss_e = lsum / (nb * B)
+        if loss_e != loss_e:
             fail("training diverged: loss is NaN in epoch %d" % e)
         t1 = time.perf_counter()
-        correct, vloss = 0, 0.0
+        correct, vloss, scores = 0, 0.0, []
         conf = np.zeros(C * C, dtype=np.int64)
         for b in range(nvb):
             y = yte[b * B:(b + 1) * B]
             z = np.asarray(fw.forward(xte[b * B:(b + 1) * B]))
-            vloss += float(softmax_xent(z, y).sum())
+            vloss += float(per_example(z, y).sum())
             pred = z.argmax(1)
             correct += int((pred == y).sum())
             conf += np.bincount(y * C + pred, minlength=C * C)
+            if bce:
+                with np.errstate(over="ignore"):
+                    scores.append(np.float32(1.0) / (np.float32(1.0) + np.exp(-z.astype(np.float32))))
         val_s = time.perf_counter() - t1
         confusion = conf.reshape(C, C).tolist()
-        emit({"event": "epoch", "epoch": e, "train_s": train_s, "val_s": val_s, "loss": loss,
-              "val_loss": vloss / (nvb * B), "accuracy": correct / (nvb * B), "train_images": nb * B,
-              "test_images": nvb * B})
+        acc = correct / (nvb * B)
+        if bce:   # the mean per-class ROC AUC, as train.c (nn_mean_roc_auc)
+            acc = mean_roc_auc(np.concatenate(scores), np.eye(C, dtype=np.float32)[yte[:nvb * B]])
+            if acc != acc:
+                fail("no class has both positive and negative examples in the %d validation images" % (nvb * B))
+        emit({"event": "epoch", "epoch": e, "train_s": train_s, "val_s": val_s, "loss": loss_e,
+              "val_loss": vloss / (nvb * B), "accuracy": acc, "train_images": nb * B, "test_images": nvb * B})
         last = time.monotonic()
-    emit({"event": "done", "confusion": confusion, "peak_bytes": 0})
+    # inference timed apart: the test batches through the trained model, outputs copied to the host
+    t2 = time.perf_counter()
+    infer_pass(fw, xte, nvb, B)
+    emit({"event": "inference", "timed_s": time.perf_counter() - t2, "images": nvb * B})
+    emit({"event": "done", "confusion": confusion, "peak_bytes": peak()})
