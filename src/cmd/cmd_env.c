@@ -160,7 +160,8 @@ int cmd_env(int argc, char **argv) {
         {"require", SD_OPT_LIST, &require, names, "exit 4 unless each named back-end or framework is runnable", 0, 0},
         {"python", SD_OPT_STR, &python, "PATH", "interpreter of the pytorch runner (default: the newest torch installed, as bench picks it)", 0, 0},
         {"venvs", SD_OPT_STR, &venvs, "DIR", "virtual environments of the framework runners (default .venv-frameworks)", 0, 0},
-        {"data-dir", SD_OPT_STR, &mnist, "DIR", "where the mnist workloads' idx files are (default " SD_DEFAULT_MNIST_DIR ")", 0, 0},
+        {"data-dir", SD_OPT_STR, &mnist, "DIR", "where the mnist workloads' idx files are (default " SD_DEFAULT_MNIST_DIR
+         "); CIFAR-10 and IMDB have no default location", 0, 0},
         {"no-probe", SD_OPT_FLAG, &no_probe, NULL, "do not start Python to import each framework (faster)", 0, 0},
         {0},
     };
@@ -197,6 +198,7 @@ int cmd_env(int argc, char **argv) {
     json_t *data = json_array();
     json_array_append_new(data, probe_data("fashion-mnist", mnist ? mnist : SD_DEFAULT_MNIST_DIR, "mnist_*"));
     json_array_append_new(data, probe_data("cifar-10", NULL, "cifar10_*, the binary version"));
+    json_array_append_new(data, probe_data("imdb", NULL, "imdb_*, aclImdb or train.tok + test.tok"));
     json_object_set_new(doc, "data", data);
 
     int rc = 0;
