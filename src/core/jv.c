@@ -842,6 +842,21 @@ int jv_get_str(const jv_doc *d, const jv *obj, const char *key, const char *what
     return 0;
 }
 
+int jv_root_schema(const jv_doc *d, const char *what, const char *const *allowed, const char *const *schemas) {
+    const jv *root = jv_root(d);
+    SD_TRY(jv_check_keys(d, root, what, allowed));
+    const char *schema = NULL;
+    SD_TRY(jv_get_str(d, root, "schema", what, 1, &schema));
+    char expected[256] = "";
+    size_t len = 0;
+    for (int i = 0; schemas[i]; i++) {
+        if (strcmp(schema, schemas[i]) == 0) return i;
+        len += (size_t)snprintf(expected + len, len < sizeof expected ? sizeof expected - len : 0, "%s%s",
+                                i ? " or " : "", schemas[i]);
+    }
+    return jv_err(d, jv_get(root, "schema"), "unsupported schema '%s' (expected %s)", schema, expected);
+}
+
 int jv_get_str_copy(const jv_doc *d, const jv *obj, const char *key, const char *what, int required, char *dst,
                     size_t cap) {
     const char *s = NULL;

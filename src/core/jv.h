@@ -70,6 +70,9 @@ int jv_get_int(const jv_doc *d, const jv *obj, const char *key, const char *what
 int jv_get_num(const jv_doc *d, const jv *obj, const char *key, const char *what, int required,
                double min, double max, double *out);
 int jv_get_bool(const jv_doc *d, const jv *obj, const char *key, const char *what, int required, int *out);
+/* The root of one of our files: an object with only the allowed keys and a "schema" among schemas
+ * (NULL-terminated). Returns the index of its schema, or SD_EINPUT "unsupported schema 'x' (expected a or b)". */
+int jv_root_schema(const jv_doc *d, const char *what, const char *const *allowed, const char *const *schemas);
 /* jv_get_str copied into dst (cap bytes); a longer string is an error "'key' is too long (at most N bytes)". */
 int jv_get_str_copy(const jv_doc *d, const jv *obj, const char *key, const char *what, int required, char *dst,
                     size_t cap);

@@ -411,16 +411,11 @@ static int parse_init(const jv_doc *d, const jv *obj, const char *key, nn_init_k
 
 static int parse(const jv_doc *d, void *out) {
     sd_workload *w = out;
-    const jv *root = jv_root(d);
-    SD_TRY(jv_expect(d, root, JV_OBJECT, "a workload object"));
     static const char *const top[] = {"schema", "name", "title", "source", "data", "model", "training",
                                       "inference", "expected", "notes", NULL};
-    SD_TRY(jv_check_keys(d, root, "workload", top));
-    const char *schema = NULL;
-    SD_TRY(jv_get_str(d, root, "schema", "workload", 1, &schema));
-    if (strcmp(schema, SCHEMA) != 0 && strcmp(schema, SCHEMA2) != 0)
-        return jv_err(d, jv_get(root, "schema"), "unsupported schema '%s' (expected \"" SCHEMA "\" or \"" SCHEMA2 "\")",
-                      schema);
+    static const char *const schemas[] = {SCHEMA, SCHEMA2, NULL};
+    SD_TRY(jv_root_schema(d, "workload", top, schemas));
+    const jv *root = jv_root(d);
     const jv *inf = jv_get(root, "inference");
     w->mode = inf ? SD_MODE_INFERENCE : SD_MODE_TRAIN;
     SD_TRY(jv_get_str_copy(d, root, "name", "workload", 1, w->name, sizeof w->name));

@@ -154,13 +154,9 @@ static int read_framework(const jv_doc *d, void *out) {
                                        "stackoverflow_tags", "github_search_terms", "check_method", "inputs", NULL};
     static const char *const ikeys[] = {"sponsor", "documentation", "graph_building", "numerics", "languages",
                                         "scalability", "os", "cloud", "onnx", NULL};
+    static const char *const schemas[] = {"showdown-framework/1", NULL};
+    SD_TRY(jv_root_schema(d, "framework", keys, schemas));
     const jv *root = jv_root(d);
-    SD_TRY(jv_expect(d, root, JV_OBJECT, "framework"));
-    SD_TRY(jv_check_keys(d, root, "framework", keys));
-    const char *schema = NULL;
-    SD_TRY(jv_get_str(d, root, "schema", "framework", 1, &schema));
-    if (strcmp(schema, "showdown-framework/1") != 0)
-        return jv_err(d, jv_get(root, "schema"), "unsupported schema '%s' (expected showdown-framework/1)", schema);
     SD_TRY(jv_get_str_copy(d, root, "id", "framework", 1, f->id, sizeof f->id));
     SD_TRY(jv_get_str_copy(d, root, "name", "framework", 1, f->name, sizeof f->name));
     SD_TRY(jv_get_bool(d, root, "in_2018", "framework", 1, &f->in_2018));
@@ -453,13 +449,9 @@ static int read_snapshot(const jv_doc *d, void *out) {
     score_snapshot *s = out;
     static const char *const keys[] = {"schema", "date", "as_of", "note", "made_by", "git", "github_repo_counts",
                                        "stackoverflow_questions", NULL};
+    static const char *const schemas[] = {"showdown-snapshot/1", NULL};
+    SD_TRY(jv_root_schema(d, "snapshot", keys, schemas));
     const jv *root = jv_root(d);
-    SD_TRY(jv_expect(d, root, JV_OBJECT, "snapshot"));
-    SD_TRY(jv_check_keys(d, root, "snapshot", keys));
-    const char *schema = NULL;
-    SD_TRY(jv_get_str(d, root, "schema", "snapshot", 1, &schema));
-    if (strcmp(schema, "showdown-snapshot/1") != 0)
-        return jv_err(d, jv_get(root, "schema"), "unsupported schema '%s' (expected showdown-snapshot/1)", schema);
     int64_t t;
     SD_TRY(read_date_member(d, root, "date", "snapshot", 1, 0, &t));
     SD_TRY(jv_get_str_copy(d, root, "date", "snapshot", 1, s->date, sizeof s->date));

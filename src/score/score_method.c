@@ -134,14 +134,11 @@ static int read_method(const jv_doc *d, void *out) {
     score_method *m = out;
     static const char *const keys[] = {"schema", "about", "reference", "normalisation", "activity", "categories",
                                        "criteria", "tiers", "ranges", "freshness", "status", NULL};
+    static const char *const schemas[] = {"showdown-method/1", "showdown-method/2", NULL};
+    int v = jv_root_schema(d, "method", keys, schemas);
+    if (v < 0) return v;
+    m->version = v + 1;
     const jv *root = jv_root(d);
-    SD_TRY(jv_expect(d, root, JV_OBJECT, "method"));
-    SD_TRY(jv_check_keys(d, root, "method", keys));
-    const char *schema = NULL;
-    SD_TRY(jv_get_str(d, root, "schema", "method", 1, &schema));
-    if (strcmp(schema, "showdown-method/1") == 0) m->version = 1;
-    else if (strcmp(schema, "showdown-method/2") == 0) m->version = 2;
-    else return jv_err(d, jv_get(root, "schema"), "unsupported schema '%s' (expected showdown-method/1 or /2)", schema);
     SD_TRY(read_v2(d, root, m));
     const jv *act = jv_get(root, "activity");
     m->weeks_min = 1;
