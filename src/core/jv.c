@@ -851,8 +851,8 @@ int jv_root_schema(const jv_doc *d, const char *what, const char *const *allowed
     size_t len = 0;
     for (int i = 0; schemas[i]; i++) {
         if (strcmp(schema, schemas[i]) == 0) return i;
-        len += (size_t)snprintf(expected + len, len < sizeof expected ? sizeof expected - len : 0, "%s%s",
-                                i ? " or " : "", schemas[i]);
+        if (len < sizeof expected)
+            len += (size_t)snprintf(expected + len, sizeof expected - len, "%s%s", i ? " or " : "", schemas[i]);
     }
     return jv_err(d, jv_get(root, "schema"), "unsupported schema '%s' (expected %s)", schema, expected);
 }
