@@ -216,7 +216,7 @@ int cmd_report(int argc, char **argv) {
     sd_list results = {0}, verify = {0}, fmts = {0};
     const char *scores = NULL, *tmpl = "showdown", *out = "out", *formats;
     const char *dbpath = NULL, *regressions = NULL;
-    char fmtbuf[64];
+    char fmtbuf[sizeof fmts.buf];   /* the joined list is never longer than its items with their NULs */
     int no_db = 0, rec = 0;
     long run_n = 0;
     int help = 0;
