@@ -8,7 +8,7 @@
 set -u
 SD=$(realpath "${SHOWDOWN:-./showdown}")
 cd "$(dirname "$0")/.."
-for tool in pdftotext pdfinfo python3; do
+for tool in pdftotext pdfinfo pdffonts python3; do
   command -v $tool >/dev/null || { echo "skipped: $tool not installed"; exit 77; }
 done
 fail=0; t=$(mktemp -d); trap 'rm -rf "$t"' EXIT
@@ -57,6 +57,19 @@ has "$t/p1.flat" "each cut to 10 batches of" "page 1 gives the run length"
 has "$t/p1.flat" "REPORT_BENCH_ARGS" "page 1 says how to get the full-length run"
 has "$t/p1.flat" "can check 0 of the 87 published cells" "page 1 says which published numbers this machine can check"
 has "$t/p1.flat" "Framework overhead pytorch" "page 1 gives each framework's overhead over native"
+# the ranking follows the lower bounds, so each score shows its range: a higher midpoint ranked lower is explained
+python3 - "$t/p1.flat" <<'EOF' && ok "page 1 gives each ranked score its range, lower bounds in rank order" || bad "page 1's score ranking"
+import re, sys
+r = re.findall(r"(\d+)\. ([A-Za-z]+) ([\d.]+) \((\d+)–(\d+)\)", open(sys.argv[1]).read())
+print(r)
+lows = [int(x[3]) for x in r]
+sys.exit(0 if len(r) >= 3 and lows == sorted(lows, reverse=True) and all(int(a) <= float(m) <= int(b) + 0.5 for _, _, m, a, b in r) else 1)
+EOF
+# commands are set as code: the backticks of the template's `code` spans are not drawn, the monospace face is used
+if grep -q '`' "$t/p1.txt"; then bad "page 1 shows literal backticks: $(grep -m1 '`' "$t/p1.txt")"
+else ok "page 1 draws no literal backtick"; fi
+pdffonts -l 1 "$t/o/showdown.pdf" | grep -q 'Mono' && ok "page 1 sets commands in a monospace face" \
+  || bad "page 1 uses no monospace face: $(pdffonts -l 1 "$t/o/showdown.pdf" | tail -n +3 | awk '{print $1}' | paste -sd' ')"
 
 # ---- the framework-vs-native table ------------------------------------------------------------------------------
 pdftotext -layout "$t/o/showdown.pdf" "$t/all.txt"

@@ -1,11 +1,15 @@
-/* results — builds, prints and atomically writes "showdown-results/1" documents. */
+/* results — builds, prints and atomically writes "showdown-results/1" documents, and reads them back for
+ * everyone else (report, nightly, collect, the database, verify's published files): the one place that
+ * spells the document's keys. */
 #include "bench/results.h"
 #include "core/err.h"
 #include "core/fsutil.h"
+#include "core/jv.h"
 #include "db/db.h"
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -34,15 +38,29 @@ static json_t *stat_json(sd_stat s) {
     return json_pack("{s:f,s:f,s:f,s:i}", "median", s.median, "min", s.min, "max", s.max, "n", s.n);
 }
 
+json_t *sd_results_new_with(const sd_results_head *h, json_t *environment) {
+    return json_pack("{s:s,s:s?,s:{s:s,s:s?,s:s?,s:b},s:o,s:[]}", "schema", SD_RESULTS_SCHEMA, "created", h->created,
+                     "tool", "name", "showdown", "version", h->version, "commit", h->commit, "dirty", h->dirty,
+                     "environment", environment, "runs");
+}
+
 json_t *sd_results_new(void) {
     char when[32];
     time_t now = time(NULL);
     struct tm tm;
     gmtime_r(&now, &tm);
     strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return json_pack("{s:s,s:s,s:{s:s,s:s,s:s,s:b},s:o,s:[]}", "schema", SD_RESULTS_SCHEMA, "created", when,
-                     "tool", "name", "showdown", "version", SD_VERSION, "commit", SD_GIT_COMMIT, "dirty",
-                     SD_GIT_DIRTY, "environment", sd_env_fingerprint(), "runs");
+    sd_results_head h = {when, SD_VERSION, SD_GIT_COMMIT, SD_GIT_DIRTY, NULL};
+    return sd_results_new_with(&h, sd_env_fingerprint());
+}
+
+void sd_results_head_of(const json_t *doc, sd_results_head *h) {
+    const json_t *tool = json_object_get(doc, "tool");
+    h->created = json_string_value(json_object_get(doc, "created"));
+    h->version = json_string_value(json_object_get(tool, "version"));
+    h->commit = json_string_value(json_object_get(tool, "commit"));
+    h->dirty = json_is_true(json_object_get(tool, "dirty"));
+    h->environment = json_object_get(doc, "environment");
 }
 
 static void env_add(void *user, const char *k, const char *v) { json_object_set_new(user, k, json_string(v)); }
@@ -56,6 +74,114 @@ size_t sd_results_count(const json_t *doc) { return json_array_size(json_object_
 json_t *sd_results_run(const json_t *doc, size_t i) { return json_array_get(json_object_get(doc, "runs"), i); }
 int sd_results_append(json_t *doc, json_t *run) {
     return json_array_append_new(json_object_get(doc, "runs"), run) == 0 ? 0 : sd_err(SD_ENOMEM, "out of memory");
+}
+int sd_results_init_runs(json_t *doc) {
+    return json_object_set_new(doc, "runs", json_array()) == 0 ? 0 : sd_err(SD_ENOMEM, "out of memory");
+}
+int sd_results_has_runs(const json_t *doc) { return json_is_array(json_object_get(doc, "runs")); }
+
+int sd_results_check_shape(const json_t *doc, const char *name) {
+    const json_t *runs = json_object_get(doc, "runs");
+    if (runs && !json_is_array(runs)) return sd_err(SD_EINPUT, "%s: \"runs\" is not an array", name);
+    for (size_t i = 0; i < json_array_size(runs); i++)
+        if (!json_is_object(json_array_get(runs, i))) return sd_err(SD_EINPUT, "%s: runs[%zu] is not an object", name, i);
+    return 0;
+}
+
+/* ---- a run read back ---------------------------------------------------------------------------------- */
+static double num(const json_t *v) { return json_is_number(v) ? json_number_value(v) : NAN; }
+
+sd_stat sd_stat_read(const json_t *v) {
+    sd_stat s = {NAN, NAN, NAN, 0};
+    if (json_is_number(v)) { s.median = s.min = s.max = num(v); return s; }
+    if (!json_is_object(v)) return s;
+    s.median = num(json_object_get(v, "median"));
+    s.min = num(json_object_get(v, "min"));
+    s.max = num(json_object_get(v, "max"));
+    const json_t *n = json_object_get(v, "n");
+    if (json_is_integer(n) && json_integer_value(n) >= 0 && json_integer_value(n) <= 1000000) s.n = (int)json_integer_value(n);
+    return s;
+}
+
+/* An integer member in (0, max), else 0. */
+static long long count_of(const json_t *v, long long max) {
+    return json_is_integer(v) && json_integer_value(v) > 0 && json_integer_value(v) < max ? (long long)json_integer_value(v) : 0;
+}
+
+void sd_run_view_of(const json_t *run, sd_run_view *v) {
+    memset(v, 0, sizeof *v);
+    v->workload = json_object_get(run, "workload");
+    v->implementation = json_object_get(run, "implementation");
+    v->backend = json_object_get(run, "backend");
+    v->device = json_object_get(run, "device");
+    v->status = json_object_get(run, "status");
+    v->error = json_object_get(run, "error");
+    v->data = json_object_get(run, "data");
+    v->data_kind = json_object_get(v->data, "kind");
+    v->data_source = json_object_get(v->data, "source");
+    /* results before full_epoch_examples: a real set's train_examples (never cut); a synthetic one was cut with
+     * the epochs, so its full size is unknown there */
+    const json_t *fe = json_object_get(v->data, "full_epoch_examples");
+    const char *kind = json_string_value(v->data_kind);
+    if (!json_is_integer(fe) && kind && strcmp(kind, "real") == 0) fe = json_object_get(v->data, "train_examples");
+    if (json_is_integer(fe) && json_integer_value(fe) > 0) v->epoch_examples = (long long)json_integer_value(fe);
+    const json_t *eq = json_object_get(run, "equivalence");
+    v->equivalence_status = json_string_value(json_object_get(eq, "status"));
+    v->equivalence_max_rel_diff = num(json_object_get(eq, "max_rel_diff"));
+    v->framework_name = json_string_value(json_object_get(json_object_get(run, "framework"), "name"));
+    const json_t *set = json_object_get(run, "settings");
+    v->settings = json_is_object(set) ? set : NULL;
+    const json_t *g = json_object_get(v->settings && json_object_get(set, "gpus") ? set : run, "gpus");
+    if (json_is_integer(g) && json_integer_value(g) > 0 && json_integer_value(g) <= 4096) v->gpus = (int)json_integer_value(g);
+    v->max_batches = (int)count_of(json_object_get(set, "max_batches"), 1000000000);
+    v->batch = (int)count_of(json_object_get(set, "batch"), 1000000000);
+    const json_t *sum = json_object_get(run, "summary");
+    v->summary = sum;
+    v->samples = json_object_get(run, "samples");
+    const json_t *p = json_object_get(sum, "parameters");
+    if (!p) p = json_object_get(json_object_get(run, "model"), "parameters");
+    v->parameters = json_is_integer(p) ? (long long)json_integer_value(p) : 0;
+    v->first_epoch_s = sd_stat_read(json_object_get(sum, "first_epoch_s"));
+    v->steady_epoch_s = sd_stat_read(json_object_get(sum, "steady_epoch_s"));
+    v->val_s = sd_stat_read(json_object_get(sum, "val_s"));
+    v->accuracy = sd_stat_read(json_object_get(sum, "accuracy"));
+    v->train_images_per_s = sd_stat_read(json_object_get(sum, "train_images_per_s"));
+    v->train_gflops = sd_stat_read(json_object_get(sum, "train_gflops"));
+    v->total_s = sd_stat_read(json_object_get(sum, "total_s"));
+    v->train_total_s = sd_stat_read(json_object_get(sum, "train_total_s"));
+    v->train_s = sd_stat_read(json_object_get(sum, "train_s"));
+    v->infer_s_per_1000 = sd_stat_read(json_object_get(sum, "infer_s_per_1000"));
+    v->gflops = num(json_object_get(sum, "gflops"));
+}
+
+size_t sd_run_nsamples(const sd_run_view *v) { return json_array_size(v->samples); }
+
+static const json_t *epochs_of(const sd_run_view *v, size_t s) {
+    return json_object_get(json_array_get(v->samples, s), "epochs");
+}
+size_t sd_run_nepochs(const sd_run_view *v, size_t s) { return json_array_size(epochs_of(v, s)); }
+
+void sd_epoch_view_of(const sd_run_view *v, size_t s, size_t e, sd_epoch_view *out) {
+    const json_t *ep = json_array_get(epochs_of(v, s), e), *n = json_object_get(ep, "epoch");
+    out->epoch = json_is_integer(n) ? (long long)json_integer_value(n) : (long long)e + 1;
+    out->train_s = num(json_object_get(ep, "train_s"));
+    out->val_s = num(json_object_get(ep, "val_s"));
+    out->loss = num(json_object_get(ep, "loss"));
+    out->accuracy = num(json_object_get(ep, "accuracy"));
+    out->images_per_s = num(json_object_get(ep, "images_per_s"));
+}
+
+int sd_run_epoch_time(const json_t *run, sd_stat *s, const char **metric) {
+    const json_t *sum = json_object_get(run, "summary");
+    *metric = "steady_epoch_s";
+    const json_t *v = json_object_get(sum, *metric);
+    if (!json_is_object(v)) { *metric = "first_epoch_s"; v = json_object_get(sum, *metric); }
+    if (!json_is_object(v)) return 0;
+    s->median = json_number_value(json_object_get(v, "median"));
+    s->min = json_number_value(json_object_get(v, "min"));
+    s->max = json_number_value(json_object_get(v, "max"));
+    s->n = (int)json_integer_value(json_object_get(v, "n"));
+    return 1;
 }
 
 int sd_results_store(db *d, int64_t run_id, const json_t *doc, size_t from, int finish) {
@@ -354,4 +480,134 @@ void sd_results_print_overhead(FILE *f, const json_t *doc) {
                     tnv, tfv, an, af, strcmp(fwhich, nwhich) ? "mixed" : fwhich, pf == pn ? "equal" : "DIFFER", eqbuf);
         }
     }
+}
+
+/* ---- read with positions (jv): the files of others, checked before jansson reads them ---------------------- */
+const char *const sd_published_time_keys[] = {"steady_epoch_s", "first_epoch_s", "train_total_s", "val_s",
+                                              "infer_s_per_1000", NULL};
+
+static int safe_member(const jv_doc *d, const jv *r, const char *key) {
+    const char *s = NULL;
+    SD_TRY(jv_get_str(d, r, key, "run", 1, &s));
+    if (sd_safe_name(s, key) < 0) return jv_err(d, jv_get(r, key), "%s", sd_errmsg());
+    return 0;
+}
+
+/* Bounds of what a results file may say: times, rates and counts are >= 0 and at most 1e12 (a 309-digit
+ * number is no measurement), accuracies are fractions. */
+#define SD_RESULTS_MAX_VALUE 1e12
+
+/* v is the value of field (its bound) shown as label in the message. */
+static int check_value(const jv_doc *d, const jv *v, const char *field, const char *label) {
+    double hi = strcmp(field, "accuracy") == 0 ? 1 : SD_RESULTS_MAX_VALUE;
+    if (v->type == JV_NULL) return 0;
+    if (v->type != JV_NUMBER) return jv_err(d, v, "%s: expected a number, got %s", label, jv_type_name(v->type));
+    if (!(v->number >= 0 && v->number <= hi))
+        return jv_err(d, v, "%s: value %g out of range [0, %g]", label, v->number, hi);
+    return 0;
+}
+
+static int is_one_of(const char *key, const char *const *keys) {
+    for (; *keys; keys++)
+        if (strcmp(key, *keys) == 0) return 1;
+    return 0;
+}
+
+/* Every statistic of a run's summary ({median, min, max, mean, n} or a bare number) and every measured
+ * value of its epochs within its bounds (other members, such as a "what" note, are text). */
+static int check_numbers(const jv_doc *d, const jv *r) {
+    static const char *const stat_keys[] = {"median", "min", "max", "mean", "n", NULL};
+    static const char *const epoch_keys[] = {"train_s", "val_s", "loss", "val_loss", "accuracy", "images_per_s",
+                                             "train_images", "test_images", NULL};
+    const jv *sum = jv_get(r, "summary");
+    if (sum && sum->type == JV_OBJECT)
+        for (size_t i = 0; i < sum->count; i++) {
+            const jv *s = sum->items[i];
+            char label[160];
+            snprintf(label, sizeof label, "summary.%.60s", s->key);
+            if (s->type == JV_NUMBER) SD_TRY(check_value(d, s, s->key, label));
+            if (s->type != JV_OBJECT) continue;
+            for (size_t k = 0; k < s->count; k++) {
+                if (!is_one_of(s->items[k]->key, stat_keys)) continue;
+                snprintf(label, sizeof label, "summary.%.60s.%.60s", s->key, s->items[k]->key);
+                /* n counts the repeats: bounded as a count, not as the statistic */
+                SD_TRY(check_value(d, s->items[k], strcmp(s->items[k]->key, "n") ? s->key : "n", label));
+            }
+        }
+    const jv *samples = jv_get(r, "samples");
+    for (size_t i = 0; samples && samples->type == JV_ARRAY && i < samples->count; i++) {
+        const jv *ep = jv_get(samples->items[i], "epochs");
+        for (size_t e = 0; ep && ep->type == JV_ARRAY && e < ep->count; e++) {
+            const jv *o = ep->items[e];
+            for (size_t k = 0; o->type == JV_OBJECT && k < o->count; k++)
+                if (is_one_of(o->items[k]->key, epoch_keys)) {
+                    char label[96];
+                    snprintf(label, sizeof label, "epoch %.60s", o->items[k]->key);
+                    SD_TRY(check_value(d, o->items[k], o->items[k]->key, label));
+                }
+        }
+    }
+    return 0;
+}
+
+int sd_results_check(const jv_doc *d) {
+    const jv *root = jv_root(d);
+    SD_TRY(jv_expect(d, root, JV_OBJECT, "results"));
+    const jv *runs = jv_get(root, "runs");
+    if (!runs) return 0;
+    SD_TRY(jv_expect(d, runs, JV_ARRAY, "runs"));
+    for (size_t i = 0; i < runs->count; i++) {
+        const jv *r = runs->items[i];
+        SD_TRY(jv_expect(d, r, JV_OBJECT, "a run"));
+        const jv *sum = jv_get(r, "summary");
+        if (sum && sum->type != JV_NULL) SD_TRY(jv_expect(d, sum, JV_OBJECT, "summary"));
+        SD_TRY(check_numbers(d, r));
+    }
+    return 0;
+}
+
+int sd_results_check_file(const char *path) {
+    jv_doc *d = NULL;
+    SD_TRY(jv_load(&d, path));
+    int rc = sd_results_check(d);
+    jv_doc_free(d);
+    return rc;
+}
+
+/* The document's shape: schema, runs with names and a summary holding at least one time metric. */
+int sd_published_check(const jv_doc *d) {
+    const jv *root = jv_root(d);
+    SD_TRY(jv_expect(d, root, JV_OBJECT, "published results"));
+    const char *schema = NULL;
+    SD_TRY(jv_get_str(d, root, "schema", "published results", 1, &schema));
+    if (strcmp(schema, SD_RESULTS_SCHEMA) != 0)
+        return jv_err(d, jv_get(root, "schema"), "expected schema \"%s\" (got \"%s\")", SD_RESULTS_SCHEMA, schema);
+    const jv *runs = jv_get(root, "runs");
+    if (!runs) return jv_err(d, root, "missing key 'runs' in published results");
+    SD_TRY(jv_expect(d, runs, JV_ARRAY, "runs"));
+    if (runs->count > SD_PUBLISHED_MAX_RUNS)
+        return jv_err(d, runs, "too many runs (%zu; at most %d)", runs->count, SD_PUBLISHED_MAX_RUNS);
+    for (size_t i = 0; i < runs->count; i++) {
+        const jv *r = runs->items[i];
+        SD_TRY(jv_expect(d, r, JV_OBJECT, "a run"));
+        SD_TRY(safe_member(d, r, "workload"));
+        SD_TRY(safe_member(d, r, "implementation"));
+        SD_TRY(safe_member(d, r, "backend"));
+        const jv *sum = jv_get(r, "summary");
+        if (!sum) return jv_err(d, r, "missing key 'summary' in run");
+        SD_TRY(jv_expect(d, sum, JV_OBJECT, "summary"));
+        int has = 0;
+        for (int k = 0; sd_published_time_keys[k]; k++) {
+            const jv *m = jv_get(sum, sd_published_time_keys[k]);
+            if (!m) continue;
+            double v;
+            SD_TRY(jv_expect(d, m, JV_OBJECT, sd_published_time_keys[k]));
+            SD_TRY(jv_get_num(d, m, "median", sd_published_time_keys[k], 1, 0, 1e12, &v));
+            has = 1;
+        }
+        if (!has)
+            return jv_err(d, sum, "summary has no time metric (expected one of: steady_epoch_s, first_epoch_s, "
+                          "train_total_s, val_s, infer_s_per_1000)");
+    }
+    return sd_results_check(d);
 }

@@ -40,6 +40,7 @@ typedef struct sd_run_info {
     const json_t *equivalence;      /* framework runs: the same-model check (copied), or NULL */
 } sd_run_info;
 
+/* ---- the document's runs, for writers and readers alike: the key names live in results.c only ---- */
 /* The runs of a results document, in order: how many, and the i-th (borrowed; NULL past the end). */
 size_t sd_results_count(const json_t *doc);
 json_t *sd_results_run(const json_t *doc, size_t i);
@@ -47,6 +48,59 @@ json_t *sd_results_run(const json_t *doc, size_t i);
     for ((i) = 0; (i) < sd_results_count(doc) && ((run) = sd_results_run((doc), (i))) != NULL; (i)++)
 /* Append run (the reference is taken) to doc's runs. */
 int sd_results_append(json_t *doc, json_t *run);
+/* Give doc an empty runs list: a document of another kind that lists runs the same way (perf's). */
+int sd_results_init_runs(json_t *doc);
+/* Does doc hold a runs list (an object with an array of runs)? What collect asks of a cell's file. */
+int sd_results_has_runs(const json_t *doc);
+/* The shape the report relies on: doc's runs, when present, an array of objects; SD_EINPUT "NAME: ..." else. */
+int sd_results_check_shape(const json_t *doc, const char *name);
+
+/* The head of a document: when and by which build it was made, and where (borrowed from the document;
+ * NULL when absent or not a string). */
+typedef struct sd_results_head {
+    const char *created, *version, *commit;
+    int dirty;
+    json_t *environment;
+} sd_results_head;
+void sd_results_head_of(const json_t *doc, sd_results_head *h);
+/* A document with that head (environment: the reference is taken; h->environment is not read) and no runs;
+ * NULL when a string is not UTF-8. sd_results_new is this with the running build and the clock. */
+json_t *sd_results_new_with(const sd_results_head *h, json_t *environment);
+
+/* One run read back, from any writer (this build, an older one, a Slurm cell, a publication), tolerantly:
+ * what is absent reads as NULL, NAN or 0. Members the report shows as text are the run's values as they are
+ * (any JSON type); a statistic is {median, min, max, n} or a bare number (n = 0), NAN when absent. */
+typedef struct sd_run_view {
+    const json_t *workload, *implementation, *backend, *device, *status, *error;
+    const json_t *data, *data_kind, *data_source;
+    const json_t *settings;                       /* the settings object, for listing */
+    const json_t *summary, *samples;              /* as stored (the database keeps them apart) */
+    const char *equivalence_status;               /* framework runs: "passed", "failed", "not checked"; or NULL */
+    double equivalence_max_rel_diff;              /* NAN when absent */
+    const char *framework_name;                   /* published runs: "Caffe2" for "caffe2" */
+    long long epoch_examples;     /* one full epoch of the data set (older results: a real set's size); 0: unknown */
+    int gpus;                     /* data-parallel devices (settings.gpus, or a published run's gpus); 0: not recorded */
+    int max_batches, batch;       /* settings; 0 when absent */
+    long long parameters;         /* summary.parameters or model.parameters; 0 when absent */
+    sd_stat first_epoch_s, steady_epoch_s, val_s, accuracy, train_images_per_s, train_gflops;
+    sd_stat total_s, train_total_s, train_s, infer_s_per_1000;   /* published figures */
+    double gflops;                /* published: a bare number; NAN when absent */
+} sd_run_view;
+void sd_run_view_of(const json_t *run, sd_run_view *v);
+/* One statistic read back the same way (also verify's measured figures). */
+sd_stat sd_stat_read(const json_t *stat);
+
+/* The samples (repeats) of a run, the epochs of sample s, and epoch e of sample s: its figures (NAN when absent)
+ * and its number (e + 1 when it has none). */
+typedef struct sd_epoch_view { long long epoch; double train_s, val_s, loss, accuracy, images_per_s; } sd_epoch_view;
+size_t sd_run_nsamples(const sd_run_view *v);
+size_t sd_run_nepochs(const sd_run_view *v, size_t s);
+void sd_epoch_view_of(const sd_run_view *v, size_t s, size_t e, sd_epoch_view *out);
+
+/* The epoch time runs are compared by across nights: the summary's steady-state statistic when it has one
+ * (an object), else the first epoch's; *metric names it ("steady_epoch_s", "first_epoch_s"). Members absent
+ * from the statistic read as 0. Returns 0 when the run has neither. */
+int sd_run_epoch_time(const json_t *run, sd_stat *s, const char **metric);
 
 /* The one way a run reaches the database (bench, nightly and collect): the runs of doc from index `from` on,
  * each in its own transaction; finish = 1 marks the database run complete with the last of them (or on its
@@ -87,6 +141,8 @@ typedef struct jv_doc jv_doc;
 int sd_results_check(const jv_doc *d);
 int sd_results_check_file(const char *path);
 extern const char *const sd_published_time_keys[];
+/* The shape of a published file (schema, runs, names, a time metric per summary), then sd_results_check. */
+int sd_published_check(const jv_doc *d);
 int sd_published_parse(json_t **out, const char *name, const char *text, size_t len);
 int sd_published_load(json_t **out, const char *path);
 

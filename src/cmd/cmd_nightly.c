@@ -1,7 +1,7 @@
 /* cmd_nightly — `showdown nightly`: the cron job. Takes a lock (a second run exits at once with code 7),
  * makes OUT/YYYY-MM-DD/ (a -2, -3 ... suffix for later runs the same day) and OUT/latest, logs to
- * nightly.log there, runs bench (then score and report when they are built) as child processes, stores
- * the run in the database as kind "nightly", compares with the previous complete nightly run and flags a
+ * nightly.log there, runs bench, then score and report, as child processes, stores the run in the
+ * database as kind "nightly", compares with the previous complete nightly run and flags a
  * regression (exit 6) when a median is slower by more than the threshold and outside the old spread.
  * Keeps the newest N runs (database rows and directories). SIGINT/SIGTERM are forwarded to the running
  * child (its own process group), waited for; OUT/latest goes back to the run before and the exit is 130/143. */
@@ -100,18 +100,7 @@ static void prune_dir(const char *dir, void *user) {
     else logf_("could not remove %s: %s", dir, strerror(errno));
 }
 
-static const json_t *stat_of(const json_t *run, const char **key) {
-    const json_t *s = json_object_get(run, "summary");
-    *key = "steady_epoch_s";
-    const json_t *v = json_object_get(s, *key);
-    if (!json_is_object(v)) { *key = "first_epoch_s"; v = json_object_get(s, *key); }
-    return json_is_object(v) ? v : NULL;
-}
-
-static const char *js(const json_t *o, const char *k) {
-    const char *s = json_string_value(json_object_get(o, k));
-    return s ? s : "";
-}
+static const char *str(const json_t *v) { return json_is_string(v) ? json_string_value(v) : ""; }
 
 /* Regressions of cur against prev; appended to regs. */
 static int compare_runs(const json_t *cur, const json_t *prev, double thr, json_t *regs) {
@@ -119,24 +108,27 @@ static int compare_runs(const json_t *cur, const json_t *prev, double thr, json_
     size_t i, j;
     const json_t *c, *p;
     sd_results_foreach(cur, i, c) {
-        if (strcmp(js(c, "status"), "ok")) continue;
+        sd_run_view vc;
+        sd_run_view_of(c, &vc);
+        if (strcmp(str(vc.status), "ok")) continue;
         sd_results_foreach(prev, j, p) {
-            if (strcmp(js(p, "status"), "ok") || strcmp(js(c, "workload"), js(p, "workload")) ||
-                strcmp(js(c, "implementation"), js(p, "implementation")) || strcmp(js(c, "backend"), js(p, "backend")))
+            sd_run_view vp;
+            sd_run_view_of(p, &vp);
+            if (strcmp(str(vp.status), "ok") || strcmp(str(vc.workload), str(vp.workload)) ||
+                strcmp(str(vc.implementation), str(vp.implementation)) || strcmp(str(vc.backend), str(vp.backend)))
                 continue;
             const char *kc, *kp;
-            const json_t *sc = stat_of(c, &kc), *sp = stat_of(p, &kp);
-            if (!sc || !sp || strcmp(kc, kp)) continue;
-            double nm = json_number_value(json_object_get(sc, "median")), om = json_number_value(json_object_get(sp, "median"));
-            double omax = json_number_value(json_object_get(sp, "max"));
+            sd_stat sc, sp;
+            if (!sd_run_epoch_time(c, &sc, &kc) || !sd_run_epoch_time(p, &sp, &kp) || strcmp(kc, kp)) continue;
+            double nm = sc.median, om = sp.median, omax = sp.max;
             double pct = om > 0 ? (nm - om) / om * 100 : 0;
             int reg = pct > thr && nm > omax;
-            logf_("%s/%s/%s %s: %.4g s (was %.4g s, max %.4g): %+.1f%%%s", js(c, "workload"), js(c, "implementation"),
-                  js(c, "backend"), kc, nm, om, omax, pct, reg ? "  REGRESSION" : "");
+            logf_("%s/%s/%s %s: %.4g s (was %.4g s, max %.4g): %+.1f%%%s", str(vc.workload), str(vc.implementation),
+                  str(vc.backend), kc, nm, om, omax, pct, reg ? "  REGRESSION" : "");
             if (reg) {
-                json_array_append_new(regs, json_pack("{s:s,s:s,s:s,s:s,s:f,s:f,s:f,s:f,s:f}", "workload", js(c, "workload"),
-                                                      "implementation", js(c, "implementation"), "backend",
-                                                      js(c, "backend"), "metric", kc, "median", nm, "previous_median", om,
+                json_array_append_new(regs, json_pack("{s:s,s:s,s:s,s:s,s:f,s:f,s:f,s:f,s:f}", "workload", str(vc.workload),
+                                                      "implementation", str(vc.implementation), "backend",
+                                                      str(vc.backend), "metric", kc, "median", nm, "previous_median", om,
                                                       "previous_max", omax, "slower_pct", pct, "threshold_pct", thr));
                 n++;
             }
@@ -195,7 +187,7 @@ int cmd_nightly(int argc, char **argv) {
     if (rc) return sd_cli_fail("nightly", rc);
     if (help) {
         sd_opts_usage(stdout, "nightly", "[--config FILE]",
-                      "Run bench (+ score + report when built) into OUT/YYYY-MM-DD/, keep history in the database and\n"
+                      "Run bench, score and report into OUT/YYYY-MM-DD/, keep history in the database and\n"
                       "flag regressions: a median slower than the previous nightly run's by more than the threshold and\n"
                       "above its max. Exit 6 on a regression, 7 when another nightly run holds the lock.\n"
                       "Test only: SHOWDOWN_TEST_SLOWDOWN=MS makes training sleep MS ms per batch.",
@@ -261,7 +253,8 @@ int cmd_nightly(int argc, char **argv) {
     if (!c.db) { snprintf(dbbuf, sizeof dbbuf, "%s/showdown.db", c.out); c.db = dbbuf; }
     if ((rc = db_open(&d, c.db)) != 0) goto done;
 
-    /* bench, as a child, through the same code path as `showdown bench` */
+    /* bench as a child, through the same code path as `showdown bench`: a back-end that crashes, or hangs until
+     * the child is killed, takes only the child down; nightly still logs, keeps its database record and exit code */
     char bjson[4096], ep[32], bt[32], rp[32];
     snprintf(bjson, sizeof bjson, "%s/bench.json", dir);
     snprintf(ep, sizeof ep, "%lld", c.epochs);

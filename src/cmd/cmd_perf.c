@@ -174,7 +174,7 @@ static double train_flops(const nn_model *m) {   /* per example, as nn_train cou
     return train;
 }
 
-static int run_one(const perf_args *a, const char *wname, const char *bname, double ceiling, json_t *runs) {
+static int run_one(const perf_args *a, const char *wname, const char *bname, double ceiling, json_t *doc) {
     sd_workload w;
     SD_TRY(sd_workload_load(&w, a->workloads_dir ? a->workloads_dir : "workloads", wname));
     nn_backend_opts bo = {.threads = (int)a->threads, .quiet = 1, .autotune = 1, .precision = "fp32"};
@@ -242,7 +242,7 @@ static int run_one(const perf_args *a, const char *wname, const char *bname, dou
         SD_TRY_GOTO(rc, infer_once(&ma), done);
         SD_TRY_GOTO(rc, profile_steps(m, &ma, run), done);
     }
-    json_array_append_new(runs, run);
+    rc = sd_results_append(doc, run);
 done:
     if (rc) fprintf(stderr, "showdown perf: %s on %s failed: %s\n", wname, bname, sd_errmsg());
     free(hx);
@@ -303,12 +303,11 @@ int cmd_perf(int argc, char **argv) {
                             a.no_ceiling ? json_null() : json_real(ceiling), "sgemm_how", how,
                             "threads", (int)a.threads);
     json_object_set_new(doc, "environment", sd_env_fingerprint());   /* incl. omp_wait_policy */
-    json_t *runs = json_array();
-    json_object_set_new(doc, "runs", runs);
+    if ((rc = sd_results_init_runs(doc)) != 0) { json_decref(doc); return sd_cli_fail("perf", rc); }
     int failed = 0;
     for (int i = 0; i < wl.n; i++)
         for (int j = 0; j < bl.n; j++)
-            if (run_one(&a, wl.v[i], bl.v[j], ceiling, runs) != 0) failed = SD_EBACKEND;
+            if (run_one(&a, wl.v[i], bl.v[j], ceiling, doc) != 0) failed = SD_EBACKEND;
     if (a.json && (rc = sd_json_write_atomic(doc, a.json)) != 0) { json_decref(doc); return sd_cli_fail("perf", rc); }
     json_decref(doc);
     return failed ? SD_EXIT_FAIL : SD_EXIT_OK;

@@ -1,6 +1,7 @@
 /* db — SQLite results database: open with checks (header, application_id, schema version), forward
  * migrations, runs written in transactions so that a killed run never appears complete. */
 #include "db/db.h"
+#include "bench/results.h"
 #include "core/err.h"
 #include "core/fsutil.h"
 
@@ -186,20 +187,21 @@ static void bind_text(sqlite3_stmt *st, int i, const char *s) {
     else sqlite3_bind_null(st, i);
 }
 
-static const char *jstr(const json_t *o, const char *k) { return json_string_value(json_object_get(o, k)); }
+static const char *str_or(const json_t *v, const char *absent) { return json_is_string(v) ? json_string_value(v) : absent; }
 
 int db_run_begin(db *d, const json_t *doc, const char *kind, const char *dir, int64_t *run_id) {
     static const char *sql = "INSERT INTO runs (kind, created, tool_version, tool_commit, tool_dirty, environment, dir,"
                              " complete) VALUES (?, ?, ?, ?, ?, ?, ?, 0)";
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(d->h, sql, -1, &st, NULL) != SQLITE_OK) return sql_fail(d, "insert run");
-    const json_t *tool = json_object_get(doc, "tool");
-    char *env = dump(json_object_get(doc, "environment"));
+    sd_results_head h;
+    sd_results_head_of(doc, &h);
+    char *env = dump(h.environment);
     bind_text(st, 1, kind);
-    bind_text(st, 2, jstr(doc, "created"));
-    bind_text(st, 3, jstr(tool, "version"));
-    bind_text(st, 4, jstr(tool, "commit"));
-    sqlite3_bind_int(st, 5, json_is_true(json_object_get(tool, "dirty")));
+    bind_text(st, 2, h.created);
+    bind_text(st, 3, h.version);
+    bind_text(st, 4, h.commit);
+    sqlite3_bind_int(st, 5, h.dirty);
     bind_text(st, 6, env ? env : "{}");
     bind_text(st, 7, dir);
     int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : sql_fail(d, "insert run");
@@ -226,16 +228,18 @@ int db_run_add_result(db *d, int64_t run_id, const json_t *run, int last) {
                              " ?, ?, ?, ?, ?, ?, ?, ?)";
     SD_TRY(exec(d, "BEGIN IMMEDIATE"));
     sqlite3_stmt *st = NULL;
-    char *sum = dump(json_object_get(run, "summary")), *smp = dump(json_object_get(run, "samples")), *all = dump(run);
+    sd_run_view v;
+    sd_run_view_of(run, &v);
+    char *sum = dump(v.summary), *smp = dump(v.samples), *all = dump(run);
     int rc = 0;
     if (!all) { rc = sd_err(SD_ENOMEM, "cannot serialise a result"); goto done; }
     if (sqlite3_prepare_v2(d->h, sql, -1, &st, NULL) != SQLITE_OK) { rc = sql_fail(d, "insert result"); goto done; }
     sqlite3_bind_int64(st, 1, run_id);
-    bind_text(st, 2, jstr(run, "workload") ? jstr(run, "workload") : "?");
-    bind_text(st, 3, jstr(run, "implementation") ? jstr(run, "implementation") : "?");
-    bind_text(st, 4, jstr(run, "backend") ? jstr(run, "backend") : "?");
-    bind_text(st, 5, jstr(run, "device"));
-    bind_text(st, 6, jstr(run, "status") ? jstr(run, "status") : "ok");
+    bind_text(st, 2, str_or(v.workload, "?"));
+    bind_text(st, 3, str_or(v.implementation, "?"));
+    bind_text(st, 4, str_or(v.backend, "?"));
+    bind_text(st, 5, json_string_value(v.device));
+    bind_text(st, 6, str_or(v.status, "ok"));
     bind_text(st, 7, sum);
     bind_text(st, 8, smp);
     bind_text(st, 9, all);
@@ -298,12 +302,17 @@ int db_run_load(db *d, int64_t run_id, json_t **doc) {
         return sd_err(SD_EINPUT, "%s: no run %lld", d->path, (long long)run_id);
     }
     json_t *env = load_json_col(st, 4);
-    json_t *o = json_pack("{s:s,s:s?,s:{s:s,s:s?,s:s?,s:b},s:o,s:s?,s:I,s:b,s:[]}", "schema", "showdown-results/1",
-                          "created", (const char *)sqlite3_column_text(st, 0), "tool", "name", "showdown", "version",
-                          (const char *)sqlite3_column_text(st, 1), "commit", (const char *)sqlite3_column_text(st, 2),
-                          "dirty", sqlite3_column_int(st, 3), "environment", env ? env : json_object(), "run_kind",
-                          (const char *)sqlite3_column_text(st, 5), "run_id", (json_int_t)run_id, "complete",
-                          sqlite3_column_int(st, 6), "runs");
+    sd_results_head h = {(const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1),
+                         (const char *)sqlite3_column_text(st, 2), sqlite3_column_int(st, 3), NULL};
+    json_t *o = sd_results_new_with(&h, env ? env : json_object());
+    const char *kind = (const char *)sqlite3_column_text(st, 5);
+    /* where the document came from: this database's run */
+    if (o && (json_object_set_new(o, "run_kind", kind ? json_string(kind) : json_null()) ||
+              json_object_set_new(o, "run_id", json_integer(run_id)) ||
+              json_object_set_new(o, "complete", json_boolean(sqlite3_column_int(st, 6))))) {
+        json_decref(o);
+        o = NULL;
+    }
     sqlite3_finalize(st);
     /* json_pack refuses text that is not UTF-8: a damaged row, not a lack of memory */
     if (!o) return sd_err(SD_EINPUT, "%s: run %lld: unreadable row (a text column is not UTF-8)", d->path, (long long)run_id);
@@ -312,13 +321,14 @@ int db_run_load(db *d, int64_t run_id, json_t **doc) {
         return sql_fail(d, "load results");
     }
     sqlite3_bind_int64(st, 1, run_id);
-    int r;
-    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+    int r = SQLITE_DONE, rc = 0;
+    while (rc == 0 && (r = sqlite3_step(st)) == SQLITE_ROW) {
         json_t *run = load_json_col(st, 0);
-        if (run) json_array_append_new(json_object_get(o, "runs"), run);
+        if (run) rc = sd_results_append(o, run);
     }
     sqlite3_finalize(st);
-    if (r != SQLITE_DONE) { json_decref(o); return sql_fail(d, "load results"); }
+    if (rc == 0 && r != SQLITE_DONE) rc = sql_fail(d, "load results");
+    if (rc) { json_decref(o); return rc; }
     *doc = o;
     return 0;
 }

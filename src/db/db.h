@@ -26,8 +26,8 @@ void *db_sqlite(db *d);
 /* Start a run: stores tool and environment from a results document (sd_results_new), complete = 0.
  * kind: "bench", "nightly", "verify"; dir: the run's output directory or NULL. */
 int db_run_begin(db *d, const json_t *doc, const char *kind, const char *dir, int64_t *run_id);
-/* Store one element of doc["runs"] (a result, ok or failed). last = 1 marks the run complete in the
- * same transaction. */
+/* Store one run of a results document (sd_results_run: a result, ok or failed). last = 1 marks the run
+ * complete in the same transaction. */
 int db_run_add_result(db *d, int64_t run_id, const json_t *run, int last);
 /* Mark a run complete on its own (a run with no results). */
 int db_run_finish(db *d, int64_t run_id);
@@ -36,7 +36,8 @@ int db_run_finish(db *d, int64_t run_id);
 int db_runs_complete(db *d, const char *kind, int64_t except, int64_t *ids, int max, int *n);
 /* Is the run complete? (*complete = -1 if there is no such run.) */
 int db_run_status(db *d, int64_t run_id, int *complete, int *nresults);
-/* Rebuild the results document of a run (schema, created, tool, environment, runs). Caller decrefs. */
+/* Rebuild the results document of a run (sd_results_new_with its head, then its runs), with run_kind,
+ * run_id and complete. Caller decrefs. */
 int db_run_load(db *d, int64_t run_id, json_t **doc);
 /* Keep the newest `keep` complete runs of kind; delete the older ones (and incomplete ones older than
  * the newest kept). For each deleted run with a directory, cb(dir, user) is called first. */

@@ -125,6 +125,32 @@ static char *fit_text(const char *s, double wrap_w) {
     return out;
 }
 
+/* `code` spans, as the templates and messages write commands: the backticks go and the span is set in the
+ * monospace face (Markdown output keeps them). A lone backtick stays as it is. NULL: nothing to change. */
+static char *code_spans(const char *s, PangoAttrList *al) {
+    if (!strchr(s, '`')) return NULL;
+    char *out = malloc(strlen(s) + 1);
+    if (!out) return NULL;
+    size_t o = 0, start = 0;
+    int open = 0;
+    for (const char *p = s; *p; p++) {
+        if (*p == '`' && (open || strchr(p + 1, '`'))) {
+            if (open && o > start) {
+                PangoAttribute *a = pango_attr_family_new("Monospace");
+                a->start_index = (guint)start;
+                a->end_index = (guint)o;
+                pango_attr_list_insert(al, a);
+            }
+            open = !open;
+            start = o;
+            continue;
+        }
+        out[o++] = *p;
+    }
+    out[o] = 0;
+    return out;
+}
+
 static PangoLayout *make_layout(cairo_t *cr, render_font f, const char *s, double wrap_w) {
     if (!g_fopts) {
         g_fopts = cairo_font_options_create();
@@ -145,10 +171,12 @@ static PangoLayout *make_layout(cairo_t *cr, render_font f, const char *s, doubl
         pango_layout_set_width(l, (int)(wrap_w * PANGO_SCALE));
         pango_layout_set_wrap(l, PANGO_WRAP_WORD_CHAR);
     }
-    pango_layout_set_text(l, broken ? broken : s ? s : "", -1);
+    PangoAttrList *al = pango_attr_list_new();
+    char *plain = code_spans(broken ? broken : s ? s : "", al);
+    pango_layout_set_text(l, plain ? plain : broken ? broken : s ? s : "", -1);
+    free(plain);
     free(broken);
     /* a line broken inside a word (a URL, a path) gets no hyphen: the text stays what it says */
-    PangoAttrList *al = pango_attr_list_new();
     pango_attr_list_insert(al, pango_attr_insert_hyphens_new(FALSE));
     pango_layout_set_attributes(l, al);
     pango_attr_list_unref(al);

@@ -1,5 +1,6 @@
-/* model — readers of the machine-made inputs of the report (results and scores, via jansson), tolerant
- * of absent sections: absence becomes NAN / NULL and is shown as missing, never as zero. */
+/* model — readers of the machine-made inputs of the report (results through the results module's view of a
+ * run, scores via jansson), tolerant of absent sections: absence becomes NAN / NULL and is shown as missing,
+ * never as zero. */
 #include "render/model.h"
 #include "bench/results.h"
 #include "core/err.h"
@@ -42,15 +43,8 @@ static const char *text(render_arena *a, const json_t *v) {
     return NULL;
 }
 
-static rm_stat stat_of(const json_t *v) {
-    rm_stat s = {NAN, NAN, NAN};
-    if (json_is_number(v)) { s.median = s.min = s.max = num(v); return s; }
-    if (!json_is_object(v)) return s;
-    s.median = num(json_object_get(v, "median"));
-    s.min = num(json_object_get(v, "min"));
-    s.max = num(json_object_get(v, "max"));
-    return s;
-}
+static rm_stat rm_stat_of(sd_stat s) { return (rm_stat){s.median, s.min, s.max}; }
+static rm_stat stat_of(const json_t *v) { return rm_stat_of(sd_stat_read(v)); }
 
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
@@ -164,12 +158,10 @@ static int read_file_info(render_model *m, const char *path, json_t *root, const
 /* samples x epochs read per run (each a median over samples): a results file cannot make this quadratic. */
 #define MAX_EPOCH_CELLS 1000000
 
-static int read_epochs(render_arena *a, rm_run *r, json_t *samples, const char *path) {
-    size_t nsz = json_array_size(samples), maxz = 0;
-    for (size_t s = 0; s < nsz; s++) {
-        json_t *ep = json_object_get(json_array_get(samples, s), "epochs");
-        if (json_array_size(ep) > maxz) maxz = json_array_size(ep);
-    }
+static int read_epochs(render_arena *a, rm_run *r, const sd_run_view *v, const char *path) {
+    size_t nsz = sd_run_nsamples(v), maxz = 0;
+    for (size_t s = 0; s < nsz; s++)
+        if (sd_run_nepochs(v, s) > maxz) maxz = sd_run_nepochs(v, s);
     if (maxz == 0 || nsz == 0) { r->nrepeats = (int)(nsz < 1000000 ? nsz : 1000000); return 0; }
     if (nsz > MAX_EPOCH_CELLS / maxz)
         return sd_err(SD_ELIMIT, "%s: a run with %zu samples of up to %zu epochs is past the bound of %d values",
@@ -177,23 +169,24 @@ static int read_epochs(render_arena *a, rm_run *r, json_t *samples, const char *
     int ns = (int)nsz, maxe = (int)maxz;
     r->nrepeats = ns;
     r->epochs = render_alloc(a, (size_t)maxe * sizeof *r->epochs);
-    double *tmp = render_alloc(a, (size_t)ns * sizeof *tmp);
+    double *tmp = render_alloc(a, 5 * (size_t)ns * sizeof *tmp);
     if (!r->epochs || !tmp) return sd_err(SD_ENOMEM, "out of memory");
     r->nepochs = maxe;
-    static const char *const fields[] = {"train_s", "val_s", "loss", "accuracy", "images_per_s"};
     for (int e = 0; e < maxe; e++) {
         rm_epoch *o = &r->epochs[e];
-        o->epoch = e + 1;
-        double *dst[] = {&o->train_s, &o->val_s, &o->loss, &o->accuracy, &o->images_per_s};
-        for (int f = 0; f < 5; f++) {
-            for (int s = 0; s < ns; s++) {
-                json_t *ep = json_array_get(json_object_get(json_array_get(samples, (size_t)s), "epochs"), (size_t)e);
-                tmp[s] = num(json_object_get(ep, fields[f]));
-                if (f == 0 && s == 0 && json_is_integer(json_object_get(ep, "epoch")))
-                    o->epoch = (int)json_integer_value(json_object_get(ep, "epoch"));
-            }
-            *dst[f] = median(tmp, ns);
+        double *col[] = {tmp, tmp + ns, tmp + 2 * ns, tmp + 3 * ns, tmp + 4 * ns};
+        for (int s = 0; s < ns; s++) {
+            sd_epoch_view ev;
+            sd_epoch_view_of(v, (size_t)s, (size_t)e, &ev);
+            if (s == 0) o->epoch = (int)ev.epoch;
+            col[0][s] = ev.train_s; col[1][s] = ev.val_s; col[2][s] = ev.loss;
+            col[3][s] = ev.accuracy; col[4][s] = ev.images_per_s;
         }
+        o->train_s = median(col[0], ns);
+        o->val_s = median(col[1], ns);
+        o->loss = median(col[2], ns);
+        o->accuracy = median(col[3], ns);
+        o->images_per_s = median(col[4], ns);
     }
     return 0;
 }
@@ -224,72 +217,61 @@ static int add_results(render_model *m, const char *path, json_t *root) {
         f->source = text(m->arena, json_object_get(pub, "source"));
         if (!f->as_of) f->as_of = text(m->arena, json_object_get(pub, "date"));
     }
-    json_t *runs = json_object_get(root, "runs");
-    if (rc == 0 && runs && !json_is_array(runs)) rc = sd_err(SD_EINPUT, "%s: \"runs\" is not an array", path);
+    if (rc == 0) rc = sd_results_check_shape(root, path);
     render_arena *a = m->arena;
-    for (size_t i = 0; rc == 0 && i < json_array_size(runs); i++) {
-        json_t *j = json_array_get(runs, i);
-        if (!json_is_object(j)) { rc = sd_err(SD_EINPUT, "%s: runs[%zu] is not an object", path, i); break; }
+    for (size_t i = 0; rc == 0 && i < sd_results_count(root); i++) {
         if (m->nruns >= MAX_RUNS) { rc = sd_err(SD_ELIMIT, "%s: more than %d runs in all", path, MAX_RUNS); break; }
+        sd_run_view v;
+        sd_run_view_of(sd_results_run(root, i), &v);
         rm_run *r = &m->runs[m->nruns];
         memset(r, 0, sizeof *r);
         r->file = f;
         r->published = published;
-        r->workload = text(a, json_object_get(j, "workload"));
-        r->implementation = text(a, json_object_get(j, "implementation"));
-        r->backend = text(a, json_object_get(j, "backend"));
-        r->device = text(a, json_object_get(j, "device"));
-        r->data = text(a, json_object_get(j, "data"));
-        json_t *dat = json_object_get(j, "data");
-        r->data_kind = text(a, json_object_get(dat, "kind"));
-        r->data_source = text(a, json_object_get(dat, "source"));
-        /* a full epoch: the data set's size (results before full_epoch_examples: a real set's train_examples, never
-         * cut; a synthetic one was cut with the epochs, so its full size is unknown there) */
-        json_t *fe = json_object_get(dat, "full_epoch_examples");
-        if (!json_is_integer(fe) && r->data_kind && strcmp(r->data_kind, "real") == 0) fe = json_object_get(dat, "train_examples");
-        if (json_is_integer(fe) && json_integer_value(fe) > 0) r->epoch_examples = (long long)json_integer_value(fe);
+        r->workload = text(a, v.workload);
+        r->implementation = text(a, v.implementation);
+        r->backend = text(a, v.backend);
+        r->device = text(a, v.device);
+        r->data = text(a, v.data);
+        r->data_kind = text(a, v.data_kind);
+        r->data_source = text(a, v.data_source);
+        r->epoch_examples = v.epoch_examples;
         if (!r->workload) { rc = sd_err(SD_EINPUT, "%s: runs[%zu] has no \"workload\"", path, i); break; }
         if (!r->implementation) r->implementation = "native";
-        const char *status = json_string_value(json_object_get(j, "status"));
-        r->status = text(a, json_object_get(j, "status"));
-        json_t *eq = json_object_get(j, "equivalence");
-        const char *eqs = json_string_value(json_object_get(eq, "status"));
-        if (eqs && json_is_number(json_object_get(eq, "max_rel_diff")))
-            r->equivalence = render_printf(a, "%s (%.1e)", eqs, json_number_value(json_object_get(eq, "max_rel_diff")));
+        const char *status = json_string_value(v.status);
+        r->status = text(a, v.status);
+        const char *eqs = v.equivalence_status;
+        if (eqs && !isnan(v.equivalence_max_rel_diff))
+            r->equivalence = render_printf(a, "%s (%.1e)", eqs, v.equivalence_max_rel_diff);
         else if (eqs)
             r->equivalence = render_strdup(a, eqs);
         if (status && strcmp(status, "ok") != 0) {
             r->failed = 1;
-            r->error = text(a, json_object_get(j, "error"));
+            r->error = text(a, v.error);
         }
-        json_t *set = json_object_get(j, "settings");
-        json_t *g = json_object_get(json_is_object(set) && json_object_get(set, "gpus") ? set : j, "gpus");
-        if (json_is_integer(g) && json_integer_value(g) > 0 && json_integer_value(g) <= 4096) r->gpus = (int)json_integer_value(g);
-        json_t *mb = json_object_get(set, "max_batches"), *bt = json_object_get(set, "batch");
-        if (json_is_integer(mb) && json_integer_value(mb) > 0 && json_integer_value(mb) < 1000000000) r->max_batches = (int)json_integer_value(mb);
-        if (json_is_integer(bt) && json_integer_value(bt) > 0 && json_integer_value(bt) < 1000000000) r->batch = (int)json_integer_value(bt);
-        if (json_is_object(set)) {
-            size_t room = kv_room(set) + 1;
+        r->gpus = v.gpus;
+        r->max_batches = v.max_batches;
+        r->batch = v.batch;
+        if (v.settings) {
+            size_t room = kv_room(v.settings) + 1;
             r->settings = render_alloc(a, room * sizeof *r->settings);
             if (!r->settings) { rc = sd_err(SD_ENOMEM, "out of memory"); break; }
-            add_kv(a, set, r->settings, &r->nsettings, (int)room, 1);
+            add_kv(a, v.settings, r->settings, &r->nsettings, (int)room, 1);
         }
-        json_t *sum = json_object_get(j, "summary");
-        r->first_epoch_s = stat_of(json_object_get(sum, "first_epoch_s"));
-        r->steady_epoch_s = stat_of(json_object_get(sum, "steady_epoch_s"));
-        r->val_s = stat_of(json_object_get(sum, "val_s"));
-        r->accuracy = stat_of(json_object_get(sum, "accuracy"));
-        r->images_per_s = stat_of(json_object_get(sum, "train_images_per_s"));
-        r->total_s = stat_of(json_object_get(sum, "total_s"));
-        if (isnan(r->total_s.median)) r->total_s = stat_of(json_object_get(sum, "train_total_s"));
-        if (isnan(r->total_s.median)) r->total_s = stat_of(json_object_get(sum, "train_s"));
+        r->first_epoch_s = rm_stat_of(v.first_epoch_s);
+        r->steady_epoch_s = rm_stat_of(v.steady_epoch_s);
+        r->val_s = rm_stat_of(v.val_s);
+        r->accuracy = rm_stat_of(v.accuracy);
+        r->images_per_s = rm_stat_of(v.train_images_per_s);
+        r->total_s = rm_stat_of(v.total_s);
+        if (isnan(r->total_s.median)) r->total_s = rm_stat_of(v.train_total_s);
+        if (isnan(r->total_s.median)) r->total_s = rm_stat_of(v.train_s);
         r->total_unit = "s";
         if (published && isnan(r->total_s.median)) {   /* a publication may give only one of these */
-            r->total_s = stat_of(json_object_get(sum, "infer_s_per_1000"));
+            r->total_s = rm_stat_of(v.infer_s_per_1000);
             r->total_unit = "s/1,000 images";
             if (isnan(r->total_s.median)) { r->total_s = r->steady_epoch_s; r->total_unit = "s/epoch"; }
         }
-        const char *fwname = json_string_value(json_object_get(json_object_get(j, "framework"), "name"));
+        const char *fwname = v.framework_name;
         if (fwname) {   /* "Caffe2" rather than "caffe2"; "Keras (CNTK)" for keras-cntk */
             const char *dash = strchr(r->implementation, '-');
             size_t fl = strlen(fwname);
@@ -304,13 +286,10 @@ static int add_results(render_model *m, const char *path, json_t *root) {
                 r->implementation = render_strdup(a, fwname);
             }
         }
-        r->gflops = num(json_object_get(sum, "gflops"));
-        if (isnan(r->gflops)) r->gflops = stat_of(json_object_get(sum, "train_gflops")).median;
-        json_t *p = json_object_get(sum, "parameters");
-        if (!p) p = json_object_get(json_object_get(j, "model"), "parameters");
-        r->parameters = json_is_integer(p) ? (long long)json_integer_value(p) : 0;
-        json_t *samples = json_object_get(j, "samples");
-        if (json_is_array(samples)) rc = read_epochs(a, r, samples, path);
+        r->gflops = v.gflops;
+        if (isnan(r->gflops)) r->gflops = v.train_gflops.median;
+        r->parameters = v.parameters;
+        rc = read_epochs(a, r, &v, path);
         /* derive what the summary left out from the epochs */
         if (rc == 0 && r->nepochs > 0) {
             if (isnan(r->first_epoch_s.median)) r->first_epoch_s = (rm_stat){r->epochs[0].train_s, NAN, NAN};
@@ -345,21 +324,22 @@ int render_model_add_history(render_model *m, const void *doc) {
     const json_t *root = doc;
     render_arena *a = m->arena;
     if (!m->hist && !(m->hist = render_alloc(a, MAX_HIST * sizeof *m->hist))) return sd_err(SD_ENOMEM, "out of memory");
-    const char *date = text(a, json_object_get(root, "created"));
-    json_t *runs = json_object_get(root, "runs");
-    for (size_t i = 0; i < json_array_size(runs) && m->nhist < MAX_HIST; i++) {
-        json_t *j = json_array_get(runs, i);
-        const char *status = json_string_value(json_object_get(j, "status"));
+    sd_results_head head;
+    sd_results_head_of(root, &head);
+    const char *date = head.created ? render_strdup(a, head.created) : NULL;
+    for (size_t i = 0; i < sd_results_count(root) && m->nhist < MAX_HIST; i++) {
+        sd_run_view v;
+        sd_run_view_of(sd_results_run(root, i), &v);
+        const char *status = json_string_value(v.status);
         if (status && strcmp(status, "ok") != 0) continue;
-        json_t *sum = json_object_get(j, "summary");
         rm_hist *h = &m->hist[m->nhist++];
         h->date = date;
         h->day = day_of(date);
-        h->workload = text(a, json_object_get(j, "workload"));
-        h->implementation = text(a, json_object_get(j, "implementation"));
-        h->backend = text(a, json_object_get(j, "backend"));
-        h->steady_epoch_s = stat_of(json_object_get(sum, "steady_epoch_s")).median;
-        h->accuracy = stat_of(json_object_get(sum, "accuracy")).median;
+        h->workload = text(a, v.workload);
+        h->implementation = text(a, v.implementation);
+        h->backend = text(a, v.backend);
+        h->steady_epoch_s = v.steady_epoch_s.median;
+        h->accuracy = v.accuracy.median;
         if (!h->workload) m->nhist--;
         else if (!h->implementation) h->implementation = "native";
     }

@@ -1279,7 +1279,13 @@ static const char *summary_scores(rdoc *d) {
     const char *out = NULL;
     for (int f = 0; f < sc->nfw && f < 5; f++) {
         if (isnan(sc->fw[f].overall)) continue;
-        out = cat(d, out, ", ", render_printf(d->a, "%d. %s %.1f", f + 1, sc->fw[f].name, sc->fw[f].overall));
+        const rm_framework *x = &sc->fw[f];
+        /* the order follows the lower bound: the range shows why a higher midpoint can rank below */
+        if (sc->has_ranges && !isnan(x->overall_lo) && !isnan(x->overall_hi))
+            out = cat(d, out, ", ", render_printf(d->a, "%d. %s %.1f (%.0f–%.0f)", f + 1, x->name, x->overall,
+                                                  x->overall_lo, x->overall_hi));
+        else
+            out = cat(d, out, ", ", render_printf(d->a, "%d. %s %.1f", f + 1, x->name, x->overall));
     }
     int total = sc->nfw * sc->ncrit, miss = n_missing_criteria(d);
     return render_printf(d->a, "%s%s (of %d; 0–100). Coverage: %d of %d framework-criterion values have data; the %d "

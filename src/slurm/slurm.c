@@ -562,17 +562,18 @@ static void classify(const char *dir, int i, cell_info *c) {
     cell_results_path(rp, sizeof rp, dir, i);
     cell_log_path(lp, sizeof lp, dir, i, c->job);
     c->doc = json_load_file(rp, 0, NULL);
-    if (c->doc && !json_is_array(json_object_get(c->doc, "runs"))) { json_decref(c->doc); c->doc = NULL; }
+    if (c->doc && !sd_results_has_runs(c->doc)) { json_decref(c->doc); c->doc = NULL; }
     if (c->doc) {
         size_t k;
         json_t *r;
         snprintf(c->state, sizeof c->state, "ok");
         sd_results_foreach(c->doc, k, r) {
-            const char *st = json_string_value(json_object_get(r, "status"));
+            sd_run_view v;
+            sd_run_view_of(r, &v);
+            const char *st = json_string_value(v.status), *err = json_string_value(v.error);
             if (st && strcmp(st, "ok") == 0) continue;
             snprintf(c->state, sizeof c->state, "%s", st && strcmp(st, "unavailable") == 0 ? "unavailable" : "failed");
-            snprintf(c->detail, sizeof c->detail, "%s", json_string_value(json_object_get(r, "error")) ?
-                     json_string_value(json_object_get(r, "error")) : "no error message");
+            snprintf(c->detail, sizeof c->detail, "%s", err ? err : "no error message");
             break;
         }
         if (sd_results_count(c->doc) == 0) {

@@ -1,0 +1,206 @@
+/* test_results — the results document read back through the results module, as report, nightly, collect
+ * and the database read it: runs and their shape, the head, a run's view (absent members NULL / NAN / 0),
+ * epochs, nightly's epoch time, and a round trip through the database. */
+#include "testutil.h"
+#include "bench/results.h"
+#include "core/err.h"
+#include "db/db.h"
+
+#include <math.h>
+
+static json_t *doc_of(const char *text) {
+    json_error_t je;
+    json_t *d = json_loads(text, 0, &je);
+    cr_assert_not_null(d, "%s", je.text);
+    return d;
+}
+
+static const char *const two_runs =
+    "{\"schema\": \"showdown-results/1\", \"created\": \"2026-11-23T20:00:00Z\","
+    " \"tool\": {\"name\": \"showdown\", \"version\": \"1.2.3\", \"commit\": \"abc\", \"dirty\": true},"
+    " \"environment\": {\"cpu_model\": \"test\"},"
+    " \"runs\": ["
+    "  {\"workload\": \"mnist_mlp\", \"implementation\": \"native\", \"backend\": \"ref\", \"device\": \"cpu\","
+    "   \"status\": \"ok\", \"data\": {\"kind\": \"real\", \"source\": \"idx\", \"train_examples\": 600},"
+    "   \"settings\": {\"batch\": 32, \"max_batches\": 5, \"gpus\": 2},"
+    "   \"model\": {\"parameters\": 1234},"
+    "   \"equivalence\": {\"status\": \"passed\", \"max_rel_diff\": 1e-6},"
+    "   \"summary\": {\"first_epoch_s\": {\"median\": 2, \"min\": 1.5, \"max\": 2.5, \"n\": 3},"
+    "                 \"steady_epoch_s\": {\"median\": 1, \"min\": 0.9, \"max\": 1.2, \"n\": 3}, \"accuracy\": 0.75},"
+    "   \"samples\": [{\"epochs\": [{\"epoch\": 1, \"train_s\": 2, \"accuracy\": 0.5}, {\"train_s\": 1}]},"
+    "               {\"epochs\": [{\"epoch\": 1, \"train_s\": 3}]}]},"
+    "  {\"workload\": \"mnist_cnn\", \"status\": \"failed\", \"error\": \"boom\","
+    "   \"summary\": {\"first_epoch_s\": {\"median\": 4}}}"
+    " ]}";
+
+Test(results, runs_and_shape) {
+    json_t *d = doc_of(two_runs);
+    cr_assert_eq(sd_results_count(d), 2);
+    cr_assert(sd_results_has_runs(d));
+    cr_assert_eq(sd_results_check_shape(d, "r.json"), 0);
+    size_t i, n = 0;
+    json_t *run;
+    sd_results_foreach(d, i, run) n++;
+    cr_assert_eq(n, 2);
+    cr_assert_null(sd_results_run(d, 2));
+    json_decref(d);
+
+    d = doc_of("{\"runs\": {}}");
+    cr_assert(!sd_results_has_runs(d));
+    cr_assert_eq(sd_results_check_shape(d, "r.json"), SD_EINPUT);
+    cr_assert_str_eq(sd_errmsg(), "r.json: \"runs\" is not an array");
+    json_decref(d);
+    d = doc_of("{\"runs\": [{}, 3]}");
+    cr_assert_eq(sd_results_check_shape(d, "r.json"), SD_EINPUT);
+    cr_assert_str_eq(sd_errmsg(), "r.json: runs[1] is not an object");
+    json_decref(d);
+    d = doc_of("{}");   /* no runs at all: a shape the report accepts, and nothing to count */
+    cr_assert_eq(sd_results_check_shape(d, "r.json"), 0);
+    cr_assert_eq(sd_results_count(d), 0);
+    cr_assert(!sd_results_has_runs(d));
+    cr_assert_eq(sd_results_init_runs(d), 0);
+    cr_assert(sd_results_has_runs(d));
+    cr_assert_eq(sd_results_append(d, json_pack("{s:s}", "workload", "w")), 0);
+    cr_assert_eq(sd_results_count(d), 1);
+    json_decref(d);
+}
+
+Test(results, head) {
+    json_t *d = doc_of(two_runs);
+    sd_results_head h;
+    sd_results_head_of(d, &h);
+    cr_assert_str_eq(h.created, "2026-11-23T20:00:00Z");
+    cr_assert_str_eq(h.version, "1.2.3");
+    cr_assert_str_eq(h.commit, "abc");
+    cr_assert_eq(h.dirty, 1);
+    cr_assert_str_eq(json_string_value(json_object_get(h.environment, "cpu_model")), "test");
+    json_t *e = json_pack("{s:s}", "cpu_model", "copy");
+    json_t *d2 = sd_results_new_with(&h, e);
+    cr_assert_not_null(d2);
+    sd_results_head h2;
+    sd_results_head_of(d2, &h2);
+    cr_assert_str_eq(h2.created, h.created);
+    cr_assert_str_eq(h2.version, h.version);
+    cr_assert_eq(h2.dirty, 1);
+    cr_assert_eq(h2.environment, e);
+    cr_assert(sd_results_has_runs(d2));
+    cr_assert_eq(sd_results_count(d2), 0);
+    json_decref(d2);
+    sd_results_head none = {0};
+    d2 = sd_results_new_with(&none, json_object());   /* what the database has not: null, not a failure */
+    cr_assert_not_null(d2);
+    sd_results_head_of(d2, &h2);
+    cr_assert_null(h2.created);
+    cr_assert_null(h2.version);
+    json_decref(d2);
+    json_decref(d);
+}
+
+Test(results, run_view) {
+    json_t *d = doc_of(two_runs);
+    sd_run_view v;
+    sd_run_view_of(sd_results_run(d, 0), &v);
+    cr_assert_str_eq(json_string_value(v.workload), "mnist_mlp");
+    cr_assert_str_eq(json_string_value(v.implementation), "native");
+    cr_assert_str_eq(json_string_value(v.backend), "ref");
+    cr_assert_str_eq(json_string_value(v.device), "cpu");
+    cr_assert_str_eq(json_string_value(v.status), "ok");
+    cr_assert_null(v.error);
+    cr_assert_str_eq(json_string_value(v.data_kind), "real");
+    cr_assert_str_eq(json_string_value(v.data_source), "idx");
+    cr_assert_eq(v.epoch_examples, 600, "a real set without full_epoch_examples: its train_examples");
+    cr_assert_eq(v.batch, 32);
+    cr_assert_eq(v.max_batches, 5);
+    cr_assert_eq(v.gpus, 2);
+    cr_assert_eq(v.parameters, 1234);
+    cr_assert_not_null(v.settings);
+    cr_assert_str_eq(v.equivalence_status, "passed");
+    cr_assert_float_eq(v.equivalence_max_rel_diff, 1e-6, 1e-12);
+    cr_assert_float_eq(v.first_epoch_s.median, 2, 1e-12);
+    cr_assert_float_eq(v.steady_epoch_s.min, 0.9, 1e-12);
+    cr_assert_float_eq(v.steady_epoch_s.max, 1.2, 1e-12);
+    cr_assert_eq(v.steady_epoch_s.n, 3);
+    cr_assert_float_eq(v.accuracy.median, 0.75, 1e-12, "a bare number is a statistic too");
+    cr_assert_float_eq(v.accuracy.max, 0.75, 1e-12);
+    cr_assert(isnan(v.val_s.median) && isnan(v.total_s.median) && isnan(v.gflops));
+    cr_assert_null(v.framework_name);
+
+    cr_assert_eq(sd_run_nsamples(&v), 2);
+    cr_assert_eq(sd_run_nepochs(&v, 0), 2);
+    cr_assert_eq(sd_run_nepochs(&v, 1), 1);
+    cr_assert_eq(sd_run_nepochs(&v, 2), 0);
+    sd_epoch_view e;
+    sd_epoch_view_of(&v, 0, 0, &e);
+    cr_assert_eq(e.epoch, 1);
+    cr_assert_float_eq(e.train_s, 2, 1e-12);
+    cr_assert_float_eq(e.accuracy, 0.5, 1e-12);
+    cr_assert(isnan(e.loss));
+    sd_epoch_view_of(&v, 0, 1, &e);
+    cr_assert_eq(e.epoch, 2, "an epoch without a number is counted");
+    sd_epoch_view_of(&v, 1, 5, &e);
+    cr_assert(isnan(e.train_s));
+
+    sd_run_view_of(sd_results_run(d, 1), &v);
+    cr_assert_str_eq(json_string_value(v.status), "failed");
+    cr_assert_str_eq(json_string_value(v.error), "boom");
+    cr_assert_null(v.implementation);
+    cr_assert_null(v.settings);
+    cr_assert_eq(v.batch, 0);
+    cr_assert_eq(v.epoch_examples, 0);
+    cr_assert_eq(sd_run_nsamples(&v), 0);
+    cr_assert(isnan(v.first_epoch_s.min));
+
+    sd_run_view_of(NULL, &v);   /* not a run at all: everything absent */
+    cr_assert_null(v.workload);
+    cr_assert(isnan(v.steady_epoch_s.median));
+    json_decref(d);
+}
+
+Test(results, epoch_time) {
+    json_t *d = doc_of(two_runs);
+    sd_stat s;
+    const char *metric;
+    cr_assert(sd_run_epoch_time(sd_results_run(d, 0), &s, &metric));
+    cr_assert_str_eq(metric, "steady_epoch_s");
+    cr_assert_float_eq(s.median, 1, 1e-12);
+    cr_assert_float_eq(s.max, 1.2, 1e-12);
+    cr_assert(sd_run_epoch_time(sd_results_run(d, 1), &s, &metric), "first epoch when there is no steady state");
+    cr_assert_str_eq(metric, "first_epoch_s");
+    cr_assert_float_eq(s.median, 4, 1e-12);
+    cr_assert_float_eq(s.max, 0, 1e-12, "members absent from the statistic read as 0");
+    json_t *bare = doc_of("{\"summary\": {\"steady_epoch_s\": 3}}");
+    cr_assert(!sd_run_epoch_time(bare, &s, &metric), "a bare number is not compared across nights");
+    json_decref(bare);
+    json_decref(d);
+}
+
+Test(results, database_round_trip) {
+    char dir[256], path[300];
+    tu_tmpdir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/t.db", dir);
+    db *h = NULL;
+    cr_assert_eq(db_open(&h, path), 0, "%s", sd_errmsg());
+    json_t *d = doc_of(two_runs);
+    int64_t id = 0;
+    cr_assert_eq(db_run_begin(h, d, "bench", NULL, &id), 0, "%s", sd_errmsg());
+    cr_assert_eq(sd_results_store(h, id, d, 0, 1), 0, "%s", sd_errmsg());
+    json_t *back = NULL;
+    cr_assert_eq(db_run_load(h, id, &back), 0, "%s", sd_errmsg());
+    sd_results_head a, b;
+    sd_results_head_of(d, &a);
+    sd_results_head_of(back, &b);
+    cr_assert_str_eq(b.created, a.created);
+    cr_assert_str_eq(b.version, a.version);
+    cr_assert_str_eq(b.commit, a.commit);
+    cr_assert_eq(b.dirty, a.dirty);
+    cr_assert(json_equal(b.environment, a.environment));
+    cr_assert_eq(sd_results_count(back), 2);
+    for (size_t i = 0; i < 2; i++) cr_assert(json_equal(sd_results_run(back, i), sd_results_run(d, i)), "run %zu", i);
+    cr_assert(json_is_true(json_object_get(back, "complete")));
+    cr_assert_eq(json_integer_value(json_object_get(back, "run_id")), id);
+    json_decref(back);
+    json_decref(d);
+    db_close(h);
+    unlink(path);
+    rmdir(dir);
+}
