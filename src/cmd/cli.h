@@ -39,10 +39,11 @@ int sd_list_has(const sd_list *l, const char *s);
 void sd_list_join(const sd_list *l, char *buf, size_t n);
 
 typedef struct sd_opt {
-    const char *name;      /* long name without "--" */
+    const char *name;      /* long name without "--"; for ARG the argument's name ("DIR") */
     sd_opt_type type;
     void *dst;
-    const char *metavar;   /* "FILE", "N"; NULL for flags; for CHOICE the accepted values, '|'-separated */
+    const char *metavar;   /* "FILE", "N"; NULL for flags and ARG; for CHOICE (and a checked LIST) the accepted
+                            * values, '|'-separated; for a whole-argument LIST "FILE..." */
     const char *help;
     double min, max;       /* for INT/DOUBLE; min == max == 0: unbounded */
 } sd_opt;
