@@ -33,6 +33,29 @@ has "$t/err" "no workload 'nope'" "unknown workload message"
 expect 2 "unknown back-end" $SD bench --workload mnist_mlp --backend tpu --data synthetic --batches 1 --epochs 1
 has "$t/err" "unknown back-end 'tpu'" "unknown back-end message"
 
+# list options: comma-separated values checked against their choices, whole-argument lists, positionals
+expect 2 "report --format pdf,gif" $SD report --format pdf,gif --no-db --out "$t/rf"
+has "$t/err" "showdown report: --format expects a comma-separated list of pdf, svg, md, csv or all, got 'gif'" "bad list item named"
+expect 2 "report --format ," $SD report --format , --no-db --out "$t/rf"
+has "$t/err" "--format expects a comma-separated list of pdf, svg, md, csv or all, got ','" "empty list refused"
+expect 2 "perf --backend ref,tpu" $SD perf --backend ref,tpu
+has "$t/err" "--backend expects a comma-separated list of ref, dnnl, cudnn or all, got 'tpu'" "perf back-end checked"
+expect 2 "perf --workload ''" $SD perf --workload ''
+has "$t/err" "--workload expects NAME\[,NAME...\], got ''" "empty name list refused"
+expect 2 "env --require ref,nosuch" $SD env --require ref,nosuch --no-probe
+has "$t/err" "--require expects a comma-separated list of ref, dnnl, cudnn, pytorch.*, got 'nosuch'" "env --require checked"
+expect 2 "score --method v3" $SD score --offline --method v3
+has "$t/err" "--method expects v1 or v2, got 'v3'" "choice message"
+expect 2 "report --results without a file" $SD report --results --no-db
+has "$t/err" "showdown report: --results expects FILE...$" "whole-argument list needs one"
+expect 2 "report --results x 65 times" $SD report --no-db --results $(seq 1 65)
+has "$t/err" "--results takes at most 64 values" "list bound"
+expect 2 "collect without DIR" $SD collect
+has "$t/err" "showdown collect: missing DIR: the results directory" "missing positional named"
+expect 0 "report --help" $SD report --help
+has "$t/out" "--format pdf|svg|md|csv|all\[,...\]" "usage shows a list's choices"
+has "$t/out" "--results FILE..." "usage shows a whole-argument list"
+
 expect 0 "describe cifar10_vgg" $SD bench --workload cifar10_vgg --describe
 has "$t/out" "parameters: 3,441,592 (expected 3441592: match)" "cifar10_vgg has 3,441,592 parameters"
 expect 0 "describe mnist_mlp,mnist_cnn" $SD bench --workload mnist_mlp,mnist_cnn --describe
@@ -82,6 +105,11 @@ accs = [s["epochs"][-1]["accuracy"] for s in r["samples"]]
 assert accs[0] == accs[1], accs
 print("ok: results file fields")
 PY
+
+# --results takes every following argument whole (a comma in a file name stays), repeated uses add up
+cp "$t/r.json" "$t/a,b.json"
+expect 0 "report of two results files" $SD report --results "$t/r.json" "$t/a,b.json" --results "$t/r.json" --no-db --out "$t/rep" --format md,csv
+has "$t/out" "report: $t/rep/showdown.md" "report written"
 
 # an interrupted run writes nothing
 $SD bench --workload mnist_mlp --backend ref --data synthetic --epochs 50 --json "$t/int.json" --quiet > /dev/null 2>&1 &

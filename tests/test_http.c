@@ -459,83 +459,87 @@ static void check_stats_figures(const http_stats *s) {
     cr_assert_eq(s->bus_factor_365, 2);
 }
 
+/* The statistics tests' server (no fixtures), wait log, cache file in the server's directory and crafted
+ * statistics API base. */
+typedef struct stats_env { server sv; waits w; char cache[512], api[128]; } stats_env;
+
+static void stats_start(stats_env *e) {
+    memset(e, 0, sizeof *e);
+    server_start(&e->sv, 0);
+    snprintf(e->cache, sizeof e->cache, "%s/cache.json", e->sv.dir);
+    snprintf(e->api, sizeof e->api, "%s/crafted/stats", e->sv.base);
+}
+
+/* The statistics of OWNER/proj as of stats_as_of(). */
+static int get_stats(http_client *c, const stats_env *e, const char *owner, int tries, double wait, http_stats *s) {
+    return http_github_stats(c, e->api, owner, "proj", stats_as_of(), tries, wait, s);
+}
+
 Test(http, stats_hand_computed_then_304) {
-    server sv = {0};
-    server_start(&sv, 0);
-    waits w = {0};
-    char cache[512], api[128];
-    snprintf(cache, sizeof cache, "%s/cache.json", sv.dir);
-    snprintf(api, sizeof api, "%s/crafted/stats", sv.base);
-    http_client *c = client_for(&w, cache, 0, 0);
+    stats_env e;
+    stats_start(&e);
+    http_client *c = client_for(&e.w, e.cache, 0, 0);
     http_stats s;
-    cr_assert_eq(http_github_stats(c, api, "ok", "proj", stats_as_of(), 3, 1, &s), 0, "%s", sd_errmsg());
+    cr_assert_eq(get_stats(c, &e, "ok", 3, 1, &s), 0, "%s", sd_errmsg());
     check_stats_figures(&s);
     cr_assert(!s.stale);
     http_client_free(c);
-    c = client_for(&w, cache, 0, 0);   /* a new run: the cache's ETags make both answers 304 */
-    cr_assert_eq(http_github_stats(c, api, "ok", "proj", stats_as_of(), 3, 1, &s), 0, "%s", sd_errmsg());
+    c = client_for(&e.w, e.cache, 0, 0);   /* a new run: the cache's ETags make both answers 304 */
+    cr_assert_eq(get_stats(c, &e, "ok", 3, 1, &s), 0, "%s", sd_errmsg());
     check_stats_figures(&s);
     http_client_free(c);
     long hits, notmod;
-    stats(&sv, "/crafted/stats/repos/ok/proj/stats/commit_activity", &hits, &notmod, NULL, 0);
+    stats(&e.sv, "/crafted/stats/repos/ok/proj/stats/commit_activity", &hits, &notmod, NULL, 0);
     cr_assert_eq(hits, 2);
     cr_assert_eq(notmod, 1);
-    stats(&sv, "/crafted/stats/repos/ok/proj/stats/contributors", &hits, &notmod, NULL, 0);
+    stats(&e.sv, "/crafted/stats/repos/ok/proj/stats/contributors", &hits, &notmod, NULL, 0);
     cr_assert_eq(notmod, 1);
-    server_stop(&sv);
+    server_stop(&e.sv);
 }
 
 /* 202 twice, then the answer: two waits per endpoint. Always 202: missing, "computing", and the empty
  * placeholder is never cached (a later failure cannot serve it as the last good answer). */
 Test(http, stats_202_computing) {
-    server sv = {0};
-    server_start(&sv, 0);
-    waits w = {0};
-    char cache[512], api[128];
-    snprintf(cache, sizeof cache, "%s/cache.json", sv.dir);
-    snprintf(api, sizeof api, "%s/crafted/stats", sv.base);
-    http_client *c = client_for(&w, cache, 0, 0);
+    stats_env e;
+    stats_start(&e);
+    http_client *c = client_for(&e.w, e.cache, 0, 0);
     http_stats s;
-    cr_assert_eq(http_github_stats(c, api, "computing", "proj", stats_as_of(), 3, 0.5, &s), 0, "%s", sd_errmsg());
+    cr_assert_eq(get_stats(c, &e, "computing", 3, 0.5, &s), 0, "%s", sd_errmsg());
     check_stats_figures(&s);
-    cr_assert_eq(w.n, 4);
-    for (int i = 0; i < w.n; i++) cr_assert_eq(w.s[i], 0.5);
-    w.n = 0;
-    cr_assert_eq(http_github_stats(c, api, "busy", "proj", stats_as_of(), 3, 0.5, &s), SD_ENET);
+    cr_assert_eq(e.w.n, 4);
+    for (int i = 0; i < e.w.n; i++) cr_assert_eq(e.w.s[i], 0.5);
+    e.w.n = 0;
+    cr_assert_eq(get_stats(c, &e, "busy", 3, 0.5, &s), SD_ENET);
     cr_assert(!s.present && s.computing);
     cr_assert(strstr(s.why, "still computing the statistics (202 after 3 tries)"), "%s", s.why);
-    cr_assert_eq(w.n, 2);
+    cr_assert_eq(e.w.n, 2);
     http_client_free(c);   /* saves the cache */
-    const char *text = read_all(cache);
+    const char *text = read_all(e.cache);
     cr_assert(text && !strstr(text, "/busy/"), "a 202 placeholder was cached");
     cr_assert(strstr(text, "/computing/"), "the real answer after the 202s should be cached");
-    server_stop(&sv);
+    server_stop(&e.sv);
 }
 
 /* 403 with X-RateLimit-Remaining 0 and a reset an hour away (over the 30 s bound): with a cached answer the
  * figures are served stale with the reason; without one they are missing with it. */
 Test(http, stats_403_rate_limit) {
-    server sv = {0};
-    server_start(&sv, 0);
-    waits w = {0};
-    char cache[512], api[128];
-    snprintf(cache, sizeof cache, "%s/cache.json", sv.dir);
-    snprintf(api, sizeof api, "%s/crafted/stats", sv.base);
-    http_client *c = client_for(&w, cache, 0, 1);
+    stats_env e;
+    stats_start(&e);
+    http_client *c = client_for(&e.w, e.cache, 0, 1);
     http_stats s;
-    cr_assert_eq(http_github_stats(c, api, "limited", "proj", stats_as_of(), 1, 0, &s), 0, "%s", sd_errmsg());
+    cr_assert_eq(get_stats(c, &e, "limited", 1, 0, &s), 0, "%s", sd_errmsg());
     check_stats_figures(&s);
     cr_assert(!s.stale);
-    cr_assert_eq(http_github_stats(c, api, "limited", "proj", stats_as_of(), 1, 0, &s), 0, "%s", sd_errmsg());
+    cr_assert_eq(get_stats(c, &e, "limited", 1, 0, &s), 0, "%s", sd_errmsg());
     check_stats_figures(&s);
     cr_assert(s.stale);
     cr_assert(strstr(s.why, "HTTP 403") && strstr(s.why, "exceeds the bound"), "%s", s.why);
-    cr_assert_eq(w.n, 0);   /* an hour is past the bound: no wait */
+    cr_assert_eq(e.w.n, 0);   /* an hour is past the bound: no wait */
     http_client_free(c);
-    c = client_for(&w, NULL, 0, 1);
-    cr_assert_lt(http_github_stats(c, api, "limited", "proj", stats_as_of(), 1, 0, &s), 0);
+    c = client_for(&e.w, NULL, 0, 1);
+    cr_assert_lt(get_stats(c, &e, "limited", 1, 0, &s), 0);
     cr_assert(!s.present);
     cr_assert(strstr(s.why, "HTTP 403"), "%s", s.why);
     http_client_free(c);
-    server_stop(&sv);
+    server_stop(&e.sv);
 }

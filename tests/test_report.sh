@@ -223,7 +223,7 @@ printf '{"schema": "showdown-results/1", "runs": [}\n' > "$t/broken.json"
 expect 3 "broken JSON" $REP --results "$t/broken.json" --out "$t/f"
 has "$t/err" "broken.json:1:" "JSON error positioned"
 expect 2 "bad --format" $REP --scores "$t/scores.json" --format pdf,gif --out "$t/f"
-has "$t/err" "unknown format 'gif'" "format error"
+has "$t/err" "--format expects a comma-separated list of pdf, svg, md, csv or all, got 'gif'" "format error"
 expect 2 "unknown template name" $REP --template nosuch --scores "$t/scores.json" --out "$t/f"
 
 exit $fail

@@ -60,7 +60,7 @@ grep -qE '^[0-9]+ +Keras +[0-9-] +[0-9.]+ \[ *[0-9.]+, +[0-9.]+\] .* [0-9]+/[0-9
 assert d["method"]["version"] == 1 and ov == sorted(ov, reverse=True) and "overall_range" not in d["frameworks"][0]' "$T/v1.json" \
     || fail "--method v1 JSON"
 "$SHOWDOWN" score --offline --method v3 >/dev/null 2>"$T/err.txt"; rc=$?
-[ $rc -eq 2 ] && grep -q "expected v1 or v2" "$T/err.txt" || fail "--method v3: exit $rc, $(cat "$T/err.txt")"
+[ $rc -eq 2 ] && grep -q -- "--method expects v1 or v2, got 'v3'" "$T/err.txt" || fail "--method v3: exit $rc, $(cat "$T/err.txt")"
 
 # The scoring pages of the report: how to read, a glossary of every criterion, ranges and coverage in the
 # table, the overall bar drawn with its range; from v1 scores (no ranges) no bar repeating the table's column.

@@ -39,4 +39,12 @@ int cu_dl_loaded(const cu_lib *lib);
     }                                                                                               \
     __typeof__(&name) fn_ = (__typeof__(&name))v_
 
+/* A whole stub, one generated line: ret name params, returning fail_ when the library or the symbol is
+ * missing, else the library's name called with args (params' names, in parentheses). */
+#define CU_DL_STUB(lib, ret, name, fail_, params, args) \
+    ret name params {                                   \
+        CU_DL_RESOLVE(lib, name, fail_);                \
+        return fn_ args;                                \
+    }
+
 #endif

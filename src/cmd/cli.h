@@ -13,13 +13,37 @@ typedef enum sd_opt_type {
     SD_OPT_INT,     /* long*, checked against [min, max] */
     SD_OPT_DOUBLE,  /* double*, checked against [min, max] */
     SD_OPT_CHOICE,  /* const char**, one of the values its metavar lists ("auto|real|synthetic") */
+    SD_OPT_LIST,    /* sd_list*, added to by every use. "a,b" is split at commas; a metavar with '|' lists
+                     * the accepted values ("pdf|svg|md"), else it names one item ("NAME"). A metavar ending
+                     * in "..." ("FILE...") takes whole arguments instead, every one up to the next option,
+                     * unsplit: file names may hold commas. */
+    SD_OPT_ARG,     /* const char**, a required positional argument; name is how usage and messages call it
+                     * ("DIR"), never an option. Positional arguments fill these in table order. */
 } sd_opt_type;
 
+#define SD_LIST_MAX 64
+/* A LIST option's values. Zero it before parsing; a default is added after (sd_list_split) when n is 0.
+ * Never copied: split values point into its own buf. */
+typedef struct sd_list {
+    int n;
+    const char *v[SD_LIST_MAX];   /* in order: into argv, or into buf for the items of a split value */
+    size_t used;
+    char buf[4096];
+} sd_list;
+
+/* Add csv's comma-separated items to l unchecked (a default the command supplies). 0 or SD_ELIMIT. */
+int sd_list_split(sd_list *l, const char *csv);
+/* Whether s is one of l's values. */
+int sd_list_has(const sd_list *l, const char *s);
+/* l's values joined by commas into buf (truncated to fit n). */
+void sd_list_join(const sd_list *l, char *buf, size_t n);
+
 typedef struct sd_opt {
-    const char *name;      /* long name without "--" */
+    const char *name;      /* long name without "--"; for ARG the argument's name ("DIR") */
     sd_opt_type type;
     void *dst;
-    const char *metavar;   /* "FILE", "N"; NULL for flags; for CHOICE the accepted values, '|'-separated */
+    const char *metavar;   /* "FILE", "N"; NULL for flags and ARG; for CHOICE (and a checked LIST) the accepted
+                            * values, '|'-separated; for a whole-argument LIST "FILE..." */
     const char *help;
     double min, max;       /* for INT/DOUBLE; min == max == 0: unbounded */
 } sd_opt;
@@ -31,8 +55,9 @@ typedef struct sd_cmd {
 } sd_cmd;
 
 /* Parse --name VALUE / --name=VALUE / --flag. "--help"/"-h" prints usage and sets *help.
- * Positional arguments are collected into pos (up to max_pos) and counted in *npos (may be NULL if
- * none are allowed). Returns 0, or SD_EUSAGE with a one-line message in sd_errmsg(). */
+ * Positional arguments fill the table's ARG entries first (each one required unless *help), then pos (up
+ * to max_pos), counted in *npos (may be NULL if none are allowed). Returns 0, or SD_EUSAGE with a one-line
+ * message in sd_errmsg() that names the option and what it expects. */
 int sd_opts_parse(const sd_opt *opts, int argc, char **argv, const char **pos, int max_pos, int *npos,
                   int *help);
 void sd_opts_usage(FILE *f, const char *cmd, const char *synopsis, const char *description,
@@ -51,10 +76,6 @@ int cmd_verify(int argc, char **argv);
 int cmd_nightly(int argc, char **argv);
 int cmd_collect(int argc, char **argv);
 int cmd_env(int argc, char **argv);
-
-
-
-
 
 /* The bench arguments every cell repeats: argv[1..argc) minus the options named in drop (long names, with
  * their values; opts says which take one). *out is malloc'd (strings point into argv); caller frees. */

@@ -11,10 +11,11 @@
 
 int cmd_collect(int argc, char **argv) {
     sd_slurm_collect_opts co = {0};
-    int help = 0, wait = 0, npos = 0;
+    int help = 0, wait = 0;
     double poll = 5;
-    const char *pos[1] = {NULL};
+    const char *dir = NULL;
     const sd_opt opts[] = {
+        {"DIR", SD_OPT_ARG, &dir, NULL, "the results directory written by bench --executor slurm", 0, 0},
         {"wait", SD_OPT_FLAG, &wait, NULL, "poll until no task of the array is pending or running, then collect", 0, 0},
         {"poll", SD_OPT_DOUBLE, &poll, "S", "seconds between polls with --wait (default 5)", 0.1, 3600},
         {"db", SD_OPT_STR, &co.db, "FILE", "store the merged run in this database (default " DB_DEFAULT_PATH ")", 0, 0},
@@ -23,7 +24,7 @@ int cmd_collect(int argc, char **argv) {
         {"quiet", SD_OPT_FLAG, &co.quiet, NULL, "no notes on stderr", 0, 0},
         {0},
     };
-    int rc = sd_opts_parse(opts, argc, argv, pos, 1, &npos, &help);
+    int rc = sd_opts_parse(opts, argc, argv, NULL, 0, NULL, &help);
     if (rc) return sd_cli_fail("collect", rc);
     if (help) {
         sd_opts_usage(stdout, "collect", "DIR [--wait] [--db FILE|--no-db] [--json FILE]",
@@ -35,14 +36,10 @@ int cmd_collect(int argc, char **argv) {
                       opts);
         return SD_EXIT_OK;
     }
-    if (npos != 1) {
-        sd_err(SD_EUSAGE, "collect needs the results directory (showdown collect DIR; see --help)");
-        return sd_cli_fail("collect", SD_EUSAGE);
-    }
     sd_sig_install_immediate();
-    if (wait && (rc = sd_slurm_wait(pos[0], poll, co.quiet)) != 0) return sd_cli_fail("collect", rc);
+    if (wait && (rc = sd_slurm_wait(dir, poll, co.quiet)) != 0) return sd_cli_fail("collect", rc);
     int nbad = 0;
-    rc = sd_slurm_collect(pos[0], &co, stdout, &nbad);
+    rc = sd_slurm_collect(dir, &co, stdout, &nbad);
     if (rc) return sd_cli_fail("collect", rc);
     return nbad ? SD_EXIT_FAIL : SD_EXIT_OK;
 }

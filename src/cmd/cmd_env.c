@@ -121,23 +121,23 @@ static void print_text(json_t *doc) {
                str(v, "workloads"));
 }
 
-/* --require a,b: each must be a runnable back-end or framework. */
-static int check_required(json_t *doc, char *list) {
-    char *names[32];
-    int n = sd_split_list(list, names, 32), bad = 0;
+static const char *const backends[] = {"ref", "dnnl", "cudnn"};
+
+/* --require a,b: each must be a runnable back-end or framework (the option table let only those names in,
+ * and every one of them is probed). */
+static int check_required(json_t *doc, const sd_list *req) {
+    int bad = 0;
     char why[1024] = "";
-    for (int r = 0; r < n; r++) {
+    for (int r = 0; r < req->n; r++) {
         json_t *hit = NULL, *v;
         size_t i;
         const char *groups[] = {"backends", "frameworks"};
         for (int g = 0; g < 2 && !hit; g++)
             json_array_foreach(json_object_get(doc, groups[g]), i, v)
-                if (strcmp(str(v, "name"), names[r]) == 0) hit = v;
-        if (!hit) return sd_err(SD_EUSAGE, "--require: '%s' is neither a back-end (ref, dnnl, cudnn) nor a framework",
-                                names[r]);
-        if (!json_is_true(json_object_get(hit, "runnable"))) {
+                if (strcmp(str(v, "name"), req->v[r]) == 0) hit = v;
+        if (!hit || !json_is_true(json_object_get(hit, "runnable"))) {
             size_t l = strlen(why);
-            snprintf(why + l, sizeof why - l, "%s%s: %s", bad ? "; " : "", names[r], str(hit, "why"));
+            snprintf(why + l, sizeof why - l, "%s%s: %s", bad ? "; " : "", req->v[r], hit ? str(hit, "why") : "not probed");
             bad++;
         }
     }
@@ -146,14 +146,22 @@ static int check_required(json_t *doc, char *list) {
 }
 
 int cmd_env(int argc, char **argv) {
-    const char *json_path = NULL, *venvs = NULL, *python = NULL, *require = NULL, *mnist = NULL;
+    const char *json_path = NULL, *venvs = NULL, *python = NULL, *mnist = NULL;
+    sd_list require = {0};
     int no_probe = 0, help = 0;
+    char names[512];   /* what --require accepts: every back-end and framework runner */
+    size_t len = 0;
+    for (size_t i = 0; i < sizeof backends / sizeof *backends; i++)
+        len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", i ? "|" : "", backends[i]);
+    for (int i = 0; i < sd_framework_count() && len < sizeof names; i++)
+        len += (size_t)snprintf(names + len, sizeof names - len, "|%s", sd_framework_at(i)->name);
     const sd_opt opts[] = {
         {"json", SD_OPT_STR, &json_path, "FILE", "also write it as JSON to FILE ('-': standard output, no text)", 0, 0},
-        {"require", SD_OPT_STR, &require, "A,B", "exit 4 unless each named back-end or framework is runnable", 0, 0},
+        {"require", SD_OPT_LIST, &require, names, "exit 4 unless each named back-end or framework is runnable", 0, 0},
         {"python", SD_OPT_STR, &python, "PATH", "interpreter of the pytorch runner (default: the newest torch installed, as bench picks it)", 0, 0},
         {"venvs", SD_OPT_STR, &venvs, "DIR", "virtual environments of the framework runners (default .venv-frameworks)", 0, 0},
-        {"data-dir", SD_OPT_STR, &mnist, "DIR", "where the mnist workloads' idx files are (default " SD_DEFAULT_MNIST_DIR ")", 0, 0},
+        {"data-dir", SD_OPT_STR, &mnist, "DIR", "where the mnist workloads' idx files are (default " SD_DEFAULT_MNIST_DIR
+         "); CIFAR-10 and IMDB have no default location", 0, 0},
         {"no-probe", SD_OPT_FLAG, &no_probe, NULL, "do not start Python to import each framework (faster)", 0, 0},
         {0},
     };
@@ -172,8 +180,7 @@ int cmd_env(int argc, char **argv) {
     json_object_set_new(doc, "version", json_string(ver));
     json_object_set_new(doc, "environment", sd_env_fingerprint());
     json_t *bes = json_array();
-    const char *names[] = {"ref", "dnnl", "cudnn"};
-    for (int i = 0; i < 3; i++) json_array_append_new(bes, probe_backend(names[i]));
+    for (size_t i = 0; i < sizeof backends / sizeof *backends; i++) json_array_append_new(bes, probe_backend(backends[i]));
     json_object_set_new(doc, "backends", bes);
     /* the pytorch runner's interpreter as bench chooses it: the newest torch, .venv-frameworks' or Debian's */
     sd_torch_choice torch = {.source = NULL};
@@ -191,6 +198,7 @@ int cmd_env(int argc, char **argv) {
     json_t *data = json_array();
     json_array_append_new(data, probe_data("fashion-mnist", mnist ? mnist : SD_DEFAULT_MNIST_DIR, "mnist_*"));
     json_array_append_new(data, probe_data("cifar-10", NULL, "cifar10_*, the binary version"));
+    json_array_append_new(data, probe_data("imdb", NULL, "imdb_*, aclImdb or train.tok + test.tok"));
     json_object_set_new(doc, "data", data);
 
     int rc = 0;
@@ -205,11 +213,7 @@ int cmd_env(int argc, char **argv) {
             free(s);
         }
     }
-    if (rc == 0 && require) {
-        char *list = strdup(require);
-        rc = list ? check_required(doc, list) : sd_err(SD_ENOMEM, "out of memory");
-        free(list);
-    }
+    if (rc == 0 && require.n) rc = check_required(doc, &require);
     json_decref(doc);
     return rc < 0 ? sd_cli_fail("env", rc) : SD_EXIT_OK;
 }

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 typedef struct perf_args {
-    const char *workload, *backend, *json, *workloads_dir;
+    const char *json, *workloads_dir;
     long threads, repeat, batch;
     double seconds;
     int layers, quiet, no_ceiling;
@@ -254,10 +254,11 @@ done:
 }
 
 int cmd_perf(int argc, char **argv) {
-    perf_args a = {.workload = "mnist_mlp,mnist_cnn,cifar10_vgg", .backend = "all", .repeat = 3, .seconds = 6};
+    perf_args a = {.repeat = 3, .seconds = 6};
+    sd_list wl = {0}, bl = {0};
     const sd_opt opts[] = {
-        {"workload", SD_OPT_STR, &a.workload, "NAME[,NAME]", "workloads (default mnist_mlp,mnist_cnn,cifar10_vgg)", 0, 0},
-        {"backend", SD_OPT_STR, &a.backend, "B[,B]", "back-ends (default all CPU back-ends built: ref,dnnl)", 0, 0},
+        {"workload", SD_OPT_LIST, &wl, "NAME", "workloads (default mnist_mlp,mnist_cnn,cifar10_vgg)", 0, 0},
+        {"backend", SD_OPT_LIST, &bl, "ref|dnnl|cudnn|all", "back-ends; all (default): every CPU back-end built, ref,dnnl", 0, 0},
         {"threads", SD_OPT_INT, &a.threads, "N", "CPU threads (default: all cores)", 1, 4096},
         {"batch", SD_OPT_INT, &a.batch, "N", "batch size (default: the workload's)", 1, 65536},
         {"repeat", SD_OPT_INT, &a.repeat, "R", "timed repeats; the median is reported (default 3)", 1, 32},
@@ -281,10 +282,11 @@ int cmd_perf(int argc, char **argv) {
     if (a.json && (rc = sd_out_file_check(a.json, "--json")) != 0) return sd_cli_fail("perf", rc);
     sd_sig_install_immediate();
     if (a.threads <= 0) a.threads = sysconf(_SC_NPROCESSORS_ONLN);
-    char wl[1024], bl[256];
-    snprintf(wl, sizeof wl, "%s", a.workload);
-    if (strcmp(a.backend, "all") == 0) snprintf(bl, sizeof bl, "%s", nn_backend_compiled("dnnl") ? "ref,dnnl" : "ref");
-    else snprintf(bl, sizeof bl, "%s", a.backend);
+    if (!wl.n) sd_list_split(&wl, "mnist_mlp,mnist_cnn,cifar10_vgg");
+    if (!bl.n || sd_list_has(&bl, "all")) {
+        memset(&bl, 0, sizeof bl);
+        sd_list_split(&bl, nn_backend_compiled("dnnl") ? "ref,dnnl" : "ref");
+    }
 
     double ceiling = NAN;
     char how[256] = "not measured (--no-ceiling)";
@@ -303,11 +305,9 @@ int cmd_perf(int argc, char **argv) {
     json_object_set_new(doc, "environment", sd_env_fingerprint());   /* incl. omp_wait_policy */
     if ((rc = sd_results_init_runs(doc)) != 0) { json_decref(doc); return sd_cli_fail("perf", rc); }
     int failed = 0;
-    char *wn[64], *bn[8];
-    int nw = sd_split_list(wl, wn, 64), nb = sd_split_list(bl, bn, 8);
-    for (int i = 0; i < nw; i++)
-        for (int j = 0; j < nb; j++)
-            if (run_one(&a, wn[i], bn[j], ceiling, doc) != 0) failed = SD_EBACKEND;
+    for (int i = 0; i < wl.n; i++)
+        for (int j = 0; j < bl.n; j++)
+            if (run_one(&a, wl.v[i], bl.v[j], ceiling, doc) != 0) failed = SD_EBACKEND;
     if (a.json && (rc = sd_json_write_atomic(doc, a.json)) != 0) { json_decref(doc); return sd_cli_fail("perf", rc); }
     json_decref(doc);
     return failed ? SD_EXIT_FAIL : SD_EXIT_OK;

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define MAX_RESULTS 64
+#define MAX_RESULTS SD_LIST_MAX
 #define MAX_DB_RUNS 60
 #define RECORD_DIR "report-runs"
 #define RECORD_SCHEMA "showdown-report-inputs/1"
@@ -182,11 +182,11 @@ static int replay(const char *root, int run, rec_inputs *in) {
     json_t *v;
     size_t i;
     json_array_foreach(json_object_get(doc, "results"), i, v) {
-        if (!json_is_string(v) || in->nres >= MAX_RESULTS - 1) return sd_err(SD_EINPUT, "%s: \"results\" must list file names", path);
+        if (!json_is_string(v) || in->nres >= MAX_RESULTS) return sd_err(SD_EINPUT, "%s: \"results\" must list file names", path);
         in->results[in->nres++] = ABS(json_string_value(v));
     }
     json_array_foreach(json_object_get(doc, "verify"), i, v) {
-        if (!json_is_string(v) || in->nver >= MAX_RESULTS - 1) return sd_err(SD_EINPUT, "%s: \"verify\" must list file names", path);
+        if (!json_is_string(v) || in->nver >= MAX_RESULTS) return sd_err(SD_EINPUT, "%s: \"verify\" must list file names", path);
         in->verify[in->nver++] = ABS(json_string_value(v));
     }
     const char *s = json_string_value(json_object_get(doc, "scores"));
@@ -213,49 +213,29 @@ static int replay(const char *root, int run, rec_inputs *in) {
 }
 
 int cmd_report(int argc, char **argv) {
-    const char *results[MAX_RESULTS], *verify[MAX_RESULTS], *scores = NULL, *tmpl = "showdown", *out = "out", *formats = "pdf,svg,md";
-    const char *dummy = NULL, *dbpath = NULL, *regressions = NULL;
+    sd_list results = {0}, verify = {0}, fmts = {0};
+    const char *scores = NULL, *tmpl = "showdown", *out = "out", *formats;
+    const char *dbpath = NULL, *regressions = NULL;
+    char fmtbuf[sizeof fmts.buf];   /* the joined list is never longer than its items with their NULs */
     int no_db = 0, rec = 0;
     long run_n = 0;
-    int nres = 0, nver = 0, help = 0, npos = 0;
+    int help = 0;
     rec_inputs in = {0};
     const sd_opt opts[] = {
-        {"results", SD_OPT_STR, &dummy, "FILE...", "benchmark results (showdown-results/1); several files may follow", 0, 0},
+        {"results", SD_OPT_LIST, &results, "FILE...", "benchmark results (showdown-results/1); several files may follow", 0, 0},
         {"scores", SD_OPT_STR, &scores, "FILE", "framework scores (showdown-scores/1)", 0, 0},
-        {"verify", SD_OPT_STR, &dummy, "FILE...", "verification verdicts (showdown-verify/1, from verify --json)", 0, 0},
+        {"verify", SD_OPT_LIST, &verify, "FILE...", "verification verdicts (showdown-verify/1, from verify --json)", 0, 0},
         {"regressions", SD_OPT_STR, &regressions, "FILE", "the nightly comparison (showdown-regressions/1, from nightly)", 0, 0},
         {"db", SD_OPT_STR, &dbpath, "FILE", "results database: the latest run when no --results, and the history (default out/showdown.db)", 0, 0},
         {"no-db", SD_OPT_FLAG, &no_db, NULL, "do not read the results database", 0, 0},
         {"template", SD_OPT_STR, &tmpl, "NAME|FILE", "report template: showdown (full), brief (one page), or a path", 0, 0},
         {"out", SD_OPT_STR, &out, "DIR", "output directory (default out)", 0, 0},
-        {"format", SD_OPT_STR, &formats, "LIST", "any of pdf,svg,md,csv (md implies csv; default pdf,svg,md)", 0, 0},
+        {"format", SD_OPT_LIST, &fmts, "pdf|svg|md|csv|all", "output formats (md implies csv; default pdf,svg,md)", 0, 0},
         {"record", SD_OPT_FLAG, &rec, NULL, "keep a copy of this report's inputs in OUT/" RECORD_DIR "/N/ (what make report does)", 0, 0},
         {"run", SD_OPT_INT, &run_n, "N", "render recorded report N again (without inputs: the last recorded one)", 1, 99999},
         {0},
     };
-    /* --results and --verify take every following argument up to the next option */
-    char *rest[256];
-    int nrest = 0;
-    for (int i = 0; i < argc && nrest < 255; i++) {
-        const char **list = NULL;
-        int *n = NULL;
-        const char *opt = argv[i];
-        if (i > 0 && strncmp(opt, "--results", 9) == 0 && (opt[9] == 0 || opt[9] == '=')) { list = results; n = &nres; }
-        if (i > 0 && strncmp(opt, "--verify", 8) == 0 && (opt[8] == 0 || opt[8] == '=')) { list = verify; n = &nver; }
-        if (!list) { rest[nrest++] = argv[i]; continue; }
-        const char *eq = strchr(opt, '=');
-        int took = 0;
-        if (eq) { list[(*n)++] = eq + 1; took = 1; }
-        else
-            while (i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0 && *n < MAX_RESULTS) { list[(*n)++] = argv[++i]; took++; }
-        if (!took || *n >= MAX_RESULTS) {
-            sd_err(SD_EUSAGE, "%.*s expects FILE... (at most %d)", eq ? (int)(eq - opt) : (int)strlen(opt), opt, MAX_RESULTS - 1);
-            return sd_cli_fail("report", SD_EUSAGE);
-        }
-    }
-    rest[nrest] = NULL;
-    const char *pos[1];
-    int rc = sd_opts_parse(opts, nrest, rest, pos, 0, &npos, &help);
+    int rc = sd_opts_parse(opts, argc, argv, NULL, 0, NULL, &help);
     if (help) {
         sd_opts_usage(stdout, "report", synopsis,
                       "Render the showdown report: an A4 PDF, one SVG per figure, a Markdown index with every table\n"
@@ -269,7 +249,10 @@ int cmd_report(int argc, char **argv) {
     }
     if (rc < 0) return sd_cli_fail("report", rc);
     if ((rc = sd_out_path_ok(out, "--out")) != 0) return sd_cli_fail("report", rc);
-    int given = nres || nver || scores || regressions;
+    if (!fmts.n) sd_list_split(&fmts, "pdf,svg,md");
+    sd_list_join(&fmts, fmtbuf, sizeof fmtbuf);
+    formats = fmtbuf;
+    int given = results.n || verify.n || scores || regressions;
     char root[4096];
     snprintf(root, sizeof root, "%s/" RECORD_DIR, out);
     if (!given && !run_n) {   /* no inputs: the last recorded report, when there is one */
@@ -289,10 +272,10 @@ int cmd_report(int argc, char **argv) {
             return sd_cli_fail("report", SD_EUSAGE);
         }
         if ((rc = replay(root, (int)run_n, &in)) < 0) { json_decref(in.doc); return sd_cli_fail("report", rc); }
-        for (int i = 0; i < in.nres; i++) results[i] = in.results[i];
-        for (int i = 0; i < in.nver; i++) verify[i] = in.verify[i];
-        nres = in.nres;
-        nver = in.nver;
+        for (int i = 0; i < in.nres; i++) results.v[i] = in.results[i];
+        for (int i = 0; i < in.nver; i++) verify.v[i] = in.verify[i];
+        results.n = in.nres;
+        verify.n = in.nver;
         scores = in.scores;
         regressions = in.regressions;
         tmpl = in.tmpl;
@@ -304,7 +287,7 @@ int cmd_report(int argc, char **argv) {
     sd_sig_install();   /* a signal stops the render between files; the previous figures/tables stay whole */
     if (!dbpath) dbpath = DB_DEFAULT_PATH;
     int have_db = !no_db && access(dbpath, R_OK) == 0;   /* never create a database just to read it */
-    if (nres == 0 && !scores && nver == 0) {
+    if (results.n == 0 && !scores && verify.n == 0) {
         if (access("out/scores.json", R_OK) == 0) scores = "out/scores.json";
         if (!have_db && !scores) {
             sd_err(SD_EUSAGE, "nothing to report: give --results FILE... and/or --scores FILE (see --help), or run bench first");
@@ -322,11 +305,11 @@ int cmd_report(int argc, char **argv) {
     if (render_arena_new(&a) < 0) { rc = sd_err(SD_ENOMEM, "out of memory"); goto done; }
     SD_TRY_GOTO(rc, render_template_load(a, tpath, &t), done);
     SD_TRY_GOTO(rc, render_model_new(&m), done);
-    for (int i = 0; i < nres; i++) SD_TRY_GOTO(rc, render_model_add_results(m, results[i]), done);
+    for (int i = 0; i < results.n; i++) SD_TRY_GOTO(rc, render_model_add_results(m, results.v[i]), done);
     if (run_n && in.db && !have_db) { rc = sd_err(SD_EINPUT, "recorded report %ld read the database %s, which is gone", run_n, in.db); goto done; }
-    if (have_db) SD_TRY_GOTO(rc, read_db(m, dbpath, nres == 0, &in.used, run_n ? &in.used : NULL), done);
+    if (have_db) SD_TRY_GOTO(rc, read_db(m, dbpath, results.n == 0, &in.used, run_n ? &in.used : NULL), done);
     if (scores) SD_TRY_GOTO(rc, render_model_set_scores(m, scores), done);
-    for (int i = 0; i < nver; i++) SD_TRY_GOTO(rc, render_model_add_verify(m, verify[i]), done);
+    for (int i = 0; i < verify.n; i++) SD_TRY_GOTO(rc, render_model_add_verify(m, verify.v[i]), done);
     if (regressions) SD_TRY_GOTO(rc, render_model_set_regressions(m, regressions), done);
     SD_TRY_GOTO(rc, render_report(m, t, out, fmt, &st), done);
     if (fmt & RENDER_OUT_PDF) printf("report: %s/showdown.pdf (%d page%s, template %s)\n", out, st.pages, st.pages == 1 ? "" : "s", t->name);
@@ -337,10 +320,10 @@ int cmd_report(int argc, char **argv) {
     if (st.omitted) printf("report: omitted for lack of data: %s\n", st.omitted_names);
     if (rec) {
         int n;
-        for (int i = 0; i < nres; i++) in.results[i] = results[i];
-        for (int i = 0; i < nver; i++) in.verify[i] = verify[i];
-        in.nres = nres;
-        in.nver = nver;
+        for (int i = 0; i < results.n; i++) in.results[i] = results.v[i];
+        for (int i = 0; i < verify.n; i++) in.verify[i] = verify.v[i];
+        in.nres = results.n;
+        in.nver = verify.n;
         in.scores = scores;
         in.regressions = regressions;
         in.formats = formats;

@@ -254,9 +254,7 @@ static int run(const score_args *a) {
     static score_fw fw[SCORE_MAX_FW];
     char method_path[PATH_MAX + 32], fw_dir[PATH_MAX + 32];
     /* v2 is method.json; v1 stays reproducible from method-v1.json. */
-    if (!a->method || strcmp(a->method, "v2") == 0) snprintf(method_path, sizeof method_path, "%s/method.json", sdir);
-    else if (strcmp(a->method, "v1") == 0) snprintf(method_path, sizeof method_path, "%s/method-v1.json", sdir);
-    else return sd_err(SD_EUSAGE, "--method: expected v1 or v2, got '%s'", a->method);
+    snprintf(method_path, sizeof method_path, "%s/%s", sdir, strcmp(a->method, "v1") == 0 ? "method-v1.json" : "method.json");
     snprintf(fw_dir, sizeof fw_dir, "%s/frameworks", sdir);
     snprintf(path, sizeof path, "%s/ops.json", sdir);
     SD_TRY(score_method_load(&m, method_path));
@@ -319,9 +317,10 @@ int cmd_score(int argc, char **argv) {
     a.api_base = "https://api.github.com";
     a.se_api_base = "https://api.stackexchange.com";
     a.timeout_s = 30;
+    a.method = "v2";
     const sd_opt opts[] = {
         {"offline", SD_OPT_FLAG, &a.offline, NULL, "use the committed snapshot only (no git, no network)", 0, 0},
-        {"method", SD_OPT_STR, &a.method, "VERSION", "scoring method: v2 (default, ranges; scoring/method.json) or v1 "
+        {"method", SD_OPT_CHOICE, &a.method, "v1|v2", "scoring method: v2 (default, ranges; scoring/method.json) or v1 "
          "(scoring/method-v1.json, the earlier results)", 0, 0},
         {"json", SD_OPT_STR, &a.json, "FILE", "write scores as showdown-scores/1 JSON (scoring/README.md)", 0, 0},
         {"as-of", SD_OPT_STR, &a.as_of, "DATE", "measure git activity as of the end of DATE (YYYY-MM-DD, UTC); default: "

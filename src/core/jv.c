@@ -697,6 +697,14 @@ int jv_parse(jv_doc **out, const char *name, const char *text, size_t len) {
     return 0;
 }
 
+int jv_read(const char *name, const char *text, size_t len, int (*read)(const jv_doc *d, void *out), void *out) {
+    jv_doc *d = NULL;
+    SD_TRY(text ? jv_parse(&d, name, text, len) : jv_load(&d, name));
+    int rc = read(d, out);
+    jv_doc_free(d);
+    return rc;
+}
+
 int jv_load(jv_doc **out, const char *path) {
     *out = NULL;
     if (!path) return sd_err(SD_EIO, "jv_load: no path given");
@@ -831,6 +839,32 @@ int jv_get_str(const jv_doc *d, const jv *obj, const char *key, const char *what
     if (strlen(m->string) != m->string_len)
         return jv_err(d, m, "expected a string without NUL characters for '%s' in %s (got '\\u0000')", key, what);
     *out = m->string;
+    return 0;
+}
+
+int jv_root_schema(const jv_doc *d, const char *what, const char *const *allowed, const char *const *schemas) {
+    const jv *root = jv_root(d);
+    SD_TRY(jv_check_keys(d, root, what, allowed));
+    const char *schema = NULL;
+    SD_TRY(jv_get_str(d, root, "schema", what, 1, &schema));
+    char expected[256] = "";
+    size_t len = 0;
+    for (int i = 0; schemas[i]; i++) {
+        if (strcmp(schema, schemas[i]) == 0) return i;
+        if (len < sizeof expected)
+            len += (size_t)snprintf(expected + len, sizeof expected - len, "%s%s", i ? " or " : "", schemas[i]);
+    }
+    return jv_err(d, jv_get(root, "schema"), "unsupported schema '%s' (expected %s)", schema, expected);
+}
+
+int jv_get_str_copy(const jv_doc *d, const jv *obj, const char *key, const char *what, int required, char *dst,
+                    size_t cap) {
+    const char *s = NULL;
+    SD_TRY(jv_get_str(d, obj, key, what, required, &s));
+    if (!s) return 0;
+    size_t n = strlen(s);
+    if (n >= cap) return jv_err(d, jv_get(obj, key), "'%s' is too long (at most %zu bytes)", key, cap - 1);
+    memcpy(dst, s, n + 1);
     return 0;
 }
 

@@ -38,6 +38,9 @@ int jv_parse(jv_doc **out, const char *name, const char *text, size_t len);
 /* Read and parse a file (bounded by JV_MAX_DOC). */
 int jv_load(jv_doc **out, const char *path);
 void jv_doc_free(jv_doc *d);
+/* Parse text (len bytes; or, when text is NULL, load the file name), call read(d, out) on the document
+ * and free it: the parse's or read's status. The one way the readers of our JSON files begin and end. */
+int jv_read(const char *name, const char *text, size_t len, int (*read)(const jv_doc *d, void *out), void *out);
 const jv *jv_root(const jv_doc *d);
 const char *jv_name(const jv_doc *d);
 
@@ -67,5 +70,11 @@ int jv_get_int(const jv_doc *d, const jv *obj, const char *key, const char *what
 int jv_get_num(const jv_doc *d, const jv *obj, const char *key, const char *what, int required,
                double min, double max, double *out);
 int jv_get_bool(const jv_doc *d, const jv *obj, const char *key, const char *what, int required, int *out);
+/* The root of one of our files: an object with only the allowed keys and a "schema" among schemas
+ * (NULL-terminated). Returns the index of its schema, or SD_EINPUT "unsupported schema 'x' (expected a or b)". */
+int jv_root_schema(const jv_doc *d, const char *what, const char *const *allowed, const char *const *schemas);
+/* jv_get_str copied into dst (cap bytes); a longer string is an error "'key' is too long (at most N bytes)". */
+int jv_get_str_copy(const jv_doc *d, const jv *obj, const char *key, const char *what, int required, char *dst,
+                    size_t cap);
 
 #endif

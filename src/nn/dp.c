@@ -189,46 +189,27 @@ int nn_dp_train(const sd_workload *w, nn_backend *const *bes, int R, nn_reducer 
                       train->n, B, R, o->batch);
     nn_dp *dp = NULL;
     SD_TRY(nn_dp_new(&dp, w, bes, R, B, o->seed, red, 0));
-    const size_t per = (size_t)w->in_c * w->in_h * w->in_w;
-    int rc = 0;
-    int *idx = malloc(sizeof(int) * (size_t)train->n);
-    float *hx = malloc(sizeof(float) * per * (size_t)B);
-    int32_t *hy = malloc(sizeof(int32_t) * (size_t)B);
-    float *hl = malloc(sizeof(float) * (size_t)B);
-    float *hp = malloc(sizeof(float) * (size_t)B * w->classes);
-    out->epochs = calloc((size_t)o->epochs, sizeof *out->epochs);
-    out->confusion = calloc((size_t)w->classes * w->classes, sizeof(int64_t));
-    if (!idx || !hx || !hy || !hl || !hp || !out->epochs || !out->confusion) {
-        rc = sd_err(SD_ENOMEM, "out of memory for training buffers");
-        goto done;
-    }
     nn_model *m0 = dp->m[0];
-    out->classes = w->classes;
-    out->nparams = m0->nparams;
-    nn_model_flops(m0->layers, m0->nlayers, &out->flops_fwd, &out->flops_train);
+    nn_train_host h = {0};
+    int rc = nn_train_host_new(&h, w, train, B, o, m0, out);
+    if (rc) goto done;
     for (int e = 1; e <= o->epochs; e++) {
-        nn_epoch_stats *st = &out->epochs[e - 1];
-        st->epoch = e;
-        if (o->shuffle) nn_train_shuffle(idx, train->n, o->seed, e);
-        else for (int i = 0; i < train->n; i++) idx[i] = i;
+        nn_epoch_stats *st = nn_train_epoch_begin(&h, train->n, o, out, e);
         double lsum = 0, t0 = nn_now();
         for (int b = 0; b < nb; b++) {
             if (o->stop && *o->stop) { rc = sd_err(SD_EINTR, "interrupted"); goto done; }
-            nn_train_gather(train, idx, b * B, B, hx, hy);
-            SD_TRY_GOTO(rc, nn_dp_step(dp, hx, hy, nn_hash64(o->seed ^ (uint64_t)m0->step * 0x9E37ULL), hl), done);
-            for (int i = 0; i < B; i++) lsum += hl[i];
+            nn_train_gather(train, h.idx, b * B, B, h.x, h.y);
+            SD_TRY_GOTO(rc, nn_dp_step(dp, h.x, h.y, nn_hash64(o->seed ^ (uint64_t)m0->step * 0x9E37ULL), h.loss), done);
+            for (int i = 0; i < B; i++) lsum += h.loss[i];
         }
         for (int r = 0; r < R; r++) {
             SD_TRY_GOTO(rc, select_rank(red, r), done);
             SD_TRY_GOTO(rc, bes[r]->ops->sync(bes[r]), done);
         }
-        st->train_s = nn_now() - t0;
-        st->train_images = (long)nb * B;
-        st->loss = lsum / (double)st->train_images;
-        if (lsum != lsum) { rc = sd_err(SD_ERROR, "training diverged: loss is NaN in epoch %d", e); goto done; }
+        SD_TRY_GOTO(rc, nn_train_epoch_trained(st, t0, (long)nb * B, lsum), done);
         double t1 = nn_now();
         SD_TRY_GOTO(rc, select_rank(red, 0), done);
-        SD_TRY_GOTO(rc, nn_evaluate(m0, test, o->max_batches, hx, hy, hp, hl, &st->accuracy, &st->val_loss,
+        SD_TRY_GOTO(rc, nn_evaluate(m0, test, o->max_batches, h.x, h.y, h.prob, h.loss, &st->accuracy, &st->val_loss,
                                     &st->test_images, out->confusion), done);
         SD_TRY_GOTO(rc, bes[0]->ops->sync(bes[0]), done);
         st->val_s = nn_now() - t1;
@@ -241,7 +222,7 @@ int nn_dp_train(const sd_workload *w, nn_backend *const *bes, int R, nn_reducer 
     for (int r = 0; r < R; r++)
         if (bes[r]->bytes_peak > out->peak_bytes) out->peak_bytes = bes[r]->bytes_peak;
 done:
-    free(idx); free(hx); free(hy); free(hl); free(hp);
+    nn_train_host_free(&h);
     nn_dp_free(dp);
     if (rc) nn_train_result_free(out);
     return rc;

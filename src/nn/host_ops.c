@@ -203,31 +203,30 @@ int nn_host_add(int threads, size_t n, float *y, const float *a, const float *b)
     return 0;
 }
 
-int nn_host_concat_forward(int threads, const nn_op *op, float *y, const float *const *x) {
+/* Concat's one walk: example i's part k is in_c[k] channels of its output row, after the parts before it.
+ * Forward copies the parts into y, backward copies y's slices back out (dy to dx; a NULL dx is skipped);
+ * the side that is only read is passed without its const. */
+static void concat_copy(int threads, const nn_op *op, float *y, float *const *parts, int backward) {
     const size_t hw = (size_t)op->h * op->w;
     #pragma omp parallel for num_threads(threads) schedule(static)
     for (int i = 0; i < op->n; i++) {
-        size_t off = 0;
+        float *row = y + (size_t)i * op->oc * hw;
         for (int k = 0; k < op->ninputs; k++) {
             size_t len = (size_t)op->in_c[k] * hw;
-            memcpy(y + (size_t)i * op->oc * hw + off, x[k] + (size_t)i * len, sizeof(float) * len);
-            off += len;
+            float *part = parts[k] ? parts[k] + (size_t)i * len : NULL;
+            if (part) memcpy(backward ? part : row, backward ? row : part, sizeof(float) * len);
+            row += len;
         }
     }
+}
+
+int nn_host_concat_forward(int threads, const nn_op *op, float *y, const float *const *x) {
+    concat_copy(threads, op, y, (float *const *)x, 0);
     return 0;
 }
 
 int nn_host_concat_backward(int threads, const nn_op *op, float *const *dx, const float *dy) {
-    const size_t hw = (size_t)op->h * op->w;
-    #pragma omp parallel for num_threads(threads) schedule(static)
-    for (int i = 0; i < op->n; i++) {
-        size_t off = 0;
-        for (int k = 0; k < op->ninputs; k++) {
-            size_t len = (size_t)op->in_c[k] * hw;
-            if (dx[k]) memcpy(dx[k] + (size_t)i * len, dy + (size_t)i * op->oc * hw + off, sizeof(float) * len);
-            off += len;
-        }
-    }
+    concat_copy(threads, op, (float *)dy, dx, 1);
     return 0;
 }
 

@@ -8,9 +8,9 @@
  * dropout with rate 0) alias their input's buffers.
  *
  * Shapes: every tensor is [n][c][h][w] float32, n = batch. c/h/w are generic per-example dimensions,
- * not necessarily an image's: a sequence op may use c = features per step, h = time steps, w = 1
- * (so [n][features][steps]... or any layout its op documents); the graph only needs c*h*w elements per
- * example and, for concat, the channel axis c. Dense layers need h = w = 1. */
+ * not necessarily an image's: a sequence of T steps of F features is c = T, h = 1, w = F, i.e.
+ * [n][T][F] with the features contiguous ("Sequence tensors" in nn/backend.h); the graph only needs
+ * c*h*w elements per example and, for concat, the channel axis c. Dense layers need h = w = 1. */
 #ifndef SD_NN_MODEL_H
 #define SD_NN_MODEL_H
 

@@ -52,16 +52,6 @@ static int get_int_p(const jv_doc *d, const spec_env *env, const jv *obj, const 
     return jv_get_int(d, obj, key, what, required, lo, hi, out);
 }
 
-static int copy_str(const jv_doc *d, const jv *obj, const char *key, const char *what, int req, char *dst,
-                    size_t cap) {
-    const char *s = NULL;
-    SD_TRY(jv_get_str(d, obj, key, what, req, &s));
-    if (!s) return 0;
-    if (strlen(s) >= cap) return jv_err(d, jv_get(obj, key), "'%s' is too long (at most %zu bytes)", key, cap - 1);
-    memcpy(dst, s, strlen(s) + 1);
-    return 0;
-}
-
 /* An int or a [a, b] pair of ints, each in [lo, hi]. */
 static int get_pair(const jv_doc *d, const spec_env *env, const jv *obj, const char *key, const char *what,
                     int lo, int hi, int *a, int *b) {
@@ -419,25 +409,21 @@ static int parse_init(const jv_doc *d, const jv *obj, const char *key, nn_init_k
     return 0;
 }
 
-static int parse(sd_workload *w, const jv_doc *d) {
-    const jv *root = jv_root(d);
-    SD_TRY(jv_expect(d, root, JV_OBJECT, "a workload object"));
+static int parse(const jv_doc *d, void *out) {
+    sd_workload *w = out;
     static const char *const top[] = {"schema", "name", "title", "source", "data", "model", "training",
                                       "inference", "expected", "notes", NULL};
-    SD_TRY(jv_check_keys(d, root, "workload", top));
-    const char *schema = NULL;
-    SD_TRY(jv_get_str(d, root, "schema", "workload", 1, &schema));
-    if (strcmp(schema, SCHEMA) != 0 && strcmp(schema, SCHEMA2) != 0)
-        return jv_err(d, jv_get(root, "schema"), "unsupported schema '%s' (expected \"" SCHEMA "\" or \"" SCHEMA2 "\")",
-                      schema);
+    static const char *const schemas[] = {SCHEMA, SCHEMA2, NULL};
+    SD_TRY(jv_root_schema(d, "workload", top, schemas));
+    const jv *root = jv_root(d);
     const jv *inf = jv_get(root, "inference");
     w->mode = inf ? SD_MODE_INFERENCE : SD_MODE_TRAIN;
-    SD_TRY(copy_str(d, root, "name", "workload", 1, w->name, sizeof w->name));
+    SD_TRY(jv_get_str_copy(d, root, "name", "workload", 1, w->name, sizeof w->name));
     for (const char *p = w->name; *p; p++)
         if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_'))
             return jv_err(d, jv_get(root, "name"), "workload name '%s' may hold only a-z, 0-9 and _", w->name);
-    SD_TRY(copy_str(d, root, "title", "workload", 0, w->title, sizeof w->title));
-    SD_TRY(copy_str(d, root, "source", "workload", 0, w->source, sizeof w->source));
+    SD_TRY(jv_get_str_copy(d, root, "title", "workload", 0, w->title, sizeof w->title));
+    SD_TRY(jv_get_str_copy(d, root, "source", "workload", 0, w->source, sizeof w->source));
 
     /* data */
     const jv *data = jv_get(root, "data");
@@ -446,7 +432,7 @@ static int parse(sd_workload *w, const jv_doc *d) {
     static const char *const dkeys[] = {"dataset", "shape", "classes", "train", "test",
                                         "num_words", "padding", "truncating", NULL};
     SD_TRY(jv_check_keys(d, data, "data", dkeys));
-    SD_TRY(copy_str(d, data, "dataset", "data", 1, w->dataset, sizeof w->dataset));
+    SD_TRY(jv_get_str_copy(d, data, "dataset", "data", 1, w->dataset, sizeof w->dataset));
     if (strcmp(w->dataset, "mnist") && strcmp(w->dataset, "cifar10") && strcmp(w->dataset, "synthetic") &&
         strcmp(w->dataset, "imdb") && strcmp(w->dataset, "babi"))
         return jv_err(d, jv_get(data, "dataset"), "unknown dataset '%s' (expected mnist, cifar10, imdb, babi or synthetic)", w->dataset);
@@ -591,10 +577,7 @@ int sd_workload_load(sd_workload *w, const char *dir, const char *name_or_path) 
         SD_TRY(sd_path_within(dir, path));   /* a symlink may not lead out of the workloads directory */
     }
     snprintf(w->path, sizeof w->path, "%s", path);
-    jv_doc *d = NULL;
-    SD_TRY(jv_load(&d, path));
-    int rc = parse(w, d);
-    jv_doc_free(d);
+    int rc = jv_read(path, NULL, 0, parse, w);
     if (rc < 0) sd_workload_free(w);
     return rc;
 }
@@ -602,10 +585,7 @@ int sd_workload_load(sd_workload *w, const char *dir, const char *name_or_path) 
 int sd_workload_parse(sd_workload *w, const char *name, const char *text, size_t len) {
     memset(w, 0, sizeof *w);
     snprintf(w->path, sizeof w->path, "%s", name);
-    jv_doc *d = NULL;
-    SD_TRY(jv_parse(&d, name, text, len));
-    int rc = parse(w, d);
-    jv_doc_free(d);
+    int rc = jv_read(name, text, len, parse, w);
     if (rc < 0) sd_workload_free(w);
     return rc;
 }

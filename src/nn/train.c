@@ -207,6 +207,45 @@ done:
     return rc;
 }
 
+int nn_train_host_new(nn_train_host *h, const sd_workload *w, const sd_dataset *train, int B,
+                      const nn_train_opts *o, const nn_model *m, nn_train_result *out) {
+    const size_t per = (size_t)w->in_c * w->in_h * w->in_w;
+    h->idx = malloc(sizeof(int) * (size_t)train->n);
+    h->x = malloc(sizeof(float) * per * (size_t)B);
+    h->y = malloc(sizeof(int32_t) * (size_t)B);
+    h->loss = malloc(sizeof(float) * (size_t)B);
+    h->prob = malloc(sizeof(float) * (size_t)B * w->classes);
+    out->epochs = calloc((size_t)o->epochs, sizeof *out->epochs);
+    out->confusion = calloc((size_t)w->classes * w->classes, sizeof(int64_t));
+    if (!h->idx || !h->x || !h->y || !h->loss || !h->prob || !out->epochs || !out->confusion)
+        return sd_err(SD_ENOMEM, "out of memory for training buffers");
+    out->classes = w->classes;
+    out->nparams = m->nparams;
+    nn_model_flops(m->layers, m->nlayers, &out->flops_fwd, &out->flops_train);
+    return 0;
+}
+
+void nn_train_host_free(nn_train_host *h) {
+    free(h->idx); free(h->x); free(h->y); free(h->loss); free(h->prob);
+    memset(h, 0, sizeof *h);
+}
+
+nn_epoch_stats *nn_train_epoch_begin(nn_train_host *h, int n, const nn_train_opts *o, nn_train_result *out, int e) {
+    nn_epoch_stats *st = &out->epochs[e - 1];
+    st->epoch = e;
+    if (o->shuffle) nn_train_shuffle(h->idx, n, o->seed, e);
+    else for (int i = 0; i < n; i++) h->idx[i] = i;
+    return st;
+}
+
+int nn_train_epoch_trained(nn_epoch_stats *st, double t0, long images, double lsum) {
+    st->train_s = nn_now() - t0;
+    st->train_images = images;
+    st->loss = lsum / (double)images;
+    if (lsum != lsum) return sd_err(SD_ERROR, "training diverged: loss is NaN in epoch %d", st->epoch);
+    return 0;
+}
+
 void nn_train_result_free(nn_train_result *r) {
     if (!r) return;
     free(r->epochs);
@@ -232,22 +271,9 @@ int nn_train(const sd_workload *w, nn_backend *be, const sd_dataset *train, cons
 
     nn_model *m = NULL;
     SD_TRY(nn_model_build(&m, w, be, B, o->seed));
-    const size_t per = (size_t)w->in_c * w->in_h * w->in_w;
-    int rc = 0;
-    int *idx = malloc(sizeof(int) * (size_t)train->n);
-    float *hx = malloc(sizeof(float) * per * B);
-    int32_t *hy = malloc(sizeof(int32_t) * B);
-    float *hl = malloc(sizeof(float) * B);
-    float *hp = malloc(sizeof(float) * (size_t)B * w->classes);
-    out->epochs = calloc((size_t)o->epochs, sizeof *out->epochs);
-    out->confusion = calloc((size_t)w->classes * w->classes, sizeof(int64_t));
-    if (!idx || !hx || !hy || !hl || !hp || !out->epochs || !out->confusion) {
-        rc = sd_err(SD_ENOMEM, "out of memory for training buffers");
-        goto done;
-    }
-    out->classes = w->classes;
-    out->nparams = m->nparams;
-    nn_model_flops(m->layers, m->nlayers, &out->flops_fwd, &out->flops_train);
+    nn_train_host h = {0};
+    int rc = nn_train_host_new(&h, w, train, B, o, m, out);
+    if (rc) goto done;
 
     /* Test-only: SHOWDOWN_TEST_SLOWDOWN=MS sleeps MS milliseconds after every training batch (the nightly
      * regression test uses it; never set it for real measurements). */
@@ -255,20 +281,17 @@ int nn_train(const sd_workload *w, nn_backend *be, const sd_dataset *train, cons
     long slow_ms = slow ? strtol(slow, NULL, 10) : 0;
     if (slow_ms < 0 || slow_ms > 10000) slow_ms = 0;
     for (int e = 1; e <= o->epochs; e++) {
-        nn_epoch_stats *st = &out->epochs[e - 1];
-        st->epoch = e;
-        if (o->shuffle) nn_train_shuffle(idx, train->n, o->seed, e);
-        else for (int i = 0; i < train->n; i++) idx[i] = i;
+        nn_epoch_stats *st = nn_train_epoch_begin(&h, train->n, o, out, e);
         double lsum = 0, t0 = nn_now(), last = t0;
         for (int b = 0; b < nb; b++) {
             if (o->stop && *o->stop) { rc = sd_err(SD_EINTR, "interrupted"); goto done; }
-            nn_train_gather(train, idx, b * B, B, hx, hy);
-            SD_TRY_GOTO(rc, upload_batch(m, hx, hy), done);
+            nn_train_gather(train, h.idx, b * B, B, h.x, h.y);
+            SD_TRY_GOTO(rc, upload_batch(m, h.x, h.y), done);
             SD_TRY_GOTO(rc, nn_model_forward(m, 1, nn_hash64(o->seed ^ (uint64_t)m->step * 0x9E37ULL)), done);
             SD_TRY_GOTO(rc, nn_model_backward(m), done);
             SD_TRY_GOTO(rc, nn_model_step(m), done);
-            SD_TRY_GOTO(rc, be->ops->download(be, hl, m->loss, sizeof(float) * B), done);
-            for (int i = 0; i < B; i++) lsum += hl[i];
+            SD_TRY_GOTO(rc, be->ops->download(be, h.loss, m->loss, sizeof(float) * B), done);
+            for (int i = 0; i < B; i++) lsum += h.loss[i];
             if (slow_ms > 0) {   /* test hook only (SHOWDOWN_TEST_SLOWDOWN): makes a run measurably slower */
                 struct timespec ts = {slow_ms / 1000, (slow_ms % 1000) * 1000000L};
                 nanosleep(&ts, NULL);
@@ -280,15 +303,9 @@ int nn_train(const sd_workload *w, nn_backend *be, const sd_dataset *train, cons
             }
         }
         SD_TRY_GOTO(rc, be->ops->sync(be), done);
-        st->train_s = nn_now() - t0;
-        st->train_images = (long)nb * B;
-        st->loss = lsum / (double)st->train_images;
-        if (lsum != lsum) {   /* NaN */
-            rc = sd_err(SD_ERROR, "training diverged: loss is NaN in epoch %d", e);
-            goto done;
-        }
+        SD_TRY_GOTO(rc, nn_train_epoch_trained(st, t0, (long)nb * B, lsum), done);
         double t1 = nn_now();
-        SD_TRY_GOTO(rc, nn_evaluate(m, test, o->max_batches, hx, hy, hp, hl, &st->accuracy, &st->val_loss,
+        SD_TRY_GOTO(rc, nn_evaluate(m, test, o->max_batches, h.x, h.y, h.prob, h.loss, &st->accuracy, &st->val_loss,
                                     &st->test_images, out->confusion), done);
         SD_TRY_GOTO(rc, be->ops->sync(be), done);
         st->val_s = nn_now() - t1;
@@ -304,14 +321,14 @@ int nn_train(const sd_workload *w, nn_backend *be, const sd_dataset *train, cons
         int nbt = test->n / B;
         if (o->max_batches > 0 && nbt > o->max_batches) nbt = o->max_batches;
         double t2 = nn_now();
-        SD_TRY_GOTO(rc, infer_pass(m, test, nbt, hx, hy, hp), done);
+        SD_TRY_GOTO(rc, infer_pass(m, test, nbt, h.x, h.y, h.prob), done);
         out->infer_s = nn_now() - t2;
         out->infer_images = (long)nbt * B;
     }
     out->metric = w->loss == NN_LOSS_SIGMOID_BCE ? "mean_roc_auc" : "accuracy";
     out->peak_bytes = be->bytes_peak;
 done:
-    free(idx); free(hx); free(hy); free(hl); free(hp);
+    nn_train_host_free(&h);
     nn_model_free(m);
     if (rc) nn_train_result_free(out);
     return rc;

@@ -78,4 +78,17 @@ void nn_train_shuffle(int *idx, int n, uint64_t seed, int epoch);
 int nn_train_check_data(const sd_workload *w, const sd_dataset *train, const sd_dataset *test);
 void nn_train_gather(const sd_dataset *d, const int *idx, int start, int batch, float *x, int32_t *y);
 
+/* What nn_train and nn_dp_train share. The host side of a training loop over batches of B: the epoch's
+ * example order and one batch's inputs, labels, losses and probabilities. nn_train_host_new also makes
+ * out's per-epoch stats (o->epochs) and confusion matrix and records m's size and FLOPs;
+ * nn_train_host_free frees the buffers only (out is the caller's). */
+typedef struct nn_train_host { int *idx; float *x; int32_t *y; float *loss, *prob; } nn_train_host;
+int nn_train_host_new(nn_train_host *h, const sd_workload *w, const sd_dataset *train, int B,
+                      const nn_train_opts *o, const nn_model *m, nn_train_result *out);
+void nn_train_host_free(nn_train_host *h);
+/* Start epoch e (1-based): its stats entry, and h->idx in the epoch's order (o->shuffle) or in order. */
+nn_epoch_stats *nn_train_epoch_begin(nn_train_host *h, int n, const nn_train_opts *o, nn_train_result *out, int e);
+/* The epoch's training figures: time since t0, images, mean loss; SD_ERROR when the loss is NaN. */
+int nn_train_epoch_trained(nn_epoch_stats *st, double t0, long images, double lsum);
+
 #endif

@@ -44,4 +44,8 @@ static inline cairo_status_t render_mem_write(void *closure, const unsigned char
     return CAIRO_STATUS_SUCCESS;
 }
 
+/* End a drawing streamed into mb (surface.c): destroys cr, finishes and destroys s. 0, or SD_ERROR
+ * "PREFIXPATH: cairo: ..." when cairo failed or mb ran out of memory. */
+int render_stream_end(cairo_t *cr, cairo_surface_t *s, const render_membuf *mb, const char *prefix, const char *path);
+
 #endif

@@ -260,14 +260,8 @@ static int write_pdf(rdoc *d, const char *path) {
         cairo_restore(cr);
         cairo_show_page(cr);
     }
-    cairo_status_t st = cairo_status(cr);
-    cairo_destroy(cr);
-    cairo_surface_finish(s);
-    if (st == CAIRO_STATUS_SUCCESS) st = cairo_surface_status(s);
-    cairo_surface_destroy(s);
-    int rc = 0;
-    if (st != CAIRO_STATUS_SUCCESS || mb.oom) rc = sd_err(SD_ERROR, "%s: cairo: %s", path, cairo_status_to_string(st));
-    else rc = render_write_file(path, mb.p, mb.n);
+    int rc = render_stream_end(cr, s, &mb, "", path);
+    if (rc == 0) rc = render_write_file(path, mb.p, mb.n);
     free(mb.p);
     return rc;
 }

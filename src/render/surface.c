@@ -12,6 +12,17 @@
 
 int render_write_file(const char *path, const void *data, size_t n) { return sd_write_file_atomic(path, data, n); }
 
+int render_stream_end(cairo_t *cr, cairo_surface_t *s, const render_membuf *mb, const char *prefix, const char *path) {
+    cairo_status_t st = cairo_status(cr);
+    cairo_destroy(cr);
+    cairo_surface_finish(s);
+    if (st == CAIRO_STATUS_SUCCESS) st = cairo_surface_status(s);
+    cairo_surface_destroy(s);
+    if (st != CAIRO_STATUS_SUCCESS || mb->oom)
+        return sd_err(SD_ERROR, "%s%s: cairo: %s", prefix, path, cairo_status_to_string(st));
+    return 0;
+}
+
 static const char *find(const char *p, const char *end, const char *key, size_t klen) {
     for (; p + klen <= end; p++)
         if (*p == key[0] && memcmp(p, key, klen) == 0) return p;
@@ -64,15 +75,10 @@ int render_fig_svg(const render_fig *f, double w, const char *path) {
     cairo_set_source_rgb(cr, 1, 1, 1);
     cairo_paint(cr);
     render_fig_draw(cr, f, pad, pad, w - 2 * pad);
-    cairo_status_t st = cairo_status(cr);
-    cairo_destroy(cr);
-    cairo_surface_finish(s);
-    if (st == CAIRO_STATUS_SUCCESS) st = cairo_surface_status(s);
-    cairo_surface_destroy(s);
-    int rc = 0;
-    if (st != CAIRO_STATUS_SUCCESS || raw.oom) rc = sd_err(SD_ERROR, "svg %s: cairo: %s", path, cairo_status_to_string(st));
-    else if (renumber(raw.p, raw.n, &fixed) < 0 || fixed.oom) rc = fixed.oom ? sd_err(SD_ENOMEM, "out of memory") : SD_ELIMIT;
-    else rc = render_write_file(path, fixed.p, fixed.n);
+    int rc = render_stream_end(cr, s, &raw, "svg ", path);
+    if (rc == 0 && (renumber(raw.p, raw.n, &fixed) < 0 || fixed.oom))
+        rc = fixed.oom ? sd_err(SD_ENOMEM, "out of memory") : SD_ELIMIT;
+    if (rc == 0) rc = render_write_file(path, fixed.p, fixed.n);
     free(raw.p);
     free(fixed.p);
     return rc;

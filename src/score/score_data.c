@@ -76,16 +76,6 @@ int score_repo_key(const char *url, char *key, size_t klen, char *owner, size_t 
 
 /* ---- framework files -------------------------------------------------------------------------- */
 
-static int copy_str(const jv_doc *d, const jv *obj, const char *key, const char *what, int req, char *dst,
-                    size_t len) {
-    const char *s = NULL;
-    SD_TRY(jv_get_str(d, obj, key, what, req, &s));
-    if (!s) return 0;
-    if (strlen(s) >= len) return jv_err(d, jv_get(obj, key), "'%s' in %s longer than %zu bytes", key, what, len - 1);
-    snprintf(dst, len, "%s", s);
-    return 0;
-}
-
 static int check_dated(const jv_doc *d, const jv *v, const char *what) {
     const char *checked = NULL, *source = NULL;
     SD_TRY(jv_get_str(d, v, "source", what, 1, &source));
@@ -158,20 +148,17 @@ static int read_names(const jv_doc *d, const jv *root, const char *key, char out
     return 0;
 }
 
-static int read_framework(const jv_doc *d, score_framework *f) {
+static int read_framework(const jv_doc *d, void *out) {
+    score_framework *f = out;
     static const char *const keys[] = {"schema", "id", "name", "in_2018", "status", "repositories",
                                        "stackoverflow_tags", "github_search_terms", "check_method", "inputs", NULL};
     static const char *const ikeys[] = {"sponsor", "documentation", "graph_building", "numerics", "languages",
                                         "scalability", "os", "cloud", "onnx", NULL};
+    static const char *const schemas[] = {"showdown-framework/1", NULL};
+    SD_TRY(jv_root_schema(d, "framework", keys, schemas));
     const jv *root = jv_root(d);
-    SD_TRY(jv_expect(d, root, JV_OBJECT, "framework"));
-    SD_TRY(jv_check_keys(d, root, "framework", keys));
-    const char *schema = NULL;
-    SD_TRY(jv_get_str(d, root, "schema", "framework", 1, &schema));
-    if (strcmp(schema, "showdown-framework/1") != 0)
-        return jv_err(d, jv_get(root, "schema"), "unsupported schema '%s' (expected showdown-framework/1)", schema);
-    SD_TRY(copy_str(d, root, "id", "framework", 1, f->id, sizeof f->id));
-    SD_TRY(copy_str(d, root, "name", "framework", 1, f->name, sizeof f->name));
+    SD_TRY(jv_get_str_copy(d, root, "id", "framework", 1, f->id, sizeof f->id));
+    SD_TRY(jv_get_str_copy(d, root, "name", "framework", 1, f->name, sizeof f->name));
     SD_TRY(jv_get_bool(d, root, "in_2018", "framework", 1, &f->in_2018));
     const jv *st = jv_get(root, "status");
     static const char *const skeys[] = {"value", "source", "checked", "note", NULL};
@@ -179,7 +166,7 @@ static int read_framework(const jv_doc *d, score_framework *f) {
     SD_TRY(jv_expect(d, st, JV_OBJECT, "status"));
     SD_TRY(jv_check_keys(d, st, "status", skeys));
     SD_TRY(check_dated(d, st, "status"));
-    SD_TRY(copy_str(d, st, "value", "status", 1, f->status, sizeof f->status));
+    SD_TRY(jv_get_str_copy(d, st, "value", "status", 1, f->status, sizeof f->status));
     static const char *const statuses[] = {"active", "maintenance", "inactive", "archived", "retired", NULL};
     int ok = 0;
     for (int i = 0; statuses[i]; i++) ok |= strcmp(f->status, statuses[i]) == 0;
@@ -219,7 +206,7 @@ static int read_framework(const jv_doc *d, score_framework *f) {
             SD_TRY(check_dated(d, v, "numerics"));
             const char *lib = NULL, *url = NULL;
             SD_TRY(jv_get_str(d, v, "library", "numerics", 1, &lib));
-            SD_TRY(copy_str(d, v, "library", "numerics", 1, f->numerics_lib, sizeof f->numerics_lib));
+            SD_TRY(jv_get_str_copy(d, v, "library", "numerics", 1, f->numerics_lib, sizeof f->numerics_lib));
             if (jv_get(v, "shared")) SD_TRY(jv_get_bool(d, v, "shared", "numerics", 1, &f->numerics_shared));
             SD_TRY(jv_get_str(d, v, "repository", "numerics", 0, &url));
             if (url) {
@@ -228,7 +215,7 @@ static int read_framework(const jv_doc *d, score_framework *f) {
                                    sizeof name) < 0)
                     return jv_err(d, jv_get(v, "repository"), "%s", sd_errmsg());
             } else {
-                SD_TRY(copy_str(d, v, "repository_missing", "numerics (no 'repository')", 1, f->numerics_repo_why,
+                SD_TRY(jv_get_str_copy(d, v, "repository_missing", "numerics (no 'repository')", 1, f->numerics_repo_why,
                                 sizeof f->numerics_repo_why));
             }
             score_qual *qm = add_qual(f, "numerics.maturity"), *qe = add_qual(f, "numerics.ease");
@@ -390,13 +377,13 @@ static int read_count(const jv_doc *d, const jv *v, score_named *e) {
     SD_TRY(jv_expect(d, v, JV_OBJECT, "count"));
     SD_TRY(jv_check_keys(d, v, "count", keys));
     if (jv_get(v, "missing")) {
-        SD_TRY(copy_str(d, v, "missing", "count", 1, e->v.why, sizeof e->v.why));
+        SD_TRY(jv_get_str_copy(d, v, "missing", "count", 1, e->v.why, sizeof e->v.why));
         return 0;
     }
     SD_TRY(jv_get_num(d, v, "value", "count", 1, 0, 1e15, &e->v.value));
-    SD_TRY(copy_str(d, v, "fetched", "count", 1, e->v.date, sizeof e->v.date));
+    SD_TRY(jv_get_str_copy(d, v, "fetched", "count", 1, e->v.date, sizeof e->v.date));
     SD_TRY(jv_get_bool(d, v, "stale", "count", 0, &e->v.stale));
-    SD_TRY(copy_str(d, v, "why", "count", 0, e->v.why, sizeof e->v.why));
+    SD_TRY(jv_get_str_copy(d, v, "why", "count", 0, e->v.why, sizeof e->v.why));
     e->v.present = 1;
     return 0;
 }
@@ -408,8 +395,8 @@ static int read_git(const jv_doc *d, const jv *v, int64_t as_of, score_git *g) {
                                        "last_release", "source", "fetched", NULL};
     SD_TRY(jv_expect(d, v, JV_OBJECT, "git entry"));
     SD_TRY(jv_check_keys(d, v, "git entry", keys));
-    if (jv_get(v, "missing")) return copy_str(d, v, "missing", "git entry", 1, g->why, sizeof g->why);
-    SD_TRY(copy_str(d, v, "source", "git entry", 0, g->source, sizeof g->source));
+    if (jv_get(v, "missing")) return jv_get_str_copy(d, v, "missing", "git entry", 1, g->why, sizeof g->why);
+    SD_TRY(jv_get_str_copy(d, v, "source", "git entry", 0, g->source, sizeof g->source));
     if (g->source[0]) {   /* GitHub statistics: only what those endpoints give */
         if (strcmp(g->source, "github-stats") != 0)
             return jv_err(d, jv_get(v, "source"), "unknown source '%s' (expected github-stats)", g->source);
@@ -423,7 +410,7 @@ static int read_git(const jv_doc *d, const jv *v, int64_t as_of, score_git *g) {
         if (g->a.weeks_active_13 > 13) return jv_err(d, jv_get(v, "weeks_active_13"), "weeks_active_13 above 13");
         int64_t t;
         SD_TRY(read_date_member(d, v, "fetched", "git entry", 1, 0, &t));
-        SD_TRY(copy_str(d, v, "fetched", "git entry", 1, g->fetched, sizeof g->fetched));
+        SD_TRY(jv_get_str_copy(d, v, "fetched", "git entry", 1, g->fetched, sizeof g->fetched));
         g->a.as_of = as_of;
         SD_TRY(read_date_member(d, v, "as_of", "git entry", 0, 0, &g->a.as_of));
         g->present = g->has_maint = 1;
@@ -452,27 +439,24 @@ static int read_git(const jv_doc *d, const jv *v, int64_t as_of, score_git *g) {
     }
     if (g->has_maint) SD_TRY(read_date_member(d, v, "last_release", "git entry", 0, 0, &a->last_release));
     if (a->weeks_active_13 > 13) return jv_err(d, jv_get(v, "weeks_active_13"), "weeks_active_13 above 13");
-    SD_TRY(copy_str(d, v, "head", "git entry", 0, a->head, sizeof a->head));
-    SD_TRY(copy_str(d, v, "mirror", "git entry", 0, g->mirror, sizeof g->mirror));
+    SD_TRY(jv_get_str_copy(d, v, "head", "git entry", 0, a->head, sizeof a->head));
+    SD_TRY(jv_get_str_copy(d, v, "mirror", "git entry", 0, g->mirror, sizeof g->mirror));
     g->present = 1;
     return 0;
 }
 
-static int read_snapshot(const jv_doc *d, score_snapshot *s) {
+static int read_snapshot(const jv_doc *d, void *out) {
+    score_snapshot *s = out;
     static const char *const keys[] = {"schema", "date", "as_of", "note", "made_by", "git", "github_repo_counts",
                                        "stackoverflow_questions", NULL};
+    static const char *const schemas[] = {"showdown-snapshot/1", NULL};
+    SD_TRY(jv_root_schema(d, "snapshot", keys, schemas));
     const jv *root = jv_root(d);
-    SD_TRY(jv_expect(d, root, JV_OBJECT, "snapshot"));
-    SD_TRY(jv_check_keys(d, root, "snapshot", keys));
-    const char *schema = NULL;
-    SD_TRY(jv_get_str(d, root, "schema", "snapshot", 1, &schema));
-    if (strcmp(schema, "showdown-snapshot/1") != 0)
-        return jv_err(d, jv_get(root, "schema"), "unsupported schema '%s' (expected showdown-snapshot/1)", schema);
     int64_t t;
     SD_TRY(read_date_member(d, root, "date", "snapshot", 1, 0, &t));
-    SD_TRY(copy_str(d, root, "date", "snapshot", 1, s->date, sizeof s->date));
+    SD_TRY(jv_get_str_copy(d, root, "date", "snapshot", 1, s->date, sizeof s->date));
     SD_TRY(read_date_member(d, root, "as_of", "snapshot", 1, 0, &s->as_of));
-    SD_TRY(copy_str(d, root, "note", "snapshot", 0, s->note, sizeof s->note));
+    SD_TRY(jv_get_str_copy(d, root, "note", "snapshot", 0, s->note, sizeof s->note));
     const jv *git = jv_get(root, "git");
     if (git) {
         SD_TRY(jv_expect(d, git, JV_OBJECT, "git"));
@@ -499,29 +483,17 @@ static int read_snapshot(const jv_doc *d, score_snapshot *s) {
 
 int score_snapshot_parse(score_snapshot *s, const char *name, const char *text, size_t len) {
     memset(s, 0, sizeof *s);
-    jv_doc *d = NULL;
-    SD_TRY(jv_parse(&d, name, text, len));
-    int rc = read_snapshot(d, s);
-    jv_doc_free(d);
-    return rc;
+    return jv_read(name, text, len, read_snapshot, s);
 }
 
 int score_framework_parse(score_framework *f, const char *name, const char *text, size_t len) {
     memset(f, 0, sizeof *f);
-    jv_doc *d = NULL;
-    SD_TRY(jv_parse(&d, name, text, len));
-    int rc = read_framework(d, f);
-    jv_doc_free(d);
-    return rc;
+    return jv_read(name, text, len, read_framework, f);
 }
 
 int score_snapshot_load(score_snapshot *s, const char *path) {
     memset(s, 0, sizeof *s);
-    jv_doc *d = NULL;
-    SD_TRY(jv_load(&d, path));
-    int rc = read_snapshot(d, s);
-    jv_doc_free(d);
-    return rc;
+    return jv_read(path, NULL, 0, read_snapshot, s);
 }
 
 static json_t *count_json(const score_num *v) {

@@ -8,16 +8,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static int copy_str(const jv_doc *d, const jv *obj, const char *key, const char *what, int req, char *dst,
-                    size_t len) {
-    const char *s = NULL;
-    SD_TRY(jv_get_str(d, obj, key, what, req, &s));
-    if (!s) return 0;
-    if (strlen(s) >= len) return jv_err(d, jv_get(obj, key), "'%s' in %s longer than %zu bytes", key, what, len - 1);
-    snprintf(dst, len, "%s", s);
-    return 0;
-}
-
 static int read_scale(const jv_doc *d, const jv *v, const char *what, int version, score_scale *s) {
     static const char *const keys[] = {"kind", "min", "max", "levels", NULL};
     SD_TRY(jv_expect(d, v, JV_OBJECT, what));
@@ -65,9 +55,9 @@ static int read_criterion(const jv_doc *d, const jv *v, score_method *m, score_c
                                        "scale", "parts", "note", NULL};
     SD_TRY(jv_expect(d, v, JV_OBJECT, "criterion"));
     SD_TRY(jv_check_keys(d, v, "criterion", keys));
-    SD_TRY(copy_str(d, v, "id", "criterion", 1, c->id, sizeof c->id));
-    SD_TRY(copy_str(d, v, "name", "criterion", 1, c->name, sizeof c->name));
-    SD_TRY(copy_str(d, v, "about", "criterion", 0, c->about, sizeof c->about));
+    SD_TRY(jv_get_str_copy(d, v, "id", "criterion", 1, c->id, sizeof c->id));
+    SD_TRY(jv_get_str_copy(d, v, "name", "criterion", 1, c->name, sizeof c->name));
+    SD_TRY(jv_get_str_copy(d, v, "about", "criterion", 0, c->about, sizeof c->about));
     const char *cat = NULL, *formula = NULL;
     SD_TRY(jv_get_str(d, v, "category", "criterion", 1, &cat));
     c->category = -1;
@@ -78,7 +68,7 @@ static int read_criterion(const jv_doc *d, const jv *v, score_method *m, score_c
     SD_TRY(jv_get_num(d, v, "weight", "criterion", 0, 0, 1e6, &c->weight));
     SD_TRY(jv_get_str(d, v, "formula", "criterion", 1, &formula));
     SD_TRY(read_formula(d, v, &c->formula));
-    SD_TRY(copy_str(d, v, "input", "criterion", 0, c->input, sizeof c->input));
+    SD_TRY(jv_get_str_copy(d, v, "input", "criterion", 0, c->input, sizeof c->input));
     int needs_input = c->formula == SCORE_F_VALUE || c->formula == SCORE_F_WEIGHTED_SUM || c->formula == SCORE_F_COUNT;
     if (needs_input && !c->input[0]) return jv_err(d, v, "criterion '%s': formula needs 'input' (the input key)", c->id);
     if (c->formula == SCORE_F_PARTS_MEAN) {
@@ -93,8 +83,8 @@ static int read_criterion(const jv_doc *d, const jv *v, score_method *m, score_c
             const jv *pv = parts->items[p];
             SD_TRY(jv_expect(d, pv, JV_OBJECT, "part"));
             SD_TRY(jv_check_keys(d, pv, "part", pkeys));
-            SD_TRY(copy_str(d, pv, "id", "part", 1, c->part_id[p], sizeof c->part_id[p]));
-            SD_TRY(copy_str(d, pv, "input", "part", 0, c->part_input[p], sizeof c->part_input[p]));
+            SD_TRY(jv_get_str_copy(d, pv, "id", "part", 1, c->part_id[p], sizeof c->part_id[p]));
+            SD_TRY(jv_get_str_copy(d, pv, "input", "part", 0, c->part_input[p], sizeof c->part_input[p]));
             if (c->part_input[p][0] && (m->version < 2 || !score_git_input_valid(c->part_input[p])))
                 return jv_err(d, jv_get(pv, "input"), "part '%s': input '%s' (expected, in method v2, git:main:METRIC "
                               "or git:numerics:METRIC with METRIC one of %s)", c->part_id[p], c->part_input[p],
@@ -140,17 +130,15 @@ static int read_v2(const jv_doc *d, const jv *root, score_method *m) {
     return 0;
 }
 
-static int read_method(const jv_doc *d, score_method *m) {
+static int read_method(const jv_doc *d, void *out) {
+    score_method *m = out;
     static const char *const keys[] = {"schema", "about", "reference", "normalisation", "activity", "categories",
                                        "criteria", "tiers", "ranges", "freshness", "status", NULL};
+    static const char *const schemas[] = {"showdown-method/1", "showdown-method/2", NULL};
+    int v = jv_root_schema(d, "method", keys, schemas);
+    if (v < 0) return v;
+    m->version = v + 1;
     const jv *root = jv_root(d);
-    SD_TRY(jv_expect(d, root, JV_OBJECT, "method"));
-    SD_TRY(jv_check_keys(d, root, "method", keys));
-    const char *schema = NULL;
-    SD_TRY(jv_get_str(d, root, "schema", "method", 1, &schema));
-    if (strcmp(schema, "showdown-method/1") == 0) m->version = 1;
-    else if (strcmp(schema, "showdown-method/2") == 0) m->version = 2;
-    else return jv_err(d, jv_get(root, "schema"), "unsupported schema '%s' (expected showdown-method/1 or /2)", schema);
     SD_TRY(read_v2(d, root, m));
     const jv *act = jv_get(root, "activity");
     m->weeks_min = 1;
@@ -175,8 +163,8 @@ static int read_method(const jv_doc *d, score_method *m) {
         score_category *c = &m->cat[m->ncat];
         SD_TRY(jv_expect(d, cv, JV_OBJECT, "category"));
         SD_TRY(jv_check_keys(d, cv, "category", ckeys));
-        SD_TRY(copy_str(d, cv, "id", "category", 1, c->id, sizeof c->id));
-        SD_TRY(copy_str(d, cv, "name", "category", 1, c->name, sizeof c->name));
+        SD_TRY(jv_get_str_copy(d, cv, "id", "category", 1, c->id, sizeof c->id));
+        SD_TRY(jv_get_str_copy(d, cv, "name", "category", 1, c->name, sizeof c->name));
         c->weight = 1;
         SD_TRY(jv_get_num(d, cv, "weight", "category", 0, 0, 1e6, &c->weight));
         for (int k = 0; k < m->ncat; k++)
@@ -224,18 +212,10 @@ static int read_method(const jv_doc *d, score_method *m) {
 
 int score_method_load(score_method *m, const char *path) {
     memset(m, 0, sizeof *m);
-    jv_doc *d = NULL;
-    SD_TRY(jv_load(&d, path));
-    int rc = read_method(d, m);
-    jv_doc_free(d);
-    return rc;
+    return jv_read(path, NULL, 0, read_method, m);
 }
 
 int score_method_parse(score_method *m, const char *name, const char *text, size_t len) {
     memset(m, 0, sizeof *m);
-    jv_doc *d = NULL;
-    SD_TRY(jv_parse(&d, name, text, len));
-    int rc = read_method(d, m);
-    jv_doc_free(d);
-    return rc;
+    return jv_read(name, text, len, read_method, m);
 }
