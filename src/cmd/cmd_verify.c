@@ -213,7 +213,9 @@ typedef struct counts { int reproduced, slower, faster, accuracy, notcomp, missi
 
 int cmd_verify(int argc, char **argv) {
     verify_args a = {.tolerance = 10, .acc_tolerance = 0.02, .repeat = 3};
+    const char *path = NULL;
     const sd_opt opts[] = {
+        {"PUBLISHED.json", SD_OPT_ARG, &path, NULL, "the published results file to re-check", 0, 0},
         {"rerun", SD_OPT_FLAG, &a.rerun, NULL, "measure every comparable cell now, through bench (>= 3 repetitions)", 0, 0},
         {"tolerance", SD_OPT_DOUBLE, &a.tolerance, "PCT", "a time within PCT % of the published figure (or a published figure inside the measured min-max) reproduces (default 10)", 0, 1e9},
         {"acc-tolerance", SD_OPT_DOUBLE, &a.acc_tolerance, "A", "largest absolute accuracy difference that still reproduces (default 0.02)", 0, 1},
@@ -226,9 +228,8 @@ int cmd_verify(int argc, char **argv) {
         {"quiet", SD_OPT_FLAG, &a.quiet, NULL, "no notes on stderr", 0, 0},
         {0},
     };
-    const char *pos[2];
-    int npos = 0, help = 0;
-    int rc = sd_opts_parse(opts, argc, argv, pos, 2, &npos, &help);
+    int help = 0;
+    int rc = sd_opts_parse(opts, argc, argv, NULL, 0, NULL, &help);
     if (rc) return sd_cli_fail("verify", rc);
     if (help) {
         sd_opts_usage(stdout, "verify", "PUBLISHED.json [--rerun] [--tolerance PCT] [--json FILE]",
@@ -238,13 +239,8 @@ int cmd_verify(int argc, char **argv) {
                       opts);
         return SD_EXIT_OK;
     }
-    if (npos != 1) {
-        sd_err(SD_EUSAGE, "expected one PUBLISHED.json (see --help)");
-        return sd_cli_fail("verify", SD_EUSAGE);
-    }
     if (a.json && (rc = sd_out_file_check(a.json, "--json")) != 0) return sd_cli_fail("verify", rc);
     sd_sig_install_immediate();
-    const char *path = pos[0];
     json_t *pubdoc = NULL;
     if ((rc = sd_published_load(&pubdoc, path)) != 0) return sd_cli_fail("verify", rc);
     json_error_t je;
