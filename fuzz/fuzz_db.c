@@ -3,6 +3,7 @@
  * as a damaged or hostile database file would hold them; then listed, loaded into a results document,
  * handed to the report's reader and pruned as nightly does. */
 #include "fuzz.h"
+#include "bench/results.h"
 #include "db/db.h"
 #include "render/model.h"
 
@@ -57,7 +58,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         json_t *doc = NULL;
         int complete, nres;
         fuzz_check_err(db_run_status(d, ids[i], &complete, &nres));
-        int rc = db_run_load(d, ids[i], &doc);
+        int rc = sd_results_load(d, ids[i], &doc);
         if (rc == 0) {
             render_model *m = NULL;
             if (render_model_new(&m) == 0) {

@@ -6,6 +6,7 @@
 #include "core/err.h"
 #include "core/jv.h"
 #include "data/data.h"
+#include "bench/results.h"
 #include "db/db.h"
 #include "nn/model.h"
 #include "render/model.h"
@@ -212,7 +213,7 @@ Test(limits, db_row_not_utf8) {
     cr_assert_eq(sqlite3_exec(db_sqlite(d), "INSERT INTO runs (kind, created, environment, complete) VALUES "
                               "('bench', X'C328', '{}', 1)", NULL, NULL, NULL), SQLITE_OK);
     json_t *doc = NULL;
-    cr_assert_eq(db_run_load(d, 1, &doc), SD_EINPUT);
+    cr_assert_eq(sd_results_load(d, 1, &doc), SD_EINPUT);
     cr_assert(strstr(sd_errmsg(), "s.db: run 1: unreadable row (a text column is not UTF-8)"), "%s", sd_errmsg());
     db_close(d);
 }

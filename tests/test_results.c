@@ -182,10 +182,10 @@ Test(results, database_round_trip) {
     cr_assert_eq(db_open(&h, path), 0, "%s", sd_errmsg());
     json_t *d = doc_of(two_runs);
     int64_t id = 0;
-    cr_assert_eq(db_run_begin(h, d, "bench", NULL, &id), 0, "%s", sd_errmsg());
+    cr_assert_eq(sd_results_db_begin(h, d, "bench", NULL, &id), 0, "%s", sd_errmsg());
     cr_assert_eq(sd_results_store(h, id, d, 0, 1), 0, "%s", sd_errmsg());
     json_t *back = NULL;
-    cr_assert_eq(db_run_load(h, id, &back), 0, "%s", sd_errmsg());
+    cr_assert_eq(sd_results_load(h, id, &back), 0, "%s", sd_errmsg());
     sd_results_head a, b;
     sd_results_head_of(d, &a);
     sd_results_head_of(back, &b);

@@ -121,7 +121,7 @@ int sd_bench_matrix_run(const sd_bench_opts *o, const sd_bench_cell *cells, int 
     int rc = 0;
     if (db_path) SD_TRY(db_open(&dbh, db_path));
     json_t *doc = sd_results_new();
-    if (dbh && (rc = db_run_begin(dbh, doc, "bench", NULL, &out->run_id)) != 0) {
+    if (dbh && (rc = sd_results_db_begin(dbh, doc, "bench", NULL, &out->run_id)) != 0) {
         json_decref(doc);
         db_close(dbh);
         return rc;

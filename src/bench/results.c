@@ -184,10 +184,57 @@ int sd_run_epoch_time(const json_t *run, sd_stat *s, const char **metric) {
     return 1;
 }
 
+static const char *str_or(const json_t *v, const char *absent) { return json_is_string(v) ? json_string_value(v) : absent; }
+
 int sd_results_store(db *d, int64_t run_id, const json_t *doc, size_t from, int finish) {
     size_t n = sd_results_count(doc);
-    for (size_t k = from; k < n; k++) SD_TRY(db_run_add_result(d, run_id, sd_results_run(doc, k), finish && k + 1 == n));
+    for (size_t k = from; k < n; k++) {
+        const json_t *run = sd_results_run(doc, k);
+        sd_run_view v;
+        sd_run_view_of(run, &v);
+        db_result_cols c = {str_or(v.workload, NULL), str_or(v.implementation, NULL), str_or(v.backend, NULL),
+                            str_or(v.device, NULL), str_or(v.status, NULL), v.summary, v.samples};
+        SD_TRY(db_run_add_result(d, run_id, &c, run, finish && k + 1 == n));
+    }
     if (finish && from >= n) SD_TRY(db_run_finish(d, run_id));
+    return 0;
+}
+
+int sd_results_db_begin(db *d, const json_t *doc, const char *kind, const char *dir, int64_t *run_id) {
+    sd_results_head h;
+    sd_results_head_of(doc, &h);
+    db_run_head row = {h.created, h.version, h.commit, h.dirty, h.environment};
+    return db_run_begin(d, &row, kind, dir, run_id);
+}
+
+typedef struct load_ctx { db *d; int64_t run_id; json_t *doc; } load_ctx;
+
+static int load_head(void *user, const db_run_head *row, const char *kind, int complete) {
+    load_ctx *c = user;
+    sd_results_head h = {row->created, row->version, row->commit, row->dirty, NULL};
+    json_t *env = row->environment ? json_incref((json_t *)row->environment) : json_object();
+    c->doc = sd_results_new_with(&h, env);
+    /* where the document came from: this database's run */
+    if (c->doc && (json_object_set_new(c->doc, "run_kind", kind ? json_string(kind) : json_null()) ||
+                   json_object_set_new(c->doc, "run_id", json_integer(c->run_id)) ||
+                   json_object_set_new(c->doc, "complete", json_boolean(complete)))) {
+        json_decref(c->doc);
+        c->doc = NULL;
+    }
+    /* json_pack refuses text that is not UTF-8: a damaged row, not a lack of memory */
+    if (!c->doc) return sd_err(SD_EINPUT, "%s: run %lld: unreadable row (a text column is not UTF-8)", db_path(c->d),
+                               (long long)c->run_id);
+    return 0;
+}
+
+static int load_result(void *user, json_t *run) { return sd_results_append(((load_ctx *)user)->doc, run); }
+
+int sd_results_load(db *d, int64_t run_id, json_t **doc) {
+    load_ctx c = {d, run_id, NULL};
+    db_run_reader r = {load_head, load_result, &c};
+    int rc = db_run_read(d, run_id, &r);
+    if (rc) { json_decref(c.doc); return rc; }
+    *doc = c.doc;
     return 0;
 }
 

@@ -275,7 +275,7 @@ int cmd_nightly(int argc, char **argv) {
     bargv[k] = NULL;
     json_t *hdr = sd_results_new();
     int64_t run_id = 0;
-    rc = db_run_begin(d, hdr, "nightly", dir, &run_id);
+    rc = sd_results_db_begin(d, hdr, "nightly", dir, &run_id);
     json_decref(hdr);
     if (rc) goto done;
     logf_("bench: started (database %s, run %lld)", c.db, (long long)run_id);
@@ -303,7 +303,7 @@ int cmd_nightly(int argc, char **argv) {
     json_t *regs = json_array();
     int nreg = 0;
     if (np == 0) logf_("no previous nightly run to compare with");
-    else if ((rc = db_run_load(d, pid_, &prev)) == 0) {
+    else if ((rc = sd_results_load(d, pid_, &prev)) == 0) {
         logf_("comparing with nightly run %lld", (long long)pid_);
         nreg = compare_runs(cur, prev, c.threshold, regs);
     }

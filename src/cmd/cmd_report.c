@@ -5,6 +5,7 @@
 #include "core/err.h"
 #include "core/fsutil.h"
 #include "core/sig.h"
+#include "bench/results.h"
 #include "db/db.h"
 #include "render/report.h"
 
@@ -53,7 +54,7 @@ static int read_db(render_model *m, const char *path, int latest, db_used *used,
     if (replay) {
         for (int i = 0; i < replay->n && rc == 0; i++) {
             json_t *doc = NULL;
-            SD_TRY_GOTO(rc, db_run_load(d, replay->id[i], &doc), done);
+            SD_TRY_GOTO(rc, sd_results_load(d, replay->id[i], &doc), done);
             rc = add_db_doc(m, path, replay->kind[i], replay->id[i], doc, replay->latest[i]);
             json_decref(doc);
         }
@@ -66,7 +67,7 @@ static int read_db(render_model *m, const char *path, int latest, db_used *used,
         SD_TRY_GOTO(rc, db_runs_complete(d, kinds[k], 0, ids, 30, &n), done);
         for (int i = 0; i < n && rc == 0; i++) {
             json_t *doc = NULL;
-            SD_TRY_GOTO(rc, db_run_load(d, ids[i], &doc), done);
+            SD_TRY_GOTO(rc, sd_results_load(d, ids[i], &doc), done);
             rc = add_db_doc(m, path, kinds[k], ids[i], doc, i == 0 && latest);
             if (used && used->n < MAX_DB_RUNS) {
                 used->id[used->n] = ids[i];

@@ -264,7 +264,7 @@ int cmd_verify(int argc, char **argv) {
             int64_t id;
             int n = 0;
             if ((rc = db_open(&d, dbp)) != 0 || (rc = db_runs_complete(d, "bench", 0, &id, 1, &n)) != 0 ||
-                (n && (rc = db_run_load(d, id, &measured)) != 0)) {
+                (n && (rc = sd_results_load(d, id, &measured)) != 0)) {
                 db_close(d);
                 json_decref(pubdoc);
                 return sd_cli_fail("verify", rc);

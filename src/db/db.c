@@ -1,7 +1,6 @@
 /* db — SQLite results database: open with checks (header, application_id, schema version), forward
  * migrations, runs written in transactions so that a killed run never appears complete. */
 #include "db/db.h"
-#include "bench/results.h"
 #include "core/err.h"
 #include "core/fsutil.h"
 
@@ -187,21 +186,18 @@ static void bind_text(sqlite3_stmt *st, int i, const char *s) {
     else sqlite3_bind_null(st, i);
 }
 
-static const char *str_or(const json_t *v, const char *absent) { return json_is_string(v) ? json_string_value(v) : absent; }
 
-int db_run_begin(db *d, const json_t *doc, const char *kind, const char *dir, int64_t *run_id) {
+int db_run_begin(db *d, const db_run_head *h, const char *kind, const char *dir, int64_t *run_id) {
     static const char *sql = "INSERT INTO runs (kind, created, tool_version, tool_commit, tool_dirty, environment, dir,"
                              " complete) VALUES (?, ?, ?, ?, ?, ?, ?, 0)";
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(d->h, sql, -1, &st, NULL) != SQLITE_OK) return sql_fail(d, "insert run");
-    sd_results_head h;
-    sd_results_head_of(doc, &h);
-    char *env = dump(h.environment);
+    char *env = dump(h->environment);
     bind_text(st, 1, kind);
-    bind_text(st, 2, h.created);
-    bind_text(st, 3, h.version);
-    bind_text(st, 4, h.commit);
-    sqlite3_bind_int(st, 5, h.dirty);
+    bind_text(st, 2, h->created);
+    bind_text(st, 3, h->version);
+    bind_text(st, 4, h->commit);
+    sqlite3_bind_int(st, 5, h->dirty);
     bind_text(st, 6, env ? env : "{}");
     bind_text(st, 7, dir);
     int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : sql_fail(d, "insert run");
@@ -222,24 +218,22 @@ static int mark_complete(db *d, int64_t run_id) {
     return rc;
 }
 
-int db_run_add_result(db *d, int64_t run_id, const json_t *run, int last) {
+int db_run_add_result(db *d, int64_t run_id, const db_result_cols *c, const json_t *run, int last) {
     static const char *sql = "INSERT INTO results (run_id, seq, workload, implementation, backend, device, status,"
                              " summary, samples, run) VALUES (?, (SELECT count(*) FROM results WHERE run_id = ?1),"
                              " ?, ?, ?, ?, ?, ?, ?, ?)";
     SD_TRY(exec(d, "BEGIN IMMEDIATE"));
     sqlite3_stmt *st = NULL;
-    sd_run_view v;
-    sd_run_view_of(run, &v);
-    char *sum = dump(v.summary), *smp = dump(v.samples), *all = dump(run);
+    char *sum = dump(c->summary), *smp = dump(c->samples), *all = dump(run);
     int rc = 0;
     if (!all) { rc = sd_err(SD_ENOMEM, "cannot serialise a result"); goto done; }
     if (sqlite3_prepare_v2(d->h, sql, -1, &st, NULL) != SQLITE_OK) { rc = sql_fail(d, "insert result"); goto done; }
     sqlite3_bind_int64(st, 1, run_id);
-    bind_text(st, 2, str_or(v.workload, "?"));
-    bind_text(st, 3, str_or(v.implementation, "?"));
-    bind_text(st, 4, str_or(v.backend, "?"));
-    bind_text(st, 5, json_string_value(v.device));
-    bind_text(st, 6, str_or(v.status, "ok"));
+    bind_text(st, 2, c->workload ? c->workload : "?");
+    bind_text(st, 3, c->implementation ? c->implementation : "?");
+    bind_text(st, 4, c->backend ? c->backend : "?");
+    bind_text(st, 5, c->device);
+    bind_text(st, 6, c->status ? c->status : "ok");
     bind_text(st, 7, sum);
     bind_text(st, 8, smp);
     bind_text(st, 9, all);
@@ -290,8 +284,7 @@ static json_t *load_json_col(sqlite3_stmt *st, int col) {
     return t ? json_loads(t, JSON_DECODE_ANY, NULL) : NULL;
 }
 
-int db_run_load(db *d, int64_t run_id, json_t **doc) {
-    *doc = NULL;
+int db_run_read(db *d, int64_t run_id, const db_run_reader *r) {
     sqlite3_stmt *st;
     const char *sql = "SELECT created, tool_version, tool_commit, tool_dirty, environment, kind, complete FROM runs"
                       " WHERE id = ?";
@@ -302,35 +295,23 @@ int db_run_load(db *d, int64_t run_id, json_t **doc) {
         return sd_err(SD_EINPUT, "%s: no run %lld", d->path, (long long)run_id);
     }
     json_t *env = load_json_col(st, 4);
-    sd_results_head h = {(const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1),
-                         (const char *)sqlite3_column_text(st, 2), sqlite3_column_int(st, 3), NULL};
-    json_t *o = sd_results_new_with(&h, env ? env : json_object());
-    const char *kind = (const char *)sqlite3_column_text(st, 5);
-    /* where the document came from: this database's run */
-    if (o && (json_object_set_new(o, "run_kind", kind ? json_string(kind) : json_null()) ||
-              json_object_set_new(o, "run_id", json_integer(run_id)) ||
-              json_object_set_new(o, "complete", json_boolean(sqlite3_column_int(st, 6))))) {
-        json_decref(o);
-        o = NULL;
-    }
+    db_run_head h = {(const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1),
+                     (const char *)sqlite3_column_text(st, 2), sqlite3_column_int(st, 3), env};
+    int rc = r->head(r->user, &h, (const char *)sqlite3_column_text(st, 5), sqlite3_column_int(st, 6));
+    json_decref(env);
     sqlite3_finalize(st);
-    /* json_pack refuses text that is not UTF-8: a damaged row, not a lack of memory */
-    if (!o) return sd_err(SD_EINPUT, "%s: run %lld: unreadable row (a text column is not UTF-8)", d->path, (long long)run_id);
-    if (sqlite3_prepare_v2(d->h, "SELECT run FROM results WHERE run_id = ? ORDER BY seq", -1, &st, NULL) != SQLITE_OK) {
-        json_decref(o);
+    if (rc) return rc;
+    if (sqlite3_prepare_v2(d->h, "SELECT run FROM results WHERE run_id = ? ORDER BY seq", -1, &st, NULL) != SQLITE_OK)
         return sql_fail(d, "load results");
-    }
     sqlite3_bind_int64(st, 1, run_id);
-    int r = SQLITE_DONE, rc = 0;
-    while (rc == 0 && (r = sqlite3_step(st)) == SQLITE_ROW) {
+    int q = SQLITE_DONE;
+    while (rc == 0 && (q = sqlite3_step(st)) == SQLITE_ROW) {
         json_t *run = load_json_col(st, 0);
-        if (run) rc = sd_results_append(o, run);
+        if (run) rc = r->result(r->user, run);
     }
     sqlite3_finalize(st);
-    if (rc == 0 && r != SQLITE_DONE) rc = sql_fail(d, "load results");
-    if (rc) { json_decref(o); return rc; }
-    *doc = o;
-    return 0;
+    if (rc == 0 && q != SQLITE_DONE) rc = sql_fail(d, "load results");
+    return rc;
 }
 
 int db_runs_prune(db *d, const char *kind, int keep, void (*cb)(const char *dir, void *user), void *user) {

@@ -23,12 +23,23 @@ const char *db_path(const db *d);
 /* The sqlite3 handle, for tests and the fuzzers that write rows as a damaged or hostile file would hold. */
 void *db_sqlite(db *d);
 
-/* Start a run: stores tool and environment from a results document (sd_results_new), complete = 0.
- * kind: "bench", "nightly", "verify"; dir: the run's output directory or NULL. */
-int db_run_begin(db *d, const json_t *doc, const char *kind, const char *dir, int64_t *run_id);
-/* Store one run of a results document (sd_results_run: a result, ok or failed). last = 1 marks the run
- * complete in the same transaction. */
-int db_run_add_result(db *d, int64_t run_id, const json_t *run, int last);
+/* A run's head: the tool and environment of the results document it stores. */
+typedef struct db_run_head {
+    const char *created, *version, *commit;
+    int dirty;
+    const json_t *environment;
+} db_run_head;
+/* The indexed columns of one stored result; the whole result is kept as JSON beside them. */
+typedef struct db_result_cols {
+    const char *workload, *implementation, *backend, *device, *status;
+    const json_t *summary, *samples;
+} db_result_cols;
+
+/* Start a run, complete = 0. kind: "bench", "nightly", "verify"; dir: the run's output directory or NULL.
+ * (bench/results.h: sd_results_db_begin takes a results document.) */
+int db_run_begin(db *d, const db_run_head *h, const char *kind, const char *dir, int64_t *run_id);
+/* Store one result (ok or failed) with its columns. last = 1 marks the run complete in the same transaction. */
+int db_run_add_result(db *d, int64_t run_id, const db_result_cols *c, const json_t *run, int last);
 /* Mark a run complete on its own (a run with no results). */
 int db_run_finish(db *d, int64_t run_id);
 
@@ -36,9 +47,15 @@ int db_run_finish(db *d, int64_t run_id);
 int db_runs_complete(db *d, const char *kind, int64_t except, int64_t *ids, int max, int *n);
 /* Is the run complete? (*complete = -1 if there is no such run.) */
 int db_run_status(db *d, int64_t run_id, int *complete, int *nresults);
-/* Rebuild the results document of a run (sd_results_new_with its head, then its runs), with run_kind,
- * run_id and complete. Caller decrefs. */
-int db_run_load(db *d, int64_t run_id, json_t **doc);
+/* Read a run back: head() once (its strings and environment live during the call; kind may be NULL), then
+ * result() for each stored result in order (the callee owns the reference). A non-zero return stops the read and
+ * is returned. The results document is rebuilt from these by sd_results_load (bench/results.h). */
+typedef struct db_run_reader {
+    int (*head)(void *user, const db_run_head *h, const char *kind, int complete);
+    int (*result)(void *user, json_t *run);
+    void *user;
+} db_run_reader;
+int db_run_read(db *d, int64_t run_id, const db_run_reader *r);
 /* Keep the newest `keep` complete runs of kind; delete the older ones (and incomplete ones older than
  * the newest kept). For each deleted run with a directory, cb(dir, user) is called first. */
 int db_runs_prune(db *d, const char *kind, int keep, void (*cb)(const char *dir, void *user), void *user);

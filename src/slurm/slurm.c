@@ -743,7 +743,7 @@ int sd_slurm_collect(const char *dir, const sd_slurm_collect_opts *o, FILE *out,
         const char *path = o->db ? o->db : DB_DEFAULT_PATH;
         int64_t run_id = 0;
         SD_TRY_GOTO(rc, db_open(&dbh, path), done);
-        SD_TRY_GOTO(rc, db_run_begin(dbh, doc, "bench", dir, &run_id), done);
+        SD_TRY_GOTO(rc, sd_results_db_begin(dbh, doc, "bench", dir, &run_id), done);
         size_t nr = sd_results_count(doc);
         SD_TRY_GOTO(rc, sd_results_store(dbh, run_id, doc, 0, 1), done);
         json_object_set_new(json_object_get(doc, "slurm"), "run_id", json_integer(run_id));
