@@ -33,6 +33,11 @@ typedef struct dnnl_ctx {
     size_t tmp_bytes;
     char impl[512];               /* convolution implementations chosen, for env() */
     int autotune;                 /* 1: let oneDNN choose Winograd for the convolutions it suits (--autotune) */
+    /* Inference caches (folded, reordered weights) and the memory they were derived from: a write through the
+     * table that overlaps a watched range bumps wgen, and every cache older than wgen is refilled. */
+    struct watch { const char *lo, *hi; const void *owner; } *watch;
+    int nwatch, capwatch;
+    uint64_t wgen;
 } dnnl_ctx;
 
 #define CTX(be) ((dnnl_ctx *)(be)->ctx)
@@ -53,8 +58,26 @@ typedef struct stage {
     size_t off;                   /* offset of the reordered copy in ctx->tmp */
 } stage;
 
+/* The inference convolution (conv2d_infer): its own forward_inference primitive with batch norm folded into
+ * the weights and bias, the residual sum and relu as post-ops; the folded weights, reordered into the layout
+ * the primitive wants, are kept between calls (until ctx->wgen moves). Made at the first call. */
+typedef struct conv_inf {
+    int made, key;                /* key: the nn_conv_fuse shape it was made for */
+    dstep fwd;
+    stage x, y;                   /* x: user -> chosen; y: chosen -> user (dst in ctx->tmp when on) */
+    dstep res_r;                  /* residual (user layout) -> chosen dst layout; res_on 0: a plain copy */
+    int res_on;
+    dstep w_r;                    /* folded oihw -> chosen weights (into wbuf) */
+    size_t off_wfold;             /* folded oihw weights in ctx->tmp */
+    float *wbuf, *bbuf;           /* persistent: chosen-layout folded weights, folded bias [oc] */
+    size_t dst_bytes;
+    uint64_t gen;                 /* ctx->wgen when wbuf/bbuf were filled (0: never) */
+    const float *src[5];          /* w, b, gamma, beta, running they were filled from */
+} conv_inf;
+
 typedef struct conv_priv {
     dnnl_memory_desc_t x_md, w_md, b_md, y_md;     /* user layouts: nchw, oihw, x, nchw */
+    conv_inf inf;
     dstep fwd, bwd_d, bwd_w;
     stage f_x, f_w, f_y;                           /* forward: x, w in; y out */
     stage d_dy, d_w, d_dx;                         /* backward data: dy, w in; dx out */
@@ -389,7 +412,21 @@ static int conv_prepare(dnnl_ctx *c, nn_op *op, conv_priv *p) {
     return 0;
 }
 
-static void conv_release(conv_priv *p) {
+static void watch_drop(dnnl_ctx *c, const void *owner);
+
+static void conv_inf_release(dnnl_ctx *c, conv_inf *q) {
+    watch_drop(c, q);
+    step_destroy(&q->fwd);
+    stage_destroy(&q->x); stage_destroy(&q->y);
+    if (q->res_on) step_destroy(&q->res_r);
+    step_destroy(&q->w_r);
+    free(q->wbuf);
+    free(q->bbuf);
+    memset(q, 0, sizeof *q);
+}
+
+static void conv_release(dnnl_ctx *c, conv_priv *p) {
+    conv_inf_release(c, &p->inf);
     step_destroy(&p->fwd); step_destroy(&p->bwd_d); step_destroy(&p->bwd_w);
     stage_destroy(&p->f_x); stage_destroy(&p->f_w); stage_destroy(&p->f_y);
     stage_destroy(&p->d_dy);
@@ -444,6 +481,167 @@ static int dnnl_conv2d_backward(nn_backend *be, const nn_op *op, float *dx, floa
         SD_TRY(step_run(c, &p->bwd_d, a2));
         SD_TRY(stage_out_done(c, &p->d_dx, dx));
     }
+    return strm_wait(c);
+}
+
+/* ---- inference convolution (conv2d_infer) ------------------------------------------------------------- */
+
+/* Watched memory: what an inference cache was derived from (owner: the cache). */
+static int watch_add(dnnl_ctx *c, const void *owner, const void *p, size_t bytes) {
+    if (!p || !bytes) return 0;
+    if (c->nwatch == c->capwatch) {
+        int cap = c->capwatch ? 2 * c->capwatch : 64;
+        void *n = realloc(c->watch, sizeof *c->watch * (size_t)cap);
+        if (!n) return sd_err(SD_ENOMEM, "dnnl: out of memory");
+        c->watch = n;
+        c->capwatch = cap;
+    }
+    c->watch[c->nwatch++] = (struct watch){(const char *)p, (const char *)p + bytes, owner};
+    return 0;
+}
+static void watch_drop(dnnl_ctx *c, const void *owner) {
+    int k = 0;
+    for (int i = 0; i < c->nwatch; i++)
+        if (c->watch[i].owner != owner) c->watch[k++] = c->watch[i];
+    c->nwatch = k;
+}
+/* A write through the table to [p, p + bytes): caches derived from it are stale. */
+static void touched(dnnl_ctx *c, const void *p, size_t bytes) {
+    const char *lo = p, *hi = lo + bytes;
+    for (int i = 0; i < c->nwatch; i++)
+        if (lo < c->watch[i].hi && c->watch[i].lo < hi) { c->wgen++; return; }
+}
+
+static int fuse_key(const nn_conv_fuse *f) {
+    return (f->bn ? 1 : 0) | (f->res ? 2 : 0) | (f->relu ? 4 : 0) | (f->y_fmt ? 8 : 0) | (f->res_fmt ? 16 : 0);
+}
+
+static int conv_inf_make(dnnl_ctx *c, const nn_op *op, conv_priv *p, const nn_conv_fuse *f) {
+    conv_inf *q = &p->inf;
+    conv_inf_release(c, q);
+    const dnnl_dims_t xd = {op->n, op->c, op->h, op->w}, yd = {op->n, op->oc, op->oh, op->ow};
+    const dnnl_dims_t wd = {op->oc, op->c, op->kh, op->kw};
+    dnnl_dims_t st = {op->sh, op->sw}, pl = {op->ph, op->pw}, pr;
+    int prh = 0, prw = 0;
+    SD_TRY(pad_r(op->h, op->kh, op->sh, op->ph, op->oh, &prh));
+    SD_TRY(pad_r(op->w, op->kw, op->sw, op->pw, op->ow, &prw));
+    pr[0] = prh; pr[1] = prw;
+    dnnl_memory_desc_t xa, ya, wa, yu, ru;
+    SD_TRY(md_tag(&xa, 4, xd, dnnl_format_tag_any));
+    SD_TRY(md_tag(&ya, 4, yd, dnnl_format_tag_any));
+    SD_TRY(md_tag(&wa, 4, wd, dnnl_format_tag_any));
+    SD_TRY(md_tag(&yu, 4, yd, fmt_tag(f->y_fmt)));
+    SD_TRY(md_tag(&ru, 4, yd, fmt_tag(f->res_fmt)));
+    dnnl_alg_kind_t alg = conv_alg(c, op);
+    dnnl_primitive_desc_t pd = NULL;
+    for (;;) {
+        dnnl_convolution_desc_t fd;
+        DNNL_CHECK(dnnl_convolution_forward_desc_init(&fd, dnnl_forward_inference, alg, &xa, &wa, &p->b_md, &ya, st,
+                                                      pl, pr));
+        dnnl_primitive_attr_t attr;
+        dnnl_post_ops_t po = NULL;
+        SD_TRY(attr_new(&attr, 0));
+        dnnl_status_t r = dnnl_post_ops_create(&po);
+        if (r == dnnl_success && f->res) r = dnnl_post_ops_append_sum(po, 1.0f);
+        if (r == dnnl_success && f->relu) r = dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f);
+        if (r == dnnl_success) r = dnnl_primitive_attr_set_post_ops(attr, po);
+        if (r == dnnl_success) r = dnnl_primitive_desc_create(&pd, &fd, attr, c->eng, NULL);
+        if (po) dnnl_post_ops_destroy(po);
+        dnnl_primitive_attr_destroy(attr);
+        if (r == dnnl_success) break;
+        if (alg == dnnl_convolution_direct)
+            return sd_err(SD_EBACKEND, "oneDNN: inference convolution: primitive_desc_create returned %d (%s)\nHINT: "
+                          "run with DNNL_VERBOSE=1 to see the primitive oneDNN rejected", (int)r, dnnl_status2str(r));
+        alg = dnnl_convolution_direct;
+    }
+    dnnl_memory_desc_t fx = *dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
+    dnnl_memory_desc_t fw = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    dnnl_memory_desc_t fy = *dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
+    SD_TRY(step_make(c, &q->fwd, pd));
+    note_impl(c, "conv infer", q->fwd.prim);
+    SD_TRY(step_arg(c, &q->fwd, DNNL_ARG_SRC, &fx));
+    SD_TRY(step_arg(c, &q->fwd, DNNL_ARG_WEIGHTS, &fw));
+    SD_TRY(step_arg(c, &q->fwd, DNNL_ARG_BIAS, &p->b_md));
+    SD_TRY(step_arg(c, &q->fwd, DNNL_ARG_DST, &fy));
+    size_t top = 0;
+    SD_TRY(stage_make(c, &q->x, &p->x_md, &fx, 1, 0, &top));
+    SD_TRY(stage_make(c, &q->y, &yu, &fy, 0, 0, &top));
+    q->off_wfold = bump(&top, sizeof(float) * (size_t)op->oc * op->c * op->kh * op->kw);
+    SD_TRY(grow(&c->tmp, &c->tmp_bytes, top));
+    q->dst_bytes = dnnl_memory_desc_get_size(&fy);
+    if (f->res && !dnnl_memory_desc_equal(&ru, &fy)) {
+        q->res_on = 1;
+        SD_TRY(reorder_make(c, &q->res_r, &ru, &fy, 0));
+    }
+    SD_TRY(reorder_make(c, &q->w_r, &p->w_md, &fw, 0));
+    size_t wb = dnnl_memory_desc_get_size(&fw);
+    q->wbuf = aligned_alloc(ALIGN, (wb + ALIGN - 1) / ALIGN * ALIGN);
+    q->bbuf = aligned_alloc(ALIGN, (sizeof(float) * op->oc + ALIGN - 1) / ALIGN * ALIGN);
+    if (!q->wbuf || !q->bbuf) return sd_err(SD_ENOMEM, "dnnl: cannot allocate %zu bytes of inference weights", wb);
+    q->key = fuse_key(f);
+    q->made = 1;
+    return 0;
+}
+
+/* Fold batch norm into the weights and bias (w' = w s, b' = (b - mean) s + beta, s = gamma / sqrt(var + eps))
+ * and reorder them into the primitive's layout, unless what is kept is still current. */
+static int conv_inf_weights(dnnl_ctx *c, const nn_op *op, conv_inf *q, const nn_conv_fuse *f, const float *w,
+                            const float *b) {
+    const float *src[5] = {w, b, f->gamma, f->beta, f->running};
+    if (q->gen == c->wgen && memcmp(src, q->src, sizeof src) == 0) return 0;
+    const int O = op->oc;
+    const size_t K = (size_t)op->c * op->kh * op->kw;
+    const float *wsrc = w;
+    if (f->bn) {
+        float *wf = (float *)((char *)c->tmp + q->off_wfold);
+        const float *mean = f->running, *var = f->running + O;
+        #pragma omp parallel for num_threads(c->threads) schedule(static)
+        for (int o = 0; o < O; o++) {
+            const float s = (float)(f->gamma[o] / sqrt((double)var[o] + f->bn->eps));
+            for (size_t k = 0; k < K; k++) wf[(size_t)o * K + k] = w[(size_t)o * K + k] * s;
+            q->bbuf[o] = ((b ? b[o] : 0.0f) - mean[o]) * s + f->beta[o];
+        }
+        wsrc = wf;
+    } else {
+        for (int o = 0; o < O; o++) q->bbuf[o] = b ? b[o] : 0.0f;
+    }
+    void *a[2] = {(void *)wsrc, q->wbuf};
+    SD_TRY(step_run(c, &q->w_r, a));
+    watch_drop(c, q);
+    SD_TRY(watch_add(c, q, w, sizeof(float) * (size_t)O * K));
+    SD_TRY(watch_add(c, q, b, b ? sizeof(float) * O : 0));
+    if (f->bn) {
+        SD_TRY(watch_add(c, q, f->gamma, sizeof(float) * O));
+        SD_TRY(watch_add(c, q, f->beta, sizeof(float) * O));
+        SD_TRY(watch_add(c, q, f->running, 2 * sizeof(float) * O));
+    }
+    memcpy(q->src, src, sizeof src);
+    q->gen = c->wgen;
+    return 0;
+}
+
+static int dnnl_conv2d_infer(nn_backend *be, const nn_op *op, const nn_conv_fuse *f, float *y, const float *x,
+                             const float *w, const float *b) {
+    NEED_PRIV(op);
+    dnnl_ctx *c = CTX(be);
+    conv_priv *p = PRIV(op, conv_priv);
+    conv_inf *q = &p->inf;
+    threads_on(c);
+    if (!q->made || q->key != fuse_key(f)) SD_TRY(conv_inf_make(c, op, p, f));
+    SD_TRY(conv_inf_weights(c, op, q, f, w, b));
+    void *xs, *ys = stage_out(c, &q->y, y);
+    SD_TRY(stage_in(c, &q->x, x, &xs));
+    if (f->res) {   /* the sum post-op adds to what dst holds */
+        if (q->res_on) {
+            void *a[2] = {(void *)f->res, ys};
+            SD_TRY(step_run(c, &q->res_r, a));
+        } else if (ys != (void *)f->res) {
+            memcpy(ys, f->res, q->dst_bytes);
+        }
+    }
+    void *args[4] = {xs, q->wbuf, q->bbuf, ys};
+    SD_TRY(step_run(c, &q->fwd, args));
+    SD_TRY(stage_out_done(c, &q->y, y));
     return strm_wait(c);
 }
 
@@ -709,6 +907,7 @@ static int dnnl_layout_ok(nn_backend *be, const nn_op *op, int fmt) {
     if (fmt != NN_FMT_NCHW16C) return 0;
     switch (op->kind) {
     case NN_OP_CONV2D: case NN_OP_MAXPOOL: case NN_OP_RELU: case NN_OP_DROPOUT: case NN_OP_BATCHNORM: return 1;
+    case NN_OP_ADD: return op->oc % 16 == 0;   /* flat add: no padded channels (inference-only models) */
     default: return 0;
     }
 }
@@ -725,6 +924,7 @@ static int dnnl_softmax_xent_backward(nn_backend *be, const nn_op *op, float *dl
 
 static int dnnl_optimizer_step(nn_backend *be, const nn_optim *o, float *p, const float *g, float *state,
                               size_t n, long step) {
+    touched(CTX(be), p, n * sizeof(float));
     return nn_host_optimizer_step(CTX(be)->threads, o, p, g, state, n, step);
 }
 
@@ -863,6 +1063,7 @@ static int dnnl_batchnorm_forward(nn_backend *be, const nn_op *op, float *y, voi
         return strm_wait(c);
     }
     float *mean = ws, *var = (float *)ws + C;
+    touched(c, running, 2 * sizeof(float) * C);
     void *args[6] = {(void *)x, y, (void *)gamma, (void *)beta, mean, var};
     SD_TRY(step_run(c, &p->fwd_train, args));
     SD_TRY(strm_wait(c));
@@ -1151,10 +1352,9 @@ static int dnnl_embedding_backward(nn_backend *be, const nn_op *op, float *dtabl
 /* ---- per-op state ------------------------------------------------------------------------------------ */
 
 static void dnnl_release(nn_backend *be, nn_op *op) {
-    (void)be;
     if (!op->priv) return;
     switch (op->kind) {
-    case NN_OP_CONV2D: conv_release(op->priv); break;
+    case NN_OP_CONV2D: conv_release(CTX(be), op->priv); break;
     case NN_OP_DENSE: {
         dense_priv *p = op->priv;
         step_destroy(&p->fwd); step_destroy(&p->bwd_d); step_destroy(&p->bwd_w);
@@ -1224,11 +1424,15 @@ static int dnnl_alloc_(nn_backend *be, void **out, size_t bytes) {
 }
 static void dnnl_free_(nn_backend *be, void *p) { (void)be; free(p); }
 static int dnnl_copy(nn_backend *be, void *dst, const void *src, size_t bytes) {
-    (void)be;
+    touched(CTX(be), dst, bytes);
     memcpy(dst, src, bytes);
     return 0;
 }
-static int dnnl_zero(nn_backend *be, void *p, size_t bytes) { (void)be; memset(p, 0, bytes); return 0; }
+static int dnnl_zero(nn_backend *be, void *p, size_t bytes) {
+    touched(CTX(be), p, bytes);
+    memset(p, 0, bytes);
+    return 0;
+}
 static int dnnl_sync(nn_backend *be) { return strm_wait(CTX(be)); }
 
 static void dnnl_env(nn_backend *be, nn_env_fn add, void *user) {
@@ -1259,6 +1463,7 @@ static void dnnl_destroy(nn_backend *be) {
         if (c->eng) dnnl_engine_destroy(c->eng);
         free(c->scratch);
         free(c->tmp);
+        free(c->watch);
         free(c);
     }
     free(be);
@@ -1282,6 +1487,7 @@ static const nn_backend_ops dnnl_ops = {
     .dense_backward = dnnl_dense_backward,
     .conv2d_forward = dnnl_conv2d_forward,
     .conv2d_backward = dnnl_conv2d_backward,
+    .conv2d_infer = dnnl_conv2d_infer,
     .maxpool_forward = dnnl_maxpool_forward,
     .maxpool_backward = dnnl_maxpool_backward,
     .relu_forward = dnnl_relu_forward,
@@ -1323,6 +1529,7 @@ int nn_dnnl_new(nn_backend **out, const nn_backend_opts *opts) {
     if (opts) be->opts = *opts;
     c->threads = be->opts.threads > 0 ? be->opts.threads : omp_get_num_procs();
     c->autotune = opts ? opts->autotune : 1;
+    c->wgen = 1;
     threads_on(c);
     nn_host_flush_denormals(c->threads);
     dnnl_status_t r = dnnl_engine_create(&c->eng, dnnl_cpu, 0);
