@@ -929,6 +929,85 @@ static void parity_resnet50_features(const char *name) {
     nn_backend_free(be);
 }
 
+/* ---- fused inference (nn/model.c "inference fusion"): a convolution with its batch norm folded in and the
+ * relu and residual add after it run as one back-end call. The same model on the reference, on the back-end
+ * fused and on the back-end layer by layer (SD_NO_FUSE=1), with random batch-norm parameters and running
+ * statistics: NMSE of the output < 1e-6 against each. Then the parameters change through the table (as an
+ * optimizer step or a checkpoint load does) and the fused output must follow (no stale folded weights). */
+static double nmse(const float *got, const float *ref, size_t n) {
+    double num = 0, den = 0;
+    for (size_t i = 0; i < n; i++) { double d = (double)got[i] - ref[i]; num += d * d; den += (double)ref[i] * ref[i]; }
+    return den > 0 ? num / den : (num > 0 ? INFINITY : 0);
+}
+static float *infer_out(nn_model *m, size_t *n) {
+    const int i = m->out ? m->nlayers - 1 : m->nlayers - 2;   /* the logits before the loss */
+    const nn_op *op = &m->layers[i].op;
+    *n = (size_t)op->n * op->oc * op->oh * op->ow;
+    float *h = malloc(sizeof(float) * *n);
+    cr_assert_not_null(h);
+    OK(m->be->ops->sync(m->be), m->be);
+    OK(nn_model_download_y(m, i, 0, h), m->be);
+    return h;
+}
+static void parity_fused_inference(const char *name, const char *workload, int hw, int batch) {
+    nn_backend *be = open_be(name), *ref = open_ref();
+    sd_workload w;
+    cr_assert_eq(sd_workload_load(&w, "workloads", workload), 0, "%s", sd_errmsg());
+    if (hw) w.in_h = w.in_w = hw;
+    w.batch = batch;
+    size_t nx = (size_t)w.batch * w.in_c * w.in_h * w.in_w;
+    nn_model *m[3] = {NULL, NULL, NULL};   /* ref, fused, layer by layer */
+    nn_backend *bes[3] = {ref, be, be};
+    for (int v = 0; v < 3; v++) {   /* SD_NO_FUSE is read by the build and by each forward: only around m[2]'s */
+        if (v == 2) setenv("SD_NO_FUSE", "1", 1);
+        OK(nn_model_build(&m[v], &w, bes[v], w.batch, 7), bes[v]);
+        unsetenv("SD_NO_FUSE");
+    }
+    float *params = host(ref, m[0]->params, m[0]->nparams), *x = malloc(sizeof(float) * nx);
+    float *stats = malloc(sizeof(float) * (m[0]->nstats + 1));
+    cr_assert(x && stats);
+    rng_state = 1234;
+    for (int i = 0; i < m[0]->nlayers; i++) {
+        const nn_layer *l = &m[0]->layers[i];
+        if (l->op.kind != NN_OP_BATCHNORM) continue;
+        for (size_t k = 0; k < l->w_len; k++) params[l->w_off + k] = 1.0f + 0.5f * rnd_f();   /* gamma */
+        for (size_t k = 0; k < l->b_len; k++) params[l->b_off + k] = 0.1f * rnd_f();          /* beta */
+        for (size_t k = 0; k < l->s_len / 2; k++) {
+            stats[l->s_off + k] = 0.1f * rnd_f();
+            stats[l->s_off + l->s_len / 2 + k] = 0.5f + 0.5f * (rnd_f() + 1.0f);
+        }
+    }
+    for (size_t i = 0; i < nx; i++) x[i] = (rnd() >> 8) * (1.0f / 16777216.0f);
+    float *out[3];
+    size_t n = 0;
+    for (int round = 0; round < 2; round++) {
+        if (round) {   /* new parameters through the table: every gamma scaled, every weight nudged */
+            for (size_t k = 0; k < m[0]->nparams; k++) params[k] *= 1.0f + 0.25f * rnd_f();
+        }
+        for (int v = 0; v < 3; v++) {
+            OK(bes[v]->ops->upload(bes[v], m[v]->params, params, m[0]->nparams * 4), bes[v]);
+            if (m[0]->nstats) OK(bes[v]->ops->upload(bes[v], m[v]->stats, stats, m[0]->nstats * 4), bes[v]);
+            OK(bes[v]->ops->upload(bes[v], m[v]->x, x, nx * 4), bes[v]);
+            if (m[v]->labels) OK(bes[v]->ops->zero(bes[v], m[v]->labels, sizeof(int32_t) * (size_t)w.batch), bes[v]);
+            if (v == 2) setenv("SD_NO_FUSE", "1", 1);
+            OK(nn_model_forward(m[v], 0, 0), bes[v]);
+            unsetenv("SD_NO_FUSE");
+            out[v] = infer_out(m[v], &n);
+        }
+        double e_ref = nmse(out[1], out[0], n), e_unf = nmse(out[1], out[2], n), e_unf_ref = nmse(out[2], out[0], n);
+        printf("%-5s %s inference %s params: fused vs ref NMSE %.2e, fused vs unfused %.2e (unfused vs ref %.2e)\n",
+               be->name, workload, round ? "changed" : "first", e_ref, e_unf, e_unf_ref);
+        cr_expect(e_ref < 1e-6, "%s: %s fused inference vs ref: NMSE %.3e", be->name, workload, e_ref);
+        cr_expect(e_unf < 1e-6, "%s: %s fused vs unfused inference: NMSE %.3e", be->name, workload, e_unf);
+        for (int v = 0; v < 3; v++) free(out[v]);
+    }
+    for (int v = 0; v < 3; v++) nn_model_free(m[v]);
+    free(params); free(x); free(stats);
+    sd_workload_free(&w);
+    nn_backend_free(ref);
+    nn_backend_free(be);
+}
+
 /* ---- buffer reuse in inference-only models (nn/model.c): the same outputs, bit for bit, in less memory ------
  * ResNet-50 (residual connections: a block's input is read twice, far apart) at 64x64, and a chain with
  * dropout, which inference hands on as the identity (its input must outlive it), on the reference. */
@@ -1187,6 +1266,8 @@ Test(dnnl, layouts) {
     Test(BE, concat_add, .timeout = 300) { parity_concat_add(#BE); }                       \
     Test(BE, sigmoid_bce, .timeout = 300) { parity_bce(#BE); }                             \
     Test(BE, resnet50_features, .timeout = 1200) { parity_resnet50_features(#BE); }   \
+    Test(BE, fused_inference_vgg16, .timeout = 600) { parity_fused_inference(#BE, "vgg16_cifar", 0, 2); } \
+    Test(BE, fused_inference_resnet50, .timeout = 1200) { parity_fused_inference(#BE, "resnet50_features", 64, 2); } \
     /* recurrent ops */                                                         \
     Test(BE, gru, .timeout = 300) { parity_rnn(#BE, NN_OP_GRU); }                          \
     Test(BE, lstm, .timeout = 300) { parity_rnn(#BE, NN_OP_LSTM); }                        \

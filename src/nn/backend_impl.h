@@ -6,6 +6,16 @@
 
 #include "nn/backend.h"
 
+/* What follows a convolution at inference and can run inside it (conv2d_infer):
+ * y = relu(bn(conv(x, w) + b) + res), each part optional. */
+typedef struct nn_conv_fuse {
+    const nn_op *bn;                       /* the batchnorm after the conv (its eps), or NULL */
+    const float *gamma, *beta, *running;   /* its parameters and running statistics ([2][C]: mean, variance) */
+    const float *res;                      /* a tensor added after bn (residual connection), or NULL */
+    int res_fmt, y_fmt;                    /* nn_fmt of res and of y */
+    int relu;                              /* 1: relu last */
+} nn_conv_fuse;
+
 typedef struct nn_backend_ops {
     const char *name;
     void (*destroy)(nn_backend *be);
@@ -41,6 +51,12 @@ typedef struct nn_backend_ops {
                           const float *b);  /* w: [oc][c][kh][kw] */
     int (*conv2d_backward)(nn_backend *be, const nn_op *op, float *dx, float *dw, float *db,
                            const float *dy, const float *x, const float *w);
+    /* Inference only (optional: the graph then runs the layers one by one): the convolution with what f says
+     * follows it, into y (f->y_fmt), reading x in op->fmt_in. A back-end may keep what it derives from w, b and
+     * the batch-norm parameters and statistics (folded, reordered weights) until they are written through this
+     * table: upload, copy, zero, optimizer_step, a training batchnorm_forward. */
+    int (*conv2d_infer)(nn_backend *be, const nn_op *op, const nn_conv_fuse *f, float *y, const float *x,
+                        const float *w, const float *b);
     int (*maxpool_forward)(nn_backend *be, const nn_op *op, float *y, void *ws, const float *x);
     int (*maxpool_backward)(nn_backend *be, const nn_op *op, float *dx, const float *dy,
                             const float *x, const float *y, const void *ws);

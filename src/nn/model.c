@@ -478,17 +478,87 @@ static int only_consumer(const nn_model *m, int i) {   /* the one layer reading 
             if (m->layers[j].inputs[k] == i) { who = j; n++; }
     return n == 1 ? who : -1;
 }
-static void choose_layouts(nn_model *m) {
+/* ---- inference fusion ------------------------------------------------------------------------------------
+ * At inference a convolution runs with what follows it (the back-end's conv2d_infer): batch norm on its
+ * running statistics, a residual add whose other input is computed before the convolution, relu, each the
+ * only reader of the one before. The result goes straight into the chain's last layer's buffer; the layers in
+ * between are not run, so at inference their own buffers are not written (nn_model_download_y of them is
+ * stale). SD_NO_FUSE=1 runs every layer (comparisons; set it before nn_model_build, as buffer reuse plans
+ * with the chains). */
+typedef struct fuse_chain { int bn, add, relu, last, other; } fuse_chain;
+
+static int fusing(const nn_model *m) { return m->be->ops->conv2d_infer && !getenv("SD_NO_FUSE"); }
+
+/* The chain that starts at layer i: 1 and *fc if i is a convolution, else 0. */
+static int fuse_chain_at(const nn_model *m, int i, fuse_chain *fc) {
+    if (m->layers[i].op.kind != NN_OP_CONV2D) return 0;
+    *fc = (fuse_chain){.bn = -1, .add = -1, .relu = -1, .last = i, .other = -1};
+    int cur = i, j = only_consumer(m, cur);
+    if (j >= 0 && m->layers[j].op.kind == NN_OP_BATCHNORM) { fc->bn = cur = j; j = only_consumer(m, cur); }
+    if (j >= 0 && m->layers[j].op.kind == NN_OP_ADD && m->layers[j].ninputs == 2) {
+        const nn_layer *a = &m->layers[j];
+        int other = a->inputs[0] == cur ? a->inputs[1] : a->inputs[0];
+        if (other < i) { fc->add = cur = j; fc->other = other; j = only_consumer(m, cur); }   /* ready by then */
+    }
+    if (j >= 0 && m->layers[j].op.kind == NN_OP_RELU) fc->relu = cur = j;
+    fc->last = cur;
+    return 1;
+}
+
+/* Inference-only models (no gradients to keep in step): a tensor read by several layers (a residual block's
+ * input) and the adds are kept in NN_FMT_NCHW16C too, when the tensor's writer and all of its readers can take
+ * it; an element-wise layer and an add have their inputs' layout (the back-end adds flat buffers). Found as a
+ * fixpoint: every candidate first, then what breaks a rule is dropped until nothing changes. */
+static int choose_layouts_shared(nn_model *m) {
+    nn_backend *be = m->be;
+    const int L = m->nlayers, F = NN_FMT_NCHW16C;
+    unsigned char *b = malloc((size_t)L);
+    SD_ALLOC_CHECK(b);
+    for (int t = 0; t < L; t++) {
+        const nn_layer *l = &m->layers[t];
+        b[t] = t < L - 1 && !is_view(l) && !is_loss(l) && be->ops->layout_ok(be, &l->op, F);
+    }
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (int t = 0; t < L; t++) {
+            if (!b[t]) continue;
+            const nn_layer *l = &m->layers[t];
+            int ok = 1;
+            if (elementwise(l) || l->op.kind == NN_OP_ADD)   /* the same layout as its inputs */
+                for (int k = 0; k < l->ninputs; k++) ok &= l->inputs[k] >= 0 && b[l->inputs[k]];
+            for (int j = t + 1; j < L && ok; j++) {
+                const nn_layer *c = &m->layers[j];
+                for (int k = 0; k < c->ninputs; k++) {
+                    if (c->inputs[k] != t) continue;
+                    if (is_view(c) || is_loss(c) || !be->ops->layout_ok(be, &c->op, F)) ok = 0;
+                    if (!b[j] && (elementwise(c) || c->op.kind == NN_OP_ADD)) ok = 0;
+                }
+            }
+            if (!ok) { b[t] = 0; changed = 1; }
+        }
+    }
+    for (int t = 0; t < L; t++) {
+        nn_layer *l = &m->layers[t];
+        if (b[t]) l->op.fmt_out = F;
+        if (l->inputs[0] >= 0 && b[l->inputs[0]]) l->op.fmt_in = F;
+    }
+    free(b);
+    return 0;
+}
+
+static int choose_layouts(nn_model *m) {
     nn_backend *be = m->be;
     const int F = NN_FMT_NCHW16C;
-    if (!be->ops->layout_ok || getenv("SD_LAYOUT_NCHW")) return;   /* SD_LAYOUT_NCHW: for comparisons */
+    if (!be->ops->layout_ok || getenv("SD_LAYOUT_NCHW")) return 0;   /* SD_LAYOUT_NCHW: for comparisons */
+    if (!m->training) return choose_layouts_shared(m);
     for (int i = 0; i < m->nlayers; i++) {
         nn_layer *p = &m->layers[i];
         if (is_view(p) || is_loss(p) || elementwise(p) || !be->ops->layout_ok(be, &p->op, F)) continue;
+        if (p->op.kind == NN_OP_ADD) continue;   /* adds: inference-only models (choose_layouts_shared) */
         int cur = i, j, ok = 0;
         while ((j = only_consumer(m, cur)) >= 0) {
             const nn_layer *c = &m->layers[j];
-            if (is_view(c) || is_loss(c) || !be->ops->layout_ok(be, &c->op, F)) break;
+            if (is_view(c) || is_loss(c) || c->op.kind == NN_OP_ADD || !be->ops->layout_ok(be, &c->op, F)) break;
             if (!elementwise(c)) { ok = 1; break; }
             cur = j;
         }
@@ -501,6 +571,7 @@ static void choose_layouts(nn_model *m) {
             c->op.fmt_out = F;
         }
     }
+    return 0;
 }
 
 int nn_model_build(nn_model **out, const sd_workload *w, nn_backend *be, int batch, uint64_t seed) {
@@ -529,24 +600,36 @@ int nn_model_build(nn_model **out, const sd_workload *w, nn_backend *be, int bat
     for (int i = 0; i < m->nlayers; i++)
         if (m->layers[i].op.kind == NN_OP_EMBEDDING && m->layers[i].input == -1 && !m->ids)
             SD_TRY_GOTO(rc, nn_dev_alloc(be, (void **)&m->ids, in_bytes / sizeof(float) * sizeof(int32_t)), fail);
-    choose_layouts(m);
+    SD_TRY_GOTO(rc, choose_layouts(m), fail);
     int fan_out = 0;
     size_t max_elems = 0;
     /* buffer reuse: last[j] = the last layer reading layer j's buffer (inference-only models) */
-    int *last = NULL;
+    int *last = NULL, *head = NULL;   /* head[t]: the convolution whose fused chain layer t is in, or -1 */
     unsigned char *busy = NULL;
     if (!m->training && !getenv("SD_NO_BUFFER_REUSE")) {
         const int L = m->nlayers;
         last = malloc(sizeof *last * (size_t)L);
+        head = malloc(sizeof *head * (size_t)L);
         busy = calloc((size_t)L, 1);
         m->pool = calloc((size_t)L, sizeof *m->pool);
         m->pool_bytes = calloc((size_t)L, sizeof *m->pool_bytes);
-        if (!last || !busy || !m->pool || !m->pool_bytes) {
+        if (!last || !head || !busy || !m->pool || !m->pool_bytes) {
             free(last);
+            free(head);
             free(busy);
             rc = sd_err(SD_ENOMEM, "out of memory");
             goto fail;
         }
+        /* fused chains write the last layer's buffer when the convolution runs: it is taken then (before the
+         * convolution's inputs are given back, so it never is one of them) and shared by the chain */
+        for (int i = 0; i < L; i++) head[i] = -1;
+        fuse_chain fc;
+        if (fusing(m))
+            for (int i = 0; i < L; i++)
+                if (fuse_chain_at(m, i, &fc)) {
+                    const int mem[4] = {i, fc.bn, fc.add, fc.relu};
+                    for (int k = 0; k < 4; k++) if (mem[k] >= 0) head[mem[k]] = i;
+                }
         for (int i = 0; i < L; i++) last[i] = -1;
         for (int i = 0; i < L; i++)
             if (live_owner(m, i) == i)   /* a layer that computes (not a view, not inference dropout) */
@@ -580,19 +663,39 @@ int nn_model_build(nn_model **out, const sd_workload *w, nn_backend *be, int bat
         if (!is_loss(l)) {
             size_t bytes = y_bytes(l);
             if (out_elems(&l->op) > max_elems) max_elems = out_elems(&l->op);
-            if (last) rc = pool_take(m, bytes, busy, &l->y);
+            if (last && head[i] == i) {   /* a fused chain's convolution: the chain's output buffer, shared */
+                fuse_chain fc;
+                fuse_chain_at(m, i, &fc);
+                int ro = fc.add >= 0 ? live_owner(m, fc.other) : -1;
+                const nn_layer *end = &m->layers[fc.last];
+                for (int j = i + 1; ro >= 0 && j < fc.add; j++)   /* read by no layer running after the chain */
+                    for (int k = 0; k < m->layers[j].ninputs; k++)
+                        if (live_owner(m, m->layers[j].inputs[k]) == ro) ro = -1;
+                if (ro >= 0 && last[ro] == fc.add && m->layers[ro].op.fmt_out == end->op.fmt_out &&
+                    y_bytes(&m->layers[ro]) == y_bytes(end))
+                    l->y = m->layers[ro].y;   /* the add reads the residual last: sum into it in place */
+                else
+                    rc = pool_take(m, y_bytes(end), busy, &l->y);
+                for (int t = i + 1; t <= fc.last && !rc; t++) if (head[t] == i) m->layers[t].y = l->y;
+            } else if (last && head[i] >= 0) {
+                /* in a chain: the buffer is the chain's */
+            } else if (last) rc = pool_take(m, bytes, busy, &l->y);
             else rc = nn_dev_alloc(be, (void **)&l->y, bytes);
             if (!rc && m->training) rc = nn_dev_alloc(be, (void **)&l->dy, bytes);
         }
         if (!rc && last)   /* inputs read for the last time: their buffers are free for later layers */
             for (int k = 0; k < l->ninputs; k++) {
                 int ow = live_owner(m, l->inputs[k]);
+                /* within a chain only its last layer's buffer is real (given back after its last reader) */
+                if (ow >= 0 && head[ow] >= 0 && head[ow] == head[i]) continue;
+                if (ow >= 0 && m->layers[ow].y == l->y) continue;   /* became this chain's output (in place) */
                 if (ow >= 0 && last[ow] == i) pool_give(m, m->layers[ow].y, busy);
             }
         if (!rc && o->workspace_size && (l->ws_bytes = o->workspace_size(be, &l->op)) > 0)
             rc = nn_dev_alloc(be, &l->ws, l->ws_bytes);
     }
     free(last);
+    free(head);
     free(busy);
     if (rc) goto fail;
     nn_layer *lastl = &m->layers[m->nlayers - 1];
@@ -646,12 +749,21 @@ int nn_model_forward(nn_model *m, int train, uint64_t dropout_seed) {
     nn_backend *be = m->be;
     const nn_backend_ops *o = be->ops;
     const float *outs_stack[256];
+    unsigned char done_stack[256];
     const float **outs = m->nlayers <= 256 ? outs_stack : malloc(sizeof(float *) * (size_t)m->nlayers);
-    SD_ALLOC_CHECK(outs);
+    unsigned char *done = m->nlayers <= 256 ? done_stack : malloc((size_t)m->nlayers);
+    if (!outs || !done) {
+        if (outs != outs_stack) free(outs);
+        if (done != done_stack) free(done);
+        return sd_err(SD_ENOMEM, "out of memory");
+    }
+    memset(done, 0, (size_t)m->nlayers);
     if (!m->training) train = 0;
+    const int fuse = !train && fusing(m);
     int rc = 0;
     for (int i = 0; i < m->nlayers && rc == 0; i++) {
         nn_layer *l = &m->layers[i];
+        if (done[i]) continue;   /* ran inside a fused convolution; outs[i] is set */
         double t0 = m->prof ? prof_clock(be) : 0;
         const float *xs[NN_OP_MAX_INPUTS];
         for (int k = 0; k < l->ninputs; k++) xs[k] = l->inputs[k] < 0 ? m->x : outs[l->inputs[k]];
@@ -659,6 +771,27 @@ int nn_model_forward(nn_model *m, int train, uint64_t dropout_seed) {
         const float *W = l->w_len ? m->params + l->w_off : NULL;
         const float *B = l->b_len ? m->params + l->b_off : NULL;
         outs[i] = l->y;
+        fuse_chain fc;
+        if (fuse && fuse_chain_at(m, i, &fc)) {
+            const nn_layer *end = &m->layers[fc.last];
+            nn_conv_fuse f = {.relu = fc.relu >= 0, .y_fmt = end->op.fmt_out};
+            if (fc.bn >= 0) {
+                const nn_layer *bl = &m->layers[fc.bn];
+                f.bn = &bl->op;
+                f.gamma = m->params + bl->w_off;
+                f.beta = m->params + bl->b_off;
+                f.running = m->stats + bl->s_off;
+            }
+            if (fc.add >= 0) {
+                f.res = fc.other < 0 ? m->x : outs[fc.other];
+                f.res_fmt = fc.other < 0 ? NN_FMT_NCHW : m->layers[fc.other].op.fmt_out;
+            }
+            rc = o->conv2d_infer(be, &l->op, &f, end->y, x, W, B);
+            const int mem[4] = {i, fc.bn, fc.add, fc.relu};
+            for (int k = 0; k < 4; k++) if (mem[k] >= 0) { outs[mem[k]] = end->y; done[mem[k]] = 1; }
+            if (m->prof) m->prof[2 * i] += prof_clock(be) - t0;
+            continue;
+        }
         switch (l->op.kind) {
         case NN_OP_DENSE: rc = o->dense_forward(be, &l->op, l->y, x, W, B); break;
         case NN_OP_CONV2D: rc = o->conv2d_forward(be, &l->op, l->y, x, W, B); break;
@@ -693,6 +826,7 @@ int nn_model_forward(nn_model *m, int train, uint64_t dropout_seed) {
         if (m->prof) m->prof[2 * i] += prof_clock(be) - t0;
     }
     if (outs != outs_stack) free(outs);
+    if (done != done_stack) free(done);
     return rc;
 }
 
