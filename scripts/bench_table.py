@@ -133,7 +133,7 @@ def ceiling_cell(a, env):
 
 def torch_cell(a, wl, setting, env):
     argv = [a.torch_python, os.path.join(HERE, "torch_perf.py"), "--workload", wl, "--setting", setting,
-            "--threads", str(a.threads), "--seconds", str(a.seconds), "--repeat", str(a.repeat)]
+            "--showdown", a.showdown, "--threads", str(a.threads), "--seconds", str(a.seconds), "--repeat", str(a.repeat)]
     if a.workloads:
         argv += ["--workloads", a.workloads]
     if setting == "compile" and wl not in CONV_FREE:

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""torch_perf — one PyTorch cell of `make bench-cpu`: a workload of workloads/*.json, built from its spec as the
-pytorch runner builds it (same layers and parameter counts, PyTorch's own dropout and torch.optim), timed at one
+"""torch_perf — one PyTorch cell of `make bench-cpu`: a workload of workloads/*.json, built from showdown's layer
+plan as the pytorch runner builds it (same layers and parameter counts, PyTorch's own dropout and torch.optim), timed at one
 setting on one resident synthetic batch, as `showdown perf` times the native engine: steady-state training
 and inference images/s, the median of --repeat timed windows. Settings:
   shipped        eager, NCHW, torch.no_grad for inference, nothing flushed: what a user's code gets by default
@@ -24,6 +24,7 @@ from torch import nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 import pytorch_runner as pr  # noqa: E402
+import runner_common as rc  # noqa: E402
 
 SETTINGS = ("shipped", "eager", "channels_last", "compile")
 
@@ -45,11 +46,31 @@ def median_time(fn, seconds, repeat):
     return ts[len(ts) // 2], ts
 
 
-def native_dropout(model):
-    """The runner's HashDropout reproduces the native masks through numpy; a peer at its best uses its own."""
-    for i, m in enumerate(model.mods):
-        if isinstance(m, pr.HashDropout):
-            model.mods[i] = nn.Dropout(m.rate)
+class Model(nn.Module):
+    """The pytorch runner's graph as one module (so .to, .train and torch.compile see all of it). Dropout is
+    PyTorch's own: the runner's native masks are for equal numbers, a peer at its best uses its own."""
+
+    def __init__(self, fw):
+        super().__init__()
+        self.fw, self.mods = fw, fw.model
+        for k, L in enumerate(fw.layers):
+            if L.op == "dropout" and L.rate > 0:
+                fw.fns[k] = lambda xs, m, r=L.rate: F.dropout(xs[0], r, training=self.training)
+
+    def forward(self, x):
+        return self.fw._forward(x, None)
+
+
+def build(a, spec_path, spec):
+    """The workload's layers from `showdown bench --describe --json`, built by the pytorch runner with the native
+    initial weights."""
+    ns = argparse.Namespace(plan=None, showdown=a.showdown, spec=spec_path, threads=a.threads, device="cpu",
+                            precision="fp32", cudnn_benchmark=0, seed=42)
+    layers = rc.load_plan(ns, spec)
+    fw = pr.PyTorch(ns)
+    fw.loss = spec["model"].get("loss", "softmax_cross_entropy")
+    fw.build(layers, rc.init_params(layers, spec, 42), None, 0)
+    return Model(fw), layers
 
 
 def optimizer(params, o):
@@ -66,14 +87,13 @@ def optimizer(params, o):
     raise ValueError("unknown optimizer %r" % name)
 
 
-def batch_of(spec, B):
+def batch_of(spec, layers, B):
     """A synthetic batch of the spec's input: token ids for an embedding model, uniform images otherwise."""
     shape = tuple(int(v) for v in spec["data"]["shape"])
-    layers = pr.expand(spec)
-    emb = [l for l in layers if l["op"] == "embedding"]
+    emb = [L for L in layers if L.op == "embedding"]
     g = torch.Generator().manual_seed(12345)
     if emb:
-        return torch.randint(0, int(emb[0]["vocab"]), (B,) + shape, generator=g).float()
+        return torch.randint(0, emb[0].vocab, (B,) + shape, generator=g).float()
     return torch.rand((B,) + shape, generator=g)
 
 
@@ -87,15 +107,15 @@ def compiled(model, freeze=False):
 
 
 def run(a):
-    with open(os.path.join(a.workloads, a.workload + ".json")) as f:
+    spec_path = os.path.join(a.workloads, a.workload + ".json")
+    with open(spec_path) as f:
         spec = json.load(f)
     inference = "inference" in spec
     B = a.batch or int((spec.get("inference") or spec.get("training"))["batch"])
     torch.manual_seed(0)
-    model, _, _ = pr.build(spec, 42)
-    native_dropout(model)
-    conv = any(l["op"] == "conv2d" for l in pr.expand(spec))
-    x = batch_of(spec, B)
+    model, layers = build(a, spec_path, spec)
+    conv = any(L.op == "conv2d" for L in layers)
+    x = batch_of(spec, layers, B)
     if a.setting == "channels_last" or (a.setting == "compile" and conv and a.compile_channels_last):
         if not conv:
             raise SystemExit("torch_perf: %s has no convolution: channels-last does not apply" % a.workload)
@@ -158,6 +178,7 @@ def main():
     ap.add_argument("--workload", required=True)
     ap.add_argument("--setting", choices=SETTINGS, default="shipped")
     ap.add_argument("--workloads", default=os.path.join(HERE, "..", "workloads"))
+    ap.add_argument("--showdown", help="the showdown binary that gives the layer plan (default $SHOWDOWN, ./showdown)")
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--batch", type=int, default=0, help="batch size (default: the workload's)")
     ap.add_argument("--seconds", type=float, default=4.0, help="time budget of the timed training steps")

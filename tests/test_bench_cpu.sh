@@ -3,7 +3,8 @@
 # PyTorch whose settings have known speeds. The best setting is the fastest candidate of round 1, per phase;
 # ratios are of the medians over rounds; a failed torch.compile candidate is listed and does not fail the
 # run, a failed shipped cell does (exit 1); a cell beside a busy process is flagged; peak memory is the
-# cell's own; a --batch override reaches both sides. Needs no PyTorch and no timing of real work.
+# cell's own; a --batch override reaches both sides. Needs no PyTorch and no timing of real work; the last
+# check runs the real PyTorch cell (scripts/torch_perf.py) when a torch is importable, and says skipped otherwise.
 set -u
 PY=${PYTHON:-/usr/bin/python3}
 fail=0; t=$(mktemp -d); trap 'rm -rf "$t"' EXIT
@@ -120,4 +121,19 @@ else bad "--batch override: '$got'"; cat "$t/c.txt"; fi
     --out "$t/d" > /dev/null 2> "$t/d.err"; rc=$?
 [ $rc -eq 2 ] && grep -q "expected WORKLOAD=N" "$t/d.err" && ok "--batch w1=x: exit 2, names what was expected" \
   || { bad "--batch w1=x: exit $rc"; cat "$t/d.err"; }
+
+# the real PyTorch cell, with whatever torch this machine has: the model is built from showdown's plan as the
+# pytorch runner builds it, and its parameter count is the native one
+if "${PYTHON:-/usr/bin/python3}" -c 'import torch, numpy' 2> /dev/null; then
+  "${PYTHON:-/usr/bin/python3}" scripts/torch_perf.py --showdown "${SHOWDOWN:-./showdown}" --workload mnist_cnn \
+      --setting eager --seconds 0.2 --repeat 1 --threads 1 > "$t/e.json" 2> "$t/e.err"; rc=$?
+  if [ $rc -eq 0 ] && python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+sys.exit(0 if d["workload"] == "mnist_cnn" and d["train_images_per_s"] > 0 and d["infer_images_per_s"] > 0 else 1)' "$t/e.json"
+  then ok "torch_perf times mnist_cnn with this machine's torch ($("${PYTHON:-/usr/bin/python3}" -c 'import torch; print(torch.__version__)'))"
+  else bad "torch_perf mnist_cnn: exit $rc: $(tail -3 "$t/e.err")"; fi
+else
+  echo "skipped: torch_perf (no torch importable by ${PYTHON:-/usr/bin/python3})"
+fi
 exit $fail
