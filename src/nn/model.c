@@ -403,6 +403,7 @@ void nn_model_free(nn_model *m) {
     for (int k = 0; k < m->npool; k++) nn_dev_free(be, m->pool[k], m->pool_bytes[k]);
     free(m->pool);
     free(m->pool_bytes);
+    free(m->chains);
     for (int i = 0; i < m->nlayers; i++) {
         nn_layer *l = &m->layers[i];
         if (!is_view(l) && !m->pool) {
@@ -483,16 +484,15 @@ static int only_consumer(const nn_model *m, int i) {   /* the one layer reading 
  * running statistics, a residual add whose other input is computed before the convolution, relu, each the
  * only reader of the one before. The result goes straight into the chain's last layer's buffer; the layers in
  * between are not run, so at inference their own buffers are not written (nn_model_download_y of them is
- * stale). SD_NO_FUSE=1 runs every layer (comparisons; set it before nn_model_build, as buffer reuse plans
- * with the chains). */
-typedef struct fuse_chain { int bn, add, relu, last, other; } fuse_chain;
+ * stale). The chains are found once, by nn_model_build; SD_NO_FUSE=1 set before it runs every layer apart
+ * (comparisons). */
+typedef struct nn_fuse_chain { int bn, add, relu, last, other; } fuse_chain;
 
-static int fusing(const nn_model *m) { return m->be->ops->conv2d_infer && !getenv("SD_NO_FUSE"); }
-
-/* The chain that starts at layer i: 1 and *fc if i is a convolution, else 0. */
+/* The chain that starts at layer i: 1 and *fc if i is a convolution, else 0 (fc->last = -1). */
 static int fuse_chain_at(const nn_model *m, int i, fuse_chain *fc) {
+    *fc = (fuse_chain){.bn = -1, .add = -1, .relu = -1, .last = -1, .other = -1};
     if (m->layers[i].op.kind != NN_OP_CONV2D) return 0;
-    *fc = (fuse_chain){.bn = -1, .add = -1, .relu = -1, .last = i, .other = -1};
+    fc->last = i;
     int cur = i, j = only_consumer(m, cur);
     if (j >= 0 && m->layers[j].op.kind == NN_OP_BATCHNORM) { fc->bn = cur = j; j = only_consumer(m, cur); }
     if (j >= 0 && m->layers[j].op.kind == NN_OP_ADD && m->layers[j].ninputs == 2) {
@@ -601,6 +601,11 @@ int nn_model_build(nn_model **out, const sd_workload *w, nn_backend *be, int bat
         if (m->layers[i].op.kind == NN_OP_EMBEDDING && m->layers[i].input == -1 && !m->ids)
             SD_TRY_GOTO(rc, nn_dev_alloc(be, (void **)&m->ids, in_bytes / sizeof(float) * sizeof(int32_t)), fail);
     SD_TRY_GOTO(rc, choose_layouts(m), fail);
+    if (be->ops->conv2d_infer && !getenv("SD_NO_FUSE")) {
+        m->chains = malloc(sizeof *m->chains * (size_t)m->nlayers);
+        if (!m->chains) { rc = sd_err(SD_ENOMEM, "out of memory"); goto fail; }
+        for (int i = 0; i < m->nlayers; i++) fuse_chain_at(m, i, &m->chains[i]);
+    }
     int fan_out = 0;
     size_t max_elems = 0;
     /* buffer reuse: last[j] = the last layer reading layer j's buffer (inference-only models) */
@@ -623,13 +628,12 @@ int nn_model_build(nn_model **out, const sd_workload *w, nn_backend *be, int bat
         /* fused chains write the last layer's buffer when the convolution runs: it is taken then (before the
          * convolution's inputs are given back, so it never is one of them) and shared by the chain */
         for (int i = 0; i < L; i++) head[i] = -1;
-        fuse_chain fc;
-        if (fusing(m))
-            for (int i = 0; i < L; i++)
-                if (fuse_chain_at(m, i, &fc)) {
-                    const int mem[4] = {i, fc.bn, fc.add, fc.relu};
-                    for (int k = 0; k < 4; k++) if (mem[k] >= 0) head[mem[k]] = i;
-                }
+        for (int i = 0; m->chains && i < L; i++)
+            if (m->chains[i].last >= 0) {
+                const fuse_chain *fc = &m->chains[i];
+                const int mem[4] = {i, fc->bn, fc->add, fc->relu};
+                for (int k = 0; k < 4; k++) if (mem[k] >= 0) head[mem[k]] = i;
+            }
         for (int i = 0; i < L; i++) last[i] = -1;
         for (int i = 0; i < L; i++)
             if (live_owner(m, i) == i)   /* a layer that computes (not a view, not inference dropout) */
@@ -664,19 +668,18 @@ int nn_model_build(nn_model **out, const sd_workload *w, nn_backend *be, int bat
             size_t bytes = y_bytes(l);
             if (out_elems(&l->op) > max_elems) max_elems = out_elems(&l->op);
             if (last && head[i] == i) {   /* a fused chain's convolution: the chain's output buffer, shared */
-                fuse_chain fc;
-                fuse_chain_at(m, i, &fc);
-                int ro = fc.add >= 0 ? live_owner(m, fc.other) : -1;
-                const nn_layer *end = &m->layers[fc.last];
-                for (int j = i + 1; ro >= 0 && j < fc.add; j++)   /* read by no layer running after the chain */
+                const fuse_chain *fc = &m->chains[i];
+                int ro = fc->add >= 0 ? live_owner(m, fc->other) : -1;
+                const nn_layer *end = &m->layers[fc->last];
+                for (int j = i + 1; ro >= 0 && j < fc->add; j++)   /* read by no layer running after the chain */
                     for (int k = 0; k < m->layers[j].ninputs; k++)
                         if (live_owner(m, m->layers[j].inputs[k]) == ro) ro = -1;
-                if (ro >= 0 && last[ro] == fc.add && m->layers[ro].op.fmt_out == end->op.fmt_out &&
+                if (ro >= 0 && last[ro] == fc->add && m->layers[ro].op.fmt_out == end->op.fmt_out &&
                     y_bytes(&m->layers[ro]) == y_bytes(end))
                     l->y = m->layers[ro].y;   /* the add reads the residual last: sum into it in place */
                 else
                     rc = pool_take(m, y_bytes(end), busy, &l->y);
-                for (int t = i + 1; t <= fc.last && !rc; t++) if (head[t] == i) m->layers[t].y = l->y;
+                for (int t = i + 1; t <= fc->last && !rc; t++) if (head[t] == i) m->layers[t].y = l->y;
             } else if (last && head[i] >= 0) {
                 /* in a chain: the buffer is the chain's */
             } else if (last) rc = pool_take(m, bytes, busy, &l->y);
@@ -759,7 +762,7 @@ int nn_model_forward(nn_model *m, int train, uint64_t dropout_seed) {
     }
     memset(done, 0, (size_t)m->nlayers);
     if (!m->training) train = 0;
-    const int fuse = !train && fusing(m);
+    const fuse_chain *chains = train ? NULL : m->chains;
     int rc = 0;
     for (int i = 0; i < m->nlayers && rc == 0; i++) {
         nn_layer *l = &m->layers[i];
@@ -771,8 +774,8 @@ int nn_model_forward(nn_model *m, int train, uint64_t dropout_seed) {
         const float *W = l->w_len ? m->params + l->w_off : NULL;
         const float *B = l->b_len ? m->params + l->b_off : NULL;
         outs[i] = l->y;
-        fuse_chain fc;
-        if (fuse && fuse_chain_at(m, i, &fc)) {
+        if (chains && chains[i].last >= 0) {
+            const fuse_chain fc = chains[i];
             const nn_layer *end = &m->layers[fc.last];
             nn_conv_fuse f = {.relu = fc.relu >= 0, .y_fmt = end->op.fmt_out};
             if (fc.bn >= 0) {

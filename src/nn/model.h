@@ -138,6 +138,9 @@ typedef struct nn_model {
     void **pool;
     size_t *pool_bytes;
     int npool;
+    /* Inference fusion (nn_model_build, when the back-end has conv2d_infer and SD_NO_FUSE is unset): per layer,
+     * the chain a convolution runs at inference (last < 0: none). NULL: every layer runs on its own. */
+    struct nn_fuse_chain *chains;
 } nn_model;
 
 /* Shape inference without a back-end: fills layers' ops (n = batch), parameter slices and FLOPs.
