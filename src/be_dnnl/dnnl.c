@@ -1,9 +1,10 @@
-/* be_dnnl — the oneDNN 2.x CPU back-end: every oneDNN call of showdown lives in this file (the *_desc_init
- * API it uses was removed in oneDNN 3.x). It computes what the reference back-end (be_ref/ref.c) computes on the
+/* be_dnnl — the oneDNN 2.x CPU back-end: every oneDNN call of showdown lives in this file and dnnl_rnn.c (the
+ * *_desc_init API it uses was removed in oneDNN 3.x). It computes what the reference back-end (be_ref/ref.c) computes on the
  * same canonical NCHW buffers: primitives are created once per op shape in prepare() (the inference convolution
  * at its first call) and reused, inputs are reordered into the layouts oneDNN prefers and outputs back,
  * scratchpads are user-managed and shared. Where oneDNN 2.6 measured slower (training batch norm on nChw16c,
- * recurrent evaluation) the arithmetic runs on the host in this file. */
+ * GRU and LSTM) the arithmetic runs on the host, here and in dnnl_rnn.c. */
+#include "be_dnnl/dnnl_rnn.h"
 #include "nn/backend_impl.h"
 #include "nn/host_ops.h"
 #include "nn/kernels.h"
@@ -1213,12 +1214,14 @@ static int dnnl_sigmoid_bce_backward(nn_backend *be, const nn_op *op, float *dlo
     return nn_host_sigmoid_bce_backward(CTX(be)->threads, op, dlogits, prob, targets);
 }
 
-/* ---- recurrent ops: embedding on the host arithmetic; GRU = lbr_gru, LSTM = vanilla_lstm ------- */
+/* ---- recurrent ops: embedding on the host arithmetic; GRU and LSTM on the host (dnnl_rnn.c), or with
+ * SD_DNNL_RNN_PRIMITIVE set when the op is prepared, through oneDNN's lbr_gru / vanilla_lstm primitives
+ * (kept to compare against: measured 2-3x slower on these workloads) ------------------------------------ */
 
-/* The canonical layout (nn/backend.h: W_x [G][H][F], W_h [G][H][H], b_x, b_h; GRU gates r, z, n) is converted
- * at each call into oneDNN's user layouts (ldigo weights, ldgo bias; lbr_gru gates u=z, r, o=n plus the extra
- * bias b_hn; LSTM one bias b_x + b_h), then reordered into the primitive's chosen layouts. Sequences are
- * batch-major [N][T][F] = oneDNN's ntc. Initial states are zero (no src_iter). The last-state variant
+/* Primitive path: the canonical layout (nn/backend.h: W_x [G][H][F], W_h [G][H][H], b_x, b_h; GRU gates r, z, n)
+ * is converted at each call into oneDNN's user layouts (ldigo weights, ldgo bias; lbr_gru gates u=z, r, o=n plus
+ * the extra bias b_hn; LSTM one bias b_x + b_h), then reordered into the primitive's chosen layouts. Sequences
+ * are batch-major [N][T][F] = oneDNN's ntc. Initial states are zero (no src_iter). The last-state variant
  * keeps the whole dst_layer in the op workspace (backward needs it) and copies the last step out. */
 typedef struct rnn_priv {
     dstep fwd, bwd;
@@ -1230,6 +1233,7 @@ typedef struct rnn_priv {
     size_t bytes_dwl, bytes_dwi;      /* sizes of the chosen diff weights buffers (zeroed before backward) */
     size_t ws_dnnl;                   /* oneDNN workspace bytes (aligned); the dst_layer copy follows */
     int G, GB;                        /* gates, bias rows */
+    int prim;                         /* 1: oneDNN's primitives, 0: the host path (the rest is unused) */
 } rnn_priv;
 
 static const int gru_perm[3] = {1, 0, 2};   /* oneDNN gate -> canonical gate: u=z, r, o=n */
@@ -1237,6 +1241,8 @@ static int rnn_gate(const nn_op *op, int gd) { return op->kind == NN_OP_GRU ? gr
 
 static int rnn_prepare(dnnl_ctx *c, nn_op *op, rnn_priv *p) {
     const int lstm = op->kind == NN_OP_LSTM;
+    p->prim = getenv("SD_DNNL_RNN_PRIMITIVE") != NULL;   /* read once: forward and backward must agree */
+    if (!p->prim) return 0;
     const dnnl_dim_t N = op->n, T = op->c, F = op->w, H = op->units;
     p->G = lstm ? 4 : 3;
     p->GB = 4;
@@ -1319,6 +1325,7 @@ static int rnn_prepare(dnnl_ctx *c, nn_op *op, rnn_priv *p) {
 
 static size_t rnn_ws_bytes(const nn_op *op) {
     if (!op->priv) return 0;         /* prepare() first */
+    if (!PRIV(op, rnn_priv)->prim) return dnnl_rnn_host_ws_bytes(op);
     size_t dst = op->ret_seq ? 0 : sizeof(float) * (size_t)op->n * op->c * op->units;
     return PRIV(op, rnn_priv)->ws_dnnl + dst;
 }
@@ -1383,102 +1390,16 @@ static void rnn_from_dnnl(dnnl_ctx *c, const nn_op *op, const rnn_priv *p, float
     }
 }
 
-/* ---- evaluation (train = 0) of the recurrent ops on the host: examples are independent, so each thread runs
- * the whole sequence of its slice of the batch with no synchronisation per step (oneDNN's primitive splits each
- * step's small gemm between the threads and joins them at every step: 552 times a pass on babi_rnn). Per step
- * two sequential oneDNN sgemms (x_t W_x^T, h W_h^T, on the canonical weights) and the gates with a vectorised
- * exp. Training keeps oneDNN's primitive (its workspace feeds the backward). -------------------------------- */
-
-/* e^x within ~2 ulp: 2^n e^r, r in [-ln2/2, ln2/2], e^r by its degree-6 Taylor polynomial (error < 1.2e-7);
- * plain arithmetic, so that the gate loops vectorise. */
-static inline float exp_v(float x) {
-    x = x < -87.0f ? -87.0f : (x > 88.0f ? 88.0f : x);
-    const float n = __builtin_rintf(x * 1.44269504f);
-    const float r = (x - n * 0.693145752f) - n * 1.42860677e-6f;
-    float p = 1.0f / 720.0f;
-    p = p * r + 1.0f / 120.0f;
-    p = p * r + 1.0f / 24.0f;
-    p = p * r + 1.0f / 6.0f;
-    p = p * r + 0.5f;
-    p = p * r + 1.0f;
-    p = p * r + 1.0f;
-    const int32_t e = ((int32_t)n + 127) << 23;
-    float s;
-    memcpy(&s, &e, sizeof s);
-    return p * s;
-}
-static inline float sigm_v(float x) { return 1.0f / (1.0f + exp_v(-x)); }
-static inline float tanh_v(float x) { return 1.0f - 2.0f / (1.0f + exp_v(2.0f * x)); }
-
-static int rnn_eval_host(dnnl_ctx *c, const nn_op *op, float *y, const float *x, const float *w) {
-    const int N = op->n, T = op->c, F = op->w, H = op->units, lstm = op->kind == NN_OP_LSTM;
-    const int G = lstm ? NN_LSTM_GATES : NN_GRU_GATES, GH = G * H;
-    const float *Wx = w, *Wh = Wx + (size_t)GH * F, *bx = Wh + (size_t)GH * H, *bh = bx + GH;
-    const int nt = c->threads < N ? c->threads : N;
-    const size_t per = (size_t)(N + nt - 1) / nt;
-    const size_t each = (per * (2 * (size_t)GH + 2 * (size_t)H) + 15) / 16 * 16;   /* xg, hg, h, c */
-    SD_TRY(grow(&c->tmp, &c->tmp_bytes, sizeof(float) * each * nt));
-    int fail = 0;
-    #pragma omp parallel num_threads(nt)
-    {
-        const int th = omp_get_thread_num();
-        const int i0 = (int)(th * per) < N ? (int)(th * per) : N;
-        const int i1 = (int)((th + 1) * per) < N ? (int)((th + 1) * per) : N;
-        const int m = i1 - i0;
-        float *xg = (float *)c->tmp + each * th, *hg = xg + per * GH, *h = hg + per * GH, *cs = h + per * H;
-        if (m > 0) {
-            memset(h, 0, sizeof(float) * (size_t)m * H);
-            memset(cs, 0, sizeof(float) * (size_t)m * H);
-            memset(hg, 0, sizeof(float) * (size_t)m * GH);
-        }
-        for (int t = 0; t < T && m > 0; t++) {
-            /* xg = x_t W_x^T (rows of x_t are T*F apart), hg = h W_h^T (0 at t = 0: h0 = 0) */
-            dnnl_status_t r1 = dnnl_sgemm('N', 'T', m, GH, F, 1.0f, x + ((size_t)i0 * T + t) * F, (dnnl_dim_t)T * F,
-                                          Wx, F, 0.0f, xg, GH);
-            dnnl_status_t r2 = t ? dnnl_sgemm('N', 'T', m, GH, H, 1.0f, h, H, Wh, H, 0.0f, hg, GH) : dnnl_success;
-            if (r1 != dnnl_success || r2 != dnnl_success) {
-                #pragma omp atomic write
-                fail = 1;
-                break;
-            }
-            for (int j = 0; j < m; j++) {
-                const float *a = xg + (size_t)j * GH, *b = hg + (size_t)j * GH;
-                float *hj = h + (size_t)j * H, *cj = cs + (size_t)j * H;
-                if (lstm) {
-                    #pragma omp simd
-                    for (int k = 0; k < H; k++) {
-                        const float ig = sigm_v(a[k] + b[k] + bx[k] + bh[k]);
-                        const float fg = sigm_v(a[H + k] + b[H + k] + bx[H + k] + bh[H + k]);
-                        const float gg = tanh_v(a[2 * H + k] + b[2 * H + k] + bx[2 * H + k] + bh[2 * H + k]);
-                        const float og = sigm_v(a[3 * H + k] + b[3 * H + k] + bx[3 * H + k] + bh[3 * H + k]);
-                        const float cn = fg * cj[k] + ig * gg;
-                        cj[k] = cn;
-                        hj[k] = og * tanh_v(cn);
-                    }
-                } else {
-                    #pragma omp simd
-                    for (int k = 0; k < H; k++) {
-                        const float r = sigm_v(a[k] + bx[k] + b[k] + bh[k]);
-                        const float z = sigm_v(a[H + k] + bx[H + k] + b[H + k] + bh[H + k]);
-                        const float nn = tanh_v(a[2 * H + k] + bx[2 * H + k] + r * (b[2 * H + k] + bh[2 * H + k]));
-                        hj[k] = (1.0f - z) * nn + z * hj[k];
-                    }
-                }
-                if (op->ret_seq) memcpy(y + ((size_t)(i0 + j) * T + t) * H, hj, sizeof(float) * H);
-            }
-        }
-        if (m > 0 && !op->ret_seq) memcpy(y + (size_t)i0 * H, h, sizeof(float) * (size_t)m * H);
-    }
-    return fail ? sd_err(SD_EBACKEND, "oneDNN: dnnl_sgemm failed in a recurrent evaluation") : 0;
-}
-
 static int dnnl_rnn_forward(nn_backend *be, const nn_op *op, float *y, void *ws, const float *x, const float *w,
                             int train) {
     NEED_PRIV(op);
     dnnl_ctx *c = CTX(be);
     rnn_priv *p = PRIV(op, rnn_priv);
     threads_on(c);
-    if (!train && !getenv("SD_DNNL_RNN_PRIMITIVE")) return rnn_eval_host(c, op, y, x, w);   /* env: comparisons */
+    if (!p->prim) {
+        SD_TRY(grow(&c->tmp, &c->tmp_bytes, dnnl_rnn_host_fwd_tmp_bytes(op, c->threads)));
+        return dnnl_rnn_host_forward(c->threads, op, y, train ? ws : NULL, x, w, c->tmp);
+    }
     rnn_to_dnnl(c, op, p, w);   /* training: ws also keeps the output sequence for backward */
     void *wl, *wi;
     SD_TRY(stage_in(c, &p->f_wl, (char *)c->tmp + p->off_wl, &wl));
@@ -1502,6 +1423,10 @@ static int dnnl_rnn_backward(nn_backend *be, const nn_op *op, float *dx, float *
     rnn_priv *p = PRIV(op, rnn_priv);
     const int T = op->c, H = op->units;
     threads_on(c);
+    if (!p->prim) {
+        SD_TRY(grow(&c->tmp, &c->tmp_bytes, dnnl_rnn_host_bwd_tmp_bytes(op, c->threads)));
+        return dnnl_rnn_host_backward(c->threads, op, dx, dw, dy, x, w, ws, c->tmp);
+    }
     rnn_to_dnnl(c, op, p, w);
     void *wl, *wi;
     SD_TRY(stage_in(c, &p->b_wl, (char *)c->tmp + p->off_wl, &wl));

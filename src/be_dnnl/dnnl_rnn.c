@@ -1,0 +1,270 @@
+/* dnnl_rnn — GRU and LSTM of the dnnl back-end on the host (see dnnl_rnn.h). Examples are independent in the
+ * recurrence, so each thread runs the whole sequence of its slice of the batch with sequential sgemms and no
+ * synchronisation per step; oneDNN 2.6's RNN primitive splits each step's small gemm between the threads and
+ * joins them at every step (552 times a pass on babi_rnn) and measured up to 2x slower. The input projections
+ * of all steps are one gemm where that pays (dims_of), and backward's weight gradients and dx are gemms over
+ * all steps, as in cuDNN. */
+#include "be_dnnl/dnnl_rnn.h"
+#include "nn/host_ops.h"
+#include "core/err.h"
+
+#include <oneapi/dnnl/dnnl.h>
+
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* e^x within ~2 ulp: 2^n e^r, r in [-ln2/2, ln2/2], e^r by its degree-6 Taylor polynomial (error < 1.2e-7);
+ * plain arithmetic, so that the gate loops vectorise. */
+static inline float exp_v(float x) {
+    x = x < -87.0f ? -87.0f : (x > 88.0f ? 88.0f : x);
+    const float n = __builtin_rintf(x * 1.44269504f);
+    const float r = (x - n * 0.693145752f) - n * 1.42860677e-6f;
+    float p = 1.0f / 720.0f;
+    p = p * r + 1.0f / 120.0f;
+    p = p * r + 1.0f / 24.0f;
+    p = p * r + 1.0f / 6.0f;
+    p = p * r + 0.5f;
+    p = p * r + 1.0f;
+    p = p * r + 1.0f;
+    const int32_t e = ((int32_t)n + 127) << 23;
+    float s;
+    memcpy(&s, &e, sizeof s);
+    return p * s;
+}
+static inline float sigm_v(float x) { return 1.0f / (1.0f + exp_v(-x)); }
+static inline float tanh_v(float x) { return 1.0f - 2.0f / (1.0f + exp_v(2.0f * x)); }
+
+typedef struct dims {
+    int N, T, F, H, G, GH, lstm, nt;
+    size_t per;                     /* examples per thread */
+    size_t mb;                      /* examples per sub-batch of a thread (bounds the input projections kept) */
+    int batched;                    /* input projections of all steps in one gemm (else one gemm a step) */
+} dims;
+
+/* Batched input projections of a sub-batch are kept for all its steps: ~8 MB a thread, but at least 64
+ * examples so that the per-step recurrent gemm keeps enough rows. */
+#define XG_BUDGET ((size_t)1 << 21)
+
+static dims dims_of(const nn_op *op, int threads) {
+    dims d;
+    d.N = op->n; d.T = op->c; d.F = op->w; d.H = op->units;
+    d.lstm = op->kind == NN_OP_LSTM;
+    d.G = d.lstm ? NN_LSTM_GATES : NN_GRU_GATES;
+    d.GH = d.G * d.H;
+    d.nt = threads < d.N ? threads : d.N;
+    if (d.nt < 1) d.nt = 1;
+    d.per = ((size_t)d.N + d.nt - 1) / d.nt;
+    /* Batching pays where the input side is as wide as the recurrent side (imdb_gru, F 125 H 100: training
+     * +13-16%); with a narrow input its product is store-bound and the batched result leaves the cache
+     * before its step reads it (mnist_hrnn's row LSTM, F 28 H 128: evaluation -10-20%). */
+    d.batched = d.F >= d.H;
+    size_t mb = d.batched ? XG_BUDGET / ((size_t)d.T * d.GH) : d.per;
+    if (mb < 64) mb = 64;
+    d.mb = mb < d.per ? mb : d.per;
+    return d;
+}
+
+static void slice(const dims *d, int th, int *i0, int *i1) {
+    const size_t a = th * d->per, b = (th + 1) * d->per;
+    *i0 = a < (size_t)d->N ? (int)a : d->N;
+    *i1 = b < (size_t)d->N ? (int)b : d->N;
+}
+
+static size_t round16(size_t n) { return (n + 15) / 16 * 16; }
+
+size_t dnnl_rnn_host_ws_bytes(const nn_op *op) { return nn_host_rnn_ws_bytes(op); }
+
+static size_t fwd_each(const dims *d) {   /* floats a thread: xg, hg, h, c */
+    return round16(d->mb * ((size_t)(d->batched ? d->T : 1) * d->GH + d->GH + 2 * (size_t)d->H));
+}
+size_t dnnl_rnn_host_fwd_tmp_bytes(const nn_op *op, int threads) {
+    const dims d = dims_of(op, threads);
+    return sizeof(float) * fwd_each(&d) * d.nt;
+}
+
+static size_t bwd_layout(const dims *d, size_t *off_dah, size_t *off_th) {
+    const size_t rows = (size_t)d->N * d->T;
+    *off_dah = round16(rows * d->GH);                              /* after dax */
+    *off_th = *off_dah + (d->lstm ? 0 : round16(rows * d->GH));    /* the LSTM's dah is dax */
+    /* a thread: dh, dc, and two double column sums */
+    return *off_th + d->nt * round16(2 * d->per * d->H + 4 * (size_t)d->GH);
+}
+size_t dnnl_rnn_host_bwd_tmp_bytes(const nn_op *op, int threads) {
+    const dims d = dims_of(op, threads);
+    size_t a, b;
+    return sizeof(float) * bwd_layout(&d, &a, &b);
+}
+
+static int gemm(char ta, char tb, size_t M, size_t N, size_t K, const float *A, size_t lda, const float *B,
+                size_t ldb, float beta, float *C, size_t ldc) {
+    return dnnl_sgemm(ta, tb, (dnnl_dim_t)M, (dnnl_dim_t)N, (dnnl_dim_t)K, 1.0f, A, (dnnl_dim_t)lda, B,
+                      (dnnl_dim_t)ldb, beta, C, (dnnl_dim_t)ldc) == dnnl_success ? 0 : -1;
+}
+
+int dnnl_rnn_host_forward(int threads, const nn_op *op, float *y, void *ws, const float *x, const float *w,
+                          float *tmp) {
+    const dims d = dims_of(op, threads);
+    const int T = d.T, F = d.F, H = d.H, GH = d.GH, lstm = d.lstm;
+    const float *Wx = w, *Wh = Wx + (size_t)GH * F, *bx = Wh + (size_t)GH * H, *bh = bx + GH;
+    const size_t rows = (size_t)d.N * T, each = fwd_each(&d);
+    float *wsg = ws, *wsh = ws ? wsg + rows * 4 * H : NULL, *wsc = ws ? wsh + rows * H : NULL;
+    int fail = 0;
+    #pragma omp parallel num_threads(d.nt)
+    {
+        int i0, i1;
+        slice(&d, omp_get_thread_num(), &i0, &i1);
+        float *xg = tmp + each * omp_get_thread_num(), *hg = xg + d.mb * (d.batched ? T : 1) * GH, *h = hg + d.mb * GH,
+              *cs = h + d.mb * H;
+        for (int s = i0; s < i1 && !fail; s += (int)d.mb) {
+            const int ms = i1 - s < (int)d.mb ? i1 - s : (int)d.mb;
+            /* xg[j*T + t] = W_x x_(s+j, t): the input side of every step in one product */
+            int rc = d.batched ? gemm('N', 'T', (size_t)ms * T, GH, F, x + (size_t)s * T * F, F, Wx, F, 0.0f, xg, GH) : 0;
+            memset(h, 0, sizeof(float) * (size_t)ms * H);
+            memset(cs, 0, sizeof(float) * (size_t)ms * H);
+            memset(hg, 0, sizeof(float) * (size_t)ms * GH);   /* h0 = 0: no recurrent term at t = 0 */
+            for (int t = 0; t < T && rc == 0; t++) {
+                if (t) rc = gemm('N', 'T', ms, GH, H, h, H, Wh, H, 0.0f, hg, GH);
+                if (!d.batched && rc == 0)
+                    rc = gemm('N', 'T', ms, GH, F, x + ((size_t)s * T + t) * F, (size_t)T * F, Wx, F, 0.0f, xg, GH);
+                for (int j = 0; j < ms && rc == 0; j++) {
+                    const size_t row = (size_t)(s + j) * T + t;
+                    const float *a = xg + ((size_t)j * (d.batched ? T : 1) + (d.batched ? t : 0)) * GH;
+                    const float *b = hg + (size_t)j * GH;
+                    float *hj = h + (size_t)j * H, *cj = cs + (size_t)j * H;
+                    float *g = ws ? wsg + row * 4 * H : NULL, *hp = ws ? wsh + row * H : NULL;
+                    if (hp) memcpy(hp, hj, sizeof(float) * H);
+                    if (lstm) {
+                        float *cw = ws ? wsc + row * H : NULL;
+                        #pragma omp simd
+                        for (int k = 0; k < H; k++) {
+                            const float ig = sigm_v(a[k] + b[k] + bx[k] + bh[k]);
+                            const float fg = sigm_v(a[H + k] + b[H + k] + bx[H + k] + bh[H + k]);
+                            const float gg = tanh_v(a[2 * H + k] + b[2 * H + k] + bx[2 * H + k] + bh[2 * H + k]);
+                            const float og = sigm_v(a[3 * H + k] + b[3 * H + k] + bx[3 * H + k] + bh[3 * H + k]);
+                            const float cn = fg * cj[k] + ig * gg;
+                            cj[k] = cn;
+                            hj[k] = og * tanh_v(cn);
+                            if (g) { g[k] = ig; g[H + k] = fg; g[2 * H + k] = gg; g[3 * H + k] = og; cw[k] = cn; }
+                        }
+                    } else {
+                        #pragma omp simd
+                        for (int k = 0; k < H; k++) {
+                            const float bhn = b[2 * H + k] + bh[2 * H + k];
+                            const float r = sigm_v(a[k] + bx[k] + b[k] + bh[k]);
+                            const float z = sigm_v(a[H + k] + bx[H + k] + b[H + k] + bh[H + k]);
+                            const float nn = tanh_v(a[2 * H + k] + bx[2 * H + k] + r * bhn);
+                            hj[k] = (1.0f - z) * nn + z * hj[k];
+                            if (g) { g[k] = r; g[H + k] = z; g[2 * H + k] = nn; g[3 * H + k] = bhn; }
+                        }
+                    }
+                    if (op->ret_seq) memcpy(y + row * H, hj, sizeof(float) * H);
+                }
+            }
+            if (rc == 0 && !op->ret_seq) memcpy(y + (size_t)s * H, h, sizeof(float) * (size_t)ms * H);
+            if (rc) {
+                #pragma omp atomic write
+                fail = 1;
+            }
+        }
+    }
+    return fail ? sd_err(SD_EBACKEND, "oneDNN: dnnl_sgemm failed in a %s forward", lstm ? "lstm" : "gru") : 0;
+}
+
+int dnnl_rnn_host_backward(int threads, const nn_op *op, float *dx, float *dw, const float *dy, const float *x,
+                           const float *w, const void *ws, float *tmp) {
+    const dims d = dims_of(op, threads);
+    const int T = d.T, F = d.F, H = d.H, GH = d.GH, lstm = d.lstm;
+    const float *Wx = w, *Wh = Wx + (size_t)GH * F;
+    float *dWx = dw, *dWh = dWx + (size_t)GH * F, *dbx = dWh + (size_t)GH * H, *dbh = dbx + GH;
+    const size_t rows = (size_t)d.N * T;
+    const float *wsg = ws, *wsh = wsg + rows * 4 * H, *wsc = wsh + rows * H;
+    size_t off_dah, off_th;
+    bwd_layout(&d, &off_dah, &off_th);
+    /* gradients of the pre-activations: dax for the input side, dah for the recurrent side (they differ in the
+     * GRU's new gate, whose recurrent part is scaled by r) */
+    float *dax = tmp, *dah = lstm ? dax : tmp + off_dah;
+    const size_t each = round16(2 * d.per * H + 4 * (size_t)GH);
+    int fail = 0;
+    #pragma omp parallel num_threads(d.nt)
+    {
+        const int th = omp_get_thread_num();
+        int i0, i1;
+        slice(&d, th, &i0, &i1);
+        const int m = i1 - i0;
+        float *dh = tmp + off_th + each * th, *dc = dh + d.per * H;
+        double *sx = (double *)(dc + d.per * H), *sh = sx + GH;
+        int rc = 0;
+        if (m > 0) {
+            if (op->ret_seq) memset(dh, 0, sizeof(float) * (size_t)m * H);
+            else memcpy(dh, dy + (size_t)i0 * H, sizeof(float) * (size_t)m * H);
+            memset(dc, 0, sizeof(float) * (size_t)m * H);
+        }
+        for (int t = T - 1; t >= 0 && m > 0 && rc == 0; t--) {
+            for (int j = 0; j < m; j++) {
+                const size_t row = (size_t)(i0 + j) * T + t;
+                const float *g = wsg + row * 4 * H, *hp = wsh + row * H;
+                const float *dyr = op->ret_seq ? dy + row * H : NULL;
+                float *ax = dax + row * GH, *ah = dah + row * GH;
+                float *dhj = dh + (size_t)j * H, *dcj = dc + (size_t)j * H;
+                if (!lstm) {
+                    #pragma omp simd
+                    for (int k = 0; k < H; k++) {
+                        const float dd = dhj[k] + (dyr ? dyr[k] : 0.0f);
+                        const float r = g[k], z = g[H + k], nn = g[2 * H + k], bhn = g[3 * H + k];
+                        const float dz = dd * (hp[k] - nn), dn = dd * (1.0f - z);
+                        const float dan = dn * (1.0f - nn * nn);
+                        const float dar = dan * bhn * r * (1.0f - r), daz = dz * z * (1.0f - z);
+                        ax[k] = dar; ax[H + k] = daz; ax[2 * H + k] = dan;
+                        ah[k] = dar; ah[H + k] = daz; ah[2 * H + k] = dan * r;
+                        dhj[k] = dd * z;                 /* direct path h' = ... + z h */
+                    }
+                } else {
+                    const float *cr = wsc + row * H, *cpr = t > 0 ? wsc + (row - 1) * H : NULL;
+                    #pragma omp simd
+                    for (int k = 0; k < H; k++) {
+                        const float dd = dhj[k] + (dyr ? dyr[k] : 0.0f);
+                        const float ig = g[k], fg = g[H + k], gg = g[2 * H + k], og = g[3 * H + k];
+                        const float cp = cpr ? cpr[k] : 0.0f, tc = tanh_v(cr[k]);
+                        const float dcc = dcj[k] + dd * og * (1.0f - tc * tc);
+                        ax[k] = dcc * gg * ig * (1.0f - ig);
+                        ax[H + k] = dcc * cp * fg * (1.0f - fg);
+                        ax[2 * H + k] = dcc * ig * (1.0f - gg * gg);
+                        ax[3 * H + k] = dd * tc * og * (1.0f - og);
+                        dcj[k] = dcc * fg;
+                        dhj[k] = 0.0f;
+                    }
+                }
+            }
+            /* dh_prev += dah_t W_h (the rows of step t are T*GH apart); nothing flows before t = 0 */
+            if (t) rc = gemm('N', 'N', m, H, GH, dah + ((size_t)i0 * T + t) * GH, (size_t)T * GH, Wh, H, 1.0f, dh, H);
+        }
+        if (rc == 0 && m > 0 && dx)
+            rc = gemm('N', 'N', (size_t)m * T, F, GH, dax + (size_t)i0 * T * GH, GH, Wx, F, 0.0f,
+                      dx + (size_t)i0 * T * F, F);
+        if (rc) {
+            #pragma omp atomic write
+            fail = 1;
+        }
+        /* bias gradients: column sums over the rows, in double, each thread over its own rows */
+        #pragma omp barrier
+        memset(sx, 0, sizeof(double) * 2 * GH);
+        for (size_t r = (size_t)i0 * T; r < (size_t)i1 * T; r++) {
+            const float *ax = dax + r * GH, *ah = dah + r * GH;
+            #pragma omp simd
+            for (int k = 0; k < GH; k++) { sx[k] += ax[k]; sh[k] += ah[k]; }
+        }
+        #pragma omp barrier
+        #pragma omp single
+        for (int t2 = 0; t2 < d.nt; t2++) {
+            const double *px = (const double *)(tmp + off_th + each * t2 + 2 * d.per * H), *ph = px + GH;
+            for (int k = 0; k < GH; k++) { dbx[k] += (float)px[k]; dbh[k] += (float)ph[k]; }
+        }
+    }
+    if (fail) return sd_err(SD_EBACKEND, "oneDNN: dnnl_sgemm failed in a %s backward", lstm ? "lstm" : "gru");
+    /* weight gradients over all steps at once: dW_x += dax^T x, dW_h += dah^T h_prev */
+    if (gemm('T', 'N', GH, F, rows, dax, GH, x, F, 1.0f, dWx, F) ||
+        gemm('T', 'N', GH, H, rows, dah, GH, wsh, H, 1.0f, dWh, H))
+        return sd_err(SD_EBACKEND, "oneDNN: dnnl_sgemm failed in a %s backward", lstm ? "lstm" : "gru");
+    return 0;
+}
