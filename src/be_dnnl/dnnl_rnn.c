@@ -200,6 +200,9 @@ int dnnl_rnn_host_backward(int threads, const nn_op *op, float *dx, float *dw, c
             else memcpy(dh, dy + (size_t)i0 * H, sizeof(float) * (size_t)m * H);
             memset(dc, 0, sizeof(float) * (size_t)m * H);
         }
+        /* bias gradients: column sums of dax (and of the GRU's recurrent new-gate column of dah), in double,
+         * each thread over its own rows while they are in cache */
+        memset(sx, 0, sizeof(double) * 2 * GH);
         for (int t = T - 1; t >= 0 && m > 0 && rc == 0; t--) {
             for (int j = 0; j < m; j++) {
                 const size_t row = (size_t)(i0 + j) * T + t;
@@ -217,6 +220,7 @@ int dnnl_rnn_host_backward(int threads, const nn_op *op, float *dx, float *dw, c
                         const float dar = dan * bhn * r * (1.0f - r), daz = dz * z * (1.0f - z);
                         ax[k] = dar; ax[H + k] = daz; ax[2 * H + k] = dan;
                         ah[k] = dar; ah[H + k] = daz; ah[2 * H + k] = dan * r;
+                        sx[k] += dar; sx[H + k] += daz; sx[2 * H + k] += dan; sh[k] += dan * r;
                         dhj[k] = dd * z;                 /* direct path h' = ... + z h */
                     }
                 } else {
@@ -227,10 +231,10 @@ int dnnl_rnn_host_backward(int threads, const nn_op *op, float *dx, float *dw, c
                         const float ig = g[k], fg = g[H + k], gg = g[2 * H + k], og = g[3 * H + k];
                         const float cp = cpr ? cpr[k] : 0.0f, tc = tanh_v(cr[k]);
                         const float dcc = dcj[k] + dd * og * (1.0f - tc * tc);
-                        ax[k] = dcc * gg * ig * (1.0f - ig);
-                        ax[H + k] = dcc * cp * fg * (1.0f - fg);
-                        ax[2 * H + k] = dcc * ig * (1.0f - gg * gg);
-                        ax[3 * H + k] = dd * tc * og * (1.0f - og);
+                        const float ai = dcc * gg * ig * (1.0f - ig), af = dcc * cp * fg * (1.0f - fg);
+                        const float ag = dcc * ig * (1.0f - gg * gg), ao = dd * tc * og * (1.0f - og);
+                        ax[k] = ai; ax[H + k] = af; ax[2 * H + k] = ag; ax[3 * H + k] = ao;
+                        sx[k] += ai; sx[H + k] += af; sx[2 * H + k] += ag; sx[3 * H + k] += ao;
                         dcj[k] = dcc * fg;
                         dhj[k] = 0.0f;
                     }
@@ -246,19 +250,14 @@ int dnnl_rnn_host_backward(int threads, const nn_op *op, float *dx, float *dw, c
             #pragma omp atomic write
             fail = 1;
         }
-        /* bias gradients: column sums over the rows, in double, each thread over its own rows */
-        #pragma omp barrier
-        memset(sx, 0, sizeof(double) * 2 * GH);
-        for (size_t r = (size_t)i0 * T; r < (size_t)i1 * T; r++) {
-            const float *ax = dax + r * GH, *ah = dah + r * GH;
-            #pragma omp simd
-            for (int k = 0; k < GH; k++) { sx[k] += ax[k]; sh[k] += ah[k]; }
-        }
         #pragma omp barrier
         #pragma omp single
-        for (int t2 = 0; t2 < d.nt; t2++) {
+        for (int t2 = 0; t2 < d.nt; t2++) {   /* b_h's gradient is b_x's but in the GRU's new gate */
             const double *px = (const double *)(tmp + off_th + each * t2 + 2 * d.per * H), *ph = px + GH;
-            for (int k = 0; k < GH; k++) { dbx[k] += (float)px[k]; dbh[k] += (float)ph[k]; }
+            for (int k = 0; k < GH; k++) {
+                dbx[k] += (float)px[k];
+                dbh[k] += (float)(!lstm && k >= 2 * H ? ph[k - 2 * H] : px[k]);
+            }
         }
     }
     if (fail) return sd_err(SD_EBACKEND, "oneDNN: dnnl_sgemm failed in a %s backward", lstm ? "lstm" : "gru");
