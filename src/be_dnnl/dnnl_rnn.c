@@ -111,15 +111,16 @@ int dnnl_rnn_host_forward(int threads, const nn_op *op, float *y, void *ws, cons
     float *wsg = ws, *wsh = ws ? wsg + rows * 4 * H : NULL, *wsc = ws ? wsh + rows * H : NULL;
     int fail = 0;
     #pragma omp parallel num_threads(d.nt)
-    {
-        int i0, i1;
-        slice(&d, omp_get_thread_num(), &i0, &i1);
+    for (int sl = omp_get_thread_num(); sl < d.nt; sl += omp_get_num_threads()) {   /* fewer threads than asked: */
+        int i0, i1;                                                                    /* each takes more slices */
+        slice(&d, sl, &i0, &i1);
         float *xg = tmp + each * omp_get_thread_num(), *hg = xg + d.mb * (d.batched ? T : 1) * GH, *h = hg + d.mb * GH,
               *cs = h + d.mb * H;
         for (int s = i0; s < i1 && !fail; s += (int)d.mb) {
             const int ms = i1 - s < (int)d.mb ? i1 - s : (int)d.mb;
             /* xg[j*T + t] = W_x x_(s+j, t): the input side of every step in one product */
-            int rc = d.batched ? gemm('N', 'T', (size_t)ms * T, GH, F, x + (size_t)s * T * F, F, Wx, F, 0.0f, xg, GH) : 0;
+            int rc = d.batched ? gemm('N', 'T', (size_t)ms * T, GH, F, x + (size_t)s * T * F, F, Wx, F, 0.0f, xg, GH)
+                               : 0;
             memset(h, 0, sizeof(float) * (size_t)ms * H);
             memset(cs, 0, sizeof(float) * (size_t)ms * H);
             memset(hg, 0, sizeof(float) * (size_t)ms * GH);   /* h0 = 0: no recurrent term at t = 0 */
@@ -189,70 +190,73 @@ int dnnl_rnn_host_backward(int threads, const nn_op *op, float *dx, float *dw, c
     #pragma omp parallel num_threads(d.nt)
     {
         const int th = omp_get_thread_num();
-        int i0, i1;
-        slice(&d, th, &i0, &i1);
-        const int m = i1 - i0;
         float *dh = tmp + off_th + each * th, *dc = dh + d.per * H;
         double *sx = (double *)(dc + d.per * H), *sh = sx + GH;
         int rc = 0;
-        if (m > 0) {
-            if (op->ret_seq) memset(dh, 0, sizeof(float) * (size_t)m * H);
-            else memcpy(dh, dy + (size_t)i0 * H, sizeof(float) * (size_t)m * H);
-            memset(dc, 0, sizeof(float) * (size_t)m * H);
-        }
         /* bias gradients: column sums of dax (and of the GRU's recurrent new-gate column of dah), in double,
          * each thread over its own rows while they are in cache */
         memset(sx, 0, sizeof(double) * 2 * GH);
-        for (int t = T - 1; t >= 0 && m > 0 && rc == 0; t--) {
-            for (int j = 0; j < m; j++) {
-                const size_t row = (size_t)(i0 + j) * T + t;
-                const float *g = wsg + row * 4 * H, *hp = wsh + row * H;
-                const float *dyr = op->ret_seq ? dy + row * H : NULL;
-                float *ax = dax + row * GH, *ah = dah + row * GH;
-                float *dhj = dh + (size_t)j * H, *dcj = dc + (size_t)j * H;
-                if (!lstm) {
-                    #pragma omp simd
-                    for (int k = 0; k < H; k++) {
-                        const float dd = dhj[k] + (dyr ? dyr[k] : 0.0f);
-                        const float r = g[k], z = g[H + k], nn = g[2 * H + k], bhn = g[3 * H + k];
-                        const float dz = dd * (hp[k] - nn), dn = dd * (1.0f - z);
-                        const float dan = dn * (1.0f - nn * nn);
-                        const float dar = dan * bhn * r * (1.0f - r), daz = dz * z * (1.0f - z);
-                        ax[k] = dar; ax[H + k] = daz; ax[2 * H + k] = dan;
-                        ah[k] = dar; ah[H + k] = daz; ah[2 * H + k] = dan * r;
-                        sx[k] += dar; sx[H + k] += daz; sx[2 * H + k] += dan; sh[k] += dan * r;
-                        dhj[k] = dd * z;                 /* direct path h' = ... + z h */
-                    }
-                } else {
-                    const float *cr = wsc + row * H, *cpr = t > 0 ? wsc + (row - 1) * H : NULL;
-                    #pragma omp simd
-                    for (int k = 0; k < H; k++) {
-                        const float dd = dhj[k] + (dyr ? dyr[k] : 0.0f);
-                        const float ig = g[k], fg = g[H + k], gg = g[2 * H + k], og = g[3 * H + k];
-                        const float cp = cpr ? cpr[k] : 0.0f, tc = tanh_v(cr[k]);
-                        const float dcc = dcj[k] + dd * og * (1.0f - tc * tc);
-                        const float ai = dcc * gg * ig * (1.0f - ig), af = dcc * cp * fg * (1.0f - fg);
-                        const float ag = dcc * ig * (1.0f - gg * gg), ao = dd * tc * og * (1.0f - og);
-                        ax[k] = ai; ax[H + k] = af; ax[2 * H + k] = ag; ax[3 * H + k] = ao;
-                        sx[k] += ai; sx[H + k] += af; sx[2 * H + k] += ag; sx[3 * H + k] += ao;
-                        dcj[k] = dcc * fg;
-                        dhj[k] = 0.0f;
+        for (int sl = th; sl < d.nt && rc == 0; sl += omp_get_num_threads()) {
+            int i0, i1;
+            slice(&d, sl, &i0, &i1);
+            const int m = i1 - i0;
+            if (m > 0) {
+                if (op->ret_seq) memset(dh, 0, sizeof(float) * (size_t)m * H);
+                else memcpy(dh, dy + (size_t)i0 * H, sizeof(float) * (size_t)m * H);
+                memset(dc, 0, sizeof(float) * (size_t)m * H);
+            }
+            for (int t = T - 1; t >= 0 && m > 0 && rc == 0; t--) {
+                for (int j = 0; j < m; j++) {
+                    const size_t row = (size_t)(i0 + j) * T + t;
+                    const float *g = wsg + row * 4 * H, *hp = wsh + row * H;
+                    const float *dyr = op->ret_seq ? dy + row * H : NULL;
+                    float *ax = dax + row * GH, *ah = dah + row * GH;
+                    float *dhj = dh + (size_t)j * H, *dcj = dc + (size_t)j * H;
+                    if (!lstm) {
+                        #pragma omp simd
+                        for (int k = 0; k < H; k++) {
+                            const float dd = dhj[k] + (dyr ? dyr[k] : 0.0f);
+                            const float r = g[k], z = g[H + k], nn = g[2 * H + k], bhn = g[3 * H + k];
+                            const float dz = dd * (hp[k] - nn), dn = dd * (1.0f - z);
+                            const float dan = dn * (1.0f - nn * nn);
+                            const float dar = dan * bhn * r * (1.0f - r), daz = dz * z * (1.0f - z);
+                            ax[k] = dar; ax[H + k] = daz; ax[2 * H + k] = dan;
+                            ah[k] = dar; ah[H + k] = daz; ah[2 * H + k] = dan * r;
+                            sx[k] += dar; sx[H + k] += daz; sx[2 * H + k] += dan; sh[k] += dan * r;
+                            dhj[k] = dd * z;                 /* direct path h' = ... + z h */
+                        }
+                    } else {
+                        const float *cr = wsc + row * H, *cpr = t > 0 ? wsc + (row - 1) * H : NULL;
+                        #pragma omp simd
+                        for (int k = 0; k < H; k++) {
+                            const float dd = dhj[k] + (dyr ? dyr[k] : 0.0f);
+                            const float ig = g[k], fg = g[H + k], gg = g[2 * H + k], og = g[3 * H + k];
+                            const float cp = cpr ? cpr[k] : 0.0f, tc = tanh_v(cr[k]);
+                            const float dcc = dcj[k] + dd * og * (1.0f - tc * tc);
+                            const float ai = dcc * gg * ig * (1.0f - ig), af = dcc * cp * fg * (1.0f - fg);
+                            const float ag = dcc * ig * (1.0f - gg * gg), ao = dd * tc * og * (1.0f - og);
+                            ax[k] = ai; ax[H + k] = af; ax[2 * H + k] = ag; ax[3 * H + k] = ao;
+                            sx[k] += ai; sx[H + k] += af; sx[2 * H + k] += ag; sx[3 * H + k] += ao;
+                            dcj[k] = dcc * fg;
+                            dhj[k] = 0.0f;
+                        }
                     }
                 }
+                /* dh_prev += dah_t W_h (the rows of step t are T*GH apart); nothing flows before t = 0 */
+                if (t)
+                    rc = gemm('N', 'N', m, H, GH, dah + ((size_t)i0 * T + t) * GH, (size_t)T * GH, Wh, H, 1.0f, dh, H);
             }
-            /* dh_prev += dah_t W_h (the rows of step t are T*GH apart); nothing flows before t = 0 */
-            if (t) rc = gemm('N', 'N', m, H, GH, dah + ((size_t)i0 * T + t) * GH, (size_t)T * GH, Wh, H, 1.0f, dh, H);
+            if (rc == 0 && m > 0 && dx)
+                rc = gemm('N', 'N', (size_t)m * T, F, GH, dax + (size_t)i0 * T * GH, GH, Wx, F, 0.0f,
+                          dx + (size_t)i0 * T * F, F);
         }
-        if (rc == 0 && m > 0 && dx)
-            rc = gemm('N', 'N', (size_t)m * T, F, GH, dax + (size_t)i0 * T * GH, GH, Wx, F, 0.0f,
-                      dx + (size_t)i0 * T * F, F);
         if (rc) {
             #pragma omp atomic write
             fail = 1;
         }
         #pragma omp barrier
         #pragma omp single
-        for (int t2 = 0; t2 < d.nt; t2++) {   /* b_h's gradient is b_x's but in the GRU's new gate */
+        for (int t2 = 0; t2 < omp_get_num_threads(); t2++) {   /* b_h's gradient: b_x's but in the GRU's n gate */
             const double *px = (const double *)(tmp + off_th + each * t2 + 2 * d.per * H), *ph = px + GH;
             for (int k = 0; k < GH; k++) {
                 dbx[k] += (float)px[k];
