@@ -1,13 +1,14 @@
 #!/usr/bin/python3
 """bench_table — `make bench-cpu`: the native engine (`showdown perf --backend dnnl`) against PyTorch, and against
-TensorFlow and JAX where their venvs are installed, on every workload, interleaved in one run. Each cell is its own process, so its peak memory (max RSS) comes from the
-kernel (wait4) and its CPU time tells how much of the machine other processes took meanwhile.
+TensorFlow and JAX where their venvs are installed, on every workload, interleaved in one run. Each cell is its
+own process, so its peak memory (max RSS) comes from the kernel (wait4) and its CPU time tells how much of the
+machine other processes took meanwhile.
 
-Round 1 runs, per workload in turn: native, PyTorch as shipped, and every candidate of PyTorch's best setting
-(scripts/torch_perf.py: eager NCHW, channels-last, torch.compile where it can pay); the fastest candidate is
-PyTorch's best for that workload. Then TensorFlow (scripts/tf_perf.py: tf.function graph and XLA) and JAX
-(scripts/jax_perf.py: jit), each best picked the same way; a workload their runner cannot build is "n/a".
-Rounds 2.. run native, shipped and every framework's best again, in the same order. The best peer of a workload
+Round 1 runs, per workload in turn: native; where installed, TensorFlow's candidates (scripts/tf_perf.py:
+tf.function graph and XLA) and JAX's (scripts/jax_perf.py: jit), a workload their runner cannot build "n/a";
+PyTorch as shipped, and every candidate of PyTorch's best setting (scripts/torch_perf.py: eager NCHW,
+channels-last, torch.compile where it can pay). Each framework's fastest candidate per phase is its best for that
+workload. Rounds 2.. run native, every framework's best and shipped again, in the same order. The best peer of a workload
 phase is the fastest best over every framework measured: the ratio the 2x target is read against. Each figure
 is the median over rounds of each cell's median window; spread = (max - min) / median over rounds.
 Busy machine: before and after every cell /proc/stat gives the CPU time all processes used and the steal
@@ -538,14 +539,15 @@ def main():
             other[fw] = "not installed (no %s; make deps-frameworks)" % py
         else:
             r = subprocess.run([py, "-c", "import %s, numpy" % PEERS[fw]["module"]], stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE, universal_newlines=True, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+                               stderr=subprocess.PIPE, universal_newlines=True,
+                               env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
             if r.returncode == 0:
                 a.peer_python[fw] = py
                 other[fw] = "measured (%s)" % py
             else:
                 tail = [l for l in r.stderr.strip().splitlines() if l.strip()]
-                other[fw] = "installed (%s) but does not import %s: %s" % (py, PEERS[fw]["module"],
-                                                                          tail[-1][:200] if tail else "exit %d" % r.returncode)
+                why = tail[-1][:200] if tail else "exit %d" % r.returncode
+                other[fw] = "installed (%s) but does not import %s: %s" % (py, PEERS[fw]["module"], why)
                 log("bench-cpu: %s: %s" % (fw, other[fw]))
     os.makedirs(a.out, exist_ok=True)
     load0 = open("/proc/loadavg").read().split()[0]
