@@ -29,10 +29,11 @@ BUSY_OTHERS = 0.10   # fraction of all cores used by other processes
 BUSY_STEAL = 0.05    # fraction of CPU time stolen by the hypervisor
 CONV_FREE = ("mnist_mlp", "imdb_gru", "babi_rnn", "mnist_hrnn")   # no convolution: channels-last does not apply
 # the other framework peers: venv name, module its python must import, cell script, candidate settings (the
-# compiler candidates among them may fail without failing the run, as torch.compile), short name in the table
+# compiler candidates among them may fail without failing the run, as torch.compile; "nhwc" ones are tried on
+# convolution models only, as channels-last), short name in the table
 PEERS = {"tensorflow": {"module": "tensorflow", "script": "tf_perf.py", "settings": ("graph", "xla"),
                         "compiler": ("xla",), "short": "TF"},
-         "jax": {"module": "jax", "script": "jax_perf.py", "settings": ("jit",), "compiler": (), "short": "JAX"}}
+         "jax": {"module": "jax", "script": "jax_perf.py", "settings": ("jit", "nhwc"), "compiler": (), "short": "JAX"}}
 
 
 def cpu_times():
@@ -262,7 +263,7 @@ def measure(a):
             log("round %d %-17s native dnnl            %s" % (rnd, wl, describe(c, ph)))
             for fw in a.peer_python:
                 if rnd == 1:
-                    cands = PEERS[fw]["settings"]
+                    cands = [s for s in PEERS[fw]["settings"] if not (s == "nhwc" and wl in CONV_FREE)]
                 else:   # the best of each phase, once; none where round 1 found the workload n/a or failing
                     cands = sorted({pbest[k] for k in pbest if k[:2] == (fw, wl)})
                 for s in cands:

@@ -2,9 +2,11 @@
 """jax_perf — one JAX cell of `make bench-cpu`: a workload of workloads/*.json built from showdown's layer plan by
 the jax runner (workloads/runners/jax_runner.py: jax.lax ops, NCHW, the native initial weights, the spec's
 optimizer arithmetic), timed on one resident synthetic batch as torch_perf.py times PyTorch: steady-state training
-and inference images/s, the median of --repeat timed windows. Setting:
-  jit     the runner's jitted training step inside one jax.jit with the parameters and optimizer state donated,
-          and its jitted forward: JAX's normal mode
+and inference images/s, the median of --repeat timed windows. Settings:
+  jit   the runner's jitted training step inside one jax.jit with the parameters and optimizer state donated,
+        and its jitted forward: JAX's normal mode (NCHW, as the runner builds it)
+  nhwc  the same, jitted, with the convolutions, pools and activations in NHWC (HWIO kernels, the dense rows after
+        a flatten reordered as the tensorflow runner does): XLA's CPU convolutions are NHWC (convolution models)
 Dropout is JAX's own (jax.random.bernoulli, the key split inside the step), not the runner's native masks.
 Denormals flushed (FTZ and DAZ set before XLA starts its thread pools). Every call is waited for
 (block_until_ready); the first (tracing, XLA compilation) is not in the median: compile_s.
@@ -16,7 +18,30 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import perf_common as pc  # noqa: E402  (standard library only until flush_denormals has run)
 
-SETTINGS = ("jit",)
+SETTINGS = ("jit", "nhwc")
+
+
+def nhwc(fw, cell):
+    """The runner's conv2d and maxpool in NHWC, and the weights and batch for them: (params, batch)."""
+    rc, lax, jnp, np = cell.rc, fw.lax, fw.jnp, cell.np
+    if not any(L.op == "conv2d" for L in cell.layers):
+        raise SystemExit("jax_perf: %s has no convolution: NHWC does not apply" % cell.spec["name"])
+
+    def conv2d(L, p, x, m):
+        y = lax.conv_general_dilated(x, p[0], L.s, [(L.p[0], L.p[0]), (L.p[1], L.p[1])],
+                                     dimension_numbers=("NHWC", "HWIO", "NHWC"))
+        return y if p[1] is None else y + p[1]
+
+    def maxpool(L, p, x, m):
+        return lax.reduce_window(x, -jnp.inf, lax.max, (1,) + L.k + (1,), (1,) + L.s + (1,),
+                                 [(0, 0), (L.p[0], L.p[0]), (L.p[1], L.p[1]), (0, 0)])
+    fw.conv2d, fw.maxpool = conv2d, maxpool
+    by = {L.i: L for L in cell.layers}
+    params = {}
+    for i, (W, b) in cell.params.items():   # dense stays [out][in] (the runner multiplies by W.T), rows reordered
+        L = by[i]
+        params[i] = (rc.conv_hwio(W) if L.op == "conv2d" else np.ascontiguousarray(rc.dense_in_out(W, L, True).T), b)
+    return params, rc.to_nhwc(cell.x, None)
 
 
 def run(a, flushed):
@@ -32,9 +57,12 @@ def run(a, flushed):
         keep = 1.0 - L.rate
         return jnp.where(jax.random.bernoulli(key, keep, x.shape), x / keep, jnp.zeros_like(x))
     fw.dropout = dropout
+    params, xb = cell.params, cell.x
+    if a.setting == "nhwc":
+        params, xb = nhwc(fw, cell)
     fw.loss = cell.loss
-    fw.build(cell.layers, cell.params, cell.opt, cell.B)
-    x = jnp.asarray(cell.x)
+    fw.build(cell.layers, params, cell.opt, cell.B)
+    x = jnp.asarray(xb)
     out = cell.result(a, "jax", jax.__version__, os.path.dirname(jax.__file__), flushed)
     out["backend"] = jax.default_backend()
     out["xla_flags"] = os.environ.get("XLA_FLAGS", "")
