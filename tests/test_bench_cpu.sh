@@ -231,6 +231,27 @@ assert all(c.get("flush_denormal") for c in d["cells"] if c["side"] in ("tensorf
 EOF
   then ok "the real TensorFlow/JAX cells time mnist_mlp through bench_table ($(grep -E '^(tensorflow|jax) [0-9]' "$t/r.txt" | cut -d' ' -f1,2 | paste -sd, -))"
   else bad "real TensorFlow/JAX cells: exit $rc: $(tail -3 "$t/r.err")"; fi
+  if [ -n "$jax_py" ]; then   # jax_perf's nhwc setting computes the runner's NCHW logits
+    "$jax_py" - "${SHOWDOWN:-./showdown}" > "$t/n.txt" 2>&1 <<'EOF'
+import argparse, sys
+import numpy as np
+sys.path[:0] = ["scripts", "workloads/runners"]
+import perf_common as pc, jax_perf as jp, jax_runner as jr
+a = argparse.Namespace(workload="mnist_cnn", workloads="workloads", showdown=sys.argv[1], threads=1, batch=4)
+z = []
+for nhwc in (False, True):
+    cell = pc.Cell(a, jr.Jax)
+    fw = jr.Jax(cell.ns)
+    params, x = jp.nhwc(fw, cell) if nhwc else (cell.params, cell.x)
+    fw.build(cell.layers, params, cell.opt, cell.B)
+    z.append(np.asarray(fw.fwd(fw.params, x)))
+d = float(np.abs(z[0] - z[1]).max() / np.abs(z[0]).max())
+print("max relative difference %.2g" % d)
+sys.exit(0 if d < 1e-4 else 1)
+EOF
+    [ $? -eq 0 ] && ok "jax_perf nhwc: mnist_cnn's logits as the runner's NCHW ($(tail -1 "$t/n.txt"))" \
+      || bad "jax_perf nhwc logits differ: $(tail -3 "$t/n.txt")"
+  fi
   if [ -n "$jax_py" ]; then py=$jax_py; script=jax_perf.py; else py=$tensorflow_py; script=tf_perf.py; fi
   TF_CPP_MIN_LOG_LEVEL=2 "$py" "scripts/$script" --showdown "${SHOWDOWN:-./showdown}" --workload babi_rnn \
       --seconds 0.1 --repeat 1 > "$t/u.json" 2> "$t/u.err"; rc=$?
