@@ -8,8 +8,9 @@ and inference images/s, the median of --repeat timed windows. Settings:
   nhwc  the same, jitted, with the convolutions, pools and activations in NHWC (HWIO kernels, the dense rows after
         a flatten reordered as the tensorflow runner does): XLA's CPU convolutions are NHWC (convolution models)
 Dropout is JAX's own (jax.random.bernoulli, the key split inside the step), not the runner's native masks.
-Denormals flushed (FTZ and DAZ set before XLA starts its thread pools). Every call is waited for
-(block_until_ready); the first (tracing, XLA compilation) is not in the median: compile_s.
+Denormals flushed: XLA's CPU runtime flushes them itself (1e-39 * 1 is 0 in a jitted function), and FTZ and DAZ
+are set before XLA starts its thread pools. Every call is waited for (block_until_ready); the first (tracing,
+XLA compilation) is not in the median: compile_s.
 Prints one JSON object on stdout (torch_perf's fields, framework/version/path for torch/torch_path); a workload the
 runner cannot build prints {"unsupported": ...} and exits 4."""
 import os

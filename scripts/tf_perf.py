@@ -6,7 +6,8 @@ PyTorch: steady-state training and inference images/s, the median of --repeat ti
   graph   the runner's training step and forward as tf.function (jit_compile=False): TensorFlow's graph executor
   xla     the same functions with jit_compile=True (XLA)
 Dropout is TensorFlow's own (tf.nn.experimental.stateless_dropout, a new seed per step inside the step function),
-not the runner's native masks. Denormals flushed (FTZ and DAZ set before TensorFlow starts its thread pools).
+not the runner's native masks. Denormals flushed: TensorFlow's executor and XLA flush them themselves (1e-39 * 1
+is 0 in both settings), and FTZ and DAZ are set before TensorFlow starts its thread pools.
 The first call of each function (tracing, XLA compilation) is not in the median: compile_s.
 Prints one JSON object on stdout (torch_perf's fields, framework/version/path for torch/torch_path); a workload the
 runner cannot build prints {"unsupported": ...} and exits 4."""
