@@ -3,7 +3,8 @@
 # workloads/*.json, interleaved in one run, with PyTorch as shipped and at its best setting found per workload
 # (scripts/bench_table.py runs and times the cells, scripts/torch_perf.py is one PyTorch cell).
 # PyTorch: the newest installed, .venv-frameworks/torch (PyPI, `make deps-frameworks`) when it imports,
-# else $PYTHON's (Debian's python3-torch); none: native columns only.
+# else $PYTHON's (Debian's python3-torch); none: native columns only. TensorFlow and JAX (scripts/tf_perf.py,
+# scripts/jax_perf.py): VENVS/tensorflow and VENVS/jax when they import, a second table; absent: no columns.
 # Prints the table and writes OUT/cpu.json. Usage: scripts/bench-cpu.sh [SHOWDOWN] [OUT]
 # Environment: WORKLOADS (comma list, default all), ROUNDS (2), SECONDS_PER_CELL (3), THREADS (all cores),
 # COMPILE (workloads whose torch.compile candidate is tried), BATCH ("w=n ..." batch overrides), VENVS.

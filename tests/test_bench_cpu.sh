@@ -3,8 +3,11 @@
 # PyTorch whose settings have known speeds. The best setting is the fastest candidate of round 1, per phase;
 # ratios are of the medians over rounds; a failed torch.compile candidate is listed and does not fail the
 # run, a failed shipped cell does (exit 1); a cell beside a busy process is flagged; peak memory is the
-# cell's own; a --batch override reaches both sides. Needs no PyTorch and no timing of real work; the last
-# check runs the real PyTorch cell (scripts/torch_perf.py) when a torch is importable, and says skipped otherwise.
+# cell's own; a --batch override reaches both sides. Fake TensorFlow and JAX cells: each framework's best setting,
+# the best peer over every framework, a workload their runner cannot build shown n/a, a failed XLA candidate listed
+# without failing the run. Needs no framework and no timing of real work; the last checks run the real PyTorch cell
+# (scripts/torch_perf.py) when a torch is importable, and the real TensorFlow and JAX cells through bench_table
+# (one tiny workload, one round) when VENVS (.venv-frameworks) has them, and say skipped otherwise.
 set -u
 PY=${PYTHON:-/usr/bin/python3}
 fail=0; t=$(mktemp -d); trap 'rm -rf "$t"' EXIT
@@ -63,12 +66,36 @@ inf = {"w1": {"shipped": 100.0, "eager": 250.0, "channels_last": 200.0},
 print(json.dumps({"train_images_per_s": tr, "infer_images_per_s": inf, "torch": "9.9-fake", "torch_path": "/fake",
                   "compile_s": 0.0, "batch": 8, "flush_denormal": s != "shipped"}))
 EOF
-chmod +x "$t/showdown" "$t/torchpy"
+# TensorFlow: w1 train graph 500, xla fails; infer graph 200; w2 n/a (its runner lacks batchnorm).
+# JAX: w1 train 700 (the best peer: native 1100 is 1.57x it), infer 100, nhwc half that; w2 infer 60, nhwc 75
+# (beats torch's 45: native 90 is 1.20x it).
+cat > "$t/peerpy" <<EOF
+#!$PY
+import json, os, sys
+a = sys.argv[1:]
+if a[:1] == ["-c"]:
+    sys.exit(0)
+fw = "jax" if a[0].endswith("jax_perf.py") else "tensorflow"
+wl, s = a[a.index("--workload") + 1], a[a.index("--setting") + 1]
+open(os.path.join("$t", "peer-cells"), "a").write("%s %s %s\n" % (fw, wl, s))
+if fw == "tensorflow" and wl == "w2":
+    print(json.dumps({"workload": wl, "setting": s, "unsupported": "batchnorm"})); sys.exit(4)
+if s == "xla":
+    print("Traceback ...\nInternalError: XLA broke", file=sys.stderr); sys.exit(1)
+tr, inf = {("tensorflow", "w1"): (500.0, 200.0), ("jax", "w1"): (700.0, 100.0), ("jax", "w2"): (None, 60.0)}[(fw, wl)]
+if s == "nhwc":
+    tr, inf = (tr / 2, inf / 2) if wl == "w1" else (None, 75.0)
+print(json.dumps({"train_images_per_s": tr, "infer_images_per_s": inf, "framework": fw, "version": "0.0-fake",
+                  "path": "/fake", "compile_s": 1.0, "batch": 8, "flush_denormal": True}))
+EOF
+chmod +x "$t/showdown" "$t/torchpy" "$t/peerpy"
+TFPY="" JAXPY=""   # no TensorFlow or JAX columns unless a run names them
 
 run() { # out-dir extra-env...
   local out=$1; shift
   env "$@" "$PY" scripts/bench_table.py --showdown "$t/showdown" --torch-python "$t/torchpy" --workloads "$t/wl" \
-      --workload w1,w2 --rounds 2 --compile w1 --profile 0 --out "$out" > "$out.txt" 2> "$out.err"
+      --workload w1,w2 --rounds 2 --compile w1 --profile 0 --tf-python "$TFPY" --jax-python "$JAXPY" --out "$out" \
+      > "$out.txt" 2> "$out.err"
 }
 mkdir -p "$t/a"; rm -f "$t"/native-* "$t"/torch-*
 run "$t/a" FAKE_BUSY=w2; rc=$?
@@ -104,6 +131,46 @@ grep -q "^BUSY MACHINE: .*w2" "$t/a.txt" && ok "the table says the machine was b
 grep -qE "^w1 +train .* channels_last +11\.00x +3\.14x" "$t/a.txt" && ok "w1 train row: 11.00x shipped, 3.14x best" \
   || bad "w1 train row not as expected"
 
+if grep -q "best peer\|tensorflow best\|jax best" "$t/a.txt" || ! grep -q "^tensorflow: not measured" "$t/a.txt"; then
+  bad "without TensorFlow and JAX the table is not PyTorch's alone"
+else ok "without TensorFlow and JAX the table is PyTorch's alone"; fi
+
+# TensorFlow and JAX (fake) beside PyTorch
+mkdir -p "$t/p"; rm -f "$t"/native-* "$t"/torch-* "$t/peer-cells"
+TFPY="$t/peerpy" JAXPY="$t/peerpy" run "$t/p"; rc=$?
+cat "$t/p.txt"
+[ $rc -eq 0 ] || { bad "exit $rc with only the compile and XLA candidates failing"; cat "$t/p.err"; }
+if "$PY" - "$t/p/cpu.json" "$t/peer-cells" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+rows = {(r["workload"], r["phase"]): r for r in d["rows"]}
+tr, inf, w2 = rows[("w1", "train")], rows[("w1", "infer")], rows[("w2", "infer")]
+assert tr["tensorflow_best_setting"] == "graph" and tr["tensorflow_best"]["median"] == 500, tr
+assert tr["jax_best"]["median"] == 700 and abs(tr["native_over_jax_best"] - 1100 / 700) < 1e-9, tr
+assert tr["peer_best"]["framework"] == "jax" and abs(tr["native_over_peer_best"] - 1100 / 700) < 1e-9, tr["peer_best"]
+assert inf["peer_best"]["framework"] == "torch" and inf["peer_best"]["setting"] == "eager", inf["peer_best"]
+assert w2["tensorflow_best"] is None and w2["tensorflow_na"] == "unsupported batchnorm", w2
+assert w2["peer_best"]["framework"] == "jax" and w2["peer_best"]["setting"] == "nhwc", w2["peer_best"]
+assert abs(w2["native_over_peer_best"] - 1.2) < 1e-9 and tr["jax_best_setting"] == "jit", (w2, tr)
+assert any("XLA broke" in e for e in tr["tensorflow_best_errors"]), tr.get("tensorflow_best_errors")
+# round 1 runs every candidate (an n/a workload once), round 2 each framework's best only, none where n/a
+cells = [tuple(l.split()) for l in open(sys.argv[2])]
+assert sorted(cells[:7]) == [("jax", "w1", "jit"), ("jax", "w1", "nhwc"), ("jax", "w2", "jit"), ("jax", "w2", "nhwc"),
+                             ("tensorflow", "w1", "graph"), ("tensorflow", "w1", "xla"), ("tensorflow", "w2", "graph")], cells[:7]
+assert sorted(cells[7:]) == [("jax", "w1", "jit"), ("jax", "w2", "nhwc"), ("tensorflow", "w1", "graph")], cells[7:]
+EOF
+then ok "TensorFlow and JAX: best setting each, best peer over every framework, n/a, round 2 runs the best only"
+else bad "cpu.json of the TensorFlow/JAX fake run is wrong"; fi
+grep -qE "^w1 +train .* graph +2\.20x .* jit +1\.57x .* jax jit +1\.57x" "$t/p.txt" \
+  && ok "w1 train row: TensorFlow graph 2.20x, JAX jit 1.57x, best peer jax jit" || bad "w1 train peer row not as expected"
+grep -qE "^w2 +infer +n/a: batchnorm .*jax nhwc +1\.20x" "$t/p.txt" && grep -q "^  w2 tensorflow: n/a: unsupported batchnorm" \
+  "$t/p.txt" && ok "w2: TensorFlow n/a, the reason in the table" \
+  || bad "no n/a cell for w2's TensorFlow"
+grep -q "^native below 2x the best peer (every framework measured): w1 train (jax jit 1.57x), w2 infer (jax nhwc 1.20x)" \
+  "$t/p.txt" && ok "the below-2x line names the best peer over every framework" || bad "below-2x line not as expected"
+grep -q "w1 tensorflow: exit 1: InternalError: XLA broke" "$t/p.txt" && ok "the failed XLA candidate is listed" \
+  || bad "no line for the failed XLA candidate"
+
 mkdir -p "$t/b"; rm -f "$t"/native-* "$t"/torch-*
 run "$t/b" FAKE_SHIPPED_FAILS=w1; rc=$?
 if [ $rc -eq 1 ] && grep -q "w1 torch_shipped: exit 1: RuntimeError: shipped broke" "$t/b.txt"; then
@@ -112,7 +179,7 @@ else bad "failed shipped cell: exit $rc"; cat "$t/b.txt"; fi
 # a batch override reaches both sides' cells of that workload only, and the table says so
 mkdir -p "$t/c"; rm -f "$t"/native-* "$t"/torch-* "$t/batches"
 "$PY" scripts/bench_table.py --showdown "$t/showdown" --torch-python "$t/torchpy" --workloads "$t/wl" \
-    --workload w1,w2 --rounds 1 --compile "" --profile 0 --batch w1=4 --out "$t/c" > "$t/c.txt" 2> "$t/c.err"
+    --workload w1,w2 --rounds 1 --compile "" --profile 0 --batch w1=4 --tf-python "" --jax-python "" --out "$t/c" > "$t/c.txt" 2> "$t/c.err"
 got=$(sort "$t/batches" 2>/dev/null | uniq -c | awk '{print $1, $2, $3, $4}' | paste -sd' ' -)
 if [ "$got" = "1 native w1 4 3 torch w1 4" ] && grep -q "^w1 at batch 4 on both sides" "$t/c.txt"; then
   ok "--batch w1=4: native and the 3 torch cells of w1 ran at batch 4, w2 at its own"
@@ -135,5 +202,61 @@ sys.exit(0 if d["workload"] == "mnist_cnn" and d["train_images_per_s"] > 0 and d
   else bad "torch_perf mnist_cnn: exit $rc: $(tail -3 "$t/e.err")"; fi
 else
   echo "skipped: torch_perf (no torch importable by ${PYTHON:-/usr/bin/python3})"
+fi
+
+# the real TensorFlow and JAX cells (scripts/tf_perf.py, scripts/jax_perf.py) through bench_table, with the venvs of
+# `make deps-frameworks`: one tiny workload, one round, 1 s windows; a workload their runners cannot build is n/a
+VENVS=${VENVS:-.venv-frameworks}
+tensorflow_py=""; jax_py=""
+for fw in tensorflow jax; do
+  if [ -x "$VENVS/$fw/bin/python" ] && TF_CPP_MIN_LOG_LEVEL=2 "$VENVS/$fw/bin/python" -c "import $fw, numpy" 2> /dev/null; then
+    eval "${fw}_py=\$VENVS/$fw/bin/python"
+  else
+    echo "skipped: the real $fw cell (no $VENVS/$fw/bin/python importing $fw; make deps-frameworks)"
+  fi
+done
+if [ -n "$tensorflow_py$jax_py" ]; then
+  "$PY" scripts/bench_table.py --showdown "${SHOWDOWN:-./showdown}" --torch-python "" --tf-python "$tensorflow_py" \
+      --jax-python "$jax_py" --workload mnist_mlp --rounds 1 --seconds 1 --repeat 2 --profile 0 --out "$t/r" \
+      > "$t/r.txt" 2> "$t/r.err"; rc=$?
+  cat "$t/r.txt"
+  if [ $rc -eq 0 ] && "$PY" - "$t/r/cpu.json" "$tensorflow_py" "$jax_py" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for r in d["rows"]:
+    for fw, py in (("tensorflow", sys.argv[2]), ("jax", sys.argv[3])):
+        assert not py or (r[fw + "_best"]["median"] > 0 and r["native_over_%s_best" % fw] > 0), (fw, r)
+    assert r["peer_best"]["framework"] in ("tensorflow", "jax"), r["peer_best"]
+assert all(c.get("flush_denormal") for c in d["cells"] if c["side"] in ("tensorflow", "jax")), "denormals not flushed"
+EOF
+  then ok "the real TensorFlow/JAX cells time mnist_mlp through bench_table ($(grep -E '^(tensorflow|jax) [0-9]' "$t/r.txt" | cut -d' ' -f1,2 | paste -sd, -))"
+  else bad "real TensorFlow/JAX cells: exit $rc: $(tail -3 "$t/r.err")"; fi
+  if [ -n "$jax_py" ]; then   # jax_perf's nhwc setting computes the runner's NCHW logits
+    "$jax_py" - "${SHOWDOWN:-./showdown}" > "$t/n.txt" 2>&1 <<'EOF'
+import argparse, sys
+import numpy as np
+sys.path[:0] = ["scripts", "workloads/runners"]
+import perf_common as pc, jax_perf as jp, jax_runner as jr
+a = argparse.Namespace(workload="mnist_cnn", workloads="workloads", showdown=sys.argv[1], threads=1, batch=4)
+z = []
+for nhwc in (False, True):
+    cell = pc.Cell(a, jr.Jax)
+    fw = jr.Jax(cell.ns)
+    params, x = jp.nhwc(fw, cell) if nhwc else (cell.params, cell.x)
+    fw.build(cell.layers, params, cell.opt, cell.B)
+    z.append(np.asarray(fw.fwd(fw.params, x)))
+d = float(np.abs(z[0] - z[1]).max() / np.abs(z[0]).max())
+print("max relative difference %.2g" % d)
+sys.exit(0 if d < 1e-4 else 1)
+EOF
+    [ $? -eq 0 ] && ok "jax_perf nhwc: mnist_cnn's logits as the runner's NCHW ($(tail -1 "$t/n.txt"))" \
+      || bad "jax_perf nhwc logits differ: $(tail -3 "$t/n.txt")"
+  fi
+  if [ -n "$jax_py" ]; then py=$jax_py; script=jax_perf.py; else py=$tensorflow_py; script=tf_perf.py; fi
+  TF_CPP_MIN_LOG_LEVEL=2 "$py" "scripts/$script" --showdown "${SHOWDOWN:-./showdown}" --workload babi_rnn \
+      --seconds 0.1 --repeat 1 > "$t/u.json" 2> "$t/u.err"; rc=$?
+  [ $rc -eq 4 ] && grep -q '"unsupported": "embedding"' "$t/u.json" \
+    && ok "$script babi_rnn: exit 4, unsupported embedding (bench_table's n/a)" \
+    || bad "$script babi_rnn: exit $rc: $(cat "$t/u.json") $(tail -2 "$t/u.err")"
 fi
 exit $fail
