@@ -70,12 +70,11 @@ int nn_export_weights(const sd_workload *w, nn_backend *be, const sd_dataset *da
     nn_model *m = NULL;
     SD_TRY(nn_model_build(&m, w, be, n, seed));
     int rc = 0, C = w->classes;
-    size_t per = (size_t)w->in_c * w->in_h * w->in_w;
     float *params = malloc(m->nparams * sizeof(float) + 1), *logits = malloc((size_t)n * C * sizeof(float));
     json_t *index = json_object(), *plist = json_array();
     if (!params || !logits) { rc = sd_err(SD_ENOMEM, "out of memory"); goto done; }
     SD_TRY_GOTO(rc, sd_mkdir_p(dir, 0), done);
-    SD_TRY_GOTO(rc, be->ops->upload(be, m->x, data->x, (size_t)n * per * sizeof(float)), done);
+    SD_TRY_GOTO(rc, nn_model_upload_input(m, data->x), done);   /* token ids too (m->ids), as train.c does */
     SD_TRY_GOTO(rc, be->ops->upload(be, m->labels, data->y, (size_t)n * sizeof(int32_t)), done);
     SD_TRY_GOTO(rc, nn_model_forward(m, 0, 0), done);
     int li = logits_layer(m);
@@ -92,7 +91,8 @@ int nn_export_weights(const sd_workload *w, nn_backend *be, const sd_dataset *da
             int shape[4], nd;
             if (b) { shape[0] = l->op.oc; nd = 1; }
             else if (l->op.kind == NN_OP_CONV2D) { shape[0] = l->op.oc; shape[1] = l->op.c; shape[2] = l->op.kh; shape[3] = l->op.kw; nd = 4; }
-            else { shape[0] = l->op.oc; shape[1] = (int)(len / (size_t)l->op.oc); nd = 2; }
+            else if (l->op.kind == NN_OP_DENSE) { shape[0] = l->op.oc; shape[1] = (int)(len / (size_t)l->op.oc); nd = 2; }
+            else { shape[0] = (int)len; nd = 1; }   /* embedding, gru/lstm (weights and biases), batch norm: flat */
             char name[64];
             snprintf(name, sizeof name, "params_%d.npy", k++);
             json_t *e = json_pack("{s:i,s:s,s:s,s:s,s:I}", "layer", i, "name", l->name, "op", nn_op_name(l->op.kind),
