@@ -58,7 +58,8 @@ static int write_npy(const char *dir, const char *name, const void *data, int is
 
 /* The layer whose buffer holds the logits: the loss layer's input, through views (flatten, dropout). */
 static int logits_layer(const nn_model *m) {
-    int i = m->layers[m->nlayers - 1].input;
+    /* no loss (an inference workload): the last layer's output is the model's */
+    int i = m->loss_kind == NN_LOSS_NONE ? m->nlayers - 1 : m->layers[m->nlayers - 1].input;
     while (i >= 0 && (m->layers[i].op.kind == NN_OP_FLATTEN || m->layers[i].op.kind == NN_OP_DROPOUT))
         i = m->layers[i].input;
     return i;
@@ -69,15 +70,17 @@ int nn_export_weights(const sd_workload *w, nn_backend *be, const sd_dataset *da
     if (n < 1 || n > data->n) return sd_err(SD_EUSAGE, "export: batch %d outside 1..%d examples", n, data->n);
     nn_model *m = NULL;
     SD_TRY(nn_model_build(&m, w, be, n, seed));
-    int rc = 0, C = w->classes;
+    int rc = 0, li = logits_layer(m), C = w->classes;
+    if (m->loss_kind == NN_LOSS_NONE && li >= 0)   /* the features an inference workload outputs, per example */
+        C = m->layers[li].op.oc * m->layers[li].op.oh * m->layers[li].op.ow;
     float *params = malloc(m->nparams * sizeof(float) + 1), *logits = malloc((size_t)n * C * sizeof(float));
     json_t *index = json_object(), *plist = json_array();
     if (!params || !logits) { rc = sd_err(SD_ENOMEM, "out of memory"); goto done; }
     SD_TRY_GOTO(rc, sd_mkdir_p(dir, 0), done);
     SD_TRY_GOTO(rc, nn_model_upload_input(m, data->x), done);   /* token ids too (m->ids), as train.c does */
-    SD_TRY_GOTO(rc, be->ops->upload(be, m->labels, data->y, (size_t)n * sizeof(int32_t)), done);
+    if (m->labels)   /* none without a loss */
+        SD_TRY_GOTO(rc, be->ops->upload(be, m->labels, data->y, (size_t)n * sizeof(int32_t)), done);
     SD_TRY_GOTO(rc, nn_model_forward(m, 0, 0), done);
-    int li = logits_layer(m);
     if (li < 0) { rc = sd_err(SD_EINPUT, "export: the model has no layer before its loss"); goto done; }
     SD_TRY_GOTO(rc, be->ops->sync(be), done);
     SD_TRY_GOTO(rc, be->ops->download(be, logits, m->layers[li].y, (size_t)n * C * sizeof(float)), done);
