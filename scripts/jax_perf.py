@@ -5,8 +5,9 @@ optimizer arithmetic), timed on one resident synthetic batch as torch_perf.py ti
 and inference images/s, the median of --repeat timed windows. Settings:
   jit   the runner's jitted training step inside one jax.jit with the parameters and optimizer state donated,
         and its jitted forward: JAX's normal mode (NCHW, as the runner builds it)
-  nhwc  the same, jitted, with the convolutions, pools and activations in NHWC (HWIO kernels, the dense rows after
-        a flatten reordered as the tensorflow runner does): XLA's CPU convolutions are NHWC (convolution models)
+  nhwc  the same, jitted, with the runner channels-last (its nhwc flag: convolutions, pools, batch norm and concat
+        in NHWC, HWIO kernels, the dense rows after a flatten reordered as the tensorflow runner does): XLA's CPU
+        convolutions are NHWC (convolution models)
 Dropout is JAX's own (jax.random.bernoulli, the key split inside the step), not the runner's native masks.
 Denormals flushed: XLA's CPU runtime flushes them itself (1e-39 * 1 is 0 in a jitted function), and FTZ and DAZ
 are set before XLA starts its thread pools. Every call is waited for (block_until_ready); the first (tracing,
@@ -23,25 +24,21 @@ SETTINGS = ("jit", "nhwc")
 
 
 def nhwc(fw, cell):
-    """The runner's conv2d and maxpool in NHWC, and the weights and batch for them: (params, batch)."""
-    rc, lax, jnp, np = cell.rc, fw.lax, fw.jnp, cell.np
+    """The runner channels-last (fw.nhwc: convolutions, pools, batch norm, concat), and the weights and batch for
+    it: (params, batch)."""
+    rc, np = cell.rc, cell.np
     if not any(L.op == "conv2d" for L in cell.layers):
         raise SystemExit("jax_perf: %s has no convolution: NHWC does not apply" % cell.spec["name"])
-
-    def conv2d(L, p, x, m):
-        y = lax.conv_general_dilated(x, p[0], L.s, [(L.p[0], L.p[0]), (L.p[1], L.p[1])],
-                                     dimension_numbers=("NHWC", "HWIO", "NHWC"))
-        return y if p[1] is None else y + p[1]
-
-    def maxpool(L, p, x, m):
-        return lax.reduce_window(x, -jnp.inf, lax.max, (1,) + L.k + (1,), (1,) + L.s + (1,),
-                                 [(0, 0), (L.p[0], L.p[0]), (L.p[1], L.p[1]), (0, 0)])
-    fw.conv2d, fw.maxpool = conv2d, maxpool
+    fw.nhwc = True
     by = {L.i: L for L in cell.layers}
     params = {}
-    for i, (W, b) in cell.params.items():   # dense stays [out][in] (the runner multiplies by W.T), rows reordered
+    for i, t in cell.params.items():   # dense stays [out][in] (the runner multiplies by W.T), rows reordered
         L = by[i]
-        params[i] = (rc.conv_hwio(W) if L.op == "conv2d" else np.ascontiguousarray(rc.dense_in_out(W, L, True).T), b)
+        if L.op == "conv2d":
+            t = (rc.conv_hwio(t[0]),) + tuple(t[1:])
+        elif L.op == "dense":
+            t = (np.ascontiguousarray(rc.dense_in_out(t[0], L, True).T),) + tuple(t[1:])
+        params[i] = t
     return params, rc.to_nhwc(cell.x, None)
 
 
@@ -52,7 +49,8 @@ def run(a, flushed):
     fw = jr.Jax(cell.ns)
     jax, jnp = fw.jax, fw.jnp
 
-    def dropout(L, p, x, key):   # the "mask" the runner hands each dropout layer is its key
+    def dropout(L, p, xs, key):   # the "mask" the runner hands each dropout layer is its key
+        x = xs[0]
         if key is None:
             return x
         keep = 1.0 - L.rate
@@ -74,19 +72,19 @@ def run(a, flushed):
         y = jnp.asarray(cell.y)
         bc = jnp.asarray(cell.opt.corrections(1) if cell.opt.name == "adam" else (1.0, 1.0), jnp.float32)
 
-        def train_fn(params, s0, s1, key, x, y, bc):
+        def train_fn(params, stats, s0, s1, key, x, y, bc):
             keys = jax.random.split(key, nd + 1)
-            p, a0, a1, lsum = fw.step(params, s0, s1, x, y, [keys[i + 1] for i in range(nd)], bc)
-            return p, a0, a1, keys[0], lsum
-        train_j = jax.jit(train_fn, donate_argnums=(0, 1, 2, 3))
-        state = [fw.params, fw.s0, fw.s1, jax.random.PRNGKey(0)]
+            p, st, a0, a1, lsum = fw.step(params, stats, s0, s1, x, y, [keys[i + 1] for i in range(nd)], bc)
+            return p, st, a0, a1, keys[0], lsum
+        train_j = jax.jit(train_fn, donate_argnums=(0, 1, 2, 3, 4))
+        state = [fw.params, fw.stats, fw.s0, fw.s1, jax.random.PRNGKey(0)]
 
         def train():
-            state[0], state[1], state[2], state[3], lsum = train_j(*state, x, y, bc)
+            state[0], state[1], state[2], state[3], state[4], lsum = train_j(*state, x, y, bc)
             lsum.block_until_ready()
 
-    def infer():
-        fw.fwd(state[0] if train else fw.params, x).block_until_ready()
+    def infer():   # batch norm's running statistics as training left them
+        fw.fwd(state[0] if train else fw.params, state[1] if train else fw.stats, x).block_until_ready()
     return pc.time_phases(cell, out, a, train, infer)
 
 

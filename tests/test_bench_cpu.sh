@@ -231,32 +231,43 @@ assert all(c.get("flush_denormal") for c in d["cells"] if c["side"] in ("tensorf
 EOF
   then ok "the real TensorFlow/JAX cells time mnist_mlp through bench_table ($(grep -E '^(tensorflow|jax) [0-9]' "$t/r.txt" | cut -d' ' -f1,2 | paste -sd, -))"
   else bad "real TensorFlow/JAX cells: exit $rc: $(tail -3 "$t/r.err")"; fi
-  if [ -n "$jax_py" ]; then   # jax_perf's nhwc setting computes the runner's NCHW logits
-    "$jax_py" - "${SHOWDOWN:-./showdown}" > "$t/n.txt" 2>&1 <<'EOF'
+  if [ -n "$jax_py" ]; then   # jax_perf's nhwc setting computes the runner's NCHW logits (a resnet: batch norm, add)
+    for w in mnist_cnn resnet18_cifar; do
+      "$jax_py" - "${SHOWDOWN:-./showdown}" $w > "$t/n.txt" 2>&1 <<'EOF'
 import argparse, sys
 import numpy as np
 sys.path[:0] = ["scripts", "workloads/runners"]
 import perf_common as pc, jax_perf as jp, jax_runner as jr
-a = argparse.Namespace(workload="mnist_cnn", workloads="workloads", showdown=sys.argv[1], threads=1, batch=4)
+a = argparse.Namespace(workload=sys.argv[2], workloads="workloads", showdown=sys.argv[1], threads=1, batch=2)
 z = []
 for nhwc in (False, True):
     cell = pc.Cell(a, jr.Jax)
     fw = jr.Jax(cell.ns)
     params, x = jp.nhwc(fw, cell) if nhwc else (cell.params, cell.x)
     fw.build(cell.layers, params, cell.opt, cell.B)
-    z.append(np.asarray(fw.fwd(fw.params, x)))
+    z.append(np.asarray(fw.fwd(fw.params, fw.stats, x)))
 d = float(np.abs(z[0] - z[1]).max() / np.abs(z[0]).max())
 print("max relative difference %.2g" % d)
 sys.exit(0 if d < 1e-4 else 1)
 EOF
-    [ $? -eq 0 ] && ok "jax_perf nhwc: mnist_cnn's logits as the runner's NCHW ($(tail -1 "$t/n.txt"))" \
-      || bad "jax_perf nhwc logits differ: $(tail -3 "$t/n.txt")"
+      [ $? -eq 0 ] && ok "jax_perf nhwc: $w's logits as the runner's NCHW ($(tail -1 "$t/n.txt"))" \
+        || bad "jax_perf nhwc logits differ on $w: $(tail -3 "$t/n.txt")"
+    done
+    # a recurrent workload the jax runner builds (embedding with a range, LSTM, repeat_vector, add) is a cell
+    "$jax_py" scripts/jax_perf.py --showdown "${SHOWDOWN:-./showdown}" --workload babi_rnn --threads 1 \
+        --seconds 0.2 --repeat 1 > "$t/j.json" 2> "$t/j.err"; rc=$?
+    [ $rc -eq 0 ] && "$PY" -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["train_images_per_s"] > 0 and d["infer_images_per_s"] > 0, d' "$t/j.json" \
+      && ok "jax_perf babi_rnn: a cell (training and inference timed)" \
+      || bad "jax_perf babi_rnn: exit $rc: $(cat "$t/j.json") $(tail -2 "$t/j.err")"
   fi
-  if [ -n "$jax_py" ]; then py=$jax_py; script=jax_perf.py; else py=$tensorflow_py; script=tf_perf.py; fi
-  TF_CPP_MIN_LOG_LEVEL=2 "$py" "scripts/$script" --showdown "${SHOWDOWN:-./showdown}" --workload babi_rnn \
-      --seconds 0.1 --repeat 1 > "$t/u.json" 2> "$t/u.err"; rc=$?
-  [ $rc -eq 4 ] && grep -q '"unsupported": "embedding"' "$t/u.json" \
-    && ok "$script babi_rnn: exit 4, unsupported embedding (bench_table's n/a)" \
-    || bad "$script babi_rnn: exit $rc: $(cat "$t/u.json") $(tail -2 "$t/u.err")"
+  if [ -n "$tensorflow_py" ]; then   # an op the tensorflow runner lacks: n/a
+    TF_CPP_MIN_LOG_LEVEL=2 "$tensorflow_py" scripts/tf_perf.py --showdown "${SHOWDOWN:-./showdown}" --workload babi_rnn \
+        --seconds 0.1 --repeat 1 > "$t/u.json" 2> "$t/u.err"; rc=$?
+    [ $rc -eq 4 ] && grep -q '"unsupported": "embedding"' "$t/u.json" \
+      && ok "tf_perf.py babi_rnn: exit 4, unsupported embedding (bench_table's n/a)" \
+      || bad "tf_perf.py babi_rnn: exit $rc: $(cat "$t/u.json") $(tail -2 "$t/u.err")"
+  fi
 fi
 exit $fail
