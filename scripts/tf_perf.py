@@ -28,7 +28,8 @@ def run(a, flushed):
     fw = tr.TensorFlow(cell.ns)
     tf, rc, np = fw.tf, cell.rc, cell.np
     # TensorFlow's dropout in place of the native masks: the "mask" the runner hands each dropout layer is its seed
-    fw.dropout = lambda L, p, x, m: x if m is None else tf.nn.experimental.stateless_dropout(x, L.rate, seed=m)
+    fw.dropout = lambda L, p, xs, m: (xs[0] if m is None else
+                                      tf.nn.experimental.stateless_dropout(xs[0], L.rate, seed=m))
     fw.loss = cell.loss
     fw.build(cell.layers, cell.params, cell.opt, cell.B)
     jit = a.setting == "xla"
