@@ -4,8 +4,9 @@
 # installed) are each reported clearly while the native result is kept; no runner expands the spec itself; then,
 # with python3-torch, the graph workloads from showdown's plan, the runner by hand (--plan, or the plan from
 # --showdown), and mnist_mlp on a Fashion-MNIST subset through both implementations: equal parameter counts,
-# accuracy within 3 points. With the jax venv ($VENVS/jax), the jax runner on resnet18_cifar, babi_rnn, imdb_gru and
-# mnist_hrnn: the forward pass of the native export, and one training batch beside native.
+# accuracy within 3 points. With the jax and tensorflow venvs ($VENVS/jax, $VENVS/tensorflow), those runners on
+# resnet18_cifar, babi_rnn, imdb_gru and mnist_hrnn: the forward pass of the native export, and one training batch
+# beside native.
 set -u
 SD=${SHOWDOWN:-./showdown}
 PY=${PYTHON:-/usr/bin/python3}
@@ -202,14 +203,15 @@ if grep -nE 'def expand|"blocks"|\["model"\]\["layers"\]|"filters"' workloads/ru
   bad "a runner reads the spec's layers (above) instead of the plan"
 else ok "no runner expands the spec: every one builds showdown's plan"; fi
 
-# the jax runner (with $VENVS/jax) on a graph workload and the recurrent ones: the forward pass of the native
-# export (--export-weights: weights, 8 inputs, logits) within 1e-4, then one training batch of 4 through bench
-# beside native: the same parameter count, the training loss and the validation loss after it (batch norm's
-# running statistics, updated once) within 1e-4
-JPY=$V/jax/bin/python
-if [ -x "$JPY" ] && "$JPY" -c 'import jax, numpy' 2>/dev/null; then
+# the jax and tensorflow runners (with $VENVS/jax, $VENVS/tensorflow) on a graph workload and the recurrent ones:
+# the forward pass of the native export (--export-weights: weights, 8 inputs, logits) within 1e-4, then one
+# training batch of 4 through bench beside native: the same parameter count, the training loss and the validation
+# loss after it (batch norm's running statistics, updated once) within 1e-4
+for fw in jax tensorflow; do
+JPY=$V/$fw/bin/python
+if [ -x "$JPY" ] && TF_CPP_MIN_LOG_LEVEL=2 "$JPY" -c "import $fw, numpy" 2>/dev/null; then
   for w in resnet18_cifar babi_rnn imdb_gru mnist_hrnn; do
-    $SD bench --workload $w --data synthetic --export-weights "$t/ex-$w" > /dev/null 2> "$t/stderr" \
+    [ -f "$t/ex-$w/index.json" ] || $SD bench --workload $w --data synthetic --export-weights "$t/ex-$w" > /dev/null 2> "$t/stderr" \
       || { bad "$w: --export-weights: $(tail -1 "$t/stderr")"; continue; }
     $SD bench --workload $w --describe --json > "$t/$w.plan" 2> "$t/stderr" || { bad "$w: describe: $(cat "$t/stderr")"; continue; }
     dargs=$("$PY" -c 'import json, sys
@@ -217,32 +219,33 @@ s, p = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 emb = [l["vocab"] for l in p["layers"] if l["op"] == "embedding"]
 print(("--data synthetic-tokens --vocab %d" % emb[0]) if emb else "--data synthetic",
       "--shape", ",".join(str(v) for v in s["data"]["shape"]), "--classes", s["data"]["classes"])' workloads/$w.json "$t/$w.plan")
-    "$JPY" workloads/runners/jax_runner.py --spec workloads/$w.json --plan "$t/$w.plan" $dargs --synthetic-seed 1 \
+    "$JPY" workloads/runners/${fw}_runner.py --spec workloads/$w.json --plan "$t/$w.plan" $dargs --synthetic-seed 1 \
        --train-n 4 --test-n 4 --epochs 0 --batch 4 --threads 1 --equivalence "$t/ex-$w" > "$t/jeq.out" 2>&1; rc=$?
     eq=$("$PY" -c 'import json, sys
 e = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
 q = [x for x in e if x["event"] == "equivalence"]
 print("%.1e" % q[0]["max_rel_diff"] if q and q[0]["max_rel_diff"] <= 1e-4 else "bad")' "$t/jeq.out" 2>&1)
-    if [ $rc -eq 0 ] && [ "$eq" != bad ] && [ -n "$eq" ]; then ok "jax $w: forward of the native export within 1e-4 ($eq)"
-    else bad "jax $w: equivalence exit $rc '$eq'"; tail -3 "$t/jeq.out"; fi
+    if [ $rc -eq 0 ] && [ "$eq" != bad ] && [ -n "$eq" ]; then ok "$fw $w: forward of the native export within 1e-4 ($eq)"
+    else bad "$fw $w: equivalence exit $rc '$eq'"; tail -3 "$t/jeq.out"; fi
     $SD bench --workload $w --data synthetic --epochs 1 --batch 4 --batches 1 --backend ref --threads 1 --quiet --no-db \
-       --impl native,jax --venvs "$V" --runner-timeout 600 --json "$t/j-$w.json" > /dev/null 2> "$t/stderr"; rc=$?
+       --impl native,$fw --venvs "$V" --runner-timeout 600 --json "$t/j-$w.json" > /dev/null 2> "$t/stderr"; rc=$?
     got=$("$PY" -c 'import json, sys
 by = {r["implementation"]: r for r in json.load(open(sys.argv[1]))["runs"]}
-n, j = by["native"], by["jax"]
+n, j = by["native"], by[sys.argv[2]]
 assert n["status"] == "ok" and j["status"] == "ok", (n.get("error"), j.get("error"))
 assert n["model"]["parameters"] == j["model"]["parameters"], (n["model"], j["model"])
 en, ej = n["samples"][0]["epochs"][0], j["samples"][0]["epochs"][0]
 for k in ("loss", "val_loss"):
     assert abs(en[k] - ej[k]) <= 1e-4 * abs(en[k]), (k, en[k], ej[k])
-print("%d parameters, loss native %.7f jax %.7f, validation %.7f %.7f"
-      % (j["model"]["parameters"], en["loss"], ej["loss"], en["val_loss"], ej["val_loss"]))' "$t/j-$w.json" 2>&1); grc=$?
-    if [ $rc -eq 0 ] && [ $grc -eq 0 ]; then ok "jax $w: one training batch beside native ($got)"
-    else bad "jax $w: bench exit $rc: $got"; tail -3 "$t/stderr"; fi
+print("%d parameters, loss native %.7f %s %.7f, validation %.7f %.7f"
+      % (j["model"]["parameters"], en["loss"], sys.argv[2], ej["loss"], en["val_loss"], ej["val_loss"]))' "$t/j-$w.json" $fw 2>&1); grc=$?
+    if [ $rc -eq 0 ] && [ $grc -eq 0 ]; then ok "$fw $w: one training batch beside native ($got)"
+    else bad "$fw $w: bench exit $rc: $got"; tail -3 "$t/stderr"; fi
   done
 else
-  echo "skipped: jax cases (no $JPY with jax; make deps-frameworks)"
+  echo "skipped: $fw cases (no $JPY importing $fw; make deps-frameworks)"
 fi
+done
 
 # the real PyTorch runner against the native engine on Fashion-MNIST
 FM=/usr/share/datasets/fashion-mnist
