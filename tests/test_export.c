@@ -100,3 +100,47 @@ Test(export, dense_model_files_and_logits) {
     sd_dataset_free(&d);
     sd_workload_free(&w);
 }
+
+/* A token model: the exported logits are those of the exported ids (they reach the embedding through its ids
+ * buffer, as in training), and the embedding table, whose size is no multiple of its units' count in rows here,
+ * is written whole. */
+Test(export, token_model_reads_the_exported_ids) {
+    char dir[512], spec[600], out[700];
+    tu_tmpdir(dir, sizeof dir);
+    snprintf(spec, sizeof spec, "%s/tok.json", dir);
+    tu_write_str(spec, "{\"schema\": \"showdown-workload/1\", \"name\": \"tok\", \"data\": {\"dataset\": \"imdb\","
+                       " \"shape\": [5, 1, 1], \"classes\": 2, \"train\": 16, \"test\": 16}, \"model\": {\"layers\": ["
+                       "{\"op\": \"embedding\", \"vocab\": 11, \"units\": 3, \"range\": [1, 4]}, {\"op\": \"flatten\"},"
+                       " {\"op\": \"dense\", \"units\": 2}], \"loss\": \"softmax_cross_entropy\"},"
+                       " \"training\": {\"optimizer\": {\"name\": \"sgd\", \"lr\": 0.1}, \"batch\": 4, \"epochs\": 1}}");
+    sd_workload w;
+    cr_assert_eq(sd_workload_load(&w, dir, spec), 0, "%s", sd_errmsg());
+    sd_dataset d = {0};
+    cr_assert_eq(sd_data_synthetic_tokens(&d, 16, 5, 11, 2, 7, 1), 0, "%s", sd_errmsg());
+    nn_backend *be = NULL;
+    nn_backend_opts bo = {.threads = 1, .quiet = 1};
+    cr_assert_eq(nn_backend_new(&be, "ref", &bo, NULL, 0), 0);
+    snprintf(out, sizeof out, "%s/w", dir);
+    cr_assert_eq(nn_export_weights(&w, be, &d, 4, 42, out), 0, "%s", sd_errmsg());
+    size_t ne, nw, nb, nx, nz;
+    float *E = npy_data(out, "params_0.npy", &ne), *W = npy_data(out, "params_1.npy", &nw);
+    float *b = npy_data(out, "params_2.npy", &nb);
+    float *x = npy_data(out, "input.npy", &nx), *z = npy_data(out, "logits.npy", &nz);
+    cr_assert(ne == 11 * 3 && nw == 2 * 9 && nb == 2 && nx == 4 * 5 && nz == 4 * 2, "%zu %zu %zu %zu %zu", ne, nw, nb,
+              nx, nz);
+    int differ = 0;
+    for (int e = 0; e < 4; e++) {
+        for (int o = 0; o < 2; o++) {
+            double s = b[o];
+            for (int t = 0; t < 3; t++)
+                for (int u = 0; u < 3; u++) s += (double)W[o * 9 + t * 3 + u] * E[(int)x[e * 5 + 1 + t] * 3 + u];
+            cr_assert(fabs(s - z[e * 2 + o]) <= 1e-5 * (1 + fabs(s)), "logit %d,%d: %g vs %g", e, o, s, z[e * 2 + o]);
+        }
+        differ |= z[e * 2] != z[0] || z[e * 2 + 1] != z[1];
+    }
+    cr_assert(differ, "every example has the same logits");
+    free(E); free(W); free(b); free(x); free(z);
+    nn_backend_free(be);
+    sd_dataset_free(&d);
+    sd_workload_free(&w);
+}
