@@ -144,3 +144,37 @@ Test(export, token_model_reads_the_exported_ids) {
     sd_dataset_free(&d);
     sd_workload_free(&w);
 }
+
+/* An inference workload (no loss, no labels buffer): the export's "logits" are the model's output features. */
+Test(export, inference_model_exports_its_features) {
+    char dir[512], spec[600], out[700];
+    tu_tmpdir(dir, sizeof dir);
+    snprintf(spec, sizeof spec, "%s/feat.json", dir);
+    tu_write_str(spec, "{\"schema\": \"showdown-workload/2\", \"name\": \"feat\", \"data\": {\"dataset\": \"synthetic\","
+                       " \"shape\": [1, 2, 3]}, \"model\": {\"layers\": [{\"op\": \"flatten\"},"
+                       " {\"op\": \"dense\", \"units\": 4}], \"loss\": \"none\"},"
+                       " \"inference\": {\"batch\": 2, \"images\": 8, \"warmup\": 1}}");
+    sd_workload w;
+    cr_assert_eq(sd_workload_load(&w, dir, spec), 0, "%s", sd_errmsg());
+    sd_dataset d = {0};
+    cr_assert_eq(sd_data_synthetic(&d, 8, 1, 2, 3, 1, 7, 1), 0);
+    nn_backend *be = NULL;
+    nn_backend_opts bo = {.threads = 1, .quiet = 1};
+    cr_assert_eq(nn_backend_new(&be, "ref", &bo, NULL, 0), 0);
+    snprintf(out, sizeof out, "%s/w", dir);
+    cr_assert_eq(nn_export_weights(&w, be, &d, 2, 42, out), 0, "%s", sd_errmsg());
+    size_t nw, nb, nx, nz;
+    float *W = npy_data(out, "params_0.npy", &nw), *b = npy_data(out, "params_1.npy", &nb);
+    float *x = npy_data(out, "input.npy", &nx), *z = npy_data(out, "logits.npy", &nz);
+    cr_assert(nw == 24 && nb == 4 && nx == 2 * 6 && nz == 2 * 4, "%zu %zu %zu %zu", nw, nb, nx, nz);
+    for (int e = 0; e < 2; e++)
+        for (int o = 0; o < 4; o++) {
+            double s = b[o];
+            for (int i = 0; i < 6; i++) s += (double)W[o * 6 + i] * x[e * 6 + i];
+            cr_assert(fabs(s - z[e * 4 + o]) <= 1e-5 * (1 + fabs(s)), "feature %d,%d: %g vs %g", e, o, s, z[e * 4 + o]);
+        }
+    free(W); free(b); free(x); free(z);
+    nn_backend_free(be);
+    sd_dataset_free(&d);
+    sd_workload_free(&w);
+}
