@@ -112,7 +112,8 @@ Test(export, token_model_reads_the_exported_ids) {
                        " \"shape\": [5, 1, 1], \"classes\": 2, \"train\": 16, \"test\": 16}, \"model\": {\"layers\": ["
                        "{\"op\": \"embedding\", \"vocab\": 11, \"units\": 3, \"range\": [1, 4]}, {\"op\": \"flatten\"},"
                        " {\"op\": \"dense\", \"units\": 2}], \"loss\": \"softmax_cross_entropy\"},"
-                       " \"training\": {\"optimizer\": {\"name\": \"sgd\", \"lr\": 0.1}, \"batch\": 4, \"epochs\": 1}}");
+                       " \"training\": {\"optimizer\": {\"name\": \"sgd\", \"lr\": 0.1}, \"batch\": 4,"
+                       " \"epochs\": 1}}");
     sd_workload w;
     cr_assert_eq(sd_workload_load(&w, dir, spec), 0, "%s", sd_errmsg());
     sd_dataset d = {0};
@@ -150,9 +151,9 @@ Test(export, inference_model_exports_its_features) {
     char dir[512], spec[600], out[700];
     tu_tmpdir(dir, sizeof dir);
     snprintf(spec, sizeof spec, "%s/feat.json", dir);
-    tu_write_str(spec, "{\"schema\": \"showdown-workload/2\", \"name\": \"feat\", \"data\": {\"dataset\": \"synthetic\","
-                       " \"shape\": [1, 2, 3]}, \"model\": {\"layers\": [{\"op\": \"flatten\"},"
-                       " {\"op\": \"dense\", \"units\": 4}], \"loss\": \"none\"},"
+    tu_write_str(spec, "{\"schema\": \"showdown-workload/2\", \"name\": \"feat\","
+                       " \"data\": {\"dataset\": \"synthetic\", \"shape\": [1, 2, 3]},"
+                       " \"model\": {\"layers\": [{\"op\": \"flatten\"}, {\"op\": \"dense\", \"units\": 4}], \"loss\": \"none\"},"
                        " \"inference\": {\"batch\": 2, \"images\": 8, \"warmup\": 1}}");
     sd_workload w;
     cr_assert_eq(sd_workload_load(&w, dir, spec), 0, "%s", sd_errmsg());

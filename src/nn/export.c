@@ -94,7 +94,9 @@ int nn_export_weights(const sd_workload *w, nn_backend *be, const sd_dataset *da
             int shape[4], nd;
             if (b) { shape[0] = l->op.oc; nd = 1; }
             else if (l->op.kind == NN_OP_CONV2D) { shape[0] = l->op.oc; shape[1] = l->op.c; shape[2] = l->op.kh; shape[3] = l->op.kw; nd = 4; }
-            else if (l->op.kind == NN_OP_DENSE) { shape[0] = l->op.oc; shape[1] = (int)(len / (size_t)l->op.oc); nd = 2; }
+            else if (l->op.kind == NN_OP_DENSE) {
+                shape[0] = l->op.oc; shape[1] = (int)(len / (size_t)l->op.oc); nd = 2;
+            }
             else { shape[0] = (int)len; nd = 1; }   /* embedding, gru/lstm (weights and biases), batch norm: flat */
             char name[64];
             snprintf(name, sizeof name, "params_%d.npy", k++);
