@@ -153,7 +153,8 @@ Test(export, inference_model_exports_its_features) {
     snprintf(spec, sizeof spec, "%s/feat.json", dir);
     tu_write_str(spec, "{\"schema\": \"showdown-workload/2\", \"name\": \"feat\","
                        " \"data\": {\"dataset\": \"synthetic\", \"shape\": [1, 2, 3]},"
-                       " \"model\": {\"layers\": [{\"op\": \"flatten\"}, {\"op\": \"dense\", \"units\": 4}], \"loss\": \"none\"},"
+                       " \"model\": {\"layers\": [{\"op\": \"flatten\"}, {\"op\": \"dense\", \"units\": 4}],"
+                       " \"loss\": \"none\"},"
                        " \"inference\": {\"batch\": 2, \"images\": 8, \"warmup\": 1}}");
     sd_workload w;
     cr_assert_eq(sd_workload_load(&w, dir, spec), 0, "%s", sd_errmsg());
