@@ -114,7 +114,26 @@ if [ $rc -eq 4 ] && grep -q '"kind":"unsupported","message":"unsupported: conv2d
   ok "runner_common: an op the framework lacks is 'unsupported: conv2d'"
 else bad "runner_common unsupported: exit $rc: $(cat "$t/out")"; fi
 
-# 5. every installed framework against the native engine
+# 5. the forward pass is checked on every kind of workload, not only the image ones: a graph (resnet18_cifar), a
+# token RNN (imdb_gru) and an inference workload (resnet50_features) through the pytorch runner and $PY's torch
+if "$PY" -c 'import torch' 2>/dev/null; then
+  $SD bench --workload resnet18_cifar,imdb_gru,resnet50_features --impl pytorch --python "$PY" --data synthetic \
+     --epochs 1 --batches 1 --batch 8 --quiet --no-db --json "$t/eqall.json" > "$t/stdout" 2> "$t/stderr"; rc=$?
+  if [ $rc -eq 0 ] && "$PY" - "$t/eqall.json" <<'PYEOF'
+import json, sys
+runs = json.load(open(sys.argv[1]))["runs"]
+got = {r["workload"]: r["equivalence"] for r in runs if r["implementation"] == "pytorch"}
+assert sorted(got) == ["imdb_gru", "resnet18_cifar", "resnet50_features"], got
+for wl in sorted(got):
+    eq = got[wl]
+    assert eq["status"] == "passed" and eq["max_rel_diff"] <= 1e-4, (wl, eq)
+    print("pytorch %s: forward max rel diff %.1e" % (wl, eq["max_rel_diff"]))
+PYEOF
+  then ok "pytorch: forward within 1e-4 of native on a graph, a token RNN and an inference workload"
+  else bad "pytorch equivalence on resnet18_cifar, imdb_gru, resnet50_features: exit $rc"; tail -5 "$t/stderr"; fi
+else echo "skipped: pytorch equivalence on graph, RNN and inference workloads ($PY does not import torch)"; fi
+
+# 6. every installed framework against the native engine
 venv_of() { case $1 in pytorch) echo "";; keras-tensorflow) echo tensorflow;; keras-jax) echo jax;; keras-torch) echo torch;; *) echo "$1";; esac; }
 ran=0
 for impl in tensorflow keras-tensorflow keras-jax keras-torch jax paddle mindspore tinygrad chainer; do

@@ -238,19 +238,6 @@ static const char *runner_program(const sd_bench_opts *a, const char *impl) {
 #define EXPORT_BATCH 8                /* examples in the equivalence batch */
 #define EQUIVALENCE_TOLERANCE 1e-4    /* max |framework - native| / max |native| over its logits */
 
-/* The equivalence check covers image workloads trained through the layers of spec /1 (dense, conv2d, maxpool,
- * relu, dropout, flatten, softmax cross-entropy); graph, recurrent and inference workloads are "not checked". */
-static int exportable(const sd_workload *w, const nn_layer *plan, int L) {
-    if (w->mode == SD_MODE_INFERENCE) return 0;
-    for (int i = 0; i < L; i++) {
-        nn_op_kind k = plan[i].op.kind;
-        if (k != NN_OP_DENSE && k != NN_OP_CONV2D && k != NN_OP_MAXPOOL && k != NN_OP_RELU && k != NN_OP_DROPOUT &&
-            k != NN_OP_FLATTEN && k != NN_OP_SOFTMAX_XENT)
-            return 0;
-    }
-    return 1;
-}
-
 /* The plan as one "showdown-plan/1" line (nn_model_plan_json): what --describe --json prints and a runner reads. */
 static int plan_line(char **out, const sd_workload *w, const nn_layer *plan, int L, int batch) {
     json_t *doc = NULL;
@@ -344,19 +331,20 @@ static int run_framework(const sd_bench_opts *a, const char *wname, const char *
         }
     }
     const char *envv[2] = {def->env, NULL};
-    /* the runner's input files: the layer plan, and the initial weights of a model the equivalence check covers */
+    /* the runner's input files: the layer plan, the initial weights and the native forward output (equivalence) */
     snprintf(dir, sizeof dir, "/tmp/showdown-runner-XXXXXX");
     if (!mkdtemp(dir)) {
         dir[0] = 0;
         rc = sd_err(SD_EIO, "cannot create a temporary directory: %s", strerror(errno));
         goto done;
     }
-    int check = exportable(&w, plan, L);
-    if (check) SD_TRY_GOTO(rc, export_weights(a, &w, &test, dir), done);
+    /* every workload's forward pass is checked: the export writes any layer's weights, token ids and an
+     * inference workload's features (a runner that cannot build an op reports it unsupported instead) */
+    SD_TRY_GOTO(rc, export_weights(a, &w, &test, dir), done);
     SD_TRY_GOTO(rc, write_plan(&w, plan, L, o.batch, dir, plan_path, sizeof plan_path), done);
     int threads = a->threads > 0 ? (int)a->threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
     sd_runner_opts ro = {.framework = impl, .program = runner_program(a, impl), .python = python,
-                         .equivalence_dir = check ? dir : NULL, .plan = plan_path, .env = def->env ? envv : NULL,
+                         .equivalence_dir = dir, .plan = plan_path, .env = def->env ? envv : NULL,
                          .script = script, .spec_path = w.path, .data = &desc, .epochs = o.epochs,
                          .batch = o.batch, .max_batches = o.max_batches, .shuffle = o.shuffle, .threads = threads,
                          .cudnn_benchmark = strcmp(a->autotune, "off") != 0, .classes = w.classes, .seed = o.seed,
