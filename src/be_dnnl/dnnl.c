@@ -1,9 +1,9 @@
 /* be_dnnl — the oneDNN 2.x CPU back-end: every oneDNN call of showdown lives in this file and dnnl_rnn.c (the
- * *_desc_init API it uses was removed in oneDNN 3.x). It computes what the reference back-end (be_ref/ref.c) computes on the
- * same canonical NCHW buffers: primitives are created once per op shape in prepare() (the inference convolution
- * at its first call) and reused, inputs are reordered into the layouts oneDNN prefers and outputs back,
- * scratchpads are user-managed and shared. Where oneDNN 2.6 measured slower (training batch norm on nChw16c,
- * GRU and LSTM) the arithmetic runs on the host, here and in dnnl_rnn.c. */
+ * *_desc_init API it uses was removed in oneDNN 3.x). It computes what the reference back-end (be_ref/ref.c)
+ * computes on the same canonical NCHW buffers: primitives are created once per op shape in prepare() (the
+ * inference convolution at its first call) and reused, inputs are reordered into the layouts oneDNN prefers and
+ * outputs back, scratchpads are user-managed and shared. Where oneDNN 2.6 measured slower (training batch norm
+ * on nChw16c, GRU and LSTM) the arithmetic runs on the host, here and in dnnl_rnn.c. */
 #include "be_dnnl/dnnl_rnn.h"
 #include "nn/backend_impl.h"
 #include "nn/host_ops.h"
@@ -1216,7 +1216,7 @@ static int dnnl_sigmoid_bce_backward(nn_backend *be, const nn_op *op, float *dlo
 
 /* ---- recurrent ops: embedding on the host arithmetic; GRU and LSTM on the host (dnnl_rnn.c), or with
  * SD_DNNL_RNN_PRIMITIVE set when the op is prepared, through oneDNN's lbr_gru / vanilla_lstm primitives
- * (kept to compare against: measured 2-3x slower on these workloads) ------------------------------------ */
+ * (kept to compare against: measured up to 2x slower on these workloads) ------------------------------------ */
 
 /* Primitive path: the canonical layout (nn/backend.h: W_x [G][H][F], W_h [G][H][H], b_x, b_h; GRU gates r, z, n)
  * is converted at each call into oneDNN's user layouts (ldigo weights, ldgo bias; lbr_gru gates u=z, r, o=n plus
