@@ -25,25 +25,9 @@ import torch.nn.functional as F  # noqa: E402
 
 import pytorch_runner as pr  # noqa: E402
 import runner_common as rc  # noqa: E402
+from perf_common import median_time  # noqa: E402  (the cells' one timing rule)
 
 SETTINGS = ("shipped", "eager", "channels_last", "compile")
-
-
-def median_time(fn, seconds, repeat):
-    """Median seconds per call over `repeat` windows of k calls, k filling seconds/repeat (at least 1)."""
-    fn()   # warm-up (allocator, oneDNN primitive cache, compilation)
-    t0 = time.perf_counter()
-    fn()
-    once = max(time.perf_counter() - t0, 1e-6)
-    k = max(1, min(1000, int(seconds / repeat / once)))
-    ts = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(k):
-            fn()
-        ts.append((time.perf_counter() - t0) / k)
-    ts.sort()
-    return ts[len(ts) // 2], ts
 
 
 class Model(nn.Module):
@@ -151,7 +135,7 @@ def run(a):
             t0 = time.perf_counter()
             train_step()
             t_compile = time.perf_counter() - t0
-        ts, windows = median_time(train_step, a.seconds, a.repeat)
+        ts, windows, _ = median_time(train_step, a.seconds, a.repeat)
         out["train_images_per_s"], out["train_windows_s"] = B / ts, windows
     model.eval()
     fwd = model
@@ -167,7 +151,7 @@ def run(a):
         def infer_step():
             with grad_off():
                 fwd(x)
-        ti, windows = median_time(infer_step, a.seconds / 2 if not inference else a.seconds, a.repeat)
+        ti, windows, _ = median_time(infer_step, a.seconds / 2 if not inference else a.seconds, a.repeat)
         out["infer_images_per_s"], out["infer_windows_s"] = B / ti, windows
     out["compile_s"] = t_compile
     return out
