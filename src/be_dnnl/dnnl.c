@@ -1325,7 +1325,7 @@ static int rnn_prepare(dnnl_ctx *c, nn_op *op, rnn_priv *p) {
 
 static size_t rnn_ws_bytes(const nn_op *op) {
     if (!op->priv) return 0;         /* prepare() first */
-    if (!PRIV(op, rnn_priv)->prim) return dnnl_rnn_host_ws_bytes(op);
+    if (!PRIV(op, rnn_priv)->prim) return nn_host_rnn_ws_bytes(op);
     size_t dst = op->ret_seq ? 0 : sizeof(float) * (size_t)op->n * op->c * op->units;
     return PRIV(op, rnn_priv)->ws_dnnl + dst;
 }

@@ -73,8 +73,6 @@ static void slice(const dims *d, int th, int *i0, int *i1) {
 
 static size_t round16(size_t n) { return (n + 15) / 16 * 16; }
 
-size_t dnnl_rnn_host_ws_bytes(const nn_op *op) { return nn_host_rnn_ws_bytes(op); }
-
 static size_t fwd_each(const dims *d) {   /* floats a thread: xg, hg, h, c */
     return round16(d->mb * ((size_t)(d->batched ? d->T : 1) * d->GH + d->GH + 2 * (size_t)d->H));
 }
@@ -83,12 +81,14 @@ size_t dnnl_rnn_host_fwd_tmp_bytes(const nn_op *op, int threads) {
     return sizeof(float) * fwd_each(&d) * d.nt;
 }
 
+static size_t bwd_each(const dims *d) {   /* floats a thread: dh, dc, and two double column sums */
+    return round16(2 * d->per * d->H + 4 * (size_t)d->GH);
+}
 static size_t bwd_layout(const dims *d, size_t *off_dah, size_t *off_th) {
     const size_t rows = (size_t)d->N * d->T;
     *off_dah = round16(rows * d->GH);                              /* after dax */
     *off_th = *off_dah + (d->lstm ? 0 : round16(rows * d->GH));    /* the LSTM's dah is dax */
-    /* a thread: dh, dc, and two double column sums */
-    return *off_th + d->nt * round16(2 * d->per * d->H + 4 * (size_t)d->GH);
+    return *off_th + d->nt * bwd_each(d);
 }
 size_t dnnl_rnn_host_bwd_tmp_bytes(const nn_op *op, int threads) {
     const dims d = dims_of(op, threads);
@@ -185,7 +185,7 @@ int dnnl_rnn_host_backward(int threads, const nn_op *op, float *dx, float *dw, c
     /* gradients of the pre-activations: dax for the input side, dah for the recurrent side (they differ in the
      * GRU's new gate, whose recurrent part is scaled by r) */
     float *dax = tmp, *dah = lstm ? dax : tmp + off_dah;
-    const size_t each = round16(2 * d.per * H + 4 * (size_t)GH);
+    const size_t each = bwd_each(&d);
     int fail = 0;
     #pragma omp parallel num_threads(d.nt)
     {

@@ -6,8 +6,7 @@
 
 #include "nn/backend.h"
 
-/* Workspace of a training forward (what backward reads): the layout of nn_host_rnn_ws_bytes. */
-size_t dnnl_rnn_host_ws_bytes(const nn_op *op);
+/* The workspace of a training forward (what backward reads) has nn_host_rnn_ws_bytes' layout. */
 /* Temporaries (bytes, 64-byte aligned by the caller) of forward and of backward with `threads` threads. */
 size_t dnnl_rnn_host_fwd_tmp_bytes(const nn_op *op, int threads);
 size_t dnnl_rnn_host_bwd_tmp_bytes(const nn_op *op, int threads);
