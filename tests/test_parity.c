@@ -259,10 +259,17 @@ static void run_pool(nn_backend *be, nn_op op, const float *x, const float *dy, 
     float *garbage = rnd_buf(nx, 1e3f);
     void *dX = dev(be, x, nx * 4), *dY = dev(be, NULL, ny * 4), *dDY = dev(be, dy, ny * 4);
     void *dDX = dev(be, garbage, nx * 4), *ws = dev(be, NULL, wsz);
+    void *dYi = dev(be, garbage, ny * 4);
+    OK(be->ops->maxpool_forward(be, &op, dYi, NULL, dX), be);   /* inference: no workspace */
     OK(be->ops->maxpool_forward(be, &op, dY, ws, dX), be);
     OK(be->ops->maxpool_backward(be, &op, dDX, dDY, dX, dY, ws), be);
     *y = host(be, dY, ny);
     *dx = host(be, dDX, nx);
+    float *yi = host(be, dYi, ny);
+    cr_expect(memcmp(yi, *y, ny * 4) == 0, "%s: maxpool n%d c%d %dx%d: the inference forward (no workspace) differs "
+              "from the training forward", be->name, op.n, op.c, op.h, op.w);
+    free(yi);
+    nn_dev_free(be, dYi, ny * 4);
     nn_dev_free(be, dX, nx * 4); nn_dev_free(be, dY, ny * 4); nn_dev_free(be, dDY, ny * 4); nn_dev_free(be, dDX, nx * 4);
     nn_dev_free(be, ws, wsz);
     free(garbage);
@@ -1267,6 +1274,8 @@ Test(dnnl, layouts) {
     Test(BE, resnet50_features, .timeout = 1200) { parity_resnet50_features(#BE); }   \
     Test(BE, fused_inference_vgg16, .timeout = 600) { parity_fused_inference(#BE, "vgg16_cifar", 0, 2); } \
     Test(BE, fused_inference_resnet50, .timeout = 1200) { parity_fused_inference(#BE, "resnet50_features", 64, 2); } \
+    Test(BE, fused_inference_mnist_cnn, .timeout = 600) { parity_fused_inference(#BE, "mnist_cnn", 0, 3); } \
+    Test(BE, fused_inference_resnet18, .timeout = 600) { parity_fused_inference(#BE, "resnet18_cifar", 0, 2); } \
     /* recurrent ops */                                                         \
     Test(BE, gru, .timeout = 300) { parity_rnn(#BE, NN_OP_GRU); }                          \
     Test(BE, lstm, .timeout = 300) { parity_rnn(#BE, NN_OP_LSTM); }                        \

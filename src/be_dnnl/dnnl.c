@@ -97,6 +97,7 @@ typedef struct dense_priv {
 
 typedef struct pool_priv {
     dstep fwd, bwd;
+    dstep fwd_inf;                /* max pooling at inference: no workspace written */
     size_t ws_bytes;
     stage f_x, f_y, b_dy, b_dx;   /* reorders where the graph's layouts differ from the primitive's */
 } pool_priv;
@@ -537,10 +538,13 @@ static int conv_inf_make(dnnl_ctx *c, const nn_op *op, conv_priv *p, const nn_co
     SD_TRY(md_tag(&ru, 4, yd, fmt_tag(f->res_fmt)));
     dnnl_alg_kind_t alg = conv_alg(c, op);
     dnnl_primitive_desc_t pd = NULL;
+    /* Ask for the graph's blocked dst first: left to choose, a 1-channel input's inference convolution writes
+     * nhwc, and the reorder to nChw16c after it took longer than the convolution (mnist_cnn conv2d_1). */
+    int user_dst = f->y_fmt == NN_FMT_NCHW16C;
     for (;;) {
         dnnl_convolution_desc_t fd;
-        DNNL_CHECK(dnnl_convolution_forward_desc_init(&fd, dnnl_forward_inference, alg, &xa, &wa, &p->b_md, &ya, st,
-                                                      pl, pr));
+        DNNL_CHECK(dnnl_convolution_forward_desc_init(&fd, dnnl_forward_inference, alg, &xa, &wa, &p->b_md,
+                                                      user_dst ? &yu : &ya, st, pl, pr));
         dnnl_primitive_attr_t attr;
         dnnl_post_ops_t po = NULL;
         SD_TRY(attr_new(&attr, 0));
@@ -552,10 +556,12 @@ static int conv_inf_make(dnnl_ctx *c, const nn_op *op, conv_priv *p, const nn_co
         if (po) dnnl_post_ops_destroy(po);
         dnnl_primitive_attr_destroy(attr);
         if (r == dnnl_success) break;
+        if (user_dst) { user_dst = 0; continue; }
         if (alg == dnnl_convolution_direct)
             return sd_err(SD_EBACKEND, "oneDNN: inference convolution: primitive_desc_create returned %d (%s)\nHINT: "
                           "run with DNNL_VERBOSE=1 to see the primitive oneDNN rejected", (int)r, dnnl_status2str(r));
         alg = dnnl_convolution_direct;
+        user_dst = f->y_fmt == NN_FMT_NCHW16C;
     }
     dnnl_memory_desc_t fx = *dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
     dnnl_memory_desc_t fw = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
@@ -732,7 +738,7 @@ static int dnnl_dense_backward(nn_backend *be, const nn_op *op, float *dx, float
 /* ---- pooling: in nChw16c when the graph hands either side over so (nchw otherwise); the workspace is
  * oneDNN's, opaque to the graph ------------------------------------------------------------------------ */
 
-static int pool_descs(const nn_op *op, dnnl_pooling_desc_t *fd, dnnl_pooling_desc_t *bd) {
+static int pool_descs(const nn_op *op, dnnl_prop_kind_t prop, dnnl_pooling_desc_t *fd, dnnl_pooling_desc_t *bd) {
     const dnnl_alg_kind_t alg = op->kind == NN_OP_MAXPOOL ? dnnl_pooling_max : dnnl_pooling_avg_exclude_padding;
     const dnnl_dims_t xd = {op->n, op->c, op->h, op->w}, yd = {op->n, op->oc, op->oh, op->ow};
     dnnl_dims_t st = {op->sh, op->sw}, k = {op->kh, op->kw}, pl = {op->ph, op->pw}, pr;
@@ -744,7 +750,7 @@ static int pool_descs(const nn_op *op, dnnl_pooling_desc_t *fd, dnnl_pooling_des
     const int fmt = op->fmt_in == NN_FMT_NCHW16C || op->fmt_out == NN_FMT_NCHW16C ? NN_FMT_NCHW16C : NN_FMT_NCHW;
     SD_TRY(md_tag(&x, 4, xd, fmt_tag(fmt)));
     SD_TRY(md_tag(&y, 4, yd, fmt_tag(fmt)));
-    DNNL_CHECK(dnnl_pooling_forward_desc_init(fd, dnnl_forward_training, alg, &x, &y, st, k, pl, pr));
+    DNNL_CHECK(dnnl_pooling_forward_desc_init(fd, prop, alg, &x, &y, st, k, pl, pr));
     if (bd) DNNL_CHECK(dnnl_pooling_backward_desc_init(bd, alg, &x, &y, st, k, pl, pr));
     return 0;
 }
@@ -752,7 +758,7 @@ static int pool_descs(const nn_op *op, dnnl_pooling_desc_t *fd, dnnl_pooling_des
 static int pool_prepare(dnnl_ctx *c, nn_op *op, pool_priv *p) {
     dnnl_pooling_desc_t fd, bd;
     dnnl_primitive_desc_t fpd, bpd;
-    SD_TRY(pool_descs(op, &fd, &bd));
+    SD_TRY(pool_descs(op, dnnl_forward_training, &fd, &bd));
     SD_TRY(pd_new(c, &fpd, &fd, 0, NULL));
     int rc = pd_new(c, &bpd, &bd, 0, fpd);
     if (rc < 0) { dnnl_primitive_desc_destroy(fpd); return rc; }
@@ -786,6 +792,13 @@ static int pool_prepare(dnnl_ctx *c, nn_op *op, pool_priv *p) {
     SD_TRY(step_arg(c, &p->bwd, DNNL_ARG_DIFF_DST, &ym));
     SD_TRY(step_arg(c, &p->bwd, DNNL_ARG_WORKSPACE, &wsmd));
     SD_TRY(step_arg(c, &p->bwd, DNNL_ARG_DIFF_SRC, &xm));
+    dnnl_pooling_desc_t id;
+    dnnl_primitive_desc_t ipd;
+    SD_TRY(pool_descs(op, dnnl_forward_inference, &id, NULL));
+    SD_TRY(pd_new(c, &ipd, &id, 0, NULL));
+    SD_TRY(step_make(c, &p->fwd_inf, ipd));
+    SD_TRY(step_arg(c, &p->fwd_inf, DNNL_ARG_SRC, &xm));
+    SD_TRY(step_arg(c, &p->fwd_inf, DNNL_ARG_DST, &ym));
     return 0;
 }
 
@@ -800,7 +813,7 @@ static size_t dnnl_workspace_size(nn_backend *be, const nn_op *op) {
         dnnl_pooling_desc_t fd;
         dnnl_primitive_desc_t pd;
         size_t bytes = out * sizeof(int32_t);
-        if (pool_descs(op, &fd, NULL) == 0 && pd_new(CTX(be), &pd, &fd, 0, NULL) == 0) {
+        if (pool_descs(op, dnnl_forward_training, &fd, NULL) == 0 && pd_new(CTX(be), &pd, &fd, 0, NULL) == 0) {
             bytes = dnnl_memory_desc_get_size(dnnl_primitive_desc_query_md(pd, dnnl_query_workspace_md, 0));
             dnnl_primitive_desc_destroy(pd);
         }
@@ -823,7 +836,7 @@ static int dnnl_maxpool_forward(nn_backend *be, const nn_op *op, float *y, void 
     void *xs, *ys = stage_out(c, &p->f_y, y);
     SD_TRY(stage_in(c, &p->f_x, x, &xs));
     void *args[3] = {xs, ys, ws};
-    SD_TRY(step_run(c, &p->fwd, args));
+    SD_TRY(step_run(c, ws ? &p->fwd : &p->fwd_inf, args));
     SD_TRY(stage_out_done(c, &p->f_y, y));
     return strm_wait(c);
 }
@@ -1484,7 +1497,7 @@ static void dnnl_release(nn_backend *be, nn_op *op) {
     }
     case NN_OP_MAXPOOL: case NN_OP_AVGPOOL: case NN_OP_GLOBAL_AVGPOOL: {
         pool_priv *p = op->priv;
-        step_destroy(&p->fwd); step_destroy(&p->bwd);
+        step_destroy(&p->fwd); step_destroy(&p->bwd); step_destroy(&p->fwd_inf);
         stage_destroy(&p->f_x); stage_destroy(&p->f_y); stage_destroy(&p->b_dy); stage_destroy(&p->b_dx);
         break;
     }

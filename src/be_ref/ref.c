@@ -268,7 +268,7 @@ static int ref_maxpool_forward(nn_backend *be, const nn_op *op, float *y, void *
                 }
                 size_t o = ((size_t)pl * op->oh + p) * op->ow + q;
                 y[o] = besti < 0 ? 0.0f : best;
-                arg[o] = besti;
+                if (arg) arg[o] = besti;
             }
     }
     return 0;

@@ -130,11 +130,11 @@ static int layer_once(void *p) {
 }
 
 /* Where a training step's time goes: every op's forward and backward and the optimizer step, with the
- * back-end synced around each (so the total exceeds an unprofiled step by the syncs' cost). An inference
- * workload: every op's share of a forward pass. */
-static int profile_steps(nn_model *m, model_arg *ma, json_t *run) {
-    const int L = m->nlayers, steps = m->training ? 20 : 3;
-    perf_fn step = m->training ? train_once : infer_once;
+ * back-end synced around each (so the total exceeds an unprofiled step by the syncs' cost). With training 0:
+ * every op's share of an inference pass. */
+static int profile_steps(nn_model *m, model_arg *ma, int training, json_t *run) {
+    const int L = m->nlayers, steps = training ? 20 : 10;
+    perf_fn step = training ? train_once : infer_once;
     double *prof = calloc((size_t)2 * L + 1, sizeof *prof);
     SD_ALLOC_CHECK(prof);
     m->prof = prof;
@@ -144,12 +144,12 @@ static int profile_steps(nn_model *m, model_arg *ma, json_t *run) {
     double total = (nn_now() - t0) / steps;
     m->prof = NULL;
     if (rc) { free(prof); return rc; }
-    printf("    %s profile (%d %s, synced after every op): %.2f ms a %s\n", m->training ? "step" : "inference", steps,
-           m->training ? "steps" : "passes", total * 1e3, m->training ? "step" : "pass");
+    printf("    %s profile (%d %s, synced after every op): %.2f ms a %s\n", training ? "step" : "inference", steps,
+           training ? "steps" : "passes", total * 1e3, training ? "step" : "pass");
     json_t *ops = json_array();
     for (int i = 0; i <= L; i++) {
         if (i < L && m->layers[i].op.kind == NN_OP_FLATTEN) continue;   /* a view: nothing runs */
-        if (i == L && !m->training) continue;                            /* no optimizer step */
+        if (i == L && !training) continue;                               /* no optimizer step */
         double f = prof[2 * i] / steps, b = i < L ? prof[2 * i + 1] / steps : 0;
         const char *name = i < L ? m->layers[i].name : "optimizer";
         const char *kind = i < L ? nn_op_name(m->layers[i].op.kind) : "step + zero grads";
@@ -163,7 +163,7 @@ static int profile_steps(nn_model *m, model_arg *ma, json_t *run) {
         json_array_append_new(ops, json_pack("{s:s, s:s, s:f, s:f}", "op", name, "kind", kind, "fwd_ms", f * 1e3,
                                              "bwd_ms", b * 1e3));
     }
-    json_object_set_new(run, "step_profile", ops);
+    json_object_set_new(run, training ? "step_profile" : "inference_profile", ops);
     free(prof);
     return 0;
 }
@@ -237,10 +237,11 @@ static int run_one(const perf_args *a, const char *wname, const char *bname, dou
                                                 "fwd_gflops", gf, "bwd_ms", tb * 1e3, "bwd_gflops", gb));
         }
         json_object_set_new(run, "layers", ls);
-        SD_TRY_GOTO(rc, profile_steps(m, &ma, run), done);
-    } else if (a->layers) {   /* inference: the forward pass's ops */
+        SD_TRY_GOTO(rc, profile_steps(m, &ma, 1, run), done);
+    }
+    if (a->layers) {   /* the inference pass's ops, for training workloads too */
         SD_TRY_GOTO(rc, infer_once(&ma), done);
-        SD_TRY_GOTO(rc, profile_steps(m, &ma, run), done);
+        SD_TRY_GOTO(rc, profile_steps(m, &ma, 0, run), done);
     }
     rc = sd_results_append(doc, run);
 done:

@@ -57,6 +57,7 @@ typedef struct nn_backend_ops {
      * table: upload, copy, zero, optimizer_step, a training batchnorm_forward. */
     int (*conv2d_infer)(nn_backend *be, const nn_op *op, const nn_conv_fuse *f, float *y, const float *x,
                         const float *w, const float *b);
+    /* ws NULL: an inference pass, no argmax is kept for a backward */
     int (*maxpool_forward)(nn_backend *be, const nn_op *op, float *y, void *ws, const float *x);
     int (*maxpool_backward)(nn_backend *be, const nn_op *op, float *dx, const float *dy,
                             const float *x, const float *y, const void *ws);

@@ -798,7 +798,7 @@ int nn_model_forward(nn_model *m, int train, uint64_t dropout_seed) {
         switch (l->op.kind) {
         case NN_OP_DENSE: rc = o->dense_forward(be, &l->op, l->y, x, W, B); break;
         case NN_OP_CONV2D: rc = o->conv2d_forward(be, &l->op, l->y, x, W, B); break;
-        case NN_OP_MAXPOOL: rc = o->maxpool_forward(be, &l->op, l->y, l->ws, x); break;
+        case NN_OP_MAXPOOL: rc = o->maxpool_forward(be, &l->op, l->y, train ? l->ws : NULL, x); break;
         case NN_OP_RELU: rc = o->relu_forward(be, &l->op, l->y, x); break;
         case NN_OP_DROPOUT:   /* identity at inference (inverted dropout) */
             if (train && l->op.rate > 0)
