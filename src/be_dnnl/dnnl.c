@@ -517,7 +517,8 @@ static void touched(dnnl_ctx *c, const void *p, size_t bytes) {
 }
 
 static int fuse_key(const nn_conv_fuse *f) {
-    return (f->bn ? 1 : 0) | (f->res ? 2 : 0) | (f->relu ? 4 : 0) | (f->y_fmt ? 8 : 0) | (f->res_fmt ? 16 : 0);
+    return (f->bn ? 1 : 0) | (f->res ? 2 : 0) | (f->relu ? 4 : 0) | (f->y_fmt ? 8 : 0) | (f->res_fmt ? 16 : 0) |
+           (f->x_fmt ? 32 : 0);
 }
 
 static int conv_inf_make(dnnl_ctx *c, const nn_op *op, conv_priv *p, const nn_conv_fuse *f) {
@@ -530,8 +531,9 @@ static int conv_inf_make(dnnl_ctx *c, const nn_op *op, conv_priv *p, const nn_co
     SD_TRY(pad_r(op->h, op->kh, op->sh, op->ph, op->oh, &prh));
     SD_TRY(pad_r(op->w, op->kw, op->sw, op->pw, op->ow, &prw));
     pr[0] = prh; pr[1] = prw;
-    dnnl_memory_desc_t xa, ya, wa, yu, ru;
+    dnnl_memory_desc_t xa, ya, wa, xu, yu, ru;
     SD_TRY(md_tag(&xa, 4, xd, dnnl_format_tag_any));
+    SD_TRY(md_tag(&xu, 4, xd, fmt_tag(f->x_fmt)));
     SD_TRY(md_tag(&ya, 4, yd, dnnl_format_tag_any));
     SD_TRY(md_tag(&wa, 4, wd, dnnl_format_tag_any));
     SD_TRY(md_tag(&yu, 4, yd, fmt_tag(f->y_fmt)));
@@ -573,7 +575,7 @@ static int conv_inf_make(dnnl_ctx *c, const nn_op *op, conv_priv *p, const nn_co
     SD_TRY(step_arg(c, &q->fwd, DNNL_ARG_BIAS, &p->b_md));
     SD_TRY(step_arg(c, &q->fwd, DNNL_ARG_DST, &fy));
     size_t top = 0;
-    SD_TRY(stage_make(c, &q->x, &p->x_md, &fx, 1, 0, &top));
+    SD_TRY(stage_make(c, &q->x, &xu, &fx, 1, 0, &top));
     SD_TRY(stage_make(c, &q->y, &yu, &fy, 0, 0, &top));
     q->off_wfold = bump(&top, sizeof(float) * (size_t)op->oc * op->c * op->kh * op->kw);
     SD_TRY(grow(&c->tmp, &c->tmp_bytes, top));

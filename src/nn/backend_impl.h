@@ -12,7 +12,7 @@ typedef struct nn_conv_fuse {
     const nn_op *bn;                       /* the batchnorm after the conv (its eps), or NULL */
     const float *gamma, *beta, *running;   /* its parameters and running statistics ([2][C]: mean, variance) */
     const float *res;                      /* a tensor added after bn (residual connection), or NULL */
-    int res_fmt, y_fmt;                    /* nn_fmt of res and of y */
+    int res_fmt, y_fmt, x_fmt;             /* nn_fmt of res, of y and of x */
     int relu;                              /* 1: relu last */
 } nn_conv_fuse;
 

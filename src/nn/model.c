@@ -404,6 +404,7 @@ void nn_model_free(nn_model *m) {
     free(m->pool);
     free(m->pool_bytes);
     free(m->chains);
+    free(m->inf_blocked);
     for (int i = 0; i < m->nlayers; i++) {
         nn_layer *l = &m->layers[i];
         if (!is_view(l) && !m->pool) {
@@ -486,7 +487,10 @@ static int only_consumer(const nn_model *m, int i) {   /* the one layer reading 
  * between are not run, so at inference their own buffers are not written (nn_model_download_y of them is
  * stale). The chains are found once, by nn_model_build; SD_NO_FUSE=1 set before it runs every layer apart
  * (comparisons). */
-typedef struct nn_fuse_chain { int bn, add, relu, last, other; } fuse_chain;
+typedef struct nn_fuse_chain {
+    int bn, add, relu, last, other;
+    int x_fmt, y_fmt, res_fmt;   /* the layouts at inference (inference_layouts) */
+} fuse_chain;
 
 /* The chain that starts at layer i: 1 and *fc if i is a convolution, else 0 (fc->last = -1). */
 static int fuse_chain_at(const nn_model *m, int i, fuse_chain *fc) {
@@ -502,7 +506,50 @@ static int fuse_chain_at(const nn_model *m, int i, fuse_chain *fc) {
     }
     if (j >= 0 && m->layers[j].op.kind == NN_OP_RELU) fc->relu = cur = j;
     fc->last = cur;
+    fc->x_fmt = m->layers[i].op.fmt_in;
+    fc->y_fmt = m->layers[cur].op.fmt_out;
+    fc->res_fmt = fc->other >= 0 ? m->layers[fc->other].op.fmt_out : NN_FMT_NCHW;
     return 1;
+}
+
+/* A training model's layouts serve its backward pass too: a tensor read by several layers (a residual block's
+ * output) stays NCHW, and at inference each fused convolution reading it reordered it in, after the one
+ * writing it had reordered it out. At inference such a chain's output is written in NCHW16C instead when
+ * every reader is a fused convolution (its input) or a fused residual add (its other input): those take
+ * either layout. m->inf_blocked marks the layers whose buffer holds NCHW16C after an inference pass. */
+static int inference_layouts(nn_model *m) {
+    nn_backend *be = m->be;
+    const int L = m->nlayers, F = NN_FMT_NCHW16C;
+    if (!m->chains || !m->training || !be->ops->layout_ok || getenv("SD_LAYOUT_NCHW")) return 0;
+    m->inf_blocked = calloc((size_t)L, 1);
+    SD_ALLOC_CHECK(m->inf_blocked);
+    for (int i = 0; i < L; i++) {
+        fuse_chain *fc = &m->chains[i];
+        if (fc->last < 0 || fc->y_fmt == F || fc->last == L - 1) continue;
+        const nn_layer *e = &m->layers[fc->last];
+        if (e->op.oc % 16 || !be->ops->layout_ok(be, &m->layers[i].op, F)) continue;   /* no padded channels */
+        int ok = 1, readers = 0;
+        for (int j = fc->last + 1; j < L && ok; j++) {
+            const nn_layer *r = &m->layers[j];
+            for (int k = 0; k < r->ninputs && ok; k++) {
+                if (r->inputs[k] != fc->last) continue;
+                readers++;
+                if (m->chains[j].last >= 0) continue;   /* a fused convolution */
+                int res = 0;
+                for (int c = 0; c < j && !res; c++) res = m->chains[c].add == j && m->chains[c].other == fc->last;
+                ok = res;
+            }
+        }
+        if (ok && readers) { fc->y_fmt = F; m->inf_blocked[fc->last] = 1; }
+    }
+    for (int i = 0; i < L; i++) {   /* the readers take what is written now */
+        fuse_chain *fc = &m->chains[i];
+        if (fc->last < 0) continue;
+        const int in = m->layers[i].inputs[0];
+        if (in >= 0 && m->inf_blocked[in]) fc->x_fmt = F;
+        if (fc->other >= 0 && m->inf_blocked[fc->other]) fc->res_fmt = F;
+    }
+    return 0;
 }
 
 /* Inference-only models (no gradients to keep in step): a tensor read by several layers (a residual block's
@@ -605,6 +652,7 @@ int nn_model_build(nn_model **out, const sd_workload *w, nn_backend *be, int bat
         m->chains = malloc(sizeof *m->chains * (size_t)m->nlayers);
         if (!m->chains) { rc = sd_err(SD_ENOMEM, "out of memory"); goto fail; }
         for (int i = 0; i < m->nlayers; i++) fuse_chain_at(m, i, &m->chains[i]);
+        SD_TRY_GOTO(rc, inference_layouts(m), fail);
     }
     int fan_out = 0;
     size_t max_elems = 0;
@@ -762,6 +810,7 @@ int nn_model_forward(nn_model *m, int train, uint64_t dropout_seed) {
     }
     memset(done, 0, (size_t)m->nlayers);
     if (!m->training) train = 0;
+    m->infer_last = !train;
     const fuse_chain *chains = train ? NULL : m->chains;
     int rc = 0;
     for (int i = 0; i < m->nlayers && rc == 0; i++) {
@@ -777,7 +826,7 @@ int nn_model_forward(nn_model *m, int train, uint64_t dropout_seed) {
         if (chains && chains[i].last >= 0) {
             const fuse_chain fc = chains[i];
             const nn_layer *end = &m->layers[fc.last];
-            nn_conv_fuse f = {.relu = fc.relu >= 0, .y_fmt = end->op.fmt_out};
+            nn_conv_fuse f = {.relu = fc.relu >= 0, .y_fmt = fc.y_fmt, .x_fmt = fc.x_fmt};
             if (fc.bn >= 0) {
                 const nn_layer *bl = &m->layers[fc.bn];
                 f.bn = &bl->op;
@@ -787,7 +836,7 @@ int nn_model_forward(nn_model *m, int train, uint64_t dropout_seed) {
             }
             if (fc.add >= 0) {
                 f.res = fc.other < 0 ? m->x : outs[fc.other];
-                f.res_fmt = fc.other < 0 ? NN_FMT_NCHW : m->layers[fc.other].op.fmt_out;
+                f.res_fmt = fc.res_fmt;
             }
             rc = o->conv2d_infer(be, &l->op, &f, end->y, x, W, B);
             const int mem[4] = {i, fc.bn, fc.add, fc.relu};
@@ -947,8 +996,9 @@ int nn_model_download_y(nn_model *m, int i, int grad, float *host) {
     const float *src = grad ? l->dy : l->y;
     if (!src) return sd_err(SD_ERROR, "internal: layer %s has no %s buffer", l->name, grad ? "gradient" : "output");
     const nn_op *op = &l->op;
-    if (op->fmt_out == NN_FMT_NCHW) return m->be->ops->download(m->be, host, src, out_elems(op) * sizeof(float));
-    const size_t all = nn_fmt_elems(op->fmt_out, op->n, op->oc, op->oh, op->ow);
+    const int fmt = !grad && m->infer_last && m->inf_blocked && m->inf_blocked[i] ? NN_FMT_NCHW16C : op->fmt_out;
+    if (fmt == NN_FMT_NCHW) return m->be->ops->download(m->be, host, src, out_elems(op) * sizeof(float));
+    const size_t all = nn_fmt_elems(fmt, op->n, op->oc, op->oh, op->ow);
     float *b = malloc(all * sizeof(float) + 1);
     SD_ALLOC_CHECK(b);
     int rc = m->be->ops->download(m->be, b, src, all * sizeof(float));
