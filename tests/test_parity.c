@@ -495,10 +495,13 @@ static step_out run_step(nn_backend *be, const sd_workload *w, const float *x, c
             OK(nn_model_download_y(m, i, 0, o.y[i]), be);
         }
         if (l->op.kind == NN_OP_MAXPOOL && l->input >= 0) {
+            /* a relu under the pooling had its backward done by it: the gradient lands at the relu's input */
+            const int at = m->relu_pooled && m->relu_pooled[l->input] ? m->layers[l->input].input : l->input;
+            if (at < 0) continue;
             o.dy[i] = malloc(sizeof(float) * nxi);
             cr_assert_not_null(o.dy[i]);
             OK(be->ops->sync(be), be);
-            OK(nn_model_download_y(m, l->input, 1, o.dy[i]), be);
+            OK(nn_model_download_y(m, at, 1, o.dy[i]), be);
         }
     }
     OK(nn_model_step(m), be);
@@ -609,6 +612,50 @@ static void layouts_in(const char *be_name, const char *dir, const char *workloa
 static void parity_train_step(const char *name, const char *workload) {
     parity_train_step_in(name, "workloads", workload, 0);
 }
+
+/* Relu under max pooling (nn/model.c): the relu's backward done on the pooling's output gradient gives the
+ * unfused backward's gradients bit for bit (a selection either way), on every parameter. */
+static void relu_pooled_vs_unfused(const char *name, const char *workload) {
+    nn_backend *be = open_be(name);
+    sd_workload w;
+    cr_assert_eq(sd_workload_load(&w, "workloads", workload), 0, "%s", sd_errmsg());
+    w.batch = 8;
+    size_t nx = (size_t)w.batch * w.in_c * w.in_h * w.in_w;
+    float *x = malloc(sizeof(float) * nx), *grads[2];
+    int32_t lab[8];
+    cr_assert_not_null(x);
+    rng_state = 99;
+    for (size_t i = 0; i < nx; i++) x[i] = (rnd() >> 8) * (1.0f / 16777216.0f) - 0.3f;
+    for (int i = 0; i < 8; i++) lab[i] = rnd_int(0, w.classes - 1);
+    int pooled[2] = {0, 0};
+    size_t np = 0;
+    for (int v = 0; v < 2; v++) {
+        nn_model *m;
+        if (v == 1) setenv("SD_NO_FUSE", "1", 1);
+        OK(nn_model_build(&m, &w, be, w.batch, 42), be);
+        unsetenv("SD_NO_FUSE");
+        for (int i = 0; m->relu_pooled && i < m->nlayers; i++) pooled[v] += m->relu_pooled[i];
+        OK(be->ops->upload(be, m->x, x, nx * sizeof(float)), be);
+        OK(be->ops->upload(be, m->labels, lab, sizeof lab), be);
+        OK(nn_model_forward(m, 1, 7), be);
+        OK(nn_model_backward(m), be);
+        np = m->nparams;
+        grads[v] = host(be, m->grads, np);
+        nn_model_free(m);
+    }
+    size_t diff = 0;
+    for (size_t k = 0; k < np; k++) diff += memcmp(&grads[0][k], &grads[1][k], sizeof(float)) != 0;
+    printf("%-5s %s: %d relu(s) under max pooling; %zu of %zu gradients differ from the unfused backward\n", be->name,
+           workload, pooled[0], diff, np);
+    cr_expect(pooled[0] >= 1 && pooled[1] == 0, "%s: %s: relus under pooling %d fused, %d with SD_NO_FUSE", be->name,
+              workload, pooled[0], pooled[1]);
+    cr_expect(diff == 0, "%s: %s: %zu gradients differ from the unfused backward", be->name, workload, diff);
+    free(grads[0]); free(grads[1]); free(x);
+    sd_workload_free(&w);
+    nn_backend_free(be);
+}
+Test(ref, relu_pooled) { relu_pooled_vs_unfused("ref", "mnist_cnn"); }
+Test(dnnl, relu_pooled) { relu_pooled_vs_unfused("dnnl", "mnist_cnn"); }   /* cudnn has no relu_mask */
 
 /* A workload spec written to a fresh temporary directory (dir: "/tmp/sd_parity_XXXXXX", filled in);
  * spec_tmp_done removes both. */

@@ -897,6 +897,12 @@ static int dnnl_relu_forward(nn_backend *be, const nn_op *op, float *y, const fl
     return strm_wait(c);
 }
 
+static int dnnl_relu_mask(nn_backend *be, size_t n, float *dy, const float *y) {
+    #pragma omp parallel for simd num_threads(CTX(be)->threads) schedule(static)
+    for (long i = 0; i < (long)n; i++) dy[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+    return 0;
+}
+
 static int dnnl_relu_backward(nn_backend *be, const nn_op *op, float *dx, const float *dy, const float *y) {
     NEED_PRIV(op);
     dnnl_ctx *c = CTX(be);
@@ -1629,6 +1635,7 @@ static const nn_backend_ops dnnl_ops = {
     .maxpool_backward = dnnl_maxpool_backward,
     .relu_forward = dnnl_relu_forward,
     .relu_backward = dnnl_relu_backward,
+    .relu_mask = dnnl_relu_mask,
     .dropout_forward = dnnl_dropout_forward,
     .dropout_backward = dnnl_dropout_backward,
     .softmax_xent_forward = dnnl_softmax_xent_forward,

@@ -307,6 +307,12 @@ static int ref_relu_backward(nn_backend *be, const nn_op *op, float *dx, const f
     return 0;
 }
 
+static int ref_relu_mask(nn_backend *be, size_t n, float *dy, const float *y) {
+    #pragma omp parallel for simd num_threads(T(be)) schedule(static)
+    for (long i = 0; i < (long)n; i++) dy[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+    return 0;
+}
+
 static int ref_dropout_forward(nn_backend *be, const nn_op *op, float *y, void *ws, const float *x,
                                uint64_t seed) {
     return nn_host_dropout_forward(T(be), op, y, ws, x, seed);
@@ -425,6 +431,7 @@ static const nn_backend_ops ref_ops = {
     .maxpool_backward = ref_maxpool_backward,
     .relu_forward = ref_relu_forward,
     .relu_backward = ref_relu_backward,
+    .relu_mask = ref_relu_mask,
     .dropout_forward = ref_dropout_forward,
     .dropout_backward = ref_dropout_backward,
     .softmax_xent_forward = ref_softmax_xent_forward,

@@ -63,6 +63,9 @@ typedef struct nn_backend_ops {
                             const float *x, const float *y, const void *ws);
     int (*relu_forward)(nn_backend *be, const nn_op *op, float *y, const float *x);
     int (*relu_backward)(nn_backend *be, const nn_op *op, float *dx, const float *dy, const float *y);
+    /* Optional: dy[i] = y[i] > 0 ? dy[i] : 0 over n floats, in place (relu's backward on a max pooling's
+     * output gradient: nn_model_backward, "relu under max pooling") */
+    int (*relu_mask)(nn_backend *be, size_t n, float *dy, const float *y);
     /* Inverted dropout with the shared mask function nn_dropout_keep (nn/kernels.h), so every
      * back-end drops the same units for the same seed. */
     int (*dropout_forward)(nn_backend *be, const nn_op *op, float *y, void *ws, const float *x,

@@ -405,6 +405,7 @@ void nn_model_free(nn_model *m) {
     free(m->pool_bytes);
     free(m->chains);
     free(m->inf_blocked);
+    free(m->relu_pooled);
     for (int i = 0; i < m->nlayers; i++) {
         nn_layer *l = &m->layers[i];
         if (!is_view(l) && !m->pool) {
@@ -749,6 +750,23 @@ int nn_model_build(nn_model **out, const sd_workload *w, nn_backend *be, int bat
     free(head);
     free(busy);
     if (rc) goto fail;
+    /* relu under max pooling (training, when the back-end has relu_mask; SD_NO_FUSE=1 turns it off): a relu
+     * whose only reader is a max pooling has its backward done on the pooling's output gradient, a quarter of
+     * the size, before the pooling scatters it (the pooled value is the relu output at the argmax, so the mask
+     * is the same there); the pooling's dx goes to the relu's input and the relu's backward does not run. */
+    if (m->training && o->relu_mask && !getenv("SD_NO_FUSE")) {
+        m->relu_pooled = calloc((size_t)m->nlayers, 1);
+        if (!m->relu_pooled) { rc = sd_err(SD_ENOMEM, "out of memory"); goto fail; }
+        for (int p = 0; p < m->nlayers; p++) {
+            const nn_layer *pl = &m->layers[p];
+            if (pl->op.kind != NN_OP_MAXPOOL || pl->inputs[0] < 0) continue;
+            const int r = pl->inputs[0];
+            const nn_layer *rl = &m->layers[r];
+            if (rl->op.kind == NN_OP_RELU && m->consumers[r] == 1 && only_consumer(m, r) == p &&
+                rl->op.fmt_in == rl->op.fmt_out && pl->op.fmt_in == rl->op.fmt_out)
+                m->relu_pooled[r] = 1;
+        }
+    }
     nn_layer *lastl = &m->layers[m->nlayers - 1];
     if (!is_loss(lastl)) { m->out = lastl->y; m->out_elems = out_elems(&lastl->op) / (size_t)batch; }
     if (fan_out && m->training) {
@@ -949,8 +967,22 @@ int nn_model_backward(nn_model *m) {
         case NN_OP_SIGMOID_BCE: rc = o->sigmoid_bce_backward(be, &l->op, dx, m->prob, m->targets); break;
         case NN_OP_DENSE: rc = o->dense_backward(be, &l->op, dx, dW, dB, l->dy, x, W); break;
         case NN_OP_CONV2D: rc = o->conv2d_backward(be, &l->op, dx, dW, dB, l->dy, x, W); break;
-        case NN_OP_MAXPOOL: if (dx) rc = o->maxpool_backward(be, &l->op, dx, l->dy, x, l->y, l->ws); break;
-        case NN_OP_RELU: if (dx) rc = o->relu_backward(be, &l->op, dx, l->dy, l->y); break;
+        case NN_OP_MAXPOOL:
+            if (in >= 0 && m->relu_pooled && m->relu_pooled[in]) {   /* relu under max pooling (build) */
+                const nn_layer *r = &m->layers[in];
+                dx = grad_dest(m, r, 0, &ow);
+                if (!dx) break;
+                rc = o->relu_mask(be, nn_fmt_elems(l->op.fmt_out, l->op.n, l->op.oc, l->op.oh, l->op.ow), l->dy,
+                                  l->y);
+                if (!rc) rc = o->maxpool_backward(be, &l->op, dx, l->dy, x, l->y, l->ws);
+                break;
+            }
+            if (dx) rc = o->maxpool_backward(be, &l->op, dx, l->dy, x, l->y, l->ws);
+            break;
+        case NN_OP_RELU:
+            if (m->relu_pooled && m->relu_pooled[i]) { dx = NULL; break; }   /* done by the pooling */
+            if (dx) rc = o->relu_backward(be, &l->op, dx, l->dy, l->y);
+            break;
         case NN_OP_DROPOUT: if (dx) rc = o->dropout_backward(be, &l->op, dx, l->dy, l->ws); break;
         case NN_OP_BATCHNORM: rc = o->batchnorm_backward(be, &l->op, dx, dW, dB, l->dy, x, W, l->ws); break;
         case NN_OP_AVGPOOL: case NN_OP_GLOBAL_AVGPOOL: if (dx) rc = o->avgpool_backward(be, &l->op, dx, l->dy); break;

@@ -145,6 +145,8 @@ typedef struct nn_model {
      * (inference_layouts); infer_last: the last forward pass was one. NULL: none. */
     unsigned char *inf_blocked;
     int infer_last;
+    /* Per layer, 1: a relu whose backward its max pooling does (nn_model_build "relu under max pooling"). */
+    unsigned char *relu_pooled;
 } nn_model;
 
 /* Shape inference without a back-end: fills layers' ops (n = batch), parameter slices and FLOPs.
