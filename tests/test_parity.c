@@ -614,7 +614,9 @@ static void parity_train_step(const char *name, const char *workload) {
 }
 
 /* Relu under max pooling (nn/model.c): the relu's backward done on the pooling's output gradient gives the
- * unfused backward's gradients bit for bit (a selection either way), on every parameter. */
+ * unfused backward's gradients, bit for bit on ref (a selection either way); dnnl also runs the convolution
+ * and its relu as one call in training, which rounds differently, so there within NMSE 1e-10. */
+static double nmse(const float *got, const float *ref, size_t n);
 static void relu_pooled_vs_unfused(const char *name, const char *workload) {
     nn_backend *be = open_be(name);
     sd_workload w;
@@ -645,11 +647,14 @@ static void relu_pooled_vs_unfused(const char *name, const char *workload) {
     }
     size_t diff = 0;
     for (size_t k = 0; k < np; k++) diff += memcmp(&grads[0][k], &grads[1][k], sizeof(float)) != 0;
-    printf("%-5s %s: %d relu(s) under max pooling; %zu of %zu gradients differ from the unfused backward\n", be->name,
-           workload, pooled[0], diff, np);
+    const double e = nmse(grads[0], grads[1], np);
+    const int exact = strcmp(name, "ref") == 0;
+    printf("%-5s %s: %d relu(s) under max pooling; %zu of %zu gradients differ from the unfused backward, NMSE "
+           "%.2e\n", be->name, workload, pooled[0], diff, np, e);
     cr_expect(pooled[0] >= 1 && pooled[1] == 0, "%s: %s: relus under pooling %d fused, %d with SD_NO_FUSE", be->name,
               workload, pooled[0], pooled[1]);
-    cr_expect(diff == 0, "%s: %s: %zu gradients differ from the unfused backward", be->name, workload, diff);
+    if (exact) cr_expect(diff == 0, "%s: %s: %zu gradients differ from the unfused backward", be->name, workload, diff);
+    cr_expect(e < 1e-10, "%s: %s: gradients against the unfused backward: NMSE %.3e", be->name, workload, e);
     free(grads[0]); free(grads[1]); free(x);
     sd_workload_free(&w);
     nn_backend_free(be);

@@ -486,8 +486,8 @@ static int only_consumer(const nn_model *m, int i) {   /* the one layer reading 
  * running statistics, a residual add whose other input is computed before the convolution, relu, each the
  * only reader of the one before. The result goes straight into the chain's last layer's buffer; the layers in
  * between are not run, so at inference their own buffers are not written (nn_model_download_y of them is
- * stale). The chains are found once, by nn_model_build; SD_NO_FUSE=1 set before it runs every layer apart
- * (comparisons). */
+ * stale). A training pass fuses only a convolution and its relu (train_fusable). The chains are found once,
+ * by nn_model_build; SD_NO_FUSE=1 set before it runs every layer apart (comparisons). */
 typedef struct nn_fuse_chain {
     int bn, add, relu, last, other;
     int x_fmt, y_fmt, res_fmt;   /* the layouts at inference (inference_layouts) */
@@ -511,6 +511,14 @@ static int fuse_chain_at(const nn_model *m, int i, fuse_chain *fc) {
     fc->y_fmt = m->layers[cur].op.fmt_out;
     fc->res_fmt = fc->other >= 0 ? m->layers[fc->other].op.fmt_out : NN_FMT_NCHW;
     return 1;
+}
+
+/* In a training pass only a convolution and the relu after it run fused (the relu's backward reads its output,
+ * which the fused call writes; the convolution's backward does not read its own), in the training layouts. */
+static int train_fusable(const nn_model *m, int i) {
+    const fuse_chain *fc = &m->chains[i];
+    return fc->bn < 0 && fc->add < 0 && fc->relu >= 0 && fc->x_fmt == m->layers[i].op.fmt_in &&
+           fc->y_fmt == m->layers[fc->last].op.fmt_out;
 }
 
 /* A training model's layouts serve its backward pass too: a tensor read by several layers (a residual block's
@@ -829,7 +837,7 @@ int nn_model_forward(nn_model *m, int train, uint64_t dropout_seed) {
     memset(done, 0, (size_t)m->nlayers);
     if (!m->training) train = 0;
     m->infer_last = !train;
-    const fuse_chain *chains = train ? NULL : m->chains;
+    const fuse_chain *chains = m->chains;
     int rc = 0;
     for (int i = 0; i < m->nlayers && rc == 0; i++) {
         nn_layer *l = &m->layers[i];
@@ -841,7 +849,7 @@ int nn_model_forward(nn_model *m, int train, uint64_t dropout_seed) {
         const float *W = l->w_len ? m->params + l->w_off : NULL;
         const float *B = l->b_len ? m->params + l->b_off : NULL;
         outs[i] = l->y;
-        if (chains && chains[i].last >= 0) {
+        if (chains && chains[i].last >= 0 && (!train || train_fusable(m, i))) {
             const fuse_chain fc = chains[i];
             const nn_layer *end = &m->layers[fc.last];
             nn_conv_fuse f = {.relu = fc.relu >= 0, .y_fmt = fc.y_fmt, .x_fmt = fc.x_fmt};
