@@ -615,7 +615,8 @@ static void parity_train_step(const char *name, const char *workload) {
 
 /* Relu under max pooling (nn/model.c): the relu's backward done on the pooling's output gradient gives the
  * unfused backward's gradients, bit for bit on ref (a selection either way); dnnl also runs the convolution
- * and its relu as one call in training, which rounds differently, so there within NMSE 1e-10. */
+ * and its relu as one call in training (one oneDNN primitive with a post-op: identical here, held to NMSE
+ * 1e-10 as another kernel may round differently). */
 static double nmse(const float *got, const float *ref, size_t n);
 static void relu_pooled_vs_unfused(const char *name, const char *workload) {
     nn_backend *be = open_be(name);

@@ -81,6 +81,8 @@ typedef struct conv_inf {
 typedef struct conv_priv {
     dnnl_memory_desc_t x_md, w_md, b_md, y_md;     /* user layouts: nchw, oihw, x, nchw */
     conv_inf inf;
+    conv_inf inf_train;   /* conv2d_infer in a training pass: forward_training, whose Winograd takes plain blocked
+                           * weights (inference's pre-transformed ones cost 1 ms to redo after every step) */
     dstep fwd, bwd_d, bwd_w;
     stage f_x, f_w, f_y;                           /* forward: x, w in; y out */
     stage d_dy, d_w, d_dx;                         /* backward data: dy, w in; dx out */
@@ -431,6 +433,7 @@ static void conv_inf_release(dnnl_ctx *c, conv_inf *q) {
 
 static void conv_release(dnnl_ctx *c, conv_priv *p) {
     conv_inf_release(c, &p->inf);
+    conv_inf_release(c, &p->inf_train);
     step_destroy(&p->fwd); step_destroy(&p->bwd_d); step_destroy(&p->bwd_w);
     stage_destroy(&p->f_x); stage_destroy(&p->f_w); stage_destroy(&p->f_y);
     stage_destroy(&p->d_dy);
@@ -522,7 +525,7 @@ static int fuse_key(const nn_conv_fuse *f) {
 }
 
 static int conv_inf_make(dnnl_ctx *c, const nn_op *op, conv_priv *p, const nn_conv_fuse *f) {
-    conv_inf *q = &p->inf;
+    conv_inf *q = f->train ? &p->inf_train : &p->inf;
     conv_inf_release(c, q);
     const dnnl_dims_t xd = {op->n, op->c, op->h, op->w}, yd = {op->n, op->oc, op->oh, op->ow};
     const dnnl_dims_t wd = {op->oc, op->c, op->kh, op->kw};
@@ -545,7 +548,8 @@ static int conv_inf_make(dnnl_ctx *c, const nn_op *op, conv_priv *p, const nn_co
     int user_dst = f->y_fmt == NN_FMT_NCHW16C;
     for (;;) {
         dnnl_convolution_desc_t fd;
-        DNNL_CHECK(dnnl_convolution_forward_desc_init(&fd, dnnl_forward_inference, alg, &xa, &wa, &p->b_md,
+        DNNL_CHECK(dnnl_convolution_forward_desc_init(&fd, f->train ? dnnl_forward_training : dnnl_forward_inference,
+                                                      alg, &xa, &wa, &p->b_md,
                                                       user_dst ? &yu : &ya, st, pl, pr));
         dnnl_primitive_attr_t attr;
         dnnl_post_ops_t po = NULL;
@@ -636,7 +640,7 @@ static int dnnl_conv2d_infer(nn_backend *be, const nn_op *op, const nn_conv_fuse
     NEED_PRIV(op);
     dnnl_ctx *c = CTX(be);
     conv_priv *p = PRIV(op, conv_priv);
-    conv_inf *q = &p->inf;
+    conv_inf *q = f->train ? &p->inf_train : &p->inf;
     threads_on(c);
     if (!q->made || q->key != fuse_key(f)) SD_TRY(conv_inf_make(c, op, p, f));
     SD_TRY(conv_inf_weights(c, op, q, f, w, b));

@@ -14,6 +14,7 @@ typedef struct nn_conv_fuse {
     const float *res;                      /* a tensor added after bn (residual connection), or NULL */
     int res_fmt, y_fmt, x_fmt;             /* nn_fmt of res, of y and of x */
     int relu;                              /* 1: relu last */
+    int train;                             /* 1: in a training pass (no batch norm, no add then) */
 } nn_conv_fuse;
 
 typedef struct nn_backend_ops {

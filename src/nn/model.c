@@ -852,7 +852,7 @@ int nn_model_forward(nn_model *m, int train, uint64_t dropout_seed) {
         if (chains && chains[i].last >= 0 && (!train || train_fusable(m, i))) {
             const fuse_chain fc = chains[i];
             const nn_layer *end = &m->layers[fc.last];
-            nn_conv_fuse f = {.relu = fc.relu >= 0, .y_fmt = fc.y_fmt, .x_fmt = fc.x_fmt};
+            nn_conv_fuse f = {.relu = fc.relu >= 0, .y_fmt = fc.y_fmt, .x_fmt = fc.x_fmt, .train = train};
             if (fc.bn >= 0) {
                 const nn_layer *bl = &m->layers[fc.bn];
                 f.bn = &bl->op;
