@@ -902,9 +902,7 @@ static int dnnl_relu_forward(nn_backend *be, const nn_op *op, float *y, const fl
 }
 
 static int dnnl_relu_mask(nn_backend *be, size_t n, float *dy, const float *y) {
-    #pragma omp parallel for simd num_threads(CTX(be)->threads) schedule(static)
-    for (long i = 0; i < (long)n; i++) dy[i] = y[i] > 0.0f ? dy[i] : 0.0f;
-    return 0;
+    return nn_host_relu_mask(CTX(be)->threads, n, dy, y);
 }
 
 static int dnnl_relu_backward(nn_backend *be, const nn_op *op, float *dx, const float *dy, const float *y) {

@@ -308,9 +308,7 @@ static int ref_relu_backward(nn_backend *be, const nn_op *op, float *dx, const f
 }
 
 static int ref_relu_mask(nn_backend *be, size_t n, float *dy, const float *y) {
-    #pragma omp parallel for simd num_threads(T(be)) schedule(static)
-    for (long i = 0; i < (long)n; i++) dy[i] = y[i] > 0.0f ? dy[i] : 0.0f;
-    return 0;
+    return nn_host_relu_mask(T(be), n, dy, y);
 }
 
 static int ref_dropout_forward(nn_backend *be, const nn_op *op, float *y, void *ws, const float *x,

@@ -129,6 +129,12 @@ int nn_host_dropout_backward(int threads, const nn_op *op, float *dx, const floa
     return 0;
 }
 
+int nn_host_relu_mask(int threads, size_t n, float *dy, const float *y) {
+    #pragma omp parallel for simd num_threads(threads) schedule(static)
+    for (long i = 0; i < (long)n; i++) dy[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+    return 0;
+}
+
 /* ---- loss ------------------------------------------------------------------------------------------ */
 
 int nn_host_softmax_xent_forward(int threads, const nn_op *op, float *prob, float *loss,

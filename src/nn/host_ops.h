@@ -20,6 +20,8 @@ void nn_host_transpose(int R, int C, const float *in, float *out);
 
 int nn_host_dropout_forward(int threads, const nn_op *op, float *y, void *ws, const float *x, uint64_t seed);
 int nn_host_dropout_backward(int threads, const nn_op *op, float *dx, const float *dy, const void *ws);
+/* dy[i] = y[i] > 0 ? dy[i] : 0 over n floats, in place (the back-ends' relu_mask) */
+int nn_host_relu_mask(int threads, size_t n, float *dy, const float *y);
 int nn_host_softmax_xent_forward(int threads, const nn_op *op, float *prob, float *loss, const float *logits,
                                  const int32_t *labels);
 int nn_host_softmax_xent_backward(int threads, const nn_op *op, float *dlogits, const float *prob,
