@@ -770,7 +770,7 @@ int nn_model_build(nn_model **out, const sd_workload *w, nn_backend *be, int bat
             if (pl->op.kind != NN_OP_MAXPOOL || pl->inputs[0] < 0) continue;
             const int r = pl->inputs[0];
             const nn_layer *rl = &m->layers[r];
-            if (rl->op.kind == NN_OP_RELU && m->consumers[r] == 1 && only_consumer(m, r) == p &&
+            if (rl->op.kind == NN_OP_RELU && m->consumers[r] == 1 &&   /* p, which reads it directly */
                 rl->op.fmt_in == rl->op.fmt_out && pl->op.fmt_in == rl->op.fmt_out)
                 m->relu_pooled[r] = 1;
         }
