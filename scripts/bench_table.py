@@ -9,8 +9,11 @@ tf.function graph and XLA) and JAX's (scripts/jax_perf.py: jit), a workload thei
 PyTorch as shipped, and every candidate of PyTorch's best setting (scripts/torch_perf.py: eager NCHW,
 channels-last, torch.compile where it can pay). Each framework's fastest candidate per phase is its best for that
 workload. Rounds 2.. run native, every framework's best and shipped again, in the same order. The best peer of a workload
-phase is the fastest best over every framework measured: the ratio the 2x target is read against. Each figure
-is the median over rounds of each cell's median window; spread = (max - min) / median over rounds.
+phase is the fastest best over every framework measured: the ratio the 2x target is read against. A cell times
+--repeat windows per phase and counts its fastest: the hosts of these machines slow both vCPUs by up to 40% for
+seconds at a time (without steal time), and the fastest window is what a rerun finds again. Each figure is the
+median over rounds of each cell's fastest window; spread = (max - min) / median over rounds. A window SLOW_WINDOW
+or more slower than its cell's fastest counts as slowed; the table says what share of windows were.
 Busy machine: before and after every cell /proc/stat gives the CPU time all processes used and the steal
 time; what the cell itself did not use was used by others. A row is flagged when others took more than
 BUSY_OTHERS of the cores or steal passed BUSY_STEAL during its cells.
@@ -27,6 +30,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 BUSY_OTHERS = 0.10   # fraction of all cores used by other processes
 BUSY_STEAL = 0.05    # fraction of CPU time stolen by the hypervisor
+SLOW_WINDOW = 1.25   # a window this much slower than its cell's fastest ran on a slowed host
 CONV_FREE = ("mnist_mlp", "imdb_gru", "babi_rnn", "mnist_hrnn")   # no convolution: channels-last does not apply
 # the other framework peers: venv name, module its python must import, cell script, candidate settings (the
 # compiler candidates among them may fail without failing the run, as torch.compile; "nhwc" ones are tried on
@@ -97,6 +101,22 @@ def run_cell(argv, env, timeout):
     return text, err_msg, ru.ru_maxrss / 1024.0, wall, others, steal
 
 
+def take_windows(cell, r):
+    """The cell's figures from a cell script's result r: per phase the fastest window (images/s = the median's
+    images/s scaled by median / fastest seconds per call, windows ascending), the median kept beside it, and how
+    many windows ran SLOW_WINDOW slower than the fastest."""
+    for ph in ("train", "infer"):
+        ips, w = r.get(ph + "_images_per_s"), r.get(ph + "_windows_s") or []
+        if not ips or not w:
+            cell[ph] = ips
+            continue
+        w = sorted(w)
+        cell[ph] = ips * w[len(w) // 2] / w[0]
+        cell[ph + "_median"] = ips
+        cell[ph + "_windows"] = len(w)
+        cell[ph + "_slowed"] = sum(1 for t in w if t >= SLOW_WINDOW * w[0])
+
+
 def native_cell(a, wl, env):
     fd, path = tempfile.mkstemp(suffix=".json")
     os.close(fd)
@@ -112,8 +132,8 @@ def native_cell(a, wl, env):
         try:
             doc = json.load(open(path))
             r = doc["runs"][0]
-            cell.update(train=r.get("train_images_per_s"), infer=r.get("infer_images_per_s"),
-                        train_gflops=r.get("train_gflops"),
+            take_windows(cell, r)
+            cell.update(train_gflops=r.get("train_gflops"),
                         infer_gflops=r.get("infer_gflops"), omp=doc.get("environment", {}).get("omp_wait_policy"))
         except (OSError, ValueError, KeyError, IndexError) as e:
             err = "unreadable perf JSON: %s" % e
@@ -156,7 +176,8 @@ def torch_cell(a, wl, setting, env):
     if err is None:
         try:
             r = json.loads(text.strip().splitlines()[-1])
-            cell.update(train=r["train_images_per_s"], infer=r["infer_images_per_s"], torch=r["torch"],
+            take_windows(cell, r)
+            cell.update(torch=r["torch"],
                         torch_path=r["torch_path"], compile_s=r.get("compile_s", 0.0), batch=r["batch"],
                         flush_denormal=r["flush_denormal"])
         except (ValueError, KeyError, IndexError) as e:
@@ -187,7 +208,8 @@ def peer_cell(a, fw, wl, setting, env):
         return cell
     if err is None:
         try:
-            cell.update(train=r["train_images_per_s"], infer=r["infer_images_per_s"], version=r["version"],
+            take_windows(cell, r)
+            cell.update(version=r["version"],
                         path=r["path"], compile_s=r.get("compile_s", 0.0), batch=r["batch"],
                         flush_denormal=r["flush_denormal"])
         except (KeyError, TypeError) as e:
@@ -216,8 +238,9 @@ def describe(c, phase):
     if "error" in c:
         return "FAILED (%s)" % c["error"]
     v = c.get(phase)
-    return "%9.1f img/s  %6.0f MiB  others %3.0f%% steal %2.0f%%%s" % (
-        v or 0, c["rss_mib"], 100 * c["others"], 100 * c["steal"],
+    return "%9.1f img/s (median window %9.1f, %d of %d slowed)  %6.0f MiB  others %3.0f%% steal %2.0f%%%s" % (
+        v or 0, c.get(phase + "_median") or 0, c.get(phase + "_slowed", 0), c.get(phase + "_windows", 0),
+        c["rss_mib"], 100 * c["others"], 100 * c["steal"],
         "  compile %.0f s" % c["compile_s"] if c.get("compile_s") else "")
 
 
@@ -352,6 +375,9 @@ def summarize(a, workloads, modes, cells, best, pbest, load):
         row["others_max"] = max([c["others"] for c in mine], default=0.0)
         row["steal_max"] = max([c["steal"] for c in mine], default=0.0)
         row["busy"] = row["others_max"] > BUSY_OTHERS or row["steal_max"] > BUSY_STEAL
+        # windows of this phase that ran SLOW_WINDOW slower than their cell's fastest: the host slowing
+        row["windows"] = sum(c.get(ph + "_windows", 0) for c in mine if "error" not in c)
+        row["windows_slowed"] = sum(c.get(ph + "_slowed", 0) for c in mine if "error" not in c)
         row["compile_failed"] = [c["error"] for c in mine if c["setting"] == "compile" and "error" in c]
         rows.append(row)
     return rows
@@ -388,6 +414,12 @@ def print_table(a, rows, cells, load, doc):
     print("machine: load average %s (start, end); other processes took up to %.0f%% of the cores during a cell, "
           "steal up to %.0f%%" % (load, 100 * max([r["others_max"] for r in rows], default=0),
                                   100 * max([r["steal_max"] for r in rows], default=0)))
+    nw, ns = sum(r["windows"] for r in rows), sum(r["windows_slowed"] for r in rows)
+    if nw:
+        most = sorted(rows, key=lambda r: -r["windows_slowed"] / max(1, r["windows"]))[:3]
+        print("host: %d of %d timed windows (%.0f%%) ran %.0f%% or more slower than their cell's fastest, which is the "
+              "figure counted; most in %s" % (ns, nw, 100.0 * ns / nw, 100 * (SLOW_WINDOW - 1), ", ".join(
+                  "%s %s %d/%d" % (r["workload"], r["phase"], r["windows_slowed"], r["windows"]) for r in most)))
     if busy:
         print("BUSY MACHINE: other processes or the hypervisor took CPU during %s (flag *): absolute figures are "
               "low and noisy; the ratios come from interleaved cells and are the figures to read" % ", ".join(busy))
@@ -395,7 +427,8 @@ def print_table(a, rows, cells, load, doc):
     print("%-17s %-5s %18s %18s %18s %-14s %8s %8s %6s %6s %6s" % (
         "workload", "phase", "native dnnl", "torch shipped", "torch best", "best setting", "nat/shp", "nat/best",
         "RSS n", "RSS s", "RSS b"))
-    print("%-17s %-5s %18s %18s %18s %-14s %8s %8s %6s %6s %6s" % ("", "", "img/s ±half-spread", "img/s", "img/s", "",
+    print("%-17s %-5s %18s %18s %18s %-14s %8s %8s %6s %6s %6s" % ("", "", "fastest window/s", "img/s ±half-spread",
+                                                                  "img/s ±half-spread", "",
                                                                   "", "", "MiB", "MiB", "MiB"))
     for r in rows:
         print("%-17s %-5s %s %s %s %-14s %8s %8s %s %s %s%s" % (
@@ -513,7 +546,7 @@ def main():
     ap.add_argument("--torch-python", default="", help="interpreter with torch ('' : no PyTorch columns)")
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--seconds", type=float, default=3.0)
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--repeat", type=int, default=7, help="timed windows per phase of a cell; the fastest counts")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--compile", default="mnist_mlp,mnist_cnn,cifar10_vgg,resnet18_cifar,resnet50_features",
                     help="workloads whose torch.compile candidate is tried (compiling costs 30-120 s each)")
@@ -560,7 +593,8 @@ def main():
     workloads, modes, cells, best, pbest, ceilings, baseline = measure(a)
     load = "%s, %s" % (load0, open("/proc/loadavg").read().split()[0])
     rows = summarize(a, workloads, modes, cells, best, pbest, load)
-    doc = {"format": "showdown-bench-cpu/2", "threads": a.threads, "batch_overrides": a.batches, "rounds": a.rounds, "seconds": a.seconds,
+    doc = {"format": "showdown-bench-cpu/3", "threads": a.threads, "batch_overrides": a.batches, "rounds": a.rounds,
+           "seconds": a.seconds, "repeat": a.repeat, "slow_window": SLOW_WINDOW, "figure": "fastest window of each cell",
            "load_average": load, "wall_s": time.monotonic() - t0, "busy_thresholds": {"others": BUSY_OTHERS,
            "steal": BUSY_STEAL}, "torch_python": a.torch_python, "peer_python": a.peer_python, "rows": rows, "cells": cells,
            "other_frameworks": other, "sgemm_ceilings": ceilings,

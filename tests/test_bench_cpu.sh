@@ -38,7 +38,9 @@ if os.environ.get("FAKE_BUSY") == wl:   # another process spins beside this cell
     pid = int(subprocess.run(["sh", "-c", "'$PY' -c 'while True: pass' >/dev/null 2>&1 & echo \$!"],
                              capture_output=True, text=True).stdout)
     time.sleep(1.5); os.kill(pid, signal.SIGKILL)
-run = {"w1": {"train_images_per_s": [1000.0, 1200.0][min(k, 1)], "infer_images_per_s": 500.0},
+# w1 inference: windows of 8, 16 and 20 ms a batch (median 500 img/s): the fastest, 1000 img/s, counts
+run = {"w1": {"train_images_per_s": [1000.0, 1200.0][min(k, 1)], "infer_images_per_s": 500.0,
+              "infer_windows_s": [0.016, 0.008, 0.020]},
        "w2": {"train_images_per_s": None, "infer_images_per_s": 90.0}}.get(wl, {"train_images_per_s": 1.0, "infer_images_per_s": 1.0})
 json.dump({"sgemm_gflops": 100.0, "runs": [run], "environment": {}}, open(out, "w"))
 EOF
@@ -63,7 +65,9 @@ open(n, "w").write(str(k))
 tr = {"shipped": 100.0, "eager": 200.0, "channels_last": [400.0, 300.0][min(k, 1)]}[s] if wl == "w1" else None
 inf = {"w1": {"shipped": 100.0, "eager": 250.0, "channels_last": 200.0},
        "w2": {"shipped": 20.0, "eager": 30.0, "channels_last": 45.0}}[wl][s]
-print(json.dumps({"train_images_per_s": tr, "infer_images_per_s": inf, "torch": "9.9-fake", "torch_path": "/fake",
+win = [0.016, 0.032, 0.032] if (wl, s) == ("w1", "eager") else None   # median 250 img/s, fastest 500
+print(json.dumps({"train_images_per_s": tr, "infer_images_per_s": inf, "infer_windows_s": win,
+                  "torch": "9.9-fake", "torch_path": "/fake",
                   "compile_s": 0.0, "batch": 8, "flush_denormal": s != "shipped"}))
 EOF
 # TensorFlow: w1 train graph 500, xla fails; infer graph 200; w2 n/a (its runner lacks batchnorm).
@@ -121,9 +125,15 @@ assert tr["torch_best_rss_mib"] < tr["native_rss_mib"] - 40, (tr["torch_best_rss
 # round 2 ran only native, shipped and the best settings (channels_last for training, eager for inference)
 r2 = sorted(c["setting"] for c in d["cells"] if c["round"] == 2 and c["workload"] == "w1")
 assert r2 == ["channels_last", "dnnl", "eager", "shipped"], r2
+# a cell with windows counts its fastest; windows 25% or more slower than it are counted as slowed
+assert inf["native"]["median"] == 1000 and inf["torch_best"]["median"] == 500, (inf["native"], inf["torch_best"])
+assert (inf["windows"], inf["windows_slowed"]) == (12, 8), (inf["windows"], inf["windows_slowed"])
+assert (tr["windows"], tr["windows_slowed"]) == (0, 0), (tr["windows"], tr["windows_slowed"])
 EOF
-then ok "best setting per phase, medians over rounds, ratios, failed compile listed, busy cell flagged, max RSS"
+then ok "best setting per phase, medians over rounds, fastest windows, ratios, failed compile listed, busy cell flagged, max RSS"
 else bad "cpu.json of the fake run is wrong"; fi
+grep -q "^host: 8 of 12 timed windows (67%) ran 25% or more slower than their cell's fastest" "$t/a.txt" \
+  && ok "the table says how many windows the host slowed" || bad "no host line counting slowed windows"
 grep -q "w1 torch.compile candidate failed: exit 1: BackendCompilerFailed: inductor broke" "$t/a.txt" \
   && ok "the table names the failed compile candidate" || bad "no compile failure line in the table"
 grep -q "^BUSY MACHINE: .*w2" "$t/a.txt" && ok "the table says the machine was busy during w2" \

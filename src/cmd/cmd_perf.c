@@ -30,9 +30,12 @@ static int cmp_double(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-/* Median seconds per call of fn over `repeat` timed runs of k calls, k chosen to fill `seconds`. */
+/* Median seconds per call of fn over `repeat` timed runs (windows) of k calls, k chosen to fill `seconds`.
+ * windows (NULL: not wanted), at least 32 long, gets every window's seconds per call, ascending: the bench
+ * reads the fastest, which a host that slows for seconds at a time leaves alone. */
 typedef int (*perf_fn)(void *arg);
-static int time_median(perf_fn fn, void *arg, nn_backend *be, double seconds, int repeat, double *out) {
+static int time_median(perf_fn fn, void *arg, nn_backend *be, double seconds, int repeat, double *out,
+                       double *windows) {
     SD_TRY(fn(arg));                                         /* warm-up (first-touch, jit) */
     SD_TRY(be->ops->sync(be));
     double t0 = nn_now();
@@ -52,6 +55,7 @@ static int time_median(perf_fn fn, void *arg, nn_backend *be, double seconds, in
     }
     qsort(t, (size_t)repeat, sizeof t[0], cmp_double);
     *out = t[repeat / 2];
+    if (windows) memcpy(windows, t, sizeof(double) * (size_t)repeat);
     return 0;
 }
 
@@ -84,7 +88,7 @@ static int measure_ceiling(int threads, double *gflops, char *how, size_t howlen
     free(h);
     if (rc) goto done;
     double s;
-    SD_TRY_GOTO(rc, time_median(gemm_once, &g, be, 3.0, 5, &s), done);
+    SD_TRY_GOTO(rc, time_median(gemm_once, &g, be, 3.0, 5, &s, NULL), done);
     *gflops = 2.0 * N * N * (double)N / s / 1e9;
     snprintf(how, howlen, "sgemm %dx%dx%d through the %s back-end's dense layer, %d threads, median of 5", N, N, N,
              be->name, threads);
@@ -198,10 +202,11 @@ static int run_one(const perf_args *a, const char *wname, const char *bname, dou
     if (m->targets) SD_TRY_GOTO(rc, be->ops->zero(be, m->targets, sizeof(float) * (size_t)batch * w.classes), done);
 
     model_arg ma = {m, 1};
-    double ts = NAN, is;
+    double ts = NAN, is, tw[32], iw[32];
+    int nw = a->repeat < 32 ? (int)a->repeat : 32;
     if (m->training)   /* an inference workload is timed for inference only */
-        SD_TRY_GOTO(rc, time_median(train_once, &ma, be, a->seconds, (int)a->repeat, &ts), done);
-    SD_TRY_GOTO(rc, time_median(infer_once, &ma, be, a->seconds / 2, (int)a->repeat, &is), done);
+        SD_TRY_GOTO(rc, time_median(train_once, &ma, be, a->seconds, nw, &ts, tw), done);
+    SD_TRY_GOTO(rc, time_median(infer_once, &ma, be, a->seconds / 2, nw, &is, iw), done);
     double ftr = train_flops(m) * batch, fin = m->flops_fwd * batch;
     double train_ips = batch / ts, infer_ips = batch / is;
     double train_gf = ftr / ts / 1e9, infer_gf = fin / is / 1e9;
@@ -217,6 +222,14 @@ static int run_one(const perf_args *a, const char *wname, const char *bname, dou
     json_object_set_new(run, "train_images_per_s", m->training ? json_real(train_ips) : json_null());
     json_object_set_new(run, "train_gflops", m->training ? json_real(train_gf) : json_null());
     json_object_set_new(run, "train_flops_per_example", m->training ? json_real(ftr / batch) : json_null());
+    /* seconds per call of every window, as scripts/perf_common.py records them */
+    json_t *jtw = m->training ? json_array() : json_null(), *jiw = json_array();
+    for (int i = 0; i < nw; i++) {
+        if (m->training) json_array_append_new(jtw, json_real(tw[i]));
+        json_array_append_new(jiw, json_real(iw[i]));
+    }
+    json_object_set_new(run, "train_windows_s", jtw);
+    json_object_set_new(run, "infer_windows_s", jiw);
     if (a->layers && m->training) {
         json_t *ls = json_array();
         SD_TRY_GOTO(rc, train_once(&ma), done);           /* activations and gradients in place */
@@ -225,9 +238,9 @@ static int run_one(const perf_args *a, const char *wname, const char *bname, dou
             if (l->op.kind != NN_OP_CONV2D && l->op.kind != NN_OP_DENSE) continue;
             layer_arg la = {m, i, 0};
             double tf, tb;
-            SD_TRY_GOTO(rc, time_median(layer_once, &la, be, 0.6, 5, &tf), done);
+            SD_TRY_GOTO(rc, time_median(layer_once, &la, be, 0.6, 5, &tf, NULL), done);
             la.backward = 1;
-            SD_TRY_GOTO(rc, time_median(layer_once, &la, be, 1.2, 5, &tb), done);
+            SD_TRY_GOTO(rc, time_median(layer_once, &la, be, 1.2, 5, &tb, NULL), done);
             double ff = l->flops * batch, fbw = ff * (l->input < 0 ? 1 : 2);
             double gf = ff / tf / 1e9, gb = fbw / tb / 1e9;
             printf("    %-10s %4dx%-3dx%-3d -> %4dx%-3dx%-3d fwd %7.2f ms %6.1f GFLOP/s (%3.0f%%)  bwd %7.2f ms %6.1f GFLOP/s (%3.0f%%)%s\n",
