@@ -220,7 +220,7 @@ bench: deps
 	bash scripts/bench-report.sh ./$(BIN) out/bench
 
 # native dnnl vs PyTorch (newest installed: as shipped and at its best setting) on every workload, interleaved,
-# with peak memory and busy-machine flags; out/bench/cpu.json. WORKLOADS=a,b ROUNDS=N SECONDS_PER_CELL=S for less.
+# fastest windows confirmed over rounds, peak memory and busy-machine flags; out/bench/cpu.json. WORKLOADS=a,b ROUNDS=N SECONDS_PER_CELL=S for less.
 bench-cpu: deps
 	@$(MAKE) --no-print-directory $(BIN)
 	PYTHON=$(PYTHON) sh scripts/bench-cpu.sh ./$(BIN) out/bench

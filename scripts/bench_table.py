@@ -9,11 +9,12 @@ tf.function graph and XLA) and JAX's (scripts/jax_perf.py: jit), a workload thei
 PyTorch as shipped, and every candidate of PyTorch's best setting (scripts/torch_perf.py: eager NCHW,
 channels-last, torch.compile where it can pay). Each framework's fastest candidate per phase is its best for that
 workload. Rounds 2.. run native, every framework's best and shipped again, in the same order. The best peer of a workload
-phase is the fastest best over every framework measured: the ratio the 2x target is read against. A cell times
---repeat windows per phase and counts its fastest: the hosts of these machines slow both vCPUs by up to 40% for
-seconds at a time (without steal time), and the fastest window is what a rerun finds again. Each figure is the
-median over rounds of each cell's fastest window; spread = (max - min) / median over rounds. A window SLOW_WINDOW
-or more slower than its cell's fastest counts as slowed; the table says what share of windows were.
+phase is the fastest best over every framework measured: the ratio the 2x target is read against.
+Figures: the hosts of these machines slow both vCPUs by up to 40% for spells of seconds, without steal time, so
+a cell times --repeat windows per phase and counts its fastest, and a table figure is the fastest round of the
+cell, confirmed by a second round within AGREE of it: a cell no round confirms runs again (--confirm rounds at
+most; still unconfirmed: "?" in the table). spread = (max - min) / median over rounds. A window SLOW_WINDOW or
+more slower than its cell's fastest counts as slowed; the table says what share of windows were.
 Busy machine: before and after every cell /proc/stat gives the CPU time all processes used and the steal
 time; what the cell itself did not use was used by others. A row is flagged when others took more than
 BUSY_OTHERS of the cores or steal passed BUSY_STEAL during its cells.
@@ -31,6 +32,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 BUSY_OTHERS = 0.10   # fraction of all cores used by other processes
 BUSY_STEAL = 0.05    # fraction of CPU time stolen by the hypervisor
 SLOW_WINDOW = 1.25   # a window this much slower than its cell's fastest ran on a slowed host
+AGREE = 0.10         # a cell's fastest round is confirmed by a second one within this of it
 CONV_FREE = ("mnist_mlp", "imdb_gru", "babi_rnn", "mnist_hrnn")   # no convolution: channels-last does not apply
 # the other framework peers: venv name, module its python must import, cell script, candidate settings (the
 # compiler candidates among them may fail without failing the run, as torch.compile; "nhwc" ones are tried on
@@ -244,13 +246,21 @@ def describe(c, phase):
         "  compile %.0f s" % c["compile_s"] if c.get("compile_s") else "")
 
 
+def confirmed(vals):
+    """Whether the fastest of a cell's rounds is confirmed: a second round within AGREE of it."""
+    v = sorted((x for x in vals if x), reverse=True)
+    return len(v) >= 2 and v[1] * (1 + AGREE) >= v[0]
+
+
 def stats(vals):
+    """A cell's figure over its rounds: the fastest round ("value"; each round is its fastest window), with
+    the median and spread of all rounds beside it and whether a second round confirmed it."""
     vals = [v for v in vals if v]
     if not vals:
         return None
     m = statistics.median(vals)
-    return {"median": m, "min": min(vals), "max": max(vals), "n": len(vals),
-            "spread": (max(vals) - min(vals)) / m if m else 0.0}
+    return {"value": max(vals), "confirmed": confirmed(vals), "median": m, "min": min(vals), "max": max(vals),
+            "n": len(vals), "spread": (max(vals) - min(vals)) / m if m else 0.0}
 
 
 def measure(a):
@@ -328,6 +338,52 @@ def measure(a):
                           and "error" not in c and c.get(p)]
                     if ok:
                         best[(wl, p)] = max(ok, key=lambda c: c[p])["setting"]
+    # confirmation: a cell of the table whose fastest round no other round agrees with runs again, up to
+    # a.confirm more times, so that a rerun of the bench finds the same figure (the host's slow spells last
+    # seconds and can cover a whole cell)
+    def table_cells(wl):
+        out = [("native", "dnnl", phases(modes[wl]))]
+        want = [("torch", best.get((wl, p)), p) for p in phases(modes[wl])] if a.torch_python else []
+        if a.torch_python:
+            out.append(("torch", "shipped", phases(modes[wl])))
+        want += [(fw, pbest.get((fw, wl, p)), p) for fw in a.peer_python for p in phases(modes[wl])]
+        for side, st in dict.fromkeys((w[0], w[1]) for w in want if w[1]):
+            out.append((side, st, [w[2] for w in want if (w[0], w[1]) == (side, st)]))
+        return out
+
+    def counted(c, wl, side, st):   # the cells summarize() reads for this side and setting
+        return c["workload"] == wl and c["side"] == side and c["setting"] == st and "error" not in c and \
+            "na" not in c and (side != "torch" or st == "shipped" or c.get("candidate"))
+
+    for extra in range(1, a.confirm + 1):
+        rnd = a.rounds + extra
+        todo = []
+        for wl in workloads:
+            for side, st, phs in table_cells(wl):
+                vals = [[c.get(p) for c in cells if counted(c, wl, side, st)] for p in phs]
+                # a cell that never ran has nothing to confirm (its failure is in the table)
+                if any(any(v) and not confirmed(v) for v in vals):
+                    todo.append((wl, side, st))
+        if not todo:
+            break
+        log("confirmation round %d: %d cell(s) whose fastest round no other round agrees with within %.0f%%" % (
+            rnd, len(todo), 100 * AGREE))
+        for wl, side, st in todo:
+            if side == "native":
+                c = native_cell(a, wl, base)
+            elif side == "torch":
+                env = dict(shipped_env)
+                if st != "shipped" and others_runnable() > 0:
+                    env["OMP_WAIT_POLICY"] = "passive"
+                c = torch_cell(a, wl, st, env)
+                if st != "shipped":
+                    c["candidate"] = True
+            else:
+                c = peer_cell(a, side, wl, st, peer_env)
+                c["candidate"] = True
+            c.update(workload=wl, round=rnd, confirmation=True)
+            cells.append(c)
+            log("round %d %-17s %-22s %s" % (rnd, wl, "%s %s" % (side, st), describe(c, primary(modes[wl]))))
     return workloads, modes, cells, best, pbest, ceilings, baseline
 
 
@@ -347,7 +403,7 @@ def summarize(a, workloads, modes, cells, best, pbest, load):
                 row[name + "_errors"] = errs
         for name in ("torch_shipped", "torch_best"):
             n, t = row["native"], row[name]
-            row["native_over_" + name] = n["median"] / t["median"] if n and t else None
+            row["native_over_" + name] = n["value"] / t["value"] if n and t else None
         # the best peer over every framework and setting measured: the figure the 2x target is read against
         # (PyTorch as shipped included: where it beats the best candidate, the peer's best is shipped)
         peers = [("torch", row["best_setting"], row["torch_best"], row["torch_best_rss_mib"]),
@@ -358,7 +414,7 @@ def summarize(a, workloads, modes, cells, best, pbest, load):
             row[fw + "_best_setting"] = st
             row[name] = stats([c.get(ph) for c in cs])
             row[name + "_rss_mib"] = max([c["rss_mib"] for c in cs], default=None)
-            row["native_over_" + name] = row["native"]["median"] / row[name]["median"] \
+            row["native_over_" + name] = row["native"]["value"] / row[name]["value"] \
                 if row["native"] and row[name] else None
             na = sorted({c["na"] for c in mine if c["side"] == fw and "na" in c})
             if na:
@@ -368,10 +424,10 @@ def summarize(a, workloads, modes, cells, best, pbest, load):
                 row[name + "_errors"] = errs
             peers.append((fw, st, row[name], row[name + "_rss_mib"]))
         peers = [p for p in peers if p[2]]
-        top = max(peers, key=lambda p: p[2]["median"]) if peers else None
-        row["peer_best"] = {"framework": top[0], "setting": top[1], "median": top[2]["median"],
+        top = max(peers, key=lambda p: p[2]["value"]) if peers else None
+        row["peer_best"] = {"framework": top[0], "setting": top[1], "value": top[2]["value"],
                             "rss_mib": top[3]} if top else None
-        row["native_over_peer_best"] = row["native"]["median"] / top[2]["median"] if top and row["native"] else None
+        row["native_over_peer_best"] = row["native"]["value"] / top[2]["value"] if top and row["native"] else None
         row["others_max"] = max([c["others"] for c in mine], default=0.0)
         row["steal_max"] = max([c["steal"] for c in mine], default=0.0)
         row["busy"] = row["others_max"] > BUSY_OTHERS or row["steal_max"] > BUSY_STEAL
@@ -386,7 +442,7 @@ def summarize(a, workloads, modes, cells, best, pbest, load):
 def fmt(s):
     if not s:
         return "%18s" % "-"
-    return "%9.1f ±%4.0f%%  " % (s["median"], 100 * s["spread"] / 2)
+    return "%9.1f ±%4.0f%%%s " % (s["value"], 100 * s["spread"] / 2, " " if s["confirmed"] else "?")
 
 
 def ratio(v):
@@ -424,6 +480,8 @@ def print_table(a, rows, cells, load, doc):
         print("BUSY MACHINE: other processes or the hypervisor took CPU during %s (flag *): absolute figures are "
               "low and noisy; the ratios come from interleaved cells and are the figures to read" % ", ".join(busy))
     print()
+    print("figures: each cell's fastest of %d windows, its fastest round confirmed by another within %.0f%% "
+          "(\"?\": none did in %d extra rounds); ± half the spread over rounds" % (a.repeat, 100 * AGREE, a.confirm))
     print("%-17s %-5s %18s %18s %18s %-14s %8s %8s %6s %6s %6s" % (
         "workload", "phase", "native dnnl", "torch shipped", "torch best", "best setting", "nat/shp", "nat/best",
         "RSS n", "RSS s", "RSS b"))
@@ -470,7 +528,8 @@ def print_peers(a, rows):
     fws = list(a.peer_python)
 
     def fmt15(st):
-        return "%9.1f ±%3.0f%%" % (st["median"], 100 * st["spread"] / 2) if st else "%15s" % "-"
+        return "%9.1f±%3.0f%%%s" % (st["value"], 100 * st["spread"] / 2, " " if st["confirmed"] else "?") \
+            if st else "%15s" % "-"
     print()
     head = "%-17s %-5s" % ("workload", "phase")
     unit = "%-17s %-5s" % ("", "")
@@ -548,6 +607,8 @@ def main():
     ap.add_argument("--seconds", type=float, default=3.0)
     ap.add_argument("--repeat", type=int, default=7, help="timed windows per phase of a cell; the fastest counts")
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--confirm", type=int, default=3, help="extra rounds, at most, of a cell whose fastest round no "
+                    "other round agrees with within 10%% (default 3)")
     ap.add_argument("--compile", default="mnist_mlp,mnist_cnn,cifar10_vgg,resnet18_cifar,resnet50_features",
                     help="workloads whose torch.compile candidate is tried (compiling costs 30-120 s each)")
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds before a cell is killed")
@@ -594,7 +655,8 @@ def main():
     load = "%s, %s" % (load0, open("/proc/loadavg").read().split()[0])
     rows = summarize(a, workloads, modes, cells, best, pbest, load)
     doc = {"format": "showdown-bench-cpu/3", "threads": a.threads, "batch_overrides": a.batches, "rounds": a.rounds,
-           "seconds": a.seconds, "repeat": a.repeat, "slow_window": SLOW_WINDOW, "figure": "fastest window of each cell",
+           "seconds": a.seconds, "repeat": a.repeat, "slow_window": SLOW_WINDOW,
+           "confirm_rounds": a.confirm, "agree": AGREE, "figure": "fastest window of a cell, fastest round confirmed by another",
            "load_average": load, "wall_s": time.monotonic() - t0, "busy_thresholds": {"others": BUSY_OTHERS,
            "steal": BUSY_STEAL}, "torch_python": a.torch_python, "peer_python": a.peer_python, "rows": rows, "cells": cells,
            "other_frameworks": other, "sgemm_ceilings": ceilings,

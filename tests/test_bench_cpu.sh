@@ -1,7 +1,8 @@
 #!/bin/bash
 # test_bench_cpu — scripts/bench_table.py (`make bench-cpu`) on fake cells: a fake `showdown perf` and a fake
 # PyTorch whose settings have known speeds. The best setting is the fastest candidate of round 1, per phase;
-# ratios are of the medians over rounds; a failed torch.compile candidate is listed and does not fail the
+# a figure is a cell's fastest window in its fastest round, confirmed by another round within 10% (extra rounds
+# run until one is, else "?"); a failed torch.compile candidate is listed and does not fail the
 # run, a failed shipped cell does (exit 1); a cell beside a busy process is flagged; peak memory is the
 # cell's own; a --batch override reaches both sides. Fake TensorFlow and JAX cells: each framework's best setting,
 # the best peer over every framework, a workload their runner cannot build shown n/a, a failed XLA candidate listed
@@ -17,7 +18,7 @@ bad() { echo "FAIL: $*"; fail=1; }
 mkdir -p "$t/wl"
 echo '{"training": {"batch": 8}}' > "$t/wl/w1.json"
 echo '{"inference": {"batch": 8}}' > "$t/wl/w2.json"
-# native: w1 trains at 1000 img/s in round 1 and 1200 in round 2 (median 1100), infers at 500; w2 infers at
+# native: w1 trains at 1000 img/s in round 1 and 1200 from round 2 on, infers at 500; w2 infers at
 # 90. A ~60 MiB array makes its peak memory visible.
 cat > "$t/showdown" <<EOF
 #!$PY
@@ -71,7 +72,7 @@ print(json.dumps({"train_images_per_s": tr, "infer_images_per_s": inf, "infer_wi
                   "compile_s": 0.0, "batch": 8, "flush_denormal": s != "shipped"}))
 EOF
 # TensorFlow: w1 train graph 500, xla fails; infer graph 200; w2 n/a (its runner lacks batchnorm).
-# JAX: w1 train 700 (the best peer: native 1100 is 1.57x it), infer 100, nhwc half that; w2 infer 60, nhwc 75
+# JAX: w1 train 700 (the best peer: native 1200 is 1.71x it), infer 100, nhwc half that; w2 infer 60, nhwc 75
 # (beats torch's 45: native 90 is 1.20x it).
 cat > "$t/peerpy" <<EOF
 #!$PY
@@ -113,9 +114,13 @@ assert sorted(rows) == [("w1", "infer"), ("w1", "train"), ("w2", "infer")], sort
 tr, inf, w2 = rows[("w1", "train")], rows[("w1", "infer")], rows[("w2", "infer")]
 assert tr["best_setting"] == "channels_last" and inf["best_setting"] == "eager" and w2["best_setting"] == "channels_last", \
     (tr["best_setting"], inf["best_setting"], w2["best_setting"])
-assert tr["native"]["median"] == 1100 and abs(tr["native"]["spread"] - 200 / 1100) < 1e-9, tr["native"]
-assert tr["torch_best"]["median"] == 350 and tr["torch_shipped"]["median"] == 100, (tr["torch_best"], tr["torch_shipped"])
-assert abs(tr["native_over_torch_best"] - 1100 / 350) < 1e-9 and abs(tr["native_over_torch_shipped"] - 11) < 1e-9
+# native 1000 then 1200: a confirmation round finds 1200 again; channels_last's 400 is never seen again (300 in
+# round 2 and the 3 confirmation rounds): its figure stays 400, unconfirmed
+assert tr["native"]["value"] == 1200 and tr["native"]["confirmed"] and tr["native"]["n"] == 3, tr["native"]
+assert abs(tr["native"]["spread"] - 200 / 1200) < 1e-9, tr["native"]
+assert tr["torch_best"]["value"] == 400 and not tr["torch_best"]["confirmed"] and tr["torch_best"]["n"] == 5, tr["torch_best"]
+assert tr["torch_shipped"]["value"] == 100 and tr["torch_shipped"]["confirmed"], tr["torch_shipped"]
+assert abs(tr["native_over_torch_best"] - 3) < 1e-9 and abs(tr["native_over_torch_shipped"] - 12) < 1e-9
 assert abs(w2["native_over_torch_best"] - 2.0) < 1e-9, w2
 assert tr["compile_failed"] and "inductor broke" in tr["compile_failed"][0], tr["compile_failed"]
 assert w2["busy"] and w2["others_max"] > 0.10, (w2["busy"], w2["others_max"])
@@ -125,20 +130,24 @@ assert tr["torch_best_rss_mib"] < tr["native_rss_mib"] - 40, (tr["torch_best_rss
 # round 2 ran only native, shipped and the best settings (channels_last for training, eager for inference)
 r2 = sorted(c["setting"] for c in d["cells"] if c["round"] == 2 and c["workload"] == "w1")
 assert r2 == ["channels_last", "dnnl", "eager", "shipped"], r2
+r3 = sorted((c["workload"], c["setting"]) for c in d["cells"] if c["round"] == 3)
+assert r3 == [("w1", "channels_last"), ("w1", "dnnl")], r3
+assert [c["round"] for c in d["cells"] if c["round"] > 3] == [4, 5], [c["round"] for c in d["cells"]]
 # a cell with windows counts its fastest; windows 25% or more slower than it are counted as slowed
-assert inf["native"]["median"] == 1000 and inf["torch_best"]["median"] == 500, (inf["native"], inf["torch_best"])
-assert (inf["windows"], inf["windows_slowed"]) == (12, 8), (inf["windows"], inf["windows_slowed"])
+assert inf["native"]["value"] == 1000 and inf["torch_best"]["value"] == 500, (inf["native"], inf["torch_best"])
+assert (inf["windows"], inf["windows_slowed"]) == (15, 10), (inf["windows"], inf["windows_slowed"])
 assert (tr["windows"], tr["windows_slowed"]) == (0, 0), (tr["windows"], tr["windows_slowed"])
 EOF
-then ok "best setting per phase, medians over rounds, fastest windows, ratios, failed compile listed, busy cell flagged, max RSS"
+then ok "best setting per phase, fastest windows, confirmation rounds, ratios, failed compile listed, busy cell flagged, max RSS"
 else bad "cpu.json of the fake run is wrong"; fi
-grep -q "^host: 8 of 12 timed windows (67%) ran 25% or more slower than their cell's fastest" "$t/a.txt" \
+grep -q "^host: 10 of 15 timed windows (67%) ran 25% or more slower than their cell's fastest" "$t/a.txt" \
   && ok "the table says how many windows the host slowed" || bad "no host line counting slowed windows"
 grep -q "w1 torch.compile candidate failed: exit 1: BackendCompilerFailed: inductor broke" "$t/a.txt" \
   && ok "the table names the failed compile candidate" || bad "no compile failure line in the table"
 grep -q "^BUSY MACHINE: .*w2" "$t/a.txt" && ok "the table says the machine was busy during w2" \
   || bad "no BUSY MACHINE line naming w2"
-grep -qE "^w1 +train .* channels_last +11\.00x +3\.14x" "$t/a.txt" && ok "w1 train row: 11.00x shipped, 3.14x best" \
+grep -qE "^w1 +train +1200\.0 .* 400\.0 ± +17%\? +channels_last +12\.00x +3\.00x" "$t/a.txt" \
+  && ok "w1 train row: 12.00x shipped, 3.00x best, channels_last unconfirmed (?)" \
   || bad "w1 train row not as expected"
 
 if grep -q "best peer\|tensorflow best\|jax best" "$t/a.txt" || ! grep -q "^tensorflow: not measured" "$t/a.txt"; then
@@ -155,9 +164,9 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 rows = {(r["workload"], r["phase"]): r for r in d["rows"]}
 tr, inf, w2 = rows[("w1", "train")], rows[("w1", "infer")], rows[("w2", "infer")]
-assert tr["tensorflow_best_setting"] == "graph" and tr["tensorflow_best"]["median"] == 500, tr
-assert tr["jax_best"]["median"] == 700 and abs(tr["native_over_jax_best"] - 1100 / 700) < 1e-9, tr
-assert tr["peer_best"]["framework"] == "jax" and abs(tr["native_over_peer_best"] - 1100 / 700) < 1e-9, tr["peer_best"]
+assert tr["tensorflow_best_setting"] == "graph" and tr["tensorflow_best"]["value"] == 500, tr
+assert tr["jax_best"]["value"] == 700 and abs(tr["native_over_jax_best"] - 1200 / 700) < 1e-9, tr
+assert tr["peer_best"]["framework"] == "jax" and abs(tr["native_over_peer_best"] - 1200 / 700) < 1e-9, tr["peer_best"]
 assert inf["peer_best"]["framework"] == "torch" and inf["peer_best"]["setting"] == "eager", inf["peer_best"]
 assert w2["tensorflow_best"] is None and w2["tensorflow_na"] == "unsupported batchnorm", w2
 assert w2["peer_best"]["framework"] == "jax" and w2["peer_best"]["setting"] == "nhwc", w2["peer_best"]
@@ -171,12 +180,12 @@ assert sorted(cells[7:]) == [("jax", "w1", "jit"), ("jax", "w2", "nhwc"), ("tens
 EOF
 then ok "TensorFlow and JAX: best setting each, best peer over every framework, n/a, round 2 runs the best only"
 else bad "cpu.json of the TensorFlow/JAX fake run is wrong"; fi
-grep -qE "^w1 +train .* graph +2\.20x .* jit +1\.57x .* jax jit +1\.57x" "$t/p.txt" \
-  && ok "w1 train row: TensorFlow graph 2.20x, JAX jit 1.57x, best peer jax jit" || bad "w1 train peer row not as expected"
+grep -qE "^w1 +train .* graph +2\.40x .* jit +1\.71x .* jax jit +1\.71x" "$t/p.txt" \
+  && ok "w1 train row: TensorFlow graph 2.40x, JAX jit 1.71x, best peer jax jit" || bad "w1 train peer row not as expected"
 grep -qE "^w2 +infer +n/a: batchnorm .*jax nhwc +1\.20x" "$t/p.txt" && grep -q "^  w2 tensorflow: n/a: unsupported batchnorm" \
   "$t/p.txt" && ok "w2: TensorFlow n/a, the reason in the table" \
   || bad "no n/a cell for w2's TensorFlow"
-grep -q "^native below 2x the best peer (every framework measured): w1 train (jax jit 1.57x), w2 infer (jax nhwc 1.20x)" \
+grep -q "^native below 2x the best peer (every framework measured): w1 train (jax jit 1.71x), w2 infer (jax nhwc 1.20x)" \
   "$t/p.txt" && ok "the below-2x line names the best peer over every framework" || bad "below-2x line not as expected"
 grep -q "w1 tensorflow: exit 1: InternalError: XLA broke" "$t/p.txt" && ok "the failed XLA candidate is listed" \
   || bad "no line for the failed XLA candidate"
@@ -189,7 +198,7 @@ else bad "failed shipped cell: exit $rc"; cat "$t/b.txt"; fi
 # a batch override reaches both sides' cells of that workload only, and the table says so
 mkdir -p "$t/c"; rm -f "$t"/native-* "$t"/torch-* "$t/batches"
 "$PY" scripts/bench_table.py --showdown "$t/showdown" --torch-python "$t/torchpy" --workloads "$t/wl" \
-    --workload w1,w2 --rounds 1 --compile "" --profile 0 --batch w1=4 --tf-python "" --jax-python "" --out "$t/c" > "$t/c.txt" 2> "$t/c.err"
+    --workload w1,w2 --rounds 1 --confirm 0 --compile "" --profile 0 --batch w1=4 --tf-python "" --jax-python "" --out "$t/c" > "$t/c.txt" 2> "$t/c.err"
 got=$(sort "$t/batches" 2>/dev/null | uniq -c | awk '{print $1, $2, $3, $4}' | paste -sd' ' -)
 if [ "$got" = "1 native w1 4 3 torch w1 4" ] && grep -q "^w1 at batch 4 on both sides" "$t/c.txt"; then
   ok "--batch w1=4: native and the 3 torch cells of w1 ran at batch 4, w2 at its own"
@@ -236,7 +245,7 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 for r in d["rows"]:
     for fw, py in (("tensorflow", sys.argv[2]), ("jax", sys.argv[3])):
-        assert not py or (r[fw + "_best"]["median"] > 0 and r["native_over_%s_best" % fw] > 0), (fw, r)
+        assert not py or (r[fw + "_best"]["value"] > 0 and r["native_over_%s_best" % fw] > 0), (fw, r)
     assert r["peer_best"]["framework"] in ("tensorflow", "jax"), r["peer_best"]
 assert all(c.get("flush_denormal") for c in d["cells"] if c["side"] in ("tensorflow", "jax")), "denormals not flushed"
 EOF
