@@ -284,27 +284,42 @@ def measure(a):
         baseline[fw] = run_cell([a.peer_python[fw], "-c", "import %s, numpy" % PEERS[fw]["module"]], base, 120)[2]
     peer_env = dict(shipped_env, TF_CPP_MIN_LOG_LEVEL="2")
     pbest = {}   # (framework, workload, phase) -> its best setting
+
+    def run(wl, side, st, rnd):
+        """One cell of any side and setting, recorded and logged. A candidate is any setting but native's and
+        PyTorch as shipped (the ones a best is chosen among)."""
+        if side == "native":
+            c = native_cell(a, wl, base)
+        elif side == "torch":
+            env = dict(shipped_env)
+            # the OpenMP wait policy showdown would choose now (src/main.c): passive beside other work
+            if st != "shipped" and others_runnable() > 0:
+                env["OMP_WAIT_POLICY"] = "passive"
+            c = torch_cell(a, wl, st, env)
+        else:
+            c = peer_cell(a, side, wl, st, peer_env)
+        c.update(workload=wl, round=rnd)
+        if side != "native" and st != "shipped":
+            c["candidate"] = True
+        if rnd > a.rounds:
+            c["confirmation"] = True
+        cells.append(c)
+        log("round %d %-17s %-22s %s" % (rnd, wl, "%s %s" % (side, st), describe(c, primary(modes[wl]))))
+        return c
+
     for rnd in range(1, a.rounds + 1):
         ceilings.append(ceiling_cell(a, base))
         log("round %d sgemm ceiling %s GFLOP/s" % (rnd, "%.0f" % ceilings[-1]["sgemm_gflops"]
                                                    if ceilings[-1]["sgemm_gflops"] else ceilings[-1]["error"]))
         for wl in workloads:
-            ph = primary(modes[wl])
-            c = native_cell(a, wl, base)
-            c.update(workload=wl, round=rnd)
-            cells.append(c)
-            log("round %d %-17s native dnnl            %s" % (rnd, wl, describe(c, ph)))
+            run(wl, "native", "dnnl", rnd)
             for fw in a.peer_python:
                 if rnd == 1:
                     cands = [s for s in PEERS[fw]["settings"] if not (s == "nhwc" and wl in CONV_FREE)]
                 else:   # the best of each phase, once; none where round 1 found the workload n/a or failing
                     cands = sorted({pbest[k] for k in pbest if k[:2] == (fw, wl)})
                 for s in cands:
-                    c = peer_cell(a, fw, wl, s, peer_env)
-                    c.update(workload=wl, round=rnd, candidate=True)
-                    cells.append(c)
-                    log("round %d %-17s %-22s %s" % (rnd, wl, "%s %s" % (fw, s), describe(c, ph)))
-                    if "na" in c:   # the runner cannot build it: no other setting can either
+                    if "na" in run(wl, fw, s, rnd):   # the runner cannot build it: no other setting can either
                         break
                 if rnd == 1:
                     for p in phases(modes[wl]):
@@ -314,24 +329,14 @@ def measure(a):
                             pbest[(fw, wl, p)] = max(ok, key=lambda c: c[p])["setting"]
             if not a.torch_python:
                 continue
-            c = torch_cell(a, wl, "shipped", shipped_env)
-            c.update(workload=wl, round=rnd)
-            cells.append(c)
-            log("round %d %-17s torch shipped          %s" % (rnd, wl, describe(c, ph)))
+            run(wl, "torch", "shipped", rnd)
             if rnd == 1:
                 cands = ["eager"] + ([] if wl in CONV_FREE else ["channels_last"]) + \
                         (["compile"] if wl in compile_ok else [])
             else:   # the best of each phase, once
                 cands = sorted({best[k] for k in best if k[0] == wl})
             for s in cands:
-                env = dict(shipped_env)
-                # the OpenMP wait policy showdown would choose now (src/main.c): passive beside other work
-                if others_runnable() > 0:
-                    env["OMP_WAIT_POLICY"] = "passive"
-                c = torch_cell(a, wl, s, env)
-                c.update(workload=wl, round=rnd, candidate=True)
-                cells.append(c)
-                log("round %d %-17s torch %-16s %s" % (rnd, wl, s, describe(c, ph)))
+                run(wl, "torch", s, rnd)
             if rnd == 1:
                 for p in phases(modes[wl]):
                     ok = [c for c in cells if c["workload"] == wl and c["side"] == "torch" and c.get("candidate")
@@ -369,21 +374,7 @@ def measure(a):
         log("confirmation round %d: %d cell(s) whose fastest round no other round agrees with within %.0f%%" % (
             rnd, len(todo), 100 * AGREE))
         for wl, side, st in todo:
-            if side == "native":
-                c = native_cell(a, wl, base)
-            elif side == "torch":
-                env = dict(shipped_env)
-                if st != "shipped" and others_runnable() > 0:
-                    env["OMP_WAIT_POLICY"] = "passive"
-                c = torch_cell(a, wl, st, env)
-                if st != "shipped":
-                    c["candidate"] = True
-            else:
-                c = peer_cell(a, side, wl, st, peer_env)
-                c["candidate"] = True
-            c.update(workload=wl, round=rnd, confirmation=True)
-            cells.append(c)
-            log("round %d %-17s %-22s %s" % (rnd, wl, "%s %s" % (side, st), describe(c, primary(modes[wl]))))
+            run(wl, side, st, rnd)
     return workloads, modes, cells, best, pbest, ceilings, baseline
 
 
