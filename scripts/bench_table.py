@@ -15,6 +15,9 @@ a cell times --repeat windows per phase and counts its fastest, and a table figu
 cell, confirmed by a second round within AGREE of it: a cell no round confirms runs again (--confirm rounds at
 most; still unconfirmed: "?" in the table). spread = (max - min) / median over rounds. A window SLOW_WINDOW or
 more slower than its cell's fastest counts as slowed; the table says what share of windows were.
+Host canary: a 0.3 s native mnist_mlp cell (canary()) runs before and after every cell. A cell starts only once
+the canary is within HOST_SLOW of the run's fastest canary (waiting --host-wait s at most); a cell whose canary
+before or after was slow still counts with its figure, but two such rounds do not confirm each other.
 Busy machine: before and after every cell /proc/stat gives the CPU time all processes used and the steal
 time; what the cell itself did not use was used by others. A row is flagged when others took more than
 BUSY_OTHERS of the cores or steal passed BUSY_STEAL during its cells.
@@ -33,6 +36,7 @@ BUSY_OTHERS = 0.10   # fraction of all cores used by other processes
 BUSY_STEAL = 0.05    # fraction of CPU time stolen by the hypervisor
 SLOW_WINDOW = 1.25   # a window this much slower than its cell's fastest ran on a slowed host
 AGREE = 0.10         # a cell's fastest round is confirmed by a second one within this of it
+HOST_SLOW = 0.80     # a host canary below this fraction of the run's fastest canary ran in a slow spell
 CONV_FREE = ("mnist_mlp", "imdb_gru", "babi_rnn", "mnist_hrnn")   # no convolution: channels-last does not apply
 # the other framework peers: venv name, module its python must import, cell script, candidate settings (the
 # compiler candidates among them may fail without failing the run, as torch.compile; "nhwc" ones are tried on
@@ -163,6 +167,25 @@ def ceiling_cell(a, env):
     return {"sgemm_gflops": g, "error": err, "others": others, "steal": steal}
 
 
+def canary(a, env):
+    """The host's state now: mnist_mlp training images/s of a 0.3 s native cell (about 0.5 s in all). This
+    VM's host slows both vCPUs by ~40% for spells of seconds, hitting small cache-bound steps like this one
+    hardest while the load, steal time and the sgemm ceiling show nothing; None if the cell failed."""
+    fd, path = tempfile.mkstemp(suffix=".json")
+    os.close(fd)
+    argv = [a.showdown, "perf", "--workload", "mnist_mlp", "--backend", "dnnl", "--threads", str(a.threads),
+            "--seconds", "0.3", "--repeat", "1", "--json", path, "--no-ceiling"]
+    if a.workloads:
+        argv += ["--workloads", a.workloads]
+    _, err, _, _, _, _ = run_cell(argv, env, 120)
+    try:
+        v = None if err else json.load(open(path))["runs"][0]["train_images_per_s"]
+    except (OSError, ValueError, KeyError, IndexError):
+        v = None
+    os.unlink(path)
+    return v
+
+
 def torch_cell(a, wl, setting, env):
     argv = [a.torch_python, os.path.join(HERE, "torch_perf.py"), "--workload", wl, "--setting", setting,
             "--showdown", a.showdown, "--threads", str(a.threads), "--seconds", str(a.seconds), "--repeat", str(a.repeat)]
@@ -246,21 +269,32 @@ def describe(c, phase):
         "  compile %.0f s" % c["compile_s"] if c.get("compile_s") else "")
 
 
-def confirmed(vals):
-    """Whether the fastest of a cell's rounds is confirmed: a second round within AGREE of it."""
-    v = sorted((x for x in vals if x), reverse=True)
-    return len(v) >= 2 and v[1] * (1 + AGREE) >= v[0]
+def rounds_of(cs, phase):
+    """A cell's rounds for one phase: (figure, whether the host was in a slow spell), the ones that ran."""
+    return [(c.get(phase), c.get("host_slowed", False)) for c in cs
+            if "error" not in c and "na" not in c and c.get(phase)]
 
 
-def stats(vals):
-    """A cell's figure over its rounds: the fastest round ("value"; each round is its fastest window), with
-    the median and spread of all rounds beside it and whether a second round confirmed it."""
-    vals = [v for v in vals if v]
+def confirmed(rounds):
+    """Whether the fastest of a cell's rounds is confirmed: a second round within AGREE of it, and of the rounds
+    that agree at least one ran with the host out of a slow spell (two slowed rounds can agree on a slow figure)."""
+    if not rounds:
+        return False
+    top = max(v for v, _ in rounds)
+    agree = [s for v, s in rounds if v * (1 + AGREE) >= top]
+    return len(agree) >= 2 and not all(agree)
+
+
+def stats(rounds):
+    """A cell's figure over its rounds (rounds_of): the fastest round ("value"; each round is its fastest
+    window), with the median and spread of all rounds beside it and whether a second round confirmed it."""
+    vals = [v for v, _ in rounds]
     if not vals:
         return None
     m = statistics.median(vals)
-    return {"value": max(vals), "confirmed": confirmed(vals), "median": m, "min": min(vals), "max": max(vals),
-            "n": len(vals), "spread": (max(vals) - min(vals)) / m if m else 0.0}
+    return {"value": max(vals), "confirmed": confirmed(rounds), "median": m, "min": min(vals), "max": max(vals),
+            "n": len(vals), "spread": (max(vals) - min(vals)) / m if m else 0.0,
+            "host_slowed": sum(1 for _, s in rounds if s)}
 
 
 def measure(a):
@@ -285,9 +319,29 @@ def measure(a):
     peer_env = dict(shipped_env, TF_CPP_MIN_LOG_LEVEL="2")
     pbest = {}   # (framework, workload, phase) -> its best setting
 
+    host = {"fastest": 0.0, "samples": []}   # every canary of the run, (seconds since start, images/s)
+    t_start = time.monotonic()
+
+    def probe():
+        v = canary(a, base) if a.host_wait >= 0 else None
+        if v:
+            host["samples"].append((round(time.monotonic() - t_start, 1), round(v, 1)))
+            host["fastest"] = max(host["fastest"], v)
+        return v
+
+    def slow(v):
+        return v is not None and v < HOST_SLOW * host["fastest"]
+
     def run(wl, side, st, rnd):
         """One cell of any side and setting, recorded and logged. A candidate is any setting but native's and
-        PyTorch as shipped (the ones a best is chosen among)."""
+        PyTorch as shipped (the ones a best is chosen among). The cell starts once a canary finds the host out
+        of a slow spell (waiting up to a.host_wait s); a canary after it tells whether a spell began meanwhile."""
+        w0 = time.monotonic()
+        before = probe()
+        while slow(before) and time.monotonic() - w0 < a.host_wait:
+            time.sleep(0.5)
+            before = probe()
+        waited = time.monotonic() - w0
         if side == "native":
             c = native_cell(a, wl, base)
         elif side == "torch":
@@ -298,13 +352,17 @@ def measure(a):
             c = torch_cell(a, wl, st, env)
         else:
             c = peer_cell(a, side, wl, st, peer_env)
-        c.update(workload=wl, round=rnd)
+        after = probe()
+        c.update(workload=wl, round=rnd, host_before=before, host_after=after, host_wait_s=round(waited, 1))
+        # a cell in or beside a slow spell keeps its figure (the fastest round counts) but confirms nothing
+        c["host_slowed"] = slow(before) or slow(after)
         if side != "native" and st != "shipped":
             c["candidate"] = True
         if rnd > a.rounds:
             c["confirmation"] = True
         cells.append(c)
-        log("round %d %-17s %-22s %s" % (rnd, wl, "%s %s" % (side, st), describe(c, primary(modes[wl]))))
+        log("round %d %-17s %-22s %s%s" % (rnd, wl, "%s %s" % (side, st), describe(c, primary(modes[wl])),
+                                           "  HOST SLOW" if c["host_slowed"] else ""))
         return c
 
     for rnd in range(1, a.rounds + 1):
@@ -365,9 +423,9 @@ def measure(a):
         todo = []
         for wl in workloads:
             for side, st, phs in table_cells(wl):
-                vals = [[c.get(p) for c in cells if counted(c, wl, side, st)] for p in phs]
+                mine = [c for c in cells if counted(c, wl, side, st)]
                 # a cell that never ran has nothing to confirm (its failure is in the table)
-                if any(any(v) and not confirmed(v) for v in vals):
+                if any(rounds_of(mine, p) and not confirmed(rounds_of(mine, p)) for p in phs):
                     todo.append((wl, side, st))
         if not todo:
             break
@@ -375,7 +433,7 @@ def measure(a):
             rnd, len(todo), 100 * AGREE))
         for wl, side, st in todo:
             run(wl, side, st, rnd)
-    return workloads, modes, cells, best, pbest, ceilings, baseline
+    return workloads, modes, cells, best, pbest, ceilings, baseline, host
 
 
 def summarize(a, workloads, modes, cells, best, pbest, load):
@@ -387,7 +445,7 @@ def summarize(a, workloads, modes, cells, best, pbest, load):
         bst = [c for c in mine if c["side"] == "torch" and c.get("candidate") and c["setting"] == best.get((wl, ph))]
         row = {"workload": wl, "phase": ph, "best_setting": best.get((wl, ph))}
         for name, cs in (("native", nat), ("torch_shipped", shp), ("torch_best", bst)):
-            row[name] = stats([c.get(ph) for c in cs if "error" not in c])
+            row[name] = stats(rounds_of(cs, ph))
             row[name + "_rss_mib"] = max([c["rss_mib"] for c in cs if "error" not in c], default=None)
             errs = [c["error"] for c in cs if "error" in c]
             if errs:
@@ -403,7 +461,7 @@ def summarize(a, workloads, modes, cells, best, pbest, load):
             name, st = fw + "_best", pbest.get((fw, wl, ph))
             cs = [c for c in mine if c["side"] == fw and c["setting"] == st and "error" not in c]
             row[fw + "_best_setting"] = st
-            row[name] = stats([c.get(ph) for c in cs])
+            row[name] = stats(rounds_of(cs, ph))
             row[name + "_rss_mib"] = max([c["rss_mib"] for c in cs], default=None)
             row["native_over_" + name] = row["native"]["value"] / row[name]["value"] \
                 if row["native"] and row[name] else None
@@ -467,6 +525,15 @@ def print_table(a, rows, cells, load, doc):
         print("host: %d of %d timed windows (%.0f%%) ran %.0f%% or more slower than their cell's fastest, which is the "
               "figure counted; most in %s" % (ns, nw, 100.0 * ns / nw, 100 * (SLOW_WINDOW - 1), ", ".join(
                   "%s %s %d/%d" % (r["workload"], r["phase"], r["windows_slowed"], r["windows"]) for r in most)))
+    hs = doc["host_canary"]["samples"]
+    if hs:
+        fast = doc["host_canary"]["fastest"]
+        waits = [c["host_wait_s"] for c in cells if c.get("host_wait_s", 0) >= 0.5]
+        print("host canary (mnist_mlp training, 0.3 s, before and after each cell): fastest %.0f img/s, %d of %d "
+              "below %.0f%% of it; %d cell(s) waited %.0f s in all for a slow spell to end, %d ran in or beside one "
+              "(they confirm no figure)" % (fast, sum(1 for _, v in hs if v < HOST_SLOW * fast), len(hs),
+                                            100 * HOST_SLOW, len(waits), sum(waits),
+                                            sum(1 for c in cells if c.get("host_slowed"))))
     if busy:
         print("BUSY MACHINE: other processes or the hypervisor took CPU during %s (flag *): absolute figures are "
               "low and noisy; the ratios come from interleaved cells and are the figures to read" % ", ".join(busy))
@@ -602,6 +669,9 @@ def main():
                     "other round agrees with within 10%% (default 3)")
     ap.add_argument("--compile", default="mnist_mlp,mnist_cnn,cifar10_vgg,resnet18_cifar,resnet50_features",
                     help="workloads whose torch.compile candidate is tried (compiling costs 30-120 s each)")
+    ap.add_argument("--host-wait", type=float, default=20.0,
+                    help="seconds, at most, a cell waits for a canary to find the host out of a slow spell "
+                         "(default 20; negative: no canary)")
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds before a cell is killed")
     ap.add_argument("--venvs", default=".venv-frameworks")
     ap.add_argument("--tf-python", default="auto", help="interpreter with tensorflow (auto: VENVS/tensorflow/bin/python "
@@ -642,15 +712,16 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     load0 = open("/proc/loadavg").read().split()[0]
     t0 = time.monotonic()
-    workloads, modes, cells, best, pbest, ceilings, baseline = measure(a)
+    workloads, modes, cells, best, pbest, ceilings, baseline, host = measure(a)
     load = "%s, %s" % (load0, open("/proc/loadavg").read().split()[0])
     rows = summarize(a, workloads, modes, cells, best, pbest, load)
-    doc = {"format": "showdown-bench-cpu/3", "threads": a.threads, "batch_overrides": a.batches, "rounds": a.rounds,
+    doc = {"format": "showdown-bench-cpu/4", "threads": a.threads, "batch_overrides": a.batches, "rounds": a.rounds,
            "seconds": a.seconds, "repeat": a.repeat, "slow_window": SLOW_WINDOW,
-           "confirm_rounds": a.confirm, "agree": AGREE, "figure": "fastest window of a cell, fastest round confirmed by another",
+           "confirm_rounds": a.confirm, "agree": AGREE, "figure": "fastest window of a cell, fastest round confirmed by another, not both in a host slow spell",
            "load_average": load, "wall_s": time.monotonic() - t0, "busy_thresholds": {"others": BUSY_OTHERS,
            "steal": BUSY_STEAL}, "torch_python": a.torch_python, "peer_python": a.peer_python, "rows": rows, "cells": cells,
-           "other_frameworks": other, "sgemm_ceilings": ceilings,
+           "other_frameworks": other, "sgemm_ceilings": ceilings, "host_slow": HOST_SLOW,
+           "host_wait_s": a.host_wait, "host_canary": host,
            "baseline_rss_mib": baseline}
     doc["profiles"] = profile(a, rows)
     print_table(a, rows, cells, load, doc)

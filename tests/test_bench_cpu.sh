@@ -27,6 +27,11 @@ a = sys.argv[1:]
 if a[:1] == ["--version"]:
     print("fake"); sys.exit(0)
 wl, out = a[a.index("--workload") + 1], a[a.index("--json") + 1]
+if wl == "mnist_mlp" and "--no-ceiling" in a and os.environ.get("FAKE_CANARY"):   # the host canary: k-th of a list
+    seq, cf = [float(x) for x in os.environ["FAKE_CANARY"].split(",")], os.path.join("$t", "canary")
+    k = int(open(cf).read()) + 1 if os.path.exists(cf) else 0
+    open(cf, "w").write(str(k))
+    json.dump({"runs": [{"train_images_per_s": seq[min(k, len(seq) - 1)]}]}, open(out, "w")); sys.exit(0)
 if "--batch" in a:
     open(os.path.join("$t", "batches"), "a").write("native %s %s\n" % (wl, a[a.index("--batch") + 1]))
 n = os.path.join("$t", "native-" + wl)
@@ -189,6 +194,30 @@ grep -q "^native below 2x the best peer (every framework measured): w1 train (ja
   "$t/p.txt" && ok "the below-2x line names the best peer over every framework" || bad "below-2x line not as expected"
 grep -q "w1 tensorflow: exit 1: InternalError: XLA broke" "$t/p.txt" && ok "the failed XLA candidate is listed" \
   || bad "no line for the failed XLA candidate"
+
+# the host canary: a round whose canary before or after ran slow (50 against the run's fastest 100) confirms
+# nothing, and a cell waits for a slow canary to turn fast before it starts. Canaries: 100 | r1 | 50 ; 50, 100 |
+# r2 | 50 ; 100 | confirmation round 3 | 100
+mkdir -p "$t/h"; rm -f "$t"/native-* "$t"/torch-* "$t/canary"
+FAKE_CANARY=100,50,50,100,50,100 "$PY" scripts/bench_table.py --showdown "$t/showdown" --torch-python "" \
+    --workloads "$t/wl" --workload w2 --rounds 2 --profile 0 --host-wait 5 --tf-python "" --jax-python "" \
+    --out "$t/h" > "$t/h.txt" 2> "$t/h.err"; rc=$?
+if [ $rc -eq 0 ] && "$PY" - "$t/h/cpu.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+cs = [c for c in d["cells"] if c["side"] == "native"]
+assert [(c["round"], c["host_slowed"]) for c in cs] == [(1, True), (2, True), (3, False)], cs
+assert cs[1]["host_before"] == 100 and cs[1]["host_after"] == 50 and cs[1]["host_wait_s"] >= 0.5, cs[1]
+assert cs[0]["host_wait_s"] < 0.5 and cs[2]["host_before"] == cs[2]["host_after"] == 100, cs
+n = d["rows"][0]["native"]
+assert n["value"] == 90 and n["confirmed"] and n["n"] == 3 and n["host_slowed"] == 2, n
+assert [v for _, v in d["host_canary"]["samples"]] == [100, 50, 50, 100, 50, 100, 100], d["host_canary"]
+EOF
+then ok "host canary: two slowed rounds confirm nothing, a third runs; a cell waits out a slow canary"
+else bad "host canary run (exit $rc)"; cat "$t/h.txt" "$t/h.err"; fi
+grep -q "^host canary (mnist_mlp training, 0.3 s, before and after each cell): fastest 100 img/s, 3 of 7 below 80% of \
+it; 1 cell(s) waited 1 s in all for a slow spell to end, 2 ran in or beside one" "$t/h.txt" \
+  && ok "the table says what the host canary saw" || { bad "no host canary line"; grep "^host" "$t/h.txt"; }
 
 mkdir -p "$t/b"; rm -f "$t"/native-* "$t"/torch-*
 run "$t/b" FAKE_SHIPPED_FAILS=w1; rc=$?
