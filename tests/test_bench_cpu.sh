@@ -129,8 +129,9 @@ assert abs(tr["native_over_torch_best"] - 3) < 1e-9 and abs(tr["native_over_torc
 assert abs(w2["native_over_torch_best"] - 2.0) < 1e-9, w2
 assert tr["compile_failed"] and "inductor broke" in tr["compile_failed"][0], tr["compile_failed"]
 assert w2["busy"] and w2["others_max"] > 0.10, (w2["busy"], w2["others_max"])
-# peak memory: the native cell's 60 MiB array over the fake's baseline; the fake torch holds none
-assert 55 < tr["native_rss_mib"] - d["baseline_rss_mib"]["native"] < 90, (tr["native_rss_mib"], d["baseline_rss_mib"])
+# peak memory: the native cell's 60 MiB array over the fake's baseline (less what the baseline process held and
+# the cell's did not: 55-59 MiB measured); the fake torch holds none
+assert 40 < tr["native_rss_mib"] - d["baseline_rss_mib"]["native"] < 90, (tr["native_rss_mib"], d["baseline_rss_mib"])
 assert tr["torch_best_rss_mib"] < tr["native_rss_mib"] - 40, (tr["torch_best_rss_mib"], tr["native_rss_mib"])
 # round 2 ran only native, shipped and the best settings (channels_last for training, eager for inference)
 r2 = sorted(c["setting"] for c in d["cells"] if c["round"] == 2 and c["workload"] == "w1")
