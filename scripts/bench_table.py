@@ -17,8 +17,8 @@ most; still unconfirmed: "?" in the table). spread = (max - min) / median over r
 more slower than its cell's fastest counts as slowed; the table says what share of windows were.
 Host canary: a 0.3 s native mnist_mlp cell (canary()) runs three times at the start and before and after every
 cell. A cell starts only once the canary is within HOST_SLOW of the run's third fastest canary so far (waiting
---host-wait s at most, --host-wait-total for the whole run); a cell whose canary
-before or after was slow still counts with its figure, but two such rounds do not confirm each other.
+--host-wait s at most, --host-wait-total for the whole run); a cell whose canary before or after was slow still
+counts with its figure, but two such rounds do not confirm each other.
 Busy machine: before and after every cell /proc/stat gives the CPU time all processes used and the steal
 time; what the cell itself did not use was used by others. A row is flagged when others took more than
 BUSY_OTHERS of the cores or steal passed BUSY_STEAL during its cells.
@@ -37,7 +37,7 @@ BUSY_OTHERS = 0.10   # fraction of all cores used by other processes
 BUSY_STEAL = 0.05    # fraction of CPU time stolen by the hypervisor
 SLOW_WINDOW = 1.25   # a window this much slower than its cell's fastest ran on a slowed host
 AGREE = 0.10         # a cell's fastest round is confirmed by a second one within this of it
-HOST_SLOW = 0.80     # a host canary below this fraction of the run's fastest canary ran in a slow spell
+HOST_SLOW = 0.80     # a host canary below this fraction of the run's third fastest ran in a slow spell
 CONV_FREE = ("mnist_mlp", "imdb_gru", "babi_rnn", "mnist_hrnn")   # no convolution: channels-last does not apply
 # the other framework peers: venv name, module its python must import, cell script, candidate settings (the
 # compiler candidates among them may fail without failing the run, as torch.compile; "nhwc" ones are tried on
