@@ -150,21 +150,33 @@ def native_cell(a, wl, env):
     return cell
 
 
-def ceiling_cell(a, env):
-    """The sgemm ceiling (GFLOP/s) through `showdown perf`, in a process of its own: its matrices would
-    otherwise be a native cell's peak memory."""
+def short_perf(a, env, seconds, timeout, *extra):
+    """A one-window native mnist_mlp `showdown perf` of SECONDS in a process of its own: its JSON document (None
+    if it failed), the error, and the share of the cores others and the hypervisor took meanwhile."""
     fd, path = tempfile.mkstemp(suffix=".json")
     os.close(fd)
     argv = [a.showdown, "perf", "--workload", "mnist_mlp", "--backend", "dnnl", "--threads", str(a.threads),
-            "--seconds", "0.2", "--repeat", "1", "--json", path]
+            "--seconds", seconds, "--repeat", "1", "--json", path] + list(extra)
     if a.workloads:
         argv += ["--workloads", a.workloads]
-    _, err, _, _, others, steal = run_cell(argv, env, a.timeout)
-    try:
-        g = None if err else json.load(open(path))["sgemm_gflops"]
-    except (OSError, ValueError, KeyError) as e:
-        g, err = None, "unreadable perf JSON: %s" % e
+    _, err, _, _, others, steal = run_cell(argv, env, timeout)
+    doc = None
+    if err is None:
+        try:
+            doc = json.load(open(path))
+        except (OSError, ValueError) as e:
+            err = "unreadable perf JSON: %s" % e
     os.unlink(path)
+    return doc, err, others, steal
+
+
+def ceiling_cell(a, env):
+    """The sgemm ceiling (GFLOP/s) through `showdown perf`, in a process of its own: its matrices would
+    otherwise be a native cell's peak memory."""
+    doc, err, others, steal = short_perf(a, env, "0.2", a.timeout)
+    g = doc.get("sgemm_gflops") if doc else None
+    if doc and g is None:
+        err = "unreadable perf JSON: no sgemm_gflops"
     return {"sgemm_gflops": g, "error": err, "others": others, "steal": steal}
 
 
@@ -172,19 +184,11 @@ def canary(a, env):
     """The host's state now: mnist_mlp training images/s of a 0.3 s native cell (about 0.5 s in all). This
     VM's host slows both vCPUs by ~40% for spells of seconds, hitting small cache-bound steps like this one
     hardest while the load, steal time and the sgemm ceiling show nothing; None if the cell failed."""
-    fd, path = tempfile.mkstemp(suffix=".json")
-    os.close(fd)
-    argv = [a.showdown, "perf", "--workload", "mnist_mlp", "--backend", "dnnl", "--threads", str(a.threads),
-            "--seconds", "0.3", "--repeat", "1", "--json", path, "--no-ceiling"]
-    if a.workloads:
-        argv += ["--workloads", a.workloads]
-    _, err, _, _, _, _ = run_cell(argv, env, 120)
+    doc = short_perf(a, env, "0.3", 120, "--no-ceiling")[0]
     try:
-        v = None if err else json.load(open(path))["runs"][0]["train_images_per_s"]
-    except (OSError, ValueError, KeyError, IndexError):
-        v = None
-    os.unlink(path)
-    return v
+        return doc["runs"][0]["train_images_per_s"] if doc else None
+    except (KeyError, IndexError, TypeError):
+        return None
 
 
 def torch_cell(a, wl, setting, env):
@@ -433,7 +437,7 @@ def measure(a):
             for side, st, phs in table_cells(wl):
                 mine = [c for c in cells if counted(c, wl, side, st)]
                 # a cell that never ran has nothing to confirm (its failure is in the table)
-                if any(rounds_of(mine, p) and not confirmed(rounds_of(mine, p)) for p in phs):
+                if any(r and not confirmed(r) for r in (rounds_of(mine, p) for p in phs)):
                     todo.append((wl, side, st))
         if not todo:
             break
