@@ -4,16 +4,18 @@ TensorFlow and JAX where their venvs are installed, on every workload, interleav
 own process, so its peak memory (max RSS) comes from the kernel (wait4) and its CPU time tells how much of the
 machine other processes took meanwhile.
 
-Round 1 runs, per workload in turn: native; where installed, TensorFlow's candidates (scripts/tf_perf.py:
+Every round runs, per workload in turn: native; where installed, TensorFlow's candidates (scripts/tf_perf.py:
 tf.function graph and XLA) and JAX's (scripts/jax_perf.py: jit), a workload their runner cannot build "n/a";
 PyTorch as shipped, and every candidate of PyTorch's best setting (scripts/torch_perf.py: eager NCHW,
-channels-last, torch.compile where it can pay). Each framework's fastest candidate per phase is its best for that
-workload. Rounds 2.. run native, every framework's best and shipped again, in the same order. The best peer of a workload
-phase is the fastest best over every framework measured: the ratio the 2x target is read against.
+channels-last, torch.compile where it can pay). Every candidate runs in every round: PyTorch's settings of a
+workload differ by less than one round's spread (some run at one of two or three speeds per process), so a
+best picked from one round was a different setting in a rerun. Each framework's best per phase is its candidate
+with the fastest figure after every round. The best peer of a workload phase is the fastest best over every
+framework measured: the ratio the 2x target is read against.
 Figures: the hosts of these machines slow both vCPUs by up to 40% for spells of seconds, without steal time, so
 a cell times --repeat windows per phase and counts its fastest, and a table figure is the fastest round of the
-cell, confirmed by a second round within AGREE of it: a cell no round confirms runs again (--confirm rounds at
-most; still unconfirmed: "?" in the table). spread = (max - min) / median over rounds. A window SLOW_WINDOW or
+cell that a second round confirms (within AGREE below it): a cell no two rounds of which agree runs again
+(--confirm rounds at most; still unconfirmed: its fastest round, "?" in the table). spread = (max - min) / median over rounds. A window SLOW_WINDOW or
 more slower than its cell's fastest counts as slowed; the table says what share of windows were.
 Host canary: a 0.3 s native mnist_mlp cell (canary()) runs three times at the start and before and after every
 cell. A cell starts only once the canary is within HOST_SLOW of the run's third fastest canary so far (waiting
@@ -36,7 +38,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 BUSY_OTHERS = 0.10   # fraction of all cores used by other processes
 BUSY_STEAL = 0.05    # fraction of CPU time stolen by the hypervisor
 SLOW_WINDOW = 1.25   # a window this much slower than its cell's fastest ran on a slowed host
-AGREE = 0.10         # a cell's fastest round is confirmed by a second one within this of it
+AGREE = 0.10         # a cell's round is confirmed by a second one within this below it
 HOST_SLOW = 0.80     # a host canary below this fraction of the run's third fastest ran in a slow spell
 CONV_FREE = ("mnist_mlp", "imdb_gru", "babi_rnn", "mnist_hrnn")   # no convolution: channels-last does not apply
 # the other framework peers: venv name, module its python must import, cell script, candidate settings (the
@@ -281,23 +283,26 @@ def rounds_of(cs, phase):
 
 
 def confirmed(rounds):
-    """Whether the fastest of a cell's rounds is confirmed: a second round within AGREE of it, and of the rounds
-    that agree at least one ran with the host out of a slow spell (two slowed rounds can agree on a slow figure)."""
-    if not rounds:
-        return False
-    top = max(v for v, _ in rounds)
-    agree = [s for v, s in rounds if v * (1 + AGREE) >= top]
-    return len(agree) >= 2 and not all(agree)
+    """A cell's figure over its rounds and whether a round confirmed it: the fastest round that a second round
+    agrees with (within AGREE below it), where of the rounds that agree at least one ran with the host out of a
+    slow spell (two slowed rounds can agree on a slow figure). No such round: the fastest, unconfirmed. A lucky
+    round no other reaches does not set the figure while two others agree."""
+    for top in sorted({v for v, _ in rounds}, reverse=True):
+        agree = [s for v, s in rounds if top >= v and v * (1 + AGREE) >= top]
+        if len(agree) >= 2 and not all(agree):
+            return top, True
+    return max([v for v, _ in rounds], default=None), False
 
 
 def stats(rounds):
-    """A cell's figure over its rounds (rounds_of): the fastest round ("value"; each round is its fastest
-    window), with the median and spread of all rounds beside it and whether a second round confirmed it."""
+    """A cell's figure over its rounds (rounds_of; each round is its fastest window): "value" the fastest
+    round a second one confirms (confirmed()), with the median and spread of all rounds beside it."""
     vals = [v for v, _ in rounds]
     if not vals:
         return None
     m = statistics.median(vals)
-    return {"value": max(vals), "confirmed": confirmed(rounds), "median": m, "min": min(vals), "max": max(vals),
+    value, conf = confirmed(rounds)
+    return {"value": value, "confirmed": conf, "median": m, "min": min(vals), "max": max(vals),
             "n": len(vals), "spread": (max(vals) - min(vals)) / m if m else 0.0,
             "host_slowed": sum(1 for _, s in rounds if s)}
 
@@ -364,7 +369,7 @@ def measure(a):
             c = peer_cell(a, side, wl, st, peer_env)
         after = probe()
         c.update(workload=wl, round=rnd, host_before=before, host_after=after, host_wait_s=round(waited, 1))
-        # a cell in or beside a slow spell keeps its figure (the fastest round counts) but confirms nothing
+        # a cell in or beside a slow spell counts with its figure, but two such confirm nothing
         c["host_slowed"] = slow(before) or slow(after)
         if side != "native" and st != "shipped":
             c["candidate"] = True
@@ -375,6 +380,50 @@ def measure(a):
                                            "  HOST SLOW" if c["host_slowed"] else ""))
         return c
 
+    def candidates(wl, side):
+        """A side's candidate settings for a workload: all of them in every round (their speeds differ by less
+        than a round's spread, so one round cannot tell the best), but none after the runner found the workload
+        n/a, and no candidate again after it failed once (a failing compile costs its whole timeout)."""
+        if side == "torch":
+            sts = ["eager"] + ([] if wl in CONV_FREE else ["channels_last"]) + (["compile"] if wl in compile_ok else [])
+        else:
+            sts = [s for s in PEERS[side]["settings"] if not (s == "nhwc" and wl in CONV_FREE)]
+        mine = [c for c in cells if c["workload"] == wl and c["side"] == side and c.get("candidate")]
+        if any("na" in c for c in mine):
+            return []
+        return [s for s in sts if not any("error" in c and c["setting"] == s for c in mine)]
+
+    def counted(c, wl, side, st):   # the cells summarize() reads for this side and setting
+        return c["workload"] == wl and c["side"] == side and c["setting"] == st and "error" not in c and \
+            "na" not in c and (side != "torch" or st == "shipped" or c.get("candidate"))
+
+    def figures(wl, side, p):
+        """Each candidate setting of a side's workload phase with its figure so far (stats), where it has one."""
+        sts = dict.fromkeys(c["setting"] for c in cells if c["workload"] == wl and c["side"] == side
+                            and c.get("candidate"))
+        out = {}
+        for st in sts:
+            s = stats(rounds_of([c for c in cells if counted(c, wl, side, st)], p))
+            if s:
+                out[st] = s
+        return out
+
+    def choose():
+        """Each side's best setting per workload phase: its candidate with the fastest figure over every round
+        (a figure no round confirmed counts too: where it is the fastest, the peer is credited with it)."""
+        best.clear()
+        pbest.clear()
+        for wl in workloads:
+            for p in phases(modes[wl]):
+                for side in ([] if not a.torch_python else ["torch"]) + list(a.peer_python):
+                    f = figures(wl, side, p)
+                    if f:
+                        top = max(f, key=lambda st: f[st]["value"])
+                        if side == "torch":
+                            best[(wl, p)] = top
+                        else:
+                            pbest[(side, wl, p)] = top
+
     for _ in range(3):   # the host's state before any cell: the first reference
         probe()
     for rnd in range(1, a.rounds + 1):
@@ -384,67 +433,41 @@ def measure(a):
         for wl in workloads:
             run(wl, "native", "dnnl", rnd)
             for fw in a.peer_python:
-                if rnd == 1:
-                    cands = [s for s in PEERS[fw]["settings"] if not (s == "nhwc" and wl in CONV_FREE)]
-                else:   # the best of each phase, once; none where round 1 found the workload n/a or failing
-                    cands = sorted({pbest[k] for k in pbest if k[:2] == (fw, wl)})
-                for s in cands:
+                for s in candidates(wl, fw):
                     if "na" in run(wl, fw, s, rnd):   # the runner cannot build it: no other setting can either
                         break
-                if rnd == 1:
-                    for p in phases(modes[wl]):
-                        ok = [c for c in cells if c["workload"] == wl and c["side"] == fw and "error" not in c
-                              and "na" not in c and c.get(p)]
-                        if ok:
-                            pbest[(fw, wl, p)] = max(ok, key=lambda c: c[p])["setting"]
             if not a.torch_python:
                 continue
             run(wl, "torch", "shipped", rnd)
-            if rnd == 1:
-                cands = ["eager"] + ([] if wl in CONV_FREE else ["channels_last"]) + \
-                        (["compile"] if wl in compile_ok else [])
-            else:   # the best of each phase, once
-                cands = sorted({best[k] for k in best if k[0] == wl})
-            for s in cands:
+            for s in candidates(wl, "torch"):
                 run(wl, "torch", s, rnd)
-            if rnd == 1:
-                for p in phases(modes[wl]):
-                    ok = [c for c in cells if c["workload"] == wl and c["side"] == "torch" and c.get("candidate")
-                          and "error" not in c and c.get(p)]
-                    if ok:
-                        best[(wl, p)] = max(ok, key=lambda c: c[p])["setting"]
-    # confirmation: a cell of the table whose fastest round no other round agrees with runs again, up to
+    # confirmation: a cell of the table no two rounds of which agree runs again, up to
     # a.confirm more times, so that a rerun of the bench finds the same figure (the host's slow spells last
-    # seconds and can cover a whole cell)
-    def table_cells(wl):
-        out = [("native", "dnnl", phases(modes[wl]))]
-        want = [("torch", best.get((wl, p)), p) for p in phases(modes[wl])] if a.torch_python else []
-        if a.torch_python:
-            out.append(("torch", "shipped", phases(modes[wl])))
-        want += [(fw, pbest.get((fw, wl, p)), p) for fw in a.peer_python for p in phases(modes[wl])]
-        for side, st in dict.fromkeys((w[0], w[1]) for w in want if w[1]):
-            out.append((side, st, [w[2] for w in want if (w[0], w[1]) == (side, st)]))
-        return out
-
-    def counted(c, wl, side, st):   # the cells summarize() reads for this side and setting
-        return c["workload"] == wl and c["side"] == side and c["setting"] == st and "error" not in c and \
-            "na" not in c and (side != "torch" or st == "shipped" or c.get("candidate"))
+    # seconds and can cover a whole cell). Of the candidates, every one that could still be its side's best does:
+    # one whose figure is unconfirmed and above the fastest confirmed figure of its side's candidates.
+    def todo_cells(wl):
+        out = []
+        for side, st in [("native", "dnnl")] + ([("torch", "shipped")] if a.torch_python else []):
+            mine = [c for c in cells if counted(c, wl, side, st)]
+            if any(r and not confirmed(r)[1] for r in (rounds_of(mine, p) for p in phases(modes[wl]))):
+                out.append((side, st))
+        for side in ([] if not a.torch_python else ["torch"]) + list(a.peer_python):
+            for p in phases(modes[wl]):
+                f = figures(wl, side, p)
+                floor = max([s["value"] for s in f.values() if s["confirmed"]], default=0.0)
+                out += [(side, st) for st, s in f.items() if not s["confirmed"] and s["value"] > floor]
+        return list(dict.fromkeys(out))
 
     for extra in range(1, a.confirm + 1):
         rnd = a.rounds + extra
-        todo = []
-        for wl in workloads:
-            for side, st, phs in table_cells(wl):
-                mine = [c for c in cells if counted(c, wl, side, st)]
-                # a cell that never ran has nothing to confirm (its failure is in the table)
-                if any(r and not confirmed(r) for r in (rounds_of(mine, p) for p in phs)):
-                    todo.append((wl, side, st))
+        todo = [(wl, side, st) for wl in workloads for side, st in todo_cells(wl)]
         if not todo:
             break
-        log("confirmation round %d: %d cell(s) whose fastest round no other round agrees with within %.0f%%" % (
+        log("confirmation round %d: %d cell(s) no two rounds of which agree within %.0f%%" % (
             rnd, len(todo), 100 * AGREE))
         for wl, side, st in todo:
             run(wl, side, st, rnd)
+    choose()
     return workloads, modes, cells, best, pbest, ceilings, baseline, host
 
 
@@ -550,7 +573,7 @@ def print_table(a, rows, cells, load, doc):
         print("BUSY MACHINE: other processes or the hypervisor took CPU during %s (flag *): absolute figures are "
               "low and noisy; the ratios come from interleaved cells and are the figures to read" % ", ".join(busy))
     print()
-    print("figures: each cell's fastest of %d windows, its fastest round confirmed by another within %.0f%% "
+    print("figures: each cell's fastest of %d windows, its fastest round that another confirms within %.0f%% "
           "(\"?\": none did in %d extra rounds); ± half the spread over rounds" % (a.repeat, 100 * AGREE, a.confirm))
     print("%-17s %-5s %18s %18s %18s %-14s %8s %8s %6s %6s %6s" % (
         "workload", "phase", "native dnnl", "torch shipped", "torch best", "best setting", "nat/shp", "nat/best",
@@ -606,7 +629,7 @@ def print_peers(a, rows):
     for fw in fws:
         head += " %15s %-5s %7s %6s" % (fw, "best", "nat/" + PEERS[fw]["short"], "RSS")
         unit += " %15s %-5s %7s %6s" % ("img/s ±spread/2", "set.", "", "MiB")
-    print("TensorFlow and JAX at their best setting (round 1's fastest per phase); best peer: the fastest best of "
+    print("TensorFlow and JAX at their best setting (the fastest candidate per phase); best peer: the fastest best of "
           "every framework measured")
     print(head + " %-19s %7s" % ("best peer", "nat/pr"))
     print(unit.rstrip())
@@ -677,8 +700,8 @@ def main():
     ap.add_argument("--seconds", type=float, default=3.0)
     ap.add_argument("--repeat", type=int, default=7, help="timed windows per phase of a cell; the fastest counts")
     ap.add_argument("--rounds", type=int, default=2)
-    ap.add_argument("--confirm", type=int, default=3, help="extra rounds, at most, of a cell whose fastest round no "
-                    "other round agrees with within 10%% (default 3)")
+    ap.add_argument("--confirm", type=int, default=3, help="extra rounds, at most, of a cell no two rounds "
+                    "of which agree within 10%% (default 3)")
     ap.add_argument("--compile", default="mnist_mlp,mnist_cnn,cifar10_vgg,resnet18_cifar,resnet50_features",
                     help="workloads whose torch.compile candidate is tried (compiling costs 30-120 s each)")
     ap.add_argument("--host-wait", type=float, default=20.0,
@@ -731,7 +754,7 @@ def main():
     rows = summarize(a, workloads, modes, cells, best, pbest, load)
     doc = {"format": "showdown-bench-cpu/4", "threads": a.threads, "batch_overrides": a.batches, "rounds": a.rounds,
            "seconds": a.seconds, "repeat": a.repeat, "slow_window": SLOW_WINDOW,
-           "confirm_rounds": a.confirm, "agree": AGREE, "figure": "fastest window of a cell, fastest round confirmed by another, not both in a host slow spell",
+           "confirm_rounds": a.confirm, "agree": AGREE, "figure": "fastest window of a cell, fastest round another confirms, not both in a host slow spell",
            "load_average": load, "wall_s": time.monotonic() - t0, "busy_thresholds": {"others": BUSY_OTHERS,
            "steal": BUSY_STEAL}, "torch_python": a.torch_python, "peer_python": a.peer_python, "rows": rows, "cells": cells,
            "other_frameworks": other, "sgemm_ceilings": ceilings, "host_slow": HOST_SLOW,
