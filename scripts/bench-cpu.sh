@@ -7,7 +7,8 @@
 # scripts/jax_perf.py): VENVS/tensorflow and VENVS/jax when they import, a second table; absent: no columns.
 # Prints the table and writes OUT/cpu.json. Usage: scripts/bench-cpu.sh [SHOWDOWN] [OUT]
 # Environment: WORKLOADS (comma list, default all), ROUNDS (2), SECONDS_PER_CELL (3), THREADS (all cores),
-# COMPILE (workloads whose torch.compile candidate is tried), BATCH ("w=n ..." batch overrides), VENVS.
+# COMPILE (workloads whose torch.compile candidate is tried), BATCH ("w=n ..." batch overrides), VENVS,
+# PROFILE (per-layer profiles of the N workloads furthest below 2x the best peer; 1).
 set -eu
 SHOWDOWN=${1:-./showdown}
 OUT=${2:-out/bench}
@@ -25,6 +26,7 @@ fi
 set -- --showdown "$SHOWDOWN" --out "$OUT" --workload "$WORKLOADS" --torch-python "$torch_py" \
        --rounds "${ROUNDS:-2}" --seconds "${SECONDS_PER_CELL:-3}" --threads "${THREADS:-$(nproc)}" --venvs "$VENVS"
 [ -z "${COMPILE+x}" ] || set -- "$@" --compile "$COMPILE"
+[ -z "${PROFILE:-}" ] || set -- "$@" --profile "$PROFILE"
 # densenet121_xray trains at batch 64 in ~25 GB natively (~384 MiB an example; PyTorch ~200): both sides run
 # it at a batch that fits beside other work on a 24 GB machine. BATCH="w=n ..." replaces the list.
 for b in ${BATCH-densenet121_xray=16}; do set -- "$@" --batch "$b"; done

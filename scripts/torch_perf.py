@@ -8,6 +8,8 @@ and inference images/s, the median of --repeat timed windows. Settings:
   channels_last  eager with the model and batch in channels-last (convolution models)
   compile        torch.compile (inductor, CPU) of the training step's model, or of the inference model with
                  inductor's weight freezing for an inference workload
+Every setting but shipped runs, from bench_table, with glibc malloc's mmap threshold fixed (GLIBC_TUNABLES,
+bench_table.TORCH_MALLOC), so that a pass's tensors are not mapped and faulted in afresh.
 Prints one JSON object on stdout; the caller (scripts/bench_table.py) runs each cell in its own process and
 reads its peak memory (max RSS) from the kernel."""
 import argparse

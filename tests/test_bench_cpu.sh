@@ -62,6 +62,7 @@ if a[:1] == ["-c"]:
 wl, s = a[a.index("--workload") + 1], a[a.index("--setting") + 1]
 if "--batch" in a:
     open(os.path.join("$t", "batches"), "a").write("torch %s %s\n" % (wl, a[a.index("--batch") + 1]))
+open(os.path.join("$t", "malloc"), "a").write("%s %s\n" % (s, os.environ.get("GLIBC_TUNABLES", "-")))
 if s == "compile":
     print("Traceback ...\nBackendCompilerFailed: inductor broke", file=sys.stderr); sys.exit(1)
 if s == "shipped" and os.environ.get("FAKE_SHIPPED_FAILS") == wl:
@@ -108,8 +109,8 @@ run() { # out-dir extra-env...
       --workload w1,w2 --rounds 2 --compile w1 --profile 0 --tf-python "$TFPY" --jax-python "$JAXPY" --out "$out" \
       > "$out.txt" 2> "$out.err"
 }
-mkdir -p "$t/a"; rm -f "$t"/native-* "$t"/torch-*
-run "$t/a" FAKE_BUSY=w2; rc=$?
+mkdir -p "$t/a"; rm -f "$t"/native-* "$t"/torch-* "$t/malloc"
+run "$t/a" FAKE_BUSY=w2 GLIBC_TUNABLES=glibc.malloc.arena_max=2; rc=$?
 cat "$t/a.txt"
 if [ $rc -ne 0 ]; then bad "exit $rc with only the compile candidate failing"; cat "$t/a.err"; fi
 if "$PY" - "$t/a/cpu.json" <<'EOF'
@@ -152,6 +153,11 @@ assert (tr["windows"], tr["windows_slowed"]) == (0, 0), (tr["windows"], tr["wind
 EOF
 then ok "best setting per phase after every round, fastest windows, confirmed figures, ratios, failed compile listed, busy cell flagged, max RSS"
 else bad "cpu.json of the fake run is wrong"; fi
+# PyTorch as shipped runs in the user's environment; its candidates with malloc's mmap threshold fixed, beside
+# what the user set
+if [ "$(sort -u "$t/malloc" | paste -sd'|' -)" = "channels_last glibc.malloc.arena_max=2:glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=1073741824|compile glibc.malloc.arena_max=2:glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=1073741824|eager glibc.malloc.arena_max=2:glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=1073741824|shipped glibc.malloc.arena_max=2" ]
+then ok "PyTorch's candidates run with a fixed mmap threshold, shipped without"
+else bad "GLIBC_TUNABLES of the torch cells: $(sort -u "$t/malloc" | paste -sd'|' -)"; fi
 grep -q "^host: 10 of 15 timed windows (67%) ran 25% or more slower than their cell's fastest" "$t/a.txt" \
   && ok "the table says how many windows the host slowed" || bad "no host line counting slowed windows"
 grep -q "w1 torch.compile candidate failed: exit 1: BackendCompilerFailed: inductor broke" "$t/a.txt" \
