@@ -15,8 +15,9 @@ framework measured: the ratio the 2x target is read against.
 Figures: the hosts of these machines slow both vCPUs by up to 40% for spells of seconds, without steal time, so
 a cell times --repeat windows per phase and counts its fastest, and a table figure is the fastest round of the
 cell that a second round confirms (within AGREE below it): a cell no two rounds of which agree runs again
-(--confirm rounds at most; still unconfirmed: its fastest round, "?" in the table). spread = (max - min) / median over rounds. A window SLOW_WINDOW or
-more slower than its cell's fastest counts as slowed; the table says what share of windows were.
+(--confirm rounds at most; still unconfirmed: its fastest round, "?" in the table). spread = (max - min) /
+median over rounds. A window SLOW_WINDOW or more slower than its cell's fastest counts as slowed; the table says
+what share of windows were.
 Host canary: a 0.3 s native mnist_mlp cell (canary()) runs three times at the start and before and after every
 cell. A cell starts only once the canary is within HOST_SLOW of the run's third fastest canary so far (waiting
 --host-wait s at most, --host-wait-total for the whole run); a cell whose canary before or after was slow still
@@ -288,7 +289,7 @@ def rounds_of(cs, phase):
             if "error" not in c and "na" not in c and c.get(phase)]
 
 
-def confirmed(rounds):
+def figure_of(rounds):
     """A cell's figure over its rounds and whether a round confirmed it: the fastest round that a second round
     agrees with (within AGREE below it), where of the rounds that agree at least one ran with the host out of a
     slow spell (two slowed rounds can agree on a slow figure). No such round: the fastest, unconfirmed. A lucky
@@ -302,12 +303,12 @@ def confirmed(rounds):
 
 def stats(rounds):
     """A cell's figure over its rounds (rounds_of; each round is its fastest window): "value" the fastest
-    round a second one confirms (confirmed()), with the median and spread of all rounds beside it."""
+    round a second one confirms (figure_of()), with the median and spread of all rounds beside it."""
     vals = [v for v, _ in rounds]
     if not vals:
         return None
     m = statistics.median(vals)
-    value, conf = confirmed(rounds)
+    value, conf = figure_of(rounds)
     return {"value": value, "confirmed": conf, "median": m, "min": min(vals), "max": max(vals),
             "n": len(vals), "spread": (max(vals) - min(vals)) / m if m else 0.0,
             "host_slowed": sum(1 for _, s in rounds if s)}
@@ -388,6 +389,8 @@ def measure(a):
                                            "  HOST SLOW" if c["host_slowed"] else ""))
         return c
 
+    chosen = ([] if not a.torch_python else ["torch"]) + list(a.peer_python)   # sides a best is chosen for
+
     def candidates(wl, side):
         """A side's candidate settings for a workload: all of them in every round (their speeds differ by less
         than a round's spread, so one round cannot tell the best), but none after the runner found the workload
@@ -423,7 +426,7 @@ def measure(a):
         pbest.clear()
         for wl in workloads:
             for p in phases(modes[wl]):
-                for side in ([] if not a.torch_python else ["torch"]) + list(a.peer_python):
+                for side in chosen:
                     f = figures(wl, side, p)
                     if f:
                         top = max(f, key=lambda st: f[st]["value"])
@@ -457,9 +460,10 @@ def measure(a):
         out = []
         for side, st in [("native", "dnnl")] + ([("torch", "shipped")] if a.torch_python else []):
             mine = [c for c in cells if counted(c, wl, side, st)]
-            if any(r and not confirmed(r)[1] for r in (rounds_of(mine, p) for p in phases(modes[wl]))):
+            # a cell that never ran has nothing to confirm (its failure is in the table)
+            if any(r and not figure_of(r)[1] for r in (rounds_of(mine, p) for p in phases(modes[wl]))):
                 out.append((side, st))
-        for side in ([] if not a.torch_python else ["torch"]) + list(a.peer_python):
+        for side in chosen:
             for p in phases(modes[wl]):
                 f = figures(wl, side, p)
                 floor = max([s["value"] for s in f.values() if s["confirmed"]], default=0.0)
