@@ -111,6 +111,18 @@ cp "$t/r.json" "$t/a,b.json"
 expect 0 "report of two results files" $SD report --results "$t/r.json" "$t/a,b.json" --results "$t/r.json" --no-db --out "$t/rep" --format md,csv
 has "$t/out" "report: $t/rep/showdown.md" "report written"
 
+# perf on an inference-only workload: no training figure, so its column says so instead of printing nan
+mkdir -p "$t/wl"
+cat > "$t/wl/tiny_features.json" <<'JSON'
+{"schema": "showdown-workload/2", "name": "tiny_features", "title": "a dense layer, inference only",
+ "data": {"dataset": "synthetic", "shape": [1, 4, 4]},
+ "model": {"layers": [{"op": "flatten"}, {"op": "dense", "units": 3}], "loss": "none"},
+ "inference": {"batch": 2, "images": 8, "warmup": 1}}
+JSON
+expect 0 "perf of an inference workload" $SD perf --workload tiny_features --workloads "$t/wl" --backend ref --threads 1 --seconds 0.2 --no-ceiling
+has "$t/out" "^tiny_features ref   batch 2    train n/a (an inference workload) *infer  *[0-9.]* img/s" "perf names no training figure for an inference workload"
+if grep -q "nan img/s" "$t/out"; then echo "FAIL: perf printed nan img/s:"; head -3 "$t/out"; fail=1; else echo "ok: no nan img/s"; fi
+
 # an interrupted run writes nothing
 $SD bench --workload mnist_mlp --backend ref --data synthetic --epochs 50 --json "$t/int.json" --quiet > /dev/null 2>&1 &
 pid=$!; sleep 3; kill -INT $pid; wait $pid; rc=$?

@@ -48,6 +48,35 @@ Test(spec, cifar10_vgg_shapes_and_flops) {
     sd_workload_free(&w);
 }
 
+/* A training step's FLOPs skip the data gradient only where it would flow into the model input: mnist_mlp's
+ * first dense layer reads the input through a flatten (a view), so its backward is 1x forward, not 2x. */
+Test(spec, training_flops_skip_dx_of_the_input_through_views) {
+    sd_workload w;
+    cr_assert_eq(sd_workload_load(&w, "workloads", "mnist_mlp"), 0, "%s", sd_errmsg());
+    nn_layer *ls = NULL;
+    size_t np = 0;
+    int L = nn_model_plan(&w, 128, &ls, &np);
+    cr_assert_eq(ls[0].op.kind, NN_OP_FLATTEN);
+    cr_assert_eq(ls[1].op.kind, NN_OP_DENSE);
+    cr_assert_eq(nn_layer_has_dx(ls, 1), 0, "dense_1 reads the input through a flatten");
+    double fwd, train, want = 0, dense = 0;
+    for (int i = 0; i < L; i++) {
+        want += 2 * ls[i].flops;
+        if (ls[i].op.kind == NN_OP_DENSE) {
+            dense++;
+            cr_assert_eq(nn_layer_has_dx(ls, i), i != 1, "layer %d", i);
+            if (i != 1) want += ls[i].flops;
+        }
+    }
+    cr_assert_eq(dense, 3);
+    nn_model_flops(ls, L, &fwd, &train);
+    cr_assert_float_eq(train, want, 1e-6 * want, "train FLOPs %.0f, want %.0f", train, want);
+    /* counting dense_1's data gradient too would add its forward FLOPs, 2*784*512 an example */
+    cr_assert_lt(train, 2 * fwd + (fwd - ls[1].flops) + 0.01 * ls[1].flops);
+    free(ls);
+    sd_workload_free(&w);
+}
+
 /* Write text to DIR/bad.json, load it, and expect the error message "DIR/bad.json:" + rest. */
 static void expect_error(const char *text, int code, const char *rest) {
     char dir[256], path[512], want[1024];

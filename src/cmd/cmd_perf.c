@@ -210,9 +210,12 @@ static int run_one(const perf_args *a, const char *wname, const char *bname, dou
     double ftr = train_flops(m) * batch, fin = m->flops_fwd * batch;
     double train_ips = batch / ts, infer_ips = batch / is;
     double train_gf = ftr / ts / 1e9, infer_gf = fin / is / 1e9;
-    printf("%-12s %-5s batch %-4d train %9.1f img/s %7.1f GFLOP/s (%4.0f%%)   infer %9.1f img/s %7.1f GFLOP/s (%4.0f%%)\n",
-           w.name, be->name, batch, train_ips, train_gf, 100 * train_gf / ceiling, infer_ips, infer_gf,
-           100 * infer_gf / ceiling);
+    printf("%-12s %-5s batch %-4d ", w.name, be->name, batch);
+    if (m->training)
+        printf("train %9.1f img/s %7.1f GFLOP/s (%4.0f%%)", train_ips, train_gf, 100 * train_gf / ceiling);
+    else
+        printf("train %-39s", "n/a (an inference workload)");
+    printf("   infer %9.1f img/s %7.1f GFLOP/s (%4.0f%%)\n", infer_ips, infer_gf, 100 * infer_gf / ceiling);
     fflush(stdout);
     json_t *run = json_pack("{s:s, s:s, s:s, s:i, s:i, s:f, s:f, s:f}", "workload", w.name, "backend", be->name,
                             "device", be->device, "batch", batch, "threads", (int)a->threads,
@@ -241,11 +244,12 @@ static int run_one(const perf_args *a, const char *wname, const char *bname, dou
             SD_TRY_GOTO(rc, time_median(layer_once, &la, be, 0.6, 5, &tf, NULL), done);
             la.backward = 1;
             SD_TRY_GOTO(rc, time_median(layer_once, &la, be, 1.2, 5, &tb, NULL), done);
-            double ff = l->flops * batch, fbw = ff * (l->input < 0 ? 1 : 2);
+            const int has_dx = nn_layer_has_dx(m->layers, i);
+            double ff = l->flops * batch, fbw = ff * (has_dx ? 2 : 1);
             double gf = ff / tf / 1e9, gb = fbw / tb / 1e9;
             printf("    %-10s %4dx%-3dx%-3d -> %4dx%-3dx%-3d fwd %7.2f ms %6.1f GFLOP/s (%3.0f%%)  bwd %7.2f ms %6.1f GFLOP/s (%3.0f%%)%s\n",
                    l->name, l->op.c, l->op.h, l->op.w, l->op.oc, l->op.oh, l->op.ow, tf * 1e3, gf,
-                   100 * gf / ceiling, tb * 1e3, gb, 100 * gb / ceiling, l->input < 0 ? " (no dx)" : "");
+                   100 * gf / ceiling, tb * 1e3, gb, 100 * gb / ceiling, has_dx ? "" : " (no dx)");
             json_array_append_new(ls, json_pack("{s:s, s:f, s:f, s:f, s:f}", "layer", l->name, "fwd_ms", tf * 1e3,
                                                 "fwd_gflops", gf, "bwd_ms", tb * 1e3, "bwd_gflops", gb));
         }

@@ -244,6 +244,17 @@ size_t nn_model_nstats(const nn_layer *ls, int L) {
     return n;
 }
 
+/* A view shares its input's buffers: flatten, and dropout with rate 0. */
+static int is_view(const nn_layer *l) {
+    return l->op.kind == NN_OP_FLATTEN || (l->op.kind == NN_OP_DROPOUT && l->op.rate == 0.0f);
+}
+
+int nn_layer_has_dx(const nn_layer *ls, int i) {
+    int j = ls[i].input;
+    while (j >= 0 && is_view(&ls[j])) j = ls[j].input;
+    return j >= 0;
+}
+
 void nn_model_flops(const nn_layer *ls, int L, double *fwd, double *train) {
     double f = 0, t = 0;
     for (int i = 0; i < L; i++) {
@@ -251,7 +262,7 @@ void nn_model_flops(const nn_layer *ls, int L, double *fwd, double *train) {
         int weighted = l->op.kind == NN_OP_DENSE || l->op.kind == NN_OP_CONV2D || l->op.kind == NN_OP_GRU ||
                        l->op.kind == NN_OP_LSTM;
         f += l->flops;
-        t += l->flops * (weighted ? (l->input < 0 ? 2.0 : 3.0) : 2.0);
+        t += l->flops * (weighted ? (nn_layer_has_dx(ls, i) ? 3.0 : 2.0) : 2.0);
     }
     *fwd = f;
     *train = t;
@@ -352,10 +363,6 @@ static size_t y_bytes(const nn_layer *l) {
     return nn_fmt_elems(l->op.fmt_out, l->op.n, l->op.oc, l->op.oh, l->op.ow) * sizeof(float);
 }
 
-/* A view shares its input's buffers: flatten, and dropout with rate 0. */
-static int is_view(const nn_layer *l) {
-    return l->op.kind == NN_OP_FLATTEN || (l->op.kind == NN_OP_DROPOUT && l->op.rate == 0.0f);
-}
 static int is_loss(const nn_layer *l) {
     return l->op.kind == NN_OP_SOFTMAX_XENT || l->op.kind == NN_OP_SIGMOID_BCE;
 }

@@ -155,8 +155,11 @@ int nn_model_plan(const sd_workload *w, int batch, nn_layer **layers_out, size_t
 /* Floats of the statistics slab of a plan (sum of s_len). */
 size_t nn_model_nstats(const nn_layer *layers, int nlayers);
 /* FLOPs per example: forward, and a training step (backward ≈ 2× forward for layers with weights — data
- * and weight gradients, the data gradient skipped for the first layer — and 1× for the rest). */
+ * and weight gradients, the data gradient skipped where nn_layer_has_dx says so — and 1× for the rest). */
 void nn_model_flops(const nn_layer *layers, int nlayers, double *fwd, double *train);
+/* 1 if backward computes layer i's data gradient: its input is another layer's output, not the model input
+ * seen through views (a flatten, a dropout of rate 0). */
+int nn_layer_has_dx(const nn_layer *layers, int i);
 /* Print the layer table (name, output shape, parameters, FLOPs per example) and totals. */
 void nn_model_describe(FILE *f, const sd_workload *w, const nn_layer *layers, int nlayers, size_t nparams);
 
