@@ -673,9 +673,11 @@ def print_peers(a, rows):
         print(n)
 
 
-def profile(a, rows):
+def profile(a, rows, host):
     """Where native is below 2x the best peer, what bounds it: `showdown perf --layers` (every layer's share
-    of a training step, conv/dense GFLOP/s against the ceiling) of the --profile worst such workloads."""
+    of a training step, conv/dense GFLOP/s against the ceiling) of the --profile worst such workloads. A host
+    canary before and after each judges it against the run's reference, and a profile taken in a slow spell
+    says so at its end (its memory-bound ops suffer most)."""
     below = sorted([r for r in rows if r["native_over_peer_best"] is not None and r["native_over_peer_best"] < 2],
                    key=lambda r: r["native_over_peer_best"])
     seen = []
@@ -690,13 +692,22 @@ def profile(a, rows):
             argv += ["--workloads", a.workloads]
         if r["workload"] in a.batches:   # the batch both sides ran (densenet121_xray's own needs ~25 GB)
             argv += ["--batch", str(a.batches[r["workload"]])]
+        before = canary(a, dict(os.environ)) if a.host_wait >= 0 else None
         text, err, _, _, others, steal = run_cell(argv, dict(os.environ), a.timeout)
+        after = canary(a, dict(os.environ)) if a.host_wait >= 0 else None
+        slowed = any(v is not None and v < HOST_SLOW * host["fastest"] for v in (before, after))
+        if slowed:
+            text += ("host canary before/after: %s/%s img/s, below %d%% of the run's %.0f: taken in a slow spell, "
+                     "the figures above may be low\n" % tuple(["-" if v is None else "%.0f" % v for v in (before, after)]
+                                                              + [round(100 * HOST_SLOW), host["fastest"]]))
         path = os.path.join(a.out, "profile-%s.txt" % r["workload"])
         with open(path, "w") as fh:
             fh.write(text)
-        out[r["workload"]] = {"file": path, "error": err, "others": others, "steal": steal}
-        log("profile of %s (native %.2fx the best peer, %s %s): %s" % (
-            r["workload"], r["native_over_peer_best"], r["peer_best"]["framework"], r["peer_best"]["setting"], path))
+        out[r["workload"]] = {"file": path, "error": err, "others": others, "steal": steal, "host_before": before,
+                              "host_after": after, "host_slowed": slowed}
+        log("profile of %s (native %.2fx the best peer, %s %s): %s%s" % (
+            r["workload"], r["native_over_peer_best"], r["peer_best"]["framework"], r["peer_best"]["setting"], path,
+            "  HOST SLOW" if slowed else ""))
     return out
 
 
@@ -772,7 +783,7 @@ def main():
            "other_frameworks": other, "sgemm_ceilings": ceilings, "host_slow": HOST_SLOW,
            "host_wait_max_s": a.host_wait, "host_wait_total_s": a.host_wait_total, "host_canary": host,
            "baseline_rss_mib": baseline}
-    doc["profiles"] = profile(a, rows)
+    doc["profiles"] = profile(a, rows, host)
     print_table(a, rows, cells, load, doc)
     path = os.path.join(a.out, "cpu.json")
     tmp = path + ".tmp"

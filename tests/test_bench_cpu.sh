@@ -4,7 +4,7 @@
 # is the one with the fastest figure after them all; a figure is a cell's fastest window in the fastest round that
 # another round confirms within 10% (extra rounds run until two agree, else "?"; a lucky round does not count); a failed torch.compile candidate is listed and does not fail the
 # run, a failed shipped cell does (exit 1); a cell beside a busy process is flagged; peak memory is the
-# cell's own; a --batch override reaches both sides. Fake TensorFlow and JAX cells: each framework's best setting,
+# cell's own; a --batch override reaches both sides; a --profile taken in a host slow spell says so. Fake TensorFlow and JAX cells: each framework's best setting,
 # the best peer over every framework, a workload their runner cannot build shown n/a, a failed XLA candidate listed
 # without failing the run. Needs no framework and no timing of real work; the last checks run the real PyTorch cell
 # (scripts/torch_perf.py) when a torch is importable, and the real TensorFlow and JAX cells through bench_table
@@ -26,6 +26,8 @@ import json, os, sys
 a = sys.argv[1:]
 if a[:1] == ["--version"]:
     print("fake"); sys.exit(0)
+if "--layers" in a:   # a profile (--profile N): text only
+    print("fake profile of " + a[a.index("--workload") + 1]); sys.exit(0)
 wl, out = a[a.index("--workload") + 1], a[a.index("--json") + 1]
 if wl == "mnist_mlp" and "--no-ceiling" in a and os.environ.get("FAKE_CANARY"):   # the host canary: k-th of a list
     seq, cf = [float(x) for x in os.environ["FAKE_CANARY"].split(",")], os.path.join("$t", "canary")
@@ -233,6 +235,30 @@ else bad "host canary run (exit $rc)"; cat "$t/h.txt" "$t/h.err"; fi
 grep -q "^host canary (mnist_mlp training, 0.3 s, before and after each cell): third fastest 100 img/s, 3 of 10 below \
 80% of it; 1 cell(s) waited 1 s in all for a slow spell to end, 2 ran in or beside one" "$t/h.txt" \
   && ok "the table says what the host canary saw" || { bad "no host canary line"; grep "^host" "$t/h.txt"; }
+# --profile 1 profiles the workload furthest below 2x (w2, 1.20x JAX nhwc) and judges it by a canary before and
+# after: every canary after the first three at 50 marks it taken in a slow spell; canaries at 100 do not
+for c in slow fast; do
+  rm -f "$t"/native-* "$t"/torch-* "$t/canary"; mkdir -p "$t/p$c"
+  if [ $c = slow ]; then seq=100,100,100,50; else seq=100; fi
+  FAKE_CANARY=$seq "$PY" scripts/bench_table.py --showdown "$t/showdown" --torch-python "$t/torchpy" --workloads "$t/wl" \
+      --workload w1,w2 --rounds 1 --confirm 0 --compile "" --profile 1 --host-wait 0 --tf-python "$t/peerpy" \
+      --jax-python "$t/peerpy" --out "$t/p$c" > "$t/p$c.txt" 2> "$t/p$c.err" || bad "profile run ($c canaries) failed"
+done
+if "$PY" - "$t/pslow/cpu.json" "$t/pfast/cpu.json" <<'EOF'
+import json, sys
+s, f = (json.load(open(p))["profiles"] for p in sys.argv[1:3])
+assert list(s) == ["w2"] and list(f) == ["w2"], (s, f)
+assert s["w2"]["host_slowed"] and s["w2"]["host_before"] == s["w2"]["host_after"] == 50, s
+assert not f["w2"]["host_slowed"] and f["w2"]["host_before"] == 100, f
+text = open(s["w2"]["file"]).read()
+assert text.startswith("fake profile of w2") and "host canary before/after: 50/50 img/s, below 80% of the run's 100: taken in a slow spell" in text, text
+assert "slow spell" not in open(f["w2"]["file"]).read()
+EOF
+then ok "a profile taken in a slow spell says so in its file and cpu.json; one taken outside does not"
+else bad "profile canary"; cat "$t/pslow.txt" "$t/pslow.err" | tail -5; fi
+grep -q "profile of w2 (native 1.20x the best peer, jax nhwc): .*profile-w2.txt  HOST SLOW" "$t/pslow.err" \
+  && ok "the log marks the slow profile" || bad "no HOST SLOW on the profile line"
+
 # the run's waiting budget spent (--host-wait-total 0): the same canaries, no cell waits
 rm -f "$t"/native-* "$t/canary"
 FAKE_CANARY=300,100,100,100,50,50,100,50,100 "$PY" scripts/bench_table.py --showdown "$t/showdown" --torch-python "" \
