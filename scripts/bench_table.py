@@ -189,6 +189,11 @@ def ceiling_cell(a, env):
     return {"sgemm_gflops": g, "error": err, "others": others, "steal": steal}
 
 
+def in_slow_spell(v, host):
+    """A canary's images/s below HOST_SLOW of the run's reference (host["fastest"]); None (no canary) is not."""
+    return v is not None and v < HOST_SLOW * host["fastest"]
+
+
 def canary(a, env):
     """The host's state now: mnist_mlp training images/s of a 0.3 s native cell (about 0.5 s in all). This
     VM's host slows both vCPUs by ~40% for spells of seconds, hitting small cache-bound steps like this one
@@ -350,7 +355,7 @@ def measure(a):
         return v
 
     def slow(v):
-        return v is not None and v < HOST_SLOW * host["fastest"]
+        return in_slow_spell(v, host)
 
     def run(wl, side, st, rnd):
         """One cell of any side and setting, recorded and logged. A candidate is any setting but native's and
@@ -692,14 +697,15 @@ def profile(a, rows, host):
             argv += ["--workloads", a.workloads]
         if r["workload"] in a.batches:   # the batch both sides ran (densenet121_xray's own needs ~25 GB)
             argv += ["--batch", str(a.batches[r["workload"]])]
-        before = canary(a, dict(os.environ)) if a.host_wait >= 0 else None
-        text, err, _, _, others, steal = run_cell(argv, dict(os.environ), a.timeout)
-        after = canary(a, dict(os.environ)) if a.host_wait >= 0 else None
-        slowed = any(v is not None and v < HOST_SLOW * host["fastest"] for v in (before, after))
+        env = dict(os.environ)
+        before = canary(a, env) if a.host_wait >= 0 else None
+        text, err, _, _, others, steal = run_cell(argv, env, a.timeout)
+        after = canary(a, env) if a.host_wait >= 0 else None
+        slowed = in_slow_spell(before, host) or in_slow_spell(after, host)
         if slowed:
-            text += ("host canary before/after: %s/%s img/s, below %d%% of the run's %.0f: taken in a slow spell, "
-                     "the figures above may be low\n" % tuple(["-" if v is None else "%.0f" % v for v in (before, after)]
-                                                              + [round(100 * HOST_SLOW), host["fastest"]]))
+            shown = "/".join("-" if v is None else "%.0f" % v for v in (before, after))
+            text += ("host canary before/after: %s img/s, below %d%% of the run's %.0f: taken in a slow spell, the "
+                     "figures above may be low\n" % (shown, round(100 * HOST_SLOW), host["fastest"]))
         path = os.path.join(a.out, "profile-%s.txt" % r["workload"])
         with open(path, "w") as fh:
             fh.write(text)

@@ -249,11 +249,13 @@ static int is_view(const nn_layer *l) {
     return l->op.kind == NN_OP_FLATTEN || (l->op.kind == NN_OP_DROPOUT && l->op.rate == 0.0f);
 }
 
-int nn_layer_has_dx(const nn_layer *ls, int i) {
-    int j = ls[i].input;
+/* The layer whose buffer layer j's output lives in, seen through views; -1 for the model input. */
+static int owner_of(const nn_layer *ls, int j) {
     while (j >= 0 && is_view(&ls[j])) j = ls[j].input;
-    return j >= 0;
+    return j;
 }
+
+int nn_layer_has_dx(const nn_layer *ls, int i) { return owner_of(ls, ls[i].input) >= 0; }
 
 void nn_model_flops(const nn_layer *ls, int L, double *fwd, double *train) {
     double f = 0, t = 0;
@@ -368,10 +370,7 @@ static int is_loss(const nn_layer *l) {
 }
 
 /* The layer whose buffers layer j's output lives in (through views), -1 for the model input. */
-static int owner(const nn_model *m, int j) {
-    while (j >= 0 && is_view(&m->layers[j])) j = m->layers[j].input;
-    return j;
-}
+static int owner(const nn_model *m, int j) { return owner_of(m->layers, j); }
 
 /* ---- buffer reuse (inference-only models) ------------------------------------------------------------------
  * Without a backward pass a layer's output is dead once its last reader has run, so its buffer can hold a
