@@ -1,7 +1,8 @@
 /* test_dp — data parallel on the CPU: the batch split with remainders, gradient buckets covering every
  * parameter once, the host reduction (mean and weighted), R replicas taking the same step as one model on
  * the whole batch (within float tolerance), replicas staying identical, R = 1 training exactly as
- * nn_train, and the NCCL reduction refusing cleanly where there are no GPUs (or no NCCL). */
+ * nn_train, the same for token and multi-label workloads on two replicas of ref and dnnl (ids and BCE
+ * targets uploaded as nn_train does), and the NCCL reduction refusing cleanly where there are no GPUs. */
 #include "core/err.h"
 #include "nn/backend_impl.h"
 #include "data/data.h"
@@ -44,7 +45,7 @@ static nn_backend *ref_be(void) {
 static nn_backend *replica_be(const char *name, int r) {
     if (strcmp(name, "ref") == 0) return ref_be();
     nn_backend *be = NULL;
-    nn_backend_opts o = {.quiet = 1, .device = r, .autotune = 0, .precision = "fp32"};
+    nn_backend_opts o = {.threads = 1, .quiet = 1, .device = r, .autotune = 0, .precision = "fp32"};
     return nn_backend_new(&be, name, &o, NULL, 0) == 0 ? be : NULL;
 }
 
@@ -130,39 +131,40 @@ Test(dp, host_reduction_mean_and_weighted) {
     for (int r = 0; r < 3; r++) { nn_dev_free(bes[r], d[r], sizeof v[r]); nn_backend_free(bes[r]); }
 }
 
-/* R replicas on a global batch of B (remainders included) against one model on the whole batch. */
-static void check_equivalence_on(const char *bename, const char *optim, int B, int R, int steps, double tol) {
-    sd_workload w;
-    load_spec(&w, optim, 0);
-    sd_dataset data = {0};
-    cr_assert_eq(sd_data_synthetic(&data, B * steps, w.in_c, w.in_h, w.in_w, w.classes, 7, 0), 0);
-    nn_backend *one_be = ref_be();
+/* R replicas on a global batch of B (remainders included) against one model on the whole batch, on one_name
+ * (the replicas' back-end on the CPU; ref for cudnn replicas). The one model's batch goes through
+ * nn_train_upload_batch (token ids, BCE targets), as nn_train's does. */
+static void check_equivalence_data(const char *bename, const char *one_name, const sd_workload *w,
+                                   const sd_dataset *data, int B, int R, int steps, double tol) {
+    nn_backend *one_be = replica_be(one_name, 0);
+    cr_assert_not_null(one_be, "%s: %s", one_name, sd_errmsg());
     nn_model *one = NULL;
-    cr_assert_eq(nn_model_build(&one, &w, one_be, B, 42), 0, "%s", sd_errmsg());
+    cr_assert_eq(nn_model_build(&one, w, one_be, B, 42), 0, "%s", sd_errmsg());
     nn_backend *bes[NN_DP_MAX];
     for (int r = 0; r < R; r++) {
         bes[r] = replica_be(bename, r);
         cr_assert_not_null(bes[r], "%s replica %d: %s", bename, r, sd_errmsg());
     }
     nn_reducer *red = NULL;
-    if (strcmp(bename, "ref") == 0) cr_assert_eq(nn_reducer_host_new(&red, bes, R), 0);
+    if (strcmp(bename, "cudnn") != 0) cr_assert_eq(nn_reducer_host_new(&red, bes, R), 0);
     else cr_assert_eq(nn_reducer_nccl_new(&red, bes, R), 0, "%s", sd_errmsg());
     nn_dp *dp = NULL;
-    cr_assert_eq(nn_dp_new(&dp, &w, bes, R, B, 42, red, 5), 0, "%s", sd_errmsg());   /* 5: many small buckets */
+    cr_assert_eq(nn_dp_new(&dp, w, bes, R, B, 42, red, 5), 0, "%s", sd_errmsg());   /* 5: many small buckets */
     cr_assert_gt(dp->nbuckets, 10);
-    const size_t per = (size_t)w.in_c * w.in_h * w.in_w;
+    const size_t per = (size_t)w->in_c * w->in_h * w->in_w;
     float *loss = malloc(sizeof(float) * (size_t)B), *l1 = malloc(sizeof(float) * (size_t)B);
     for (int s = 0; s < steps; s++) {
-        const float *x = data.x + (size_t)s * B * per;
-        const int32_t *y = data.y + (size_t)s * B;
-        cr_assert_eq(one_be->ops->upload(one_be, one->x, x, (size_t)B * per * sizeof(float)), 0);
-        cr_assert_eq(one_be->ops->upload(one_be, one->labels, y, (size_t)B * sizeof(int32_t)), 0);
-        cr_assert_eq(nn_model_forward(one, 1, 99), 0);
-        cr_assert_eq(nn_model_backward(one), 0);
-        cr_assert_eq(nn_model_step(one), 0);
-        one_be->ops->download(one_be, l1, one->loss, sizeof(float) * (size_t)B);
-        cr_assert_eq(nn_dp_step(dp, x, y, 99, loss), 0, "%s", sd_errmsg());
-        for (int i = 0; i < B; i++) cr_assert_float_eq(loss[i], l1[i], 1e2 * tol, "step %d example %d loss", s, i);
+        const float *x = data->x + (size_t)s * B * per;
+        const int32_t *y = data->y + (size_t)s * B;
+        cr_assert_eq(nn_train_upload_batch(one, x, y), 0, "%s", sd_errmsg());
+        cr_assert_eq(nn_model_forward(one, 1, 99), 0, "%s", sd_errmsg());
+        cr_assert_eq(nn_model_backward(one), 0, "%s", sd_errmsg());
+        cr_assert_eq(nn_model_step(one), 0, "%s", sd_errmsg());
+        cr_assert_eq(one_be->ops->download(one_be, l1, one->loss, sizeof(float) * (size_t)B), 0, "%s", sd_errmsg());
+        cr_assert_eq(nn_dp_step(dp, x, y, 99, loss), 0, "%s: %s", w->name, sd_errmsg());
+        for (int i = 0; i < B; i++)
+            cr_assert_float_eq(loss[i], l1[i], 1e2 * tol, "%s step %d example %d loss %g, one model's %g", w->name, s,
+                               i, loss[i], l1[i]);
     }
     size_t n = one->nparams;
     float *p1 = malloc(n * sizeof(float)), *pr = malloc(n * sizeof(float)), *p0 = malloc(n * sizeof(float));
@@ -173,15 +175,16 @@ static void check_equivalence_on(const char *bename, const char *optim, int B, i
         if (r == 0) memcpy(p0, pr, n * sizeof(float));
         for (size_t i = 0; i < n; i++) {
             double d = fabs((double)pr[i] - p1[i]);
-            if (d > maxdiff) maxdiff = d;
+            if (!(d <= maxdiff)) maxdiff = d;   /* NaN fails */
             if (fabs(p1[i]) > maxabs) maxabs = fabs(p1[i]);
             cr_assert_eq(memcmp(&pr[i], &p0[i], sizeof(float)), 0, "replica %d differs from replica 0 at %zu", r, i);
         }
     }
-    cr_assert_lt(maxdiff, tol * (1 + maxabs), "%s B %d R %d: parameters differ by %g from one model's", optim, B, R, maxdiff);
+    cr_assert_lt(maxdiff, tol * (1 + maxabs), "%s on %s, B %d R %d: parameters differ by %g from one model's", w->name,
+                 bename, B, R, maxdiff);
     /* and the step really moved the parameters (the comparison is not between two untouched models) */
     float *init = malloc(n * sizeof(float));
-    cr_assert_eq(nn_model_init_params(one->layers, one->nlayers, n, w.weight_init, w.bias_init, 42, init), 0);
+    cr_assert_eq(nn_model_init_params(one->layers, one->nlayers, n, w->weight_init, w->bias_init, 42, init), 0);
     double moved = 0;
     for (size_t i = 0; i < n; i++) moved += fabs((double)p1[i] - init[i]);
     cr_assert_gt(moved, 1e-3, "parameters did not move");
@@ -191,6 +194,14 @@ static void check_equivalence_on(const char *bename, const char *optim, int B, i
     for (int r = 0; r < R; r++) nn_backend_free(bes[r]);
     nn_model_free(one);
     nn_backend_free(one_be);
+}
+
+static void check_equivalence_on(const char *bename, const char *optim, int B, int R, int steps, double tol) {
+    sd_workload w;
+    load_spec(&w, optim, 0);
+    sd_dataset data = {0};
+    cr_assert_eq(sd_data_synthetic(&data, B * steps, w.in_c, w.in_h, w.in_w, w.classes, 7, 0), 0);
+    check_equivalence_data(bename, "ref", &w, &data, B, R, steps, tol);
     sd_dataset_free(&data);
     sd_workload_free(&w);
 }
@@ -208,6 +219,75 @@ Test(dp, replicas_equal_one_model_sgd_remainder) {
 Test(dp, replicas_equal_one_model_adam_remainder) {
     check_equivalence("{\"name\": \"adam\", \"lr\": 0.01}", 11, 4, 2);
 }
+
+/* Small stand-ins for the workloads whose input is not a plain float tensor (no dropout: the replicas and the
+ * one model then compute the same function): imdb_gru (token ids into an embedding, a GRU), babi_rnn (two
+ * embeddings reading ranges of the ids, an LSTM repeated into a residual sum, an LSTM) and densenet121_xray
+ * (a concat block, sigmoid binary cross-entropy on float targets; no batch norm, whose statistics are per
+ * replica). Replicas must upload ids and targets as nn_train does. */
+static const char k_imdb_spec[] =
+    "{\"schema\": \"showdown-workload/1\", \"name\": \"dp_imdb\", \"title\": \"t\", \"source\": \"test\",\n"
+    " \"data\": {\"dataset\": \"imdb\", \"shape\": [12, 1, 1], \"classes\": 2, \"train\": 64, \"test\": 32},\n"
+    " \"model\": {\"init\": {\"weights\": \"glorot_uniform\", \"bias\": \"zeros\"}, \"layers\": [\n"
+    "   {\"op\": \"embedding\", \"vocab\": 40, \"units\": 6}, {\"op\": \"gru\", \"units\": 5},\n"
+    "   {\"op\": \"dense\", \"units\": 2}], \"loss\": \"softmax_cross_entropy\"},\n"
+    " \"training\": {\"optimizer\": {\"name\": \"adam\", \"lr\": 0.01}, \"batch\": 8, \"epochs\": 1}}\n";
+static const char k_babi_spec[] =
+    "{\"schema\": \"showdown-workload/2\", \"name\": \"dp_babi\", \"title\": \"t\", \"source\": \"test\",\n"
+    " \"data\": {\"dataset\": \"babi\", \"shape\": [10, 1, 1], \"classes\": 9, \"train\": 64, \"test\": 32},\n"
+    " \"model\": {\"init\": {\"weights\": \"glorot_uniform\", \"bias\": \"zeros\"},\n"
+    "  \"blocks\": {\"sq\": {\"connection\": \"residual\",\n"
+    "    \"layers\": [{\"op\": \"embedding\", \"vocab\": 9, \"units\": 4, \"range\": [0, 8]}],\n"
+    "    \"projection\": [{\"op\": \"embedding\", \"vocab\": 9, \"units\": 4, \"range\": [8, 10]},\n"
+    "                   {\"op\": \"lstm\", \"units\": 4}, {\"op\": \"repeat_vector\", \"times\": 8}]}},\n"
+    "  \"layers\": [{\"block\": \"sq\", \"project\": true}, {\"op\": \"lstm\", \"units\": 5},\n"
+    "             {\"op\": \"dense\", \"units\": 9}], \"loss\": \"softmax_cross_entropy\"},\n"
+    " \"training\": {\"optimizer\": {\"name\": \"adam\", \"lr\": 0.01}, \"batch\": 8, \"epochs\": 1}}\n";
+static const char k_bce_spec[] =
+    "{\"schema\": \"showdown-workload/2\", \"name\": \"dp_bce\", \"title\": \"t\", \"source\": \"test\",\n"
+    " \"data\": {\"dataset\": \"synthetic\", \"shape\": [2, 6, 6], \"classes\": 4, \"train\": 64, \"test\": 32},\n"
+    " \"model\": {\"init\": {\"weights\": \"glorot_uniform\", \"bias\": \"zeros\"},\n"
+    "  \"blocks\": {\"dl\": {\"connection\": \"concat\", \"layers\": [{\"op\": \"relu\"},\n"
+    "    {\"op\": \"conv2d\", \"filters\": 2, \"kernel\": 3, \"padding\": 1, \"bias\": false}]}},\n"
+    "  \"layers\": [{\"op\": \"conv2d\", \"filters\": 3, \"kernel\": 3, \"padding\": 1},\n"
+    "             {\"block\": \"dl\", \"repeat\": 2}, {\"op\": \"avgpool\", \"size\": 2, \"stride\": 2},\n"
+    "             {\"op\": \"global_avgpool\"}, {\"op\": \"flatten\"}, {\"op\": \"dense\", \"units\": 4}],\n"
+    "  \"loss\": \"sigmoid_binary_cross_entropy\"},\n"
+    " \"training\": {\"optimizer\": {\"name\": \"sgd\", \"lr\": 0.5, \"momentum\": 0.9}, \"batch\": 8, \"epochs\": 1}}\n";
+
+static void load_spec_text(sd_workload *w, const char *text) {
+    char path[600];
+    tu_tmpdir(g_dir, sizeof g_dir);
+    snprintf(path, sizeof path, "%s/dp_spec.json", g_dir);
+    tu_write_str(path, text);
+    cr_assert_eq(sd_workload_load(w, g_dir, path), 0, "spec: %s", sd_errmsg());
+}
+
+/* B x steps examples for w: token ids drawn from its vocabulary when it starts with an embedding. */
+static void spec_data(const sd_workload *w, int vocab, int n, sd_dataset *d) {
+    if (vocab) cr_assert_eq(sd_data_synthetic_tokens(d, n, w->in_c, vocab, w->classes, 7, 0), 0, "%s", sd_errmsg());
+    else cr_assert_eq(sd_data_synthetic(d, n, w->in_c, w->in_h, w->in_w, w->classes, 7, 0), 0, "%s", sd_errmsg());
+}
+
+/* Two replicas on the CPU back-end bename against one model on the same back-end, over three steps. */
+static void check_spec_on(const char *bename, const char *spec, int vocab, int B) {
+    if (!nn_backend_compiled(bename)) TU_SKIP("%s: not compiled into this build", bename);
+    sd_workload w;
+    load_spec_text(&w, spec);
+    const int steps = 3;
+    sd_dataset data = {0};
+    spec_data(&w, vocab, B * steps, &data);
+    check_equivalence_data(bename, bename, &w, &data, B, 2, steps, strcmp(bename, "ref") ? 1e-4 : 1e-5);
+    sd_dataset_free(&data);
+    sd_workload_free(&w);
+}
+
+Test(dp_tokens, imdb_gru_ref) { check_spec_on("ref", k_imdb_spec, 40, 8); }
+Test(dp_tokens, imdb_gru_dnnl) { check_spec_on("dnnl", k_imdb_spec, 40, 8); }
+Test(dp_tokens, babi_rnn_ref) { check_spec_on("ref", k_babi_spec, 9, 7); }   /* 7: replicas of 4 and 3 */
+Test(dp_tokens, babi_rnn_dnnl) { check_spec_on("dnnl", k_babi_spec, 9, 7); }
+Test(dp_tokens, bce_multilabel_ref) { check_spec_on("ref", k_bce_spec, 0, 8); }
+Test(dp_tokens, bce_multilabel_dnnl) { check_spec_on("dnnl", k_bce_spec, 0, 8); }
 
 Test(dp, one_replica_trains_as_nn_train) {
     sd_workload w;

@@ -152,10 +152,9 @@ int nn_dp_step(nn_dp *dp, const float *x, const int32_t *y, uint64_t dropout_see
     const size_t per = (size_t)m0->in_c * m0->in_h * m0->in_w;
     for (int r = 0; r < R; r++) {
         nn_model *m = dp->m[r];
-        nn_backend *be = m->be;
         SD_TRY(select_rank(dp->red, r));
-        SD_TRY(be->ops->upload(be, m->x, x + (size_t)dp->offs[r] * per, (size_t)m->batch * per * sizeof(float)));
-        SD_TRY(be->ops->upload(be, m->labels, y + dp->offs[r], (size_t)m->batch * sizeof(int32_t)));
+        /* nn_train's upload: token ids for an embedding, one-hot targets for sigmoid BCE, the labels */
+        SD_TRY(nn_train_upload_batch(m, x + (size_t)dp->offs[r] * per, y + dp->offs[r]));
         /* replica 0 drops what a single model would; the others draw their own masks */
         SD_TRY(nn_model_forward(m, 1, r ? nn_hash64(dropout_seed + (uint64_t)r) : dropout_seed));
         SD_TRY(nn_model_backward(m));

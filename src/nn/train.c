@@ -53,7 +53,7 @@ static void targets_of(const int32_t *y, int batch, int C, float *t) {
         for (int k = 0; k < C; k++) t[(size_t)b * C + k] = y[b] == k ? 1.0f : 0.0f;
 }
 
-static int upload_batch(nn_model *m, const float *x, const int32_t *y) {
+int nn_train_upload_batch(nn_model *m, const float *x, const int32_t *y) {
     nn_backend *be = m->be;
     SD_TRY(nn_model_upload_input(m, x));
     if (!m->labels) return 0;   /* inference-only model */
@@ -123,7 +123,7 @@ int nn_evaluate(nn_model *m, const sd_dataset *test, int max_batches, float *hx,
     }
     for (int b = 0; b < nb; b++) {
         nn_train_gather(test, NULL, b * m->batch, m->batch, hx, hy);
-        SD_TRY(upload_batch(m, hx, hy));
+        SD_TRY(nn_train_upload_batch(m, hx, hy));
         SD_TRY(nn_model_forward(m, 0, 0));
         SD_TRY(be->ops->download(be, hp, m->prob, (size_t)m->batch * C * sizeof(float)));
         SD_TRY(be->ops->download(be, hl, m->loss, (size_t)m->batch * sizeof(float)));
@@ -156,7 +156,7 @@ static int infer_pass(nn_model *m, const sd_dataset *d, int nb, float *hx, int32
     size_t per = m->out ? m->out_elems : (size_t)m->classes;
     for (int b = 0; b < nb; b++) {
         nn_train_gather(d, NULL, b * m->batch, m->batch, hx, hy);
-        SD_TRY(upload_batch(m, hx, hy));
+        SD_TRY(nn_train_upload_batch(m, hx, hy));
         SD_TRY(nn_model_forward(m, 0, 0));
         SD_TRY(be->ops->download(be, hout, out, (size_t)m->batch * per * sizeof(float)));
     }
@@ -286,7 +286,7 @@ int nn_train(const sd_workload *w, nn_backend *be, const sd_dataset *train, cons
         for (int b = 0; b < nb; b++) {
             if (o->stop && *o->stop) { rc = sd_err(SD_EINTR, "interrupted"); goto done; }
             nn_train_gather(train, h.idx, b * B, B, h.x, h.y);
-            SD_TRY_GOTO(rc, upload_batch(m, h.x, h.y), done);
+            SD_TRY_GOTO(rc, nn_train_upload_batch(m, h.x, h.y), done);
             SD_TRY_GOTO(rc, nn_model_forward(m, 1, nn_hash64(o->seed ^ (uint64_t)m->step * 0x9E37ULL)), done);
             SD_TRY_GOTO(rc, nn_model_backward(m), done);
             SD_TRY_GOTO(rc, nn_model_step(m), done);

@@ -77,6 +77,10 @@ void nn_train_shuffle(int *idx, int n, uint64_t seed, int epoch);
 /* The data fit the workload: the same input shape, labels within its classes (SD_EINPUT naming the data). */
 int nn_train_check_data(const sd_workload *w, const sd_dataset *train, const sd_dataset *test);
 void nn_train_gather(const sd_dataset *d, const int *idx, int start, int batch, float *x, int32_t *y);
+/* One batch of host x [batch][c][h][w] and labels y [batch] into m: the input (token ids for an embedding,
+ * nn_model_upload_input), the labels and, for sigmoid BCE, the one-hot targets. Every training and
+ * validation loop uploads through it (nn_train, nn_evaluate, nn_dp_step). */
+int nn_train_upload_batch(nn_model *m, const float *x, const int32_t *y);
 
 /* What nn_train and nn_dp_train share. The host side of a training loop over batches of B: the epoch's
  * example order and one batch's inputs, labels, losses and probabilities. nn_train_host_new also makes
