@@ -145,14 +145,73 @@ Test(cudnn_nodev, auto_falls_back_and_says_why) {
 
 #if SD_HAVE_CUDNN
 Test(cudnn_nodev, message_per_count_status) {
-    cr_assert_eq(cu_device_count_status(cudaSuccess, 1), 0);
-    cr_assert_eq(cu_device_count_status(cudaErrorInsufficientDriver, 0), SD_ENODEV);
+    cr_assert_eq(cu_device_count_status(cudaSuccess, 1, 13000), 0);
+    cr_assert_eq(cu_device_count_status(cudaErrorInsufficientDriver, 0, 0), SD_ENODEV);
     cr_assert_not_null(strstr(sd_errmsg(), "no CUDA device: cudaGetDeviceCount returned insufficient driver (35)"),
                        "%s", sd_errmsg());
-    cr_assert_eq(cu_device_count_status(cudaErrorNoDevice, 0), SD_ENODEV);
+    cr_assert_not_null(strstr(sd_errmsg(), "no NVIDIA driver is loaded"), "%s", sd_errmsg());
+    cr_assert_eq(cu_device_count_status(cudaErrorNoDevice, 0, 13000), SD_ENODEV);
     cr_assert_not_null(strstr(sd_errmsg(), "returned no device (100)"), "%s", sd_errmsg());
-    cr_assert_eq(cu_device_count_status(cudaSuccess, 0), SD_ENODEV);
+    cr_assert_eq(cu_device_count_status(cudaSuccess, 0, 13000), SD_ENODEV);
     cr_assert_not_null(strstr(sd_errmsg(), "found 0 devices"), "%s", sd_errmsg());
+}
+
+/* A driver older than the runtime also gives 35: the message names both versions and the driver needed, not
+ * "no driver" (a CUDA 12.2 driver, 535, under this binary's CUDA 13 runtime). */
+Test(cudnn_nodev, old_driver_named) {
+    cr_assert_eq(cu_device_count_status(cudaErrorInsufficientDriver, 0, 12020), SD_ENODEV);
+    const char *m = sd_errmsg();
+    char want[96];
+    snprintf(want, sizeof want, "the NVIDIA driver supports CUDA 12.2, this binary's runtime is CUDA %d.%d",
+             CUDART_VERSION / 1000, (CUDART_VERSION % 1000) / 10);
+    cr_assert_not_null(strstr(m, want), "%s", m);
+    cr_assert_null(strstr(m, "no NVIDIA driver"), "%s", m);
+    cr_assert_not_null(strstr(m, "HINT: update the NVIDIA driver"), "%s", m);
+    if (CUDART_VERSION / 1000 == 13) cr_assert_not_null(strstr(m, "needs a driver 580 or newer"), "%s", m);
+    cr_assert_eq(cu_min_driver(13), 580);
+    cr_assert_eq(cu_min_driver(99), 0);
+}
+
+/* cuDNN's sub-library version checks, with stand-ins for the library's: all succeed, or the first failing
+ * one (SUBLIBRARY_LOADING_FAILED, a mismatched version) is named with its status; later ones are not run. */
+static int g_checks_run;
+static cudnnStatus_t check_ok(void) { g_checks_run++; return CUDNN_STATUS_SUCCESS; }
+static cudnnStatus_t check_not_loaded(void) { g_checks_run++; return CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED; }
+static cudnnStatus_t check_mismatch(void) { g_checks_run++; return CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH; }
+Test(cudnn_nodev, sublibrary_checks) {
+    const cu_sublib ok[2] = {{"libcudnn_graph.so.9", check_ok}, {"libcudnn_ops.so.9", check_ok}};
+    g_checks_run = 0;
+    cr_assert_eq(cu_check_sublibs(ok, 2), 0);
+    cr_assert_eq(g_checks_run, 2);
+    const cu_sublib bad[3] = {{"libcudnn_graph.so.9", check_ok}, {"libcudnn_cnn.so.9", check_not_loaded},
+                              {"libcudnn_adv.so.9", check_mismatch}};
+    g_checks_run = 0;
+    cr_assert_eq(cu_check_sublibs(bad, 3), SD_EBACKEND);
+    cr_assert_eq(g_checks_run, 2);
+    char want[64];
+    snprintf(want, sizeof want, "(%d)", (int)CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED);
+    cr_assert_not_null(strstr(sd_errmsg(), "cuDNN: libcudnn_cnn.so.9 does not load"), "%s", sd_errmsg());
+    cr_assert_not_null(strstr(sd_errmsg(), want), "%s", sd_errmsg());
+    cr_assert_not_null(strstr(sd_errmsg(), "HINT: reinstall cuDNN"), "%s", sd_errmsg());
+    cr_assert_eq(cu_check_sublibs(bad + 2, 1), SD_EBACKEND);
+    cr_assert_not_null(strstr(sd_errmsg(), "libcudnn_adv.so.9"), "%s", sd_errmsg());
+    /* the back-end runs the four real ones, named after the headers' major version */
+    char lib[40];
+    snprintf(lib, sizeof lib, "libcudnn_adv.so.%d", CUDNN_MAJOR);
+    cr_assert_str_eq(cu_cudnn_sublibs[CU_NSUBLIBS - 1].lib, lib);
+    cr_assert(cu_cudnn_sublibs[1].check == cudnnOpsVersionCheck);
+}
+
+/* cuDNN 9's statuses are categories with sub-codes: a NOT_SUPPORTED_SHAPE (3002) is "not supported". */
+static int algo_declined(cudnnStatus_t st) { return cu_status_is(st, CUDNN_STATUS_NOT_SUPPORTED); }
+Test(cudnn_nodev, status_categories) {
+    cr_assert(algo_declined(CUDNN_STATUS_NOT_SUPPORTED));
+    cr_assert(algo_declined(CUDNN_STATUS_NOT_SUPPORTED_SHAPE));
+    cr_assert(algo_declined(CUDNN_STATUS_NOT_SUPPORTED_INVALID_DYNAMIC_SHAPE));
+    cr_assert(!algo_declined(CUDNN_STATUS_SUCCESS));
+    cr_assert(!algo_declined(CUDNN_STATUS_BAD_PARAM_SHAPE_MISMATCH));
+    cr_assert(!algo_declined(CUDNN_STATUS_INTERNAL_ERROR));
+    cr_assert(cu_status_is(CUDNN_STATUS_BAD_PARAM_SHAPE_MISMATCH, CUDNN_STATUS_BAD_PARAM));
 }
 
 Test(cudnn_nodev, bad_precision_is_a_usage_error) {
@@ -843,7 +902,7 @@ static int run_algo(cudnnHandle_t h, cu_descs *d, int dir, int algo, const float
                                             (cudnnConvolutionBwdFilterAlgo_t)algo, wsp, ws, &zero, d->w, dw_);
         res = dw_; nres = nw;
     }
-    int declined = st == CUDNN_STATUS_NOT_SUPPORTED;
+    int declined = algo_declined(st);
     if (!declined) {
         cr_assert_eq(st, CUDNN_STATUS_SUCCESS, "%s: %s", cu_algo_name(dir, algo), cudnnGetErrorString(st));
         cr_assert_eq(cudaMemcpy(out, res, nres * 4, cudaMemcpyDeviceToHost), cudaSuccess);

@@ -689,13 +689,10 @@ static int cu_optimizer_step(nn_backend *be, const nn_optim *o, float *p, const 
 
 /* ---- environment, life cycle ---------------------------------------------------------------------------- */
 
-static void version3(char *buf, size_t len, int v, int major_div, int minor_div) {
-    snprintf(buf, len, "%d.%d.%d", v / major_div, (v % major_div) / minor_div, v % minor_div);
-}
-
 static void cu_env(nn_backend *be, nn_env_fn add, void *user) {
     cu_ctx *c = CTX(be);
     char buf[512], key[160];
+    (void)cudaSetDevice(c->device);   /* the memory query is of the current device: after data parallel, the last */
     add(user, "gpu_name", c->prop.name);
     snprintf(buf, sizeof buf, "%d.%d", c->prop.major, c->prop.minor);
     add(user, "gpu_compute_capability", buf);
@@ -707,11 +704,11 @@ static void cu_env(nn_backend *be, nn_env_fn add, void *user) {
     add(user, "cuda_driver", buf);
     snprintf(buf, sizeof buf, "%d.%d", c->runtime / 1000, (c->runtime % 1000) / 10);
     add(user, "cuda_runtime", buf);
-    version3(buf, sizeof buf, (int)cudnnGetVersion(), 10000, 100);
+    cu_version3(buf, sizeof buf, (int)cudnnGetVersion(), 10000, 100);
     add(user, "cudnn_version", buf);
     int bv = 0;
     if (cublasGetVersion(c->blas, &bv) == CUBLAS_STATUS_SUCCESS) {
-        version3(buf, sizeof buf, bv, 10000, 100);
+        cu_version3(buf, sizeof buf, bv, 10000, 100);
         add(user, "cublas_version", buf);
     }
     add(user, "precision", c->tf32 ? "tf32" : "fp32");
@@ -734,61 +731,11 @@ static void cu_env(nn_backend *be, nn_env_fn add, void *user) {
     }
 }
 
-void nn_cudnn_libraries(nn_env_fn add, void *user) {
-    char buf[512];
-    int v = 0;
-    if (cudaRuntimeGetVersion(&v) == cudaSuccess) {
-        snprintf(buf, sizeof buf, "%d.%d", v / 1000, (v % 1000) / 10);
-        add(user, "lib.cuda_runtime", buf);
-    }
-    v = 0;
-    if (cudaDriverGetVersion(&v) == cudaSuccess) {
-        if (v) snprintf(buf, sizeof buf, "%d.%d", v / 1000, (v % 1000) / 10);
-        else snprintf(buf, sizeof buf, "none (no NVIDIA driver)");
-        add(user, "lib.cuda_driver", buf);
-    }
-    int count = 0;
-    cudaError_t e = cudaGetDeviceCount(&count);
-    if (e != cudaSuccess) count = 0;
-    if (count == 0) {
-        /* no device: cuDNN and cuBLAS stay unloaded (a CPU run must not map them); the versions built against */
-        snprintf(buf, sizeof buf, "%d.%d.%d (built against; not loaded: no CUDA device)", CUDNN_MAJOR, CUDNN_MINOR,
-                 CUDNN_PATCHLEVEL);
-        add(user, "lib.cudnn", buf);
-        snprintf(buf, sizeof buf, "%d.%d.%d (built against; not loaded: no CUDA device)", CUBLAS_VER_MAJOR,
-                 CUBLAS_VER_MINOR, CUBLAS_VER_PATCH);
-        add(user, "lib.cublas", buf);
-    } else {
-        if (cu_dl_require(&cu_lib_cudnn) == 0) version3(buf, sizeof buf, (int)cudnnGetVersion(), 10000, 100);
-        else snprintf(buf, sizeof buf, "not loadable: %s", cu_lib_cudnn.err);
-        add(user, "lib.cudnn", buf);
-        int ma = 0, mi = 0, pa = 0;
-        if (cu_dl_require(&cu_lib_cublas) == 0 && cublasGetProperty(MAJOR_VERSION, &ma) == CUBLAS_STATUS_SUCCESS &&
-            cublasGetProperty(MINOR_VERSION, &mi) == CUBLAS_STATUS_SUCCESS &&
-            cublasGetProperty(PATCH_LEVEL, &pa) == CUBLAS_STATUS_SUCCESS)
-            snprintf(buf, sizeof buf, "%d.%d.%d", ma, mi, pa);
-        else snprintf(buf, sizeof buf, "not loadable: %s", cu_lib_cublas.err);
-        add(user, "lib.cublas", buf);
-    }
-    snprintf(buf, sizeof buf, "%d", count);
-    add(user, "gpu_count", buf);
-    if (e != cudaSuccess) {
-        snprintf(buf, sizeof buf, "no CUDA device: %s", cudaGetErrorString(e));
-        add(user, "gpu_note", buf);
-        return;
-    }
-    struct cudaDeviceProp p;
-    if (count > 0 && cudaGetDeviceProperties(&p, 0) == cudaSuccess) {
-        add(user, "gpu_name", p.name);
-        snprintf(buf, sizeof buf, "%zu", p.totalGlobalMem);
-        add(user, "gpu_memory_bytes", buf);
-    }
-}
-
 static void cu_destroy(nn_backend *be) {
     if (!be) return;
     cu_ctx *c = CTX(be);
     if (c) {
+        (void)cudaSetDevice(c->device);   /* frees must run on the device that allocated (data parallel moves it) */
         if (c->stream) (void)cudaStreamSynchronize(c->stream);
         if (c->ws) (void)cudaFree(c->ws);
         for (int i = 0; i < CU_STAGES; i++) {
@@ -898,13 +845,16 @@ int nn_cudnn_new(nn_backend **out, const nn_backend_opts *opts) {
     else if (o.precision && strcmp(o.precision, "fp32") != 0)
         return sd_err(SD_EUSAGE, "cudnn: unknown precision '%s' (expected fp32 or tf32)", o.precision);
 
-    int count = 0;   /* cudaGetDeviceCount leaves it untouched when it fails */
-    SD_TRY(cu_device_count_status(cudaGetDeviceCount(&count), count));
+    int count = 0, driver = 0;   /* cudaGetDeviceCount leaves count untouched when it fails */
+    cudaError_t ce = cudaGetDeviceCount(&count);
+    if (cudaDriverGetVersion(&driver) != cudaSuccess) driver = 0;
+    SD_TRY(cu_device_count_status(ce, count, driver));
     if (o.device < 0 || o.device >= count)
         return sd_err(SD_ENODEV, "cudnn: no CUDA device %d (this machine has %d)", o.device, count);
 
     /* a device but no loadable cuDNN/cuBLAS is a broken install, not "no device" (SD_EBACKEND) */
     SD_TRY(cu_dl_require_all(&cu_lib_cudnn, cu_dl_cudnn_names));
+    SD_TRY(cu_check_sublibs(cu_cudnn_sublibs, CU_NSUBLIBS));
     SD_TRY(cu_dl_require_all(&cu_lib_cublas, cu_dl_cublas_names));
 
     nn_backend *be = calloc(1, sizeof *be);

@@ -36,6 +36,8 @@ CU_DL_STUB(cu_lib_cudnn, cudnnStatus_t, cudnnDestroyPoolingDescriptor, CUDNN_STA
 CU_DL_STUB(cu_lib_cudnn, cudnnStatus_t, cudnnDestroyRNNDataDescriptor, CUDNN_STATUS_NOT_INITIALIZED, (cudnnRNNDataDescriptor_t rnnDataDesc), (rnnDataDesc))
 CU_DL_STUB(cu_lib_cudnn, cudnnStatus_t, cudnnDestroyRNNDescriptor, CUDNN_STATUS_NOT_INITIALIZED, (cudnnRNNDescriptor_t rnnDesc), (rnnDesc))
 CU_DL_STUB(cu_lib_cudnn, cudnnStatus_t, cudnnDestroyTensorDescriptor, CUDNN_STATUS_NOT_INITIALIZED, (cudnnTensorDescriptor_t tensorDesc), (tensorDesc))
+CU_DL_STUB(cu_lib_cudnn, cudnnStatus_t, cudnnAdvVersionCheck, CUDNN_STATUS_NOT_INITIALIZED, (void), ())
+CU_DL_STUB(cu_lib_cudnn, cudnnStatus_t, cudnnCnnVersionCheck, CUDNN_STATUS_NOT_INITIALIZED, (void), ())
 CU_DL_STUB(cu_lib_cudnn, cudnnStatus_t, cudnnFindConvolutionBackwardDataAlgorithmEx, CUDNN_STATUS_NOT_INITIALIZED, (cudnnHandle_t handle, const cudnnFilterDescriptor_t wDesc, const void *w, const cudnnTensorDescriptor_t dyDesc, const void *dy, const cudnnConvolutionDescriptor_t convDesc, const cudnnTensorDescriptor_t dxDesc, void *dx, const int requestedAlgoCount, int *returnedAlgoCount, cudnnConvolutionBwdDataAlgoPerf_t *perfResults, void *workSpace, size_t workSpaceSizeInBytes), (handle, wDesc, w, dyDesc, dy, convDesc, dxDesc, dx, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes))
 CU_DL_STUB(cu_lib_cudnn, cudnnStatus_t, cudnnFindConvolutionBackwardFilterAlgorithmEx, CUDNN_STATUS_NOT_INITIALIZED, (cudnnHandle_t handle, const cudnnTensorDescriptor_t xDesc, const void *x, const cudnnTensorDescriptor_t dyDesc, const void *y, const cudnnConvolutionDescriptor_t convDesc, const cudnnFilterDescriptor_t dwDesc, void *dw, const int requestedAlgoCount, int *returnedAlgoCount, cudnnConvolutionBwdFilterAlgoPerf_t *perfResults, void *workSpace, size_t workSpaceSizeInBytes), (handle, xDesc, x, dyDesc, y, convDesc, dwDesc, dw, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes))
 CU_DL_STUB(cu_lib_cudnn, cudnnStatus_t, cudnnFindConvolutionForwardAlgorithmEx, CUDNN_STATUS_NOT_INITIALIZED, (cudnnHandle_t handle, const cudnnTensorDescriptor_t xDesc, const void *x, const cudnnFilterDescriptor_t wDesc, const void *w, const cudnnConvolutionDescriptor_t convDesc, const cudnnTensorDescriptor_t yDesc, void *y, const int requestedAlgoCount, int *returnedAlgoCount, cudnnConvolutionFwdAlgoPerf_t *perfResults, void *workSpace, size_t workSpaceSizeInBytes), (handle, xDesc, x, wDesc, w, convDesc, yDesc, y, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes))
@@ -55,6 +57,8 @@ CU_DL_STUB(cu_lib_cudnn, cudnnStatus_t, cudnnGetFilter4dDescriptor, CUDNN_STATUS
 CU_DL_STUB(cu_lib_cudnn, cudnnStatus_t, cudnnGetPooling2dForwardOutputDim, CUDNN_STATUS_NOT_INITIALIZED, (const cudnnPoolingDescriptor_t poolingDesc, const cudnnTensorDescriptor_t inputTensorDesc, int *n, int *c, int *h, int *w), (poolingDesc, inputTensorDesc, n, c, h, w))
 CU_DL_STUB(cu_lib_cudnn, cudnnStatus_t, cudnnGetRNNDataDescriptor, CUDNN_STATUS_NOT_INITIALIZED, (cudnnRNNDataDescriptor_t rnnDataDesc, cudnnDataType_t *dataType, cudnnRNNDataLayout_t *layout, int *maxSeqLength, int *batchSize, int *vectorSize, int arrayLengthRequested, int seqLengthArray[], void *paddingFill), (rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, arrayLengthRequested, seqLengthArray, paddingFill))
 CU_DL_STUB(cu_lib_cudnn, cudnnStatus_t, cudnnGetRNNDescriptor_v8, CUDNN_STATUS_NOT_INITIALIZED, (cudnnRNNDescriptor_t rnnDesc, cudnnRNNAlgo_t *algo, cudnnRNNMode_t *cellMode, cudnnRNNBiasMode_t *biasMode, cudnnDirectionMode_t *dirMode, cudnnRNNInputMode_t *inputMode, cudnnDataType_t *dataType, cudnnDataType_t *mathPrec, cudnnMathType_t *mathType, int32_t *inputSize, int32_t *hiddenSize, int32_t *projSize, int32_t *numLayers, cudnnDropoutDescriptor_t *dropoutDesc, uint32_t *auxFlags), (rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags))
+CU_DL_STUB(cu_lib_cudnn, cudnnStatus_t, cudnnGraphVersionCheck, CUDNN_STATUS_NOT_INITIALIZED, (void), ())
+CU_DL_STUB(cu_lib_cudnn, cudnnStatus_t, cudnnOpsVersionCheck, CUDNN_STATUS_NOT_INITIALIZED, (void), ())
 CU_DL_STUB(cu_lib_cudnn, cudnnStatus_t, cudnnGetRNNTempSpaceSizes, CUDNN_STATUS_NOT_INITIALIZED, (cudnnHandle_t handle, cudnnRNNDescriptor_t rnnDesc, cudnnForwardMode_t fwdMode, cudnnRNNDataDescriptor_t xDesc, size_t *workSpaceSize, size_t *reserveSpaceSize), (handle, rnnDesc, fwdMode, xDesc, workSpaceSize, reserveSpaceSize))
 CU_DL_STUB(cu_lib_cudnn, cudnnStatus_t, cudnnGetRNNWeightParams, CUDNN_STATUS_NOT_INITIALIZED, (cudnnHandle_t handle, cudnnRNNDescriptor_t rnnDesc, int32_t pseudoLayer, size_t weightSpaceSize, const void *weightSpace, int32_t linLayerID, cudnnTensorDescriptor_t mDesc, void **mAddr, cudnnTensorDescriptor_t bDesc, void **bAddr), (handle, rnnDesc, pseudoLayer, weightSpaceSize, weightSpace, linLayerID, mDesc, mAddr, bDesc, bAddr))
 CU_DL_STUB(cu_lib_cudnn, cudnnStatus_t, cudnnGetRNNWeightSpaceSize, CUDNN_STATUS_NOT_INITIALIZED, (cudnnHandle_t handle, cudnnRNNDescriptor_t rnnDesc, size_t *weightSpaceSize), (handle, rnnDesc, weightSpaceSize))
@@ -97,21 +101,22 @@ const char *const cu_dl_cudnn_names[] = {"cudnnActivationBackward", "cudnnActiva
     "cudnnCreateTensorDescriptor", "cudnnDeriveBNTensorDescriptor", "cudnnDestroy",
     "cudnnDestroyActivationDescriptor", "cudnnDestroyConvolutionDescriptor", "cudnnDestroyDropoutDescriptor",
     "cudnnDestroyFilterDescriptor", "cudnnDestroyPoolingDescriptor", "cudnnDestroyRNNDataDescriptor",
-    "cudnnDestroyRNNDescriptor", "cudnnDestroyTensorDescriptor", "cudnnFindConvolutionBackwardDataAlgorithmEx",
-    "cudnnFindConvolutionBackwardFilterAlgorithmEx", "cudnnFindConvolutionForwardAlgorithmEx",
-    "cudnnGetConvolution2dForwardOutputDim", "cudnnGetConvolutionBackwardDataAlgorithm_v7",
-    "cudnnGetConvolutionBackwardDataWorkspaceSize", "cudnnGetConvolutionBackwardFilterAlgorithm_v7",
-    "cudnnGetConvolutionBackwardFilterWorkspaceSize", "cudnnGetConvolution2dDescriptor",
-    "cudnnGetConvolutionForwardAlgorithm_v7", "cudnnGetConvolutionForwardWorkspaceSize",
-    "cudnnGetConvolutionMathType", "cudnnGetPooling2dDescriptor", "cudnnGetDropoutDescriptor",
-    "cudnnGetErrorString", "cudnnGetFilter4dDescriptor", "cudnnGetPooling2dForwardOutputDim",
-    "cudnnGetRNNDataDescriptor", "cudnnGetRNNDescriptor_v8", "cudnnGetRNNTempSpaceSizes",
-    "cudnnGetRNNWeightParams", "cudnnGetRNNWeightSpaceSize", "cudnnGetTensor4dDescriptor", "cudnnGetVersion",
-    "cudnnPoolingBackward", "cudnnPoolingForward", "cudnnRNNBackwardData_v8", "cudnnRNNBackwardWeights_v8",
-    "cudnnRNNForward", "cudnnSetActivationDescriptor", "cudnnSetConvolution2dDescriptor",
-    "cudnnSetConvolutionMathType", "cudnnSetDropoutDescriptor", "cudnnSetFilter4dDescriptor",
-    "cudnnSetPooling2dDescriptor", "cudnnSetRNNDataDescriptor", "cudnnSetRNNDescriptor_v8", "cudnnSetStream",
-    "cudnnSetTensor4dDescriptor", "cudnnSetTensorNdDescriptor", "cudnnSoftmaxForward", NULL};
+    "cudnnDestroyRNNDescriptor", "cudnnDestroyTensorDescriptor", "cudnnAdvVersionCheck", "cudnnCnnVersionCheck",
+    "cudnnFindConvolutionBackwardDataAlgorithmEx", "cudnnFindConvolutionBackwardFilterAlgorithmEx",
+    "cudnnFindConvolutionForwardAlgorithmEx", "cudnnGetConvolution2dForwardOutputDim",
+    "cudnnGetConvolutionBackwardDataAlgorithm_v7", "cudnnGetConvolutionBackwardDataWorkspaceSize",
+    "cudnnGetConvolutionBackwardFilterAlgorithm_v7", "cudnnGetConvolutionBackwardFilterWorkspaceSize",
+    "cudnnGetConvolution2dDescriptor", "cudnnGetConvolutionForwardAlgorithm_v7",
+    "cudnnGetConvolutionForwardWorkspaceSize", "cudnnGetConvolutionMathType", "cudnnGetPooling2dDescriptor",
+    "cudnnGetDropoutDescriptor", "cudnnGetErrorString", "cudnnGetFilter4dDescriptor",
+    "cudnnGetPooling2dForwardOutputDim", "cudnnGetRNNDataDescriptor", "cudnnGetRNNDescriptor_v8",
+    "cudnnGraphVersionCheck", "cudnnOpsVersionCheck", "cudnnGetRNNTempSpaceSizes", "cudnnGetRNNWeightParams",
+    "cudnnGetRNNWeightSpaceSize", "cudnnGetTensor4dDescriptor", "cudnnGetVersion", "cudnnPoolingBackward",
+    "cudnnPoolingForward", "cudnnRNNBackwardData_v8", "cudnnRNNBackwardWeights_v8", "cudnnRNNForward",
+    "cudnnSetActivationDescriptor", "cudnnSetConvolution2dDescriptor", "cudnnSetConvolutionMathType",
+    "cudnnSetDropoutDescriptor", "cudnnSetFilter4dDescriptor", "cudnnSetPooling2dDescriptor",
+    "cudnnSetRNNDataDescriptor", "cudnnSetRNNDescriptor_v8", "cudnnSetStream", "cudnnSetTensor4dDescriptor",
+    "cudnnSetTensorNdDescriptor", "cudnnSoftmaxForward", NULL};
 
 const char *const cu_dl_cublas_names[] = {"cublasCreate_v2", "cublasDestroy_v2", "cublasGetProperty",
     "cublasGetStatusString", "cublasGetVersion_v2", "cublasSaxpy_v2", "cublasSetMathMode", "cublasSetStream_v2",

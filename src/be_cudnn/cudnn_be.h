@@ -34,13 +34,32 @@ extern "C" {
 #define CU_HINT_MEM    "device memory exhausted: lower the batch size or free the GPU (nvidia-smi)"
 #define CU_HINT_DESC   "a tensor shape cuDNN rejects: check the workload's layer sizes"
 
-/* ---- the no-device message ---------------------------------------------------------------------- */
+/* ---- starting: no device, an old driver, a broken cuDNN (cudnn_load.c) ---------------------------------- */
 
 /* Short phrase for a cudaGetDeviceCount failure: "insufficient driver", "no device", else the name. */
 const char *cu_count_phrase(cudaError_t e);
 /* Sets the SD_ENODEV message for a failed/empty cudaGetDeviceCount(e, count) and returns SD_ENODEV;
- * returns 0 if e == cudaSuccess and count > 0. */
-int cu_device_count_status(cudaError_t e, int count);
+ * returns 0 if e == cudaSuccess and count > 0. driver: cudaDriverGetVersion's (12020 for CUDA 12.2; 0 with
+ * no driver), so "insufficient driver" says whether the driver is missing or older than the runtime. */
+int cu_device_count_status(cudaError_t e, int count, int driver);
+/* The oldest Linux driver a CUDA major version runs on (13: 580); 0 if unknown. */
+int cu_min_driver(int cuda_major);
+/* "9.19.0" from 91900 with major_div 10000, minor_div 100. */
+void cu_version3(char *buf, size_t len, int v, int major_div, int minor_div);
+
+/* cuDNN 9 loads its sub-libraries lazily: a missing or mismatched one would fail the first op that needs it
+ * (SUBLIBRARY_LOADING_FAILED, 1008). Their version checks load them all when the back-end starts. */
+typedef struct cu_sublib { const char *lib; cudnnStatus_t (*check)(void); } cu_sublib;
+enum { CU_NSUBLIBS = 4 };
+extern const cu_sublib cu_cudnn_sublibs[CU_NSUBLIBS];   /* graph, ops, cnn, adv */
+/* 0, or SD_EBACKEND naming the first library whose check fails, its status and a hint. */
+int cu_check_sublibs(const cu_sublib *libs, int n);
+
+/* cuDNN 9 status codes are a category (a multiple of 1000) plus a specific code: NOT_SUPPORTED comes back as
+ * 3000 or as 3001..3014. Is st in category cat (CUDNN_STATUS_NOT_SUPPORTED, CUDNN_STATUS_BAD_PARAM, ...)? */
+static inline int cu_status_is(cudnnStatus_t st, cudnnStatus_t cat) {
+    return CUDNN_STATUS_CATEGORY((int)st) == (int)cat;
+}
 
 /* The stream a cuDNN back-end queues all its work on (the NCCL reducer orders its all-reduce against it with
  * events); NULL if be is not a cuDNN back-end. */

@@ -1,36 +1,11 @@
 /* cudnn_desc — the cuDNN back-end's pure shape logic: descriptor set-up per op, output-shape inference,
- * algorithm choice from candidate lists, and the no-device message. None of it needs a GPU (cuDNN's
+ * algorithm choice from candidate lists, bad inputs flagged by the kernels. None of it needs a GPU (cuDNN's
  * descriptor calls run without one), so tests/test_cudnn.c checks all of it on any machine. */
 #include "be_cudnn/cudnn_be.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- the no-device message ---------------------------------------------------------------------- */
-
-const char *cu_count_phrase(cudaError_t e) {
-    switch (e) {
-    case cudaErrorInsufficientDriver: return "insufficient driver";
-    case cudaErrorNoDevice: return "no device";
-    case cudaErrorInitializationError: return "initialization error";
-    default: return cudaGetErrorName(e);
-    }
-}
-
-int cu_device_count_status(cudaError_t e, int count) {
-    if (e == cudaErrorInsufficientDriver)
-        return sd_err(SD_ENODEV, "no CUDA device: cudaGetDeviceCount returned %s (%d): no NVIDIA driver is "
-                      "loaded, or it is older than this CUDA runtime needs",
-                      cu_count_phrase(e), (int)e);
-    if (e != cudaSuccess)
-        return sd_err(SD_ENODEV, "no CUDA device: cudaGetDeviceCount returned %s (%d): %s", cu_count_phrase(e),
-                      (int)e, cudaGetErrorString(e));
-    if (count <= 0)
-        return sd_err(SD_ENODEV, "no CUDA device: cudaGetDeviceCount found %d devices (CUDA_VISIBLE_DEVICES=%s)",
-                      count, getenv("CUDA_VISIBLE_DEVICES") ? getenv("CUDA_VISIBLE_DEVICES") : "unset");
-    return 0;
-}
 
 int cu_bad_status(const int bad[CU_BAD_INTS], int classes, int vocab) {
     if (bad[CU_BAD_TOKEN])
