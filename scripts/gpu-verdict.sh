@@ -2,10 +2,15 @@
 # all checks; sourced by gpu-check.sh and by tests/test_gpu_verdict.sh, which feeds it recorded logs.
 # Failures are judged first: a check that exited non-zero, crashed, or whose log shows a failed assertion is
 # FAIL even when other tests in it printed "skipped: ... no CUDA device". Only a clean run whose device tests
-# all skipped for want of a device is NODEV. Each judge prints one line: "PASS detail", "FAIL what" or
-# "NODEV why".
+# all skipped for want of a device is NODEV; other skips (a build without oneDNN or NCCL) are named, never
+# read as "no device". Each judge prints one line: "PASS detail", "FAIL what", "NODEV why" or "SKIP why".
 
-# gv_judge_tests RC LOG: a Criterion test binary (one job) that reports "skipped: <why>" for device tests.
+# Skips that mean "no usable device here"; any other skip is a feature this build or machine lacks (no oneDNN,
+# no NCCL) and says nothing about the GPU.
+GV_NODEV_RE='no CUDA device|GPUs requested|visible|fewer than two CUDA devices'
+
+# gv_judge_tests RC LOG: a Criterion test binary (one job) that reports "skipped: <why>" for device tests. A
+# clean run with other skips is PASS naming the first skip, or SKIP when no test ran at all (not run).
 gv_judge_tests() {
   rc=$1; log=$2
   if [ "$rc" -gt 128 ]; then echo "FAIL crashed (signal $((rc - 128)))"; return; fi
@@ -16,14 +21,17 @@ gv_judge_tests() {
     echo "FAIL exit $rc${what:+, first: $what}${msg:+: $msg}"
     return
   fi
-  why=$(grep -m1 -E '^skipped: .*(no CUDA device|GPUs requested|visible)' "$log" | sed 's/^skipped: //')
+  why=$(grep -m1 -E "^skipped: .*($GV_NODEV_RE)" "$log" | sed 's/^skipped: //')
   if [ -n "$why" ]; then echo "NODEV $why"; return; fi
-  other=$(grep -m1 '^skipped: ' "$log" | sed 's/^skipped: //')
-  if [ -n "$other" ]; then echo "NODEV $other"; return; fi
-  syn=$(grep -m1 'Synthesis' "$log" | sed 's/.*Synthesis: //')
+  syn=$(grep -m1 'Synthesis' "$log" | sed 's/.*Synthesis: //; s/ *$//')
   if [ -z "$syn" ]; then echo "FAIL exit 0 but no Criterion synthesis in the log (did it run?)"; return; fi
-  case "$syn" in *"Tested: 0 "*) echo "FAIL no test ran ($syn)"; return;; esac
-  echo "PASS $syn"
+  other=$(grep -m1 '^skipped: ' "$log" | sed 's/^skipped: //')
+  nskip=$(grep -c '^skipped: ' "$log")
+  case "$syn" in *"Tested: 0 "*)
+    if [ -n "$other" ]; then echo "SKIP $other"; else echo "FAIL no test ran ($syn)"; fi
+    return;;
+  esac
+  echo "PASS $syn${other:+ ($nskip skipped: $other)}"
 }
 
 # gv_judge_bench RC LOG: a `showdown bench` run; exit 4 with "no CUDA device" is NODEV, anything else non-zero
