@@ -156,6 +156,12 @@ Test(roofline, winograd_rate_where_it_applies_and_only_when_faster) {
     cr_expect_float_eq(nn_roofline_time(&c, &mc, 1, 0, NULL, NULL), 10.0, 1e-12);
     c.bytes = 50000;    /* memory-bound: the bandwidth decides */
     cr_expect_float_eq(nn_roofline_time(&c, &mc, 1, 0, NULL, NULL), 50.0, 1e-12);
+    /* bytes that fit the last-level cache move at the cache's rate; more than it, at memory's */
+    mc.cache_bandwidth = 10000;
+    mc.cache_bytes = 50000;
+    cr_expect_float_eq(nn_roofline_time(&c, &mc, 1, 0, NULL, NULL), 10.0, 1e-12);   /* compute 10 s vs 5 s */
+    c.bytes = 50001;
+    cr_expect_float_eq(nn_roofline_time(&c, &mc, 1, 0, NULL, NULL), 50.001, 1e-12);
 }
 
 Test(roofline, an_inference_workload_has_no_training_floor) {

@@ -365,9 +365,17 @@ static int measure_machine(int threads, double ceiling, nn_machine *mc, json_t *
     *mc = (nn_machine){.peak = ceiling * 1e9};
     const size_t elems = (size_t)16 << 20;   /* 64 MiB an array: twice this CPU's 32 MiB L3 */
     SD_TRY(sd_triad_bandwidth(threads, elems, 10, &mc->bandwidth));
+    /* the cache's rate: three arrays filling half the last-level cache, many short passes */
+    mc->cache_bytes = sd_llc_bytes();
+    size_t celems = (size_t)(mc->cache_bytes / 24);
+    if (celems >= 4096) SD_TRY(sd_triad_bandwidth(threads, celems, 200, &mc->cache_bandwidth));
+    else mc->cache_bandwidth = NAN;
     char how[200];
     SD_TRY(measure_winograd(threads, &mc->wino_fwd, &mc->wino_bwd, how, sizeof how));
     printf("bandwidth: %.1f GB/s (STREAM triad, 3 x 64 MiB, %d threads, best of 10)\n", mc->bandwidth / 1e9, threads);
+    printf("cache bandwidth: %.1f GB/s (the same triad, 3 x %.2f MiB, best of 200), for kernels moving at most the "
+           "last-level cache's %.0f MiB\n", mc->cache_bandwidth / 1e9, (double)celems * 4 / 1048576,
+           mc->cache_bytes / 1048576);
     printf("Winograd: forward %.1f, backward %.1f GFLOP/s effective (%s)\n", mc->wino_fwd / 1e9, mc->wino_bwd / 1e9,
            how);
     json_t *j = json_object();
@@ -376,6 +384,8 @@ static int measure_machine(int threads, double ceiling, nn_machine *mc, json_t *
     json_object_set_new(j, "wino_bwd_gflops", jnum(mc->wino_bwd / 1e9));
     json_object_set_new(j, "wino_how", json_string(how));
     json_object_set_new(j, "bandwidth_gbs", jnum(mc->bandwidth / 1e9));
+    json_object_set_new(j, "cache_bandwidth_gbs", jnum(mc->cache_bandwidth / 1e9));
+    json_object_set_new(j, "cache_bytes", jnum(mc->cache_bytes));
     json_object_set_new(j, "bandwidth_how", json_string("STREAM triad a = b + s*c, 3 x 64 MiB, best of 10"));
     json_object_set_new(doc, "roofline_machine", j);
     return 0;

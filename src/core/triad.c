@@ -5,8 +5,10 @@
 #include "core/err.h"
 
 #include <omp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 static double now_s(void) {
     struct timespec ts;
@@ -41,4 +43,38 @@ done:
     free(b);
     free(c);
     return rc;
+}
+
+/* sysfs writes a cache's size as "32768K" (or "M"). */
+static double sysfs_size(int index) {
+    char path[96], buf[32], type[32] = "";
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/type", index);
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    int ok = fgets(type, sizeof type, f) != NULL;
+    fclose(f);
+    if (!ok) return -1;
+    if (type[0] == 'I') return 0;          /* an instruction cache */
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", index);
+    if (!(f = fopen(path, "r"))) return 0;
+    ok = fgets(buf, sizeof buf, f) != NULL;
+    fclose(f);
+    if (!ok) return 0;
+    char *end;
+    double v = strtod(buf, &end);
+    if (end == buf || v < 0) return 0;
+    return v * (*end == 'K' ? 1024.0 : *end == 'M' ? 1048576.0 : 1.0);
+}
+
+double sd_llc_bytes(void) {
+    double best = 0;
+    for (int i = 0; i < 8; i++) {
+        double v = sysfs_size(i);
+        if (v < 0) break;
+        if (v > best) best = v;
+    }
+    if (best > 0) return best;
+    long v = sysconf(_SC_LEVEL3_CACHE_SIZE);
+    if (v <= 0) v = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    return v > 0 ? (double)v : 0;
 }

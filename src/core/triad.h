@@ -10,4 +10,8 @@
  * reads, one write; a cache's write-allocate read is not counted). SD_ENOMEM when the arrays do not fit. */
 int sd_triad_bandwidth(int threads, size_t elems, int repeat, double *bytes_per_s);
 
+/* Bytes of the last-level cache as the kernel's sysfs lists it (the largest unified cache of cpu0), else as
+ * sysconf says; 0 when neither knows. sysfs first: under a hypervisor cpuid may report the host's cache. */
+double sd_llc_bytes(void);
+
 #endif

@@ -92,7 +92,11 @@ double nn_roofline_time(const nn_cost *c, const nn_machine *mc, int winograd, in
                         double *memory_s) {
     double rate = mc->peak, wino = backward ? mc->wino_bwd : mc->wino_fwd;
     if (winograd && known(wino) && (!known(rate) || wino > rate)) rate = wino;
-    double tc = known(rate) ? c->flops / rate : 0, tm = known(mc->bandwidth) ? c->bytes / mc->bandwidth : 0;
+    double bw = mc->bandwidth;
+    if (known(mc->cache_bandwidth) && known(mc->cache_bytes) && c->bytes <= mc->cache_bytes &&
+        (!known(bw) || mc->cache_bandwidth > bw))
+        bw = mc->cache_bandwidth;
+    double tc = known(rate) ? c->flops / rate : 0, tm = known(bw) ? c->bytes / bw : 0;
     if (compute_s) *compute_s = tc;
     if (memory_s) *memory_s = tm;
     return tc > tm ? tc : tm;

@@ -14,7 +14,9 @@ typedef struct nn_machine {
     double peak;        /* FLOP/s: the measured sgemm ceiling */
     double wino_fwd;    /* FLOP/s, counted as a direct convolution's, of a Winograd convolution forward and */
     double wino_bwd;    /* backward (nn_roofline_winograd shapes); used where above peak */
-    double bandwidth;   /* bytes/s: a STREAM triad */
+    double bandwidth;   /* bytes/s: a STREAM triad over arrays far larger than the last-level cache */
+    double cache_bandwidth;   /* bytes/s: the same triad over arrays that fit the last-level cache, */
+    double cache_bytes;       /* whose size this is: a kernel moving no more than it is counted at that rate */
 } nn_machine;
 
 /* One kernel's work for one batch. */
@@ -43,7 +45,9 @@ void nn_roofline_layer(const nn_layer *layers, int nlayers, int i, nn_phase phas
 /* The optimizer step over nparams parameters: read parameters, gradients and state, write parameters and state,
  * zero the gradients; no FLOPs counted (a few per parameter: memory-bound by far). */
 nn_cost nn_roofline_optim(size_t nparams, nn_optim_kind kind);
-/* max(flops / rate, bytes / bandwidth) in seconds; winograd picks the machine's Winograd rate when faster.
+/* max(flops / rate, bytes / bandwidth) in seconds; winograd picks the machine's Winograd rate when faster, and
+ * bytes that fit the last-level cache move at the cache's rate when that is known and faster (a floor must not
+ * charge memory traffic a cache-resident working set does not cause).
  * compute_s / memory_s (may be NULL) get the two sides. */
 double nn_roofline_time(const nn_cost *c, const nn_machine *mc, int winograd, int backward, double *compute_s,
                         double *memory_s);
