@@ -8,6 +8,7 @@
 #include "bench/results.h"
 #include "db/db.h"
 #include "render/report.h"
+#include "render/template.h"
 
 #include <jansson.h>
 
