@@ -288,14 +288,43 @@ static void mb_printf(render_membuf *m, const char *fmt, ...) {
     render_mem_write(m, (const unsigned char *)tmp, (unsigned)n);
 }
 
-/* Table cells: text as is (pipes escaped, newlines as spaces). */
-static void md_cell(render_membuf *m, const char *s) {
+/* Does the line at s open a block that text must not open: an ATX heading, a setext underline or thematic
+ * break, a code fence, or a numbered list item? Returns where a backslash goes, or NULL. */
+static const char *md_block_start(const char *s) {
+    const char *e = s, *q;
+    while (*e == ' ') e++;
+    if (*e == '#') {
+        for (q = e; *q == '#'; q++) {}
+        return q - e <= 6 && (*q == ' ' || *q == '\n' || !*q) ? e : NULL;
+    }
+    if (*e && strchr("=-*_", *e)) {
+        for (q = e; *q && *q != '\n'; q++) if (*q != ' ' && *q != *e) return NULL;
+        return e;
+    }
+    if ((*e == '`' || *e == '~') && e[1] == *e && e[2] == *e) return e;
+    for (q = e; *q >= '0' && *q <= '9'; q++) {}
+    if (q > e && q - e <= 9 && (*q == '.' || *q == ')') && (q[1] == ' ' || q[1] == '\n' || !q[1])) return q;
+    return NULL;
+}
+
+/* Text from the inputs (device strings, framework names, notes) goes into Markdown as text, never as markup:
+ * '<' and '>' as entities (no raw HTML), '[', ']' and '\\' escaped (no link or image), a line that would open a
+ * heading or another block escaped. Our own markup is written around it. flat: newlines become spaces (headings,
+ * titles, notes, cells, where the text never starts a line); cell: '|' escaped too. */
+static void md_text(render_membuf *m, const char *s, int flat, int cell) {
+    const char *esc = flat || !s ? NULL : md_block_start(s);
     for (; s && *s; s++) {
-        if (*s == '|') mb_printf(m, "\\|");
-        else if (*s == '\n') mb_printf(m, " ");
-        else render_mem_write(m, (const unsigned char *)s, 1);
+        char c = *s == '\r' || (*s == '\n' && flat) ? ' ' : *s;
+        if (s == esc) mb_printf(m, "\\");
+        if (c == '<') mb_printf(m, "&lt;");
+        else if (c == '>') mb_printf(m, "&gt;");
+        else if (c == '[' || c == ']' || c == '\\' || (c == '|' && cell)) mb_printf(m, "\\%c", c);
+        else render_mem_write(m, (const unsigned char *)&c, 1);
+        if (c == '\n') esc = md_block_start(s + 1);
     }
 }
+
+static void md_cell(render_membuf *m, const char *s) { md_text(m, s, 1, 1); }
 
 static int best_of(const render_table *t, int c, double *out) {
     if (!t->best || !t->best[c]) return 0;
@@ -351,7 +380,7 @@ static void md_table(render_membuf *m, const render_fig *f) {
 
 static void csv_cell(render_membuf *m, const char *s) {
     if (!s) return;
-    if (!strpbrk(s, ",\"\n")) { mb_printf(m, "%s", s); return; }
+    if (!strpbrk(s, ",\"\n\r")) { mb_printf(m, "%s", s); return; }
     mb_printf(m, "\"");
     for (; *s; s++) mb_printf(m, *s == '"' ? "\"\"" : "%c", *s);
     mb_printf(m, "\"");
@@ -394,34 +423,43 @@ static int write_md(rdoc *d, const char *path, unsigned formats) {
         const rb_block *b = &d->b[i];
         if (b->pdf_only) continue;
         switch (b->kind) {
-        case RB_TITLE: mb_printf(&m, "# %s\n\n", b->text); break;
-        case RB_SUBTITLE: mb_printf(&m, "%s\n\n", b->text); break;
-        case RB_H2: mb_printf(&m, "## %s\n\n", b->text); break;
-        case RB_H3: mb_printf(&m, "### %s\n\n", b->text); break;
-        case RB_PARA: mb_printf(&m, "%s\n\n", b->text); break;
+        case RB_TITLE: case RB_H2: case RB_H3:
+            mb_printf(&m, "%s ", b->kind == RB_TITLE ? "#" : b->kind == RB_H2 ? "##" : "###");
+            md_text(&m, b->text, 1, 0);
+            mb_printf(&m, "\n\n");
+            break;
+        case RB_SUBTITLE: case RB_PARA: md_text(&m, b->text, 0, 0); mb_printf(&m, "\n\n"); break;
         case RB_FIG: {
             const render_fig *f = b->fig;
-            mb_printf(&m, "**%s**\n\n", f->title);
+            mb_printf(&m, "**");
+            md_text(&m, f->title, 1, 0);
+            mb_printf(&m, "**\n\n");
             if (f->kind == RENDER_FIG_TABLE) {
                 md_table(&m, f);
                 if (formats & RENDER_OUT_CSV) mb_printf(&m, "\n[CSV](tables/%s.csv)", f->id);
                 if (formats & RENDER_OUT_SVG) mb_printf(&m, "%s[SVG](figures/%s.svg)", formats & RENDER_OUT_CSV ? " · " : "\n", f->id);
                 mb_printf(&m, "\n\n");
             } else if (formats & RENDER_OUT_SVG) {
-                mb_printf(&m, "![%s](figures/%s.svg)\n\n", f->title, f->id);
+                mb_printf(&m, "![");
+                md_text(&m, f->title, 1, 0);
+                mb_printf(&m, "](figures/%s.svg)\n\n", f->id);
             } else {
                 mb_printf(&m, "(figure %s: render with --format svg)\n\n", f->id);
             }
             char note[4096], miss[2048];
             render_fig_missing_note(f, miss, sizeof miss);
             snprintf(note, sizeof note, "%s%s%s", f->note ? f->note : "", f->note && miss[0] ? " " : "", miss);
-            if (note[0]) mb_printf(&m, "*%s*\n\n", note);
+            if (note[0]) { mb_printf(&m, "*"); md_text(&m, note, 1, 0); mb_printf(&m, "*\n\n"); }
             break;
         }
         case RB_GAP: case RB_BREAK: break;
         }
     }
-    if (d->st->omitted) mb_printf(&m, "---\n\nSections without data in these inputs (omitted): %s.\n", d->st->omitted_names);
+    if (d->st->omitted) {
+        mb_printf(&m, "---\n\nSections without data in these inputs (omitted): ");
+        md_text(&m, d->st->omitted_names, 1, 0);
+        mb_printf(&m, ".\n");
+    }
     int rc = m.oom ? sd_err(SD_ENOMEM, "out of memory") : render_write_file(path, m.p ? m.p : "", m.n);
     free(m.p);
     return rc;
