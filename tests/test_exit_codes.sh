@@ -20,7 +20,7 @@ produce() {
 bench() { "$SD" bench --workload mnist_mlp --backend ref --data synthetic --batches 2 --epochs 1 --threads 1 --quiet "$@"; }
 RES=$ROOT/tests/fixtures/report/results-synthetic.json
 
-bench --no-db --repeat 3 --json "$t/r.json" > /dev/null 2>&1 || { echo "FAIL: the measurement the cases use"; exit 1; }
+bench --no-db --epochs 2 --batches 3 --repeat 3 --json "$t/r.json" > /dev/null 2>&1 || { echo "FAIL: the measurement the cases use"; exit 1; }
 "$PY" - "$t" <<'PY'
 import json, sys
 t = sys.argv[1]
@@ -29,7 +29,7 @@ m = r["runs"][0]
 med = m["summary"]["steady_epoch_s"]["median"]; acc = m["summary"]["accuracy"]["median"]
 def cell(value, env=None):
     c = {"workload": "mnist_mlp", "implementation": "native", "backend": "ref", "data": {"kind": "synthetic"},
-         "settings": {"batch": 128, "max_batches": 2, "precision": "fp32"},
+         "settings": {"batch": 128, "max_batches": 3, "precision": "fp32"},
          "summary": {"steady_epoch_s": {"median": value, "n": 1}, "accuracy": {"median": acc, "n": 1}}}
     if env: c["environment"] = env
     return c
@@ -37,7 +37,7 @@ def doc(cs): return {"schema": "showdown-results/1", "published": {"title": "cra
 json.dump(doc([cell(med)]), open(t + "/same.json", "w"))
 json.dump(doc([cell(med / 1000)]), open(t + "/slower.json", "w"))
 json.dump(doc([cell(med, env={"cpu_model": "Imaginary CPU 9000"})]), open(t + "/other.json", "w"))
-d = json.load(open(t + "/r.json")); d["runs"][0]["status"] = 7; json.dump(d, open(t + "/bad.json", "w"))
+d = json.load(open(t + "/r.json")); d["runs"][0]["summary"]["accuracy"]["max"] = 1.5; json.dump(d, open(t + "/bad.json", "w"))
 PY
 cat > "$t/cfg.json" <<JSON
 {"workloads": "mnist_mlp", "backends": "ref", "data": "synthetic", "epochs": 1, "batches": 2, "repeat": 1,
@@ -73,8 +73,10 @@ produce 8 score "no network" "$SD" score --api-base "http://127.0.0.1:$port" --s
 produce 9 verify "a cell measured on another CPU: not comparable" "$SD" verify "$t/other.json" --results "$t/r.json"
 for sig in INT TERM; do
   want=$([ $sig = INT ] && echo 130 || echo 143)
-  SHOWDOWN_TEST_SLOWDOWN=1000 bench --no-db --json "$t/rs.json" > /dev/null 2>&1 & r=$!
-  sleep 2; kill -$sig $r; wait $r; rc=$?
+  rm -f "$t/rs.json"
+  SHOWDOWN_TEST_SLOWDOWN=1000 "$SD" bench --workload mnist_mlp --backend ref --data synthetic --batches 2 --epochs 3 --threads 1 \
+    --quiet --no-db --json "$t/rs.json" > /dev/null 2>&1 & r=$!
+  sleep 1.5; kill -$sig $r; wait $r; rc=$?
   if [ $rc -eq "$want" ] && [ ! -e "$t/rs.json" ]; then echo "ok: bench: SIG$sig (exit $rc, no results file)"; npass=$((npass + 1)); seen[$want]="\`bench\`"
   else echo "FAIL: bench SIG$sig: exit $rc, expected $want"; nfail=$((nfail + 1)); fi
 done
