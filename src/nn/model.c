@@ -4,7 +4,7 @@
 #include "nn/model.h"
 #include "nn/backend_impl.h"
 #include "nn/kernels.h"
-#include "nn/train.h"
+#include "core/clock.h"
 #include "core/err.h"
 
 #include <math.h>
@@ -825,7 +825,7 @@ fail:
 /* The profile's clock: the back-end's queued work done, then monotonic seconds. */
 static double prof_clock(nn_backend *be) {
     if (be->ops->sync) be->ops->sync(be);
-    return nn_now();
+    return sd_now();
 }
 
 int nn_model_forward(nn_model *m, int train, uint64_t dropout_seed) {
