@@ -90,11 +90,11 @@ static void omp_wait_policy(char **argv) {
     setenv(OMP_POLICY_ENV, "spin (libgomp default): re-executing for passive failed", 1);
 }
 
-/* The address space a command needs to start at all: below it, libraries fail in ways that say nothing (GLib
- * aborts creating report's threads; oneDNN's JIT segfaults in bench). Measured peaks with margin: see
- * docs/performance.md. */
-static const struct { const char *cmd; long mib; } AS_NEED[] = {
-    {"bench", 1024}, {"perf", 1024}, {"report", 512}, {"nightly", 1024}, {NULL, 0},
+/* The address space a command needs to start at all, base plus per online CPU (a thread stack each): below it,
+ * libraries fail in ways that say nothing (GLib aborts creating report's threads; oneDNN's JIT segfaults in
+ * bench). Measured floors with margin: docs/performance.md. */
+static const struct { const char *cmd; long base_mib, per_cpu_mib; } AS_NEED[] = {
+    {"bench", 160, 16}, {"perf", 160, 16}, {"nightly", 160, 16}, {"report", 320, 0}, {NULL, 0, 0},
 };
 
 static int check_address_space(const char *cmd) {
@@ -102,11 +102,11 @@ static int check_address_space(const char *cmd) {
     if (getrlimit(RLIMIT_AS, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return 0;
     for (int i = 0; AS_NEED[i].cmd; i++) {
         if (strcmp(AS_NEED[i].cmd, cmd) != 0) continue;
-        unsigned long long need = (unsigned long long)AS_NEED[i].mib << 20;
-        if ((unsigned long long)rl.rlim_cur >= need) return 0;
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        long mib = AS_NEED[i].base_mib + AS_NEED[i].per_cpu_mib * (cpus > 0 ? cpus : 1);
+        if ((unsigned long long)rl.rlim_cur >= (unsigned long long)mib << 20) return 0;
         fprintf(stderr, "showdown %s: the address-space limit (ulimit -v) is %llu MiB; %s needs at least %ld MiB "
-                "(raise it: ulimit -v %ld)\n", cmd, (unsigned long long)rl.rlim_cur >> 20, cmd, AS_NEED[i].mib,
-                AS_NEED[i].mib * 1024);
+                "here (raise it: ulimit -v %ld)\n", cmd, (unsigned long long)rl.rlim_cur >> 20, cmd, mib, mib * 1024);
         return SD_EXIT_FAIL;
     }
     return 0;
