@@ -16,8 +16,10 @@
 #include "nn/train.h"
 #include "runner/runner.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -294,6 +296,27 @@ static int export_weights(const sd_bench_opts *a, const sd_workload *w, const sd
     return rc;
 }
 
+#define RUNNER_DIR_PREFIX "showdown-runner-"
+
+/* The runner input directories of showdown processes that are gone (killed with -9: nothing of theirs ran to
+ * remove them): /tmp/showdown-runner-PID-XXXXXX of this user whose PID no longer exists. */
+static void sweep_runner_dirs(void) {
+    DIR *d = opendir("/tmp");
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, RUNNER_DIR_PREFIX, strlen(RUNNER_DIR_PREFIX)) != 0) continue;
+        char *end;
+        long pid = strtol(e->d_name + strlen(RUNNER_DIR_PREFIX), &end, 10);
+        if (*end != '-' || pid <= 0 || pid > INT_MAX || (kill((pid_t)pid, 0) == 0 || errno != ESRCH)) continue;
+        char path[PATH_MAX];
+        struct stat st;
+        snprintf(path, sizeof path, "/tmp/%s", e->d_name);
+        if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == getuid()) sd_remove_tree(path);
+    }
+    closedir(d);
+}
+
 /* One workload through a framework runner, on the data the native runs use, a->repeat times. */
 static int run_framework(const sd_bench_opts *a, const char *wname, const char *impl, json_t *doc, int *failed) {
     sd_workload w;
@@ -349,8 +372,10 @@ static int run_framework(const sd_bench_opts *a, const char *wname, const char *
         }
     }
     const char *envv[2] = {def->env, NULL};
-    /* the runner's input files: the layer plan, the initial weights and the native forward output (equivalence) */
-    snprintf(dir, sizeof dir, "/tmp/showdown-runner-XXXXXX");
+    /* the runner's input files: the layer plan, the initial weights and the native forward output (equivalence);
+     * named with our pid so that a later run can tell them left behind */
+    sweep_runner_dirs();
+    snprintf(dir, sizeof dir, "/tmp/" RUNNER_DIR_PREFIX "%ld-XXXXXX", (long)getpid());
     if (!mkdtemp(dir)) {
         dir[0] = 0;
         rc = sd_err(SD_EIO, "cannot create a temporary directory: %s", strerror(errno));
