@@ -317,6 +317,15 @@ static void sweep_runner_dirs(void) {
     closedir(d);
 }
 
+/* A fresh /tmp/showdown-runner-PID-XXXXXX (dir stays "" on failure), after removing those of dead runs. */
+static int make_runner_dir(char *dir, size_t n) {
+    sweep_runner_dirs();
+    snprintf(dir, n, "/tmp/" RUNNER_DIR_PREFIX "%ld-XXXXXX", (long)getpid());
+    if (mkdtemp(dir)) return 0;
+    dir[0] = 0;
+    return sd_err(SD_EIO, "cannot create a temporary directory: %s", strerror(errno));
+}
+
 /* One workload through a framework runner, on the data the native runs use, a->repeat times. */
 static int run_framework(const sd_bench_opts *a, const char *wname, const char *impl, json_t *doc, int *failed) {
     sd_workload w;
@@ -374,13 +383,7 @@ static int run_framework(const sd_bench_opts *a, const char *wname, const char *
     const char *envv[2] = {def->env, NULL};
     /* the runner's input files: the layer plan, the initial weights and the native forward output (equivalence);
      * named with our pid so that a later run can tell them left behind */
-    sweep_runner_dirs();
-    snprintf(dir, sizeof dir, "/tmp/" RUNNER_DIR_PREFIX "%ld-XXXXXX", (long)getpid());
-    if (!mkdtemp(dir)) {
-        dir[0] = 0;
-        rc = sd_err(SD_EIO, "cannot create a temporary directory: %s", strerror(errno));
-        goto done;
-    }
+    SD_TRY_GOTO(rc, make_runner_dir(dir, sizeof dir), done);
     /* every workload's forward pass is checked: the export writes any layer's weights, token ids and an
      * inference workload's features (a runner that cannot build an op reports it unsupported instead) */
     SD_TRY_GOTO(rc, export_weights(a, &w, &test, dir), done);

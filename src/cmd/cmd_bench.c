@@ -76,6 +76,17 @@ static int probe_out_dir(const char *path, const char *what) {
     return 0;
 }
 
+/* An output that cannot be written is said before the measuring, not after (a plan on stdout is none). */
+static int check_outputs(const bench_args *a) {
+    int plan_stdout = a->describe && a->json && strcmp(a->json, "-") == 0;
+    if (a->json && !plan_stdout) {
+        SD_TRY(sd_out_file_check(a->json, "--json"));
+        SD_TRY(probe_out_dir(a->json, "--json"));
+    }
+    if (!a->no_db && a->db) SD_TRY(sd_out_path_ok(a->db, "--db"));
+    return 0;
+}
+
 int cmd_bench(int argc, char **argv) {
     sd_bench_opts o;
     sd_bench_opts_default(&o);
@@ -148,11 +159,7 @@ int cmd_bench(int argc, char **argv) {
         sd_err(SD_EUSAGE, "--workload is required (e.g. --workload mnist_mlp; see --help)");
         return sd_cli_fail("bench", SD_EUSAGE);
     }
-    /* an output that cannot be written is said before the measuring, not after (a plan on stdout is none) */
-    int plan_stdout = a.describe && a.json && strcmp(a.json, "-") == 0;
-    if (a.json && !plan_stdout && ((rc = sd_out_file_check(a.json, "--json")) != 0 || (rc = probe_out_dir(a.json, "--json")) != 0))
-        return sd_cli_fail("bench", rc);
-    if (!a.no_db && a.db && (rc = sd_out_path_ok(a.db, "--db")) != 0) return sd_cli_fail("bench", rc);
+    if ((rc = check_outputs(&a)) != 0) return sd_cli_fail("bench", rc);
     sd_bench_matrix m;
     if ((rc = sd_bench_matrix_new(&m, &o)) != 0) goto done;
     if (a.export_dir) {

@@ -82,6 +82,31 @@ static int count(const jv_doc *d, const jv *obj, const char *key, const char *wh
     return jv_get_int(d, obj, key, what, 1, 1, (long long)SD_RESULTS_MAX_VALUE, out);
 }
 
+/* An epoch event: the next epoch's measurements, each within the results bounds. */
+static int on_epoch(state *s, const jv_doc *d, const jv *root) {
+    long long e = 0, ti = 0, vi = 0;
+    SD_TRY(jv_get_int(d, root, "epoch", "epoch event", 1, 1, s->o->epochs, &e));
+    if (e != s->nepochs + 1) return jv_err(d, jv_get(root, "epoch"), "expected epoch %d (got %lld)", s->nepochs + 1, e);
+    nn_epoch_stats *st = &s->r->train.epochs[s->nepochs];
+    st->epoch = (int)e;
+    SD_TRY(num(d, root, "train_s", "epoch event", 1, &st->train_s));
+    SD_TRY(num(d, root, "val_s", "epoch event", 1, &st->val_s));
+    SD_TRY(num(d, root, "loss", "epoch event", 1, &st->loss));
+    SD_TRY(num(d, root, "val_loss", "epoch event", 1, &st->val_loss));
+    SD_TRY(jv_get_num(d, root, "accuracy", "epoch event", 1, 0.0, 1.0, &st->accuracy));
+    SD_TRY(count(d, root, "train_images", "epoch event", &ti));
+    SD_TRY(count(d, root, "test_images", "epoch event", &vi));
+    if (!(st->train_s > 0)) return jv_err(d, jv_get(root, "train_s"), "train_s must be positive");
+    if ((double)ti / st->train_s > SD_RESULTS_MAX_VALUE)   /* stored as images_per_s */
+        return jv_err(d, jv_get(root, "train_s"), "train_s %g for %lld images is more than %g images/s", st->train_s,
+                      ti, SD_RESULTS_MAX_VALUE);
+    st->train_images = (long)ti;
+    st->test_images = (long)vi;
+    s->nepochs++;
+    s->r->train.nepochs = s->nepochs;
+    return 0;
+}
+
 /* One protocol line. A negative return ends the run (the caller kills the runner). */
 static int handle_line(state *s, const char *line, size_t len) {
     const sd_runner_opts *o = s->o;
@@ -133,27 +158,7 @@ static int handle_line(state *s, const char *line, size_t len) {
     }
     if (!s->hello) { rc = jv_err(d, root, "expected the hello event first (got \"%s\")", ev); goto out; }
     if (strcmp(ev, "epoch") == 0) {
-        long long e = 0, ti = 0, vi = 0;
-        SD_TRY_GOTO(rc, jv_get_int(d, root, "epoch", "epoch event", 1, 1, o->epochs, &e), out);
-        if (e != s->nepochs + 1) { rc = jv_err(d, jv_get(root, "epoch"), "expected epoch %d (got %lld)", s->nepochs + 1, e); goto out; }
-        nn_epoch_stats *st = &s->r->train.epochs[s->nepochs];
-        st->epoch = (int)e;
-        SD_TRY_GOTO(rc, num(d, root, "train_s", "epoch event", 1, &st->train_s), out);
-        SD_TRY_GOTO(rc, num(d, root, "val_s", "epoch event", 1, &st->val_s), out);
-        SD_TRY_GOTO(rc, num(d, root, "loss", "epoch event", 1, &st->loss), out);
-        SD_TRY_GOTO(rc, num(d, root, "val_loss", "epoch event", 1, &st->val_loss), out);
-        SD_TRY_GOTO(rc, jv_get_num(d, root, "accuracy", "epoch event", 1, 0.0, 1.0, &st->accuracy), out);
-        SD_TRY_GOTO(rc, count(d, root, "train_images", "epoch event", &ti), out);
-        SD_TRY_GOTO(rc, count(d, root, "test_images", "epoch event", &vi), out);
-        if (!(st->train_s > 0)) { rc = jv_err(d, jv_get(root, "train_s"), "train_s must be positive"); goto out; }
-        if ((double)ti / st->train_s > SD_RESULTS_MAX_VALUE) {   /* stored as images_per_s */
-            rc = jv_err(d, jv_get(root, "train_s"), "train_s %g for %lld images is more than %g images/s", st->train_s,
-                        ti, SD_RESULTS_MAX_VALUE);
-            goto out;
-        }
-        st->train_images = (long)ti; st->test_images = (long)vi;
-        s->nepochs++;
-        s->r->train.nepochs = s->nepochs;
+        rc = on_epoch(s, d, root);
         goto out;
     }
     if (strcmp(ev, "equivalence") == 0) {
