@@ -30,6 +30,18 @@ def fail(message, kind="failed", code=1):
     sys.exit(code)
 
 
+def dist_version(*dists):
+    """The version of the first installed distribution of dists from its package metadata: the probe of
+    `showdown env` (bench/frameworks.c), so the results and page 1 name the same version."""
+    from importlib import metadata
+    for d in dists:
+        try:
+            return metadata.version(d)
+        except metadata.PackageNotFoundError:
+            pass
+    return "unknown (no package metadata for %s)" % ",".join(dists)
+
+
 class Unsupported(Exception):
     """Raised by a runner for an operation its framework lacks: reported as "unsupported: <op>"."""
 
