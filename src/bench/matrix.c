@@ -118,7 +118,14 @@ static void progress(const json_t *doc, size_t from, int done, int n, double ela
         if (st && strncmp(why, st, sl) == 0 && why[sl] == ':') why += sl + 1 + (why[sl + 1] == ' ');
         if (st && strcmp(st, "ok") != 0)   /* the reason up to its parenthesis (a path, a hint): said in full above */
             snprintf(fig, sizeof fig, "%s: %.*s", st, (int)(strstr(why, " (") ? strstr(why, " (") - why : 120), why);
-        else if (isfinite(v.train_images_per_s.median)) snprintf(fig, sizeof fig, "train · %.1f img/s", v.train_images_per_s.median);
+        else if (isfinite(v.train_images_per_s.median)) {
+            int len = snprintf(fig, sizeof fig, "train · %.1f img/s", v.train_images_per_s.median);
+            sd_epoch_view ep;   /* a runner's time cap trains fewer batches than asked: said here, counted per epoch */
+            sd_epoch_view_of(&v, 0, 0, &ep);
+            double done_b = v.batch > 0 ? ep.images_per_s * ep.train_s / v.batch : NAN;
+            if (v.max_batches > 0 && isfinite(done_b) && done_b + 0.5 < v.max_batches && len > 0 && (size_t)len < sizeof fig)
+                snprintf(fig + len, sizeof fig - (size_t)len, " (%.0f of %d batches: time cap)", done_b, v.max_batches);
+        }
         else if (isfinite(v.inference_s_per_1000.median) && v.inference_s_per_1000.median > 0)
             snprintf(fig, sizeof fig, "inference · %.1f img/s", 1000.0 / v.inference_s_per_1000.median);
         else snprintf(fig, sizeof fig, "measured");
