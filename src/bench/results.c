@@ -151,6 +151,7 @@ void sd_run_view_of(const json_t *run, sd_run_view *v) {
     v->train_total_s = sd_stat_read(json_object_get(sum, "train_total_s"));
     v->train_s = sd_stat_read(json_object_get(sum, "train_s"));
     v->infer_s_per_1000 = sd_stat_read(json_object_get(sum, "infer_s_per_1000"));
+    v->inference_s_per_1000 = sd_stat_read(json_object_get(sum, "inference_s_per_1000_images"));
     v->gflops = num(json_object_get(sum, "gflops"));
 }
 

@@ -85,6 +85,7 @@ typedef struct sd_run_view {
     sd_stat first_epoch_s, steady_epoch_s, val_s, accuracy, train_images_per_s, train_gflops;
     sd_stat total_s, train_total_s, train_s, infer_s_per_1000;   /* published figures */
     double gflops;                /* published: a bare number; NAN when absent */
+    sd_stat inference_s_per_1000; /* measured: seconds per 1,000 images of a timed inference pass */
 } sd_run_view;
 void sd_run_view_of(const json_t *run, sd_run_view *v);
 /* One statistic read back the same way (also verify's measured figures). */
