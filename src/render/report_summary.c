@@ -100,13 +100,17 @@ static const char *summary_fastest(rdoc *d) {
     return out;
 }
 
-/* The command a reader runs to re-check the measured figures: verify --rerun on the results file itself. */
+/* The command a reader runs to re-check the measured figures: verify --rerun on the results file. By its file name:
+ * a recorded report renders again from a copy elsewhere, and must come out the same. */
 static const char *summary_recheck(rdoc *d) {
-    for (int i = 0; i < d->m->nfiles; i++)
-        if (strcmp(d->m->files[i].kind, "results") == 0 && d->m->files[i].path && !strchr(d->m->files[i].path, '('))   /* a database run has no file */
-            return render_printf(d->a, "`showdown verify %s --rerun` measures every cell again on your machine and says, "
-                                       "cell by cell, whether it reproduces (within 10%%) or why it cannot be compared.",
-                                 d->m->files[i].path);
+    for (int i = 0; i < d->m->nfiles; i++) {
+        const rm_file *f = &d->m->files[i];
+        if (strcmp(f->kind, "results") != 0 || !f->path || strchr(f->path, '('))   /* a database run has no file */
+            continue;
+        return render_printf(d->a, "`showdown verify %s --rerun` (the results file of this report; `make report` writes "
+                                   "it to out/bench/) measures every cell again and says, cell by cell, whether it "
+                                   "reproduces within 10%% or why it cannot be compared.", rb_base(f->path));
+    }
     return NULL;
 }
 
