@@ -6,6 +6,15 @@ CC      ?= cc
 CU      ?= /usr/local/cuda
 PYTHON  ?= /usr/bin/python3
 SANITIZE ?= 0
+# Build lines are short (`CC src/nn/model.c`); V=1 prints the commands.
+V ?= 0
+ifeq ($(V),1)
+Q :=
+say =
+else
+Q := @
+say = printf '  %-5s %s\n' $(1) $(2);
+endif
 
 ifeq ($(SANITIZE),1)
 BUILD   := build/san
@@ -136,27 +145,27 @@ FORCE:
 
 $(BUILD)/%.o: src/%.c $(FLAGS_FILE)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_BASE) $(CFLAGS) -c $< -o $@
+	$(Q)$(call say,CC,$<)$(CC) $(CFLAGS_BASE) $(CFLAGS) -c $< -o $@
 
 $(BUILD)/%.cu.o: src/%.cu $(FLAGS_FILE)
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCCFLAGS) -MF $(@:.o=.d) -c $< -o $@
+	$(Q)$(call say,NVCC,$<)$(NVCC) $(NVCCFLAGS) -MF $(@:.o=.d) -c $< -o $@
 
 $(LIB): $(OBJ)
 	@rm -f $@
-	ar rcs $@ $^
+	$(Q)$(call say,AR,$@)ar rcs $@ $^
 
 $(BUILD)/main.o: src/main.c $(FLAGS_FILE)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_BASE) $(CFLAGS) -c $< -o $@
+	$(Q)$(call say,CC,$<)$(CC) $(CFLAGS_BASE) $(CFLAGS) -c $< -o $@
 
 $(BIN): $(BUILD)/main.o $(LIB)
-	$(CC) -o $@ $^ $(LDLIBS_BASE) $(LDFLAGS)
+	$(Q)$(call say,LD,$@)$(CC) -o $@ $^ $(LDLIBS_BASE) $(LDFLAGS)
 
 # ---- tests ------------------------------------------------------------------------------------
 $(BUILD)/tests/%: tests/%.c $(LIB) tests/testutil.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_BASE) -Wno-missing-field-initializers $(CFLAGS) -Itests -o $@ $< $(LIB) $(CRIT_LIBS) $(LDLIBS_BASE) -Wl,--exclude-libs,ALL
+	$(Q)$(call say,CC,$<)$(CC) $(CFLAGS_BASE) -Wno-missing-field-initializers $(CFLAGS) -Itests -o $@ $< $(LIB) $(CRIT_LIBS) $(LDLIBS_BASE) -Wl,--exclude-libs,ALL
 
 test: deps
 	@$(MAKE) --no-print-directory $(BIN) $(TEST_BIN) $(FUZZ_REPLAY)
@@ -195,18 +204,18 @@ fuzz-corpus:
 
 $(FUZZ_DIR)/obj/%.o: src/%.c
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+	$(Q)$(call say,CC,$<)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 
 $(FUZZ_DIR)/libshowdown.a: $(FUZZ_OBJ)
 	@rm -f $@
-	ar rcs $@ $^
+	$(Q)$(call say,AR,$@)ar rcs $@ $^
 
 $(FUZZ_DIR)/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz.h $(FUZZ_DIR)/libshowdown.a
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_DIR)/libshowdown.a $(PKG_LIBS) -lm -fopenmp
+	$(Q)$(call say,LD,$@)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_DIR)/libshowdown.a $(PKG_LIBS) -lm -fopenmp
 
 $(BUILD)/fuzz/replay_%: fuzz/fuzz_%.c fuzz/replay_main.c fuzz/fuzz.h $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_BASE) $(CFLAGS) -o $@ $< fuzz/replay_main.c $(LIB) $(LDLIBS_BASE)
+	$(Q)$(call say,CC,$<)$(CC) $(CFLAGS_BASE) $(CFLAGS) -o $@ $< fuzz/replay_main.c $(LIB) $(LDLIBS_BASE)
 
 # ---- benchmarks and the report ------------------------------------------------------------------
 bench: deps

@@ -93,7 +93,7 @@ EOF
 run_full() { $REP --results "$t/results.json" "$t/published.json" --scores "$t/scores.json" --out "$1" --format pdf,svg,md; }
 expect 0 "full report" run_full "$t/a"
 has "$t/out" "showdown.pdf" "says where the PDF is"
-has "$t/out" "omitted for lack of data: frameworks, verification, regressions, history" "names the sections without data"
+has "$t/out" "omitted for lack of data: showdown, phase_tables, frameworks, verification, regressions, history" "names the sections without data"
 pages=$(pdfinfo "$t/a/showdown.pdf" | awk '/^Pages:/ {print $2}')
 if [ "${pages:-0}" -ge 6 ] && [ "${pages:-0}" -le 20 ]; then echo "ok: $pages pages"; else echo "FAIL: $pages pages"; fail=1; fi
 pdfinfo "$t/a/showdown.pdf" > "$t/info"
@@ -130,7 +130,7 @@ expect 0 "scores only (no benchmark results)" $REP --scores "$t/scores.json" --o
 has "$t/out" "bench_tables" "says the benchmark sections were omitted"
 pdftotext "$t/c/showdown.pdf" "$t/c.txt"
 has "$t/c.txt" "Podium" "scores-only report has the podium"
-has "$t/c.txt" "Not in this report for lack of data in its inputs: Frameworks against the native floor, Benchmarks" "the cover says the benchmark sections are absent"
+has "$t/c.txt" "Not in this report for lack of data in its inputs: Which framework, for what, Throughput per phase," "the cover says the benchmark sections are absent"
 hasnt "$t/c.txt" "training time per full epoch per device" "no empty benchmark table"
 hasnt "$t/c.txt" "test accuracy per epoch" "no empty accuracy chart"
 has "$t/c/showdown.md" "omitted" "Markdown lists the omitted sections"

@@ -29,6 +29,17 @@
 
 static int exists(const char *p) { struct stat st; return stat(p, &st) == 0; }
 
+/* 1 the first time this process is told msg: a data-set fallback or a framework that is not installed is said
+ * once per run, not once per cell (the results still record it in every cell). */
+static int first_time(const char *msg) {
+    static char said[32][160];
+    static int nsaid;
+    for (int i = 0; i < nsaid; i++)
+        if (strncmp(said[i], msg, sizeof said[i] - 1) == 0) return 0;
+    if (nsaid < 32) snprintf(said[nsaid++], sizeof said[0], "%s", msg);
+    return 1;
+}
+
 /* An input file must be a regular file: a FIFO would block the reader forever, a device never end. Opened without
  * blocking and checked on the descriptor; 0 also when it does not exist (its reader says so). */
 static int regular_input(const char *path, const char *what) {
@@ -123,7 +134,7 @@ static int load_data(const sd_bench_opts *a, const sd_workload *w, long max_exam
         why = "the workload's data set is synthetic";
     }
     if (want_real) return sd_err(SD_EINPUT, "--data real: %s", why);
-    if (why && !a->quiet) fprintf(stderr, "data: %s: using seeded synthetic data\n", why);
+    if (why && !a->quiet && first_time(why)) fprintf(stderr, "data: %s: using seeded synthetic data\n", why);
     long ntrain = w->train_n, ntest = w->test_n;
     if (max_examples > 0) {
         if (ntrain > max_examples) ntrain = max_examples;
@@ -379,6 +390,17 @@ static int run_framework(const sd_bench_opts *a, const char *wname, const char *
                         python);
             goto done;
         }
+        /* scripts/deps-frameworks.sh leaves the reason of an install that failed beside the venv */
+        char failed_path[PATH_MAX + 64], why[512];
+        snprintf(failed_path, sizeof failed_path, "%s/%s/install-failed.txt", vroot, def->venv);
+        FILE *ff = runner_program(a, impl) ? NULL : fopen(failed_path, "r");
+        if (ff) {
+            if (!fgets(why, sizeof why, ff)) snprintf(why, sizeof why, "no reason recorded");
+            fclose(ff);
+            why[strcspn(why, "\n")] = 0;
+            rc = sd_err(SD_ENODEV, "unavailable: %s failed to install: %s (%s)", impl, why, failed_path);
+            goto done;
+        }
     }
     const char *envv[2] = {def->env, NULL};
     /* the runner's input files: the layer plan, the initial weights and the native forward output (equivalence);
@@ -457,7 +479,7 @@ done:
         fprintf(stderr, "showdown bench: %s through %s: %s\n", w.name, impl, sd_errmsg());
         sd_results_add_status(doc, w.name, impl, a->device, "unsupported", sd_errmsg());
     } else if (rc == SD_ENODEV) {
-        fprintf(stderr, "showdown bench: %s through %s: %s\n", w.name, impl, sd_errmsg());
+        if (first_time(sd_errmsg())) fprintf(stderr, "showdown bench: %s: %s\n", impl, sd_errmsg());
         sd_results_add_status(doc, w.name, impl, a->device, "unavailable", sd_errmsg());
     } else if (rc && rc != SD_EINTR && rc != SD_EUSAGE) {
         fprintf(stderr, "showdown bench: %s through %s failed: %s\n", w.name, impl, sd_errmsg());

@@ -17,16 +17,16 @@
 #include <unistd.h>
 
 static const sd_framework FRAMEWORKS[] = {
-    {"pytorch", "pytorch_runner.py", NULL, NULL, "torch"},
-    {"tensorflow", "tensorflow_runner.py", "tensorflow", NULL, "tensorflow"},
-    {"keras-tensorflow", "keras_runner.py", "tensorflow", "KERAS_BACKEND=tensorflow", "keras"},
-    {"keras-jax", "keras_runner.py", "jax", "KERAS_BACKEND=jax", "keras"},
-    {"keras-torch", "keras_runner.py", "torch", "KERAS_BACKEND=torch", "keras"},
-    {"jax", "jax_runner.py", "jax", NULL, "jax"},
-    {"paddle", "paddle_runner.py", "paddle", NULL, "paddle"},
-    {"mindspore", "mindspore_runner.py", "mindspore", NULL, "mindspore"},
-    {"tinygrad", "tinygrad_runner.py", "tinygrad", NULL, "tinygrad"},
-    {"chainer", "chainer_runner.py", "chainer", NULL, "chainer"},
+    {"pytorch", "pytorch_runner.py", NULL, NULL, "torch", "torch"},
+    {"tensorflow", "tensorflow_runner.py", "tensorflow", NULL, "tensorflow", "tensorflow-cpu,tensorflow"},
+    {"keras-tensorflow", "keras_runner.py", "tensorflow", "KERAS_BACKEND=tensorflow", "keras", "keras"},
+    {"keras-jax", "keras_runner.py", "jax", "KERAS_BACKEND=jax", "keras", "keras"},
+    {"keras-torch", "keras_runner.py", "torch", "KERAS_BACKEND=torch", "keras", "keras"},
+    {"jax", "jax_runner.py", "jax", NULL, "jax", "jax"},
+    {"paddle", "paddle_runner.py", "paddle", NULL, "paddle", "paddlepaddle,paddlepaddle-gpu"},
+    {"mindspore", "mindspore_runner.py", "mindspore", NULL, "mindspore", "mindspore"},
+    {"tinygrad", "tinygrad_runner.py", "tinygrad", NULL, "tinygrad", "tinygrad"},
+    {"chainer", "chainer_runner.py", "chainer", NULL, "chainer", "chainer"},
 };
 #define NFRAMEWORKS ((int)(sizeof FRAMEWORKS / sizeof FRAMEWORKS[0]))
 
@@ -52,11 +52,25 @@ int sd_framework_python(const sd_framework *f, const char *venvs, const char *de
     return access(out, X_OK) == 0;
 }
 
+/* The version is the installed distribution's (importlib.metadata), printed after the import on a line of its own:
+ * what the import itself writes (log noise, warnings) is never read as the version. */
+#define VERSION_MARK "showdown-version: "
+
 int sd_framework_probe(const sd_framework *f, const char *python, double timeout_s, char *version, size_t n) {
     version[0] = 0;
     if (access(python, X_OK) != 0) return sd_err(SD_ENODEV, "no interpreter %s", python);
-    char code[256];
-    snprintf(code, sizeof code, "import %s, sys; sys.stdout.write(%s.__version__)", f->module, f->module);
+    char code[1024];
+    snprintf(code, sizeof code,
+             "import sys\n"
+             "from importlib import metadata\n"
+             "import %s\n"
+             "def v():\n"
+             "    for d in '%s'.split(','):\n"
+             "        try: return metadata.version(d)\n"
+             "        except metadata.PackageNotFoundError: pass\n"
+             "    return 'unknown (no package metadata for %s)'\n"
+             "sys.stdout.write('\\n" VERSION_MARK "' + v() + '\\n')\n",
+             f->module, f->dists, f->dists);
     char *argv[] = {(char *)python, "-c", code, NULL};
     const char *env[] = {f->env, NULL};
     sd_proc_opts po = {.argv = argv, .env_add = f->env ? env : NULL, .out = SD_PROC_PIPE, .err = SD_PROC_TO_OUT};
@@ -92,6 +106,10 @@ int sd_framework_probe(const sd_framework *f, const char *python, double timeout
         const char *last = strrchr(buf, '\n');
         return sd_err(SD_ENODEV, "import %s failed: %s", f->module, last ? last + 1 : buf[0] ? buf : "no output");
     }
-    snprintf(version, n, "%s", buf);
+    const char *mark = NULL;
+    for (const char *p = buf; (p = strstr(p, VERSION_MARK)) != NULL; p++) mark = p;
+    if (!mark) return sd_err(SD_ENODEV, "import %s: no version line in its output", f->module);
+    mark += strlen(VERSION_MARK);
+    snprintf(version, n, "%.*s", (int)strcspn(mark, "\r\n"), mark);
     return 0;
 }

@@ -10,7 +10,8 @@ typedef struct sd_framework {
     const char *script;  /* runner under <workloads>/runners/ */
     const char *venv;    /* virtual environment under .venv-frameworks/ (`make deps-frameworks`); NULL: --python */
     const char *env;     /* one NAME=VALUE the runner needs (Keras's backend), or NULL */
-    const char *module;  /* the Python module whose __version__ names the framework's version */
+    const char *module;  /* the Python module a runner imports */
+    const char *dists;   /* its distributions, first installed one's metadata gives the version: "a,b" */
 } sd_framework;
 
 int sd_framework_count(void);
@@ -23,7 +24,8 @@ int sd_bench_impl_known(const char *impl);
  * sd_default_dir does), or default_python for frameworks without a venv. Returns 1 when it exists. */
 int sd_framework_python(const sd_framework *f, const char *venvs, const char *default_python, char *out, size_t n);
 
-/* Imports f's module with python (timeout_s seconds at most): 0 and its version in version, or a negative
+/* Imports f's module with python (timeout_s seconds at most): 0 and its distribution's version (package
+ * metadata, not the module's output) in version, or a negative
  * status with the reason in sd_errmsg() (interpreter missing, import failed: its last line of stderr). */
 int sd_framework_probe(const sd_framework *f, const char *python, double timeout_s, char *version, size_t n);
 #endif

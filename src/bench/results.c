@@ -151,6 +151,14 @@ void sd_run_view_of(const json_t *run, sd_run_view *v) {
     v->train_total_s = sd_stat_read(json_object_get(sum, "train_total_s"));
     v->train_s = sd_stat_read(json_object_get(sum, "train_s"));
     v->infer_s_per_1000 = sd_stat_read(json_object_get(sum, "infer_s_per_1000"));
+    v->inference_s_per_1000 = sd_stat_read(json_object_get(sum, "inference_s_per_1000_images"));
+    v->inference_gflops = sd_stat_read(json_object_get(sum, "inference_gflops"));
+    v->setting = json_string_value(json_object_get(set, "setting"));
+    v->spec = json_string_value(json_object_get(json_object_get(run, "model"), "spec"));
+    for (size_t s = 0; s < json_array_size(v->samples); s++) {
+        long long pb = count_of(json_object_get(json_array_get(v->samples, s), "peak_bytes"), 1LL << 60);
+        if (pb > v->peak_bytes) v->peak_bytes = pb;
+    }
     v->gflops = num(json_object_get(sum, "gflops"));
 }
 

@@ -89,6 +89,11 @@ typedef struct sd_run_view {
     sd_stat first_epoch_s, steady_epoch_s, val_s, accuracy, train_images_per_s, train_gflops;
     sd_stat total_s, train_total_s, train_s, infer_s_per_1000;   /* published figures */
     double gflops;                /* published: a bare number; NAN when absent */
+    sd_stat inference_s_per_1000; /* measured: seconds per 1,000 images of a timed inference pass */
+    sd_stat inference_gflops;     /* measured: the inference pass's GFLOP/s */
+    long long peak_bytes;         /* the largest memory peak over the samples; 0 when none recorded */
+    const char *setting;          /* settings.setting: a framework's candidate ("compile", "jit"); NULL: as shipped */
+    const char *spec;             /* model.spec: the workload file the run was built from; NULL when absent */
 } sd_run_view;
 void sd_run_view_of(const json_t *run, sd_run_view *v);
 /* One statistic read back the same way (also verify's measured figures). */

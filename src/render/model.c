@@ -289,6 +289,13 @@ static int add_results(render_model *m, const char *path, json_t *root) {
         r->gflops = v.gflops;
         if (isnan(r->gflops)) r->gflops = v.train_gflops.median;
         r->parameters = v.parameters;
+        sd_stat inf = v.inference_s_per_1000;   /* seconds per 1,000 images -> images per second */
+        r->infer_images_per_s = (rm_stat){inf.median > 0 ? 1000 / inf.median : NAN, inf.max > 0 ? 1000 / inf.max : NAN,
+                                          inf.min > 0 ? 1000 / inf.min : NAN};
+        r->infer_gflops = v.inference_gflops.median;
+        r->peak_bytes = v.peak_bytes;
+        r->setting = render_strdup(a, v.setting);
+        r->spec = render_strdup(a, v.spec);
         rc = read_epochs(a, r, &v, path);
         /* derive what the summary left out from the epochs */
         if (rc == 0 && r->nepochs > 0) {

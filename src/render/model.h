@@ -45,6 +45,11 @@ typedef struct rm_run {
     const char *total_unit;           /* what total_s holds: "s" (the run), "s/epoch" or "s/1,000 images" (published) */
     double gflops;                    /* NAN when absent */
     long long parameters;             /* 0 when absent */
+    rm_stat infer_images_per_s;       /* a timed inference pass (measured runs); NAN when absent */
+    double infer_gflops;              /* its GFLOP/s median; NAN when absent */
+    long long peak_bytes;             /* the largest memory peak of its samples; 0 when not recorded */
+    const char *setting;              /* a framework's candidate setting ("compile", "jit"); NULL: as shipped */
+    const char *spec;                 /* the workload file the run was built from, or NULL */
     int nepochs;
     rm_epoch *epochs;                 /* median over repeats, per epoch */
 } rm_run;

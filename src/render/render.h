@@ -65,6 +65,9 @@ typedef struct render_table {
     int *dec;                    /* NULL (2 decimals) or ncols */
     const char **groups;         /* NULL, or ncols group headers spanning equal neighbours ("measured") */
     const struct render_table *whole;   /* a part of a longer table (continued on the next page): best values are the whole's */
+    const double *heat;          /* NULL or nrows*ncols: each cell shaded by a ratio on a log scale (<= 1 green,
+                                    then pale yellow at 1 to red at 100 and beyond); NAN: unshaded */
+    int compact;                 /* numeric headers wrap down to their values' width (a grid of many columns) */
 } render_table;
 
 /* Horizontal grouped bars: one group per row label, one bar per series. NAN = missing: drawn as a

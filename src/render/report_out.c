@@ -92,6 +92,7 @@ static int split_tall_tables(rdoc *d, cairo_t *cr) {
             pt->rows = t->rows + r0;
             pt->v = t->v + (size_t)r0 * t->ncols;
             if (t->text) pt->text = t->text + (size_t)r0 * t->ncols;
+            if (t->heat) pt->heat = t->heat + (size_t)r0 * t->ncols;
             *pf = *f;
             pf->u.table = pt;
             if (part > 0) pf->title = render_printf(d->a, "%s (continued)", f->title);

@@ -72,6 +72,9 @@ const rm_run *rb_run_of(const rdoc *d, const char *wl, const char *impl);
 int rb_framework_workloads(rdoc *d, const char **out, int max);
 /* Frameworks whose every run was "unavailable" (not installed here), "a, b", or NULL. */
 const char *rb_not_installed(rdoc *d);
+/* Page 1's ranking of the frameworks by time relative to native over the workload phases (report_showdown.c),
+ * or NULL when there is nothing to rank. */
+const char *rb_framework_ranking(rdoc *d);
 /* Whether a measured framework version is known to be behind its current release. */
 int rb_outdated(const char *impl, const char *version);
 
@@ -85,6 +88,8 @@ int rb_sec_bench_charts(rdoc *d, const rt_section *s);
 int rb_sec_accuracy(rdoc *d, const rt_section *s);
 int rb_sec_first_steady(rdoc *d, const rt_section *s);
 int rb_sec_frameworks(rdoc *d, const rt_section *s);     /* report_frameworks.c */
+int rb_sec_showdown(rdoc *d, const rt_section *s);       /* report_showdown.c: the grids per phase, Keras's back-ends */
+int rb_sec_phase_tables(rdoc *d, const rt_section *s);
 int rb_sec_methodology(rdoc *d, const rt_section *s);    /* report_appendix.c */
 int rb_sec_verification(rdoc *d, const rt_section *s);
 int rb_sec_regressions(rdoc *d, const rt_section *s);

@@ -100,20 +100,18 @@ static const char *summary_fastest(rdoc *d) {
     return out;
 }
 
-static const char *summary_overhead(rdoc *d) {
-    const char *wl[16], *names[32], *out = NULL;
-    int measured[32], nw = rb_framework_workloads(d, wl, 16), nf = rb_framework_names(d, names, measured, 32);
-    for (int k = 0; k < nf; k++) {
-        if (!measured[k]) continue;
-        const char *one = NULL;
-        for (int w = 0; w < nw; w++) {
-            const rm_run *nat = rb_native_floor(d, wl[w]), *r = rb_run_of(d, wl[w], names[k]);
-            if (!r || r->failed || isnan(r->images_per_s.median)) continue;
-            one = cat(d, one, ", ", render_printf(d->a, "%.1f× (%s)", nat->images_per_s.median / r->images_per_s.median, wl[w]));
-        }
-        if (one) out = cat(d, out, "; ", render_printf(d->a, "%s: %s", rb_impl_label(d, &(rm_run){.implementation = names[k]}), one));
+/* The command a reader runs to re-check the measured figures: verify --rerun on the results file. By its file name:
+ * a recorded report renders again from a copy elsewhere, and must come out the same. */
+static const char *summary_recheck(rdoc *d) {
+    for (int i = 0; i < d->m->nfiles; i++) {
+        const rm_file *f = &d->m->files[i];
+        if (strcmp(f->kind, "results") != 0 || !f->path || strchr(f->path, '('))   /* a database run has no file */
+            continue;
+        return render_printf(d->a, "`showdown verify %s --rerun` (the results file of this report; `make report` writes "
+                                   "it to out/bench/) measures every cell again and says, cell by cell, whether it "
+                                   "reproduces within 10%% or why it cannot be compared.", rb_base(f->path));
     }
-    return out ? render_printf(d->a, "%s — training time relative to the fastest native back-end.", out) : NULL;
+    return NULL;
 }
 
 static const char *summary_frameworks(rdoc *d) {
@@ -218,7 +216,7 @@ static const char *summary_backends(rdoc *d) {
 }
 
 static int summary_table(rdoc *d) {
-    const char *k[9], *v[9];
+    const char *k[10], *v[10];
     int n = 0;
 #define ROW(key, val) do { const char *x_ = (val); if (x_) { k[n] = (key); v[n++] = x_; } } while (0)
     ROW("Hardware", summary_hardware(d));
@@ -227,9 +225,10 @@ static int summary_table(rdoc *d) {
     ROW("Data sets", summary_data(d));
     ROW("Run length", summary_length(d));
     ROW("Fastest", summary_fastest(d));
-    ROW("Framework overhead", summary_overhead(d));
+    ROW("Frameworks ranked", rb_framework_ranking(d));
     ROW("Score ranking", summary_scores(d));
     ROW("Published numbers", summary_published(d));
+    ROW("Re-check", summary_recheck(d));
 #undef ROW
     if (n == 0) return 0;
     render_table *t = rb_new_table(d, n, 1);

@@ -54,6 +54,16 @@ static void mark_best(const render_table *t, char *isbest) {
     }
 }
 
+/* The shade of a ratio: green at or under 1, then pale yellow to red over 1..100 on a log scale; light enough
+ * for ink text on every shade. */
+static render_rgb heat_rgb(double v) {
+    if (v <= 1.0) return (render_rgb){0.80, 0.92, 0.82};
+    double k = log10(v) / 2;
+    if (k > 1) k = 1;
+    render_rgb lo = {1.00, 0.96, 0.82}, hi = {0.95, 0.55, 0.45};
+    return (render_rgb){lo.r + k * (hi.r - lo.r), lo.g + k * (hi.g - lo.g), lo.b + k * (hi.b - lo.b)};
+}
+
 static void lay_free(tlay *L) { free(L->col_w); free(L->row_h); free(L->textcol); free(L->isbest); }
 
 static int layout(cairo_t *cr, const render_table *t, double w, tlay *L) {
@@ -77,12 +87,14 @@ static int layout(cairo_t *cr, const render_table *t, double w, tlay *L) {
             if (tw > vw) vw = tw;
         }
         L->textcol[c] = alltext;
+        if (t->compact && alltext && vw > 90) vw = 90;   /* a grid's text wraps before its row labels do */
         if (t->units && t->units[c] && t->units[c][0]) {
             render_text_size(cr, RENDER_FONT_SMALL, t->units[c], 0, &tw, NULL);
             if (tw + 6 > vw) vw = tw + 6;
         }
         render_text_size(cr, RENDER_FONT_SMALL_BOLD, t->cols[c], 0, &tw, NULL);
-        double hw = tw < (vw > 54 ? vw : 54) ? tw : (vw > 54 ? vw : 54);
+        double hmin = t->compact ? 26 : 54;   /* the width a header may take before it wraps */
+        double hw = tw < (vw > hmin ? vw : hmin) ? tw : (vw > hmin ? vw : hmin);
         if (alltext && tw > hw) hw = tw < 160 ? tw : 160;
         L->col_w[c] = (vw > hw ? vw : hw) + 2 * PADX + 1;   /* +1: pango must not wrap a text measured to fit */
         sum += L->col_w[c];
@@ -270,7 +282,12 @@ void render_table_draw(cairo_t *cr, const render_table *t, double x, double y, d
         cx = x + L.lab_w;
         for (int c = 0; c < nc; c++) {
             int best = L.isbest[r * nc + c], miss = cell_missing(t, r, c);
-            if (best) {
+            double hv = t->heat ? t->heat[r * nc + c] : NAN;
+            if (!isnan(hv)) {
+                rc_set(cr, heat_rgb(hv));
+                cairo_rectangle(cr, cx + 1, cy + 0.5, L.col_w[c] - 2, rh - 1);
+                cairo_fill(cr);
+            } else if (best) {
                 rc_set(cr, RC_BEST);
                 cairo_rectangle(cr, cx + 1, cy + 0.5, L.col_w[c] - 2, rh - 1);
                 cairo_fill(cr);

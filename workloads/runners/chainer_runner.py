@@ -17,7 +17,7 @@ class Chainer:
         import chainer
         import chainer.functions as F
         self.chainer, self.F = chainer, F
-        self.name, self.version = "chainer", chainer.__version__
+        self.name, self.version = "chainer", rc.dist_version("chainer")
         self.device = "cpu (numpy)"
         self.threads = a.threads
 

@@ -29,7 +29,7 @@ class Jax:
         import jax.numpy as jnp
         from jax import lax
         self.jax, self.jnp, self.lax = jax, jnp, lax
-        self.name, self.version = "jax", jax.__version__
+        self.name, self.version = "jax", rc.dist_version("jax")
         self.device = "cpu (%s)" % jax.devices()[0].device_kind
         self.threads = a.threads
         self.nhwc = False

@@ -41,7 +41,7 @@ class Keras:
         else:
             raise ImportError("unknown KERAS_BACKEND %r" % self.backend)
         self.be = be
-        self.name, self.version = "keras-" + self.backend, keras.__version__
+        self.name, self.version = "keras-" + self.backend, rc.dist_version("keras")
         self.device = "cpu"
         self.threads = a.threads
 

@@ -20,7 +20,7 @@ class MindSpore:
         from mindspore import ops
         ms.set_device("CPU") if hasattr(ms, "set_device") else ms.set_context(device_target="CPU")
         self.ms, self.ops = ms, ops
-        self.name, self.version = "mindspore", ms.__version__
+        self.name, self.version = "mindspore", rc.dist_version("mindspore")
         self.device = "cpu"
         self.threads = a.threads
 

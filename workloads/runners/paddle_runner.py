@@ -21,7 +21,7 @@ class Paddle:
         import paddle.nn.functional as F
         paddle.set_device("cpu")
         self.paddle, self.F = paddle, F
-        self.name, self.version = "paddle", paddle.__version__
+        self.name, self.version = "paddle", rc.dist_version("paddlepaddle", "paddlepaddle-gpu")
         self.device = "cpu"
         self.threads = a.threads
 

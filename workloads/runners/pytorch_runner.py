@@ -39,7 +39,7 @@ class PyTorch:
         torch.backends.cuda.matmul.allow_tf32 = tf32
         torch.manual_seed(a.seed)
         self.dev, self.device_kind = torch.device(dev), dev
-        self.name, self.version = "pytorch", torch.__version__
+        self.name, self.version = "pytorch", rc.dist_version("torch")
         self.device = torch.cuda.get_device_name(0) if dev == "cuda" else "cpu (%d threads)" % torch.get_num_threads()
         self.cudnn_benchmark = bool(a.cudnn_benchmark)
         self.training = None

@@ -30,6 +30,18 @@ def fail(message, kind="failed", code=1):
     sys.exit(code)
 
 
+def dist_version(*dists):
+    """The version of the first installed distribution of dists from its package metadata: the probe of
+    `showdown env` (bench/frameworks.c), so the results and page 1 name the same version."""
+    from importlib import metadata
+    for d in dists:
+        try:
+            return metadata.version(d)
+        except metadata.PackageNotFoundError:
+            pass
+    return "unknown (no package metadata for %s)" % ",".join(dists)
+
+
 class Unsupported(Exception):
     """Raised by a runner for an operation its framework lacks: reported as "unsupported: <op>"."""
 
@@ -718,6 +730,12 @@ def _main(make, description):
              "device": fw.device, "device_kind": getattr(fw, "device_kind", "cpu"), "parameters": int(fw.parameters()),
              "python": sys.version.split()[0], "numpy": np.__version__}
     hello.update(fw.extras())
+    # a cell's time cap (the default report sets it): a framework too slow for its batches in the first epoch
+    # trains and validates fewer of them in every epoch; each epoch's train_images says how many
+    budget = float(os.environ.get("SHOWDOWN_CELL_SECONDS", "0") or 0)
+    if budget > 0:
+        hello["cell_seconds"] = budget
+    t_start = time.perf_counter()
     emit(hello)
     if eq_x is not None:
         z = np.asarray(fw.forward(eq_x), dtype=np.float64)
@@ -747,6 +765,11 @@ def _main(make, description):
             sel = idx[b * B:(b + 1) * B]
             lsum += float(fw.train_step(xtr[sel], ytr[sel], masks.step(a.seed, step), step + 1))
             step += 1
+            if budget > 0 and e == 1 and 1 <= b + 1 < nb and \
+                    time.perf_counter() - t_start > budget / (a.epochs + 1):
+                nb = b + 1
+                nvb = min(nvb, nb)
+                break
             now = time.monotonic()
             if now - last > 2.0:
                 emit({"event": "progress", "epoch": e, "batch": b + 1, "batches": nb})

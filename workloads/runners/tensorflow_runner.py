@@ -28,7 +28,7 @@ class TensorFlow:
             tf.config.threading.set_intra_op_parallelism_threads(a.threads)
             tf.config.threading.set_inter_op_parallelism_threads(1)
         self.tf = tf
-        self.name, self.version = "tensorflow", tf.__version__
+        self.name, self.version = "tensorflow", rc.dist_version("tensorflow-cpu", "tensorflow")
         self.device = "cpu"
         self.threads = a.threads
 

@@ -20,9 +20,8 @@ class Tinygrad:
             os.environ.setdefault("CPU_COUNT", str(a.threads))
         import tinygrad
         from tinygrad import Tensor, TinyJit, Device
-        from importlib.metadata import version
         self.Tensor, self.TinyJit = Tensor, TinyJit
-        self.name, self.version = "tinygrad", version("tinygrad")
+        self.name, self.version = "tinygrad", rc.dist_version("tinygrad")
         self.device = "cpu (tinygrad %s)" % Device.DEFAULT
         self.threads = a.threads
         self.tinygrad = tinygrad

@@ -1,0 +1,91 @@
+#!/bin/bash
+# test_report_pages — pages 1–2 answer "which framework, for what": from a results file shaped like the default
+# report's (tests/fixtures/report/make-showdown-fixture.py: native and ten frameworks on every workload, shipped and
+# at candidate settings, n/a and failed cells, one framework not installed), pdftotext of pages 1–2 names every
+# framework and every workload, page 1 names the re-check command with the results file and ranks the frameworks,
+# page 2 holds the training and inference grids; the tables per phase give the best setting, n/a and failed
+# reasons and the share of this machine's limit; published GPU figures never reach pages 1–2. The same check
+# run on a report whose results dropped one framework (or workload) must fail.
+set -u
+SD=$(realpath "${SHOWDOWN:-./showdown}")
+cd "$(dirname "$0")/.."
+for tool in pdftotext python3; do
+  command -v $tool >/dev/null || { echo "skipped: $tool not installed"; exit 77; }
+done
+fail=0; t=$(mktemp -d); trap 'rm -rf "$t"' EXIT
+ok() { echo "ok: $1"; }
+bad() { echo "FAIL: $1"; fail=1; }
+GEN=tests/fixtures/report/make-showdown-fixture.py
+
+# every implementation and workload of a results file, one a line
+names() { python3 - "$1" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+print("\n".join(sorted({r["implementation"] for r in d["runs"]} | {r["workload"] for r in d["runs"]})))
+EOF
+}
+# render RESULTS into DIR (published tables beside it), pages 1-2 flattened into DIR/p12
+render() {
+  "$SD" report --no-db --results "$1" workloads/published/*.json --format pdf,csv --out "$2" > "$2.out" 2>&1 \
+    || { bad "report $1: $(tail -3 "$2.out")"; return 1; }
+  pdftotext -f 1 -l 2 "$2/showdown.pdf" - | tr '\n' ' ' | tr -s ' ' | sed 's/\xe2\x80\x8b//g; s/- / /g' > "$2/p12"
+}
+# the words of NAMES missing from a page text (a word split at a line end joins again above)
+missing() { while read -r n; do grep -qF -- "$n" "$2" || grep -qF -- "${n//_/_ }" "$2" || echo "$n"; done < "$1"; }
+
+python3 "$GEN" "$t/full.json" || { bad "fixture generator"; exit 1; }
+names "$t/full.json" > "$t/names"
+nfw=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(len({r["implementation"] for r in d["runs"]} - {"native"}))' "$t/full.json")
+nwl=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(len({r["workload"] for r in d["runs"]}))' "$t/full.json")
+[ "$nfw" -ge 8 ] && [ "$nwl" -ge 9 ] && ok "fixture: $nfw frameworks × $nwl workloads" || bad "fixture too small: $nfw × $nwl"
+
+render "$t/full.json" "$t/o" || exit 1
+m=$(missing "$t/names" "$t/o/p12")
+[ -z "$m" ] && ok "pages 1-2 name every framework and workload ($(wc -l < "$t/names"))" || bad "missing on pages 1-2: $m"
+grep -qF "showdown verify full.json --rerun" "$t/o/p12" && ok "page 1 names the re-check command with the results file" \
+  || bad "no 'showdown verify full.json --rerun' on page 1"
+grep -qE "Frameworks ranked 1\. [a-z-]+ [0-9.]+ [0-9.]+× \([0-9]+ of [0-9]+\)" "$t/o/p12" \
+  && ok "page 1 ranks the frameworks" || bad "page 1 has no ranking: $(grep -o 'Frameworks ranked.\{0,80\}' "$t/o/p12")"
+grep -q "Framework overhead" "$t/o/p12" && bad "page 1 still has the run-on 'Framework overhead'" || ok "no run-on overhead sentence"
+for ph in Training Inference; do
+  grep -qF "$ph: × native's time, each framework at its best setting" "$t/o/p12" && ok "page 2 has the $ph grid" \
+    || bad "no $ph grid on pages 1-2"
+done
+pdftotext -f 2 -l 2 "$t/o/showdown.pdf" "$t/p2.txt"
+grep -qE "K80|P100|V100|Tesla" "$t/p2.txt" && bad "published GPU figures on page 2: $(grep -m1 -E 'K80|P100|V100|Tesla' "$t/p2.txt")" \
+  || ok "page 2 holds no published GPU figure"
+# the grid's cells: a ratio per measured cell (mindspore's best 'graph' at ~4x, not its shipped ~230x), n/a, failed
+python3 - "$t/o/tables/showdown-training.csv" <<'EOF' && ok "training grid: ratios at the best setting, n/a and failed cells" || fail=1
+import csv, sys
+rows = {r[0]: r[1:] for r in csv.reader(open(sys.argv[1]))}
+ms = rows.get("mindspore") or []
+vals = [float(x) for x in ms if x.replace(".", "").isdigit()]
+ok = vals and max(vals) < 10 and "n/a" in ms and "failed" in (rows.get("tinygrad") or [])
+print("mindspore", ms, "tinygrad", rows.get("tinygrad")) if not ok else None
+sys.exit(0 if ok else 1)
+EOF
+pdftotext -layout "$t/o/showdown.pdf" "$t/all.txt"
+grep -q "Keras 3 on its back-ends, side by side" "$t/all.txt" && ok "Keras 3 back-ends table" || bad "no Keras back-ends table"
+grep -q "failed: timed out after 600 s" "$t/o/tables/phase-training.csv" && grep -q "failed: timed" "$t/all.txt" \
+  && ok "a failed cell gives its reason" || bad "no 'failed: reason'"
+grep -q "n/a: mindspore_runner.py cannot build op gru" "$t/o/tables/phase-training.csv" && grep -q "n/a:" "$t/all.txt" \
+  && ok "an n/a cell gives its reason" || bad "no 'n/a: reason'"
+python3 - "$t/o/tables/phase-training.csv" <<'EOF' && ok "phase table: best setting named, share of the machine's limit" || fail=1
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1])))
+head, body = rows[0], rows[1:]
+pt = [r for r in body if r[0] == "mnist_cnn · pytorch"]
+lim = [i for i, h in enumerate(head) if "limit" in h]
+ok = pt and "compile" in pt[0] and lim and all(0 < float(r[lim[0]]) < 1000 for r in body if r[lim[0]] not in ("", "–"))
+print(head, pt) if not ok else None
+sys.exit(0 if ok else 1)
+EOF
+
+# the check must catch a dropped framework or workload
+python3 "$GEN" "$t/nofw.json" --drop-framework paddle && render "$t/nofw.json" "$t/a" \
+  && m=$(missing "$t/names" "$t/a/p12") && [ "$m" = "paddle" ] && ok "a dropped framework is caught (missing: $m)" \
+  || bad "dropping paddle was not caught: '${m:-}'"
+python3 "$GEN" "$t/nowl.json" --drop-workload babi_rnn && render "$t/nowl.json" "$t/b" \
+  && m=$(missing "$t/names" "$t/b/p12") && [ "$m" = "babi_rnn" ] && ok "a dropped workload is caught (missing: $m)" \
+  || bad "dropping babi_rnn was not caught: '${m:-}'"
+exit $fail
