@@ -45,7 +45,7 @@ typedef struct sd_runner_opts {
     int epochs, batch, max_batches, shuffle, threads, cudnn_benchmark, classes;
     uint64_t seed;
     const char *device;           /* auto, cpu, cuda */
-    const char *precision;        /* fp32, tf32 */
+    const char *precision;        /* fp32, tf32, bf16 */
     double timeout_s;             /* idle timeout: seconds without a stdout line */
     long long native_params;      /* > 0: hello.parameters must equal it */
     const char *equivalence_dir;  /* non-NULL: --equivalence DIR (nn/export.h), the runner reports an equivalence event */
