@@ -136,6 +136,23 @@ Test(spec, unknown_layer_op) {
                  "{\"block\": NAME})");
 }
 
+/* The op table (nn/op.c) has a row for every kind: distinct names, the primitives each needs (none for the
+ * flatten view), and a spec name for exactly the ops a spec writes as layers (not the joins, not the losses). */
+Test(spec, op_table_has_a_row_per_kind) {
+    for (int k = 0; k < NN_OP_COUNT; k++) {
+        const nn_op_info *in = nn_op_info_of((nn_op_kind)k);
+        cr_assert_str_neq(in->name, "?", "op %d has no row in the op table", k);
+        for (int j = 0; j < k; j++) cr_assert_str_neq(in->name, nn_op_name((nn_op_kind)j), "op %d", k);
+        cr_assert_eq(in->fwd == 0, k == NN_OP_FLATTEN, "%s", in->name);
+        cr_assert_eq(in->bwd == 0, k == NN_OP_FLATTEN, "%s", in->name);
+        cr_assert_eq(sd_spec_op_name((nn_op_kind)k) == NULL, (in->flags & (NN_OPF_JOIN | NN_OPF_LOSS)) != 0, "%s",
+                     in->name);
+    }
+    cr_assert_str_eq(nn_op_name(NN_OP_COUNT), "?");
+    cr_assert_str_eq(sd_spec_op_name(NN_OP_REPEAT), "repeat_vector");
+    cr_assert_str_eq(nn_op_name(NN_OP_REPEAT), "repeat");
+}
+
 Test(spec, missing_key) {
     expect_error(HEAD
                  "  \"model\": {\"layers\": [{\"op\": \"flatten\"}, {\"op\": \"dense\"}], \"loss\": \"softmax_cross_entropy\"},\n"

@@ -1,7 +1,7 @@
 /* dnnl_rnn — GRU and LSTM of the dnnl back-end on the host (see dnnl_rnn.h). Examples are independent in the
  * recurrence, so each thread runs the whole sequence of its slice of the batch with sequential sgemms and no
  * synchronisation per step; oneDNN 2.6's RNN primitive splits each step's small gemm between the threads and
- * joins them at every step (552 times a pass on babi_rnn) and measured up to 2x slower. The input projections
+ * joins them at every step, which is slower (docs/performance.md). The input projections
  * of all steps are one gemm where that pays (dims_of), and backward's weight gradients and dx are gemms over
  * all steps, as in cuDNN. */
 #include "be_dnnl/dnnl_rnn.h"
@@ -55,9 +55,8 @@ static dims dims_of(const nn_op *op, int threads) {
     d.nt = threads < d.N ? threads : d.N;
     if (d.nt < 1) d.nt = 1;
     d.per = ((size_t)d.N + d.nt - 1) / d.nt;
-    /* Batching pays where the input side is as wide as the recurrent side (imdb_gru, F 125 H 100: training
-     * +13-16%); with a narrow input its product is store-bound and the batched result leaves the cache
-     * before its step reads it (mnist_hrnn's row LSTM, F 28 H 128: evaluation -10-20%). */
+    /* Batching pays where the input side is as wide as the recurrent side; with a narrow input its product is
+     * store-bound and the batched result leaves the cache before its step reads it (docs/performance.md). */
     d.batched = d.F >= d.H;
     size_t mb = d.batched ? XG_BUDGET / ((size_t)d.T * d.GH) : d.per;
     if (mb < 64) mb = 64;

@@ -1,6 +1,7 @@
 /* frameworks — the table of framework runners and the probe that tells whether one can run here. */
 #include "bench/frameworks.h"
 #include "core/util.h"
+#include "core/clock.h"
 #include "core/err.h"
 
 #include <errno.h>
@@ -52,12 +53,6 @@ int sd_framework_python(const sd_framework *f, const char *venvs, const char *de
     return access(out, X_OK) == 0;
 }
 
-static double now_s(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
 int sd_framework_probe(const sd_framework *f, const char *python, double timeout_s, char *version, size_t n) {
     version[0] = 0;
     if (access(python, X_OK) != 0) return sd_err(SD_ENODEV, "no interpreter %s", python);
@@ -79,10 +74,10 @@ int sd_framework_probe(const sd_framework *f, const char *python, double timeout
     close(out[1]);
     char buf[8192];
     size_t len = 0;
-    double end = now_s() + timeout_s;
+    double end = sd_now() + timeout_s;
     int timed_out = 0;
     for (;;) {
-        double left = end - now_s();
+        double left = end - sd_now();
         if (left <= 0) { timed_out = 1; break; }
         struct pollfd p = {.fd = out[0], .events = POLLIN};
         int r = poll(&p, 1, (int)(left * 1000) + 1);

@@ -5,6 +5,7 @@
 #include "bench/results.h"
 #include "nn/backend_impl.h"
 #include "cmd/cli.h"
+#include "core/clock.h"
 #include "core/err.h"
 #include "core/fsutil.h"
 #include "core/sig.h"
@@ -38,20 +39,20 @@ static int time_median(perf_fn fn, void *arg, nn_backend *be, double seconds, in
                        double *windows) {
     SD_TRY(fn(arg));                                         /* warm-up (first-touch, jit) */
     SD_TRY(be->ops->sync(be));
-    double t0 = nn_now();
+    double t0 = sd_now();
     SD_TRY(fn(arg));
     SD_TRY(be->ops->sync(be));
-    double once = nn_now() - t0;
+    double once = sd_now() - t0;
     int k = once > 0 ? (int)(seconds / repeat / once) : 1;
     if (k < 1) k = 1;
     if (k > 1000) k = 1000;
     double t[32];
     if (repeat > 32) repeat = 32;
     for (int r = 0; r < repeat; r++) {
-        t0 = nn_now();
+        t0 = sd_now();
         for (int i = 0; i < k; i++) SD_TRY(fn(arg));
         SD_TRY(be->ops->sync(be));
-        t[r] = (nn_now() - t0) / k;
+        t[r] = (sd_now() - t0) / k;
     }
     qsort(t, (size_t)repeat, sizeof t[0], cmp_double);
     *out = t[repeat / 2];
@@ -143,9 +144,9 @@ static int profile_steps(nn_model *m, model_arg *ma, int training, json_t *run) 
     SD_ALLOC_CHECK(prof);
     m->prof = prof;
     int rc = 0;
-    double t0 = nn_now();
+    double t0 = sd_now();
     for (int s = 0; s < steps && rc == 0; s++) rc = step(ma);
-    double total = (nn_now() - t0) / steps;
+    double total = (sd_now() - t0) / steps;
     m->prof = NULL;
     if (rc) { free(prof); return rc; }
     printf("    %s profile (%d %s, synced after every op): %.2f ms a %s\n", training ? "step" : "inference", steps,

@@ -2,6 +2,7 @@
  * state machine (start, wait, retry, done). Waits are bounded by max_wait_s; a final failure falls
  * back to the cached body marked stale. Nothing here prints headers, so the token cannot leak. */
 #include "http/http.h"
+#include "core/clock.h"
 #include "core/err.h"
 #include "core/fsutil.h"
 
@@ -38,12 +39,6 @@ typedef struct req {
     int state;                /* 0 pending, 1 in flight, 2 done */
     int retries;
 } req;
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static void iso_now(char *buf, size_t len) {
     time_t t = time(NULL);
@@ -325,7 +320,7 @@ static void retry_or_fail(http_client *c, req *q, double wait, const char *why) 
         return;
     }
     q->retries++;
-    q->not_before = now_s() + wait;
+    q->not_before = sd_wall_now() + wait;
     q->state = 0;
     logf_(c, "http: GET %s: %s; retry %d in %.1f s", q->url, why, q->retries, wait);
 }
@@ -387,7 +382,7 @@ static void finish(http_client *c, req *q, CURLcode cc) {
         json_t *bo = json_object_get(doc, "backoff");
         if (json_is_integer(bo) && json_integer_value(bo) > 0) {
             gate *g = gate_for(c, q->url, 1);
-            double until = now_s() + (double)json_integer_value(bo);
+            double until = sd_wall_now() + (double)json_integer_value(bo);
             if (until > g->until) g->until = until;
             snprintf(g->why, sizeof g->why, "server asked for a backoff of %lld s", (long long)json_integer_value(bo));
         }
@@ -416,7 +411,7 @@ static void finish(http_client *c, req *q, CURLcode cc) {
         double ra;
         if (http_header_num(header(q->h, "Retry-After", rab, sizeof rab), &ra) == 0) { retry_or_fail(c, q, ra, why); return; }
         gate *g = gate_for(c, q->url, 0);
-        if (g && g->until > now_s()) { retry_or_fail(c, q, g->until - now_s(), why); return; }
+        if (g && g->until > sd_wall_now()) { retry_or_fail(c, q, g->until - sd_wall_now(), why); return; }
         fail(c, q, SD_ENET, "%s (forbidden, no Retry-After or rate-limit reset given)", why);
         return;
     }
@@ -442,7 +437,7 @@ int http_get_many(http_client *c, const char *const *urls, size_t n, http_respon
     while (done < n) {
         int inflight = 0;
         for (size_t i = 0; i < n; i++) inflight += qs[i].state == 1;
-        double now = now_s(), next_ready = INFINITY;
+        double now = sd_wall_now(), next_ready = INFINITY;
         for (size_t i = 0; i < n && inflight < c->o.max_parallel; i++) {
             req *q = &qs[i];
             if (q->state != 0) continue;

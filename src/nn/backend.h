@@ -38,6 +38,25 @@ typedef enum nn_op_kind {
     NN_OP_COUNT
 } nn_op_kind;
 
+/* What the engine knows of an op kind: one row per nn_op_kind in nn/op.c (a static_assert keeps the table as
+ * long as the enum). Adding an op is one row there plus its code: shapes (nn/plan.c), the passes (nn/run.c),
+ * the back-ends' primitives. */
+enum {
+    NN_OPF_JOIN = 1,      /* reads several inputs (add, concat); every other op reads one */
+    NN_OPF_LOSS = 2,      /* the loss appended as the last layer */
+    NN_OPF_PRODUCT = 4,   /* a product with weights: backward costs two (data and weight gradients) */
+};
+typedef struct nn_op_info {
+    const char *name;        /* "dense": layer names ("dense_1"), messages, exports */
+    const char *spec_name;   /* the layer op a spec writes ("repeat_vector"); NULL: not written as a layer */
+    unsigned flags;          /* NN_OPF_* */
+    size_t fwd, bwd;         /* offsetof(nn_backend_ops, ...) of the primitives a layer needs forward and, when
+                              * training, backward; 0: none (a view) */
+} nn_op_info;
+/* The row of k; an unknown kind gets a row named "?". */
+const nn_op_info *nn_op_info_of(nn_op_kind k);
+const char *nn_op_name(nn_op_kind k);
+
 /* One operation instance at a fixed batch size. Shapes are per example, NCHW, float32.
  * dense: c = input features (h = w = 1), oc = units (oh = ow = 1). */
 typedef struct nn_op {

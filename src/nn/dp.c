@@ -3,6 +3,7 @@
  * overlaps because each device runs its own stream. */
 #include "nn/dp.h"
 #include "nn/backend_impl.h"
+#include "core/clock.h"
 #include "core/err.h"
 #include "nn/kernels.h"
 
@@ -194,7 +195,7 @@ int nn_dp_train(const sd_workload *w, nn_backend *const *bes, int R, nn_reducer 
     if (rc) goto done;
     for (int e = 1; e <= o->epochs; e++) {
         nn_epoch_stats *st = nn_train_epoch_begin(&h, train->n, o, out, e);
-        double lsum = 0, t0 = nn_now();
+        double lsum = 0, t0 = sd_now();
         for (int b = 0; b < nb; b++) {
             if (o->stop && *o->stop) { rc = sd_err(SD_EINTR, "interrupted"); goto done; }
             nn_train_gather(train, h.idx, b * B, B, h.x, h.y);
@@ -206,12 +207,12 @@ int nn_dp_train(const sd_workload *w, nn_backend *const *bes, int R, nn_reducer 
             SD_TRY_GOTO(rc, bes[r]->ops->sync(bes[r]), done);
         }
         SD_TRY_GOTO(rc, nn_train_epoch_trained(st, t0, (long)nb * B, lsum), done);
-        double t1 = nn_now();
+        double t1 = sd_now();
         SD_TRY_GOTO(rc, select_rank(red, 0), done);
         SD_TRY_GOTO(rc, nn_evaluate(m0, test, o->max_batches, h.x, h.y, h.prob, h.loss, &st->accuracy, &st->val_loss,
                                     &st->test_images, out->confusion), done);
         SD_TRY_GOTO(rc, bes[0]->ops->sync(bes[0]), done);
-        st->val_s = nn_now() - t1;
+        st->val_s = sd_now() - t1;
         out->nepochs = e;
         if (o->progress)
             fprintf(stderr, "%s: epoch %d/%d train %.2fs (%.0f img/s over %d replicas) loss %.4f | val %.2fs accuracy %.4f\n",

@@ -14,7 +14,7 @@ static json_t *dims(int c, int h, int w) { return json_pack("[iii]", c, h, w); }
 static json_t *pair(int a, int b) { return json_pack("[ii]", a, b); }
 
 /* The per-example shape of layer j's output as the layers reading it see it (j < 0: the model input); a
- * time-distributed recurrent layer's sequences are its channels, as model.c's shape_of has it. */
+ * time-distributed recurrent layer's sequences are its channels, as plan.c's shape_of has it. */
 static json_t *shape(const sd_workload *w, const nn_layer *ls, int j) {
     if (j < 0) return dims(w->in_c, w->in_h, w->in_w);
     const nn_op *op = &ls[j].op;

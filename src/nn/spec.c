@@ -4,11 +4,12 @@
  * Version 2 adds named blocks (reusable layer lists with integer parameters written "$name"), repeats,
  * and block connections (residual add, dense concatenation); they expand here into the flat DAG of
  * nn_layer_spec the planner reads, bounded by SD_SPEC_MAX_LAYERS layers and SPEC_MAX_DEPTH nesting. */
-#include "nn/model.h"
+#include "nn/spec.h"
 #include "core/err.h"
 #include "core/fsutil.h"
 #include "core/jv.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <errno.h>
 #include <string.h>
@@ -98,14 +99,15 @@ static int get_padding(const jv_doc *d, const spec_env *env, const jv *obj, cons
     return 0;
 }
 
-static const struct { const char *name; nn_op_kind kind; } layer_kinds[] = {
-    {"dense", NN_OP_DENSE}, {"conv2d", NN_OP_CONV2D}, {"maxpool", NN_OP_MAXPOOL}, {"relu", NN_OP_RELU},
-    {"dropout", NN_OP_DROPOUT}, {"flatten", NN_OP_FLATTEN},
-    /* graph ops; add and concat come from block connections */
-    {"batchnorm", NN_OP_BATCHNORM}, {"avgpool", NN_OP_AVGPOOL}, {"global_avgpool", NN_OP_GLOBAL_AVGPOOL},
-    /* recurrent ops */
-    {"embedding", NN_OP_EMBEDDING}, {"gru", NN_OP_GRU}, {"lstm", NN_OP_LSTM}, {"repeat_vector", NN_OP_REPEAT},
-};
+/* "dense, conv2d, ..., repeat_vector": the layer ops a spec may write, in the op table's order. */
+static void layer_op_list(char *buf, size_t n) {
+    size_t o = 0;
+    buf[0] = 0;
+    for (int k = 0; k < NN_OP_COUNT && o < n; k++) {
+        const char *name = nn_op_info_of((nn_op_kind)k)->spec_name;
+        if (name) o += (size_t)snprintf(buf + o, n - o, "%s%s", o ? ", " : "", name);
+    }
+}
 
 static int parse_layer(const jv_doc *d, const spec_env *env, const jv *v, nn_layer_spec *l) {
     SD_TRY(jv_expect(d, v, JV_OBJECT, "a layer object like {\"op\": \"dense\", \"units\": 10}"));
@@ -114,11 +116,15 @@ static int parse_layer(const jv_doc *d, const spec_env *env, const jv *v, nn_lay
     memset(l, 0, sizeof *l);
     l->line = v->line; l->col = v->col; l->bias = 1;
     int found = 0;
-    for (size_t i = 0; i < sizeof layer_kinds / sizeof layer_kinds[0]; i++)
-        if (strcmp(op, layer_kinds[i].name) == 0) { l->kind = layer_kinds[i].kind; found = 1; }
-    if (!found)
-        return jv_err(d, jv_get(v, "op"), "unknown layer op '%s' (expected one of: dense, conv2d, maxpool, relu, "
-                      "dropout, flatten, batchnorm, avgpool, global_avgpool, embedding, gru, lstm, repeat_vector; or {\"block\": NAME})", op);
+    for (int k = 0; k < NN_OP_COUNT; k++) {
+        const char *name = nn_op_info_of((nn_op_kind)k)->spec_name;
+        if (name && strcmp(op, name) == 0) { l->kind = (nn_op_kind)k; found = 1; }
+    }
+    if (!found) {
+        char ops[256];
+        layer_op_list(ops, sizeof ops);
+        return jv_err(d, jv_get(v, "op"), "unknown layer op '%s' (expected one of: %s; or {\"block\": NAME})", op, ops);
+    }
     char what[64];
     snprintf(what, sizeof what, "%s layer", op);
     long long x;
@@ -597,8 +603,4 @@ void sd_workload_free(sd_workload *w) {
     w->nlayers = 0;
 }
 
-const char *sd_spec_op_name(nn_op_kind k) {
-    for (size_t i = 0; i < sizeof layer_kinds / sizeof layer_kinds[0]; i++)
-        if (layer_kinds[i].kind == k) return layer_kinds[i].name;
-    return NULL;
-}
+const char *sd_spec_op_name(nn_op_kind k) { return nn_op_info_of(k)->spec_name; }

@@ -3,6 +3,7 @@
 #include "nn/train.h"
 #include "nn/backend_impl.h"
 #include "nn/kernels.h"
+#include "core/clock.h"
 #include "core/err.h"
 
 #include <math.h>
@@ -10,12 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-double nn_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* Fisher–Yates with the counter-based hash: the order depends only on (seed, epoch, n). */
 void nn_train_shuffle(int *idx, int n, uint64_t seed, int epoch) {
@@ -187,15 +182,15 @@ int nn_infer(const sd_workload *w, nn_backend *be, const sd_dataset *data, const
     nn_model_flops(m->layers, m->nlayers, &out->flops_fwd, &out->flops_train);
     for (int p = 0; p < w->warmup_passes; p++) {
         if (o->stop && *o->stop) { rc = sd_err(SD_EINTR, "interrupted"); goto done; }
-        double t0 = nn_now();
+        double t0 = sd_now();
         SD_TRY_GOTO(rc, infer_pass(m, data, nb, hx, hy, hout), done);
-        if (p == 0) out->cold_s = nn_now() - t0;
-        if (o->progress) fprintf(stderr, "%s: untimed pass %d: %.2fs\n", o->label ? o->label : "infer", p + 1, nn_now() - t0);
+        if (p == 0) out->cold_s = sd_now() - t0;
+        if (o->progress) fprintf(stderr, "%s: untimed pass %d: %.2fs\n", o->label ? o->label : "infer", p + 1, sd_now() - t0);
     }
     if (o->stop && *o->stop) { rc = sd_err(SD_EINTR, "interrupted"); goto done; }
-    double t0 = nn_now();
+    double t0 = sd_now();
     SD_TRY_GOTO(rc, infer_pass(m, data, nb, hx, hy, hout), done);
-    out->infer_s = nn_now() - t0;
+    out->infer_s = sd_now() - t0;
     out->infer_images = (long)nb * B;
     if (o->progress)
         fprintf(stderr, "%s: timed pass: %ld images in %.2fs = %.3f s per 1,000 images\n", o->label ? o->label : "infer",
@@ -239,7 +234,7 @@ nn_epoch_stats *nn_train_epoch_begin(nn_train_host *h, int n, const nn_train_opt
 }
 
 int nn_train_epoch_trained(nn_epoch_stats *st, double t0, long images, double lsum) {
-    st->train_s = nn_now() - t0;
+    st->train_s = sd_now() - t0;
     st->train_images = images;
     st->loss = lsum / (double)images;
     if (lsum != lsum) return sd_err(SD_ERROR, "training diverged: loss is NaN in epoch %d", st->epoch);
@@ -282,7 +277,7 @@ int nn_train(const sd_workload *w, nn_backend *be, const sd_dataset *train, cons
     if (slow_ms < 0 || slow_ms > 10000) slow_ms = 0;
     for (int e = 1; e <= o->epochs; e++) {
         nn_epoch_stats *st = nn_train_epoch_begin(&h, train->n, o, out, e);
-        double lsum = 0, t0 = nn_now(), last = t0;
+        double lsum = 0, t0 = sd_now(), last = t0;
         for (int b = 0; b < nb; b++) {
             if (o->stop && *o->stop) { rc = sd_err(SD_EINTR, "interrupted"); goto done; }
             nn_train_gather(train, h.idx, b * B, B, h.x, h.y);
@@ -296,7 +291,7 @@ int nn_train(const sd_workload *w, nn_backend *be, const sd_dataset *train, cons
                 struct timespec ts = {slow_ms / 1000, (slow_ms % 1000) * 1000000L};
                 nanosleep(&ts, NULL);
             }
-            double now = nn_now();
+            double now = sd_now();
             if (o->progress && (now - last > 0.5 || b + 1 == nb)) {
                 progress(o, e, b + 1, nb, (double)(b + 1) * B / (now - t0));
                 last = now;
@@ -304,11 +299,11 @@ int nn_train(const sd_workload *w, nn_backend *be, const sd_dataset *train, cons
         }
         SD_TRY_GOTO(rc, be->ops->sync(be), done);
         SD_TRY_GOTO(rc, nn_train_epoch_trained(st, t0, (long)nb * B, lsum), done);
-        double t1 = nn_now();
+        double t1 = sd_now();
         SD_TRY_GOTO(rc, nn_evaluate(m, test, o->max_batches, h.x, h.y, h.prob, h.loss, &st->accuracy, &st->val_loss,
                                     &st->test_images, out->confusion), done);
         SD_TRY_GOTO(rc, be->ops->sync(be), done);
-        st->val_s = nn_now() - t1;
+        st->val_s = sd_now() - t1;
         out->nepochs = e;
         if (o->progress) {
             fprintf(stderr, "\r%s: epoch %d/%d train %.2fs (%.0f img/s) loss %.4f | val %.2fs accuracy %.4f\n",
@@ -320,9 +315,9 @@ int nn_train(const sd_workload *w, nn_backend *be, const sd_dataset *train, cons
     {
         int nbt = test->n / B;
         if (o->max_batches > 0 && nbt > o->max_batches) nbt = o->max_batches;
-        double t2 = nn_now();
+        double t2 = sd_now();
         SD_TRY_GOTO(rc, infer_pass(m, test, nbt, h.x, h.y, h.prob), done);
-        out->infer_s = nn_now() - t2;
+        out->infer_s = sd_now() - t2;
         out->infer_images = (long)nbt * B;
     }
     out->metric = w->loss == NN_LOSS_SIGMOID_BCE ? "mean_roc_auc" : "accuracy";

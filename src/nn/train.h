@@ -69,8 +69,6 @@ int nn_infer(const sd_workload *w, nn_backend *be, const sd_dataset *data, const
  * classes with no positive or no negative example are skipped. NaN if every class is skipped. */
 double nn_mean_roc_auc(const float *scores, const float *targets, long n, int C);
 
-double nn_now(void);   /* monotonic seconds */
-
 /* The epoch's example order (Fisher–Yates on a counter hash: depends only on seed, epoch and n), and the
  * copy of examples idx[start..start+batch) (idx NULL: in order) into host x / y. Shared with nn/dp.c. */
 void nn_train_shuffle(int *idx, int n, uint64_t seed, int epoch);

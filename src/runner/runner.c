@@ -2,6 +2,7 @@
  * (workloads/runners/PROTOCOL.md) with src/core/jv.h under a line-length bound and an idle timeout, and
  * kills the whole group of a runner that hangs, misbehaves or built a different network. */
 #include "runner/runner.h"
+#include "core/clock.h"
 #include "core/err.h"
 #include "core/jv.h"
 
@@ -25,12 +26,6 @@ typedef struct child {
     char tail[SD_RUNNER_STDERR_TAIL + 1];
     size_t tail_len;
 } child;
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static void kill_group(child *c) {
     if (c->pid <= 0) return;
@@ -392,10 +387,10 @@ int sd_runner_run(const sd_runner_opts *o, sd_runner_result *out) {
     if (rc) { sd_runner_proto_free(sp); sd_runner_result_free(out); return rc; }
 
     int out_open = 1, err_open = 1;
-    double last = now_s();
+    double last = sd_now();
     while (out_open || err_open) {
         if (o->stop && *o->stop) { rc = sd_err(SD_EINTR, "interrupted"); break; }
-        if (now_s() - last > o->timeout_s) {
+        if (sd_now() - last > o->timeout_s) {
             rc = sd_err(SD_ERROR, "%s runner timed out: no output for %.0f s (killed)", o->framework, o->timeout_s);
             break;
         }
@@ -419,7 +414,7 @@ int sd_runner_run(const sd_runner_opts *o, sd_runner_result *out) {
             if (n < 0) continue;
             int lines = sp->lineno;
             rc = sd_runner_proto_feed(sp, buf, (size_t)n);
-            if (sp->lineno != lines) last = now_s();
+            if (sp->lineno != lines) last = sd_now();
             if (rc) break;
         }
     }
@@ -428,11 +423,11 @@ int sd_runner_run(const sd_runner_opts *o, sd_runner_result *out) {
     int status = 0, exited = 0;
     if (rc == 0 && c.pid > 0) {
         /* stdout closed: give the process the idle timeout to exit */
-        double t0 = now_s();
+        double t0 = sd_now();
         while (!exited) {
             pid_t w = waitpid(c.pid, &status, WNOHANG);
             if (w == c.pid) { exited = 1; c.pid = -1; break; }
-            if (now_s() - t0 > o->timeout_s || (o->stop && *o->stop)) break;
+            if (sd_now() - t0 > o->timeout_s || (o->stop && *o->stop)) break;
             struct timespec ts = {0, 20 * 1000 * 1000};
             nanosleep(&ts, NULL);
         }

@@ -1,0 +1,356 @@
+/* dnnl_conv — convolution on oneDNN: training forward and backward through reorders into the chosen layouts,
+ * and the inference convolution (conv2d_infer) with batch norm folded into its weights and the residual add and
+ * relu as post-ops, its folded weights cached until the memory they came from is written. */
+#include "be_dnnl/dnnl_be.h"
+
+/* ---- convolution ----------------------------------------------------------------------------------- */
+
+/* Algorithm: Winograd F(4x4,3x3) for 3x3 stride-1 convolutions over 16+ channels when --autotune is on (as
+ * cuDNN's search picks it): 2.25x fewer multiplications, errors within the parity tolerance (tests/test_parity.c
+ * runs the workloads' layers at their batch sizes through it). Not on outputs smaller than its 4x4 tile: there
+ * most of each tile is padding and direct is faster (docs/performance.md). Direct otherwise, and whenever oneDNN
+ * has no Winograd implementation for the shape. */
+static dnnl_alg_kind_t conv_alg(const dnnl_ctx *c, const nn_op *op) {
+    const char *force = getenv("SD_DNNL_CONV_ALG");   /* direct|winograd: for experiments */
+    if (force && strcmp(force, "direct") == 0) return dnnl_convolution_direct;
+    int wino = op->kh == 3 && op->kw == 3 && op->sh == 1 && op->sw == 1 && op->c >= 16 && op->oc >= 16;
+    if (force && strcmp(force, "winograd") == 0) return wino ? dnnl_convolution_winograd : dnnl_convolution_direct;
+    return c->autotune && wino && op->oh >= 4 && op->ow >= 4 ? dnnl_convolution_winograd : dnnl_convolution_direct;
+}
+
+int dn_conv_prepare(dnnl_ctx *c, nn_op *op, conv_priv *p) {
+    const dnnl_dims_t xd = {op->n, op->c, op->h, op->w}, yd = {op->n, op->oc, op->oh, op->ow};
+    const dnnl_dims_t wd = {op->oc, op->c, op->kh, op->kw}, bd = {op->oc};
+    dnnl_dims_t st = {op->sh, op->sw}, pl = {op->ph, op->pw}, pr;
+    int prh = 0, prw = 0;
+    SD_TRY(dn_pad_r(op->h, op->kh, op->sh, op->ph, op->oh, &prh));
+    SD_TRY(dn_pad_r(op->w, op->kw, op->sw, op->pw, op->ow, &prw));
+    pr[0] = prh; pr[1] = prw;
+    SD_TRY(dn_md_tag(&p->x_md, 4, xd, dn_fmt_tag(op->fmt_in)));    /* the graph's layouts (nn_fmt) */
+    SD_TRY(dn_md_tag(&p->y_md, 4, yd, dn_fmt_tag(op->fmt_out)));
+    SD_TRY(dn_md_tag(&p->w_md, 4, wd, dnnl_oihw));
+    SD_TRY(dn_md_tag(&p->b_md, 1, bd, dnnl_x));
+    dnnl_memory_desc_t xa, ya, wa;
+    /* SD_DNNL_ACT=nhwc|nchw forces the activation layout convolutions run in (default: oneDNN's choice,
+     * nChw16c here); for layout experiments on other CPUs. */
+    const char *lay = getenv("SD_DNNL_ACT");
+    dnnl_format_tag_t act = dnnl_format_tag_any;
+    if (lay && strcmp(lay, "nhwc") == 0) act = dnnl_nhwc;
+    if (lay && strcmp(lay, "nchw") == 0) act = dnnl_nchw;
+    SD_TRY(dn_md_tag(&xa, 4, xd, act));
+    SD_TRY(dn_md_tag(&ya, 4, yd, act));
+    SD_TRY(dn_md_tag(&wa, 4, wd, dnnl_format_tag_any));
+    dnnl_alg_kind_t alg = conv_alg(c, op);   /* Winograd or direct, falling back to direct below */
+
+    /* forward (training: the same primitive serves inference) */
+    dnnl_convolution_desc_t fd, dd, bwd;
+    dnnl_primitive_desc_t fpd = NULL, dpd = NULL, wpd = NULL;
+    dnnl_memory_desc_t dxa = xa;
+    /* backward data: a diff_src blocked by 16 on a few channels pads them (3 -> 16) and runs slower than plain
+     * nchw (docs/performance.md), so force nchw there. Its weights layout is its own (reordered from the user
+     * copy). */
+    if (op->c < 16) dxa = p->x_md;
+    for (;;) {
+        int rc = 0;
+        DNNL_CHECK(dnnl_convolution_forward_desc_init(&fd, dnnl_forward_training, alg, &xa, &wa, &p->b_md, &ya, st, pl, pr));
+        DNNL_CHECK(dnnl_convolution_backward_data_desc_init(&dd, alg, &dxa, &wa, &ya, st, pl, pr));
+        DNNL_CHECK(dnnl_convolution_backward_weights_desc_init(&bwd, alg, &xa, &wa, &p->b_md, &ya, st, pl, pr));
+        rc = dn_pd_new(c, &fpd, &fd, 0, NULL);
+        if (rc == 0) rc = dn_pd_new(c, &dpd, &dd, 0, fpd);
+        if (rc == 0) rc = dn_pd_new(c, &wpd, &bwd, 0, fpd);
+        if (rc == 0) break;
+        if (fpd) dnnl_primitive_desc_destroy(fpd);
+        if (dpd) dnnl_primitive_desc_destroy(dpd);
+        fpd = dpd = wpd = NULL;
+        if (alg == dnnl_convolution_direct) return rc;
+        alg = dnnl_convolution_direct;   /* no Winograd kernel for this shape here */
+    }
+    dnnl_memory_desc_t fx = *dnnl_primitive_desc_query_md(fpd, dnnl_query_src_md, 0);
+    dnnl_memory_desc_t fw = *dnnl_primitive_desc_query_md(fpd, dnnl_query_weights_md, 0);
+    dnnl_memory_desc_t fy = *dnnl_primitive_desc_query_md(fpd, dnnl_query_dst_md, 0);
+
+    dnnl_memory_desc_t ddx = *dnnl_primitive_desc_query_md(dpd, dnnl_query_diff_src_md, 0);
+    dnnl_memory_desc_t dw_ = *dnnl_primitive_desc_query_md(dpd, dnnl_query_weights_md, 0);
+    dnnl_memory_desc_t ddy = *dnnl_primitive_desc_query_md(dpd, dnnl_query_diff_dst_md, 0);
+
+    dnnl_memory_desc_t wx = *dnnl_primitive_desc_query_md(wpd, dnnl_query_src_md, 0);
+    dnnl_memory_desc_t wdw = *dnnl_primitive_desc_query_md(wpd, dnnl_query_diff_weights_md, 0);
+    dnnl_memory_desc_t wdy = *dnnl_primitive_desc_query_md(wpd, dnnl_query_diff_dst_md, 0);
+    dnnl_memory_desc_t wdb = *dnnl_primitive_desc_query_md(wpd, dnnl_query_diff_weights_md, 1);
+
+    /* primitives (dn_step_make takes the pds) */
+    SD_TRY(dn_step_make(c, &p->fwd, fpd));
+    SD_TRY(dn_step_make(c, &p->bwd_d, dpd));
+    SD_TRY(dn_step_make(c, &p->bwd_w, wpd));
+    dn_note_impl(c, "conv fwd", p->fwd.prim);
+    dn_note_impl(c, "bwd-data", p->bwd_d.prim);
+    dn_note_impl(c, "bwd-weights", p->bwd_w.prim);
+    SD_TRY(dn_step_arg(c, &p->fwd, DNNL_ARG_SRC, &fx));
+    SD_TRY(dn_step_arg(c, &p->fwd, DNNL_ARG_WEIGHTS, &fw));
+    SD_TRY(dn_step_arg(c, &p->fwd, DNNL_ARG_BIAS, &p->b_md));
+    SD_TRY(dn_step_arg(c, &p->fwd, DNNL_ARG_DST, &fy));
+    SD_TRY(dn_step_arg(c, &p->bwd_d, DNNL_ARG_DIFF_DST, &ddy));
+    SD_TRY(dn_step_arg(c, &p->bwd_d, DNNL_ARG_WEIGHTS, &dw_));
+    SD_TRY(dn_step_arg(c, &p->bwd_d, DNNL_ARG_DIFF_SRC, &ddx));
+    SD_TRY(dn_step_arg(c, &p->bwd_w, DNNL_ARG_SRC, &wx));
+    SD_TRY(dn_step_arg(c, &p->bwd_w, DNNL_ARG_DIFF_DST, &wdy));
+    SD_TRY(dn_step_arg(c, &p->bwd_w, DNNL_ARG_DIFF_WEIGHTS, &wdw));
+    SD_TRY(dn_step_arg(c, &p->bwd_w, DNNL_ARG_DIFF_BIAS, &wdb));
+
+    /* temporaries: forward and backward are separate calls, each from offset 0 */
+    size_t ftop = 0, btop = 0;
+    SD_TRY(dn_stage_make(c, &p->f_x, &p->x_md, &fx, 1, 0, &ftop));
+    SD_TRY(dn_stage_make(c, &p->f_w, &p->w_md, &fw, 1, 0, &ftop));
+    SD_TRY(dn_stage_make(c, &p->f_y, &p->y_md, &fy, 0, 0, &ftop));
+    p->off_zero_b = dn_bump(&ftop, sizeof(float) * op->oc);
+    SD_TRY(dn_stage_make(c, &p->w_x, &p->x_md, &wx, 1, 0, &btop));
+    SD_TRY(dn_stage_make(c, &p->w_dy, &p->y_md, &wdy, 1, 0, &btop));
+    SD_TRY(dn_stage_make(c, &p->w_dw, &p->w_md, &wdw, 0, 1, &btop));  /* dw += reorder(diff weights) */
+    p->off_dw = p->w_dw.off;
+    p->off_db = dn_bump(&btop, dnnl_memory_desc_get_size(&wdb));
+    p->dy_shared = dnnl_memory_desc_equal(&ddy, &wdy);
+    if (!p->dy_shared) SD_TRY(dn_stage_make(c, &p->d_dy, &p->y_md, &ddy, 1, 0, &btop));
+    SD_TRY(dn_stage_make(c, &p->d_w, &p->w_md, &dw_, 1, 0, &btop));
+    SD_TRY(dn_stage_make(c, &p->d_dx, &p->x_md, &ddx, 0, 0, &btop));
+    SD_TRY(dn_grow(&c->tmp, &c->tmp_bytes, ftop > btop ? ftop : btop));
+    return 0;
+}
+
+static void watch_drop(dnnl_ctx *c, const void *owner);
+
+static void conv_inf_release(dnnl_ctx *c, conv_inf *q) {
+    watch_drop(c, q);
+    dn_step_destroy(&q->fwd);
+    dn_stage_destroy(&q->x); dn_stage_destroy(&q->y);
+    if (q->res_on) dn_step_destroy(&q->res_r);
+    dn_step_destroy(&q->w_r);
+    free(q->wbuf);
+    free(q->bbuf);
+    memset(q, 0, sizeof *q);
+}
+
+void dn_conv_release(dnnl_ctx *c, conv_priv *p) {
+    conv_inf_release(c, &p->inf);
+    conv_inf_release(c, &p->inf_train);
+    dn_step_destroy(&p->fwd); dn_step_destroy(&p->bwd_d); dn_step_destroy(&p->bwd_w);
+    dn_stage_destroy(&p->f_x); dn_stage_destroy(&p->f_w); dn_stage_destroy(&p->f_y);
+    dn_stage_destroy(&p->d_dy);
+    dn_stage_destroy(&p->d_w); dn_stage_destroy(&p->d_dx);
+    dn_stage_destroy(&p->w_x); dn_stage_destroy(&p->w_dy); dn_stage_destroy(&p->w_dw);
+}
+
+
+int dn_conv2d_forward(nn_backend *be, const nn_op *op, float *y, const float *x, const float *w,
+                      const float *b) {
+    NEED_PRIV(op);
+    dnnl_ctx *c = CTX(be);
+    conv_priv *p = PRIV(op, conv_priv);
+    dn_threads_on(c);
+    void *xs, *ws, *ys = dn_stage_out(c, &p->f_y, y);
+    SD_TRY(dn_stage_in(c, &p->f_x, x, &xs));
+    SD_TRY(dn_stage_in(c, &p->f_w, w, &ws));
+    void *bias = (void *)b;
+    if (!b) { bias = (char *)c->tmp + p->off_zero_b; memset(bias, 0, sizeof(float) * op->oc); }
+    void *args[4] = {xs, ws, bias, ys};
+    SD_TRY(dn_step_run(c, &p->fwd, args));
+    SD_TRY(dn_stage_out_done(c, &p->f_y, y));
+    return dn_strm_wait(c);
+}
+
+int dn_conv2d_backward(nn_backend *be, const nn_op *op, float *dx, float *dw, float *db,
+                       const float *dy, const float *x, const float *w) {
+    NEED_PRIV(op);
+    dnnl_ctx *c = CTX(be);
+    conv_priv *p = PRIV(op, conv_priv);
+    dn_threads_on(c);
+    void *xs, *dys;
+    SD_TRY(dn_stage_in(c, &p->w_x, x, &xs));
+    SD_TRY(dn_stage_in(c, &p->w_dy, dy, &dys));
+    void *dwt = (char *)c->tmp + p->off_dw, *dbt = (char *)c->tmp + p->off_db;
+    void *a1[4] = {xs, dys, dwt, dbt};
+    SD_TRY(dn_step_run(c, &p->bwd_w, a1));
+    SD_TRY(dn_stage_out_done(c, &p->w_dw, dw));                   /* dw += diff weights */
+    if (db) {
+        const float *t = dbt;
+        for (int o = 0; o < op->oc; o++) db[o] += t[o];
+    }
+    if (dx) {
+        void *dyd, *wd, *dxs = dn_stage_out(c, &p->d_dx, dx);
+        if (p->dy_shared) dyd = dys;                            /* same layout as for weights: shared */
+        else SD_TRY(dn_stage_in(c, &p->d_dy, dy, &dyd));
+        SD_TRY(dn_stage_in(c, &p->d_w, w, &wd));
+        void *a2[3] = {dyd, wd, dxs};
+        SD_TRY(dn_step_run(c, &p->bwd_d, a2));
+        SD_TRY(dn_stage_out_done(c, &p->d_dx, dx));
+    }
+    return dn_strm_wait(c);
+}
+
+/* ---- inference convolution (conv2d_infer) ------------------------------------------------------------- */
+
+/* Watched memory: what an inference cache was derived from (owner: the cache). */
+static int watch_add(dnnl_ctx *c, const void *owner, const void *p, size_t bytes) {
+    if (!p || !bytes) return 0;
+    if (c->nwatch == c->capwatch) {
+        int cap = c->capwatch ? 2 * c->capwatch : 64;
+        void *n = realloc(c->watch, sizeof *c->watch * (size_t)cap);
+        if (!n) return sd_err(SD_ENOMEM, "dnnl: out of memory");
+        c->watch = n;
+        c->capwatch = cap;
+    }
+    c->watch[c->nwatch++] = (struct watch){(const char *)p, (const char *)p + bytes, owner};
+    return 0;
+}
+static void watch_drop(dnnl_ctx *c, const void *owner) {
+    int k = 0;
+    for (int i = 0; i < c->nwatch; i++)
+        if (c->watch[i].owner != owner) c->watch[k++] = c->watch[i];
+    c->nwatch = k;
+}
+/* A write through the table to [p, p + bytes): caches derived from it are stale. */
+void dn_touched(dnnl_ctx *c, const void *p, size_t bytes) {
+    const char *lo = p, *hi = lo + bytes;
+    for (int i = 0; i < c->nwatch; i++)
+        if (lo < c->watch[i].hi && c->watch[i].lo < hi) { c->wgen++; return; }
+}
+
+static int fuse_key(const nn_conv_fuse *f) {
+    return (f->bn ? 1 : 0) | (f->res ? 2 : 0) | (f->relu ? 4 : 0) | (f->y_fmt ? 8 : 0) | (f->res_fmt ? 16 : 0) |
+           (f->x_fmt ? 32 : 0);
+}
+
+static int conv_inf_make(dnnl_ctx *c, const nn_op *op, conv_priv *p, const nn_conv_fuse *f) {
+    conv_inf *q = f->train ? &p->inf_train : &p->inf;
+    conv_inf_release(c, q);
+    const dnnl_dims_t xd = {op->n, op->c, op->h, op->w}, yd = {op->n, op->oc, op->oh, op->ow};
+    const dnnl_dims_t wd = {op->oc, op->c, op->kh, op->kw};
+    dnnl_dims_t st = {op->sh, op->sw}, pl = {op->ph, op->pw}, pr;
+    int prh = 0, prw = 0;
+    SD_TRY(dn_pad_r(op->h, op->kh, op->sh, op->ph, op->oh, &prh));
+    SD_TRY(dn_pad_r(op->w, op->kw, op->sw, op->pw, op->ow, &prw));
+    pr[0] = prh; pr[1] = prw;
+    dnnl_memory_desc_t xa, ya, wa, xu, yu, ru;
+    SD_TRY(dn_md_tag(&xa, 4, xd, dnnl_format_tag_any));
+    SD_TRY(dn_md_tag(&xu, 4, xd, dn_fmt_tag(f->x_fmt)));
+    SD_TRY(dn_md_tag(&ya, 4, yd, dnnl_format_tag_any));
+    SD_TRY(dn_md_tag(&wa, 4, wd, dnnl_format_tag_any));
+    SD_TRY(dn_md_tag(&yu, 4, yd, dn_fmt_tag(f->y_fmt)));
+    SD_TRY(dn_md_tag(&ru, 4, yd, dn_fmt_tag(f->res_fmt)));
+    dnnl_alg_kind_t alg = conv_alg(c, op);
+    dnnl_primitive_desc_t pd = NULL;
+    /* Ask for the graph's blocked dst first: left to choose, a 1-channel input's inference convolution writes
+     * nhwc, and the reorder to nChw16c after it took longer than the convolution (mnist_cnn conv2d_1). */
+    int user_dst = f->y_fmt == NN_FMT_NCHW16C;
+    for (;;) {
+        dnnl_convolution_desc_t fd;
+        DNNL_CHECK(dnnl_convolution_forward_desc_init(&fd, f->train ? dnnl_forward_training : dnnl_forward_inference,
+                                                      alg, &xa, &wa, &p->b_md,
+                                                      user_dst ? &yu : &ya, st, pl, pr));
+        dnnl_primitive_attr_t attr;
+        dnnl_post_ops_t po = NULL;
+        SD_TRY(dn_attr_new(&attr, 0));
+        dnnl_status_t r = dnnl_post_ops_create(&po);
+        if (r == dnnl_success && f->res) r = dnnl_post_ops_append_sum(po, 1.0f);
+        if (r == dnnl_success && f->relu) r = dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f);
+        if (r == dnnl_success) r = dnnl_primitive_attr_set_post_ops(attr, po);
+        if (r == dnnl_success) r = dnnl_primitive_desc_create(&pd, &fd, attr, c->eng, NULL);
+        if (po) dnnl_post_ops_destroy(po);
+        dnnl_primitive_attr_destroy(attr);
+        if (r == dnnl_success) break;
+        if (user_dst) { user_dst = 0; continue; }
+        if (alg == dnnl_convolution_direct)
+            return sd_err(SD_EBACKEND, "oneDNN: inference convolution: primitive_desc_create returned %d (%s)\nHINT: "
+                          "run with DNNL_VERBOSE=1 to see the primitive oneDNN rejected", (int)r, dnnl_status2str(r));
+        alg = dnnl_convolution_direct;
+        user_dst = f->y_fmt == NN_FMT_NCHW16C;
+    }
+    dnnl_memory_desc_t fx = *dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
+    dnnl_memory_desc_t fw = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    dnnl_memory_desc_t fy = *dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
+    SD_TRY(dn_step_make(c, &q->fwd, pd));
+    dn_note_impl(c, "conv infer", q->fwd.prim);
+    SD_TRY(dn_step_arg(c, &q->fwd, DNNL_ARG_SRC, &fx));
+    SD_TRY(dn_step_arg(c, &q->fwd, DNNL_ARG_WEIGHTS, &fw));
+    SD_TRY(dn_step_arg(c, &q->fwd, DNNL_ARG_BIAS, &p->b_md));
+    SD_TRY(dn_step_arg(c, &q->fwd, DNNL_ARG_DST, &fy));
+    size_t top = 0;
+    SD_TRY(dn_stage_make(c, &q->x, &xu, &fx, 1, 0, &top));
+    SD_TRY(dn_stage_make(c, &q->y, &yu, &fy, 0, 0, &top));
+    q->off_wfold = dn_bump(&top, sizeof(float) * (size_t)op->oc * op->c * op->kh * op->kw);
+    SD_TRY(dn_grow(&c->tmp, &c->tmp_bytes, top));
+    q->dst_bytes = dnnl_memory_desc_get_size(&fy);
+    if (f->res && !dnnl_memory_desc_equal(&ru, &fy)) {
+        q->res_on = 1;
+        SD_TRY(dn_reorder_make(c, &q->res_r, &ru, &fy, 0));
+    }
+    SD_TRY(dn_reorder_make(c, &q->w_r, &p->w_md, &fw, 0));
+    size_t wb = dnnl_memory_desc_get_size(&fw);
+    q->wbuf = aligned_alloc(ALIGN, (wb + ALIGN - 1) / ALIGN * ALIGN);
+    q->bbuf = aligned_alloc(ALIGN, (sizeof(float) * op->oc + ALIGN - 1) / ALIGN * ALIGN);
+    if (!q->wbuf || !q->bbuf) return sd_err(SD_ENOMEM, "dnnl: cannot allocate %zu bytes of inference weights", wb);
+    q->key = fuse_key(f);
+    q->made = 1;
+    return 0;
+}
+
+/* Fold batch norm into the weights and bias (w' = w s, b' = (b - mean) s + beta, s = gamma / sqrt(var + eps))
+ * and reorder them into the primitive's layout, unless what is kept is still current. */
+static int conv_inf_weights(dnnl_ctx *c, const nn_op *op, conv_inf *q, const nn_conv_fuse *f, const float *w,
+                            const float *b) {
+    const float *src[5] = {w, b, f->gamma, f->beta, f->running};
+    if (q->gen == c->wgen && memcmp(src, q->src, sizeof src) == 0) return 0;
+    const int O = op->oc;
+    const size_t K = (size_t)op->c * op->kh * op->kw;
+    const float *wsrc = w;
+    if (f->bn) {
+        float *wf = (float *)((char *)c->tmp + q->off_wfold);
+        const float *mean = f->running, *var = f->running + O;
+        #pragma omp parallel for num_threads(c->threads) schedule(static)
+        for (int o = 0; o < O; o++) {
+            const float s = (float)(f->gamma[o] / sqrt((double)var[o] + f->bn->eps));
+            for (size_t k = 0; k < K; k++) wf[(size_t)o * K + k] = w[(size_t)o * K + k] * s;
+            q->bbuf[o] = ((b ? b[o] : 0.0f) - mean[o]) * s + f->beta[o];
+        }
+        wsrc = wf;
+    } else {
+        for (int o = 0; o < O; o++) q->bbuf[o] = b ? b[o] : 0.0f;
+    }
+    void *a[2] = {(void *)wsrc, q->wbuf};
+    SD_TRY(dn_step_run(c, &q->w_r, a));
+    watch_drop(c, q);
+    SD_TRY(watch_add(c, q, w, sizeof(float) * (size_t)O * K));
+    SD_TRY(watch_add(c, q, b, b ? sizeof(float) * O : 0));
+    if (f->bn) {
+        SD_TRY(watch_add(c, q, f->gamma, sizeof(float) * O));
+        SD_TRY(watch_add(c, q, f->beta, sizeof(float) * O));
+        SD_TRY(watch_add(c, q, f->running, 2 * sizeof(float) * O));
+    }
+    memcpy(q->src, src, sizeof src);
+    q->gen = c->wgen;
+    return 0;
+}
+
+int dn_conv2d_infer(nn_backend *be, const nn_op *op, const nn_conv_fuse *f, float *y, const float *x,
+                    const float *w, const float *b) {
+    NEED_PRIV(op);
+    dnnl_ctx *c = CTX(be);
+    conv_priv *p = PRIV(op, conv_priv);
+    conv_inf *q = f->train ? &p->inf_train : &p->inf;
+    dn_threads_on(c);
+    if (!q->made || q->key != fuse_key(f)) SD_TRY(conv_inf_make(c, op, p, f));
+    SD_TRY(conv_inf_weights(c, op, q, f, w, b));
+    void *xs, *ys = dn_stage_out(c, &q->y, y);
+    SD_TRY(dn_stage_in(c, &q->x, x, &xs));
+    if (f->res) {   /* the sum post-op adds to what dst holds */
+        if (q->res_on) {
+            void *a[2] = {(void *)f->res, ys};
+            SD_TRY(dn_step_run(c, &q->res_r, a));
+        } else if (ys != (void *)f->res) {
+            memcpy(ys, f->res, q->dst_bytes);
+        }
+    }
+    void *args[4] = {xs, q->wbuf, q->bbuf, ys};
+    SD_TRY(dn_step_run(c, &q->fwd, args));
+    SD_TRY(dn_stage_out_done(c, &q->y, y));
+    return dn_strm_wait(c);
+}

@@ -1,0 +1,152 @@
+/* dnnl_eltwise — the element-wise and graph ops: relu (oneDNN eltwise), the residual add and concatenation
+ * (oneDNN binary, concat), and dropout, the losses and the optimizer on the reference's host arithmetic. */
+#include "be_dnnl/dnnl_be.h"
+
+/* ---- relu (eltwise on a flat view; backward from the output, as ref) ------------------------------------ */
+
+static size_t numel_out(const nn_op *op) { return (size_t)op->n * op->oc * op->oh * op->ow; }
+
+int dn_relu_prepare(dnnl_ctx *c, nn_op *op, relu_priv *p) {
+    dnnl_memory_desc_t d;
+    if (op->fmt_in != op->fmt_out)
+        return sd_err(SD_ERROR, "internal: dnnl relu with input layout %d, output %d", op->fmt_in, op->fmt_out);
+    if (op->fmt_out == NN_FMT_NCHW16C)   /* the graph's blocked layout; padded channels stay 0 */
+        SD_TRY(dn_md_tag(&d, 4, (dnnl_dims_t){op->n, op->oc, op->oh, op->ow}, dnnl_nChw16c));
+    else
+        SD_TRY(dn_md_tag(&d, 1, (dnnl_dims_t){(dnnl_dim_t)numel_out(op)}, dnnl_a));
+    dnnl_eltwise_desc_t fd, bd;
+    dnnl_primitive_desc_t fpd, bpd;
+    DNNL_CHECK(dnnl_eltwise_forward_desc_init(&fd, dnnl_forward_training, dnnl_eltwise_relu_use_dst_for_bwd, &d,
+                                              0.0f, 0.0f));
+    DNNL_CHECK(dnnl_eltwise_backward_desc_init(&bd, dnnl_eltwise_relu_use_dst_for_bwd, &d, &d, 0.0f, 0.0f));
+    SD_TRY(dn_pd_new(c, &fpd, &fd, 0, NULL));
+    int rc = dn_pd_new(c, &bpd, &bd, 0, fpd);
+    if (rc < 0) { dnnl_primitive_desc_destroy(fpd); return rc; }
+    SD_TRY(dn_step_make(c, &p->fwd, fpd));
+    SD_TRY(dn_step_make(c, &p->bwd, bpd));
+    SD_TRY(dn_step_arg(c, &p->fwd, DNNL_ARG_SRC, &d));
+    SD_TRY(dn_step_arg(c, &p->fwd, DNNL_ARG_DST, &d));
+    SD_TRY(dn_step_arg(c, &p->bwd, DNNL_ARG_DIFF_DST, &d));
+    SD_TRY(dn_step_arg(c, &p->bwd, DNNL_ARG_DST, &d));
+    SD_TRY(dn_step_arg(c, &p->bwd, DNNL_ARG_DIFF_SRC, &d));
+    return 0;
+}
+
+int dn_relu_forward(nn_backend *be, const nn_op *op, float *y, const float *x) {
+    NEED_PRIV(op);
+    dnnl_ctx *c = CTX(be);
+    dn_threads_on(c);
+    void *args[2] = {(void *)x, y};
+    SD_TRY(dn_step_run(c, &PRIV(op, relu_priv)->fwd, args));
+    return dn_strm_wait(c);
+}
+
+int dn_relu_mask(nn_backend *be, size_t n, float *dy, const float *y) {
+    return nn_host_relu_mask(CTX(be)->threads, n, dy, y);
+}
+
+int dn_relu_backward(nn_backend *be, const nn_op *op, float *dx, const float *dy, const float *y) {
+    NEED_PRIV(op);
+    dnnl_ctx *c = CTX(be);
+    dn_threads_on(c);
+    void *args[3] = {(void *)dy, (void *)y, dx};
+    SD_TRY(dn_step_run(c, &PRIV(op, relu_priv)->bwd, args));
+    return dn_strm_wait(c);
+}
+
+/* ---- dropout, loss, optimizer: no oneDNN primitive; the reference's arithmetic, same threads ---------- */
+
+int dn_dropout_forward(nn_backend *be, const nn_op *op, float *y, void *ws, const float *x,
+                       uint64_t seed) {
+    return nn_host_dropout_forward(CTX(be)->threads, op, y, ws, x, seed);   /* either layout (nn_fmt) */
+}
+
+int dn_dropout_backward(nn_backend *be, const nn_op *op, float *dx, const float *dy, const void *ws) {
+    return nn_host_dropout_backward(CTX(be)->threads, op, dx, dy, ws);
+}
+
+int dn_softmax_xent_forward(nn_backend *be, const nn_op *op, float *prob, float *loss,
+                            const float *logits, const int32_t *labels) {
+    return nn_host_softmax_xent_forward(CTX(be)->threads, op, prob, loss, logits, labels);
+}
+
+int dn_softmax_xent_backward(nn_backend *be, const nn_op *op, float *dlogits, const float *prob,
+                             const int32_t *labels) {
+    return nn_host_softmax_xent_backward(CTX(be)->threads, op, dlogits, prob, labels);
+}
+
+int dn_optimizer_step(nn_backend *be, const nn_optim *o, float *p, const float *g, float *state,
+                      size_t n, long step) {
+    dn_touched(CTX(be), p, n * sizeof(float));
+    return nn_host_optimizer_step(CTX(be)->threads, o, p, g, state, n, step);
+}
+
+/* add: a binary primitive on flat views (in place when y == a) */
+int dn_add_prepare(dnnl_ctx *c, nn_op *op, add_priv *p) {
+    dnnl_memory_desc_t d;
+    SD_TRY(dn_md_tag(&d, 1, (dnnl_dims_t){(dnnl_dim_t)numel_out(op)}, dnnl_a));
+    dnnl_binary_desc_t bd;
+    dnnl_primitive_desc_t pd;
+    DNNL_CHECK(dnnl_binary_desc_init(&bd, dnnl_binary_add, &d, &d, &d));
+    SD_TRY(dn_pd_new(c, &pd, &bd, 0, NULL));
+    SD_TRY(dn_step_make(c, &p->fwd, pd));
+    SD_TRY(dn_step_arg(c, &p->fwd, DNNL_ARG_SRC_0, &d));
+    SD_TRY(dn_step_arg(c, &p->fwd, DNNL_ARG_SRC_1, &d));
+    SD_TRY(dn_step_arg(c, &p->fwd, DNNL_ARG_DST, &d));
+    return 0;
+}
+
+int dn_add_forward(nn_backend *be, const nn_op *op, float *y, const float *a, const float *b) {
+    dnnl_ctx *c = CTX(be);
+    if (!op->priv || op->kind != NN_OP_ADD)   /* the graph also sums gradients of any layer's shape */
+        return nn_host_add(c->threads, numel_out(op), y, a, b);
+    dn_threads_on(c);
+    void *args[3] = {(void *)a, (void *)b, y};
+    SD_TRY(dn_step_run(c, &PRIV(op, add_priv)->fwd, args));
+    return dn_strm_wait(c);
+}
+
+/* concat: oneDNN's concat on plain nchw; backward copies the slices (host_ops) */
+int dn_concat_prepare(dnnl_ctx *c, nn_op *op, concat_priv *p) {
+    dnnl_memory_desc_t src[NN_OP_MAX_INPUTS], dst;
+    for (int k = 0; k < op->ninputs; k++)
+        SD_TRY(dn_md_tag(&src[k], 4, (dnnl_dims_t){op->n, op->in_c[k], op->h, op->w}, dnnl_nchw));
+    SD_TRY(dn_md_tag(&dst, 4, (dnnl_dims_t){op->n, op->oc, op->oh, op->ow}, dnnl_nchw));
+    dnnl_primitive_attr_t attr;
+    dnnl_primitive_desc_t pd;
+    SD_TRY(dn_attr_new(&attr, 0));
+    dnnl_status_t st = dnnl_concat_primitive_desc_create(&pd, &dst, op->ninputs, 1, src, attr, c->eng);
+    dnnl_primitive_attr_destroy(attr);
+    DNNL_CHECK(st);
+    SD_TRY(dn_step_make(c, &p->fwd, pd));
+    for (int k = 0; k < op->ninputs; k++) SD_TRY(dn_step_arg(c, &p->fwd, DNNL_ARG_MULTIPLE_SRC + k, &src[k]));
+    SD_TRY(dn_step_arg(c, &p->fwd, DNNL_ARG_DST, &dst));
+    return 0;
+}
+
+int dn_concat_forward(nn_backend *be, const nn_op *op, float *y, const float *const *x) {
+    NEED_PRIV(op);
+    dnnl_ctx *c = CTX(be);
+    dn_threads_on(c);
+    void *args[NN_OP_MAX_INPUTS + 1];
+    for (int k = 0; k < op->ninputs; k++) args[k] = (void *)x[k];
+    args[op->ninputs] = y;
+    SD_TRY(dn_step_run(c, &PRIV(op, concat_priv)->fwd, args));
+    return dn_strm_wait(c);
+}
+
+int dn_concat_backward(nn_backend *be, const nn_op *op, float *const *dx, const float *dy) {
+    return nn_host_concat_backward(CTX(be)->threads, op, dx, dy);
+}
+
+/* batch normalisation: plain nchw, separate scale and shift; oneDNN gives the batch mean and (biased)
+ * variance, the running statistics are updated here as nn/backend.h says */
+int dn_sigmoid_bce_forward(nn_backend *be, const nn_op *op, float *prob, float *loss, const float *logits,
+                           const float *targets) {
+    return nn_host_sigmoid_bce_forward(CTX(be)->threads, op, prob, loss, logits, targets);
+}
+
+int dn_sigmoid_bce_backward(nn_backend *be, const nn_op *op, float *dlogits, const float *prob,
+                            const float *targets) {
+    return nn_host_sigmoid_bce_backward(CTX(be)->threads, op, dlogits, prob, targets);
+}

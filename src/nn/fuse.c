@@ -1,0 +1,197 @@
+/* fuse — how a built model runs beyond one primitive per layer: the activation layouts (NCHW16C chains where
+ * the back-end takes them), the convolutions fused with what follows them at inference, and a relu whose
+ * backward its max pooling does. Decided once, by nn_model_build; nn/run.c follows the decisions. */
+#include "nn/model_impl.h"
+#include "core/err.h"
+
+#include <stdlib.h>
+
+/* ---- layouts (nn/backend.h, nn_fmt) ----------------------------------------------------------------------
+ * A layer writes NN_FMT_NCHW16C when the back-end can run it so, and so can the chain of layout-keeping
+ * layers after it (relu, dropout, batchnorm: the same layout in and out) and the layer that finally reads
+ * it; and nothing else reads the tensors on the way (one consumer each, no view, no loss, not the model
+ * output). Everything else stays NCHW. The back-end reorders where a layer's input and output layouts
+ * differ: at the chain's ends. */
+static int elementwise(const nn_layer *l) {   /* here: per element or per channel, the same layout in and out */
+    return l->op.kind == NN_OP_RELU || l->op.kind == NN_OP_BATCHNORM ||
+           (l->op.kind == NN_OP_DROPOUT && l->op.rate > 0.0f);
+}
+static int only_consumer(const nn_model *m, int i) {   /* the one layer reading layer i's output, else -1 */
+    int who = -1, n = 0;
+    for (int j = i + 1; j < m->nlayers; j++)
+        for (int k = 0; k < m->layers[j].ninputs; k++)
+            if (m->layers[j].inputs[k] == i) { who = j; n++; }
+    return n == 1 ? who : -1;
+}
+
+/* Inference-only models (no gradients to keep in step): a tensor read by several layers (a residual block's
+ * input) and the adds are kept in NN_FMT_NCHW16C too, when the tensor's writer and all of its readers can take
+ * it; an element-wise layer and an add have their inputs' layout (the back-end adds flat buffers). Found as a
+ * fixpoint: every candidate first, then what breaks a rule is dropped until nothing changes. */
+static int choose_layouts_shared(nn_model *m) {
+    nn_backend *be = m->be;
+    const int L = m->nlayers, F = NN_FMT_NCHW16C;
+    unsigned char *b = malloc((size_t)L);
+    SD_ALLOC_CHECK(b);
+    for (int t = 0; t < L; t++) {
+        const nn_layer *l = &m->layers[t];
+        b[t] = t < L - 1 && !nn_is_view(l) && !nn_is_loss(l) && be->ops->layout_ok(be, &l->op, F);
+    }
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (int t = 0; t < L; t++) {
+            if (!b[t]) continue;
+            const nn_layer *l = &m->layers[t];
+            int ok = 1;
+            if (elementwise(l) || l->op.kind == NN_OP_ADD)   /* the same layout as its inputs */
+                for (int k = 0; k < l->ninputs; k++) ok &= l->inputs[k] >= 0 && b[l->inputs[k]];
+            for (int j = t + 1; j < L && ok; j++) {
+                const nn_layer *c = &m->layers[j];
+                for (int k = 0; k < c->ninputs; k++) {
+                    if (c->inputs[k] != t) continue;
+                    if (nn_is_view(c) || nn_is_loss(c) || !be->ops->layout_ok(be, &c->op, F)) ok = 0;
+                    if (!b[j] && (elementwise(c) || c->op.kind == NN_OP_ADD)) ok = 0;
+                }
+            }
+            if (!ok) { b[t] = 0; changed = 1; }
+        }
+    }
+    for (int t = 0; t < L; t++) {
+        nn_layer *l = &m->layers[t];
+        if (b[t]) l->op.fmt_out = F;
+        if (l->inputs[0] >= 0 && b[l->inputs[0]]) l->op.fmt_in = F;
+    }
+    free(b);
+    return 0;
+}
+
+int nn_fuse_layouts(nn_model *m) {
+    nn_backend *be = m->be;
+    const int F = NN_FMT_NCHW16C;
+    if (!be->ops->layout_ok || getenv("SD_LAYOUT_NCHW")) return 0;   /* SD_LAYOUT_NCHW: for comparisons */
+    if (!m->training) return choose_layouts_shared(m);
+    for (int i = 0; i < m->nlayers; i++) {
+        nn_layer *p = &m->layers[i];
+        if (nn_is_view(p) || nn_is_loss(p) || elementwise(p) || !be->ops->layout_ok(be, &p->op, F)) continue;
+        if (p->op.kind == NN_OP_ADD) continue;   /* adds: inference-only models (choose_layouts_shared) */
+        int cur = i, j, ok = 0;
+        while ((j = only_consumer(m, cur)) >= 0) {
+            const nn_layer *c = &m->layers[j];
+            if (nn_is_view(c) || nn_is_loss(c) || c->op.kind == NN_OP_ADD || !be->ops->layout_ok(be, &c->op, F)) break;
+            if (!elementwise(c)) { ok = 1; break; }
+            cur = j;
+        }
+        if (!ok) continue;
+        p->op.fmt_out = F;
+        for (int t = only_consumer(m, i);; t = only_consumer(m, t)) {
+            nn_layer *c = &m->layers[t];
+            c->op.fmt_in = F;
+            if (!elementwise(c)) break;
+            c->op.fmt_out = F;
+        }
+    }
+    return 0;
+}
+
+/* ---- inference fusion ------------------------------------------------------------------------------------
+ * At inference a convolution runs with what follows it (the back-end's conv2d_infer): batch norm on its
+ * running statistics, a residual add whose other input is computed before the convolution, relu, each the
+ * only reader of the one before. The result goes straight into the chain's last layer's buffer; the layers in
+ * between are not run, so at inference their own buffers are not written (nn_model_download_y of them is
+ * stale). A training pass fuses only a convolution and its relu (train_fusable). The chains are found once,
+ * by nn_model_build; SD_NO_FUSE=1 set before it runs every layer apart (comparisons). */
+/* The chain that starts at layer i: 1 and *fc if i is a convolution, else 0 (fc->last = -1). */
+static int fuse_chain_at(const nn_model *m, int i, nn_fuse_chain *fc) {
+    *fc = (nn_fuse_chain){.bn = -1, .add = -1, .relu = -1, .last = -1, .other = -1};
+    if (m->layers[i].op.kind != NN_OP_CONV2D) return 0;
+    fc->last = i;
+    int cur = i, j = only_consumer(m, cur);
+    if (j >= 0 && m->layers[j].op.kind == NN_OP_BATCHNORM) { fc->bn = cur = j; j = only_consumer(m, cur); }
+    if (j >= 0 && m->layers[j].op.kind == NN_OP_ADD && m->layers[j].ninputs == 2) {
+        const nn_layer *a = &m->layers[j];
+        int other = a->inputs[0] == cur ? a->inputs[1] : a->inputs[0];
+        if (other < i) { fc->add = cur = j; fc->other = other; j = only_consumer(m, cur); }   /* ready by then */
+    }
+    if (j >= 0 && m->layers[j].op.kind == NN_OP_RELU) fc->relu = cur = j;
+    fc->last = cur;
+    fc->x_fmt = m->layers[i].op.fmt_in;
+    fc->y_fmt = m->layers[cur].op.fmt_out;
+    fc->res_fmt = fc->other >= 0 ? m->layers[fc->other].op.fmt_out : NN_FMT_NCHW;
+    return 1;
+}
+
+/* In a training pass only a convolution and the relu after it run fused (the relu's backward reads its output,
+ * which the fused call writes; the convolution's backward does not read its own), in the training layouts. */
+int nn_fuse_train_ok(const nn_model *m, int i) {
+    const nn_fuse_chain *fc = &m->chains[i];
+    return fc->bn < 0 && fc->add < 0 && fc->relu >= 0 && fc->x_fmt == m->layers[i].op.fmt_in &&
+           fc->y_fmt == m->layers[fc->last].op.fmt_out;
+}
+
+/* A training model's layouts serve its backward pass too: a tensor read by several layers (a residual block's
+ * output) stays NCHW, and at inference each fused convolution reading it reordered it in, after the one
+ * writing it had reordered it out. At inference such a chain's output is written in NCHW16C instead when
+ * every reader is a fused convolution (its input) or a fused residual add (its other input): those take
+ * either layout. m->inf_blocked marks the layers whose buffer holds NCHW16C after an inference pass. */
+static int inference_layouts(nn_model *m) {
+    nn_backend *be = m->be;
+    const int L = m->nlayers, F = NN_FMT_NCHW16C;
+    if (!m->chains || !m->training || !be->ops->layout_ok || getenv("SD_LAYOUT_NCHW")) return 0;
+    m->inf_blocked = calloc((size_t)L, 1);
+    SD_ALLOC_CHECK(m->inf_blocked);
+    for (int i = 0; i < L; i++) {
+        nn_fuse_chain *fc = &m->chains[i];
+        if (fc->last < 0 || fc->y_fmt == F || fc->last == L - 1) continue;
+        const nn_layer *e = &m->layers[fc->last];
+        if (e->op.oc % 16 || !be->ops->layout_ok(be, &m->layers[i].op, F)) continue;   /* no padded channels */
+        int ok = 1, readers = 0;
+        for (int j = fc->last + 1; j < L && ok; j++) {
+            const nn_layer *r = &m->layers[j];
+            for (int k = 0; k < r->ninputs && ok; k++) {
+                if (r->inputs[k] != fc->last) continue;
+                readers++;
+                if (m->chains[j].last >= 0) continue;   /* a fused convolution */
+                int res = 0;
+                for (int c = 0; c < j && !res; c++) res = m->chains[c].add == j && m->chains[c].other == fc->last;
+                ok = res;
+            }
+        }
+        if (ok && readers) { fc->y_fmt = F; m->inf_blocked[fc->last] = 1; }
+    }
+    for (int i = 0; i < L; i++) {   /* the readers take what is written now */
+        nn_fuse_chain *fc = &m->chains[i];
+        if (fc->last < 0) continue;
+        const int in = m->layers[i].inputs[0];
+        if (in >= 0 && m->inf_blocked[in]) fc->x_fmt = F;
+        if (fc->other >= 0 && m->inf_blocked[fc->other]) fc->res_fmt = F;
+    }
+    return 0;
+}
+
+int nn_fuse_chains(nn_model *m) {
+    if (!m->be->ops->conv2d_infer || getenv("SD_NO_FUSE")) return 0;
+    m->chains = malloc(sizeof *m->chains * (size_t)m->nlayers);
+    SD_ALLOC_CHECK(m->chains);
+    for (int i = 0; i < m->nlayers; i++) fuse_chain_at(m, i, &m->chains[i]);
+    return inference_layouts(m);
+}
+
+/* relu under max pooling (training, when the back-end has relu_mask; SD_NO_FUSE=1 turns it off): a relu
+ * whose only reader is a max pooling has its backward done on the pooling's output gradient, a quarter of
+ * the size, before the pooling scatters it (the pooled value is the relu output at the argmax, so the mask
+ * is the same there); the pooling's dx goes to the relu's input and the relu's backward does not run. */
+int nn_fuse_relu_pool(nn_model *m) {
+    if (!m->training || !m->be->ops->relu_mask || getenv("SD_NO_FUSE")) return 0;
+    m->relu_pooled = calloc((size_t)m->nlayers, 1);
+    SD_ALLOC_CHECK(m->relu_pooled);
+    for (int p = 0; p < m->nlayers; p++) {
+        const nn_layer *pl = &m->layers[p];
+        if (pl->op.kind != NN_OP_MAXPOOL || pl->inputs[0] < 0) continue;
+        const int r = pl->inputs[0];
+        const nn_layer *rl = &m->layers[r];
+        if (rl->op.kind == NN_OP_RELU && m->consumers[r] == 1 &&   /* p, which reads it directly */
+            rl->op.fmt_in == rl->op.fmt_out && pl->op.fmt_in == rl->op.fmt_out)
+            m->relu_pooled[r] = 1;
+    }
+    return 0;
+}

@@ -1,0 +1,137 @@
+/* memory — a built model's activation buffers. Training models give every layer an output buffer and a
+ * gradient of its own (views share their input's); inference-only models reuse buffers between layers whose
+ * outputs are not alive at the same time. */
+#include "nn/model_impl.h"
+#include "core/err.h"
+
+#include <stdlib.h>
+
+/* ---- buffer reuse (inference-only models) ------------------------------------------------------------------
+ * Without a backward pass a layer's output is dead once its last reader has run, so its buffer can hold a
+ * later layer's output. Layers take buffers in order from a pool (the smallest free one that is large
+ * enough, else a new one) and give their inputs' buffers back after their last reader; the model output is
+ * never given back. SD_NO_BUFFER_REUSE=1 gives every layer its own (for comparisons). */
+static int pool_take(nn_model *m, size_t bytes, unsigned char *busy, float **out) {
+    int best = -1;
+    for (int k = 0; k < m->npool; k++)
+        if (!busy[k] && m->pool_bytes[k] >= bytes && (best < 0 || m->pool_bytes[k] < m->pool_bytes[best])) best = k;
+    if (best < 0) {
+        best = m->npool;
+        SD_TRY(nn_dev_alloc(m->be, &m->pool[best], bytes));
+        m->pool_bytes[best] = bytes;
+        m->npool++;
+    }
+    busy[best] = 1;
+    *out = m->pool[best];
+    return 0;
+}
+/* The layer whose buffer layer j's output is, at inference: through views and through dropout, which is the
+ * identity there (nn_model_forward hands its input on). */
+static int live_owner(const nn_model *m, int j) {
+    while (j >= 0 && (nn_is_view(&m->layers[j]) || (!m->training && m->layers[j].op.kind == NN_OP_DROPOUT)))
+        j = m->layers[j].input;
+    return j;
+}
+static void pool_give(nn_model *m, const float *p, unsigned char *busy) {
+    for (int k = 0; k < m->npool; k++)
+        if (m->pool[k] == p) busy[k] = 0;
+}
+
+/* The reuse plan: last[j] = the last layer reading layer j's buffer, head[t] = the convolution whose fused
+ * chain layer t is in (or -1). None for a training model or with SD_NO_BUFFER_REUSE set. */
+int nn_mem_begin(nn_model *m, nn_mem *r) {
+    *r = (nn_mem){0};
+    if (m->training || getenv("SD_NO_BUFFER_REUSE")) return 0;
+    const int L = m->nlayers;
+    r->last = malloc(sizeof *r->last * (size_t)L);
+    r->head = malloc(sizeof *r->head * (size_t)L);
+    r->busy = calloc((size_t)L, 1);
+    m->pool = calloc((size_t)L, sizeof *m->pool);
+    m->pool_bytes = calloc((size_t)L, sizeof *m->pool_bytes);
+    if (!r->last || !r->head || !r->busy || !m->pool || !m->pool_bytes) {
+        nn_mem_end(r);
+        return sd_err(SD_ENOMEM, "out of memory");
+    }
+    int *last = r->last, *head = r->head;
+    /* fused chains write the last layer's buffer when the convolution runs: it is taken then (before the
+     * convolution's inputs are given back, so it never is one of them) and shared by the chain */
+    for (int i = 0; i < L; i++) head[i] = -1;
+    for (int i = 0; m->chains && i < L; i++)
+        if (m->chains[i].last >= 0) {
+            const nn_fuse_chain *fc = &m->chains[i];
+            const int mem[4] = {i, fc->bn, fc->add, fc->relu};
+            for (int k = 0; k < 4; k++) if (mem[k] >= 0) head[mem[k]] = i;
+        }
+    for (int i = 0; i < L; i++) last[i] = -1;
+    for (int i = 0; i < L; i++)
+        if (live_owner(m, i) == i)   /* a layer that computes (not a view, not inference dropout) */
+            for (int k = 0; k < m->layers[i].ninputs; k++) {
+                int ow = live_owner(m, m->layers[i].inputs[k]);
+                if (ow >= 0) last[ow] = i;
+            }
+    int out = live_owner(m, L - 1);
+    if (out >= 0) last[out] = L;   /* the model output stays */
+    return 0;
+}
+
+void nn_mem_end(nn_mem *r) {
+    free(r->last);
+    free(r->head);
+    free(r->busy);
+    r->last = r->head = NULL;
+    r->busy = NULL;
+}
+
+int nn_mem_alias(nn_model *m, const nn_mem *r, int i) {
+    nn_layer *l = &m->layers[i];
+    if (nn_is_view(l)) {   /* same buffers as the input; no primitive */
+        l->y = l->input >= 0 ? m->layers[l->input].y : m->x;
+        l->dy = l->input >= 0 ? m->layers[l->input].dy : NULL;
+        return 1;
+    }
+    if (r->last && live_owner(m, i) != i) {   /* inference dropout: its input's buffer, handed on */
+        int ow = live_owner(m, i);
+        l->y = ow >= 0 ? m->layers[ow].y : m->x;
+        return 1;
+    }
+    return 0;
+}
+
+int nn_mem_output(nn_model *m, nn_mem *r, int i) {
+    nn_backend *be = m->be;
+    nn_layer *l = &m->layers[i];
+    int *last = r->last, *head = r->head;
+    unsigned char *busy = r->busy;
+    int rc = 0;
+    if (!nn_is_loss(l)) {
+        size_t bytes = nn_y_bytes(l);
+        if (nn_out_elems(&l->op) > r->max_elems) r->max_elems = nn_out_elems(&l->op);
+        if (last && head[i] == i) {   /* a fused chain's convolution: the chain's output buffer, shared */
+            const nn_fuse_chain *fc = &m->chains[i];
+            int ro = fc->add >= 0 ? live_owner(m, fc->other) : -1;
+            const nn_layer *end = &m->layers[fc->last];
+            for (int j = i + 1; ro >= 0 && j < fc->add; j++)   /* read by no layer running after the chain */
+                for (int k = 0; k < m->layers[j].ninputs; k++)
+                    if (live_owner(m, m->layers[j].inputs[k]) == ro) ro = -1;
+            if (ro >= 0 && last[ro] == fc->add && m->layers[ro].op.fmt_out == end->op.fmt_out &&
+                nn_y_bytes(&m->layers[ro]) == nn_y_bytes(end))
+                l->y = m->layers[ro].y;   /* the add reads the residual last: sum into it in place */
+            else
+                rc = pool_take(m, nn_y_bytes(end), busy, &l->y);
+            for (int t = i + 1; t <= fc->last && !rc; t++) if (head[t] == i) m->layers[t].y = l->y;
+        } else if (last && head[i] >= 0) {
+            /* in a chain: the buffer is the chain's */
+        } else if (last) rc = pool_take(m, bytes, busy, &l->y);
+        else rc = nn_dev_alloc(be, (void **)&l->y, bytes);
+        if (!rc && m->training) rc = nn_dev_alloc(be, (void **)&l->dy, bytes);
+    }
+    if (!rc && last)   /* inputs read for the last time: their buffers are free for later layers */
+        for (int k = 0; k < l->ninputs; k++) {
+            int ow = live_owner(m, l->inputs[k]);
+            /* within a chain only its last layer's buffer is real (given back after its last reader) */
+            if (ow >= 0 && head[ow] >= 0 && head[ow] == head[i]) continue;
+            if (ow >= 0 && m->layers[ow].y == l->y) continue;   /* became this chain's output (in place) */
+            if (ow >= 0 && last[ow] == i) pool_give(m, m->layers[ow].y, busy);
+        }
+    return rc;
+}
