@@ -166,7 +166,7 @@ test: deps
 # ---- fuzzing ------------------------------------------------------------------------------------
 # One libFuzzer target per parser of outside bytes (fuzz/fuzz_<target>.c) over the library compiled again
 # with clang, ASan and UBSan into build/fuzz. `make fuzz-smoke` runs each for FUZZ_SECONDS after replaying
-# fuzz/regress/<target>/ (part of `make test`); longer runs: README.md "Hostile input". The replay build
+# fuzz/regress/<target>/ (part of `make test`); longer runs: docs/reliability.md "Hostile input". The replay build
 # ($(BUILD)/fuzz/replay_<target>, any compiler) runs the regression inputs in tests/test_fuzz_regress.sh.
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 20

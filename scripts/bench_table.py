@@ -189,6 +189,58 @@ def ceiling_cell(a, env):
     return {"sgemm_gflops": g, "error": err, "others": others, "steal": steal}
 
 
+def roofline_cell(a, wl, env):
+    """The time floor of each phase of WL on this machine (`showdown perf --roofline`, docs/roofline.md), in a
+    process of its own after every timed cell: {"train": s, "infer": s per batch, "batch": n}, or "error"."""
+    fd, path = tempfile.mkstemp(suffix=".json")
+    os.close(fd)
+    argv = [a.showdown, "perf", "--roofline", "--workload", wl, "--backend", "dnnl", "--threads", str(a.threads),
+            "--seconds", "0.2", "--repeat", "1", "--json", path]
+    if a.workloads:
+        argv += ["--workloads", a.workloads]
+    if wl in a.batches:
+        argv += ["--batch", str(a.batches[wl])]
+    _, err, _, _, _, _ = run_cell(argv, env, a.timeout)
+    out = {}
+    if err is None:
+        try:
+            doc = json.load(open(path))
+            r = doc["runs"][0]
+            out = {"batch": r["batch"], "machine": doc.get("roofline_machine"),
+                   "train": (r["roofline"]["train"] or {}).get("floor_s"),
+                   "infer": r["roofline"]["inference"]["floor_s"]}
+        except (OSError, ValueError, KeyError, IndexError, TypeError) as e:
+            err = "unreadable perf --roofline JSON: %s" % e
+    os.unlink(path)
+    if err:
+        out["error"] = err
+    return out
+
+
+def add_floors(rows, floors):
+    """Native % of floor and best peer % of floor per row: the phase's floor over each side's time a batch."""
+    for r in rows:
+        f = floors.get(r["workload"], {})
+        fs, b = f.get(r["phase"]), f.get("batch")
+        r["floor_s"] = fs
+        r["native_pct_floor"] = 100 * fs * r["native"]["value"] / b if fs and b and r["native"] else None
+        r["peer_best_pct_floor"] = 100 * fs * r["peer_best"]["value"] / b if fs and b and r["peer_best"] else None
+
+
+def print_floors(a, rows, floors):
+    pct = lambda v: "%6.1f%%" % v if v is not None else "%7s" % "-"
+    print("\nroofline: % of this machine's floor, the sum over kernels of max(FLOPs/peak, bytes/bandwidth) "
+          "(docs/roofline.md); 100% is the floor, a fused or Winograd pass can pass it")
+    print("%-17s %-5s %10s %9s %11s" % ("workload", "phase", "floor ms", "native",
+                                        "best peer" if a.peer_python else "torch best"))
+    for r in rows:
+        fs = r.get("floor_s")
+        print("%-17s %-5s %10s %9s %11s" % (r["workload"], r["phase"], "%.3f" % (1e3 * fs) if fs else "-",
+                                            pct(r["native_pct_floor"]), pct(r["peer_best_pct_floor"])))
+    for wl, f in floors.items():
+        if "error" in f:
+            print("  %s roofline failed: %s" % (wl, f["error"]))
+
 def in_slow_spell(v, host):
     """A canary's images/s below HOST_SLOW of the run's reference (host["fastest"]); None (no canary) is not."""
     return v is not None and v < HOST_SLOW * host["fastest"]
@@ -781,6 +833,8 @@ def main():
     workloads, modes, cells, best, pbest, ceilings, baseline, host = measure(a)
     load = "%s, %s" % (load0, open("/proc/loadavg").read().split()[0])
     rows = summarize(a, workloads, modes, cells, best, pbest, load)
+    floors = {wl: roofline_cell(a, wl, dict(os.environ)) for wl in workloads}
+    add_floors(rows, floors)
     doc = {"format": "showdown-bench-cpu/4", "threads": a.threads, "batch_overrides": a.batches, "rounds": a.rounds,
            "seconds": a.seconds, "repeat": a.repeat, "slow_window": SLOW_WINDOW,
            "confirm_rounds": a.confirm, "agree": AGREE, "figure": "fastest window of a cell, fastest round another confirms, not both in a host slow spell",
@@ -788,9 +842,10 @@ def main():
            "steal": BUSY_STEAL}, "torch_python": a.torch_python, "peer_python": a.peer_python, "rows": rows, "cells": cells,
            "other_frameworks": other, "sgemm_ceilings": ceilings, "host_slow": HOST_SLOW,
            "host_wait_max_s": a.host_wait, "host_wait_total_s": a.host_wait_total, "host_canary": host,
-           "baseline_rss_mib": baseline}
+           "baseline_rss_mib": baseline, "roofline": floors}
     doc["profiles"] = profile(a, rows, host)
     print_table(a, rows, cells, load, doc)
+    print_floors(a, rows, floors)
     path = os.path.join(a.out, "cpu.json")
     tmp = path + ".tmp"
     with open(tmp, "w") as fh:

@@ -2,10 +2,13 @@
  * main: the command table and dispatch; each command lives in src/cmd/cmd_<name>.c. */
 #include "cmd/cli.h"
 #include "core/err.h"
+#include "core/sig.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 const sd_cmd sd_commands[] = {
@@ -26,16 +29,12 @@ static void usage(FILE *f) {
     fprintf(f, "\nshowdown %s (%s%s)\n", SD_VERSION, SD_GIT_COMMIT, SD_GIT_DIRTY ? ", dirty" : "");
 }
 
-/* OpenMP's wait policy. Between parallel regions libgomp's threads spin (its default) or sleep
- * (OMP_WAIT_POLICY=passive), and every oneDNN primitive is a parallel region. Measured on the 2-core VMs
- * (mnist_mlp on dnnl, 2 threads): with the machine otherwise idle, spinning trains at 61k img/s and sleeping
- * at 35k (waking a sleeping vCPU costs ~80 us a region); with one other busy process it is the reverse,
- * 19k spinning (threads wait at barriers for a partner the scheduler preempted) and 33k sleeping. So
- * showdown looks before it starts: spin when no other task is runnable, sleep otherwise. libgomp reads
- * its environment once, when it loads: for passive we set it and re-execute once, then remove it again so
- * child processes (framework runners, nested showdown runs) see the user's environment and decide for
- * themselves. A user's OMP_WAIT_POLICY or GOMP_SPINCOUNT is kept. The choice goes into every result's
- * environment as omp_wait_policy (SHOWDOWN_OMP_POLICY carries it from here to the fingerprint). */
+/* OpenMP's wait policy: libgomp's threads spin between parallel regions (its default) or sleep (passive). Spinning
+ * is faster on an idle machine and much slower beside another busy process (figures: docs/performance.md), so
+ * showdown looks before it starts: spin when no other task is runnable, sleep otherwise. libgomp reads its
+ * environment once, when it loads: for passive we set it and re-execute once, then remove it again so child
+ * processes see the user's environment. A user's OMP_WAIT_POLICY or GOMP_SPINCOUNT is kept. The choice goes into
+ * every result's environment as omp_wait_policy (SHOWDOWN_OMP_POLICY carries it to the fingerprint). */
 #define OMP_POLICY_ENV "SHOWDOWN_OMP_POLICY"
 
 /* Other runnable tasks: the median of a few samples of /proc/stat's procs_running, less this process. */
@@ -46,8 +45,13 @@ static int other_runnable(void) {
         FILE *f = fopen("/proc/stat", "r");
         if (!f) return -1;
         char line[256];
-        while (fgets(line, sizeof line, f))
-            if (strncmp(line, "procs_running ", 14) == 0) { v[n++] = atoi(line + 14) - 1; break; }
+        while (fgets(line, sizeof line, f)) {
+            if (strncmp(line, "procs_running ", 14) != 0) continue;
+            char *end;
+            long r = strtol(line + 14, &end, 10);
+            if (end != line + 14 && r >= 0 && r < 1000000) v[n++] = (int)r - 1;
+            break;
+        }
         fclose(f);
     }
     if (n < 5) return -1;
@@ -86,7 +90,45 @@ static void omp_wait_policy(char **argv) {
     setenv(OMP_POLICY_ENV, "spin (libgomp default): re-executing for passive failed", 1);
 }
 
+/* The address space a command needs to start at all, base plus per online CPU (a thread stack each): below it,
+ * libraries fail in ways that say nothing (GLib aborts creating report's threads; oneDNN's JIT segfaults in
+ * bench). Measured floors with margin: docs/performance.md. */
+static const struct { const char *cmd; long base_mib, per_cpu_mib; } AS_NEED[] = {
+    {"bench", 160, 16}, {"perf", 160, 16}, {"nightly", 160, 16}, {"report", 320, 0}, {NULL, 0, 0},
+};
+
+static int check_address_space(const char *cmd) {
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_AS, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return 0;
+    for (int i = 0; AS_NEED[i].cmd; i++) {
+        if (strcmp(AS_NEED[i].cmd, cmd) != 0) continue;
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        long mib = AS_NEED[i].base_mib + AS_NEED[i].per_cpu_mib * (cpus > 0 ? cpus : 1);
+        if ((unsigned long long)rl.rlim_cur >= (unsigned long long)mib << 20) return 0;
+        fprintf(stderr, "showdown %s: the address-space limit (ulimit -v) is %llu MiB; %s needs at least %ld MiB "
+                "here (raise it: ulimit -v %ld)\n", cmd, (unsigned long long)rl.rlim_cur >> 20, cmd, mib, mib * 1024);
+        return SD_EXIT_FAIL;
+    }
+    return 0;
+}
+
+/* A command that failed while a SIGINT/SIGTERM was being handled failed because of it (a read blocked on a FIFO
+ * returns EINTR): its exit code is the signal's, 128 + signal, as for an interruption seen at a check. */
+static int run_command(const sd_cmd *c, int argc, char **argv) {
+    int code = check_address_space(c->name);
+    if (code) return code;
+    code = c->run(argc, argv);
+    int sig = sd_sig_pending();
+    if (sig && code != SD_EXIT_OK && code != 128 + sig) {
+        fprintf(stderr, "showdown %s: interrupted by signal %d\n", c->name, sig);
+        return 128 + sig;
+    }
+    return code;
+}
+
 int main(int argc, char **argv) {
+    /* past ulimit -f a write fails with EFBIG and is reported (results kept where they can be), not a silent kill */
+    signal(SIGXFSZ, SIG_IGN);
     omp_wait_policy(argv);
     if (argc < 2) { usage(stderr); return SD_EXIT_USAGE; }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
@@ -98,7 +140,7 @@ int main(int argc, char **argv) {
         return SD_EXIT_OK;
     }
     for (const sd_cmd *c = sd_commands; c->name; c++)
-        if (strcmp(argv[1], c->name) == 0) return c->run(argc - 1, argv + 1);
+        if (strcmp(argv[1], c->name) == 0) return run_command(c, argc - 1, argv + 1);
     fprintf(stderr, "showdown: unknown command '%s' (see showdown --help)\n", argv[1]);
     return SD_EXIT_USAGE;
 }

@@ -29,6 +29,11 @@ if a[:1] == ["--version"]:
 if "--layers" in a:   # a profile (--profile N): text only
     print("fake profile of " + a[a.index("--workload") + 1]); sys.exit(0)
 wl, out = a[a.index("--workload") + 1], a[a.index("--json") + 1]
+if "--roofline" in a:   # the floors: w1 4 ms a training step and 2 ms an inference pass, w2 10 ms a pass
+    fl = {"w1": (0.004, 0.002), "w2": (None, 0.010)}.get(wl, (None, None))
+    json.dump({"roofline_machine": {"peak_gflops": 100.0}, "runs": [{"batch": 8, "roofline": {
+        "train": {"floor_s": fl[0]} if fl[0] else None, "inference": {"floor_s": fl[1]}}}]}, open(out, "w"))
+    sys.exit(0)
 if wl == "mnist_mlp" and "--no-ceiling" in a and os.environ.get("FAKE_CANARY"):   # the host canary: k-th of a list
     seq, cf = [float(x) for x in os.environ["FAKE_CANARY"].split(",")], os.path.join("$t", "canary")
     k = int(open(cf).read()) + 1 if os.path.exists(cf) else 0
@@ -155,6 +160,21 @@ assert (tr["windows"], tr["windows_slowed"]) == (0, 0), (tr["windows"], tr["wind
 EOF
 then ok "best setting per phase after every round, fastest windows, confirmed figures, ratios, failed compile listed, busy cell flagged, max RSS"
 else bad "cpu.json of the fake run is wrong"; fi
+# % of floor: the phase's floor over each side's time a batch of 8 (w1 train: 4 ms over 8/1200 s and 8/300 s)
+if "$PY" - "$t/a/cpu.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+rows = {(r["workload"], r["phase"]): r for r in d["rows"]}
+want = {("w1", "train"): (60.0, 15.0), ("w1", "infer"): (25.0, 12.5), ("w2", "infer"): (11.25, 5.625)}
+for k, (n, p) in want.items():
+    r = rows[k]
+    assert abs(r["native_pct_floor"] - n) < 1e-9 and abs(r["peer_best_pct_floor"] - p) < 1e-9, (k, r)
+assert d["roofline"]["w2"]["train"] is None and d["roofline"]["w1"]["batch"] == 8, d["roofline"]
+EOF
+then ok "native and best peer % of floor per phase, from perf --roofline"
+else bad "% of floor in cpu.json is wrong"; fi
+grep -qE "^w1 +train +4\.000 +60\.0% +15\.0%" "$t/a.txt" && grep -qE "^w2 +infer +10\.000 +11\.2% +5\.6%" "$t/a.txt" \
+  && ok "the roofline table prints each side's % of floor" || bad "roofline table rows not as expected"
 # PyTorch as shipped runs in the user's environment; its candidates with malloc's mmap threshold fixed, beside
 # what the user set
 if [ "$(sort -u "$t/malloc" | paste -sd'|' -)" = "channels_last glibc.malloc.arena_max=2:glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=1073741824|compile glibc.malloc.arena_max=2:glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=1073741824|eager glibc.malloc.arena_max=2:glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=1073741824|shipped glibc.malloc.arena_max=2" ]

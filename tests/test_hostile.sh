@@ -84,7 +84,10 @@ SHOWDOWN_TEST_SLOWDOWN=1500 "$SD" bench --workload mnist_mlp --backend ref --dat
 "$PY" - "$t/db7.db" $b <<'PY' &
 import os, sqlite3, sys, time
 for _ in range(600):
-    try:
+    try:   # connect only once bench has made the database: connecting first would leave an empty file, not ours
+        if not os.path.exists(sys.argv[1]) or os.path.getsize(sys.argv[1]) == 0:
+            time.sleep(0.05)
+            continue
         c = sqlite3.connect(sys.argv[1], timeout=0.1, isolation_level=None)
         if c.execute("SELECT count(*) FROM runs").fetchone()[0] > 0:
             break

@@ -2,6 +2,8 @@
  * best-per-column marking, figures measured = drawn, text reaching the PDF (pdftotext), SVGs well formed
  * (xmllint) and byte-identical when rendered twice in one process. */
 #include "render/render.h"
+#include "render/template.h"
+#include "core/err.h"
 #include "testutil.h"
 
 #include <cairo-pdf.h>
@@ -210,3 +212,55 @@ Test(render, table_rows_add_up_to_the_table) {
     cr_expect_lt(render_table_height(cr, &part, 300), render_table_height(cr, &t, 300) / 3);
     cairo_destroy(cr);
 }
+
+/* ---- the tables a template names rows of ----------------------------------------------------------- */
+/* Row k of the section kinds describes kind k, names are unique, every kind but free text has a builder,
+ * and a template naming every kind reads back each one. */
+Test(render, section_kinds_table_is_in_kind_order) {
+    char text[4096];
+    size_t n = (size_t)snprintf(text, sizeof text, "{\"format\": \"showdown-template/1\", \"sections\": [");
+    for (int k = 0; k < RT_KIND_N; k++) {
+        const rt_kind_info *r = &render_section_kinds[k];
+        cr_assert_eq(r->kind, (rt_kind)k, "row %d describes kind %d", k, (int)r->kind);
+        cr_assert_not_null(r->name);
+        cr_assert_eq(r->build == NULL, k == RT_TEXT, "%s: a builder unless free text", r->name);
+        for (int j = 0; j < k; j++) cr_assert_str_neq(render_section_kinds[j].name, r->name);
+        n += (size_t)snprintf(text + n, sizeof text - n, "%s{\"type\": \"%s\", \"text\": \"t\"}", k ? ", " : "", r->name);
+    }
+    n += (size_t)snprintf(text + n, sizeof text - n, "]}");
+    render_arena *a = NULL;
+    cr_assert_eq(render_arena_new(&a), 0);
+    render_template *t = NULL;
+    cr_assert_eq(render_template_parse(a, "all.json", text, n, &t), 0, "%s", sd_errmsg());
+    cr_assert_eq(t->nsections, RT_KIND_N);
+    for (int k = 0; k < RT_KIND_N; k++) {
+        cr_assert_eq(t->sections[k].kind, (rt_kind)k);
+        cr_assert_str_eq(render_template_kind_name(t->sections[k].kind), render_section_kinds[k].name);
+    }
+    render_arena_free(a);
+}
+
+/* Every placeholder of the one table is accepted in a text; an unknown one is refused, the message listing
+ * the table's names in order. */
+Test(render, placeholders_come_from_one_table) {
+    char text[2048], want[1024] = "";
+    size_t n = (size_t)snprintf(text, sizeof text, "{\"format\": \"showdown-template/1\", \"sections\": [{\"type\": \"text\", \"text\": \"");
+    int count = 0;
+    for (const rt_placeholder *p = render_placeholders; p->name; p++, count++) {
+        cr_assert_not_null(p->value, "%s has a value", p->name);
+        n += (size_t)snprintf(text + n, sizeof text - n, "{%s} ", p->name);
+        snprintf(want + strlen(want), sizeof want - strlen(want), "%s%s", count ? ", " : "", p->name);
+    }
+    cr_assert_geq(count, 14);
+    snprintf(text + n, sizeof text - n, "{{braces}}\"}]}");
+    render_arena *a = NULL;
+    cr_assert_eq(render_arena_new(&a), 0);
+    render_template *t = NULL;
+    cr_assert_eq(render_template_parse(a, "ok.json", text, strlen(text), &t), 0, "%s", sd_errmsg());
+    const char *bad = "{\"format\": \"showdown-template/1\", \"sections\": [{\"type\": \"text\", \"text\": \"{nope}\"}]}";
+    cr_assert_neq(render_template_parse(a, "bad.json", bad, strlen(bad), &t), 0);
+    cr_assert_not_null(strstr(sd_errmsg(), "unknown placeholder '{nope}'"), "%s", sd_errmsg());
+    cr_assert_not_null(strstr(sd_errmsg(), want), "%s lists %s", sd_errmsg(), want);
+    render_arena_free(a);
+}
+

@@ -27,6 +27,7 @@ typedef struct sd_bench_opts {
     const char *python, *venvs;   /* framework interpreters (NULL: found as bench/frameworks.h says) */
     long epochs, batch, batches;  /* 0: the workload's epochs and batch; no cap on batches */
     long repeat, threads, seed, gpus, runner_timeout;
+    long runner_limit;         /* seconds a runner may run in all, progress or not (0: no bound) */
     int quiet;                 /* no progress or notes on stderr (failures are still said) */
 } sd_bench_opts;
 
@@ -60,13 +61,18 @@ typedef struct sd_bench_outcome {
     char db_error[1024];       /* its message */
 } sd_bench_outcome;
 
-/* Run cells in order. *doc_out: the results document (every cell's run, or its failure), caller decrefs; NULL after
- * an error. A failed cell is recorded and the others go on; SD_EINTR (a signal, sd_sig_flag) and SD_EUSAGE stop the
- * run and are returned. db_path non-NULL: the run goes into that database as it is measured (sd_results_store, each
+/* Run cells in order, their names checked first (sd_bench_cells_check: nothing is measured when one is wrong).
+ * *doc_out: the results document (every cell's run, or its failure), caller decrefs; NULL after an error. A failed
+ * cell is recorded and the others go on, whatever its status; only SD_EINTR (a signal, sd_sig_flag) stops the run
+ * and is returned. db_path non-NULL: the run goes into that database as it is measured (sd_results_store, each
  * cell's runs in their own transactions), marked complete after the last cell; a database that fails midway is
  * dropped with a message (out->db_status). Prints only to stderr. */
 int sd_bench_matrix_run(const sd_bench_opts *o, const sd_bench_cell *cells, int ncells, const char *db_path,
                         json_t **doc_out, sd_bench_outcome *out);
+
+/* Every name of the cells before the first is measured: each workload loads (its spec a regular file), each
+ * back-end and implementation is known. SD_EUSAGE / SD_EINPUT naming the first that is not. */
+int sd_bench_cells_check(const sd_bench_opts *o, const sd_bench_cell *cells, int ncells);
 
 /* One cell into doc, o->repeat times (bench/cell.c). A failure is recorded in doc, said on stderr and put in *failed;
  * only SD_EINTR and SD_EUSAGE are returned. */

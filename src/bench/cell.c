@@ -16,7 +16,10 @@
 #include "nn/train.h"
 #include "runner/runner.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,12 +29,24 @@
 
 static int exists(const char *p) { struct stat st; return stat(p, &st) == 0; }
 
-/* Find "<dir>/<base>" or "<dir>/<base>.gz". */
+/* An input file must be a regular file: a FIFO would block the reader forever, a device never end. Opened without
+ * blocking and checked on the descriptor; 0 also when it does not exist (its reader says so). */
+static int regular_input(const char *path, const char *what) {
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return 0;
+    struct stat st;
+    int ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+    close(fd);
+    return ok ? 0 : sd_err(SD_EINPUT, "%s %s: not a regular file (a FIFO or device is not read)", what, path);
+}
+
+/* Find "<dir>/<base>" or "<dir>/<base>.gz": 1 found, 0 not, or the error of one that is not a regular file. */
 static int find_idx(char *out, size_t n, const char *dir, const char *base) {
     snprintf(out, n, "%s/%s", dir, base);
-    if (exists(out)) return 1;
-    snprintf(out, n, "%s/%s.gz", dir, base);
-    return exists(out);
+    if (!exists(out)) snprintf(out, n, "%s/%s.gz", dir, base);
+    if (!exists(out)) return 0;
+    SD_TRY(regular_input(out, "data file"));
+    return 1;
 }
 
 /* Real data when present (or required), synthetic otherwise; says which on stderr. */
@@ -44,8 +59,11 @@ static int load_data(const sd_bench_opts *a, const sd_workload *w, long max_exam
     if (!want_syn && strcmp(w->dataset, "mnist") == 0) {
         const char *dir = a->data_dir ? a->data_dir : SD_DEFAULT_MNIST_DIR;
         char ti[1024], tl[1024], vi[1024], vl[1024];
-        if (find_idx(ti, sizeof ti, dir, "train-images-idx3-ubyte") && find_idx(tl, sizeof tl, dir, "train-labels-idx1-ubyte") &&
-            find_idx(vi, sizeof vi, dir, "t10k-images-idx3-ubyte") && find_idx(vl, sizeof vl, dir, "t10k-labels-idx1-ubyte")) {
+        int f[4] = {find_idx(ti, sizeof ti, dir, "train-images-idx3-ubyte"), find_idx(tl, sizeof tl, dir, "train-labels-idx1-ubyte"),
+                    find_idx(vi, sizeof vi, dir, "t10k-images-idx3-ubyte"), find_idx(vl, sizeof vl, dir, "t10k-labels-idx1-ubyte")};
+        for (int k = 0; k < 4; k++)
+            if (f[k] < 0) return f[k];
+        if (f[0] && f[1] && f[2] && f[3]) {
             SD_TRY(sd_data_load_idx(train, ti, tl));
             int rc = sd_data_load_idx(test, vi, vl);
             if (rc) { sd_dataset_free(train); return rc; }
@@ -80,6 +98,8 @@ static int load_data(const sd_bench_opts *a, const sd_workload *w, long max_exam
             snprintf(vt, sizeof vt, "%s/test.tok", a->data_dir);
             snprintf(pos, sizeof pos, "%s/train/pos", a->data_dir);
             if (exists(tt) || exists(vt)) {
+                SD_TRY(regular_input(tt, "data file"));
+                SD_TRY(regular_input(vt, "data file"));
                 SD_TRY(sd_data_load_tokens(train, tt, &io));
                 int rc = sd_data_load_tokens(test, vt, &io);
                 if (rc) { sd_dataset_free(train); return rc; }
@@ -276,6 +296,36 @@ static int export_weights(const sd_bench_opts *a, const sd_workload *w, const sd
     return rc;
 }
 
+#define RUNNER_DIR_PREFIX "showdown-runner-"
+
+/* The runner input directories of showdown processes that are gone (killed with -9: nothing of theirs ran to
+ * remove them): /tmp/showdown-runner-PID-XXXXXX of this user whose PID no longer exists. */
+static void sweep_runner_dirs(void) {
+    DIR *d = opendir("/tmp");
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, RUNNER_DIR_PREFIX, strlen(RUNNER_DIR_PREFIX)) != 0) continue;
+        char *end;
+        long pid = strtol(e->d_name + strlen(RUNNER_DIR_PREFIX), &end, 10);
+        if (*end != '-' || pid <= 0 || pid > INT_MAX || (kill((pid_t)pid, 0) == 0 || errno != ESRCH)) continue;
+        char path[PATH_MAX];
+        struct stat st;
+        snprintf(path, sizeof path, "/tmp/%s", e->d_name);
+        if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == getuid()) sd_remove_tree(path);
+    }
+    closedir(d);
+}
+
+/* A fresh /tmp/showdown-runner-PID-XXXXXX (dir stays "" on failure), after removing those of dead runs. */
+static int make_runner_dir(char *dir, size_t n) {
+    sweep_runner_dirs();
+    snprintf(dir, n, "/tmp/" RUNNER_DIR_PREFIX "%ld-XXXXXX", (long)getpid());
+    if (mkdtemp(dir)) return 0;
+    dir[0] = 0;
+    return sd_err(SD_EIO, "cannot create a temporary directory: %s", strerror(errno));
+}
+
 /* One workload through a framework runner, on the data the native runs use, a->repeat times. */
 static int run_framework(const sd_bench_opts *a, const char *wname, const char *impl, json_t *doc, int *failed) {
     sd_workload w;
@@ -331,13 +381,9 @@ static int run_framework(const sd_bench_opts *a, const char *wname, const char *
         }
     }
     const char *envv[2] = {def->env, NULL};
-    /* the runner's input files: the layer plan, the initial weights and the native forward output (equivalence) */
-    snprintf(dir, sizeof dir, "/tmp/showdown-runner-XXXXXX");
-    if (!mkdtemp(dir)) {
-        dir[0] = 0;
-        rc = sd_err(SD_EIO, "cannot create a temporary directory: %s", strerror(errno));
-        goto done;
-    }
+    /* the runner's input files: the layer plan, the initial weights and the native forward output (equivalence);
+     * named with our pid so that a later run can tell them left behind */
+    SD_TRY_GOTO(rc, make_runner_dir(dir, sizeof dir), done);
     /* every workload's forward pass is checked: the export writes any layer's weights, token ids and an
      * inference workload's features (a runner that cannot build an op reports it unsupported instead) */
     SD_TRY_GOTO(rc, export_weights(a, &w, &test, dir), done);
@@ -349,6 +395,7 @@ static int run_framework(const sd_bench_opts *a, const char *wname, const char *
                          .batch = o.batch, .max_batches = o.max_batches, .shuffle = o.shuffle, .threads = threads,
                          .cudnn_benchmark = strcmp(a->autotune, "off") != 0, .classes = w.classes, .seed = o.seed,
                          .device = a->device, .precision = a->precision, .timeout_s = (double)a->runner_timeout,
+                         .limit_s = (double)a->runner_limit,
                          .native_params = (long long)nparams, .stop = sd_sig_flag()};
     if (!a->quiet) fprintf(stderr, "%s/%s: %s runner, %d train / %d test examples, batch %d, %d epoch(s)\n", w.name,
                            impl, ro.program ? ro.program : script, train.n, test.n, o.batch, o.epochs);
@@ -428,6 +475,41 @@ done:
     sd_workload_free(&w);
     if (dir[0]) sd_remove_tree(dir);   /* after the messages: a failure here would replace sd_errmsg() */
     return rc == SD_EINTR || rc == SD_EUSAGE ? rc : 0;
+}
+
+/* The native back-ends a cell may name (backend.c's registry knows which were built: an unbuilt one is a cell
+ * that fails as unavailable, not a typo). */
+static int backend_known(const char *name) {
+    static const char *const names[] = {"auto", "ref", "dnnl", "cudnn", NULL};
+    for (int i = 0; names[i]; i++)
+        if (strcmp(names[i], name) == 0) return 1;
+    return 0;
+}
+
+int sd_bench_cells_check(const sd_bench_opts *o, const sd_bench_cell *cells, int ncells) {
+    char wdir[PATH_MAX], path[PATH_MAX + 64];
+    workloads_dir(o, wdir, sizeof wdir);
+    for (int i = 0; i < ncells; i++) {
+        const sd_bench_cell *c = &cells[i];
+        if (strcmp(c->implementation, "native") == 0 && !backend_known(c->backend))
+            return sd_err(SD_EUSAGE, "--backend: unknown back-end '%s' (expected auto, ref, dnnl, cudnn or all)",
+                          c->backend);
+        if (strcmp(c->implementation, "native") != 0 &&
+            (sd_safe_name(c->implementation, "framework") < 0 || !sd_framework_find(c->implementation)))
+            return sd_err(SD_EUSAGE, "--impl: unknown implementation '%s'", c->implementation);
+        int seen = 0;
+        for (int j = 0; j < i && !seen; j++) seen = strcmp(cells[j].workload, c->workload) == 0;
+        if (seen) continue;
+        int is_path = strchr(c->workload, '/') || (strlen(c->workload) > 5 &&
+                                                   strcmp(c->workload + strlen(c->workload) - 5, ".json") == 0);
+        if (is_path) snprintf(path, sizeof path, "%s", c->workload);
+        else snprintf(path, sizeof path, "%s/%s.json", wdir, c->workload);
+        SD_TRY(regular_input(path, "workload spec"));
+        sd_workload w;
+        SD_TRY(load_workload(o, c->workload, &w));
+        sd_workload_free(&w);
+    }
+    return 0;
 }
 
 int sd_bench_cell_run(const sd_bench_opts *o, const sd_bench_cell *c, json_t *doc, int *failed) {

@@ -3,12 +3,11 @@
 #include "core/util.h"
 #include "core/clock.h"
 #include "core/err.h"
+#include "core/proc.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,20 +57,12 @@ int sd_framework_probe(const sd_framework *f, const char *python, double timeout
     if (access(python, X_OK) != 0) return sd_err(SD_ENODEV, "no interpreter %s", python);
     char code[256];
     snprintf(code, sizeof code, "import %s, sys; sys.stdout.write(%s.__version__)", f->module, f->module);
-    int out[2];
-    if (pipe(out) != 0) return sd_err(SD_EIO, "pipe: %s", strerror(errno));
-    pid_t pid = fork();
-    if (pid < 0) { close(out[0]); close(out[1]); return sd_err(SD_ERROR, "fork: %s", strerror(errno)); }
-    if (pid == 0) {
-        dup2(out[1], 1);
-        dup2(out[1], 2);   /* an import error's last line is the reason */
-        close(out[0]);
-        close(out[1]);
-        if (f->env) putenv((char *)f->env);
-        execl(python, python, "-c", code, (char *)NULL);
-        _exit(127);
-    }
-    close(out[1]);
+    char *argv[] = {(char *)python, "-c", code, NULL};
+    const char *env[] = {f->env, NULL};
+    sd_proc_opts po = {.argv = argv, .env_add = f->env ? env : NULL, .out = SD_PROC_PIPE, .err = SD_PROC_TO_OUT};
+    sd_proc p;   /* stderr into the same pipe: an import error's last line is the reason */
+    int rc = sd_proc_spawn(&p, &po);
+    if (rc) return rc;
     char buf[8192];
     size_t len = 0;
     double end = sd_now() + timeout_s;
@@ -79,12 +70,11 @@ int sd_framework_probe(const sd_framework *f, const char *python, double timeout
     for (;;) {
         double left = end - sd_now();
         if (left <= 0) { timed_out = 1; break; }
-        struct pollfd p = {.fd = out[0], .events = POLLIN};
-        int r = poll(&p, 1, (int)(left * 1000) + 1);
-        if (r < 0 && errno == EINTR) continue;
+        struct pollfd pl = {.fd = p.out, .events = POLLIN};
+        int r = poll(&pl, 1, (int)(left * 1000) + 1);
         if (r <= 0) continue;
-        ssize_t k = read(out[0], buf + len, sizeof buf - 1 - len);
-        if (k < 0 && errno == EINTR) continue;
+        ssize_t k = read(p.out, buf + len, sizeof buf - 1 - len);
+        if (k < 0 && (errno == EINTR || errno == EAGAIN)) continue;
         if (k <= 0) break;
         len += (size_t)k;
         if (len == sizeof buf - 1) {   /* keep the tail: the reason is at the end */
@@ -92,10 +82,9 @@ int sd_framework_probe(const sd_framework *f, const char *python, double timeout
             len -= len / 2;
         }
     }
-    close(out[0]);
-    if (timed_out) kill(pid, SIGKILL);
-    int st = 0;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+    if (!timed_out) sd_proc_wait(&p, -1);
+    int st = p.status;
+    sd_proc_end(&p, 0);
     buf[len] = 0;
     while (len && (buf[len - 1] == '\n' || buf[len - 1] == ' ')) buf[--len] = 0;
     if (timed_out) return sd_err(SD_ENODEV, "import %s did not finish in %.0f s", f->module, timeout_s);

@@ -15,7 +15,8 @@
 
 void sd_bench_opts_default(sd_bench_opts *o) {
     *o = (sd_bench_opts){.impl = "native", .backend = "auto", .data = "auto", .precision = "fp32", .autotune = "on",
-                         .device = "auto", .repeat = 1, .seed = 42, .gpus = 1, .runner_timeout = 300};
+                         .device = "auto", .repeat = 1, .seed = 42, .gpus = 1, .runner_timeout = 300,
+                         .runner_limit = 86400};
 }
 
 /* Split the comma list s (modified in place) into *names, malloc'd; the count, or a negative status. */
@@ -115,6 +116,7 @@ int sd_bench_matrix_run(const sd_bench_opts *o, const sd_bench_cell *cells, int 
     memset(out, 0, sizeof *out);
     *doc_out = NULL;
     SD_TRY(check_opts(o));
+    SD_TRY(sd_bench_cells_check(o, cells, ncells));   /* a typo late in a list must not cost the cells before it */
     /* The run goes into the database as it is measured: inserted incomplete, each result in its own
      * transaction, and marked complete (db_run_finish) only after the last. A killed bench leaves it incomplete. */
     db *dbh = NULL;
@@ -131,6 +133,14 @@ int sd_bench_matrix_run(const sd_bench_opts *o, const sd_bench_cell *cells, int 
     for (int i = 0; i < ncells && rc == 0; i++) {
         size_t before = sd_results_count(doc);
         rc = sd_bench_cell_run(o, &cells[i], doc, &out->failed);
+        if (rc && rc != SD_EINTR) {   /* failed outside its own record: recorded here, the measured cells kept */
+            const sd_bench_cell *c = &cells[i];
+            fprintf(stderr, "showdown bench: %s through %s on %s failed: %s\n", c->workload, c->implementation,
+                    c->backend, sd_errmsg());
+            sd_results_add_failure(doc, c->workload, c->implementation, c->backend, sd_errmsg());
+            if (!out->failed) out->failed = rc;
+            rc = 0;
+        }
         if (rc == 0 && dbh && (out->db_status = sd_results_store(dbh, out->run_id, doc, before, 0)) != 0)
             db_lost(&dbh, out);
     }

@@ -540,10 +540,6 @@ static int safe_member(const jv_doc *d, const jv *r, const char *key) {
     return 0;
 }
 
-/* Bounds of what a results file may say: times, rates and counts are >= 0 and at most 1e12 (a 309-digit
- * number is no measurement), accuracies are fractions. */
-#define SD_RESULTS_MAX_VALUE 1e12
-
 /* v is the value of field (its bound) shown as label in the message. */
 static int check_value(const jv_doc *d, const jv *v, const char *field, const char *label) {
     double hi = strcmp(field, "accuracy") == 0 ? 1 : SD_RESULTS_MAX_VALUE;

@@ -9,6 +9,10 @@
 
 #include "nn/train.h"
 
+/* Bounds of what a results file may say: times, rates and counts are >= 0 and at most 1e12 (a 309-digit
+ * number is no measurement), accuracies are fractions. The runner boundary holds a runner's values to them too. */
+#define SD_RESULTS_MAX_VALUE 1e12
+
 #define SD_RESULTS_SCHEMA "showdown-results/1"
 
 typedef struct sd_stat { double median, min, max; int n; } sd_stat;

@@ -11,9 +11,14 @@
 #include "db/db.h"
 #include "slurm/slurm.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* What only the command line has: where the results go, and the modes that run nothing. */
 typedef struct bench_args {
@@ -50,6 +55,38 @@ static int describe(const sd_bench_opts *o, const sd_bench_matrix *m, const char
     return rc;
 }
 
+/* The results are written as a temp file beside the target, then renamed: create one there now, exclusively, so
+ * that a directory this user cannot write is said before the measuring, not after it. A FIFO or device target
+ * is written through and checked when it is opened. */
+static int probe_out_dir(const char *path, const char *what) {
+    char real[PATH_MAX], dir[PATH_MAX], probe[PATH_MAX + 48];
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) return 0;
+    const char *target = realpath(path, real) ? real : path;   /* a symlink: its file's directory */
+    snprintf(dir, sizeof dir, "%s", target);
+    char *slash = strrchr(dir, '/');
+    if (!slash) snprintf(dir, sizeof dir, ".");
+    else if (slash == dir) slash[1] = 0;
+    else *slash = 0;
+    snprintf(probe, sizeof probe, "%s/.showdown-probe.%ld", dir, (long)getpid());
+    int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) return sd_err(SD_EUSAGE, "%s: cannot write %s (in %s: %s)", what, path, dir, strerror(errno));
+    close(fd);
+    unlink(probe);
+    return 0;
+}
+
+/* An output that cannot be written is said before the measuring, not after (a plan on stdout is none). */
+static int check_outputs(const bench_args *a) {
+    int plan_stdout = a->describe && a->json && strcmp(a->json, "-") == 0;
+    if (a->json && !plan_stdout) {
+        SD_TRY(sd_out_file_check(a->json, "--json"));
+        SD_TRY(probe_out_dir(a->json, "--json"));
+    }
+    if (!a->no_db && a->db) SD_TRY(sd_out_path_ok(a->db, "--db"));
+    return 0;
+}
+
 int cmd_bench(int argc, char **argv) {
     sd_bench_opts o;
     sd_bench_opts_default(&o);
@@ -80,6 +117,8 @@ int cmd_bench(int argc, char **argv) {
                                                               "(showdown-weights/1) to DIR and exit", 0, 0},
         {"runner", SD_OPT_STR, &o.runner, "IMPL=PROG", "run IMPL's runner as PROG (default: python workloads/runners/IMPL_runner.py)", 0, 0},
         {"runner-timeout", SD_OPT_INT, &o.runner_timeout, "S", "kill a runner silent for S seconds (default 300)", 1, 1000000},
+        {"runner-limit", SD_OPT_INT, &o.runner_limit, "S", "kill a runner still running after S seconds in all, progress "
+                                                          "lines or not (default 86400)", 1, 100000000},
         {"device", SD_OPT_CHOICE, &o.device, "auto|cpu|cuda", "framework runners' device (default auto)", 0, 0},
         {"python", SD_OPT_STR, &o.python, "PATH",
          "interpreter for the pytorch runner (default: the newest torch, --venvs/torch or /usr/bin/python3's)", 0, 0},
@@ -121,10 +160,7 @@ int cmd_bench(int argc, char **argv) {
         sd_err(SD_EUSAGE, "--workload is required (e.g. --workload mnist_mlp; see --help)");
         return sd_cli_fail("bench", SD_EUSAGE);
     }
-    /* an output that cannot be written is said before the measuring, not after (a plan on stdout is none) */
-    int plan_stdout = a.describe && a.json && strcmp(a.json, "-") == 0;
-    if (a.json && !plan_stdout && (rc = sd_out_file_check(a.json, "--json")) != 0) return sd_cli_fail("bench", rc);
-    if (!a.no_db && a.db && (rc = sd_out_path_ok(a.db, "--db")) != 0) return sd_cli_fail("bench", rc);
+    if ((rc = check_outputs(&a)) != 0) return sd_cli_fail("bench", rc);
     sd_bench_matrix m;
     if ((rc = sd_bench_matrix_new(&m, &o)) != 0) goto done;
     if (a.export_dir) {

@@ -139,10 +139,11 @@ static int compare_runs(const json_t *cur, const json_t *prev, double thr, json_
 }
 
 /* Run `showdown CMD ...` (score, report): a failure is logged and the night goes on (a usage error, exit 2, is
- * named as one). Only an interruption (SD_EINTR) is returned. */
-static int optional_step(const char *cmd, char **argv, const char *log_path) {
+ * named as one); *failed says whether it failed. Only an interruption (SD_EINTR) is returned. */
+static int optional_step(const char *cmd, char **argv, const char *log_path, int *failed) {
     int code = 0;
     int rc = sd_run_self(argv, log_path, &code);
+    *failed = rc != 0 || (code != 0 && code != SD_EXIT_NET);
     if (rc == SD_EINTR) return rc;
     if (rc != 0) { logf_("%s: could not start: %s", cmd, sd_errmsg()); return 0; }
     if (code == 0) logf_("%s: done", cmd);
@@ -214,8 +215,14 @@ int cmd_nightly(int argc, char **argv) {
     json_t *cur = NULL, *prev = NULL;
     snprintf(path, sizeof path, "%s/nightly.lock", c.out);
     if ((rc = sd_mkdir_p(path, 1)) != 0) goto done;
-    lockfd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (lockfd < 0) { rc = sd_err(SD_EIO, "cannot open %s: %s", path, strerror(errno)); goto done; }
+    /* the lock is ours by name: a symlink or anything but a regular file there is refused, never written through */
+    lockfd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+    struct stat lst;
+    if (lockfd < 0 || fstat(lockfd, &lst) != 0 || !S_ISREG(lst.st_mode)) {
+        rc = sd_err(SD_EIO, "cannot use %s as the lock: %s", path,
+                    lockfd >= 0 ? "not a regular file" : errno == ELOOP ? "a symlink (not following it)" : strerror(errno));
+        goto done;
+    }
     if (flock(lockfd, LOCK_EX | LOCK_NB) != 0) {
         char pid[32] = "";
         ssize_t n = pread(lockfd, pid, sizeof pid - 1, 0);
@@ -295,7 +302,8 @@ int cmd_nightly(int argc, char **argv) {
     char sjson[4096], rdir[4096], rjson[4096];
     snprintf(sjson, sizeof sjson, "%s/scores.json", dir);
     char *sargv[] = {"showdown", "score", "--json", sjson, NULL};
-    if ((rc = optional_step("score", sargv, logp)) != 0) goto done;
+    int score_failed = 0, report_failed = 0;   /* scores may be missing from a night's report; the report may not */
+    if ((rc = optional_step("score", sargv, logp, &score_failed)) != 0) goto done;
     /* compare with the previous complete nightly run */
     int64_t pid_ = 0;
     int np = 0;
@@ -320,7 +328,7 @@ int cmd_nightly(int argc, char **argv) {
     int have_scores = stat(sjson, &sst) == 0;
     char *rargv[] = {"showdown", "report", "--results", bjson, "--db", (char *)c.db, "--out", rdir, "--regressions", rjson,
                      have_scores ? "--scores" : NULL, sjson, NULL};
-    if ((rc = optional_step("report", rargv, logp)) != 0) goto done;
+    if ((rc = optional_step("report", rargv, logp, &report_failed)) != 0) goto done;
 
     if (nreg) {
         logf_("%d regression(s); see %s", nreg, rjson);
@@ -328,7 +336,9 @@ int cmd_nightly(int argc, char **argv) {
     } else {
         logf_("no regression");
         if (bcode) code = bcode;
+        else if (report_failed) code = SD_EXIT_FAIL;
     }
+    if (report_failed) logf_("the report step failed: this night's report is missing (exit %d)", code);
     rc = db_runs_prune(d, "nightly", (int)c.keep, prune_dir, (void *)c.out);
 done:
     if (rc == SD_EINTR || (rc == 0 && sd_sig_pending())) {

@@ -10,6 +10,8 @@
 #include "core/fsutil.h"
 #include "core/sig.h"
 #include "nn/model.h"
+#include "nn/roofline.h"
+#include "core/triad.h"
 #include "nn/train.h"
 
 #include <jansson.h>
@@ -23,7 +25,7 @@ typedef struct perf_args {
     const char *json, *workloads_dir;
     long threads, repeat, batch;
     double seconds;
-    int layers, quiet, no_ceiling;
+    int layers, quiet, no_ceiling, roofline;
 } perf_args;
 
 static int cmp_double(const void *a, const void *b) {
@@ -136,8 +138,9 @@ static int layer_once(void *p) {
 
 /* Where a training step's time goes: every op's forward and backward and the optimizer step, with the
  * back-end synced around each (so the total exceeds an unprofiled step by the syncs' cost). With training 0:
- * every op's share of an inference pass. */
-static int profile_steps(nn_model *m, model_arg *ma, int training, json_t *run) {
+ * every op's share of an inference pass. keep (may be NULL) gets the seconds per step of every op as m->prof
+ * indexes them; the caller frees it. */
+static int profile_steps(nn_model *m, model_arg *ma, int training, json_t *run, double **keep) {
     const int L = m->nlayers, steps = training ? 20 : 10;
     perf_fn step = training ? train_once : infer_once;
     double *prof = calloc((size_t)2 * L + 1, sizeof *prof);
@@ -149,13 +152,14 @@ static int profile_steps(nn_model *m, model_arg *ma, int training, json_t *run) 
     double total = (sd_now() - t0) / steps;
     m->prof = NULL;
     if (rc) { free(prof); return rc; }
+    for (int i = 0; i <= 2 * L; i++) prof[i] /= steps;
     printf("    %s profile (%d %s, synced after every op): %.2f ms a %s\n", training ? "step" : "inference", steps,
            training ? "steps" : "passes", total * 1e3, training ? "step" : "pass");
     json_t *ops = json_array();
     for (int i = 0; i <= L; i++) {
         if (i < L && m->layers[i].op.kind == NN_OP_FLATTEN) continue;   /* a view: nothing runs */
         if (i == L && !training) continue;                               /* no optimizer step */
-        double f = prof[2 * i] / steps, b = i < L ? prof[2 * i + 1] / steps : 0;
+        double f = prof[2 * i], b = i < L ? prof[2 * i + 1] : 0;
         const char *name = i < L ? m->layers[i].name : "optimizer";
         const char *kind = i < L ? nn_op_name(m->layers[i].op.kind) : "step + zero grads";
         const nn_op *op = i < L ? &m->layers[i].op : NULL;
@@ -169,7 +173,8 @@ static int profile_steps(nn_model *m, model_arg *ma, int training, json_t *run) 
                                              "bwd_ms", b * 1e3));
     }
     json_object_set_new(run, training ? "step_profile" : "inference_profile", ops);
-    free(prof);
+    if (keep) *keep = prof;
+    else free(prof);
     return 0;
 }
 
@@ -179,7 +184,216 @@ static double train_flops(const nn_model *m) {   /* per example, as nn_train cou
     return train;
 }
 
-static int run_one(const perf_args *a, const char *wname, const char *bname, double ceiling, json_t *doc) {
+/* --layers: every conv and dense layer timed alone forward and backward, then the profiles of a training step
+ * and an inference pass; *ptrain and *pinfer get the profiles' seconds per op (*ptrain stays NULL for an
+ * inference workload). */
+static int layers_report(nn_model *m, model_arg *ma, int batch, double ceiling, json_t *run, double **ptrain,
+                         double **pinfer) {
+    nn_backend *be = m->be;
+    if (m->training) {
+        json_t *ls = json_array();
+        json_object_set_new(run, "layers", ls);
+        SD_TRY(train_once(ma));           /* activations and gradients in place */
+        for (int i = 0; i < m->nlayers; i++) {
+            const nn_layer *l = &m->layers[i];
+            if (l->op.kind != NN_OP_CONV2D && l->op.kind != NN_OP_DENSE) continue;
+            layer_arg la = {m, i, 0};
+            double tf, tb;
+            SD_TRY(time_median(layer_once, &la, be, 0.6, 5, &tf, NULL));
+            la.backward = 1;
+            SD_TRY(time_median(layer_once, &la, be, 1.2, 5, &tb, NULL));
+            const int has_dx = nn_layer_has_dx(m->layers, i);
+            double ff = l->flops * batch, fbw = ff * (has_dx ? 2 : 1);
+            double gf = ff / tf / 1e9, gb = fbw / tb / 1e9;
+            printf("    %-10s %4dx%-3dx%-3d -> %4dx%-3dx%-3d fwd %7.2f ms %6.1f GFLOP/s (%3.0f%%)  bwd %7.2f ms %6.1f GFLOP/s (%3.0f%%)%s\n",
+                   l->name, l->op.c, l->op.h, l->op.w, l->op.oc, l->op.oh, l->op.ow, tf * 1e3, gf,
+                   100 * gf / ceiling, tb * 1e3, gb, 100 * gb / ceiling, has_dx ? "" : " (no dx)");
+            json_array_append_new(ls, json_pack("{s:s, s:f, s:f, s:f, s:f}", "layer", l->name, "fwd_ms", tf * 1e3,
+                                                "fwd_gflops", gf, "bwd_ms", tb * 1e3, "bwd_gflops", gb));
+        }
+        SD_TRY(profile_steps(m, ma, 1, run, ptrain));
+    }
+    SD_TRY(infer_once(ma));               /* the inference pass's ops, for training workloads too */
+    return profile_steps(m, ma, 0, run, pinfer);
+}
+
+/* ---- the roofline: each phase's floor against its measured time ------------------------------------------ */
+
+static json_t *jnum(double v) { return isfinite(v) ? json_real(v) : json_null(); }
+
+/* A phase's totals: printed on one line and returned as JSON. */
+static json_t *phase_line(const char *what, const nn_roofline *r, double measured) {
+    double eff = r->floor_s / measured;
+    printf("    roofline %-10s %9.3f GFLOP %9.1f MB  floor %9.3f ms (compute %.3f, memory %.3f)  measured %9.3f ms"
+           "  %5.1f%% of floor\n", what, r->flops / 1e9, r->bytes / 1e6, r->floor_s * 1e3, r->compute_s * 1e3,
+           r->memory_s * 1e3, measured * 1e3, 100 * eff);
+    json_t *j = json_object();
+    json_object_set_new(j, "flops", json_real(r->flops));
+    json_object_set_new(j, "bytes", json_real(r->bytes));
+    json_object_set_new(j, "compute_s", json_real(r->compute_s));
+    json_object_set_new(j, "memory_s", json_real(r->memory_s));
+    json_object_set_new(j, "floor_s", json_real(r->floor_s));
+    json_object_set_new(j, "measured_s", jnum(measured));
+    json_object_set_new(j, "efficiency", jnum(eff));
+    return j;
+}
+
+/* One layer's row: FLOPs, bytes, floor and what bounds it (C compute, M memory; training: forward/backward),
+ * with the profiled seconds when --layers ran. Returns the layer's floor in seconds. */
+static double layer_row(const nn_model *m, int i, nn_phase ph, const nn_machine *mc, const double *prof,
+                        json_t *jl) {
+    nn_layer_cost lc;
+    nn_roofline_layer(m->layers, m->nlayers, i, ph, &lc);
+    const int tr = ph == NN_PHASE_TRAIN;
+    double cf, mf, cb = 0, mb = 0;
+    double floor = nn_roofline_time(&lc.fwd, mc, lc.winograd, 0, &cf, &mf);
+    if (tr) floor += nn_roofline_time(&lc.bwd, mc, lc.winograd, 1, &cb, &mb);
+    double flops = lc.fwd.flops + lc.bwd.flops, bytes = lc.fwd.bytes + lc.bwd.bytes;
+    double meas = prof ? prof[2 * i] + (tr ? prof[2 * i + 1] : 0) : NAN;
+    char bound[8];
+    snprintf(bound, sizeof bound, tr ? "%c/%c" : "%c", cf >= mf ? 'C' : 'M', cb >= mb ? 'C' : 'M');
+    printf("      %-16s %-14s %9.4f GFLOP %9.2f MB  floor %8.3f ms  %-3s%s", m->layers[i].name,
+           nn_op_name(m->layers[i].op.kind), flops / 1e9, bytes / 1e6, floor * 1e3, bound, lc.winograd ? " W" : "  ");
+    if (prof) printf("  measured %8.3f ms  %5.1f%%", meas * 1e3, 100 * floor / meas);
+    printf("\n");
+    const char *pre = tr ? "train" : "infer";
+    char k[32];
+    snprintf(k, sizeof k, "%s_flops", pre); json_object_set_new(jl, k, json_real(flops));
+    snprintf(k, sizeof k, "%s_bytes", pre); json_object_set_new(jl, k, json_real(bytes));
+    snprintf(k, sizeof k, "%s_floor_s", pre); json_object_set_new(jl, k, json_real(floor));
+    snprintf(k, sizeof k, "%s_bound", pre); json_object_set_new(jl, k, json_string(bound));
+    snprintf(k, sizeof k, "%s_measured_s", pre); json_object_set_new(jl, k, jnum(meas));
+    return floor;
+}
+
+/* The per-layer table of a phase, into the run's "roofline" layers (one object per layer, both phases). */
+static void phase_table(const nn_model *m, nn_phase ph, const nn_machine *mc, const double *prof, json_t *layers) {
+    const int tr = ph == NN_PHASE_TRAIN;
+    printf("    per layer, %s (bound: C compute, M memory%s; W: at the Winograd rate)%s\n",
+           tr ? "training step" : "inference pass", tr ? ", forward/backward" : "",
+           prof ? "; measured: the profile's, synced after every op" : "");
+    for (int i = 0; i < m->nlayers; i++) {
+        nn_layer_cost lc;
+        nn_roofline_layer(m->layers, m->nlayers, i, ph, &lc);
+        if (lc.fwd.flops + lc.fwd.bytes + lc.bwd.flops + lc.bwd.bytes == 0) continue;   /* runs nothing */
+        layer_row(m, i, ph, mc, prof, json_array_get(layers, (size_t)i));
+    }
+    if (tr) {
+        nn_cost oc = nn_roofline_optim(m->nparams, m->optim.kind);
+        double f = nn_roofline_time(&oc, mc, 0, 0, NULL, NULL);
+        printf("      %-16s %-14s %9.4f GFLOP %9.2f MB  floor %8.3f ms  M  ", "optimizer", "step", 0.0, oc.bytes / 1e6,
+               f * 1e3);
+        if (prof) printf("  measured %8.3f ms  %5.1f%%", prof[2 * m->nlayers] * 1e3, 100 * f / prof[2 * m->nlayers]);
+        printf("\n");
+    }
+}
+
+/* --roofline: the floor of the training step (training workloads) and of the inference pass, each against the
+ * measured median, and the per-layer tables; into run as "roofline". */
+static int roofline_report(const nn_model *m, const nn_machine *mc, double ts, double is, const double *ptrain,
+                           const double *pinfer, json_t *run) {
+    json_t *jr = json_object(), *layers = json_array();
+    json_object_set_new(run, "roofline", jr);
+    json_object_set_new(jr, "layers", layers);
+    for (int i = 0; i < m->nlayers; i++)
+        json_array_append_new(layers, json_pack("{s:s, s:s, s:b}", "layer", m->layers[i].name, "kind",
+                                                nn_op_name(m->layers[i].op.kind), "winograd",
+                                                nn_roofline_winograd(&m->layers[i].op)));
+    nn_roofline r;
+    if (m->training) {
+        nn_roofline_phase(m->layers, m->nlayers, m->nparams, m->optim.kind, NN_PHASE_TRAIN, mc, &r);
+        json_object_set_new(jr, "train", phase_line("train step", &r, ts));
+    } else {
+        json_object_set_new(jr, "train", json_null());
+    }
+    nn_roofline_phase(m->layers, m->nlayers, m->nparams, m->optim.kind, NN_PHASE_INFER, mc, &r);
+    json_object_set_new(jr, "inference", phase_line("inference", &r, is));
+    if (m->training) phase_table(m, NN_PHASE_TRAIN, mc, ptrain, layers);
+    phase_table(m, NN_PHASE_INFER, mc, pinfer, layers);
+    fflush(stdout);
+    return 0;
+}
+
+/* ---- the roofline's other limits: memory bandwidth, and the Winograd convolutions' effective rate --------- */
+
+typedef struct conv_arg { nn_backend *be; nn_op op; float *x, *w, *b, *y, *dx, *dw, *db; int backward; } conv_arg;
+static int conv_once(void *p) {
+    conv_arg *g = p;
+    return g->backward ? g->be->ops->conv2d_backward(g->be, &g->op, g->dx, g->dw, g->db, g->y, g->x, g->w)
+                       : g->be->ops->conv2d_forward(g->be, &g->op, g->y, g->x, g->w, g->b);
+}
+
+/* Seconds of a Winograd convolution forward and backward through dnnl (--autotune on: the shapes
+ * nn_roofline_winograd names), as the direct convolution's FLOPs per second: 3x3, 128 -> 128 channels on
+ * 32x32, batch 32. NaN when dnnl is not built. */
+static int measure_winograd(int threads, double *fwd, double *bwd, char *how, size_t howlen) {
+    *fwd = *bwd = NAN;
+    if (!nn_backend_compiled("dnnl")) { snprintf(how, howlen, "not measured (no dnnl back-end)"); return 0; }
+    nn_backend_opts bo = {.threads = threads, .quiet = 1, .autotune = 1, .precision = "fp32"};
+    nn_backend *be = NULL;
+    SD_TRY(nn_backend_new(&be, "dnnl", &bo, NULL, 0));
+    const int N = 32, C = 128, H = 32;
+    conv_arg g = {.be = be, .op = {.kind = NN_OP_CONV2D, .n = N, .c = C, .h = H, .w = H, .oc = C, .oh = H, .ow = H,
+                                   .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .has_bias = 1}};
+    size_t act = sizeof(float) * (size_t)N * C * H * H, wb = sizeof(float) * (size_t)C * C * 9, bb = sizeof(float) * C;
+    float **bufs[] = {&g.x, &g.y, &g.dx, &g.w, &g.dw, &g.b, &g.db};
+    const size_t sizes[] = {act, act, act, wb, wb, bb, bb};
+    int rc = 0, prepared = 0;
+    if (be->ops->prepare) SD_TRY_GOTO(rc, be->ops->prepare(be, &g.op), done);
+    prepared = 1;
+    for (int i = 0; i < 7; i++) {
+        SD_TRY_GOTO(rc, nn_dev_alloc(be, (void **)bufs[i], sizes[i]), done);
+        SD_TRY_GOTO(rc, be->ops->zero(be, *bufs[i], sizes[i]), done);
+    }
+    const double flops = 2.0 * C * 9 * C * H * H * N;
+    double s;
+    SD_TRY_GOTO(rc, time_median(conv_once, &g, be, 1.0, 5, &s, NULL), done);
+    *fwd = flops / s;
+    g.backward = 1;
+    SD_TRY_GOTO(rc, time_median(conv_once, &g, be, 2.0, 5, &s, NULL), done);
+    *bwd = 2 * flops / s;
+    snprintf(how, howlen, "3x3 conv %d->%d on %dx%d, batch %d, through dnnl with --autotune, %d threads, median of 5",
+             C, C, H, H, N, threads);
+done:
+    for (int i = 0; i < 7; i++) nn_dev_free(be, *bufs[i], sizes[i]);
+    if (prepared && be->ops->release) be->ops->release(be, &g.op);
+    nn_backend_free(be);
+    return rc;
+}
+
+/* --roofline: bandwidth and the Winograd rates, measured once for every workload; printed, and into doc. */
+static int measure_machine(int threads, double ceiling, nn_machine *mc, json_t *doc) {
+    *mc = (nn_machine){.peak = ceiling * 1e9};
+    const size_t elems = (size_t)16 << 20;   /* 64 MiB an array: twice this CPU's 32 MiB L3 */
+    SD_TRY(sd_triad_bandwidth(threads, elems, 10, &mc->bandwidth));
+    /* the cache's rate: three arrays filling half the last-level cache, many short passes */
+    mc->cache_bytes = sd_llc_bytes();
+    size_t celems = (size_t)(mc->cache_bytes / 24);
+    if (celems >= 4096) SD_TRY(sd_triad_bandwidth(threads, celems, 200, &mc->cache_bandwidth));
+    else mc->cache_bandwidth = NAN;
+    char how[200];
+    SD_TRY(measure_winograd(threads, &mc->wino_fwd, &mc->wino_bwd, how, sizeof how));
+    printf("bandwidth: %.1f GB/s (STREAM triad, 3 x 64 MiB, %d threads, best of 10)\n", mc->bandwidth / 1e9, threads);
+    printf("cache bandwidth: %.1f GB/s (the same triad, 3 x %.2f MiB, best of 200), for kernels moving at most the "
+           "last-level cache's %.0f MiB\n", mc->cache_bandwidth / 1e9, (double)celems * 4 / 1048576,
+           mc->cache_bytes / 1048576);
+    printf("Winograd: forward %.1f, backward %.1f GFLOP/s effective (%s)\n", mc->wino_fwd / 1e9, mc->wino_bwd / 1e9,
+           how);
+    json_t *j = json_object();
+    json_object_set_new(j, "peak_gflops", jnum(ceiling));
+    json_object_set_new(j, "wino_fwd_gflops", jnum(mc->wino_fwd / 1e9));
+    json_object_set_new(j, "wino_bwd_gflops", jnum(mc->wino_bwd / 1e9));
+    json_object_set_new(j, "wino_how", json_string(how));
+    json_object_set_new(j, "bandwidth_gbs", jnum(mc->bandwidth / 1e9));
+    json_object_set_new(j, "cache_bandwidth_gbs", jnum(mc->cache_bandwidth / 1e9));
+    json_object_set_new(j, "cache_bytes", jnum(mc->cache_bytes));
+    json_object_set_new(j, "bandwidth_how", json_string("STREAM triad a = b + s*c, 3 x 64 MiB, best of 10"));
+    json_object_set_new(doc, "roofline_machine", j);
+    return 0;
+}
+
+static int run_one(const perf_args *a, const char *wname, const char *bname, double ceiling, const nn_machine *mc,
+                   json_t *doc) {
     sd_workload w;
     SD_TRY(sd_workload_load(&w, a->workloads_dir ? a->workloads_dir : "workloads", wname));
     nn_backend_opts bo = {.threads = (int)a->threads, .quiet = 1, .autotune = 1, .precision = "fp32"};
@@ -187,6 +401,7 @@ static int run_one(const perf_args *a, const char *wname, const char *bname, dou
     nn_model *m = NULL;
     float *hx = NULL;
     int32_t *hy = NULL;
+    double *ptrain = NULL, *pinfer = NULL;   /* --layers: the profiles' seconds per op */
     int rc = nn_backend_new(&be, bname, &bo, NULL, 0);
     if (rc) goto done;
     int batch = a->batch > 0 ? (int)a->batch : w.batch;
@@ -234,36 +449,13 @@ static int run_one(const perf_args *a, const char *wname, const char *bname, dou
     }
     json_object_set_new(run, "train_windows_s", jtw);
     json_object_set_new(run, "infer_windows_s", jiw);
-    if (a->layers && m->training) {
-        json_t *ls = json_array();
-        SD_TRY_GOTO(rc, train_once(&ma), done);           /* activations and gradients in place */
-        for (int i = 0; i < m->nlayers; i++) {
-            const nn_layer *l = &m->layers[i];
-            if (l->op.kind != NN_OP_CONV2D && l->op.kind != NN_OP_DENSE) continue;
-            layer_arg la = {m, i, 0};
-            double tf, tb;
-            SD_TRY_GOTO(rc, time_median(layer_once, &la, be, 0.6, 5, &tf, NULL), done);
-            la.backward = 1;
-            SD_TRY_GOTO(rc, time_median(layer_once, &la, be, 1.2, 5, &tb, NULL), done);
-            const int has_dx = nn_layer_has_dx(m->layers, i);
-            double ff = l->flops * batch, fbw = ff * (has_dx ? 2 : 1);
-            double gf = ff / tf / 1e9, gb = fbw / tb / 1e9;
-            printf("    %-10s %4dx%-3dx%-3d -> %4dx%-3dx%-3d fwd %7.2f ms %6.1f GFLOP/s (%3.0f%%)  bwd %7.2f ms %6.1f GFLOP/s (%3.0f%%)%s\n",
-                   l->name, l->op.c, l->op.h, l->op.w, l->op.oc, l->op.oh, l->op.ow, tf * 1e3, gf,
-                   100 * gf / ceiling, tb * 1e3, gb, 100 * gb / ceiling, has_dx ? "" : " (no dx)");
-            json_array_append_new(ls, json_pack("{s:s, s:f, s:f, s:f, s:f}", "layer", l->name, "fwd_ms", tf * 1e3,
-                                                "fwd_gflops", gf, "bwd_ms", tb * 1e3, "bwd_gflops", gb));
-        }
-        json_object_set_new(run, "layers", ls);
-        SD_TRY_GOTO(rc, profile_steps(m, &ma, 1, run), done);
-    }
-    if (a->layers) {   /* the inference pass's ops, for training workloads too */
-        SD_TRY_GOTO(rc, infer_once(&ma), done);
-        SD_TRY_GOTO(rc, profile_steps(m, &ma, 0, run), done);
-    }
+    if (a->layers) SD_TRY_GOTO(rc, layers_report(m, &ma, batch, ceiling, run, &ptrain, &pinfer), done);
+    if (a->roofline) SD_TRY_GOTO(rc, roofline_report(m, mc, ts, is, ptrain, pinfer, run), done);
     rc = sd_results_append(doc, run);
 done:
     if (rc) fprintf(stderr, "showdown perf: %s on %s failed: %s\n", wname, bname, sd_errmsg());
+    free(ptrain);
+    free(pinfer);
     free(hx);
     free(hy);
     nn_model_free(m);
@@ -284,6 +476,8 @@ int cmd_perf(int argc, char **argv) {
         {"seconds", SD_OPT_DOUBLE, &a.seconds, "S", "time budget of the timed training steps per cell (default 6)", 0.01, 3600},
         {"no-ceiling", SD_OPT_FLAG, &a.no_ceiling, NULL, "do not measure the sgemm ceiling (percentages: nan)", 0, 0},
         {"layers", SD_OPT_FLAG, &a.layers, NULL, "also time each conv/dense layer forward and backward", 0, 0},
+        {"roofline", SD_OPT_FLAG, &a.roofline, NULL, "also each phase's time floor on this machine and % of it, per layer "
+         "(docs/roofline.md)", 0, 0},
         {"workloads", SD_OPT_STR, &a.workloads_dir, "DIR", "directory of workload specs (default ./workloads)", 0, 0},
         {"json", SD_OPT_STR, &a.json, "FILE", "write the measurements as JSON to FILE, atomically", 0, 0},
         {0},
@@ -323,10 +517,16 @@ int cmd_perf(int argc, char **argv) {
                             "threads", (int)a.threads);
     json_object_set_new(doc, "environment", sd_env_fingerprint());   /* incl. omp_wait_policy */
     if ((rc = sd_results_init_runs(doc)) != 0) { json_decref(doc); return sd_cli_fail("perf", rc); }
+    nn_machine mc = {0};
+    if (a.roofline && (rc = measure_machine((int)a.threads, ceiling, &mc, doc)) != 0) {
+        json_decref(doc);
+        return sd_cli_fail("perf", rc);
+    }
+    fflush(stdout);
     int failed = 0;
     for (int i = 0; i < wl.n; i++)
         for (int j = 0; j < bl.n; j++)
-            if (run_one(&a, wl.v[i], bl.v[j], ceiling, doc) != 0) failed = SD_EBACKEND;
+            if (run_one(&a, wl.v[i], bl.v[j], ceiling, &mc, doc) != 0) failed = SD_EBACKEND;
     if (a.json && (rc = sd_json_write_atomic(doc, a.json)) != 0) { json_decref(doc); return sd_cli_fail("perf", rc); }
     json_decref(doc);
     return failed ? SD_EXIT_FAIL : SD_EXIT_OK;

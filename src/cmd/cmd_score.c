@@ -28,12 +28,6 @@ typedef struct score_args {
 
 static int exists(const char *p) { struct stat st; return stat(p, &st) == 0; }
 
-static void default_cache_dir(char *buf, size_t n) {
-    const char *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
-    if (x && *x) snprintf(buf, n, "%s/showdown", x);
-    else snprintf(buf, n, "%s/.cache/showdown", h && *h ? h : "/tmp");
-}
-
 /* Every repository whose git history is an input: main repositories and numerics libraries. */
 static int collect_repos(const score_inputs *in, char (*repos)[SCORE_REPO_LEN], int max) {
     int n = 0;
@@ -241,7 +235,8 @@ static int run(const score_args *a) {
     if (a->scoring_dir) snprintf(sdir, sizeof sdir, "%s", a->scoring_dir);
     else sd_default_dir(sdir, sizeof sdir, "scoring", "scoring/method.json");
     if (a->cache_dir) snprintf(cache_dir, sizeof cache_dir, "%s", a->cache_dir);
-    else default_cache_dir(cache_dir, sizeof cache_dir);
+    else if (!a->offline) SD_TRY(http_default_cache_dir(cache_dir, sizeof cache_dir));
+    else cache_dir[0] = 0;   /* --offline fetches nothing */
     if (a->snapshot) snprintf(snap_path, sizeof snap_path, "%s", a->snapshot);
     else snprintf(snap_path, sizeof snap_path, "%s/snapshot.json", sdir);
     if (a->offline && (a->update || a->fetch || a->mirror_dir))

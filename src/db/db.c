@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 struct db {
     sqlite3 *h;
@@ -88,50 +89,100 @@ static int pragma_int(db *d, const char *sql, long long *out) {
     return rc == SQLITE_ROW ? 0 : sql_fail(d, sql);
 }
 
-/* A non-empty file must start with the SQLite header; say what it looks like otherwise. */
-static int check_header(const char *path) {
+/* An existing path must be a regular, non-empty file that starts with the SQLite header: anything else is not
+ * ours to turn into a database. *exists says whether there is a file at all. */
+static int check_existing(const char *path, int *exists) {
+    struct stat sb;
+    *exists = 0;
+    if (stat(path, &sb) != 0) return errno == ENOENT ? 0 : sd_err(SD_EIO, "cannot open %s: %s", path, strerror(errno));
+    *exists = 1;
+    if (S_ISDIR(sb.st_mode)) return not_ours(path, "a directory");
+    if (!S_ISREG(sb.st_mode)) return not_ours(path, "not a regular file");
+    if (sb.st_size == 0) return not_ours(path, "an empty file; showdown creates its database itself");
     FILE *f = fopen(path, "rb");
-    if (!f) return errno == ENOENT ? 0 : sd_err(SD_EIO, "cannot open %s: %s", path, strerror(errno));
+    if (!f) return sd_err(SD_EIO, "cannot open %s: %s", path, strerror(errno));
     char h[16] = {0};
     size_t n = fread(h, 1, sizeof h, f);
     fclose(f);
-    if (n == 0) return 0;
     if (n < 16 || memcmp(h, "SQLite format 3", 16) != 0) return not_ours(path, "no SQLite header");
     return 0;
 }
 
-int db_open(db **out, const char *path) {
-    *out = NULL;
-    struct stat sb;
-    SD_TRY(sd_out_path_ok(path, "database"));
-    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) return not_ours(path, "a directory");
-    SD_TRY(check_header(path));
-    SD_TRY(sd_mkdir_p(path, 1));
+static int open_handle(db **out, const char *path) {
     db *d = calloc(1, sizeof *d);
     SD_ALLOC_CHECK(d);
+    *out = d;
     d->path = strdup(path);
-    if (!d->path) { free(d); return sd_err(SD_ENOMEM, "out of memory"); }
-    int rc = 0;
-    if (sqlite3_open_v2(path, &d->h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
-        rc = sd_err(SD_EIO, "cannot open database %s: %s", path, d->h ? sqlite3_errmsg(d->h) : "out of memory");
-        goto fail;
-    }
+    if (!d->path) return sd_err(SD_ENOMEM, "out of memory");
+    if (sqlite3_open_v2(path, &d->h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK)
+        return sd_err(SD_EIO, "cannot open database %s: %s", path, d->h ? sqlite3_errmsg(d->h) : "out of memory");
     sqlite3_extended_result_codes(d->h, 1);
     sqlite3_busy_timeout(d->h, 10000);
+    return 0;
+}
+
+/* Bring the schema from version ver to DB_SCHEMA_VERSION, one transaction per step. */
+static int migrate(db *d, long long ver) {
+    int rc = 0;
+    for (long long v = ver; v < DB_SCHEMA_VERSION; v++) {
+        char set[96];
+        SD_TRY(exec(d, "BEGIN IMMEDIATE"));
+        long long now = 0;   /* another process may have migrated meanwhile */
+        if ((rc = pragma_int(d, "PRAGMA user_version", &now)) != 0 || now > v) {
+            exec(d, "ROLLBACK");
+            if (rc) return rc;
+            v = now - 1;
+            continue;
+        }
+        snprintf(set, sizeof set, "PRAGMA application_id = %d; PRAGMA user_version = %lld", DB_APPLICATION_ID, v + 1);
+        if ((rc = exec(d, migrations[v])) != 0 || (rc = exec(d, set)) != 0 || (rc = exec(d, "COMMIT")) != 0) {
+            sqlite3_exec(d->h, "ROLLBACK", NULL, NULL, NULL);
+            return rc;
+        }
+    }
+    return 0;
+}
+
+/* A new database is made whole beside path and linked into place, so that path never names a file of ours that
+ * is half made (an empty or table-less file at path is then never ours); a concurrent creator's link wins. */
+static int create_new(const char *path) {
+    char tmp[4200];
+    if (snprintf(tmp, sizeof tmp, "%s.new.%ld", path, (long)getpid()) >= (int)sizeof tmp)
+        return sd_err(SD_ELIMIT, "path too long: %.60s...", path);
+    unlink(tmp);
+    db *d = NULL;
+    int rc = open_handle(&d, tmp);
+    if (rc == 0) rc = migrate(d, 0);
+    db_close(d);
+    if (rc == 0 && link(tmp, path) != 0 && errno != EEXIST)
+        rc = sd_err(SD_EIO, "cannot create database %s: %s", path, strerror(errno));
+    unlink(tmp);
+    return rc;
+}
+
+int db_open(db **out, const char *path) {
+    *out = NULL;
+    int exists = 0;
+    SD_TRY(sd_out_path_ok(path, "database"));
+    int mem = strcmp(path, ":memory:") == 0;   /* the fuzzers' database: no file */
+    if (!mem) SD_TRY(check_existing(path, &exists));
+    if (!exists && !mem) {
+        SD_TRY(sd_mkdir_p(path, 1));
+        SD_TRY(create_new(path));
+        SD_TRY(check_existing(path, &exists));
+    }
+    db *d = NULL;
+    int rc = open_handle(&d, path);
+    if (rc) goto fail;
     long long appid = 0, ver = 0, ntables = 0;
     /* the first read of the schema detects a corrupt file */
     SD_TRY_GOTO(rc, pragma_int(d, "SELECT count(*) FROM sqlite_master WHERE type = 'table'", &ntables), fail);
     SD_TRY_GOTO(rc, pragma_int(d, "PRAGMA application_id", &appid), fail);
     SD_TRY_GOTO(rc, pragma_int(d, "PRAGMA user_version", &ver), fail);
-    if (appid != 0 && appid != DB_APPLICATION_ID) {
+    if (appid != DB_APPLICATION_ID) {
         char why[96];
-        snprintf(why, sizeof why, "SQLite application_id 0x%08llx, expected 0x%08x", appid, DB_APPLICATION_ID);
-        rc = not_ours(path, why);
-        goto fail;
-    }
-    if (appid == 0 && ntables > 0) {
-        char why[96];
-        snprintf(why, sizeof why, "an SQLite file with %lld table(s) of another program", ntables);
+        if (appid) snprintf(why, sizeof why, "SQLite application_id 0x%08llx, expected 0x%08x", appid, DB_APPLICATION_ID);
+        else snprintf(why, sizeof why, "an SQLite file with %lld table(s) and no showdown application_id", ntables);
         rc = not_ours(path, why);
         goto fail;
     }
@@ -143,22 +194,7 @@ int db_open(db **out, const char *path) {
     SD_TRY_GOTO(rc, exec(d, "PRAGMA journal_mode = WAL"), fail);
     SD_TRY_GOTO(rc, exec(d, "PRAGMA synchronous = FULL"), fail);
     SD_TRY_GOTO(rc, exec(d, "PRAGMA foreign_keys = ON"), fail);
-    for (long long v = ver; v < DB_SCHEMA_VERSION; v++) {
-        char set[96];
-        SD_TRY_GOTO(rc, exec(d, "BEGIN IMMEDIATE"), fail);
-        long long now = 0;   /* another process may have migrated meanwhile */
-        if ((rc = pragma_int(d, "PRAGMA user_version", &now)) != 0 || now > v) {
-            exec(d, "ROLLBACK");
-            if (rc) goto fail;
-            v = now - 1;
-            continue;
-        }
-        snprintf(set, sizeof set, "PRAGMA application_id = %d; PRAGMA user_version = %lld", DB_APPLICATION_ID, v + 1);
-        if ((rc = exec(d, migrations[v])) != 0 || (rc = exec(d, set)) != 0 || (rc = exec(d, "COMMIT")) != 0) {
-            sqlite3_exec(d->h, "ROLLBACK", NULL, NULL, NULL);
-            goto fail;
-        }
-    }
+    SD_TRY_GOTO(rc, migrate(d, ver), fail);
     *out = d;
     return 0;
 fail:
@@ -317,19 +353,31 @@ int db_run_read(db *d, int64_t run_id, const db_run_reader *r) {
 int db_runs_prune(db *d, const char *kind, int keep, void (*cb)(const char *dir, void *user), void *user) {
     if (keep < 1) keep = 1;
     sqlite3_stmt *st;
-    /* everything older than the keep-th newest complete run of this kind */
-    const char *sql = "SELECT id, dir FROM runs WHERE kind = ?1 AND id < (SELECT coalesce(min(id), 0) FROM"
-                      " (SELECT id FROM runs WHERE kind = ?1 AND complete = 1 ORDER BY id DESC LIMIT ?2)) AND"
-                      " (SELECT count(*) FROM runs WHERE kind = ?1 AND complete = 1) >= ?2";
+    /* the oldest of the keep newest complete runs of this kind; none is pruned until there are keep of them */
+    const char *sql = "SELECT coalesce(min(id), 0), count(*) FROM"
+                      " (SELECT id FROM runs WHERE kind = ?1 AND complete = 1 ORDER BY id DESC LIMIT ?2)";
     if (sqlite3_prepare_v2(d->h, sql, -1, &st, NULL) != SQLITE_OK) return sql_fail(d, "prune runs");
     bind_text(st, 1, kind);
     sqlite3_bind_int(st, 2, keep);
+    int r = sqlite3_step(st);
+    int64_t oldest_kept = r == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    int nkept = r == SQLITE_ROW ? sqlite3_column_int(st, 1) : 0;
+    sqlite3_finalize(st);
+    if (r != SQLITE_ROW) return sql_fail(d, "prune runs");
+    if (nkept < keep) return 0;
+    /* everything of this kind older than it; a directory that a run staying in the database also names (a
+     * folder name used again) is not this run's alone and stays */
+    sql = "SELECT id, dir, EXISTS (SELECT 1 FROM runs s WHERE s.dir = r.dir AND NOT (s.kind = ?1 AND s.id < ?2))"
+          " FROM runs r WHERE kind = ?1 AND id < ?2";
+    if (sqlite3_prepare_v2(d->h, sql, -1, &st, NULL) != SQLITE_OK) return sql_fail(d, "prune runs");
+    bind_text(st, 1, kind);
+    sqlite3_bind_int64(st, 2, oldest_kept);
     int64_t ids[1024];
-    int n = 0, r;
+    int n = 0;
     while ((r = sqlite3_step(st)) == SQLITE_ROW && n < 1024) {
         ids[n++] = sqlite3_column_int64(st, 0);
         const char *dir = (const char *)sqlite3_column_text(st, 1);
-        if (dir && cb) cb(dir, user);
+        if (dir && cb && !sqlite3_column_int(st, 2)) cb(dir, user);
     }
     sqlite3_finalize(st);
     if (r != SQLITE_DONE && r != SQLITE_ROW) return sql_fail(d, "prune runs");

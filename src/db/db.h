@@ -2,7 +2,8 @@
  * cache, in a schema versioned by PRAGMA user_version and migrated forward on open. WAL journal. A run
  * is inserted incomplete and its `complete` flag is set in the same transaction as its last result, so
  * a run killed at any point (SIGINT, SIGTERM, kill -9, disk full) never appears complete and earlier
- * runs are untouched. A file that is not ours gives "FILE is not a showdown database (why)". */
+ * runs are untouched. A file that is not ours (empty, foreign, not SQLite) gives "FILE is not a showdown database
+ * (why)" and is never written; a new database appears at its path whole. */
 #ifndef SD_DB_H
 #define SD_DB_H
 
@@ -57,7 +58,7 @@ typedef struct db_run_reader {
 } db_run_reader;
 int db_run_read(db *d, int64_t run_id, const db_run_reader *r);
 /* Keep the newest `keep` complete runs of kind; delete the older ones (and incomplete ones older than
- * the newest kept). For each deleted run with a directory, cb(dir, user) is called first. */
+ * the newest kept). For each deleted run with a directory that no remaining run names, cb(dir, user) is called first. */
 int db_runs_prune(db *d, const char *kind, int keep, void (*cb)(const char *dir, void *user), void *user);
 
 #endif

@@ -13,6 +13,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #define MAX_GATES 8
@@ -29,8 +30,12 @@ struct http_client {
 
 typedef struct membuf { char *p; size_t n, cap, max; int too_big; } membuf;
 
+#define MAX_REDIRECTS 5
+
 typedef struct req {
-    const char *url;
+    const char *url;          /* as asked: the cache key */
+    char cur[2048];           /* where it is fetched from now: url, or where a redirect led */
+    int redirects;
     http_response *r;
     CURL *h;
     struct curl_slist *hdrs;
@@ -114,11 +119,24 @@ int http_cache_save(http_client *c) {
     if (!c || !c->o.cache_path || !c->dirty) return 0;
     char *text = json_dumps(c->cache, JSON_SORT_KEYS | JSON_INDENT(1));
     SD_ALLOC_CHECK(text);
+    /* answers fetched with the token are this user's alone: the directory 0700 and the file 0600, every time */
+    mode_t old = umask(077);
     int rc = sd_mkdir_p(c->o.cache_path, 1);   /* the cache directory (--cache-dir) */
     if (rc == 0) rc = sd_write_file_atomic(c->o.cache_path, text, strlen(text));
+    umask(old);
     free(text);
     if (rc == 0) c->dirty = 0;
     return rc;
+}
+
+int http_default_cache_dir(char *buf, size_t n) {
+    const char *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
+    if (x && x[0] == '/') snprintf(buf, n, "%s/showdown", x);
+    else if (h && h[0] == '/') snprintf(buf, n, "%s/.cache/showdown", h);
+    else   /* never a directory shared with other users, such as /tmp/.cache */
+        return sd_err(SD_EUSAGE, "no directory for the HTTP cache: HOME and XDG_CACHE_HOME are unset or not absolute "
+                      "(give --cache-dir DIR)");
+    return 0;
 }
 
 int http_client_new(http_client **out, const http_opts *o) {
@@ -212,7 +230,8 @@ static int start(http_client *c, req *q) {
     q->hdrs = NULL;
     char line[1024];
     q->hdrs = curl_slist_append(q->hdrs, "Accept: application/json");
-    if (c->o.token && c->o.token[0] && token_applies(c->o.token_base, q->url)) {
+    /* decided per hop: a redirect (same host or not) outside token_base is fetched without it */
+    if (c->o.token && c->o.token[0] && token_applies(c->o.token_base, q->cur)) {
         snprintf(line, sizeof line, "Authorization: Bearer %s", c->o.token);
         q->hdrs = curl_slist_append(q->hdrs, line);
     }
@@ -222,15 +241,14 @@ static int start(http_client *c, req *q) {
         snprintf(line, sizeof line, "If-None-Match: %s", etag);
         q->hdrs = curl_slist_append(q->hdrs, line);
     }
-    curl_easy_setopt(q->h, CURLOPT_URL, q->url);
+    curl_easy_setopt(q->h, CURLOPT_URL, q->cur);
     curl_easy_setopt(q->h, CURLOPT_HTTPHEADER, q->hdrs);
     curl_easy_setopt(q->h, CURLOPT_USERAGENT, c->o.user_agent);
     curl_easy_setopt(q->h, CURLOPT_ACCEPT_ENCODING, "");
     curl_easy_setopt(q->h, CURLOPT_TIMEOUT_MS, c->o.timeout_ms);
     curl_easy_setopt(q->h, CURLOPT_CONNECTTIMEOUT_MS, c->o.timeout_ms);
     curl_easy_setopt(q->h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(q->h, CURLOPT_FOLLOWLOCATION, 1L);
-    curl_easy_setopt(q->h, CURLOPT_MAXREDIRS, 5L);
+    curl_easy_setopt(q->h, CURLOPT_FOLLOWLOCATION, 0L);   /* followed in finish(), the token decided again */
     curl_easy_setopt(q->h, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(q->h, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(q->h, CURLOPT_WRITEDATA, &q->body);
@@ -354,6 +372,22 @@ static void finish(http_client *c, req *q, CURLcode cc) {
         g->until = reset;
         snprintf(g->why, sizeof g->why, "rate limit exhausted until reset");
     }
+    if (status == 301 || status == 302 || status == 303 || status == 307 || status == 308) {
+        char *to = NULL;
+        curl_easy_getinfo(q->h, CURLINFO_REDIRECT_URL, &to);
+        if (!to || (strncmp(to, "http://", 7) != 0 && strncmp(to, "https://", 8) != 0) || strlen(to) >= sizeof q->cur)
+            fail(c, q, SD_ENET, "HTTP %ld redirect without a usable http(s) Location", status);
+        else if (q->redirects >= MAX_REDIRECTS)
+            fail(c, q, SD_ENET, "more than %d redirects", MAX_REDIRECTS);
+        else {
+            logf_(c, "http: GET %s -> %ld, to %s", q->cur, status, to);
+            snprintf(q->cur, sizeof q->cur, "%s", to);
+            q->redirects++;
+            q->not_before = 0;
+            q->state = 0;
+        }
+        return;
+    }
     if (status == 304) {
         json_t *e = cache_entry(c, q->url);
         const char *body = json_string_value(json_object_get(e, "body"));
@@ -430,6 +464,7 @@ int http_get_many(http_client *c, const char *const *urls, size_t n, http_respon
     for (size_t i = 0; i < n; i++) {
         memset(&rs[i], 0, sizeof rs[i]);
         qs[i].url = urls[i];
+        snprintf(qs[i].cur, sizeof qs[i].cur, "%s", urls[i]);
         qs[i].r = &rs[i];
     }
     int rc = 0;

@@ -46,6 +46,9 @@ typedef struct http_response {
 typedef struct http_client http_client;
 
 int http_client_new(http_client **out, const http_opts *o);
+/* The default cache directory: $XDG_CACHE_HOME/showdown, else $HOME/.cache/showdown; SD_EUSAGE when neither is
+ * set (absolute). The cache file is written 0600 in a directory made 0700. */
+int http_default_cache_dir(char *buf, size_t n);
 /* Saves the cache (if any) and frees. NULL-safe. */
 void http_client_free(http_client *c);
 int http_cache_save(http_client *c);

@@ -1,6 +1,6 @@
 /* draw — the shared look of every figure: the arena behind report models, the palette, pango text
  * (DejaVu only, unhinted metrics so measurements agree on every surface), number formatting and axis ticks. */
-#include "render/render.h"
+#include "render/render_int.h"
 
 #include <math.h>
 #include <fontconfig/fontconfig.h>
@@ -92,7 +92,8 @@ static PangoFontDescription *font_desc(render_font f) {
 static PangoContext *g_ctx;
 
 /* Pango looks for a break in an unbroken word by re-measuring it at every character, and re-shapes the
- * rest of a paragraph for every line it fills: a 20,000-character string took 18 s. So a zero-width space
+ * rest of a paragraph for every line it fills: its time grows with the square of a long text's length
+ * (docs/report.md, "Long texts"). So a zero-width space
  * every BREAK_RUN characters of an unbroken word gives it break opportunities (it draws nothing), and a
  * text is cut after what a page could show (about 90 lines at 3 pt a character; one line's worth, at least
  * 2000 characters, unwrapped), the cut said in the text itself. NULL when s needs neither (or no memory). */
@@ -110,7 +111,8 @@ static char *fit_text(const char *s, double wrap_w) {
     }
     if (!extra && chars <= max_chars) return NULL;
     if (chars <= max_chars) keep = n;
-    char *out = malloc(keep + 3 * extra + 96), *o = out;
+    size_t cap = keep + 3 * extra + 96;   /* the bytes kept, a U+200B (3 bytes) per break, the cut's note */
+    char *out = malloc(cap), *o = out;
     if (!out) return NULL;
     run = 0;
     for (const unsigned char *p = (const unsigned char *)s; p < (const unsigned char *)s + keep; p++) {
@@ -120,8 +122,8 @@ static char *fit_text(const char *s, double wrap_w) {
         }
         *o++ = (char)*p;
     }
-    if (chars > max_chars) o += sprintf(o, "\xE2\x80\xA6 [cut: %zu more characters]", chars - max_chars);
-    *o = 0;
+    if (chars > max_chars) snprintf(o, cap - (size_t)(o - out), "\xE2\x80\xA6 [cut: %zu more characters]", chars - max_chars);
+    else *o = 0;
     return out;
 }
 
@@ -374,11 +376,34 @@ void render_shutdown(void) {
     if (g_fopts) cairo_font_options_destroy(g_fopts);
     g_fopts = NULL;
     pango_cairo_font_map_set_default(NULL);
-    /* Releasing cairo's and fontconfig's static caches only serves LeakSanitizer. cairo asserts when a font
-     * is still referenced (pango may hold one a little longer), which aborted a finished render now and then:
-     * a normal build leaves the caches to the process's exit. */
+    /* Releasing cairo's and fontconfig's static caches only serves LeakSanitizer, and cairo asserts when a font
+     * is still referenced (pango may hold one a little longer): a normal build leaves the caches to the
+     * process's exit (docs/report.md, "Shutting the renderer down"). */
 #if defined(__SANITIZE_ADDRESS__)
     cairo_debug_reset_static_data();
     FcFini();
 #endif
+}
+
+/* ---- legend (shared by the charts) ---------------------------------------------------------------- */
+double render_legend(cairo_t *cr, int n, const char **names, const int *colors, double x, double y, double w,
+                     int draw) {
+    const double sw = 9, gap = 4, sep = 14;
+    double cx = x, cy = y, line_h = 0;
+    for (int i = 0; i < n; i++) {
+        double tw, th;
+        render_text_size(cr, RENDER_FONT_SMALL, names[i], 0, &tw, &th);
+        double iw = sw + gap + tw;
+        if (cx > x && cx + iw > x + w) { cx = x; cy += line_h + 4; line_h = 0; }
+        if (th > line_h) line_h = th;
+        if (draw) {
+            render_rgb c = render_palette(colors ? colors[i] : i);
+            cairo_set_source_rgb(cr, c.r, c.g, c.b);
+            cairo_rectangle(cr, cx, cy + (th - sw) / 2, sw, sw);
+            cairo_fill(cr);
+            render_text(cr, RENDER_FONT_SMALL, names[i], cx + sw + gap, cy, 0, RENDER_LEFT, RC_INK);
+        }
+        cx += iw + sep;
+    }
+    return n > 0 ? cy + line_h - y : 0;
 }

@@ -136,26 +136,3 @@ double render_fig_draw(cairo_t *cr, const render_fig *f, double x, double y, dou
     if (note[0]) y += NOTE_GAP + render_text(cr, RENDER_FONT_ITALIC, note, x, y + NOTE_GAP, w, RENDER_LEFT, RC_GREY);
     return y - y0;
 }
-
-/* ---- legend (shared by the charts) ---------------------------------------------------------------- */
-double render_legend(cairo_t *cr, int n, const char **names, const int *colors, double x, double y, double w,
-                     int draw) {
-    const double sw = 9, gap = 4, sep = 14;
-    double cx = x, cy = y, line_h = 0;
-    for (int i = 0; i < n; i++) {
-        double tw, th;
-        render_text_size(cr, RENDER_FONT_SMALL, names[i], 0, &tw, &th);
-        double iw = sw + gap + tw;
-        if (cx > x && cx + iw > x + w) { cx = x; cy += line_h + 4; line_h = 0; }
-        if (th > line_h) line_h = th;
-        if (draw) {
-            render_rgb c = render_palette(colors ? colors[i] : i);
-            cairo_set_source_rgb(cr, c.r, c.g, c.b);
-            cairo_rectangle(cr, cx, cy + (th - sw) / 2, sw, sw);
-            cairo_fill(cr);
-            render_text(cr, RENDER_FONT_SMALL, names[i], cx + sw + gap, cy, 0, RENDER_LEFT, RC_INK);
-        }
-        cx += iw + sep;
-    }
-    return n > 0 ? cy + line_h - y : 0;
-}

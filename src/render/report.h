@@ -6,7 +6,7 @@
 #define SD_RENDER_REPORT_H
 
 #include "render/model.h"
-#include "render/template.h"
+#include "render/outline.h"
 
 enum { RENDER_OUT_PDF = 1, RENDER_OUT_SVG = 2, RENDER_OUT_MD = 4, RENDER_OUT_CSV = 8, RENDER_OUT_ALL = 15 };
 

@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define PAGE_W 595.28
@@ -288,14 +289,43 @@ static void mb_printf(render_membuf *m, const char *fmt, ...) {
     render_mem_write(m, (const unsigned char *)tmp, (unsigned)n);
 }
 
-/* Table cells: text as is (pipes escaped, newlines as spaces). */
-static void md_cell(render_membuf *m, const char *s) {
+/* Does the line at s open a block that text must not open: an ATX heading, a setext underline or thematic
+ * break, a code fence, or a numbered list item? Returns where a backslash goes, or NULL. */
+static const char *md_block_start(const char *s) {
+    const char *e = s, *q;
+    while (*e == ' ') e++;
+    if (*e == '#') {
+        for (q = e; *q == '#'; q++) {}
+        return q - e <= 6 && (*q == ' ' || *q == '\n' || !*q) ? e : NULL;
+    }
+    if (*e && strchr("=-*_", *e)) {
+        for (q = e; *q && *q != '\n'; q++) if (*q != ' ' && *q != *e) return NULL;
+        return e;
+    }
+    if ((*e == '`' || *e == '~') && e[1] == *e && e[2] == *e) return e;
+    for (q = e; *q >= '0' && *q <= '9'; q++) {}
+    if (q > e && q - e <= 9 && (*q == '.' || *q == ')') && (q[1] == ' ' || q[1] == '\n' || !q[1])) return q;
+    return NULL;
+}
+
+/* Text from the inputs (device strings, framework names, notes) goes into Markdown as text, never as markup:
+ * '<' and '>' as entities (no raw HTML), '[', ']' and '\\' escaped (no link or image), a line that would open a
+ * heading or another block escaped. Our own markup is written around it. flat: newlines become spaces (headings,
+ * titles, notes, cells, where the text never starts a line); cell: '|' escaped too. */
+static void md_text(render_membuf *m, const char *s, int flat, int cell) {
+    const char *esc = flat || !s ? NULL : md_block_start(s);
     for (; s && *s; s++) {
-        if (*s == '|') mb_printf(m, "\\|");
-        else if (*s == '\n') mb_printf(m, " ");
-        else render_mem_write(m, (const unsigned char *)s, 1);
+        char c = *s == '\r' || (*s == '\n' && flat) ? ' ' : *s;
+        if (s == esc) mb_printf(m, "\\");
+        if (c == '<') mb_printf(m, "&lt;");
+        else if (c == '>') mb_printf(m, "&gt;");
+        else if (c == '[' || c == ']' || c == '\\' || (c == '|' && cell)) mb_printf(m, "\\%c", c);
+        else render_mem_write(m, (const unsigned char *)&c, 1);
+        if (c == '\n') esc = md_block_start(s + 1);
     }
 }
+
+static void md_cell(render_membuf *m, const char *s) { md_text(m, s, 1, 1); }
 
 static int best_of(const render_table *t, int c, double *out) {
     if (!t->best || !t->best[c]) return 0;
@@ -351,7 +381,7 @@ static void md_table(render_membuf *m, const render_fig *f) {
 
 static void csv_cell(render_membuf *m, const char *s) {
     if (!s) return;
-    if (!strpbrk(s, ",\"\n")) { mb_printf(m, "%s", s); return; }
+    if (!strpbrk(s, ",\"\n\r")) { mb_printf(m, "%s", s); return; }
     mb_printf(m, "\"");
     for (; *s; s++) mb_printf(m, *s == '"' ? "\"\"" : "%c", *s);
     mb_printf(m, "\"");
@@ -394,82 +424,152 @@ static int write_md(rdoc *d, const char *path, unsigned formats) {
         const rb_block *b = &d->b[i];
         if (b->pdf_only) continue;
         switch (b->kind) {
-        case RB_TITLE: mb_printf(&m, "# %s\n\n", b->text); break;
-        case RB_SUBTITLE: mb_printf(&m, "%s\n\n", b->text); break;
-        case RB_H2: mb_printf(&m, "## %s\n\n", b->text); break;
-        case RB_H3: mb_printf(&m, "### %s\n\n", b->text); break;
-        case RB_PARA: mb_printf(&m, "%s\n\n", b->text); break;
+        case RB_TITLE: case RB_H2: case RB_H3:
+            mb_printf(&m, "%s ", b->kind == RB_TITLE ? "#" : b->kind == RB_H2 ? "##" : "###");
+            md_text(&m, b->text, 1, 0);
+            mb_printf(&m, "\n\n");
+            break;
+        case RB_SUBTITLE: case RB_PARA: md_text(&m, b->text, 0, 0); mb_printf(&m, "\n\n"); break;
         case RB_FIG: {
             const render_fig *f = b->fig;
-            mb_printf(&m, "**%s**\n\n", f->title);
+            mb_printf(&m, "**");
+            md_text(&m, f->title, 1, 0);
+            mb_printf(&m, "**\n\n");
             if (f->kind == RENDER_FIG_TABLE) {
                 md_table(&m, f);
                 if (formats & RENDER_OUT_CSV) mb_printf(&m, "\n[CSV](tables/%s.csv)", f->id);
                 if (formats & RENDER_OUT_SVG) mb_printf(&m, "%s[SVG](figures/%s.svg)", formats & RENDER_OUT_CSV ? " · " : "\n", f->id);
                 mb_printf(&m, "\n\n");
             } else if (formats & RENDER_OUT_SVG) {
-                mb_printf(&m, "![%s](figures/%s.svg)\n\n", f->title, f->id);
+                mb_printf(&m, "![");
+                md_text(&m, f->title, 1, 0);
+                mb_printf(&m, "](figures/%s.svg)\n\n", f->id);
             } else {
                 mb_printf(&m, "(figure %s: render with --format svg)\n\n", f->id);
             }
             char note[4096], miss[2048];
             render_fig_missing_note(f, miss, sizeof miss);
             snprintf(note, sizeof note, "%s%s%s", f->note ? f->note : "", f->note && miss[0] ? " " : "", miss);
-            if (note[0]) mb_printf(&m, "*%s*\n\n", note);
+            if (note[0]) { mb_printf(&m, "*"); md_text(&m, note, 1, 0); mb_printf(&m, "*\n\n"); }
             break;
         }
         case RB_GAP: case RB_BREAK: break;
         }
     }
-    if (d->st->omitted) mb_printf(&m, "---\n\nSections without data in these inputs (omitted): %s.\n", d->st->omitted_names);
+    if (d->st->omitted) {
+        mb_printf(&m, "---\n\nSections without data in these inputs (omitted): ");
+        md_text(&m, d->st->omitted_names, 1, 0);
+        mb_printf(&m, ".\n");
+    }
     int rc = m.oom ? sd_err(SD_ENOMEM, "out of memory") : render_write_file(path, m.p ? m.p : "", m.n);
     free(m.p);
     return rc;
 }
 
-/* ---- out/figures and out/tables as a set ------------------------------------------------------------------------ */
-/* A render writes them into OUT/.NAME.new.PID and swaps that in at the end, so no file of an earlier render
- * stays beside this one's and an interrupted render leaves the previous set whole. */
-static int stage_dir(const char *out_dir, const char *name, char *buf, size_t n) {
-    snprintf(buf, n, "%s/.%s.new.%ld", out_dir, name, (long)getpid());
-    SD_TRY(sd_remove_tree(buf));
-    return sd_mkdir_under(out_dir, buf, 0);
-}
+/* ---- the output set, switched as one ------------------------------------------------------------------------- */
+/* A render writes everything it makes (showdown.pdf, showdown.md, figures/, tables/) into OUT/.render.new.PID/,
+ * then switches: OUT/.render.old.PID/.set names the set; each existing output moves into .render.old.PID/, each
+ * new one into OUT/; renaming .render.old.PID to .render.done.PID commits. A render that dies before the commit
+ * is rolled back by the next one (every rename undone in reverse, each undo safe to repeat): OUT always ends up
+ * holding the previous set or the new one, never a mix, and nothing of the previous set is lost. */
+static const char *const set_names[] = {"showdown.pdf", "showdown.md", "figures", "tables"};
+#define NSET ((int)(sizeof set_names / sizeof set_names[0]))
 
-static int swap_in(const char *out_dir, const char *name, const char *staged) {
-    char final[4096], old[4096];
-    snprintf(final, sizeof final, "%s/%s", out_dir, name);
-    snprintf(old, sizeof old, "%s/.%s.old.%ld", out_dir, name, (long)getpid());
-    SD_TRY(sd_remove_tree(old));
+static void pjoin(char *buf, size_t n, const char *dir, const char *name) { snprintf(buf, n, "%s/%s", dir, name); }
+
+static int exists(const char *p) {
     struct stat st;
-    int had = lstat(final, &st) == 0;
-    if (had && rename(final, old) != 0) return sd_err(SD_EIO, "cannot replace %s: %s", final, strerror(errno));
-    if (rename(staged, final) != 0) {
-        int e = errno;
-        if (had) rename(old, final);
-        return sd_err(SD_EIO, "cannot replace %s: %s", final, strerror(e));
-    }
-    return had ? sd_remove_tree(old) : 0;
+    return lstat(p, &st) == 0;
 }
 
-/* Staging directories of renders that died (kill -9): their process is gone. */
-static void remove_dead_stages(const char *out_dir) {
-    DIR *dh = opendir(out_dir);
-    if (!dh) return;
-    struct dirent *e;
-    while ((e = readdir(dh))) {
-        char what[16], kind[8];
-        long pid = 0;
-        int end = 0;
-        if (sscanf(e->d_name, ".%15[a-z].%7[a-z].%ld%n", what, kind, &pid, &end) != 3 || e->d_name[end] ||
-            (strcmp(what, "figures") && strcmp(what, "tables")) || (strcmp(kind, "new") && strcmp(kind, "old")) ||
-            pid <= 0 || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
-            continue;
-        char p[4096];
-        snprintf(p, sizeof p, "%s/%s", out_dir, e->d_name);
-        sd_remove_tree(p);
+/* Test only: SHOWDOWN_TEST_SWITCH_SLEEP_MS=N sleeps N ms after each rename of a switch (for the kill tests). */
+static void test_pause(void) {
+    const char *e = getenv("SHOWDOWN_TEST_SWITCH_SLEEP_MS");
+    long ms = e ? strtol(e, NULL, 10) : 0;
+    if (ms > 0 && ms < 60000) {
+        struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
     }
-    closedir(dh);
+}
+
+/* Undo a switch that did not commit: old holds .set and the outputs moved aside, stage what was not moved in. */
+static void roll_back(const char *out_dir, const char *old, const char *stage) {
+    char p[4200], q[4200], *set = NULL;
+    pjoin(p, sizeof p, old, ".set");
+    if (sd_read_file(p, 4096, &set, NULL) != 0) return;   /* no .set: nothing was moved yet */
+    mkdir(stage, 0777);
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < NSET; i++) {
+            char line[32];
+            snprintf(line, sizeof line, "%s\n", set_names[i]);
+            if (!strstr(set, line)) continue;
+            pjoin(p, sizeof p, out_dir, set_names[i]);
+            pjoin(q, sizeof q, pass == 0 ? stage : old, set_names[i]);
+            if (pass == 0 && !exists(q)) rename(p, q);   /* the new output back into the stage */
+            if (pass == 1 && exists(q)) rename(q, p);    /* the previous output back in place */
+        }
+    free(set);
+}
+
+static int switch_in(const char *out_dir, const char *stage) {
+    char old[4200], done[4200], p[4200], q[4200], set[128] = "";
+    snprintf(old, sizeof old, "%s/.render.old.%ld", out_dir, (long)getpid());
+    snprintf(done, sizeof done, "%s/.render.done.%ld", out_dir, (long)getpid());
+    SD_TRY(sd_remove_tree(old));
+    SD_TRY(sd_remove_tree(done));
+    if (mkdir(old, 0777) != 0) return sd_err(SD_EIO, "cannot create %s: %s", old, strerror(errno));
+    for (int i = 0; i < NSET; i++) {
+        pjoin(q, sizeof q, stage, set_names[i]);
+        if (exists(q)) { strcat(set, set_names[i]); strcat(set, "\n"); }
+    }
+    pjoin(p, sizeof p, old, ".set");
+    int rc = sd_write_file_atomic(p, set, strlen(set));
+    for (int step = 0; step < 2 && rc == 0; step++)
+        for (int i = 0; i < NSET && rc == 0; i++) {
+            pjoin(q, sizeof q, stage, set_names[i]);
+            if (!exists(q)) continue;
+            pjoin(p, sizeof p, out_dir, set_names[i]);
+            const char *from = step == 0 ? p : q, *to = step == 0 ? (pjoin(q, sizeof q, old, set_names[i]), q) : p;
+            if (step == 0 && !exists(p)) continue;
+            if (rename(from, to) != 0) rc = sd_err(SD_EIO, "cannot replace %s: %s", p, strerror(errno));
+            test_pause();
+        }
+    if (rc == 0 && rename(old, done) != 0) rc = sd_err(SD_EIO, "cannot replace the outputs in %s: %s", out_dir, strerror(errno));
+    if (rc) roll_back(out_dir, old, stage);
+    sd_remove_tree(rc ? old : done);
+    return rc;
+}
+
+/* What renders that died (kill -9) left: a switch not committed is rolled back, then their directories go. An
+ * earlier version's .figures.old.PID / .tables.old.PID held the previous set while it was out of place. */
+static void remove_dead_stages(const char *out_dir) {
+    for (int pass = 0; pass < 2; pass++) {
+        DIR *dh = opendir(out_dir);
+        if (!dh) return;
+        struct dirent *e;
+        while ((e = readdir(dh))) {
+            char what[16], kind[8], p[4200], q[4200];
+            long pid = 0;
+            int end = 0;
+            if (sscanf(e->d_name, ".%15[a-z].%7[a-z].%ld%n", what, kind, &pid, &end) != 3 || e->d_name[end] ||
+                (strcmp(what, "figures") && strcmp(what, "tables") && strcmp(what, "render")) ||
+                (strcmp(kind, "new") && strcmp(kind, "old") && strcmp(kind, "done")) ||
+                pid <= 0 || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+                continue;
+            pjoin(p, sizeof p, out_dir, e->d_name);
+            if (pass == 0 && strcmp(kind, "old") == 0) {   /* first the rollbacks, which read the stages */
+                if (strcmp(what, "render") == 0) {
+                    snprintf(q, sizeof q, "%s/.render.new.%ld", out_dir, pid);
+                    roll_back(out_dir, p, q);
+                } else {
+                    pjoin(q, sizeof q, out_dir, what);
+                    if (!exists(q)) rename(p, q);
+                }
+            }
+            if (pass == 1) sd_remove_tree(p);
+        }
+        closedir(dh);
+    }
 }
 
 static int interrupted(void) { return sd_sig_pending() ? sd_err(SD_EINTR, "interrupted") : 0; }
@@ -488,7 +588,7 @@ int render_report(const render_model *m, const render_template *t, const char *o
     d.st = stats;
     d.date = render_model_date(m);
     d.cover_page = t->nsections > 0 && t->sections[0].kind == RT_COVER && !t->sections[0].compact;
-    char path[4096], figs[4096] = "", tabs[4096] = "";
+    char path[4300], stage[4200] = "";
     cairo_t *cr = NULL;
     SD_TRY_GOTO(rc, rb_build(&d), done);
     cr = render_measure_context();
@@ -498,39 +598,35 @@ int render_report(const render_model *m, const render_template *t, const char *o
     SD_TRY_GOTO(rc, sd_mkdir_p(out_dir, 0), done);
     remove_dead_stages(out_dir);
     SD_TRY_GOTO(rc, interrupted(), done);
-    if (formats & RENDER_OUT_SVG) {
-        SD_TRY_GOTO(rc, stage_dir(out_dir, "figures", figs, sizeof figs), done);
+    snprintf(stage, sizeof stage, "%s/.render.new.%ld", out_dir, (long)getpid());
+    SD_TRY_GOTO(rc, sd_remove_tree(stage), done);
+    SD_TRY_GOTO(rc, sd_mkdir_under(out_dir, stage, 0), done);
+    for (int k = 0; k < 2; k++) {   /* figures/ as SVG, tables/ as CSV */
+        unsigned f = k == 0 ? RENDER_OUT_SVG : RENDER_OUT_CSV;
+        if (!(formats & f)) continue;
+        snprintf(path, sizeof path, "%s/%s", stage, k == 0 ? "figures" : "tables");
+        SD_TRY_GOTO(rc, sd_mkdir_under(stage, path, 0), done);
         for (int i = 0; i < d.n; i++) {
-            if (d.b[i].kind != RB_FIG || d.b[i].pdf_only) continue;
-            snprintf(path, sizeof path, "%s/%s.svg", figs, d.b[i].fig->id);
-            SD_TRY_GOTO(rc, render_fig_svg(d.b[i].fig, CW + 24, path), done);
-            SD_TRY_GOTO(rc, interrupted(), done);
-        }
-    }
-    if (formats & RENDER_OUT_CSV) {
-        SD_TRY_GOTO(rc, stage_dir(out_dir, "tables", tabs, sizeof tabs), done);
-        for (int i = 0; i < d.n; i++) {
-            if (d.b[i].kind != RB_FIG || d.b[i].pdf_only || d.b[i].fig->kind != RENDER_FIG_TABLE) continue;
-            snprintf(path, sizeof path, "%s/%s.csv", tabs, d.b[i].fig->id);
-            SD_TRY_GOTO(rc, write_csv(d.b[i].fig, path), done);
+            const rb_block *b = &d.b[i];
+            if (b->kind != RB_FIG || b->pdf_only || (k == 1 && b->fig->kind != RENDER_FIG_TABLE)) continue;
+            snprintf(path, sizeof path, "%s/%s/%s.%s", stage, k == 0 ? "figures" : "tables", b->fig->id, k == 0 ? "svg" : "csv");
+            SD_TRY_GOTO(rc, k == 0 ? render_fig_svg(b->fig, CW + 24, path) : write_csv(b->fig, path), done);
             SD_TRY_GOTO(rc, interrupted(), done);
         }
     }
     if (formats & RENDER_OUT_PDF) {
-        snprintf(path, sizeof path, "%s/showdown.pdf", out_dir);
+        snprintf(path, sizeof path, "%s/showdown.pdf", stage);
         SD_TRY_GOTO(rc, write_pdf(&d, path), done);
         SD_TRY_GOTO(rc, interrupted(), done);
     }
-    /* the figures and tables the Markdown links to are in place before it is */
-    if (figs[0]) { SD_TRY_GOTO(rc, swap_in(out_dir, "figures", figs), done); figs[0] = 0; }
-    if (tabs[0]) { SD_TRY_GOTO(rc, swap_in(out_dir, "tables", tabs), done); tabs[0] = 0; }
     if (formats & RENDER_OUT_MD) {
-        snprintf(path, sizeof path, "%s/showdown.md", out_dir);
+        snprintf(path, sizeof path, "%s/showdown.md", stage);
         SD_TRY_GOTO(rc, write_md(&d, path, formats), done);
     }
+    SD_TRY_GOTO(rc, interrupted(), done);   /* the last point to stop at: from here the new set goes in whole */
+    rc = switch_in(out_dir, stage);
 done:
-    if (figs[0]) sd_remove_tree(figs);
-    if (tabs[0]) sd_remove_tree(tabs);
+    if (stage[0]) sd_remove_tree(stage);
     if (cr) cairo_destroy(cr);
     render_arena_free(d.a);
     return rc;

@@ -11,20 +11,13 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char *const kind_names[RT_KIND_N] = {
-    [RT_COVER] = "cover",           [RT_PODIUM] = "podium",         [RT_RADARS] = "radars",
-    [RT_CRITERIA] = "criteria",     [RT_BENCH_TABLES] = "bench_tables", [RT_BENCH_CHARTS] = "bench_charts",
-    [RT_ACCURACY] = "accuracy",     [RT_FIRST_STEADY] = "first_steady", [RT_VERIFICATION] = "verification",
-    [RT_HISTORY] = "history",       [RT_METHODOLOGY] = "methodology",   [RT_TEXT] = "text",
-    [RT_REGRESSIONS] = "regressions", [RT_FRAMEWORKS] = "frameworks",
-};
+const char *render_template_kind_name(rt_kind k) { return k < RT_KIND_N ? render_section_kinds[k].name : "?"; }
 
-const char *const render_template_placeholders[] = {
-    "title", "date", "version", "commit", "device", "backends", "n_frameworks", "n_runs", "n_workloads",
-    "top_framework", "top_score", "scores_as_of", "results_as_of", "n_missing", NULL,
-};
-
-const char *render_template_kind_name(rt_kind k) { return k < RT_KIND_N ? kind_names[k] : "?"; }
+/* "a, b, c": the names a message offers instead of an unknown one. */
+static void append_name(char *buf, size_t n, const char *name) {
+    if (buf[0]) strncat(buf, ", ", n - strlen(buf) - 1);
+    strncat(buf, name, n - strlen(buf) - 1);
+}
 
 static int check_text(const jv_doc *d, const jv *v) {
     const char *s = v->string;
@@ -36,14 +29,11 @@ static int check_text(const jv_doc *d, const jv *v) {
         if (!e) return jv_err(d, v, "unclosed '{' in text (write '{{' for a brace)");
         size_t n = (size_t)(e - (s + i + 1));
         int ok = 0;
-        for (const char *const *p = render_template_placeholders; *p; p++)
-            if (strlen(*p) == n && strncmp(*p, s + i + 1, n) == 0) ok = 1;
+        for (const rt_placeholder *p = render_placeholders; p->name; p++)
+            if (strlen(p->name) == n && strncmp(p->name, s + i + 1, n) == 0) ok = 1;
         if (!ok) {
             char list[512] = "";
-            for (const char *const *p = render_template_placeholders; *p; p++) {
-                strncat(list, *p, sizeof list - strlen(list) - 1);
-                if (p[1]) strncat(list, ", ", sizeof list - strlen(list) - 1);
-            }
+            for (const rt_placeholder *p = render_placeholders; p->name; p++) append_name(list, sizeof list, p->name);
             return jv_err(d, v, "unknown placeholder '{%.*s}' (expected one of: %s)", (int)n, s + i + 1, list);
         }
         i += n + 1;
@@ -69,13 +59,10 @@ static int read_section(render_arena *a, const jv_doc *d, const jv *o, rt_sectio
     SD_TRY(jv_get_str(d, o, "type", "section", 1, &type));
     s->kind = RT_KIND_N;
     for (int k = 0; k < RT_KIND_N; k++)
-        if (strcmp(type, kind_names[k]) == 0) s->kind = (rt_kind)k;
+        if (strcmp(type, render_section_kinds[k].name) == 0) s->kind = (rt_kind)k;
     if (s->kind == RT_KIND_N) {
         char list[512] = "";
-        for (int k = 0; k < RT_KIND_N; k++) {
-            strncat(list, kind_names[k], sizeof list - strlen(list) - 1);
-            if (k + 1 < RT_KIND_N) strncat(list, ", ", sizeof list - strlen(list) - 1);
-        }
+        for (int k = 0; k < RT_KIND_N; k++) append_name(list, sizeof list, render_section_kinds[k].name);
         return jv_err(d, jv_get(o, "type"), "unknown section type '%s' (expected one of: %s)", type, list);
     }
     SD_TRY(get_text(a, d, o, "title", "section title", &s->title));
@@ -97,7 +84,8 @@ static int read_section(render_arena *a, const jv_doc *d, const jv *o, rt_sectio
             else return jv_err(d, p, "unknown part '%s' (expected one of: table, chart, categories, criteria)", p->string);
         }
     }
-    if (s->kind == RT_TEXT && !s->text) return jv_err(d, o, "a section of type 'text' needs a \"text\"");
+    if ((render_section_kinds[s->kind].flags & RT_NEEDS_TEXT) && !s->text)
+        return jv_err(d, o, "a section of type '%s' needs a \"text\"", type);
     return 0;
 }
 

@@ -1,13 +1,15 @@
-/* runner — spawns a framework runner with pipes (fork/exec, own process group), reads its protocol lines
- * (workloads/runners/PROTOCOL.md) with src/core/jv.h under a line-length bound and an idle timeout, and
- * kills the whole group of a runner that hangs, misbehaves or built a different network. */
+/* runner — spawns a framework runner with pipes (core/proc: own process group that dies with showdown, no
+ * secrets in its environment), reads its protocol lines (workloads/runners/PROTOCOL.md) with src/core/jv.h under a
+ * line-length bound, an idle timeout and a bound on its total time, and kills the whole group of a runner that
+ * hangs, misbehaves or built a different network. Measured values are held to the bounds the results reader uses. */
 #include "runner/runner.h"
 #include "core/clock.h"
+#include "bench/results.h"
 #include "core/err.h"
 #include "core/jv.h"
+#include "core/proc.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <glob.h>
 #include <poll.h>
 #include <stdio.h>
@@ -19,75 +21,13 @@
 #include <unistd.h>
 
 #define MAX_ARGS 64
+#define KILL_GRACE_S 2.0   /* SIGTERM first: a runner may flush or release a GPU */
 
 typedef struct child {
-    pid_t pid;
-    int out, err;                 /* read ends */
+    sd_proc p;
     char tail[SD_RUNNER_STDERR_TAIL + 1];
     size_t tail_len;
 } child;
-
-static void kill_group(child *c) {
-    if (c->pid <= 0) return;
-    kill(-c->pid, SIGTERM);
-    int st;
-    for (int i = 0; i < 200; i++) {   /* 2 s grace */
-        if (waitpid(c->pid, &st, WNOHANG) == c->pid) { kill(-c->pid, SIGKILL); c->pid = -1; return; }
-        struct timespec ts = {0, 10 * 1000 * 1000};
-        nanosleep(&ts, NULL);
-    }
-    kill(-c->pid, SIGKILL);
-    waitpid(c->pid, &st, 0);
-    c->pid = -1;
-}
-
-/* fork/exec argv with stdout/stderr pipes; exec failure comes back through a close-on-exec pipe. */
-static int spawn(child *c, char *const *argv, const char *const *env, const char *framework) {
-    int po[2], pe[2], px[2];
-    if (pipe(po)) return sd_err(SD_EIO, "%s runner: pipe: %s", framework, strerror(errno));
-    if (pipe(pe)) { close(po[0]); close(po[1]); return sd_err(SD_EIO, "%s runner: pipe: %s", framework, strerror(errno)); }
-    if (pipe(px)) {
-        close(po[0]); close(po[1]); close(pe[0]); close(pe[1]);
-        return sd_err(SD_EIO, "%s runner: pipe: %s", framework, strerror(errno));
-    }
-    fcntl(px[1], F_SETFD, FD_CLOEXEC);
-    fflush(stdout); fflush(stderr);
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(po[0]); close(po[1]); close(pe[0]); close(pe[1]); close(px[0]); close(px[1]);
-        return sd_err(SD_EIO, "%s runner: fork: %s", framework, strerror(errno));
-    }
-    if (pid == 0) {
-        setpgid(0, 0);
-        int nul = open("/dev/null", O_RDONLY);
-        if (nul >= 0) { dup2(nul, 0); close(nul); }
-        dup2(po[1], 1); dup2(pe[1], 2);
-        close(po[0]); close(po[1]); close(pe[0]); close(pe[1]); close(px[0]);
-        signal(SIGINT, SIG_DFL); signal(SIGTERM, SIG_DFL); signal(SIGPIPE, SIG_DFL);
-        for (int i = 0; env && env[i]; i++) putenv((char *)env[i]);   /* the child's own copy of the strings */
-        execv(argv[0], argv);
-        int e = errno;
-        ssize_t w = write(px[1], &e, sizeof e);
-        (void)w;
-        _exit(127);
-    }
-    setpgid(pid, pid);   /* both sides: no race with the kill */
-    close(po[1]); close(pe[1]); close(px[1]);
-    int e = 0;
-    ssize_t k;
-    do k = read(px[0], &e, sizeof e); while (k < 0 && errno == EINTR);
-    close(px[0]);
-    if (k == (ssize_t)sizeof e) {
-        int st;
-        waitpid(pid, &st, 0);
-        close(po[0]); close(pe[0]);
-        return sd_err(SD_ENODEV, "unavailable: cannot start %s runner %s: %s", framework, argv[0], strerror(e));
-    }
-    c->pid = pid; c->out = po[0]; c->err = pe[0];
-    fcntl(c->out, F_SETFL, O_NONBLOCK);
-    fcntl(c->err, F_SETFL, O_NONBLOCK);
-    return 0;
-}
 
 static void keep_tail(child *c, const char *buf, size_t n) {
     if (n >= SD_RUNNER_STDERR_TAIL) { buf += n - SD_RUNNER_STDERR_TAIL; n = SD_RUNNER_STDERR_TAIL; }
@@ -127,8 +67,39 @@ struct sd_runner_proto {
     size_t total, max_output;     /* bytes seen (stdout + stderr) and their bound */
 };
 
-static int num(const jv_doc *d, const jv *obj, const char *key, double *out) {
-    return jv_get_num(d, obj, key, "epoch event", 1, 0.0, -1.0, out);
+/* A measured value, within the bounds the results reader holds a stored run to (bench/results.h): what the
+ * report would reject is refused here, at the runner, not stored. */
+static int num(const jv_doc *d, const jv *obj, const char *key, const char *what, int required, double *out) {
+    return jv_get_num(d, obj, key, what, required, 0.0, SD_RESULTS_MAX_VALUE, out);
+}
+
+static int count(const jv_doc *d, const jv *obj, const char *key, const char *what, long long *out) {
+    return jv_get_int(d, obj, key, what, 1, 1, (long long)SD_RESULTS_MAX_VALUE, out);
+}
+
+/* An epoch event: the next epoch's measurements, each within the results bounds. */
+static int on_epoch(state *s, const jv_doc *d, const jv *root) {
+    long long e = 0, ti = 0, vi = 0;
+    SD_TRY(jv_get_int(d, root, "epoch", "epoch event", 1, 1, s->o->epochs, &e));
+    if (e != s->nepochs + 1) return jv_err(d, jv_get(root, "epoch"), "expected epoch %d (got %lld)", s->nepochs + 1, e);
+    nn_epoch_stats *st = &s->r->train.epochs[s->nepochs];
+    st->epoch = (int)e;
+    SD_TRY(num(d, root, "train_s", "epoch event", 1, &st->train_s));
+    SD_TRY(num(d, root, "val_s", "epoch event", 1, &st->val_s));
+    SD_TRY(num(d, root, "loss", "epoch event", 1, &st->loss));
+    SD_TRY(num(d, root, "val_loss", "epoch event", 1, &st->val_loss));
+    SD_TRY(jv_get_num(d, root, "accuracy", "epoch event", 1, 0.0, 1.0, &st->accuracy));
+    SD_TRY(count(d, root, "train_images", "epoch event", &ti));
+    SD_TRY(count(d, root, "test_images", "epoch event", &vi));
+    if (!(st->train_s > 0)) return jv_err(d, jv_get(root, "train_s"), "train_s must be positive");
+    if ((double)ti / st->train_s > SD_RESULTS_MAX_VALUE)   /* stored as images_per_s */
+        return jv_err(d, jv_get(root, "train_s"), "train_s %g for %lld images is more than %g images/s", st->train_s,
+                      ti, SD_RESULTS_MAX_VALUE);
+    st->train_images = (long)ti;
+    st->test_images = (long)vi;
+    s->nepochs++;
+    s->r->train.nepochs = s->nepochs;
+    return 0;
 }
 
 /* One protocol line. A negative return ends the run (the caller kills the runner). */
@@ -182,27 +153,12 @@ static int handle_line(state *s, const char *line, size_t len) {
     }
     if (!s->hello) { rc = jv_err(d, root, "expected the hello event first (got \"%s\")", ev); goto out; }
     if (strcmp(ev, "epoch") == 0) {
-        long long e = 0, ti = 0, vi = 0;
-        SD_TRY_GOTO(rc, jv_get_int(d, root, "epoch", "epoch event", 1, 1, o->epochs, &e), out);
-        if (e != s->nepochs + 1) { rc = jv_err(d, jv_get(root, "epoch"), "expected epoch %d (got %lld)", s->nepochs + 1, e); goto out; }
-        nn_epoch_stats *st = &s->r->train.epochs[s->nepochs];
-        st->epoch = (int)e;
-        SD_TRY_GOTO(rc, num(d, root, "train_s", &st->train_s), out);
-        SD_TRY_GOTO(rc, num(d, root, "val_s", &st->val_s), out);
-        SD_TRY_GOTO(rc, num(d, root, "loss", &st->loss), out);
-        SD_TRY_GOTO(rc, num(d, root, "val_loss", &st->val_loss), out);
-        SD_TRY_GOTO(rc, jv_get_num(d, root, "accuracy", "epoch event", 1, 0.0, 1.0, &st->accuracy), out);
-        SD_TRY_GOTO(rc, jv_get_int(d, root, "train_images", "epoch event", 1, 1, 1LL << 40, &ti), out);
-        SD_TRY_GOTO(rc, jv_get_int(d, root, "test_images", "epoch event", 1, 1, 1LL << 40, &vi), out);
-        if (!(st->train_s > 0)) { rc = jv_err(d, jv_get(root, "train_s"), "train_s must be positive"); goto out; }
-        st->train_images = (long)ti; st->test_images = (long)vi;
-        s->nepochs++;
-        s->r->train.nepochs = s->nepochs;
+        rc = on_epoch(s, d, root);
         goto out;
     }
     if (strcmp(ev, "equivalence") == 0) {
         long long nb = 0;
-        SD_TRY_GOTO(rc, jv_get_num(d, root, "max_rel_diff", "equivalence event", 1, 0.0, -1.0, &s->r->max_rel_diff), out);
+        SD_TRY_GOTO(rc, num(d, root, "max_rel_diff", "equivalence event", 1, &s->r->max_rel_diff), out);
         SD_TRY_GOTO(rc, jv_get_int(d, root, "batch", "equivalence event", 0, 0, 1LL << 30, &nb), out);
         s->r->eq_batch = (int)nb;
         s->r->equivalence = 1;
@@ -211,10 +167,14 @@ static int handle_line(state *s, const char *line, size_t len) {
     if (strcmp(ev, "inference") == 0) {   /* a timed inference pass */
         double t = 0, cold = 0;
         long long n = 0;
-        SD_TRY_GOTO(rc, jv_get_num(d, root, "timed_s", "inference event", 1, 0.0, -1.0, &t), out);
-        SD_TRY_GOTO(rc, jv_get_int(d, root, "images", "inference event", 1, 1, 1LL << 40, &n), out);
-        SD_TRY_GOTO(rc, jv_get_num(d, root, "cold_s", "inference event", 0, 0.0, -1.0, &cold), out);
+        SD_TRY_GOTO(rc, num(d, root, "timed_s", "inference event", 1, &t), out);
+        SD_TRY_GOTO(rc, count(d, root, "images", "inference event", &n), out);
+        SD_TRY_GOTO(rc, num(d, root, "cold_s", "inference event", 0, &cold), out);
         if (!(t > 0)) { rc = jv_err(d, jv_get(root, "timed_s"), "timed_s must be positive"); goto out; }
+        if ((double)n / t > SD_RESULTS_MAX_VALUE || t / (double)n * 1000.0 > SD_RESULTS_MAX_VALUE) {
+            rc = jv_err(d, jv_get(root, "timed_s"), "timed_s %g for %lld images is out of bounds", t, n);
+            goto out;
+        }
         s->r->train.infer_s = t;
         s->r->train.infer_images = (long)n;
         s->r->train.cold_s = cold;
@@ -374,6 +334,87 @@ void sd_runner_result_free(sd_runner_result *r) {
     memset(r, 0, sizeof *r);
 }
 
+/* Read what stderr holds now into the tail: bytes read, 0 when nothing (or closed: *open cleared), or an error. */
+static int read_err(child *c, state *sp, int *open) {
+    char buf[4096];
+    ssize_t n = read(c->p.err, buf, sizeof buf);
+    if (n > 0) {
+        keep_tail(c, buf, (size_t)n);
+        int rc = count_output(sp, (size_t)n);
+        return rc ? rc : (int)n;
+    }
+    if (n == 0 || (errno != EAGAIN && errno != EINTR)) *open = 0;
+    return 0;
+}
+
+/* The same for stdout, fed to the protocol reader; *last is when the last complete line came. */
+static int read_out(child *c, state *sp, int *open, double *last) {
+    char buf[65536];
+    ssize_t n = read(c->p.out, buf, sizeof buf);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) *open = 0;
+    if (n <= 0) return 0;
+    int lines = sp->lineno;
+    int rc = sd_runner_proto_feed(sp, buf, (size_t)n);
+    if (sp->lineno != lines) *last = sd_now();
+    return rc ? rc : (int)n;
+}
+
+/* Read the runner until its output closes or it exits. Once the runner itself has exited, what it wrote is
+ * drained and the run ends: a descendant still holding the pipes is not waited for (its group is killed). */
+static int watch(const sd_runner_opts *o, child *c, state *sp, int *exited) {
+    int out_open = 1, err_open = 1, n = 0;
+    double start = sd_now(), last = start;
+    while (out_open || err_open) {
+        if (o->stop && *o->stop) return sd_err(SD_EINTR, "interrupted");
+        double t = sd_now();
+        if (t - last > o->timeout_s)
+            return sd_err(SD_ERROR, "%s runner timed out: no output for %.0f s (killed)", o->framework, o->timeout_s);
+        if (o->limit_s > 0 && t - start > o->limit_s)
+            return sd_err(SD_ERROR, "%s runner timed out: still running after %.0f s in all (--runner-limit; killed)",
+                          o->framework, o->limit_s);
+        if ((*exited = sd_proc_poll(&c->p)) < 0) return *exited;
+        if (*exited) {
+            while (out_open && (n = read_out(c, sp, &out_open, &last)) > 0) {}
+            if (n < 0) return n;
+            while (err_open && (n = read_err(c, sp, &err_open)) > 0) {}
+            return n < 0 ? n : 0;
+        }
+        struct pollfd pf[2] = {{.fd = out_open ? c->p.out : -1, .events = POLLIN},
+                               {.fd = err_open ? c->p.err : -1, .events = POLLIN}};
+        int k = poll(pf, 2, 100);
+        if (k < 0 && errno != EINTR) return sd_err(SD_EIO, "%s runner: poll: %s", o->framework, strerror(errno));
+        if (k <= 0) continue;
+        if (err_open && (pf[1].revents & (POLLIN | POLLHUP | POLLERR)) && (n = read_err(c, sp, &err_open)) < 0) return n;
+        if (out_open && (pf[0].revents & (POLLIN | POLLHUP | POLLERR)) && (n = read_out(c, sp, &out_open, &last)) < 0)
+            return n;
+    }
+    return 0;
+}
+
+/* What the run's end says, once the protocol and the exit status are known. */
+static int verdict(const sd_runner_opts *o, const state *s, child *c, int exited) {
+    char last_err[512];
+    tail_last_line(c, last_err, sizeof last_err);
+    int status = c->p.status;
+    if (s->error_event)
+        return s->unavailable   ? sd_err(SD_ENODEV, "unavailable: %s", s->msg)
+               : s->unsupported ? sd_err(SD_EUNSUPPORTED, "%s", s->msg)
+                                : sd_err(SD_ERROR, "%s runner failed: %s", o->framework, s->msg);
+    if (exited && WIFSIGNALED(status))
+        return sd_err(SD_ERROR, "%s runner killed by signal %d%s%s", o->framework, WTERMSIG(status),
+                      last_err[0] ? ": " : "", last_err);
+    if (exited && WEXITSTATUS(status) != 0)
+        return sd_err(SD_ERROR, "%s runner exited with status %d%s%s", o->framework, WEXITSTATUS(status),
+                      last_err[0] ? ": " : "", last_err[0] ? last_err : " (no message)");
+    if (!s->hello)
+        return sd_err(SD_ERROR, "protocol error: %s runner exited without a hello line%s%s", o->framework,
+                      last_err[0] ? ": " : "", last_err);
+    if (!s->done)
+        return sd_err(SD_ERROR, "protocol error: %s runner exited after %d of %d epochs without done%s%s",
+                      o->framework, s->nepochs, o->epochs, last_err[0] ? ": " : "", last_err);
+    return 0;
+}
+
 int sd_runner_run(const sd_runner_opts *o, sd_runner_result *out) {
     state *sp = NULL;
     SD_TRY(sd_runner_proto_new(&sp, o, out));
@@ -382,80 +423,30 @@ int sd_runner_run(const sd_runner_opts *o, sd_runner_result *out) {
     int nargs = 0;
     build_argv(o, argv, abuf, &nargs);
 
-    child c = {.pid = -1, .out = -1, .err = -1};
-    int rc = spawn(&c, argv, o->env, o->framework);
-    if (rc) { sd_runner_proto_free(sp); sd_runner_result_free(out); return rc; }
-
-    int out_open = 1, err_open = 1;
-    double last = sd_now();
-    while (out_open || err_open) {
-        if (o->stop && *o->stop) { rc = sd_err(SD_EINTR, "interrupted"); break; }
-        if (sd_now() - last > o->timeout_s) {
-            rc = sd_err(SD_ERROR, "%s runner timed out: no output for %.0f s (killed)", o->framework, o->timeout_s);
-            break;
-        }
-        struct pollfd pf[2] = {{.fd = out_open ? c.out : -1, .events = POLLIN}, {.fd = err_open ? c.err : -1, .events = POLLIN}};
-        int k = poll(pf, 2, 100);
-        if (k < 0 && errno != EINTR) { rc = sd_err(SD_EIO, "%s runner: poll: %s", o->framework, strerror(errno)); break; }
-        if (k <= 0) continue;
-        if (err_open && (pf[1].revents & (POLLIN | POLLHUP | POLLERR))) {
-            char buf[4096];
-            ssize_t n = read(c.err, buf, sizeof buf);
-            if (n > 0) {
-                keep_tail(&c, buf, (size_t)n);
-                if ((rc = count_output(sp, (size_t)n)) != 0) break;
-            }
-            else if (n == 0 || (errno != EAGAIN && errno != EINTR)) err_open = 0;
-        }
-        if (out_open && (pf[0].revents & (POLLIN | POLLHUP | POLLERR))) {
-            char buf[65536];
-            ssize_t n = read(c.out, buf, sizeof buf);
-            if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) { out_open = 0; continue; }
-            if (n < 0) continue;
-            int lines = sp->lineno;
-            rc = sd_runner_proto_feed(sp, buf, (size_t)n);
-            if (sp->lineno != lines) last = sd_now();
-            if (rc) break;
-        }
+    child c;
+    memset(&c, 0, sizeof c);
+    sd_proc_opts po = {.argv = argv, .env_add = o->env, .out = SD_PROC_PIPE, .err = SD_PROC_PIPE};
+    int rc = sd_proc_spawn(&c.p, &po);
+    if (rc) {
+        if (rc == SD_ENODEV)
+            sd_err(SD_ENODEV, "unavailable: cannot start %s runner %s: %s", o->framework, argv[0], strerror(c.p.exec_errno));
+        else sd_err_prefix(rc, "%s runner", o->framework);
+        sd_runner_proto_free(sp);
+        sd_runner_result_free(out);
+        return rc;
     }
+    int exited = 0;
+    rc = watch(o, &c, sp, &exited);
     state s = *sp;   /* what the protocol said, for the verdict below */
     sd_runner_proto_free(sp);
-    int status = 0, exited = 0;
-    if (rc == 0 && c.pid > 0) {
-        /* stdout closed: give the process the idle timeout to exit */
+    if (rc == 0 && !exited) {   /* stdout closed: give the process the idle timeout to exit */
         double t0 = sd_now();
-        while (!exited) {
-            pid_t w = waitpid(c.pid, &status, WNOHANG);
-            if (w == c.pid) { exited = 1; c.pid = -1; break; }
-            if (sd_now() - t0 > o->timeout_s || (o->stop && *o->stop)) break;
-            struct timespec ts = {0, 20 * 1000 * 1000};
-            nanosleep(&ts, NULL);
-        }
-        if (!exited) rc = sd_err(SD_ERROR, "%s runner closed its output but did not exit (killed)", o->framework);
+        while (!exited && sd_now() - t0 <= o->timeout_s && !(o->stop && *o->stop)) exited = sd_proc_wait(&c.p, 0.02);
+        if (exited < 0) rc = exited;
+        else if (!exited) rc = sd_err(SD_ERROR, "%s runner closed its output but did not exit (killed)", o->framework);
     }
-    if (c.pid > 0) kill_group(&c);
-    close(c.out); close(c.err);
-    char last_err[512];
-    tail_last_line(&c, last_err, sizeof last_err);
-    if (rc == 0) {
-        if (s.error_event) {
-            rc = s.unavailable   ? sd_err(SD_ENODEV, "unavailable: %s", s.msg)
-                 : s.unsupported ? sd_err(SD_EUNSUPPORTED, "%s", s.msg)
-                                 : sd_err(SD_ERROR, "%s runner failed: %s", o->framework, s.msg);
-        } else if (exited && WIFSIGNALED(status)) {
-            rc = sd_err(SD_ERROR, "%s runner killed by signal %d%s%s", o->framework, WTERMSIG(status),
-                        last_err[0] ? ": " : "", last_err);
-        } else if (exited && WEXITSTATUS(status) != 0) {
-            rc = sd_err(SD_ERROR, "%s runner exited with status %d%s%s", o->framework, WEXITSTATUS(status),
-                        last_err[0] ? ": " : "", last_err[0] ? last_err : " (no message)");
-        } else if (!s.hello) {
-            rc = sd_err(SD_ERROR, "protocol error: %s runner exited without a hello line%s%s", o->framework,
-                        last_err[0] ? ": " : "", last_err);
-        } else if (!s.done) {
-            rc = sd_err(SD_ERROR, "protocol error: %s runner exited after %d of %d epochs without done%s%s",
-                        o->framework, s.nepochs, o->epochs, last_err[0] ? ": " : "", last_err);
-        }
-    }
+    sd_proc_end(&c.p, KILL_GRACE_S);
+    if (rc == 0) rc = verdict(o, &s, &c, exited);
     if (rc) sd_runner_result_free(out);
     return rc;
 }

@@ -1,5 +1,5 @@
 /* runner — starts a framework runner (workloads/runners/PROTOCOL.md) as a child process in its own process
- * group, reads its JSON lines with a bounded line length and an idle timeout, checks the network it built
+ * group, reads its JSON lines with a bounded line length, an idle timeout and a total time bound, checks the network it built
  * against the native parameter count, and turns its epochs into an nn_train_result like a native run. */
 #ifndef SD_RUNNER_H
 #define SD_RUNNER_H
@@ -47,6 +47,7 @@ typedef struct sd_runner_opts {
     const char *device;           /* auto, cpu, cuda */
     const char *precision;        /* fp32, tf32, bf16 */
     double timeout_s;             /* idle timeout: seconds without a stdout line */
+    double limit_s;               /* bound on the run's total time, progress lines or not; 0: none */
     long long native_params;      /* > 0: hello.parameters must equal it */
     const char *equivalence_dir;  /* non-NULL: --equivalence DIR (nn/export.h), the runner reports an equivalence event */
     const char *plan;             /* non-NULL: --plan PATH, the expanded layer plan ("showdown-plan/1", nn/model.h) */

@@ -171,6 +171,10 @@ static int read_method(const jv_doc *d, void *out) {
             if (strcmp(m->cat[k].id, c->id) == 0) return jv_err(d, cv, "duplicate category '%s'", c->id);
         m->ncat++;
     }
+    /* all weights 0 would leave every score null and the ranking alphabetical: say so, not a table of zeros */
+    double wsum = 0;
+    for (int k = 0; k < m->ncat; k++) wsum += m->cat[k].weight;
+    if (!(wsum > 0)) return jv_err(d, cats, "every category has weight 0: nothing would be scored");
     const jv *crits = jv_get(root, "criteria");
     if (!crits) return jv_err(d, root, "missing key 'criteria' in method");
     SD_TRY(jv_expect(d, crits, JV_ARRAY, "criteria"));
@@ -182,6 +186,9 @@ static int read_method(const jv_doc *d, void *out) {
         if (score_criterion_index(m, c->id) >= 0) return jv_err(d, crits->items[i], "duplicate criterion '%s'", c->id);
         m->ncrit++;
     }
+    double cw = 0;
+    for (int k = 0; k < m->ncrit; k++) cw += m->cat[m->crit[k].category].weight > 0 ? m->crit[k].weight : 0;
+    if (!(cw > 0)) return jv_err(d, crits, "every criterion of a weighted category has weight 0: nothing would be scored");
     const jv *tiers = jv_get(root, "tiers");
     if (!tiers) return jv_err(d, root, "missing key 'tiers' in method");
     static const char *const tkeys[] = {"about", "cuts", "last", NULL};

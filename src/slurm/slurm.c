@@ -5,6 +5,7 @@
 #include "bench/results.h"
 #include "core/err.h"
 #include "core/fsutil.h"
+#include "core/proc.h"
 #include "db/db.h"
 
 #include <errno.h>
@@ -14,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -28,33 +28,23 @@
 static int run_capture(char *const argv[], char **out, char **err, int *code) {
     *out = NULL;
     if (err) *err = NULL;
-    int p[2];
-    if (pipe(p) != 0) return sd_err(SD_ERROR, "pipe: %s", strerror(errno));
     FILE *ef = tmpfile();
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(p[0]); close(p[1]);
+    sd_proc_opts po = {.argv = argv, .path_lookup = 1, .out = SD_PROC_PIPE, .err = ef ? fileno(ef) : SD_PROC_NULL};
+    sd_proc p;
+    int rc = sd_proc_spawn(&p, &po);
+    if (rc == SD_ENODEV) {   /* as a shell would say it: exit 127 and the reason on stderr */
+        if (ef) fprintf(ef, "cannot run %s: %s\n", argv[0], strerror(p.exec_errno));
+        *code = 127;
+        rc = 0;
+    } else if (rc) {
         if (ef) fclose(ef);
-        return sd_err(SD_ERROR, "fork: %s", strerror(errno));
+        return rc;
+    } else {
+        fcntl(p.out, F_SETFL, 0);   /* read to the end, blocking */
     }
-    if (pid == 0) {
-        dup2(p[1], 1);
-        close(p[0]); close(p[1]);
-        int fd = ef ? fileno(ef) : open("/dev/null", O_WRONLY);
-        if (fd >= 0) dup2(fd, 2);
-        int in = open("/dev/null", O_RDONLY);
-        if (in >= 0) dup2(in, 0);
-        execvp(argv[0], argv);
-        fprintf(stderr, "cannot run %s: %s\n", argv[0], strerror(errno));
-        _exit(127);
-    }
-    close(p[1]);
     size_t cap = 4096, len = 0;
     char *buf = malloc(cap);
-    int rc = 0;
-    for (;;) {
+    for (; p.out >= 0;) {
         if (!buf) { rc = sd_err(SD_ENOMEM, "out of memory"); break; }
         if (len + 1 >= cap) {
             if (cap >= OUT_MAX) break;   /* bounded: the rest is drained below */
@@ -63,20 +53,22 @@ static int run_capture(char *const argv[], char **out, char **err, int *code) {
             buf = nb;
             cap *= 2;
         }
-        ssize_t k = read(p[0], buf + len, cap - len - 1);
+        ssize_t k = read(p.out, buf + len, cap - len - 1);
         if (k < 0 && errno == EINTR) continue;
         if (k <= 0) break;
         len += (size_t)k;
     }
     char drain[4096];
-    while (read(p[0], drain, sizeof drain) > 0) {}
-    close(p[0]);
-    int st = 0;
-    while (waitpid(pid, &st, 0) < 0)
-        if (errno != EINTR) { rc = sd_err(SD_ERROR, "waitpid: %s", strerror(errno)); break; }
-    *code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+    while (p.out >= 0 && read(p.out, drain, sizeof drain) > 0) {}
+    if (p.pid > 0) {
+        int k = sd_proc_wait(&p, -1);
+        if (k < 0 && rc == 0) rc = k;
+        *code = sd_proc_exit_code(p.status);
+    }
+    sd_proc_end(&p, 0);
     if (buf) buf[len] = 0;
     if (ef && err && rc == 0) {
+        fflush(ef);
         long n = ftell(ef);
         if (n > 0 && n < 65536) {
             *err = calloc((size_t)n + 1, 1);
