@@ -51,11 +51,7 @@ static void dnnl_release(nn_backend *be, nn_op *op) {
     if (!op->priv) return;
     switch (op->kind) {
     case NN_OP_CONV2D: dn_conv_release(CTX(be), op->priv); break;
-    case NN_OP_DENSE: {
-        dense_priv *p = op->priv;
-        dn_step_destroy(&p->fwd); dn_step_destroy(&p->bwd_d); dn_step_destroy(&p->bwd_w);
-        break;
-    }
+    case NN_OP_DENSE: dn_dense_release(op->priv); break;
     case NN_OP_MAXPOOL: case NN_OP_AVGPOOL: case NN_OP_GLOBAL_AVGPOOL: {
         pool_priv *p = op->priv;
         dn_step_destroy(&p->fwd); dn_step_destroy(&p->bwd); dn_step_destroy(&p->fwd_inf);
@@ -140,8 +136,10 @@ static void dnnl_env(nn_backend *be, nn_env_fn add, void *user) {
     add(user, "onednn_version", buf);
     snprintf(buf, sizeof buf, "%d", c->threads);
     add(user, "backend_threads", buf);
-    snprintf(buf, sizeof buf, "oneDNN fp32%s%s", c->impl[0] ? ": " : "", c->impl);
-    add(user, "backend_impl", buf);
+    char impl[640];
+    snprintf(impl, sizeof impl, "oneDNN %s%s%s", c->cdt == dnnl_bf16 ? "bf16 (convolutions and matmuls; fp32 "
+             "elsewhere, GRU/LSTM fp32 on the host)" : "fp32", c->impl[0] ? ": " : "", c->impl);
+    add(user, "backend_impl", impl);
     add(user, "denormals", NN_HOST_DENORMALS);
 }
 
@@ -216,8 +214,23 @@ static const nn_backend_ops dnnl_ops = {
     .repeat_backward = dn_repeat_backward,
 };
 
+/* The compute type of a precision: bf16 only where the CPU multiplies bf16 natively (AVX512_BF16 or AMX; oneDNN
+ * would otherwise emulate it, slower than fp32). ONEDNN_MAX_CPU_ISA lowers what oneDNN sees. */
+static int compute_type(const char *precision, dnnl_data_type_t *dt) {
+    *dt = dnnl_f32;
+    if (!precision || strcmp(precision, "bf16") != 0) return 0;
+    dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
+    if ((isa & dnnl_cpu_isa_avx512_core_bf16) != dnnl_cpu_isa_avx512_core_bf16)
+        return sd_err(SD_EUSAGE, "dnnl: bf16 is not supported on this CPU (oneDNN's instruction set here: %s; bf16 "
+                      "needs AVX512_BF16 or AMX; --precision fp32 runs here)", dnnl_cpu_isa2str(isa));
+    *dt = dnnl_bf16;
+    return 0;
+}
+
 int nn_dnnl_new(nn_backend **out, const nn_backend_opts *opts) {
     *out = NULL;
+    dnnl_data_type_t cdt;
+    SD_TRY(compute_type(opts ? opts->precision : NULL, &cdt));
     nn_backend *be = calloc(1, sizeof *be);
     dnnl_ctx *c = calloc(1, sizeof *c);
     if (!be || !c) { free(be); free(c); return sd_err(SD_ENOMEM, "dnnl: out of memory"); }
@@ -226,6 +239,7 @@ int nn_dnnl_new(nn_backend **out, const nn_backend_opts *opts) {
     if (opts) be->opts = *opts;
     c->threads = be->opts.threads > 0 ? be->opts.threads : omp_get_num_procs();
     c->autotune = opts ? opts->autotune : 1;
+    c->cdt = cdt;
     c->wgen = 1;
     dn_threads_on(c);
     nn_host_flush_denormals(c->threads);

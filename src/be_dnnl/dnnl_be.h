@@ -36,6 +36,8 @@ typedef struct dnnl_ctx {
     size_t tmp_bytes;
     char impl[512];               /* convolution implementations chosen, for env() */
     int autotune;                 /* 1: let oneDNN choose Winograd for the convolutions it suits (--autotune) */
+    dnnl_data_type_t cdt;         /* what convolutions and matmuls multiply: f32, or bf16 under --precision bf16
+                                   * (their outputs, gradients and accumulation stay f32) */
     /* Inference caches (folded, reordered weights) and the memory they were derived from: a write through the
      * table that overlaps a watched range bumps wgen, and every cache older than wgen is refilled. */
     struct watch { const char *lo, *hi; const void *owner; } *watch;
@@ -94,6 +96,7 @@ typedef struct conv_priv {
 
 typedef struct dense_priv {
     dstep fwd, bwd_d, bwd_w;
+    stage s_x, s_w, s_dy;         /* bf16: copies of x, w, dy the matmuls read (off under f32) */
     size_t off_zero_b;
 } dense_priv;
 
@@ -164,6 +167,9 @@ int dn_stage_out_done(dnnl_ctx *c, stage *st, void *user);
 void dn_stage_destroy(stage *st);
 int dn_md_tag(dnnl_memory_desc_t *md, int nd, const dnnl_dims_t dims, dnnl_format_tag_t tag);
 int dn_md_strides(dnnl_memory_desc_t *md, int nd, const dnnl_dims_t dims, const dnnl_dims_t strides);
+int dn_md_tag_dt(dnnl_memory_desc_t *md, int nd, const dnnl_dims_t dims, dnnl_data_type_t dt, dnnl_format_tag_t tag);
+int dn_md_strides_dt(dnnl_memory_desc_t *md, int nd, const dnnl_dims_t dims, dnnl_data_type_t dt,
+                     const dnnl_dims_t strides);
 dnnl_format_tag_t dn_fmt_tag(int fmt);
 void dn_threads_on(dnnl_ctx *c);
 int dn_strm_wait(dnnl_ctx *c);
@@ -183,6 +189,7 @@ int dn_conv2d_infer(nn_backend *be, const nn_op *op, const nn_conv_fuse *f, floa
 
 /* ---- dense (dnnl_dense.c) ----------------------------------------------------------------------------------------- */
 int dn_dense_prepare(dnnl_ctx *c, nn_op *op, dense_priv *p);
+void dn_dense_release(dense_priv *p);
 int dn_dense_forward(nn_backend *be, const nn_op *op, float *y, const float *x, const float *w,
                      const float *b);
 int dn_dense_backward(nn_backend *be, const nn_op *op, float *dx, float *dw, float *db,

@@ -9,10 +9,10 @@
  * cuDNN's search picks it): 2.25x fewer multiplications, errors within the parity tolerance (tests/test_parity.c
  * runs the workloads' layers at their batch sizes through it). Not on outputs smaller than its 4x4 tile: there
  * most of each tile is padding and direct is faster (docs/performance.md). Direct otherwise, and whenever oneDNN
- * has no Winograd implementation for the shape. */
+ * has no Winograd implementation for the shape (nor for bf16, in oneDNN 2.6). */
 static dnnl_alg_kind_t conv_alg(const dnnl_ctx *c, const nn_op *op) {
     const char *force = getenv("SD_DNNL_CONV_ALG");   /* direct|winograd: for experiments */
-    if (force && strcmp(force, "direct") == 0) return dnnl_convolution_direct;
+    if ((force && strcmp(force, "direct") == 0) || c->cdt != dnnl_f32) return dnnl_convolution_direct;
     int wino = op->kh == 3 && op->kw == 3 && op->sh == 1 && op->sw == 1 && op->c >= 16 && op->oc >= 16;
     if (force && strcmp(force, "winograd") == 0) return wino ? dnnl_convolution_winograd : dnnl_convolution_direct;
     return c->autotune && wino && op->oh >= 4 && op->ow >= 4 ? dnnl_convolution_winograd : dnnl_convolution_direct;
@@ -40,6 +40,11 @@ int dn_conv_prepare(dnnl_ctx *c, nn_op *op, conv_priv *p) {
     SD_TRY(dn_md_tag(&xa, 4, xd, act));
     SD_TRY(dn_md_tag(&ya, 4, yd, act));
     SD_TRY(dn_md_tag(&wa, 4, wd, dnnl_format_tag_any));
+    /* what the products read: x, w and dy in c->cdt (bf16 copies made by the stages below); y, dx, dw, db f32 */
+    dnnl_memory_desc_t xc, wc, yc;
+    SD_TRY(dn_md_tag_dt(&xc, 4, xd, c->cdt, act));
+    SD_TRY(dn_md_tag_dt(&yc, 4, yd, c->cdt, act));
+    SD_TRY(dn_md_tag_dt(&wc, 4, wd, c->cdt, dnnl_format_tag_any));
     dnnl_alg_kind_t alg = conv_alg(c, op);   /* Winograd or direct, falling back to direct below */
 
     /* forward (training: the same primitive serves inference) */
@@ -52,9 +57,9 @@ int dn_conv_prepare(dnnl_ctx *c, nn_op *op, conv_priv *p) {
     if (op->c < 16) dxa = p->x_md;
     for (;;) {
         int rc = 0;
-        DNNL_CHECK(dnnl_convolution_forward_desc_init(&fd, dnnl_forward_training, alg, &xa, &wa, &p->b_md, &ya, st, pl, pr));
-        DNNL_CHECK(dnnl_convolution_backward_data_desc_init(&dd, alg, &dxa, &wa, &ya, st, pl, pr));
-        DNNL_CHECK(dnnl_convolution_backward_weights_desc_init(&bwd, alg, &xa, &wa, &p->b_md, &ya, st, pl, pr));
+        DNNL_CHECK(dnnl_convolution_forward_desc_init(&fd, dnnl_forward_training, alg, &xc, &wc, &p->b_md, &ya, st, pl, pr));
+        DNNL_CHECK(dnnl_convolution_backward_data_desc_init(&dd, alg, &dxa, &wc, &yc, st, pl, pr));
+        DNNL_CHECK(dnnl_convolution_backward_weights_desc_init(&bwd, alg, &xc, &wa, &p->b_md, &yc, st, pl, pr));
         rc = dn_pd_new(c, &fpd, &fd, 0, NULL);
         if (rc == 0) rc = dn_pd_new(c, &dpd, &dd, 0, fpd);
         if (rc == 0) rc = dn_pd_new(c, &wpd, &bwd, 0, fpd);
@@ -230,10 +235,10 @@ static int conv_inf_make(dnnl_ctx *c, const nn_op *op, conv_priv *p, const nn_co
     SD_TRY(dn_pad_r(op->w, op->kw, op->sw, op->pw, op->ow, &prw));
     pr[0] = prh; pr[1] = prw;
     dnnl_memory_desc_t xa, ya, wa, xu, yu, ru;
-    SD_TRY(dn_md_tag(&xa, 4, xd, dnnl_format_tag_any));
+    SD_TRY(dn_md_tag_dt(&xa, 4, xd, c->cdt, dnnl_format_tag_any));   /* bf16 copies of x and w under bf16 */
     SD_TRY(dn_md_tag(&xu, 4, xd, dn_fmt_tag(f->x_fmt)));
     SD_TRY(dn_md_tag(&ya, 4, yd, dnnl_format_tag_any));
-    SD_TRY(dn_md_tag(&wa, 4, wd, dnnl_format_tag_any));
+    SD_TRY(dn_md_tag_dt(&wa, 4, wd, c->cdt, dnnl_format_tag_any));
     SD_TRY(dn_md_tag(&yu, 4, yd, dn_fmt_tag(f->y_fmt)));
     SD_TRY(dn_md_tag(&ru, 4, yd, dn_fmt_tag(f->res_fmt)));
     dnnl_alg_kind_t alg = conv_alg(c, op);

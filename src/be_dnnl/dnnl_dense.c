@@ -1,26 +1,30 @@
-/* dnnl_dense — dense layers as oneDNN matmuls on plain row-major buffers. */
+/* dnnl_dense — dense layers as oneDNN matmuls on plain row-major buffers. Under bf16 the matmuls read bf16
+ * copies of x, W and dy (converted at each call) and write fp32 y, dx and dW. */
 #include "be_dnnl/dnnl_be.h"
 
 /* ---- dense (matmul on plain row-major buffers; the transposes are strides) ----------------------------- */
 
 int dn_dense_prepare(dnnl_ctx *c, nn_op *op, dense_priv *p) {
     const dnnl_dim_t N = op->n, C = op->c, O = op->oc;
-    dnnl_memory_desc_t x, wt, b, y, dy, w, dx, dyt, dw;
-    SD_TRY(dn_md_strides(&x, 2, (dnnl_dims_t){N, C}, (dnnl_dims_t){C, 1}));
-    SD_TRY(dn_md_strides(&wt, 2, (dnnl_dims_t){C, O}, (dnnl_dims_t){1, C}));   /* W^T: [C][O] view of [O][C] */
+    const dnnl_data_type_t t = c->cdt;
+    dnnl_memory_desc_t x, wt, b, y, dy, w, dx, dyt, dw, xu, wu, dyu;
+    SD_TRY(dn_md_strides_dt(&x, 2, (dnnl_dims_t){N, C}, t, (dnnl_dims_t){C, 1}));
+    SD_TRY(dn_md_strides_dt(&wt, 2, (dnnl_dims_t){C, O}, t, (dnnl_dims_t){1, C}));   /* W^T: [C][O] view of [O][C] */
     SD_TRY(dn_md_strides(&b, 2, (dnnl_dims_t){1, O}, (dnnl_dims_t){O, 1}));
     SD_TRY(dn_md_strides(&y, 2, (dnnl_dims_t){N, O}, (dnnl_dims_t){O, 1}));
-    dy = y;
-    SD_TRY(dn_md_strides(&w, 2, (dnnl_dims_t){O, C}, (dnnl_dims_t){C, 1}));
-    dx = x;
-    SD_TRY(dn_md_strides(&dyt, 2, (dnnl_dims_t){O, N}, (dnnl_dims_t){1, O}));  /* dy^T */
-    dw = w;
+    SD_TRY(dn_md_strides_dt(&dy, 2, (dnnl_dims_t){N, O}, t, (dnnl_dims_t){O, 1}));
+    SD_TRY(dn_md_strides_dt(&w, 2, (dnnl_dims_t){O, C}, t, (dnnl_dims_t){C, 1}));
+    SD_TRY(dn_md_strides(&dx, 2, (dnnl_dims_t){N, C}, (dnnl_dims_t){C, 1}));
+    SD_TRY(dn_md_strides_dt(&dyt, 2, (dnnl_dims_t){O, N}, t, (dnnl_dims_t){1, O}));  /* dy^T */
+    SD_TRY(dn_md_strides(&dw, 2, (dnnl_dims_t){O, C}, (dnnl_dims_t){C, 1}));
+    xu = dx; wu = dw; dyu = y;                                                        /* the caller's fp32 */
     dnnl_matmul_desc_t md;
     dnnl_primitive_desc_t pd;
     /* y = x W^T + b */
     DNNL_CHECK(dnnl_matmul_desc_init(&md, &x, &wt, &b, &y));
     SD_TRY(dn_pd_new(c, &pd, &md, 0, NULL));
     SD_TRY(dn_step_make(c, &p->fwd, pd));
+    dn_note_impl(c, "matmul", p->fwd.prim);
     SD_TRY(dn_step_arg(c, &p->fwd, DNNL_ARG_SRC, &x));
     SD_TRY(dn_step_arg(c, &p->fwd, DNNL_ARG_WEIGHTS, &wt));
     SD_TRY(dn_step_arg(c, &p->fwd, DNNL_ARG_BIAS, &b));
@@ -39,10 +43,20 @@ int dn_dense_prepare(dnnl_ctx *c, nn_op *op, dense_priv *p) {
     SD_TRY(dn_step_arg(c, &p->bwd_w, DNNL_ARG_SRC, &dyt));
     SD_TRY(dn_step_arg(c, &p->bwd_w, DNNL_ARG_WEIGHTS, &x));
     SD_TRY(dn_step_arg(c, &p->bwd_w, DNNL_ARG_DST, &dw));
+    /* temporaries, one layout for forward and backward: the zero bias, then the bf16 copies (none under f32,
+     * where the stages are off and the matmuls read the caller's buffers) */
     size_t top = 0;
     p->off_zero_b = dn_bump(&top, sizeof(float) * op->oc);
+    SD_TRY(dn_stage_make(c, &p->s_x, &xu, &x, 1, 0, &top));
+    SD_TRY(dn_stage_make(c, &p->s_w, &wu, &w, 1, 0, &top));
+    SD_TRY(dn_stage_make(c, &p->s_dy, &dyu, &dy, 1, 0, &top));
     SD_TRY(dn_grow(&c->tmp, &c->tmp_bytes, top));
     return 0;
+}
+
+void dn_dense_release(dense_priv *p) {
+    dn_step_destroy(&p->fwd); dn_step_destroy(&p->bwd_d); dn_step_destroy(&p->bwd_w);
+    dn_stage_destroy(&p->s_x); dn_stage_destroy(&p->s_w); dn_stage_destroy(&p->s_dy);
 }
 
 int dn_dense_forward(nn_backend *be, const nn_op *op, float *y, const float *x, const float *w,
@@ -51,9 +65,11 @@ int dn_dense_forward(nn_backend *be, const nn_op *op, float *y, const float *x, 
     dnnl_ctx *c = CTX(be);
     dense_priv *p = PRIV(op, dense_priv);
     dn_threads_on(c);
-    void *bias = (void *)b;
+    void *bias = (void *)b, *xs, *ws;
     if (!b) { bias = (char *)c->tmp + p->off_zero_b; memset(bias, 0, sizeof(float) * op->oc); }
-    void *args[4] = {(void *)x, (void *)w, bias, y};
+    SD_TRY(dn_stage_in(c, &p->s_x, x, &xs));
+    SD_TRY(dn_stage_in(c, &p->s_w, w, &ws));
+    void *args[4] = {xs, ws, bias, y};
     SD_TRY(dn_step_run(c, &p->fwd, args));
     return dn_strm_wait(c);
 }
@@ -64,9 +80,12 @@ int dn_dense_backward(nn_backend *be, const nn_op *op, float *dx, float *dw, flo
     dnnl_ctx *c = CTX(be);
     dense_priv *p = PRIV(op, dense_priv);
     dn_threads_on(c);
-    void *a1[3] = {(void *)dy, (void *)x, dw};
+    void *dys, *xs;
+    SD_TRY(dn_stage_in(c, &p->s_dy, dy, &dys));
+    SD_TRY(dn_stage_in(c, &p->s_x, x, &xs));
+    void *a1[3] = {dys, xs, dw};
     SD_TRY(dn_step_run(c, &p->bwd_w, a1));
-    if (db) {
+    if (db) {   /* from the fp32 dy */
         const int N = op->n, O = op->oc;
         #pragma omp parallel for num_threads(c->threads) schedule(static)
         for (int o = 0; o < O; o++) {
@@ -76,7 +95,9 @@ int dn_dense_backward(nn_backend *be, const nn_op *op, float *dx, float *dw, flo
         }
     }
     if (dx) {
-        void *a2[3] = {(void *)dy, (void *)w, dx};
+        void *ws;
+        SD_TRY(dn_stage_in(c, &p->s_w, w, &ws));
+        void *a2[3] = {dys, ws, dx};
         SD_TRY(dn_step_run(c, &p->bwd_d, a2));
     }
     return dn_strm_wait(c);

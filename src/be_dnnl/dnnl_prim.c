@@ -142,13 +142,20 @@ int dn_stage_out_done(dnnl_ctx *c, stage *st, void *user) {
 
 void dn_stage_destroy(stage *st) { if (st->on) dn_step_destroy(&st->r); }
 
-int dn_md_tag(dnnl_memory_desc_t *md, int nd, const dnnl_dims_t dims, dnnl_format_tag_t tag) {
-    DNNL_CHECK(dnnl_memory_desc_init_by_tag(md, nd, dims, dnnl_f32, tag));
+int dn_md_tag_dt(dnnl_memory_desc_t *md, int nd, const dnnl_dims_t dims, dnnl_data_type_t dt, dnnl_format_tag_t tag) {
+    DNNL_CHECK(dnnl_memory_desc_init_by_tag(md, nd, dims, dt, tag));
     return 0;
 }
-int dn_md_strides(dnnl_memory_desc_t *md, int nd, const dnnl_dims_t dims, const dnnl_dims_t strides) {
-    DNNL_CHECK(dnnl_memory_desc_init_by_strides(md, nd, dims, dnnl_f32, strides));
+int dn_md_strides_dt(dnnl_memory_desc_t *md, int nd, const dnnl_dims_t dims, dnnl_data_type_t dt,
+                     const dnnl_dims_t strides) {
+    DNNL_CHECK(dnnl_memory_desc_init_by_strides(md, nd, dims, dt, strides));
     return 0;
+}
+int dn_md_tag(dnnl_memory_desc_t *md, int nd, const dnnl_dims_t dims, dnnl_format_tag_t tag) {
+    return dn_md_tag_dt(md, nd, dims, dnnl_f32, tag);
+}
+int dn_md_strides(dnnl_memory_desc_t *md, int nd, const dnnl_dims_t dims, const dnnl_dims_t strides) {
+    return dn_md_strides_dt(md, nd, dims, dnnl_f32, strides);
 }
 
 /* The oneDNN tag of an activation layout (nn/backend.h nn_fmt). */

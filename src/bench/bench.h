@@ -20,7 +20,7 @@ typedef struct sd_bench_opts {
     const char *backend;       /* "auto", "ref", "dnnl", "cudnn", comma-separated, or "all" (every one built) */
     const char *data;          /* auto, real, synthetic */
     const char *data_dir, *workloads_dir;   /* NULL: the defaults (data/data.h, ./workloads) */
-    const char *precision;     /* fp32, tf32 */
+    const char *precision;     /* fp32, tf32, bf16 */
     const char *autotune;      /* on, off */
     const char *runner;        /* "IMPL=PROGRAM" in place of IMPL's runner script, or NULL */
     const char *device;        /* framework runners' device: auto, cpu, cuda */

@@ -62,15 +62,21 @@ int nn_backend_new(nn_backend **out, const char *name, const nn_backend_opts *op
     *out = NULL;
     if (note && note_len) note[0] = 0;
     if (strcmp(name, "auto") == 0) {
+        char usage[512] = "";   /* a setting no back-end takes (bf16 on a CPU without it) is the user's to change */
         for (int i = 0; i < NREG; i++) {
             int rc = registry[i].ctor(out, opts);
             if (rc == 0) return 0;
+            if (rc == SD_EUSAGE) {
+                size_t l = strlen(usage);
+                snprintf(usage + l, sizeof usage - l, "%s%s", l ? "; " : "", sd_errmsg());
+            }
             if (note && note_len) {
                 size_t l = strlen(note);
                 snprintf(note + l, note_len - l, "%s%s unavailable: %s", l ? "; " : "", registry[i].name,
                          sd_errmsg());
             }
         }
+        if (usage[0]) return sd_err(SD_EUSAGE, "no back-end could be started: %s", usage);
         return sd_err(SD_ENODEV, "no back-end could be started");
     }
     for (int i = 0; i < NREG; i++)

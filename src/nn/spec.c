@@ -558,9 +558,10 @@ expected:;
     const jv *exp = jv_get(root, "expected");
     if (exp) {
         SD_TRY(jv_expect(d, exp, JV_OBJECT, "an expected object like {\"parameters\": 669706}"));
-        static const char *const ekeys[] = {"parameters", "accuracy", "published", NULL};
+        static const char *const ekeys[] = {"parameters", "accuracy", "target_accuracy", "published", NULL};
         SD_TRY(jv_check_keys(d, exp, "expected", ekeys));
         SD_TRY(jv_get_int(d, exp, "parameters", "expected", 0, 1, 1LL << 40, &w->expected_params));
+        SD_TRY(jv_get_num(d, exp, "target_accuracy", "expected", 0, 1e-9, 1.0, &w->target_accuracy));
     }
     return 0;
 }

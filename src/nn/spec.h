@@ -57,6 +57,7 @@ typedef struct sd_workload {
     int batch, epochs;
     int shuffle;
     long long expected_params;      /* 0: not given */
+    double target_accuracy;         /* validation accuracy time to accuracy is measured to (0: not given) */
     /* graph */
     nn_loss_kind loss;
     sd_mode mode;

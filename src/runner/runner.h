@@ -45,7 +45,7 @@ typedef struct sd_runner_opts {
     int epochs, batch, max_batches, shuffle, threads, cudnn_benchmark, classes;
     uint64_t seed;
     const char *device;           /* auto, cpu, cuda */
-    const char *precision;        /* fp32, tf32 */
+    const char *precision;        /* fp32, tf32, bf16 */
     double timeout_s;             /* idle timeout: seconds without a stdout line */
     double limit_s;               /* bound on the run's total time, progress lines or not; 0: none */
     long long native_params;      /* > 0: hello.parameters must equal it */

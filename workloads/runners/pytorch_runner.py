@@ -20,6 +20,7 @@ RECURRENT = ("gru", "lstm")
 class PyTorch:
     LOSSES = ("softmax_cross_entropy", "sigmoid_binary_cross_entropy", "none")
     CUDA = True
+    BF16 = True   # torch.autocast: bf16 compute, fp32 parameters, optimizer state and loss
 
     def __init__(self, a):
         try:
@@ -34,6 +35,7 @@ class PyTorch:
             rc.fail("device cuda requested but torch.cuda.is_available() is false", "unavailable", 3)
         dev = a.device if a.device != "auto" else "cuda" if torch.cuda.is_available() else "cpu"
         tf32 = a.precision == "tf32"
+        self.bf16 = a.precision == "bf16"
         torch.backends.cudnn.benchmark = bool(a.cudnn_benchmark)
         torch.backends.cudnn.allow_tf32 = tf32          # torch 1.13 defaults to True: fp32 means off
         torch.backends.cuda.matmul.allow_tf32 = tf32
@@ -196,7 +198,9 @@ class PyTorch:
         torch = self.torch
         self._mode(True)
         mk = {L.i: torch.from_numpy(m).to(self.dev) for L, m in zip(self.drops, masks)}
-        lv = self._loss(self._forward(torch.from_numpy(x).to(self.dev), mk), torch.from_numpy(y).to(self.dev))
+        with torch.autocast(self.device_kind, dtype=torch.bfloat16, enabled=self.bf16):
+            z = self._forward(torch.from_numpy(x).to(self.dev), mk)
+        lv = self._loss(z.float(), torch.from_numpy(y).to(self.dev))
         lv.mean().backward()
         bc = self.opt.corrections(t) if self.opt.name == "adam" else (1.0, 1.0)
         with torch.no_grad():

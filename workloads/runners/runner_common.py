@@ -636,7 +636,7 @@ def parse_args(description):
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     ap.add_argument("--cudnn-benchmark", type=int, default=1)
-    ap.add_argument("--precision", default="fp32", choices=["fp32", "tf32"])
+    ap.add_argument("--precision", default="fp32", choices=["fp32", "tf32", "bf16"])
     ap.add_argument("--equivalence", default=None, help="showdown-weights/1 directory: check the forward pass first")
     a, _unknown = ap.parse_known_args()   # arguments of later protocol additions are ignored
     return a
@@ -657,8 +657,8 @@ class Framework:
       parameters() -> int, counted by the framework itself
       forward(x) -> logits (numpy [n][classes]) in inference mode, x numpy NCHW float32
       train_step(x, y, masks, t) -> summed loss of the batch (float); masks: Masks.step() arrays (NCHW)
-    Optional: class attributes LOSSES (the spec losses it trains; default softmax cross-entropy only) and CUDA
-    (True: it runs --device cuda itself); device_kind ("cpu" or "cuda", default cpu); peak_bytes() for done.
+    Optional: class attributes LOSSES (the spec losses it trains; default softmax cross-entropy only), CUDA
+    (True: it runs --device cuda itself) and BF16 (True: --precision bf16 trains in its own mixed precision); device_kind ("cpu" or "cuda", default cpu); peak_bytes() for done.
     Raise Unsupported(op) for an op the framework lacks."""
 
 
@@ -708,6 +708,8 @@ def _main(make, description):
     set_threads(a.threads)
     if a.device == "cuda" and not getattr(make, "CUDA", False):
         fail("device cuda: this runner runs on the CPU", "unavailable", 3)
+    if a.precision == "bf16" and not getattr(make, "BF16", False):   # BF16: it trains in its own bf16 AMP
+        fail("n/a: bf16 mixed precision is not wired into this runner", "unsupported", 4)
     with open(a.spec) as f:
         spec = json.load(f)
     loss = spec["model"].get("loss", "softmax_cross_entropy")
