@@ -55,6 +55,12 @@ static int get_priv(const nn_op *op, const char *what, cu_priv **out) {
 
 static size_t numel_out(const nn_op *op) { return (size_t)op->n * op->oc * op->oh * op->ow; }
 
+/* y += b broadcast over the batch (and the pixels): dense and conv2d share it; no bias, nothing to add. */
+static int add_bias(cu_ctx *c, const cu_priv *p, const float *b, float *y) {
+    if (b) CUDNN_CHECK(cudnnAddTensor(c->dnn, &k_one, p->d.bias, b, &k_one, p->d.y, y), "");
+    return 0;
+}
+
 /* ---- memory and transfers ------------------------------------------------------------------------- */
 
 static int cu_alloc(nn_backend *be, void **out, size_t bytes) {
@@ -419,12 +425,6 @@ static size_t cu_workspace_size(nn_backend *be, const nn_op *op) {
 }
 
 /* ---- dense (cuBLAS, column-major view of row-major buffers) ------------------------------------------ */
-
-/* y += b broadcast over the batch (and the pixels): dense and conv2d share it; no bias, nothing to add. */
-static int add_bias(cu_ctx *c, const cu_priv *p, const float *b, float *y) {
-    if (b) CUDNN_CHECK(cudnnAddTensor(c->dnn, &k_one, p->d.bias, b, &k_one, p->d.y, y), "");
-    return 0;
-}
 
 static int cu_dense_forward(nn_backend *be, const nn_op *op, float *y, const float *x, const float *w,
                             const float *b) {
