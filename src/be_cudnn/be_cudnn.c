@@ -55,6 +55,12 @@ static int get_priv(const nn_op *op, const char *what, cu_priv **out) {
 
 static size_t numel_out(const nn_op *op) { return (size_t)op->n * op->oc * op->oh * op->ow; }
 
+/* y += b broadcast over the batch (and the pixels): dense and conv2d share it; no bias, nothing to add. */
+static int add_bias(cu_ctx *c, const cu_priv *p, const float *b, float *y) {
+    if (b) CUDNN_CHECK(cudnnAddTensor(c->dnn, &k_one, p->d.bias, b, &k_one, p->d.y, y), "");
+    return 0;
+}
+
 /* ---- memory and transfers ------------------------------------------------------------------------- */
 
 static int cu_alloc(nn_backend *be, void **out, size_t bytes) {
@@ -428,8 +434,7 @@ static int cu_dense_forward(nn_backend *be, const nn_op *op, float *y, const flo
     /* y[n][oc] = x[n][c] . w[oc][c]^T   (column-major: Y(oc x n) = W^T(oc x c) X(c x n)) */
     CUBLAS_CHECK(cublasSgemm(c->blas, CUBLAS_OP_T, CUBLAS_OP_N, op->oc, op->n, op->c, &k_one, w, op->c, x, op->c,
                              &k_zero, y, op->oc), "");
-    if (b) CUDNN_CHECK(cudnnAddTensor(c->dnn, &k_one, p->d.bias, b, &k_one, p->d.y, y), "");
-    return 0;
+    return add_bias(c, p, b, y);
 }
 
 static int cu_dense_backward(nn_backend *be, const nn_op *op, float *dx, float *dw, float *db, const float *dy,
@@ -459,8 +464,7 @@ static int cu_conv2d_forward(nn_backend *be, const nn_op *op, float *y, const fl
     CUDNN_CHECK(cudnnConvolutionForward(c->dnn, &k_one, p->d.x, x, p->d.w, w, p->d.conv[CU_FWD],
                                         (cudnnConvolutionFwdAlgo_t)a->algo, c->ws, a->memory, &k_zero, p->d.y, y),
                 "");
-    if (b) CUDNN_CHECK(cudnnAddTensor(c->dnn, &k_one, p->d.bias, b, &k_one, p->d.y, y), "");
-    return 0;
+    return add_bias(c, p, b, y);
 }
 
 static int cu_conv2d_backward(nn_backend *be, const nn_op *op, float *dx, float *dw, float *db, const float *dy,
@@ -482,24 +486,34 @@ static int cu_conv2d_backward(nn_backend *be, const nn_op *op, float *dx, float 
 
 /* ---- pooling, activation, dropout ----------------------------------------------------------------------- */
 
-static int cu_maxpool_forward(nn_backend *be, const nn_op *op, float *y, void *ws, const float *x) {
-    (void)ws;
+/* Max and average pooling alike: the op's pooling descriptor says which. */
+static int pool_forward(nn_backend *be, const nn_op *op, const char *what, float *y, const float *x) {
     cu_ctx *c = CTX(be);
     cu_priv *p;
-    SD_TRY(get_priv(op, "maxpool_forward", &p));
+    SD_TRY(get_priv(op, what, &p));
     CUDNN_CHECK(cudnnPoolingForward(c->dnn, p->d.pool, &k_one, p->d.x, x, &k_zero, p->d.y, y), "");
     return 0;
+}
+
+static int pool_backward(nn_backend *be, const nn_op *op, const char *what, float *dx, const float *dy,
+                         const float *x, const float *y) {
+    cu_ctx *c = CTX(be);
+    cu_priv *p;
+    SD_TRY(get_priv(op, what, &p));
+    CUDNN_CHECK(cudnnPoolingBackward(c->dnn, p->d.pool, &k_one, p->d.y, y, p->d.y, dy, p->d.x, x, &k_zero, p->d.x,
+                                     dx), "");
+    return 0;
+}
+
+static int cu_maxpool_forward(nn_backend *be, const nn_op *op, float *y, void *ws, const float *x) {
+    (void)ws;
+    return pool_forward(be, op, "maxpool_forward", y, x);
 }
 
 static int cu_maxpool_backward(nn_backend *be, const nn_op *op, float *dx, const float *dy, const float *x,
                                const float *y, const void *ws) {
     (void)ws;
-    cu_ctx *c = CTX(be);
-    cu_priv *p;
-    SD_TRY(get_priv(op, "maxpool_backward", &p));
-    CUDNN_CHECK(cudnnPoolingBackward(c->dnn, p->d.pool, &k_one, p->d.y, y, p->d.y, dy, p->d.x, x, &k_zero, p->d.x,
-                                     dx), "");
-    return 0;
+    return pool_backward(be, op, "maxpool_backward", dx, dy, x, y);
 }
 
 static int cu_relu_forward(nn_backend *be, const nn_op *op, float *y, const float *x) {
@@ -632,21 +646,12 @@ static int cu_batchnorm_backward(nn_backend *be, const nn_op *op, float *dx, flo
 }
 
 static int cu_avgpool_forward(nn_backend *be, const nn_op *op, float *y, const float *x) {
-    cu_ctx *c = CTX(be);
-    cu_priv *p;
-    SD_TRY(get_priv(op, "avgpool_forward", &p));
-    CUDNN_CHECK(cudnnPoolingForward(c->dnn, p->d.pool, &k_one, p->d.x, x, &k_zero, p->d.y, y), "");
-    return 0;
+    return pool_forward(be, op, "avgpool_forward", y, x);
 }
 
-/* Average pooling's backward reads neither x nor y; cuDNN's signature wants them, dy/dx stand in. */
+/* Average pooling's backward reads neither x nor y; cuDNN's signature wants them, dx/dy stand in. */
 static int cu_avgpool_backward(nn_backend *be, const nn_op *op, float *dx, const float *dy) {
-    cu_ctx *c = CTX(be);
-    cu_priv *p;
-    SD_TRY(get_priv(op, "avgpool_backward", &p));
-    CUDNN_CHECK(cudnnPoolingBackward(c->dnn, p->d.pool, &k_one, p->d.y, dy, p->d.y, dy, p->d.x, dx, &k_zero, p->d.x,
-                                     dx), "");
-    return 0;
+    return pool_backward(be, op, "avgpool_backward", dx, dy, dx, dy);
 }
 
 static int cu_sigmoid_bce_forward(nn_backend *be, const nn_op *op, float *prob, float *loss, const float *logits,

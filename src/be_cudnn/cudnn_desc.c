@@ -26,6 +26,22 @@ static int make_tensor(cudnnTensorDescriptor_t *t) {
     return 0;
 }
 
+/* x [n][c][h][w] and y [n][oc][oh][ow], the shapes of a convolution or pooling op. */
+static int xy_descs(cu_descs *d, const nn_op *op) {
+    SD_TRY(make_tensor(&d->x));
+    SD_TRY(make_tensor(&d->y));
+    SD_TRY(set4d(d->x, op->n, op->c, op->h, op->w));
+    return set4d(d->y, op->n, op->oc, op->oh, op->ow);
+}
+
+static int pool_descs(cu_descs *d, const nn_op *op, cudnnPoolingMode_t mode) {
+    SD_TRY(xy_descs(d, op));
+    CUDNN_CHECK(cudnnCreatePoolingDescriptor(&d->pool), "");
+    CUDNN_CHECK(cudnnSetPooling2dDescriptor(d->pool, mode, CUDNN_NOT_PROPAGATE_NAN, op->kh, op->kw, op->ph, op->pw,
+                                            op->sh, op->sw), CU_HINT_DESC);
+    return 0;
+}
+
 static int descs_set(cu_descs *d, const nn_op *op, cudnnMathType_t math) {
     switch (op->kind) {
     case NN_OP_DENSE:
@@ -37,11 +53,8 @@ static int descs_set(cu_descs *d, const nn_op *op, cudnnMathType_t math) {
         SD_TRY(set4d(d->bias, 1, op->oc, 1, 1));
         return 0;
     case NN_OP_CONV2D:
-        SD_TRY(make_tensor(&d->x));
-        SD_TRY(make_tensor(&d->y));
+        SD_TRY(xy_descs(d, op));
         SD_TRY(make_tensor(&d->bias));
-        SD_TRY(set4d(d->x, op->n, op->c, op->h, op->w));
-        SD_TRY(set4d(d->y, op->n, op->oc, op->oh, op->ow));
         SD_TRY(set4d(d->bias, 1, op->oc, 1, 1));
         CUDNN_CHECK(cudnnCreateFilterDescriptor(&d->w), "");
         CUDNN_CHECK(cudnnSetFilter4dDescriptor(d->w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, op->oc, op->c, op->kh,
@@ -54,14 +67,7 @@ static int descs_set(cu_descs *d, const nn_op *op, cudnnMathType_t math) {
         }
         return 0;
     case NN_OP_MAXPOOL:
-        SD_TRY(make_tensor(&d->x));
-        SD_TRY(make_tensor(&d->y));
-        SD_TRY(set4d(d->x, op->n, op->c, op->h, op->w));
-        SD_TRY(set4d(d->y, op->n, op->oc, op->oh, op->ow));
-        CUDNN_CHECK(cudnnCreatePoolingDescriptor(&d->pool), "");
-        CUDNN_CHECK(cudnnSetPooling2dDescriptor(d->pool, CUDNN_POOLING_MAX_DETERMINISTIC, CUDNN_NOT_PROPAGATE_NAN,
-                                                op->kh, op->kw, op->ph, op->pw, op->sh, op->sw), CU_HINT_DESC);
-        return 0;
+        return pool_descs(d, op, CUDNN_POOLING_MAX_DETERMINISTIC);
     case NN_OP_RELU:
         SD_TRY(make_tensor(&d->y));
         SD_TRY(set4d(d->y, op->n, op->oc, op->oh, op->ow));
@@ -79,15 +85,7 @@ static int descs_set(cu_descs *d, const nn_op *op, cudnnMathType_t math) {
     /* graph ops */
     case NN_OP_AVGPOOL:
     case NN_OP_GLOBAL_AVGPOOL:
-        SD_TRY(make_tensor(&d->x));
-        SD_TRY(make_tensor(&d->y));
-        SD_TRY(set4d(d->x, op->n, op->c, op->h, op->w));
-        SD_TRY(set4d(d->y, op->n, op->oc, op->oh, op->ow));
-        CUDNN_CHECK(cudnnCreatePoolingDescriptor(&d->pool), "");
-        CUDNN_CHECK(cudnnSetPooling2dDescriptor(d->pool, CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING,
-                                                CUDNN_NOT_PROPAGATE_NAN, op->kh, op->kw, op->ph, op->pw, op->sh,
-                                                op->sw), CU_HINT_DESC);
-        return 0;
+        return pool_descs(d, op, CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING);
     case NN_OP_BATCHNORM:
         /* x and y [n][c][h][w]; bias holds the per-channel scale/shift/mean/variance shape [1][c][1][1] */
         SD_TRY(make_tensor(&d->x));
@@ -114,9 +112,9 @@ int cu_descs_init(cu_descs *d, const nn_op *op, cudnnMathType_t math) {
 
 void cu_descs_fini(cu_descs *d) {
     /* destroy errors are ignored: nothing useful can be done about them on a cleanup path */
-    if (d->x) (void)cudnnDestroyTensorDescriptor(d->x);
-    if (d->y) (void)cudnnDestroyTensorDescriptor(d->y);
-    if (d->bias) (void)cudnnDestroyTensorDescriptor(d->bias);
+    cudnnTensorDescriptor_t tensors[] = { d->x, d->y, d->bias };
+    for (size_t i = 0; i < sizeof tensors / sizeof *tensors; i++)
+        if (tensors[i]) (void)cudnnDestroyTensorDescriptor(tensors[i]);
     if (d->w) (void)cudnnDestroyFilterDescriptor(d->w);
     for (int i = 0; i < 3; i++)
         if (d->conv[i]) (void)cudnnDestroyConvolutionDescriptor(d->conv[i]);

@@ -27,11 +27,20 @@ static void gemm_nn_rows(int i0, int i1, int N, int K, const float *A, const flo
     if (i1 > i0) nn_host_gemm_nn(i1 - i0, N, K, A + (size_t)i0 * K, B, C + (size_t)i0 * N, accumulate);
 }
 
-/* Split M rows in nt contiguous chunks (multiples of 4 where possible). */
-static void chunk(int M, int nt, int t, int *i0, int *i1) {
+/* This thread's rows [i0, i1) of M, inside a parallel region: one contiguous chunk per thread
+ * (multiples of 4 where possible). */
+static void thread_rows(int M, int *i0, int *i1) {
+    const int nt = omp_get_num_threads(), t = omp_get_thread_num();
     int per = ((M + nt - 1) / nt + 3) / 4 * 4;
     *i0 = t * per < M ? t * per : M;
     *i1 = (t + 1) * per < M ? (t + 1) * per : M;
+}
+
+/* A transposed copy of m[rows][cols], which the caller frees; NULL when out of memory. */
+static float *transposed(int rows, int cols, const float *m) {
+    float *t = malloc(sizeof(float) * (size_t)rows * cols);
+    if (t) nn_host_transpose(rows, cols, m, t);
+    return t;
 }
 
 /* C[M][N] (+)= A[K][M]^T · B[K][N] */
@@ -83,15 +92,14 @@ static size_t ref_workspace_size(nn_backend *be, const nn_op *op) {
 static int ref_dense_forward(nn_backend *be, const nn_op *op, float *y, const float *x, const float *w,
                              const float *b) {
     const int N = op->n, C = op->c, O = op->oc;
-    float *wt = malloc(sizeof(float) * (size_t)C * O);
+    float *wt = transposed(O, C, w);                     /* wt: [C][O] */
     SD_ALLOC_CHECK(wt);
-    nn_host_transpose(O, C, w, wt);                      /* wt: [C][O] */
+    for (int i = 0; i < N; i++)
+        for (int o = 0; o < O; o++) y[(size_t)i * O + o] = b ? b[o] : 0.0f;
     #pragma omp parallel num_threads(T(be))
     {
         int i0, i1;
-        chunk(N, omp_get_num_threads(), omp_get_thread_num(), &i0, &i1);
-        for (int i = i0; i < i1; i++)
-            for (int o = 0; o < O; o++) y[(size_t)i * O + o] = b ? b[o] : 0.0f;
+        thread_rows(N, &i0, &i1);
         gemm_nn_rows(i0, i1, O, C, x, wt, y, 1);         /* y[N][O] += x[N][C] · wt[C][O] */
     }
     free(wt);
@@ -101,13 +109,12 @@ static int ref_dense_forward(nn_backend *be, const nn_op *op, float *y, const fl
 static int ref_dense_backward(nn_backend *be, const nn_op *op, float *dx, float *dw, float *db,
                               const float *dy, const float *x, const float *w) {
     const int N = op->n, C = op->c, O = op->oc;
-    float *dyt = malloc(sizeof(float) * (size_t)N * O);
+    float *dyt = transposed(N, O, dy);                   /* dyt: [O][N] */
     SD_ALLOC_CHECK(dyt);
-    nn_host_transpose(N, O, dy, dyt);                    /* dyt: [O][N] */
     #pragma omp parallel num_threads(T(be))
     {
         int o0, o1;
-        chunk(O, omp_get_num_threads(), omp_get_thread_num(), &o0, &o1);
+        thread_rows(O, &o0, &o1);
         gemm_nn_rows(o0, o1, C, N, dyt, x, dw, 1);       /* dW[O][C] += dy^T[O][N] · x[N][C] */
         if (db)
             for (int o = o0; o < o1; o++) {
@@ -118,7 +125,7 @@ static int ref_dense_backward(nn_backend *be, const nn_op *op, float *dx, float 
         if (dx) {
             #pragma omp barrier
             int i0, i1;
-            chunk(N, omp_get_num_threads(), omp_get_thread_num(), &i0, &i1);
+            thread_rows(N, &i0, &i1);
             gemm_nn_rows(i0, i1, C, O, dy, w, dx, 0);    /* dx[N][C] = dy[N][O] · W[O][C] */
         }
     }

@@ -2,6 +2,7 @@
  * Promises: one arena per document (jv_doc_free releases everything), bounded depth/size/string length,
  * and exactly one positioned one-line message "NAME:LINE:COL: expected X (got Y)" per failure. */
 #include "core/jv.h"
+#include "core/jv_text.h"
 
 #include "core/err.h"
 
@@ -159,7 +160,7 @@ static void describe(const unsigned char *s, size_t len, size_t pos, int word, c
 
 /* Copy text (valid UTF-8, from the document) into out for quoting in a one-line message: control
  * characters are escaped, and long text is cut at a character boundary with "...". */
-static void clip_text(const char *text, size_t len, char *out, size_t n) {
+void jv_clip_text(const char *text, size_t len, char *out, size_t n) {
     const unsigned char *s = (const unsigned char *)text;
     size_t o = 0, limit = 64;
     if (n == 0) return;
@@ -186,14 +187,6 @@ static void clip_text(const char *text, size_t len, char *out, size_t n) {
         i += k;
     }
     out[o] = 0;
-}
-
-/* Shortest %g form that reads back as x. */
-static void fmt_num(double x, char *out, size_t n) {
-    for (int prec = 1; prec <= 17; prec++) {
-        snprintf(out, n, "%.*g", prec, x);
-        if (strtod(out, NULL) == x) return;
-    }
 }
 
 static int jv_verr_at(const jv_doc *d, int line, int col, int code, const char *fmt, va_list ap) {
@@ -339,7 +332,7 @@ static int key_add(parser *p, unsigned serial, const char *k, int line, int col,
         key_slot *e = &p->keys[j];
         if (e->hash == h && e->serial == serial && strcmp(e->key, k) == 0) {
             char shown[256];
-            clip_text(k, strlen(k), shown, sizeof shown);
+            jv_clip_text(k, strlen(k), shown, sizeof shown);
             return perr(p, pos, SD_EINPUT, "duplicate key '%s' (first at %d:%d)", shown, e->line, e->col);
         }
     }
@@ -564,6 +557,14 @@ static int close_container(parser *p, jv *v, size_t base) {
     return 0;
 }
 
+/* After a container member: ',' means another member follows (1), CLOSE ends the container (0). */
+static int after_member(parser *p, char close) {
+    skip_ws(p);
+    if (p->pos < p->len && p->s[p->pos] == ',') { p->pos++; return 1; }
+    if (p->pos < p->len && p->s[p->pos] == (unsigned char)close) { p->pos++; return 0; }
+    return perr_got(p, p->pos, 1, close == ']' ? "',' or ']'" : "',' or '}'");
+}
+
 static int parse_array(parser *p, int depth, jv *v) {
     size_t base = p->nstk;
     p->pos++;
@@ -574,12 +575,10 @@ static int parse_array(parser *p, int depth, jv *v) {
         jv *item;
         SD_TRY(parse_value(p, depth + 1, expect, &item));
         SD_TRY(stk_push(p, item));
-        skip_ws(p);
-        if (p->pos < p->len && p->s[p->pos] == ',') { p->pos++; expect = "a value"; continue; }
-        if (p->pos < p->len && p->s[p->pos] == ']') { p->pos++; break; }
-        return perr_got(p, p->pos, 1, "',' or ']'");
+        int more = after_member(p, ']');
+        if (more <= 0) return more < 0 ? more : close_container(p, v, base);
+        expect = "a value";
     }
-    return close_container(p, v, base);
 }
 
 static int parse_object(parser *p, int depth, jv *v) {
@@ -601,7 +600,7 @@ static int parse_object(parser *p, int depth, jv *v) {
         skip_ws(p);
         if (p->pos >= p->len || p->s[p->pos] != ':') {
             char what[160], shown[128];
-            clip_text(key, klen, shown, sizeof shown);
+            jv_clip_text(key, klen, shown, sizeof shown);
             snprintf(what, sizeof what, "':' after key '%s'", shown);
             return perr_got(p, p->pos, 1, what);
         }
@@ -612,12 +611,10 @@ static int parse_object(parser *p, int depth, jv *v) {
         item->key_line = kline;
         item->key_col = kcol;
         SD_TRY(stk_push(p, item));
-        skip_ws(p);
-        if (p->pos < p->len && p->s[p->pos] == ',') { p->pos++; expect = "a string key"; continue; }
-        if (p->pos < p->len && p->s[p->pos] == '}') { p->pos++; break; }
-        return perr_got(p, p->pos, 1, "',' or '}'");
+        int more = after_member(p, '}');
+        if (more <= 0) return more < 0 ? more : close_container(p, v, base);
+        expect = "a string key";
     }
-    return close_container(p, v, base);
 }
 
 static int parse_value(parser *p, int depth, const char *expect, jv **out) {
@@ -753,172 +750,4 @@ int jv_load(jv_doc **out, const char *path) {
     int rc = jv_parse(out, path, buf, n);
     free(buf);
     return rc;
-}
-
-/* ---- lookup and schema helpers ----------------------------------------------------------------- */
-
-const jv *jv_get(const jv *obj, const char *key) {
-    if (!obj || obj->type != JV_OBJECT || !key) return NULL;
-    for (size_t i = 0; i < obj->count; i++)
-        if (strcmp(obj->items[i]->key, key) == 0) return obj->items[i];
-    return NULL;
-}
-
-const char *jv_type_name(jv_type t) {
-    switch (t) {
-    case JV_NULL: return "null";
-    case JV_BOOL: return "boolean";
-    case JV_NUMBER: return "number";
-    case JV_STRING: return "string";
-    case JV_ARRAY: return "array";
-    case JV_OBJECT: return "object";
-    }
-    return "unknown";
-}
-
-static const char *type_phrase(jv_type t) {
-    switch (t) {
-    case JV_NULL: return "null";
-    case JV_BOOL: return "a boolean";
-    case JV_NUMBER: return "a number";
-    case JV_STRING: return "a string";
-    case JV_ARRAY: return "an array";
-    case JV_OBJECT: return "an object";
-    }
-    return "a value";
-}
-
-int jv_expect(const jv_doc *d, const jv *v, jv_type t, const char *what) {
-    if (!v) return sd_err(SD_ERROR, "jv_expect: no value for %s", what);
-    if (v->type != t) return jv_err(d, v, "expected %s for %s (got %s)", type_phrase(t), what, jv_type_name(v->type));
-    return 0;
-}
-
-int jv_check_keys(const jv_doc *d, const jv *obj, const char *what, const char *const *allowed) {
-    SD_TRY(jv_expect(d, obj, JV_OBJECT, what));
-    for (size_t i = 0; i < obj->count; i++) {
-        const jv *m = obj->items[i];
-        int ok = 0;
-        for (const char *const *a = allowed; a && *a; a++)
-            if (strcmp(*a, m->key) == 0) { ok = 1; break; }
-        if (ok) continue;
-        char list[1024], shown[256];
-        size_t o = 0;
-        list[0] = 0;
-        for (const char *const *a = allowed; a && *a && o < sizeof list; a++) {
-            int w = snprintf(list + o, sizeof list - o, "%s%s", a == allowed ? "" : ", ", *a);
-            if (w < 0) break;
-            o += (size_t)w;
-        }
-        clip_text(m->key, strlen(m->key), shown, sizeof shown);
-        if (!allowed || !*allowed) return jv_err_key(d, m, "unknown key '%s' in %s (expected no keys)", shown, what);
-        return jv_err_key(d, m, "unknown key '%s' in %s (expected one of: %s)", shown, what, list);
-    }
-    return 0;
-}
-
-/* Find key in obj: 1 found (*m set), 0 absent and optional, <0 error. */
-static int member(const jv_doc *d, const jv *obj, const char *key, const char *what, int required, const jv **m) {
-    SD_TRY(jv_expect(d, obj, JV_OBJECT, what));
-    *m = jv_get(obj, key);
-    if (*m) return 1;
-    if (required) return jv_err(d, obj, "missing key '%s' in %s", key, what);
-    return 0;
-}
-
-static int type_err(const jv_doc *d, const jv *m, const char *want, const char *key, const char *what) {
-    return jv_err(d, m, "expected %s for '%s' in %s (got %s)", want, key, what, jv_type_name(m->type));
-}
-
-int jv_get_str(const jv_doc *d, const jv *obj, const char *key, const char *what, int required,
-               const char **out) {
-    const jv *m;
-    int rc = member(d, obj, key, what, required, &m);
-    if (rc <= 0) return rc;
-    if (m->type != JV_STRING) return type_err(d, m, "a string", key, what);
-    if (strlen(m->string) != m->string_len)
-        return jv_err(d, m, "expected a string without NUL characters for '%s' in %s (got '\\u0000')", key, what);
-    *out = m->string;
-    return 0;
-}
-
-int jv_root_schema(const jv_doc *d, const char *what, const char *const *allowed, const char *const *schemas) {
-    const jv *root = jv_root(d);
-    SD_TRY(jv_check_keys(d, root, what, allowed));
-    const char *schema = NULL;
-    SD_TRY(jv_get_str(d, root, "schema", what, 1, &schema));
-    char expected[256] = "";
-    size_t len = 0;
-    for (int i = 0; schemas[i]; i++) {
-        if (strcmp(schema, schemas[i]) == 0) return i;
-        if (len < sizeof expected)
-            len += (size_t)snprintf(expected + len, sizeof expected - len, "%s%s", i ? " or " : "", schemas[i]);
-    }
-    return jv_err(d, jv_get(root, "schema"), "unsupported schema '%s' (expected %s)", schema, expected);
-}
-
-int jv_get_str_copy(const jv_doc *d, const jv *obj, const char *key, const char *what, int required, char *dst,
-                    size_t cap) {
-    const char *s = NULL;
-    SD_TRY(jv_get_str(d, obj, key, what, required, &s));
-    if (!s) return 0;
-    size_t n = strlen(s);
-    if (n >= cap) return jv_err(d, jv_get(obj, key), "'%s' is too long (at most %zu bytes)", key, cap - 1);
-    memcpy(dst, s, n + 1);
-    return 0;
-}
-
-int jv_get_bool(const jv_doc *d, const jv *obj, const char *key, const char *what, int required, int *out) {
-    const jv *m;
-    int rc = member(d, obj, key, what, required, &m);
-    if (rc <= 0) return rc;
-    if (m->type != JV_BOOL) return type_err(d, m, "a boolean", key, what);
-    *out = m->boolean;
-    return 0;
-}
-
-int jv_get_num(const jv_doc *d, const jv *obj, const char *key, const char *what, int required,
-               double min, double max, double *out) {
-    const jv *m;
-    int rc = member(d, obj, key, what, required, &m);
-    if (rc <= 0) return rc;
-    if (m->type != JV_NUMBER) return type_err(d, m, "a number", key, what);
-    if (min <= max && (m->number < min || m->number > max)) {
-        char v[32], lo[32], hi[32];
-        fmt_num(m->number, v, sizeof v);
-        fmt_num(min, lo, sizeof lo);
-        fmt_num(max, hi, sizeof hi);
-        return jv_err(d, m, "value %s of '%s' in %s out of range [%s, %s]", v, key, what, lo, hi);
-    }
-    *out = m->number;
-    return 0;
-}
-
-int jv_get_int(const jv_doc *d, const jv *obj, const char *key, const char *what, int required,
-               long long min, long long max, long long *out) {
-    const jv *m;
-    int rc = member(d, obj, key, what, required, &m);
-    if (rc <= 0) return rc;
-    if (m->type != JV_NUMBER) return type_err(d, m, "an integer", key, what);
-    char v[32];
-    long long x;
-    if (m->is_integer) {
-        x = m->integer;
-        snprintf(v, sizeof v, "%lld", x);
-    } else {
-        fmt_num(m->number, v, sizeof v);
-        if (m->number != floor(m->number))
-            return jv_err(d, m, "expected an integer for '%s' in %s (got %s)", key, what, v);
-        /* Integral but written with a fraction or exponent (64.0, 1e3): accepted while exact;
-         * beyond 2^53 it cannot be an exact long long here. */
-        if (fabs(m->number) > 9007199254740992.0) {
-            if (min > max) { min = LLONG_MIN; max = LLONG_MAX; }
-            return jv_err(d, m, "value %s of '%s' in %s out of range [%lld, %lld]", v, key, what, min, max);
-        }
-        x = (long long)m->number;
-    }
-    if (min <= max && (x < min || x > max))
-        return jv_err(d, m, "value %s of '%s' in %s out of range [%lld, %lld]", v, key, what, min, max);
-    *out = x;
-    return 0;
 }

@@ -166,6 +166,22 @@ int nn_host_rnn_forward(int threads, const nn_op *op, float *y, void *ws, const 
     return fail ? sd_err(SD_ENOMEM, "%s forward: out of memory", lstm ? "lstm" : "gru") : 0;
 }
 
+/* dW[GH][K] += tr[GH][R] · in[R][K] and db[GH] += the row sums of tr, the GH rows split across threads. */
+static void weight_grads(int GH, int K, long R, const float *tr, const float *in, float *dW, float *db,
+                         int threads) {
+    #pragma omp parallel num_threads(threads)
+    {
+        int g0, g1;
+        split(GH, omp_get_num_threads(), omp_get_thread_num(), &g0, &g1);
+        if (g1 > g0) nn_host_gemm_nn(g1 - g0, K, (int)R, tr + (size_t)g0 * R, in, dW + (size_t)g0 * K, 1);
+        for (int k = g0; k < g1; k++) {
+            double s = 0;
+            for (long r = 0; r < R; r++) s += tr[(size_t)k * R + r];
+            db[k] += (float)s;
+        }
+    }
+}
+
 int nn_host_rnn_backward(int threads, const nn_op *op, float *dx, float *dw, const float *dy, const float *x,
                          const float *w, const float *y, const void *ws) {
     (void)y;
@@ -236,29 +252,9 @@ int nn_host_rnn_backward(int threads, const nn_op *op, float *dx, float *dw, con
         float *dWx = dw, *dWh = dw + (size_t)GH * F, *dbx = dWh + (size_t)GH * H, *dbh = dbx + GH;
         const long R = (long)rows;
         nn_host_transpose((int)R, GH, dax, tr);                  /* [GH][rows] */
-        #pragma omp parallel num_threads(threads)
-        {
-            int g0, g1;
-            split(GH, omp_get_num_threads(), omp_get_thread_num(), &g0, &g1);
-            if (g1 > g0) nn_host_gemm_nn(g1 - g0, F, (int)R, tr + (size_t)g0 * R, x, dWx + (size_t)g0 * F, 1);
-            for (int k = g0; k < g1; k++) {
-                double s = 0;
-                for (long r = 0; r < R; r++) s += tr[(size_t)k * R + r];
-                dbx[k] += (float)s;
-            }
-        }
+        weight_grads(GH, F, R, tr, x, dWx, dbx, threads);
         if (dah != dax) nn_host_transpose((int)R, GH, dah, tr);
-        #pragma omp parallel num_threads(threads)
-        {
-            int g0, g1;
-            split(GH, omp_get_num_threads(), omp_get_thread_num(), &g0, &g1);
-            if (g1 > g0) nn_host_gemm_nn(g1 - g0, H, (int)R, tr + (size_t)g0 * R, wsh, dWh + (size_t)g0 * H, 1);
-            for (int k = g0; k < g1; k++) {
-                double s = 0;
-                for (long r = 0; r < R; r++) s += tr[(size_t)k * R + r];
-                dbh[k] += (float)s;
-            }
-        }
+        weight_grads(GH, H, R, tr, wsh, dWh, dbh, threads);
     }
     free(dax);
     if (dah != dax) free(dah);

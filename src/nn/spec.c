@@ -415,23 +415,8 @@ static int parse_init(const jv_doc *d, const jv *obj, const char *key, nn_init_k
     return 0;
 }
 
-static int parse(const jv_doc *d, void *out) {
-    sd_workload *w = out;
-    static const char *const top[] = {"schema", "name", "title", "source", "data", "model", "training",
-                                      "inference", "expected", "notes", NULL};
-    static const char *const schemas[] = {SCHEMA, SCHEMA2, NULL};
-    SD_TRY(jv_root_schema(d, "workload", top, schemas));
-    const jv *root = jv_root(d);
-    const jv *inf = jv_get(root, "inference");
-    w->mode = inf ? SD_MODE_INFERENCE : SD_MODE_TRAIN;
-    SD_TRY(jv_get_str_copy(d, root, "name", "workload", 1, w->name, sizeof w->name));
-    for (const char *p = w->name; *p; p++)
-        if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_'))
-            return jv_err(d, jv_get(root, "name"), "workload name '%s' may hold only a-z, 0-9 and _", w->name);
-    SD_TRY(jv_get_str_copy(d, root, "title", "workload", 0, w->title, sizeof w->title));
-    SD_TRY(jv_get_str_copy(d, root, "source", "workload", 0, w->source, sizeof w->source));
-
-    /* data */
+/* The "data" object: dataset, token options, input shape, classes and split sizes. */
+static int parse_data(const jv_doc *d, const jv *root, sd_workload *w) {
     const jv *data = jv_get(root, "data");
     if (!data) return jv_err(d, root, "missing key 'data' in workload");
     SD_TRY(jv_expect(d, data, JV_OBJECT, "a data object"));
@@ -481,8 +466,11 @@ static int parse(const jv_doc *d, void *out) {
     x = 0;
     SD_TRY(jv_get_int(d, data, "train", "data", tr_req, 1, 100000000, &x)); w->train_n = (int)x;
     SD_TRY(jv_get_int(d, data, "test", "data", tr_req, 1, 100000000, &x)); w->test_n = (int)x;
+    return 0;
+}
 
-    /* model */
+/* The "model" object: initialisers, loss, blocks and the layer list, expanded into w->layers. */
+static int parse_model(const jv_doc *d, const jv *root, sd_workload *w) {
     const jv *model = jv_get(root, "model");
     if (!model) return jv_err(d, root, "missing key 'model' in workload");
     SD_TRY(jv_expect(d, model, JV_OBJECT, "a model object"));
@@ -520,25 +508,31 @@ static int parse(const jv_doc *d, void *out) {
     SD_TRY(expand_list(&ctx, NULL, layers, "a list of layers", &cur));
     if (cur != w->nlayers - 1)
         return jv_err(d, layers, "internal: the model output is not the last layer");
+    return 0;
+}
 
-    if (w->mode == SD_MODE_INFERENCE) {
-        if (jv_get(root, "training")) return jv_err(d, jv_get(root, "training"), "a workload has either 'training' or 'inference', not both");
-        SD_TRY(jv_expect(d, inf, JV_OBJECT, "an inference object like {\"batch\": 32, \"images\": 1280, \"warmup\": 1}"));
-        static const char *const ikeys[] = {"batch", "images", "warmup", NULL};
-        SD_TRY(jv_check_keys(d, inf, "inference", ikeys));
-        SD_TRY(jv_get_int(d, inf, "batch", "inference", 1, 1, 65536, &x)); w->batch = (int)x;
-        SD_TRY(jv_get_int(d, inf, "images", "inference", 1, 1, 100000000, &x)); w->infer_images = (int)x;
-        x = 1;
-        SD_TRY(jv_get_int(d, inf, "warmup", "inference", 0, 0, 100, &x)); w->warmup_passes = (int)x;
-        if (w->infer_images < w->batch)
-            return jv_err(d, jv_get(inf, "images"), "images %d is less than one batch of %d", w->infer_images, w->batch);
-        w->epochs = 1;
-        if (!w->train_n) w->train_n = w->infer_images;
-        if (!w->test_n) w->test_n = w->infer_images;
-        goto expected;
-    }
+/* The "inference" section: batch, images and warm-up passes; one pass over the images is the epoch. */
+static int parse_inference(const jv_doc *d, const jv *root, const jv *inf, sd_workload *w) {
+    long long x = 0;
+    if (jv_get(root, "training")) return jv_err(d, jv_get(root, "training"), "a workload has either 'training' or 'inference', not both");
+    SD_TRY(jv_expect(d, inf, JV_OBJECT, "an inference object like {\"batch\": 32, \"images\": 1280, \"warmup\": 1}"));
+    static const char *const ikeys[] = {"batch", "images", "warmup", NULL};
+    SD_TRY(jv_check_keys(d, inf, "inference", ikeys));
+    SD_TRY(jv_get_int(d, inf, "batch", "inference", 1, 1, 65536, &x)); w->batch = (int)x;
+    SD_TRY(jv_get_int(d, inf, "images", "inference", 1, 1, 100000000, &x)); w->infer_images = (int)x;
+    x = 1;
+    SD_TRY(jv_get_int(d, inf, "warmup", "inference", 0, 0, 100, &x)); w->warmup_passes = (int)x;
+    if (w->infer_images < w->batch)
+        return jv_err(d, jv_get(inf, "images"), "images %d is less than one batch of %d", w->infer_images, w->batch);
+    w->epochs = 1;
+    if (!w->train_n) w->train_n = w->infer_images;
+    if (!w->test_n) w->test_n = w->infer_images;
+    return 0;
+}
 
-    /* training */
+/* The "training" section: optimizer, batch, epochs and shuffling. */
+static int parse_training(const jv_doc *d, const jv *root, sd_workload *w) {
+    long long x = 0;
     const jv *tr = jv_get(root, "training");
     if (!tr) return jv_err(d, root, "missing key 'training' in workload");
     SD_TRY(jv_expect(d, tr, JV_OBJECT, "a training object"));
@@ -553,8 +547,27 @@ static int parse(const jv_doc *d, void *out) {
     SD_TRY(jv_get_bool(d, tr, "shuffle", "training", 0, &w->shuffle));
     if (w->batch > w->train_n || w->batch > w->test_n)
         return jv_err(d, jv_get(tr, "batch"), "batch %d is larger than the data (train %d, test %d)", w->batch, w->train_n, w->test_n);
+    return 0;
+}
 
-expected:;
+static int parse(const jv_doc *d, void *out) {
+    sd_workload *w = out;
+    static const char *const top[] = {"schema", "name", "title", "source", "data", "model", "training",
+                                      "inference", "expected", "notes", NULL};
+    static const char *const schemas[] = {SCHEMA, SCHEMA2, NULL};
+    SD_TRY(jv_root_schema(d, "workload", top, schemas));
+    const jv *root = jv_root(d);
+    const jv *inf = jv_get(root, "inference");
+    w->mode = inf ? SD_MODE_INFERENCE : SD_MODE_TRAIN;
+    SD_TRY(jv_get_str_copy(d, root, "name", "workload", 1, w->name, sizeof w->name));
+    for (const char *p = w->name; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_'))
+            return jv_err(d, jv_get(root, "name"), "workload name '%s' may hold only a-z, 0-9 and _", w->name);
+    SD_TRY(jv_get_str_copy(d, root, "title", "workload", 0, w->title, sizeof w->title));
+    SD_TRY(jv_get_str_copy(d, root, "source", "workload", 0, w->source, sizeof w->source));
+    SD_TRY(parse_data(d, root, w));
+    SD_TRY(parse_model(d, root, w));
+    SD_TRY(w->mode == SD_MODE_INFERENCE ? parse_inference(d, root, inf, w) : parse_training(d, root, w));
     const jv *exp = jv_get(root, "expected");
     if (exp) {
         SD_TRY(jv_expect(d, exp, JV_OBJECT, "an expected object like {\"parameters\": 669706}"));

@@ -100,6 +100,17 @@ int rb_sec_methodology(rdoc *d, const rt_section *s) {
     return inputs_table(d, "method-inputs");
 }
 
+/* Heads of a four-column table with one row per benchmark cell, its first two columns medians in seconds
+ * (verification and regressions). */
+static void cell_table_head(render_table *t, const char *c0, const char *c1, const char *c2, const char *c3) {
+    t->row_head = "Cell";
+    t->cols[0] = c0;
+    t->cols[1] = c1;
+    t->cols[2] = c2;
+    t->cols[3] = c3;
+    t->units[0] = t->units[1] = "s, median";
+}
+
 /* ---- verification ---------------------------------------------------------------------------------------- */
 /* The PDF's verification: verdict counts per published file, then every place a publication disagrees with its own
  * evidence; the cell-by-cell tables go to the Markdown and CSV only. */
@@ -197,12 +208,7 @@ int rb_sec_verification(rdoc *d, const rt_section *s) {
         render_fig *f = t ? rb_new_fig(d, RENDER_FIG_TABLE, render_printf(d->a, "verify-%d", i + 1),
                                        render_printf(d->a, "Verification of %s", src)) : NULL;
         if (!f) return sd_err(SD_ENOMEM, "out of memory");
-        t->row_head = "Cell";
-        t->cols[0] = "Published";
-        t->cols[1] = "Measured";
-        t->cols[2] = "Verdict";
-        t->cols[3] = "Why";
-        t->units[0] = t->units[1] = "s, median";
+        cell_table_head(t, "Published", "Measured", "Verdict", "Why");
         const char *nogpu_why = NULL;
         for (int c = 0; c < v->ncells; c++) {
             const rm_verdict *x = &v->cells[c];
@@ -258,12 +264,7 @@ int rb_sec_regressions(rdoc *d, const rt_section *s) {
     render_table *t = rb_new_table(d, m->nregressions, 4);
     render_fig *f = t ? rb_new_fig(d, RENDER_FIG_TABLE, "regressions", "Regressions against the previous nightly run") : NULL;
     if (!f) return sd_err(SD_ENOMEM, "out of memory");
-    t->row_head = "Cell";
-    t->cols[0] = "Previous";
-    t->cols[1] = "Now";
-    t->cols[2] = "Slower";
-    t->cols[3] = "Threshold";
-    t->units[0] = t->units[1] = "s, median";
+    cell_table_head(t, "Previous", "Now", "Slower", "Threshold");
     t->units[2] = t->units[3] = "%";
     for (int c = 0; c < m->nregressions; c++) {
         const rm_regression *r = &m->regressions[c];

@@ -48,6 +48,14 @@ render_fig *rb_new_fig(rdoc *d, render_fig_kind k, const char *id, const char *t
     return f;
 }
 
+/* n doubles, all NAN (missing until set). */
+static double *nan_values(rdoc *d, int n) {
+    double *v = NEW(d, double, n);
+    if (v)
+        for (int i = 0; i < n; i++) v[i] = NAN;
+    return v;
+}
+
 render_table *rb_new_table(rdoc *d, int nr, int nc) {
     render_table *t = NEW(d, render_table, 1);
     if (!t) return NULL;
@@ -56,12 +64,11 @@ render_table *rb_new_table(rdoc *d, int nr, int nc) {
     t->rows = NEW(d, const char *, nr);
     t->cols = NEW(d, const char *, nc);
     t->units = NEW(d, const char *, nc);
-    t->v = NEW(d, double, nr * nc);
+    t->v = nan_values(d, nr * nc);
     t->text = NEW(d, const char *, nr * nc);
     t->best = NEW(d, signed char, nc);
     t->dec = NEW(d, int, nc);
     if (!t->rows || !t->cols || !t->units || !t->v || !t->text || !t->best || !t->dec) return NULL;
-    for (int i = 0; i < nr * nc; i++) t->v[i] = NAN;
     for (int c = 0; c < nc; c++) t->dec[c] = 1;
     return t;
 }
@@ -69,13 +76,12 @@ render_table *rb_new_table(rdoc *d, int nr, int nc) {
 render_bar *rb_new_bar(rdoc *d, int ng, int ns) {
     render_bar *b = NEW(d, render_bar, 1);
     if (!b) return NULL;
-    b->ngroups = ng;
-    b->nseries = ns;
     b->groups = NEW(d, const char *, ng);
     b->series = NEW(d, const char *, ns);
-    b->v = NEW(d, double, ng * ns);
+    b->v = nan_values(d, ng * ns);
     if (!b->groups || !b->series || !b->v) return NULL;
-    for (int i = 0; i < ng * ns; i++) b->v[i] = NAN;
+    b->ngroups = ng;
+    b->nseries = ns;
     return b;
 }
 

@@ -45,6 +45,24 @@ static int scores_preamble(rdoc *d, const rm_scores *sc) {
     return 0;
 }
 
+/* Lower and upper bounds for the n bars of b (whiskers). */
+static int bar_ranges(rdoc *d, render_bar *b, int n) {
+    b->lo = NEW(d, double, n);
+    b->hi = NEW(d, double, n);
+    if (!b->lo || !b->hi) return sd_err(SD_ENOMEM, "out of memory");
+    return 0;
+}
+
+/* A score bar chart on the 0–100 scale, with the scores note, added to the document. */
+static int add_score_bar(rdoc *d, render_fig *f, render_bar *b, int dec, const char *xlabel) {
+    b->xmax = 100;
+    b->dec = dec;
+    b->xlabel = xlabel;
+    f->u.bar = b;
+    f->note = rb_scores_note(d);
+    return rb_add_fig(d, f);
+}
+
 int rb_sec_podium(rdoc *d, const rt_section *s) {
     const rm_scores *sc = d->m->scores;
     if (!sc || sc->nfw == 0) return 1;
@@ -90,9 +108,7 @@ int rb_sec_podium(rdoc *d, const rt_section *s) {
         render_bar *b = rb_new_bar(d, sc->nfw, 1);
         render_fig *f = b ? rb_new_fig(d, RENDER_FIG_BAR, "podium-chart", "Overall score and its range") : NULL;
         if (!f) return sd_err(SD_ENOMEM, "out of memory");
-        b->lo = NEW(d, double, sc->nfw);
-        b->hi = NEW(d, double, sc->nfw);
-        if (!b->lo || !b->hi) return sd_err(SD_ENOMEM, "out of memory");
+        SD_TRY(bar_ranges(d, b, sc->nfw));
         b->series[0] = "overall";
         for (int r = 0; r < sc->nfw; r++) {
             const rm_framework *w = &sc->fw[r];
@@ -101,12 +117,7 @@ int rb_sec_podium(rdoc *d, const rt_section *s) {
             b->lo[r] = w->overall_lo;
             b->hi[r] = w->overall_hi;
         }
-        b->xmax = 100;
-        b->dec = 1;
-        b->xlabel = "overall score (0–100): bar at the midpoint, whisker from lower to upper bound";
-        f->u.bar = b;
-        f->note = rb_scores_note(d);
-        SD_TRY(rb_add_fig(d, f));
+        SD_TRY(add_score_bar(d, f, b, 1, "overall score (0–100): bar at the midpoint, whisker from lower to upper bound"));
     }
     return 0;
 }
@@ -240,9 +251,7 @@ int rb_sec_criteria(rdoc *d, const rt_section *s) {
             if (!f) return sd_err(SD_ENOMEM, "out of memory");
             for (int k = 0; k < n; k++) b->series[k] = sc->crit_name[idx[k]];
             if (sc->has_ranges) {   /* parts criteria (activity, numerics) have a range of their own */
-                b->lo = NEW(d, double, sc->nfw * n);
-                b->hi = NEW(d, double, sc->nfw * n);
-                if (!b->lo || !b->hi) return sd_err(SD_ENOMEM, "out of memory");
+                SD_TRY(bar_ranges(d, b, sc->nfw * n));
             }
             for (int i = 0; i < sc->nfw; i++) {
                 b->groups[i] = fw_label(d, &sc->fw[i]);
@@ -251,12 +260,7 @@ int rb_sec_criteria(rdoc *d, const rt_section *s) {
                     if (b->lo) { b->lo[i * n + k] = sc->fw[i].crit_lo[idx[k]]; b->hi[i * n + k] = sc->fw[i].crit_hi[idx[k]]; }
                 }
             }
-            b->xmax = 100;
-            b->dec = 0;
-            b->xlabel = "criterion score (0–100)";
-            f->u.bar = b;
-            f->note = rb_scores_note(d);
-            SD_TRY(rb_add_fig(d, f));
+            SD_TRY(add_score_bar(d, f, b, 0, "criterion score (0–100)"));
         }
         added++;
     }

@@ -66,16 +66,11 @@ static render_rgb heat_rgb(double v) {
 
 static void lay_free(tlay *L) { free(L->col_w); free(L->row_h); free(L->textcol); free(L->isbest); }
 
-static int layout(cairo_t *cr, const render_table *t, double w, tlay *L) {
-    memset(L, 0, sizeof *L);
+/* Natural widths: each column fits its widest cell, unit and (up to a cap) header; returns their sum and
+ * sets *labnat to the natural width of the row-label column. */
+static double natural_widths(cairo_t *cr, const render_table *t, tlay *L, double *labnat_out) {
     int nc = t->ncols, nr = t->nrows;
-    L->col_w = calloc((size_t)nc + 1, sizeof *L->col_w);
-    L->row_h = calloc((size_t)nr + 1, sizeof *L->row_h);
-    L->textcol = calloc((size_t)nc + 1, sizeof *L->textcol);
-    L->isbest = calloc((size_t)nr * nc + 1, 1);
-    if (!L->col_w || !L->row_h || !L->textcol || !L->isbest) { lay_free(L); return -1; }
-    mark_best(t, L->isbest);
-    double sum = 0, tw, th;
+    double sum = 0, tw;
     char buf[1024];
     for (int c = 0; c < nc; c++) {
         int alltext = nr > 0;
@@ -108,7 +103,14 @@ static int layout(cairo_t *cr, const render_table *t, double w, tlay *L) {
         render_text_size(cr, RENDER_FONT_SMALL_BOLD, t->row_head, 0, &tw, NULL);
         if (tw > labnat) labnat = tw;
     }
-    labnat += 2 * PADX + 1;
+    *labnat_out = labnat + (2 * PADX + 1);   /* one rounding step, not two */
+    return sum;
+}
+
+/* Share the width w between the label column and the columns: spare width widens the number columns (up
+ * to a cap) and then the labels; too little narrows the labels, then the text columns, then everything. */
+static void fit_widths(const render_table *t, double w, double sum, double labnat, tlay *L) {
+    int nc = t->ncols;
     if (labnat + sum <= w) {
         L->lab_w = labnat;
         double extra = w - labnat - sum;
@@ -162,7 +164,13 @@ static int layout(cairo_t *cr, const render_table *t, double w, tlay *L) {
             for (int c = 0; c < nc; c++) L->col_w[c] *= k;
         }
     }
-    /* header heights (a key-value table may have none) */
+}
+
+/* Heights of the group row, the header (a key-value table may have none) and each body row, at the
+ * widths fit_widths chose; L->h is the table's total. */
+static void heights(cairo_t *cr, const render_table *t, tlay *L) {
+    int nc = t->ncols, nr = t->nrows;
+    double th;
     L->head_h = 0;
     L->has_head = t->row_head && t->row_head[0];
     for (int c = 0; c < nc; c++) L->has_head |= t->cols[c] && t->cols[c][0];
@@ -200,6 +208,21 @@ static int layout(cairo_t *cr, const render_table *t, double w, tlay *L) {
         L->h += L->row_h[r];
     }
     L->h += 1.5;
+}
+
+static int layout(cairo_t *cr, const render_table *t, double w, tlay *L) {
+    memset(L, 0, sizeof *L);
+    int nc = t->ncols, nr = t->nrows;
+    L->col_w = calloc((size_t)nc + 1, sizeof *L->col_w);
+    L->row_h = calloc((size_t)nr + 1, sizeof *L->row_h);
+    L->textcol = calloc((size_t)nc + 1, sizeof *L->textcol);
+    L->isbest = calloc((size_t)nr * nc + 1, 1);
+    if (!L->col_w || !L->row_h || !L->textcol || !L->isbest) { lay_free(L); return -1; }
+    mark_best(t, L->isbest);
+    double labnat;
+    double sum = natural_widths(cr, t, L, &labnat);
+    fit_widths(t, w, sum, labnat, L);
+    heights(cr, t, L);
     return 0;
 }
 

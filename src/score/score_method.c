@@ -130,6 +130,16 @@ static int read_v2(const jv_doc *d, const jv *root, score_method *m) {
     return 0;
 }
 
+/* The method's required array KEY ("categories", "criteria"), of 1 to max entries. */
+static int method_list(const jv_doc *d, const jv *root, const char *key, int max, const jv **out) {
+    const jv *a = jv_get(root, key);
+    if (!a) return jv_err(d, root, "missing key '%s' in method", key);
+    SD_TRY(jv_expect(d, a, JV_ARRAY, key));
+    if (a->count < 1 || a->count > (size_t)max) return jv_err(d, a, "1 to %d %s (got %zu)", max, key, a->count);
+    *out = a;
+    return 0;
+}
+
 static int read_method(const jv_doc *d, void *out) {
     score_method *m = out;
     static const char *const keys[] = {"schema", "about", "reference", "normalisation", "activity", "categories",
@@ -152,11 +162,8 @@ static int read_method(const jv_doc *d, void *out) {
         SD_TRY(jv_get_int(d, act, "window_days", "activity", 0, 30, 30, &wd));   /* git analysis counts 30 days */
         m->window_days = (int)wd;
     }
-    const jv *cats = jv_get(root, "categories");
-    if (!cats) return jv_err(d, root, "missing key 'categories' in method");
-    SD_TRY(jv_expect(d, cats, JV_ARRAY, "categories"));
-    if (cats->count < 1 || cats->count > SCORE_MAX_CAT)
-        return jv_err(d, cats, "1 to %d categories (got %zu)", SCORE_MAX_CAT, cats->count);
+    const jv *cats = NULL;
+    SD_TRY(method_list(d, root, "categories", SCORE_MAX_CAT, &cats));
     for (size_t i = 0; i < cats->count; i++) {
         static const char *const ckeys[] = {"id", "name", "weight", NULL};
         const jv *cv = cats->items[i];
@@ -175,11 +182,8 @@ static int read_method(const jv_doc *d, void *out) {
     double wsum = 0;
     for (int k = 0; k < m->ncat; k++) wsum += m->cat[k].weight;
     if (!(wsum > 0)) return jv_err(d, cats, "every category has weight 0: nothing would be scored");
-    const jv *crits = jv_get(root, "criteria");
-    if (!crits) return jv_err(d, root, "missing key 'criteria' in method");
-    SD_TRY(jv_expect(d, crits, JV_ARRAY, "criteria"));
-    if (crits->count < 1 || crits->count > SCORE_MAX_CRIT)
-        return jv_err(d, crits, "1 to %d criteria (got %zu)", SCORE_MAX_CRIT, crits->count);
+    const jv *crits = NULL;
+    SD_TRY(method_list(d, root, "criteria", SCORE_MAX_CRIT, &crits));
     for (size_t i = 0; i < crits->count; i++) {
         score_criterion *c = &m->crit[m->ncrit];
         SD_TRY(read_criterion(d, crits->items[i], m, c));

@@ -414,9 +414,9 @@ static void set_sched_range(cell_info *ci, int n, const char *job, const char *t
     }
 }
 
-/* sacct -P lines "JOB_TASK|STATE|EXIT". Returns 1 if sacct answered. */
-static int states_sacct(cell_info *ci, int n, const char *jobs) {
-    char *argv[] = {"sacct", "-n", "-P", "-X", "-o", "JobID,State,ExitCode", "-j", (char *)jobs, NULL};
+/* Run a scheduler query and pass each line of its output to line_fn (1: the line named a task). Returns 1
+ * if the command ran, exited 0 and at least one line named a task. */
+static int each_line(char *const argv[], cell_info *ci, int n, int (*line_fn)(cell_info *ci, int n, char *line)) {
     char *out = NULL;
     int code = 0;
     if (run_capture(argv, &out, NULL, &code) != 0) return 0;
@@ -425,16 +425,27 @@ static int states_sacct(cell_info *ci, int n, const char *jobs) {
         for (char *line = out, *next; line && *line; line = next) {
             next = strchr(line, '\n');
             if (next) *next++ = 0;
-            char *f1 = strchr(line, '|'), *f2 = f1 ? strchr(f1 + 1, '|') : NULL;
-            char *us = strchr(line, '_');
-            if (!f1 || !f2 || !us || us > f1) continue;
-            *f1 = *f2 = *us = 0;
-            set_sched_range(ci, n, line, us + 1, f1 + 1, f2 + 1);
-            any = 1;
+            any |= line_fn(ci, n, line);
         }
     }
     free(out);
     return any;
+}
+
+/* sacct -P line "JOB_TASK|STATE|EXIT". */
+static int sacct_line(cell_info *ci, int n, char *line) {
+    char *f1 = strchr(line, '|'), *f2 = f1 ? strchr(f1 + 1, '|') : NULL;
+    char *us = strchr(line, '_');
+    if (!f1 || !f2 || !us || us > f1) return 0;
+    *f1 = *f2 = *us = 0;
+    set_sched_range(ci, n, line, us + 1, f1 + 1, f2 + 1);
+    return 1;
+}
+
+/* Returns 1 if sacct answered. */
+static int states_sacct(cell_info *ci, int n, const char *jobs) {
+    char *argv[] = {"sacct", "-n", "-P", "-X", "-o", "JobID,State,ExitCode", "-j", (char *)jobs, NULL};
+    return each_line(argv, ci, n, sacct_line);
 }
 
 static const char *field(const char *line, const char *key, char *buf, size_t n) {
@@ -448,33 +459,26 @@ static const char *field(const char *line, const char *key, char *buf, size_t n)
     return buf;
 }
 
-/* scontrol -o show job JOB: one line per task (ArrayJobId, ArrayTaskId, JobState, ExitCode). */
+/* scontrol -o line: one task (ArrayJobId, ArrayTaskId, JobState, ExitCode, BatchHost). */
+static int scontrol_line(cell_info *ci, int n, char *line) {
+    char aj[32], at[256], st[64], ec[32], nl[64];
+    if (!field(line, "ArrayJobId", aj, sizeof aj) || !field(line, "ArrayTaskId", at, sizeof at) ||
+        !field(line, "JobState", st, sizeof st))
+        return 0;
+    set_sched_range(ci, n, aj, at, st, field(line, "ExitCode", ec, sizeof ec));
+    if (field(line, "BatchHost", nl, sizeof nl) && strcmp(nl, "(null)") != 0) {
+        char *end;
+        long t = strtol(at, &end, 10);
+        if (*end == 0 && t >= 0 && t < n && strcmp(ci[t].job, aj) == 0)
+            snprintf(ci[t].host, sizeof ci[t].host, "%s", nl);
+    }
+    return 1;
+}
+
+/* scontrol -o show job JOB: one line per task. Returns 1 if scontrol answered. */
 static int states_scontrol(cell_info *ci, int n, const char *job) {
     char *argv[] = {"scontrol", "-o", "show", "job", (char *)job, NULL};
-    char *out = NULL;
-    int code = 0;
-    if (run_capture(argv, &out, NULL, &code) != 0) return 0;
-    int any = 0;
-    if (code == 0) {
-        for (char *line = out, *next; line && *line; line = next) {
-            next = strchr(line, '\n');
-            if (next) *next++ = 0;
-            char aj[32], at[256], st[64], ec[32], nl[64];
-            if (!field(line, "ArrayJobId", aj, sizeof aj) || !field(line, "ArrayTaskId", at, sizeof at) ||
-                !field(line, "JobState", st, sizeof st))
-                continue;
-            set_sched_range(ci, n, aj, at, st, field(line, "ExitCode", ec, sizeof ec));
-            if (field(line, "BatchHost", nl, sizeof nl) && strcmp(nl, "(null)") != 0) {
-                char *end;
-                long t = strtol(at, &end, 10);
-                if (*end == 0 && t >= 0 && t < n && strcmp(ci[t].job, aj) == 0)
-                    snprintf(ci[t].host, sizeof ci[t].host, "%s", nl);
-            }
-            any = 1;
-        }
-    }
-    free(out);
-    return any;
+    return each_line(argv, ci, n, scontrol_line);
 }
 
 /* Latest job of every cell, then the scheduler's view. *source: "sacct", "scontrol" or "files". */
