@@ -5,6 +5,7 @@
 #include "core/err.h"
 #include "core/fsutil.h"
 #include "core/jv.h"
+#include "core/util.h"
 #include "db/db.h"
 
 #include <errno.h>
@@ -14,18 +15,13 @@
 #include <string.h>
 #include <time.h>
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 sd_stat sd_stat_of(const double *v, int n) {
     sd_stat s = {0, 0, 0, n};
     if (n <= 0) return s;
     double *t = malloc(sizeof(double) * (size_t)n);
     if (!t) { s.n = 0; return s; }
     memcpy(t, v, sizeof(double) * (size_t)n);
-    qsort(t, (size_t)n, sizeof(double), cmp_double);
+    qsort(t, (size_t)n, sizeof(double), sd_cmp_double);
     s.min = t[0];
     s.max = t[n - 1];
     s.median = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);

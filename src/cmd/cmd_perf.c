@@ -7,6 +7,7 @@
 #include "cmd/cli.h"
 #include "core/err.h"
 #include "core/fsutil.h"
+#include "core/util.h"
 #include "core/sig.h"
 #include "nn/model.h"
 #include "nn/train.h"
@@ -24,11 +25,6 @@ typedef struct perf_args {
     double seconds;
     int layers, quiet, no_ceiling;
 } perf_args;
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 /* Median seconds per call of fn over `repeat` timed runs (windows) of k calls, k chosen to fill `seconds`.
  * windows (NULL: not wanted), at least 32 long, gets every window's seconds per call, ascending: the bench
@@ -53,7 +49,7 @@ static int time_median(perf_fn fn, void *arg, nn_backend *be, double seconds, in
         SD_TRY(be->ops->sync(be));
         t[r] = (nn_now() - t0) / k;
     }
-    qsort(t, (size_t)repeat, sizeof t[0], cmp_double);
+    qsort(t, (size_t)repeat, sizeof t[0], sd_cmp_double);
     *out = t[repeat / 2];
     if (windows) memcpy(windows, t, sizeof(double) * (size_t)repeat);
     return 0;

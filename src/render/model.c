@@ -4,6 +4,7 @@
 #include "render/model.h"
 #include "bench/results.h"
 #include "core/err.h"
+#include "core/util.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -45,19 +46,6 @@ static const char *text(render_arena *a, const json_t *v) {
 
 static rm_stat rm_stat_of(sd_stat s) { return (rm_stat){s.median, s.min, s.max}; }
 static rm_stat stat_of(const json_t *v) { return rm_stat_of(sd_stat_read(v)); }
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-    int k = 0;
-    for (int i = 0; i < n; i++) if (!isnan(v[i])) v[k++] = v[i];
-    if (k == 0) return NAN;
-    qsort(v, (size_t)k, sizeof *v, cmp_double);
-    return k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
-}
 
 static int load(const char *path, json_t **root) {
     json_error_t e;
@@ -182,11 +170,11 @@ static int read_epochs(render_arena *a, rm_run *r, const sd_run_view *v, const c
             col[0][s] = ev.train_s; col[1][s] = ev.val_s; col[2][s] = ev.loss;
             col[3][s] = ev.accuracy; col[4][s] = ev.images_per_s;
         }
-        o->train_s = median(col[0], ns);
-        o->val_s = median(col[1], ns);
-        o->loss = median(col[2], ns);
-        o->accuracy = median(col[3], ns);
-        o->images_per_s = median(col[4], ns);
+        o->train_s = sd_median_inplace(col[0], ns);
+        o->val_s = sd_median_inplace(col[1], ns);
+        o->loss = sd_median_inplace(col[2], ns);
+        o->accuracy = sd_median_inplace(col[3], ns);
+        o->images_per_s = sd_median_inplace(col[4], ns);
     }
     return 0;
 }
