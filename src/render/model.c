@@ -4,6 +4,7 @@
 #include "render/model.h"
 #include "bench/results.h"
 #include "core/err.h"
+#include "core/jsonfile.h"
 #include "core/util.h"
 
 #include <jansson.h>
@@ -47,19 +48,8 @@ static const char *text(render_arena *a, const json_t *v) {
 static rm_stat rm_stat_of(sd_stat s) { return (rm_stat){s.median, s.min, s.max}; }
 static rm_stat stat_of(const json_t *v) { return rm_stat_of(sd_stat_read(v)); }
 
-static int load(const char *path, json_t **root) {
-    json_error_t e;
-    *root = json_load_file(path, JSON_REJECT_DUPLICATES, &e);
-    if (!*root) {
-        if (e.line < 1) return sd_err(SD_EIO, "%s: %s", path, e.text);
-        return sd_err(SD_EINPUT, "%s:%d:%d: %s", path, e.line, e.column, e.text);
-    }
-    if (!json_is_object(*root)) {
-        json_decref(*root);
-        return sd_err(SD_EINPUT, "%s: expected a JSON object at the top", path);
-    }
-    return 0;
-}
+/* Read once and bounded (a pipe works; a huge file is refused from its size). */
+static int load(const char *path, json_t **root) { return sd_json_load(path, NULL, root); }
 
 static int check_schema(const char *path, json_t *root, const char *want) {
     const char *s = json_string_value(json_object_get(root, "schema"));
@@ -183,8 +173,7 @@ static int add_results(render_model *m, const char *path, json_t *root);
 
 int render_model_add_results(render_model *m, const char *path) {
     json_t *root;
-    SD_TRY(sd_results_check_file(path));   /* what verify rejects, report rejects too */
-    SD_TRY(load(path, &root));
+    SD_TRY(sd_results_load_file(path, &root));   /* what verify rejects, report rejects too */
     int rc = add_results(m, path, root);
     json_decref(root);
     return rc;
