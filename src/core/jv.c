@@ -691,6 +691,7 @@ int jv_parse(jv_doc **out, const char *name, const char *text, size_t len) {
     free(p.stk);
     free(p.buf);
     free(p.keys);
+    if (rc == SD_ENOMEM) sd_err_prefix(rc, "%s", d->name);   /* which file could not be held */
     if (rc < 0) { jv_doc_free(d); return rc; }
     d->root = root;
     *out = d;
