@@ -57,6 +57,7 @@ void sd_results_head_of(const json_t *doc, sd_results_head *h) {
     h->version = json_string_value(json_object_get(tool, "version"));
     h->commit = json_string_value(json_object_get(tool, "commit"));
     h->dirty = json_is_true(json_object_get(tool, "dirty"));
+    h->tool = tool;
     h->environment = json_object_get(doc, "environment");
     const json_t *pub = json_object_get(doc, "published");
     h->published = json_is_true(pub) || json_is_object(pub);
@@ -216,8 +217,19 @@ void sd_env_view_of(const json_t *env, sd_env_view *v) {
     v->cpu_model = json_string_value(json_object_get(env, "cpu_model"));
     v->gpu_name = json_string_value(json_object_get(g, "name"));
     v->gpu_note = json_string_value(json_object_get(g, "note"));
+    v->hostname = json_string_value(json_object_get(env, "hostname"));
+    v->libraries = json_object_get(env, "libraries");
     v->cores = count_of(json_object_get(env, "cores"), 1LL << 40);
     v->gpu_count = count_of(json_object_get(g, "count"), 1LL << 40);
+}
+
+int sd_results_set_env(json_t *doc, json_t *env) {
+    return env && json_object_set_new(doc, "environment", env) == 0 ? 0 : sd_err(SD_ENOMEM, "out of memory");
+}
+
+int sd_results_run_set_env(json_t *run, const json_t *env) {
+    json_t *c = json_deep_copy(env);
+    return c && json_object_set_new(run, "environment", c) == 0 ? 0 : sd_err(SD_ENOMEM, "out of memory");
 }
 
 json_t *sd_results_run_env(const json_t *doc, const json_t *run) {

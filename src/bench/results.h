@@ -61,6 +61,7 @@ typedef struct sd_results_head {
     const char *created, *version, *commit;
     int dirty;
     json_t *environment;
+    const json_t *tool;           /* the whole "tool" object, for what else it says (NULL when absent) */
     /* a publication's: "published" is true or an object (with a title, source and date) */
     int published;
     const char *pub_title, *pub_source, *pub_date;
@@ -111,13 +112,18 @@ int sd_run_identity(const json_t *run, sd_ident *out, int max);
 
 /* A machine's environment read back (NULL / 0 when not recorded). */
 typedef struct sd_env_view {
-    const char *cpu_model, *gpu_name, *gpu_note;
+    const char *cpu_model, *gpu_name, *gpu_note, *hostname;
     long long cores, gpu_count;
+    const json_t *libraries;      /* name -> version */
 } sd_env_view;
 void sd_env_view_of(const json_t *env, sd_env_view *v);
 /* The environment run was measured in: doc's, overridden member by member by the run's own (a publication
  * gives each cell's hardware). A new reference; caller decrefs. */
 json_t *sd_results_run_env(const json_t *doc, const json_t *run);
+/* Set doc's environment (the reference is taken): results, perf and env documents open with one. */
+int sd_results_set_env(json_t *doc, json_t *env);
+/* Give run its own environment (a copy of env): a Slurm cell measured on another node. */
+int sd_results_run_set_env(json_t *run, const json_t *env);
 /* One statistic read back the same way (also verify's measured figures). */
 sd_stat sd_stat_read(const json_t *stat);
 

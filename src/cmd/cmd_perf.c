@@ -316,7 +316,7 @@ int cmd_perf(int argc, char **argv) {
     json_t *doc = json_pack("{s:s, s:o, s:s, s:i}", "format", "showdown-perf/1", "sgemm_gflops",
                             a.no_ceiling ? json_null() : json_real(ceiling), "sgemm_how", how,
                             "threads", (int)a.threads);
-    json_object_set_new(doc, "environment", sd_env_fingerprint());   /* incl. omp_wait_policy */
+    sd_results_set_env(doc, sd_env_fingerprint());   /* incl. omp_wait_policy */
     if ((rc = sd_results_init_runs(doc)) != 0) { json_decref(doc); return sd_cli_fail("perf", rc); }
     int failed = 0;
     for (int i = 0; i < wl.n; i++)

@@ -113,14 +113,15 @@ static int read_file_info(render_model *m, const char *path, json_t *root, const
     f->kind = kind;
     f->schema = text(a, json_object_get(root, "schema"));
     f->as_of = first_str(a, root, date_keys);
-    json_t *tool = json_object_get(root, "tool");
-    if (json_is_object(tool)) {
-        f->version = text(a, json_object_get(tool, "version"));
-        f->commit = text(a, json_object_get(tool, "commit"));
-        f->dirty = json_is_true(json_object_get(tool, "dirty"));
-        if (!f->as_of) f->as_of = first_str(a, tool, date_keys);
+    sd_results_head h;   /* every showdown document opens the same way: the tool that made it, the machine */
+    sd_results_head_of(root, &h);
+    if (json_is_object(h.tool)) {
+        f->version = h.version ? render_strdup(a, h.version) : NULL;
+        f->commit = h.commit ? render_strdup(a, h.commit) : NULL;
+        f->dirty = h.dirty;
+        if (!f->as_of) f->as_of = first_str(a, h.tool, date_keys);
     }
-    json_t *env = json_object_get(root, "environment");
+    const json_t *env = h.environment;
     if (json_is_object(env)) {
         size_t room = kv_room(env) + 1;
         f->env = render_alloc(a, room * sizeof *f->env);
@@ -187,12 +188,13 @@ int render_model_add_results_doc(render_model *m, const void *doc, const char *n
 static int add_results(render_model *m, const char *path, json_t *root) {
     int rc = check_schema(path, root, "showdown-results/");
     rm_file *f = NULL;
-    json_t *pub = json_object_get(root, "published");
-    int published = json_is_true(pub) || json_is_object(pub);
+    sd_results_head h;
+    sd_results_head_of(root, &h);
+    int published = h.published;
     if (rc == 0) rc = read_file_info(m, path, root, published ? "published" : "results", &f);
-    if (rc == 0 && json_is_object(pub)) {
-        f->source = text(m->arena, json_object_get(pub, "source"));
-        if (!f->as_of) f->as_of = text(m->arena, json_object_get(pub, "date"));
+    if (rc == 0 && published) {
+        f->source = h.pub_source ? render_strdup(m->arena, h.pub_source) : NULL;
+        if (!f->as_of && h.pub_date) f->as_of = render_strdup(m->arena, h.pub_date);
     }
     if (rc == 0) rc = sd_results_check_shape(root, path);
     render_arena *a = m->arena;
