@@ -6,6 +6,7 @@
 #include "core/err.h"
 #include "core/jsonfile.h"
 #include "core/util.h"
+#include "score/score_in.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -326,53 +327,7 @@ int render_model_add_history(render_model *m, const void *doc) {
     return 0;
 }
 
-/* ---- scores ------------------------------------------------------------------------------------------- */
-/* Member id of an object-or-array container: objects are keyed by id, arrays hold {"id": ...}. */
-typedef struct iter { json_t *c; size_t i; void *it; } iter;
-static int iter_next(iter *t, const char **id, json_t **v) {
-    if (json_is_object(t->c)) {
-        if (!t->it) t->it = json_object_iter(t->c); else t->it = json_object_iter_next(t->c, t->it);
-        if (!t->it) return 0;
-        *id = json_object_iter_key(t->it);
-        *v = json_object_iter_value(t->it);
-        return 1;
-    }
-    if (json_is_array(t->c) && t->i < json_array_size(t->c)) {
-        *v = json_array_get(t->c, t->i++);
-        *id = json_string_value(json_object_get(*v, "id"));
-        if (!*id) *id = json_string_value(json_object_get(*v, "name"));
-        if (!*id) *id = "?";
-        return 1;
-    }
-    return 0;
-}
-
-static int find(const char **ids, int n, const char *id) {
-    for (int i = 0; i < n; i++) if (strcmp(ids[i], id) == 0) return i;
-    return -1;
-}
-
-#define MAX_IDS 256
-
-static int add_id(render_arena *a, const char **ids, const char **names, int *n, const char *id, const char *name) {
-    int k = find(ids, *n, id);
-    if (k >= 0) return k;
-    if (*n >= MAX_IDS) return -1;
-    ids[*n] = render_strdup(a, id);
-    names[*n] = render_strdup(a, name ? name : id);
-    return (*n)++;
-}
-
-static double crit_value(json_t *v, const char *key) {
-    if (json_is_number(v)) return strcmp(key, "normalised") == 0 ? num(v) : NAN;
-    json_t *miss = json_object_get(v, "missing");
-    if (json_is_true(miss) || json_is_string(miss)) return NAN;   /* "missing": true or "missing": "why" */
-    double x = num(json_object_get(v, key));
-    if (isnan(x) && strcmp(key, "normalised") == 0) x = num(json_object_get(v, "normalized"));
-    if (isnan(x) && strcmp(key, "normalised") == 0) x = num(json_object_get(v, "score"));
-    return x;
-}
-
+/* ---- scores (read by score/score_in.c, beside its writer) ----------------------------------------------- */
 /* Ranked as the scorer ranks: on the lower bound when there are ranges (missing data never lifts a
  * framework), else on the overall score. */
 static double rank_key(const rm_framework *x) { return isnan(x->overall_lo) ? x->overall : x->overall_lo; }
@@ -387,152 +342,97 @@ static int cmp_fw(const void *a, const void *b) {
     return strcmp(x->name, y->name);
 }
 
+/* Copy n values (NAN-filled past what the file gives) into the arena. */
+static double *copy_d(render_arena *a, const double *v, int n) {
+    double *d = render_alloc(a, SCORE_IN_MAX_IDS * sizeof *d);
+    if (d) memcpy(d, v, (size_t)n * sizeof *d);
+    for (int i = n; d && i < SCORE_IN_MAX_IDS; i++) d[i] = NAN;
+    return d;
+}
+
+static const char *dup_or_null(render_arena *a, const char *s) { return s ? render_strdup(a, s) : NULL; }
+
+/* One framework of the scores file in the report's terms. */
+static int copy_fw(render_arena *a, const score_in *si, const score_in_fw *x, rm_framework *w) {
+    int nc = si->ncat, nk = si->ncrit;
+    w->name = render_strdup(a, x->name);
+    w->overall = x->overall;
+    w->tier = dup_or_null(a, x->tier);
+    w->archived = x->archived;
+    if (x->status && strcmp(x->status, "unknown") == 0) w->status = "activity not measured";
+    else if (x->status && strcmp(x->status, "active") != 0) w->status = render_strdup(a, x->status);
+    if (w->archived && !w->status) w->status = "archived";
+    w->cat = copy_d(a, x->cat, nc);
+    w->cat_lo = copy_d(a, x->cat_lo, nc);
+    w->cat_hi = copy_d(a, x->cat_hi, nc);
+    w->crit = copy_d(a, x->crit, nk);
+    w->crit_raw = copy_d(a, x->crit_raw, nk);
+    w->crit_lo = copy_d(a, x->crit_lo, nk);
+    w->crit_hi = copy_d(a, x->crit_hi, nk);
+    w->cat_insufficient = render_alloc(a, SCORE_IN_MAX_IDS * sizeof *w->cat_insufficient);
+    w->crit_why = render_alloc(a, SCORE_IN_MAX_IDS * sizeof *w->crit_why);
+    if (!w->cat || !w->cat_lo || !w->cat_hi || !w->crit || !w->crit_raw || !w->crit_lo || !w->crit_hi ||
+        !w->cat_insufficient || !w->crit_why)
+        return sd_err(SD_ENOMEM, "out of memory");
+    for (int i = 0; i < SCORE_IN_MAX_IDS; i++) {
+        w->cat_insufficient[i] = i < nc ? x->cat_insufficient[i] : 0;
+        w->crit_why[i] = i < nk ? dup_or_null(a, x->crit_why[i]) : NULL;
+    }
+    w->overall_lo = x->overall_lo;
+    w->overall_hi = x->overall_hi;
+    w->cov_measured = x->cov_measured;
+    w->cov_hand = x->cov_hand;
+    w->cov_missing = x->cov_missing;
+    if (x->status_typed && x->status && strcmp(x->status_typed, x->status) != 0)
+        w->status_typed = render_strdup(a, x->status_typed);
+    return 0;
+}
+
 int render_model_set_scores(render_model *m, const char *path) {
     if (m->scores) return sd_err(SD_EUSAGE, "only one scores file (got a second: %s)", path);
-    json_t *root;
-    SD_TRY(load(path, &root));
+    score_in si;
+    int rc = score_in_load(&si, path);
     render_arena *a = m->arena;
-    int rc = check_schema(path, root, "showdown-scores/");
     rm_file *f = NULL;
-    if (rc == 0) rc = read_file_info(m, path, root, "scores", &f);
-    rm_scores *s = render_alloc(a, sizeof *s);
-    const char **cat_id = render_alloc(a, MAX_IDS * sizeof *cat_id), **cat_name = render_alloc(a, MAX_IDS * sizeof *cat_name);
-    const char **crit_id = render_alloc(a, MAX_IDS * sizeof *crit_id), **crit_name = render_alloc(a, MAX_IDS * sizeof *crit_name);
-    int *crit_cat = render_alloc(a, MAX_IDS * sizeof *crit_cat);
-    if (!s || !cat_id || !cat_name || !crit_id || !crit_name || !crit_cat) rc = sd_err(SD_ENOMEM, "out of memory");
-    json_t *fws = json_object_get(root, "frameworks");
-    if (rc == 0 && !json_is_array(fws) && !json_is_object(fws))
-        rc = sd_err(SD_EINPUT, "%s: no \"frameworks\" list", path);
-    if (rc) { json_decref(root); return rc; }
+    if (rc == 0) rc = read_file_info(m, path, si.doc, "scores", &f);
+    rm_scores *s = rc ? NULL : render_alloc(a, sizeof *s);
+    const char **ids[5] = {NULL};
+    for (int k = 0; s && k < 5; k++) ids[k] = render_alloc(a, SCORE_IN_MAX_IDS * sizeof *ids[k]);
+    int *crit_cat = s ? render_alloc(a, SCORE_IN_MAX_IDS * sizeof *crit_cat) : NULL;
+    if (rc == 0 && (!s || !ids[0] || !ids[1] || !ids[2] || !ids[3] || !ids[4] || !crit_cat))
+        rc = sd_err(SD_ENOMEM, "out of memory");
+    if (rc) { score_in_free(&si); return rc; }
+    memset(s, 0, sizeof *s);
     s->file = f;
-    s->cat_id = cat_id; s->cat_name = cat_name; s->crit_id = crit_id; s->crit_name = crit_name; s->crit_cat = crit_cat;
-    s->crit_about = render_alloc(a, MAX_IDS * sizeof *s->crit_about);
-    if (!s->crit_about) { json_decref(root); return sd_err(SD_ENOMEM, "out of memory"); }
-    for (int i = 0; i < MAX_IDS; i++) s->crit_about[i] = NULL;
-    /* the method: categories and their criteria, in the scorer's order */
-    /* the method's categories and criteria: top-level, or under "method" with criteria listed apart */
-    json_t *method = json_object_get(root, "method");
-    json_t *cats = json_object_get(root, "categories");
-    if (!cats && json_is_object(method)) cats = json_object_get(method, "categories");
-    iter ci = {cats, 0, NULL};
-    const char *id;
-    json_t *v;
-    while (rc == 0 && iter_next(&ci, &id, &v)) {
-        int c = add_id(a, cat_id, cat_name, &s->ncat, id, json_string_value(json_object_get(v, "name")));
-        if (c < 0) { rc = sd_err(SD_ELIMIT, "%s: more than %d categories", path, MAX_IDS); break; }
-        iter ki = {json_object_get(v, "criteria"), 0, NULL};
-        const char *kid;
-        json_t *kv;
-        while (iter_next(&ki, &kid, &kv)) {
-            int k = add_id(a, crit_id, crit_name, &s->ncrit, kid, json_string_value(json_object_get(kv, "name")));
-            if (k < 0) { rc = sd_err(SD_ELIMIT, "%s: more than %d criteria", path, MAX_IDS); break; }
-            crit_cat[k] = c;
-        }
+    s->cat_id = ids[0]; s->cat_name = ids[1]; s->crit_id = ids[2]; s->crit_name = ids[3]; s->crit_about = ids[4];
+    s->crit_cat = crit_cat;
+    s->ncat = si.ncat;
+    s->ncrit = si.ncrit;
+    for (int i = 0; i < SCORE_IN_MAX_IDS; i++) {
+        s->cat_id[i] = i < si.ncat ? render_strdup(a, si.cat_id[i]) : NULL;
+        s->cat_name[i] = i < si.ncat ? render_strdup(a, si.cat_name[i]) : NULL;
+        s->crit_id[i] = i < si.ncrit ? render_strdup(a, si.crit_id[i]) : NULL;
+        s->crit_name[i] = i < si.ncrit ? render_strdup(a, si.crit_name[i]) : NULL;
+        s->crit_about[i] = i < si.ncrit ? dup_or_null(a, si.crit_about[i]) : NULL;
+        s->crit_cat[i] = si.crit_cat[i];
     }
-    iter mi = {json_is_object(method) ? json_object_get(method, "criteria") : NULL, 0, NULL};
-    while (rc == 0 && iter_next(&mi, &id, &v)) {
-        const char *cat = json_string_value(json_object_get(v, "category"));
-        int c = cat ? add_id(a, cat_id, cat_name, &s->ncat, cat, NULL) : -1;
-        int k = add_id(a, crit_id, crit_name, &s->ncrit, id, json_string_value(json_object_get(v, "name")));
-        if (k < 0) { rc = sd_err(SD_ELIMIT, "%s: more than %d criteria", path, MAX_IDS); break; }
-        crit_cat[k] = c;
-        const char *about = json_string_value(json_object_get(v, "about"));
-        if (about) s->crit_about[k] = render_strdup(a, about);
-    }
-    if (rc == 0) {
-        const char *mode = json_string_value(json_object_get(root, "mode"));
-        const char *snap = json_string_value(json_object_get(json_object_get(root, "snapshot"), "date"));
-        if (mode || snap)
-            f->detail = render_printf(a, "%s%s%s", mode ? mode : "", mode && snap ? ", snapshot of " : snap ? "snapshot of " : "",
-                                      snap ? snap : "");
-    }
-    /* frameworks; categories or criteria not declared above are added as met */
-    size_t nfw = json_is_array(fws) ? json_array_size(fws) : json_object_size(fws);
-    s->fw = render_alloc(a, (nfw + 1) * sizeof *s->fw);
+    if (si.mode || si.snapshot_date)
+        f->detail = render_printf(a, "%s%s%s", si.mode ? si.mode : "",
+                                  si.mode && si.snapshot_date ? ", snapshot of " : si.snapshot_date ? "snapshot of " : "",
+                                  si.snapshot_date ? si.snapshot_date : "");
+    s->fw = render_alloc(a, ((size_t)si.nfw + 1) * sizeof *s->fw);
     if (!s->fw) rc = sd_err(SD_ENOMEM, "out of memory");
-    iter fi = {fws, 0, NULL};
-    while (rc == 0 && iter_next(&fi, &id, &v)) {
+    for (int i = 0; rc == 0 && i < si.nfw; i++) {
         rm_framework *w = &s->fw[s->nfw++];
-        w->name = render_strdup(a, json_is_array(fws) ? (json_string_value(json_object_get(v, "name")) ? json_string_value(json_object_get(v, "name")) : id) : id);
-        json_t *o = json_object_get(v, "overall");
-        w->overall = json_is_object(o) ? num(json_object_get(o, "score")) : num(o);
-        w->tier = text(a, json_object_get(v, "tier"));
-        w->archived = json_is_true(json_object_get(v, "archived"));
-        const char *status = json_string_value(json_object_get(v, "status"));
-        if (status && strcmp(status, "unknown") == 0) w->status = "activity not measured";
-        else if (status && strcmp(status, "active") != 0) w->status = render_strdup(a, status);
-        if (w->archived && !w->status) w->status = "archived";
-        w->crit_why = render_alloc(a, MAX_IDS * sizeof *w->crit_why);
-        w->cat = render_alloc(a, MAX_IDS * sizeof *w->cat);
-        w->crit = render_alloc(a, MAX_IDS * sizeof *w->crit);
-        w->crit_raw = render_alloc(a, MAX_IDS * sizeof *w->crit_raw);
-        if (!w->cat || !w->crit || !w->crit_raw || !w->crit_why) { rc = sd_err(SD_ENOMEM, "out of memory"); break; }
-        w->cat_lo = render_alloc(a, MAX_IDS * sizeof *w->cat_lo);
-        w->cat_hi = render_alloc(a, MAX_IDS * sizeof *w->cat_hi);
-        w->crit_lo = render_alloc(a, MAX_IDS * sizeof *w->crit_lo);
-        w->crit_hi = render_alloc(a, MAX_IDS * sizeof *w->crit_hi);
-        w->cat_insufficient = render_alloc(a, MAX_IDS * sizeof *w->cat_insufficient);
-        if (!w->cat_lo || !w->cat_hi || !w->crit_lo || !w->crit_hi || !w->cat_insufficient) {
-            rc = sd_err(SD_ENOMEM, "out of memory");
-            break;
-        }
-        for (int i = 0; i < MAX_IDS; i++) {
-            w->cat[i] = w->crit[i] = w->crit_raw[i] = NAN;
-            w->cat_lo[i] = w->cat_hi[i] = w->crit_lo[i] = w->crit_hi[i] = NAN;
-            w->cat_insufficient[i] = 0;
-        }
-        json_t *orng = json_object_get(v, "overall_range");
-        w->overall_lo = num(json_object_get(orng, "lower"));
-        w->overall_hi = num(json_object_get(orng, "upper"));
+        memset(w, 0, sizeof *w);
+        rc = copy_fw(a, &si, &si.fw[i], w);
         if (!isnan(w->overall_lo)) s->has_ranges = 1;
-        json_t *cov = json_object_get(v, "coverage");
-        json_t *cm = json_object_get(cov, "measured"), *ch = json_object_get(cov, "hand_entered"),
-               *cx = json_object_get(cov, "missing");
-        w->cov_measured = json_is_integer(cm) ? (int)json_integer_value(cm) : -1;
-        w->cov_hand = json_is_integer(ch) ? (int)json_integer_value(ch) : -1;
-        w->cov_missing = json_is_integer(cx) ? (int)json_integer_value(cx) : -1;
-        const char *typed = json_string_value(json_object_get(v, "status_typed"));
-        const char *derived = json_string_value(json_object_get(v, "status"));
-        if (typed && derived && strcmp(typed, derived) != 0) w->status_typed = render_strdup(a, typed);
-        iter c2 = {json_object_get(v, "categories"), 0, NULL};
-        const char *cid;
-        json_t *cv;
-        while (iter_next(&c2, &cid, &cv)) {
-            int c = add_id(a, cat_id, cat_name, &s->ncat, cid, json_string_value(json_object_get(cv, "name")));
-            if (c < 0) { rc = sd_err(SD_ELIMIT, "%s: more than %d categories", path, MAX_IDS); break; }
-            w->cat[c] = json_is_object(cv) ? num(json_object_get(cv, "score")) : num(cv);
-        }
-        iter c3 = {json_object_get(v, "category_ranges"), 0, NULL};
-        while (rc == 0 && iter_next(&c3, &cid, &cv)) {
-            int c = find(cat_id, s->ncat, cid);
-            if (c < 0) continue;
-            w->cat_lo[c] = num(json_object_get(cv, "lower"));
-            w->cat_hi[c] = num(json_object_get(cv, "upper"));
-            w->cat_insufficient[c] = json_is_true(json_object_get(cv, "insufficient"));
-        }
-        iter k2 = {json_object_get(v, "criteria"), 0, NULL};
-        while (rc == 0 && iter_next(&k2, &cid, &cv)) {
-            int k = find(crit_id, s->ncrit, cid);
-            if (k < 0) {
-                k = add_id(a, crit_id, crit_name, &s->ncrit, cid, json_string_value(json_object_get(cv, "name")));
-                if (k < 0) { rc = sd_err(SD_ELIMIT, "%s: more than %d criteria", path, MAX_IDS); break; }
-                const char *cat = json_string_value(json_object_get(cv, "category"));
-                int c = cat ? add_id(a, cat_id, cat_name, &s->ncat, cat, NULL) : -1;
-                crit_cat[k] = c;
-            }
-            w->crit[k] = crit_value(cv, "normalised");
-            w->crit_raw[k] = crit_value(cv, "raw");
-            w->crit_lo[k] = num(json_object_get(cv, "lower"));
-            w->crit_hi[k] = num(json_object_get(cv, "upper"));
-            if (json_is_string(json_object_get(cv, "missing")))
-                w->crit_why[k] = render_strdup(a, json_string_value(json_object_get(cv, "missing")));
-        }
     }
     if (rc == 0) {
         qsort(s->fw, (size_t)s->nfw, sizeof *s->fw, cmp_fw);
         m->scores = s;
     }
-    json_decref(root);
+    score_in_free(&si);
     return rc;
 }
 
