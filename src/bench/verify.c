@@ -114,7 +114,12 @@ static void ident_diff(vcell *c, const json_t *pub, const json_t *meas, const sd
 /* The measured statistic for metric: the summary's, or for train_total_s the sums of each sample's epoch times. */
 static int measured_stat(const sd_run_view *m, const char *metric, sd_stat *out) {
     sd_stat s = sd_run_stat(m, metric);
-    if (!isnan(s.median)) { *out = s; return 1; }
+    if (!isnan(s.median)) {
+        if (s.n == 0) s.n = 1;   /* a bare figure, or a statistic that does not count its repeats */
+        if (isnan(s.min) || isnan(s.max)) s.min = s.max = s.median;
+        *out = s;
+        return 1;
+    }
     size_t ns = sd_run_nsamples(m);
     if (strcmp(metric, "train_total_s") != 0 || !ns) return 0;
     double *v = calloc(ns, sizeof *v);
@@ -201,7 +206,7 @@ static int rerun(const sd_verify_opts *a, vcell *c, json_t **doc) {
 static void judge(const sd_verify_opts *a, vcell *c, const sd_run_view *m) {
     double pv = c->pub.median, tol = a->tolerance_pct / 100.0 * pv, pacc = c->v.accuracy.median;
     c->macc = m->accuracy.median;
-    double spread = c->pub.max > c->pub.min ? (c->pub.max - c->pub.min) / pv * 100 : 0;
+    double spread = c->pub.max > c->pub.min && pv > 0 ? (c->pub.max - c->pub.min) / pv * 100 : 0;
     char sp[160] = "";
     if (spread > a->tolerance_pct)
         snprintf(sp, sizeof sp, "published spread %.1f%% [%.4g-%.4g] is wider than the %.3g%% tolerance", spread,
@@ -412,7 +417,9 @@ int sd_verify(const sd_verify_opts *a, FILE *f) {
         memset(&c, 0, sizeof c);
         c.macc = NAN;
         sd_run_view_of(pub, &c.v);
-        c.w = str(c.v.workload), c.impl = str(c.v.implementation), c.be = str(c.v.backend);
+        c.w = str(c.v.workload);
+        c.impl = str(c.v.implementation);
+        c.be = str(c.v.backend);
         for (int t = 0; sd_published_time_keys[t] && !c.metric; t++) {
             c.pub = sd_run_stat(&c.v, sd_published_time_keys[t]);
             if (!isnan(c.pub.median)) c.metric = sd_published_time_keys[t];
