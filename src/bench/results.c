@@ -324,28 +324,10 @@ int sd_results_load(db *d, int64_t run_id, json_t **doc) {
     return 0;
 }
 
-int sd_results_add_run(json_t *doc, const sd_run_info *ri) {
+/* A run's settings: what it was asked to do (batch, epochs, threads, seed, precision, the optimizer ...). */
+static json_t *settings_of(const sd_run_info *ri, const char *precision) {
     const sd_workload *w = ri->w;
     const nn_train_opts *o = ri->opts;
-    json_t *run = json_object();
-    json_object_set_new(run, "workload", json_string(w->name));
-    json_object_set_new(run, "implementation", json_string(ri->implementation));
-    const char *precision = ri->be ? (nn_backend_options(ri->be)->precision ? nn_backend_options(ri->be)->precision : "fp32")
-                                   : (ri->precision ? ri->precision : "fp32");
-    json_object_set_new(run, "backend", json_string(ri->be ? nn_backend_name(ri->be) : ri->backend_name));
-    json_object_set_new(run, "device", json_string(ri->be ? nn_backend_device(ri->be) : ri->device));
-    json_object_set_new(run, "status", json_string("ok"));
-    if (ri->backend_note && ri->backend_note[0]) json_object_set_new(run, "backend_note", json_string(ri->backend_note));
-    json_t *benv = json_object();
-    if (ri->be) nn_backend_env(ri->be, env_add, benv);
-    if (ri->backend_env) json_object_update(benv, (json_t *)ri->backend_env);
-    json_object_set_new(run, "backend_env", benv);
-    /* a full epoch's size, for times per full epoch when --batches cut the epochs (synthetic sets are cut too) */
-    long full = ri->train->synthetic && w->train_n > ri->train->n ? w->train_n : ri->train->n;
-    json_object_set_new(run, "data", json_pack("{s:s,s:s,s:I,s:I,s:I}", "kind", ri->train->synthetic ? "synthetic" : "real",
-                                               "source", ri->train->source, "train_examples", (json_int_t)ri->train->n,
-                                               "test_examples", (json_int_t)ri->test->n, "full_epoch_examples",
-                                               (json_int_t)full));
     json_t *optim = json_pack("{s:s,s:f}", "name", optim_name(w->optim.kind), "lr", (double)w->optim.lr);
     switch (w->optim.kind) {
     case NN_OPTIM_SGD: json_object_set_new(optim, "momentum", json_real(w->optim.momentum)); break;
@@ -370,7 +352,32 @@ int sd_results_add_run(json_t *doc, const sd_run_info *ri) {
         json_object_set_new(settings, "global_batch", json_integer((json_int_t)o->batch * ri->gpus));
         if (ri->reduction && ri->reduction[0]) json_object_set_new(settings, "reduction", json_string(ri->reduction));
     }
-    json_object_set_new(run, "settings", settings);
+    return settings;
+}
+
+int sd_results_add_run(json_t *doc, const sd_run_info *ri) {
+    const sd_workload *w = ri->w;
+    const nn_train_opts *o = ri->opts;
+    json_t *run = json_object();
+    json_object_set_new(run, "workload", json_string(w->name));
+    json_object_set_new(run, "implementation", json_string(ri->implementation));
+    const char *precision = ri->be ? (nn_backend_options(ri->be)->precision ? nn_backend_options(ri->be)->precision : "fp32")
+                                   : (ri->precision ? ri->precision : "fp32");
+    json_object_set_new(run, "backend", json_string(ri->be ? nn_backend_name(ri->be) : ri->backend_name));
+    json_object_set_new(run, "device", json_string(ri->be ? nn_backend_device(ri->be) : ri->device));
+    json_object_set_new(run, "status", json_string("ok"));
+    if (ri->backend_note && ri->backend_note[0]) json_object_set_new(run, "backend_note", json_string(ri->backend_note));
+    json_t *benv = json_object();
+    if (ri->be) nn_backend_env(ri->be, env_add, benv);
+    if (ri->backend_env) json_object_update(benv, (json_t *)ri->backend_env);
+    json_object_set_new(run, "backend_env", benv);
+    /* a full epoch's size, for times per full epoch when --batches cut the epochs (synthetic sets are cut too) */
+    long full = ri->train->synthetic && w->train_n > ri->train->n ? w->train_n : ri->train->n;
+    json_object_set_new(run, "data", json_pack("{s:s,s:s,s:I,s:I,s:I}", "kind", ri->train->synthetic ? "synthetic" : "real",
+                                               "source", ri->train->source, "train_examples", (json_int_t)ri->train->n,
+                                               "test_examples", (json_int_t)ri->test->n, "full_epoch_examples",
+                                               (json_int_t)full));
+    json_object_set_new(run, "settings", settings_of(ri, precision));
     const nn_train_result *r0 = &ri->samples[0];
     json_object_set_new(run, "model", json_pack("{s:I,s:f,s:f,s:s}", "parameters", (json_int_t)r0->nparams,
                                                 "forward_flops_per_example", r0->flops_fwd,
