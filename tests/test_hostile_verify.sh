@@ -28,6 +28,12 @@ $SD score --offline --json "$t/scores.json" > /dev/null 2>&1 || bad "score for a
 expect 3 "a published file with no runs" $SD verify "$t/empty.json" --results "$t/r.json"
 has "the empty list is named" "$t/err" "empty.json:.*no runs: a published file with nothing to verify"
 
+# a file whose every run measured nothing (a framework that was not installed) verifies nothing either: exit 9
+"$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); d["runs"]=[{"workload":"mnist_mlp","implementation":"jax","backend":"auto","status":"unavailable","error":"jax is not installed"}]; json.dump(d,open(sys.argv[2],"w"))' \
+  "$t/r.json" "$t/none.json"
+expect 9 "a published file that measured nothing" $SD verify "$t/none.json" --results "$t/r.json"
+has "nothing measured is said" "$t/out" "nothing to verify: no published cell was measured"
+
 # inputs from a pipe: each file is read once
 expect 0 "verify --results from a pipe" $SD verify "$t/r.json" --results <(cat "$t/r.json")
 expect 0 "verify of a published file from a pipe" $SD verify <(cat "$t/r.json") --results "$t/r.json"
