@@ -458,7 +458,7 @@ Test(jv, load_file_too_big) {
     jv_doc *d = NULL;
     cr_assert_eq(jv_load(&d, path), SD_ELIMIT);
     char want[400];
-    snprintf(want, sizeof want, "%s:1:1: expected a document of at most %u bytes (got %u bytes)",
+    snprintf(want, sizeof want, "%s:1:1: over 64 MiB: expected a document of at most %u bytes (got %u bytes)",
              path, JV_MAX_DOC, JV_MAX_DOC + 1);
     cr_assert_str_eq(sd_errmsg(), want);
     unlink(path);

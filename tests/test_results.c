@@ -204,3 +204,100 @@ Test(results, database_round_trip) {
     unlink(path);
     rmdir(dir);
 }
+
+/* ---- what verify reads: identity, environments, and which files it accepts ------------------------------- */
+
+static const sd_ident *ident(const sd_ident *l, int n, const char *what) {
+    for (int i = 0; i < n; i++)
+        if (strcmp(l[i].what, what) == 0) return &l[i];
+    return NULL;
+}
+
+Test(results, identity_of_a_runner_and_a_publication) {
+    json_t *run = doc_of("{\"implementation\": \"pytorch\", \"backend_env\": {\"framework\": \"pytorch\", \"version\": \"1.13.0a0\","
+                         " \"interpreter\": \"/usr/bin/python3\", \"python\": \"3.11.2\", \"cudnn\": null, \"threads\": 2,"
+                         " \"runner\": \"workloads/runners/pytorch_runner.py\", \"torch_dir\": \"/x\", \"parameters\": 5},"
+                         " \"settings\": {\"precision\": \"fp32\", \"threads\": 4, \"batch\": 128, \"max_batches\": null}}");
+    sd_ident l[SD_IDENT_MAX];
+    int n = sd_run_identity(run, l, SD_IDENT_MAX);
+    cr_assert_str_eq(ident(l, n, "framework")->value, "pytorch");
+    cr_assert_str_eq(ident(l, n, "framework version")->value, "1.13.0a0");
+    cr_assert_str_eq(ident(l, n, "interpreter")->value, "/usr/bin/python3");
+    cr_assert_str_eq(ident(l, n, "python")->value, "3.11.2");
+    cr_assert_str_eq(ident(l, n, "cudnn")->value, "null");
+    cr_assert_str_eq(ident(l, n, "threads")->value, "2", "the runner's own record comes first");
+    cr_assert_not(ident(l, n, "threads")->setting);
+    cr_assert_str_eq(ident(l, n, "precision")->value, "fp32");
+    cr_assert(ident(l, n, "precision")->setting);
+    cr_assert_str_eq(ident(l, n, "max_batches")->value, "null");
+    cr_assert_null(ident(l, n, "runner"), "where the runner lives is not what was measured");
+    cr_assert_null(ident(l, n, "torch_dir"));
+    cr_assert_null(ident(l, n, "parameters"));
+    json_decref(run);
+    json_t *pub = doc_of("{\"framework\": {\"name\": \"Caffe2\", \"version\": null}, \"settings\": {\"batch\": 64}}");
+    n = sd_run_identity(pub, l, SD_IDENT_MAX);
+    cr_assert_str_eq(ident(l, n, "framework")->value, "Caffe2");
+    cr_assert_str_eq(ident(l, n, "framework version")->value, "null");
+    cr_assert_str_eq(ident(l, n, "batch")->value, "64");
+    cr_assert_null(ident(l, n, "precision"));
+    json_decref(pub);
+}
+
+Test(results, environments_and_rerun_settings) {
+    json_t *d = doc_of("{\"environment\": {\"cpu_model\": \"A\", \"cores\": 2, \"hostname\": \"h\","
+                       " \"gpu\": {\"count\": 0, \"note\": \"none\"}, \"libraries\": {\"pytorch\": \"1\"}},"
+                       " \"runs\": [{\"environment\": {\"gpu\": {\"name\": \"K80\", \"count\": 4}},"
+                       "  \"settings\": {\"epochs\": 3, \"threads\": 2, \"seed\": 7, \"autotune\": false, \"precision\": \"tf32\"},"
+                       "  \"backend_env\": {\"interpreter\": \"/venv/bin/python\"}}]}");
+    json_t *e = sd_results_run_env(d, sd_results_run(d, 0));
+    sd_env_view v;
+    sd_env_view_of(e, &v);
+    cr_assert_str_eq(v.cpu_model, "A");
+    cr_assert_str_eq(v.gpu_name, "K80", "the run's own hardware overrides the document's");
+    cr_assert_eq(v.gpu_count, 4);
+    cr_assert_str_eq(v.gpu_note, "none");
+    cr_assert_eq(v.cores, 2);
+    cr_assert_str_eq(v.hostname, "h");
+    cr_assert_str_eq(json_string_value(json_object_get(v.libraries, "pytorch")), "1");
+    json_decref(e);
+    sd_run_view rv;
+    sd_run_view_of(sd_results_run(d, 0), &rv);
+    cr_assert_eq(rv.epochs, 3);
+    cr_assert_eq(rv.threads, 2);
+    cr_assert_eq(rv.seed, 7);
+    cr_assert_eq(rv.autotune, 0);
+    cr_assert_str_eq(rv.precision, "tf32");
+    cr_assert_str_eq(rv.interpreter, "/venv/bin/python");
+    json_decref(d);
+}
+
+static int published(const char *runs) {
+    char doc[2048];
+    snprintf(doc, sizeof doc, "{\"schema\": \"showdown-results/1\", \"runs\": [%s]}", runs);
+    json_t *j = NULL;
+    int rc = sd_published_parse(&j, "pub.json", doc, strlen(doc));
+    json_decref(j);
+    return rc;
+}
+
+Test(results, published_files_verify_accepts) {
+    static const char *const names = "\"workload\": \"mnist_mlp\", \"implementation\": \"tensorflow\", \"backend\": \"auto\"";
+    char runs[1024];
+    snprintf(runs, sizeof runs, "{%s, \"status\": \"unavailable\", \"error\": \"not installed\"}", names);
+    cr_assert_eq(published(runs), 0, "bench's unavailable run: %s", sd_errmsg());
+    snprintf(runs, sizeof runs, "{%s, \"status\": \"ok\", \"summary\": {\"steady_epoch_s\": null, "
+             "\"first_epoch_s\": {\"median\": 1.5, \"n\": 1}}}", names);
+    cr_assert_eq(published(runs), 0, "a null statistic is absent: %s", sd_errmsg());
+    snprintf(runs, sizeof runs, "{%s, \"status\": \"ok\", \"summary\": {\"inference_s_per_1000_images\": {\"median\": 0.2}}}",
+             names);
+    cr_assert_eq(published(runs), 0, "an inference run: %s", sd_errmsg());
+    snprintf(runs, sizeof runs, "{%s, \"status\": \"ok\", \"summary\": {\"accuracy\": {\"median\": 0.5}}}", names);
+    cr_assert_eq(published(runs), 0, "bench's run without a time figure is shown n/a: %s", sd_errmsg());
+    snprintf(runs, sizeof runs, "{%s, \"summary\": {\"accuracy\": {\"median\": 0.5}}}", names);
+    cr_assert_eq(published(runs), SD_EINPUT, "a publication's cell needs a time figure");
+    cr_assert(strstr(sd_errmsg(), "summary has no time metric"), "%s", sd_errmsg());
+    snprintf(runs, sizeof runs, "{%s, \"status\": \"ok\"}", names);
+    cr_assert_eq(published(runs), SD_EINPUT, "a measured run needs its summary");
+    cr_assert_eq(published(""), SD_EINPUT);
+    cr_assert(strstr(sd_errmsg(), "pub.json:1:") && strstr(sd_errmsg(), "no runs"), "%s", sd_errmsg());
+}

@@ -1,7 +1,9 @@
 #!/bin/bash
 # test_verify — `showdown verify` on crafted published files: one cell of each verdict, the exit codes
 # (0 all reproduced, 5 a comparable cell did not, 9 some could not be checked), a --rerun through bench
-# with >= 3 repetitions, positioned errors for a bad file, and the published CNN table on this machine.
+# with >= 3 repetitions, bench's own results (an unavailable framework among them) accepted, an implementation
+# difference NOT-COMPARABLE, a too-wide published spread named, positioned errors for a bad file, and the
+# published CNN table on this machine.
 set -u
 SD=${SHOWDOWN:-./showdown}
 PY=${PYTHON:-/usr/bin/python3}
@@ -82,6 +84,65 @@ grep -q "batch: published 64, here 128" "$t/out" && ok "batch difference named" 
 # --rerun measures through bench with at least 3 repetitions (tolerance wide: this checks the path, not speed)
 expect 0 "--rerun" $SD verify "$t/rerun.json" --rerun --tolerance 1e8 --acc-tolerance 1 --json "$t/rr.json"
 "$PY" -c 'import json,sys; c=json.load(open(sys.argv[1]))["cells"][0]; assert c["measured"]["n"] >= 3, c; print("ok: rerun n =", c["measured"]["n"])' "$t/rr.json" || fail=1
+
+# bench's own results, as `make report` writes them: a measured cell, a framework that is not installed
+# (unavailable: no summary) and, when Debian's PyTorch runs here, a framework cell; verify accepts them all
+impls=native,tensorflow
+$SD env 2>/dev/null | grep -q "^  pytorch  *runnable" && impls=native,pytorch,tensorflow
+$SD bench --workload mnist_mlp --impl "$impls" --backend ref --data synthetic --epochs 2 --batches 3 --repeat 2 \
+  --venvs "$t/no-venvs" --no-db --quiet --json "$t/own.json" > /dev/null 2>&1
+grep -q '"unavailable"' "$t/own.json" || bad "own results: no unavailable run: $(grep -c status "$t/own.json")"
+expect 0 "own results verified against themselves" $SD verify "$t/own.json" --results "$t/own.json" --json "$t/own-v.json"
+grep -q "tensorflow .* UNAVAILABLE  *not measured in the published run: unavailable" "$t/out" \
+  && ok "the unavailable framework is shown as such" || bad "unavailable row: $(cat "$t/out" "$t/err")"
+"$PY" - "$t/own-v.json" <<'PY' || fail=1
+import json, sys
+v = json.load(open(sys.argv[1]))
+k = v["counts"]
+assert k["REPRODUCED"] >= 1 and k["NOT-MEASURED"] == 1 and v["exit_code"] == 0, k
+print("ok: own results counts", k)
+PY
+expect 0 "own results --rerun (tolerance wide: the path, not the speed)" $SD verify "$t/own.json" --rerun --tolerance 1e8 \
+  --acc-tolerance 1 --quiet
+
+# a difference in the implementation's identity is NOT-COMPARABLE, naming it: the back-end's recorded
+# implementation, and a framework's version (PyTorch 2.15 published, Debian's here)
+"$PY" - "$t" <<'PY'
+import json, sys
+t = sys.argv[1]
+d = json.load(open(t + "/own.json"))
+for r in d["runs"]:
+    if r["implementation"] == "native":
+        r["backend_env"]["backend_impl"] = "plain C 0.9 (imagined)"
+    if r["implementation"] == "pytorch":
+        r["backend_env"]["version"] = "2.15.0"
+json.dump(d, open(t + "/other-impl.json", "w"))
+PY
+expect 9 "another implementation: exit 9" $SD verify "$t/other-impl.json" --results "$t/own.json"
+grep -q "native .* NOT-COMPARABLE   backend_impl: published plain C 0.9 (imagined), here plain C" "$t/out" \
+  && ok "a back-end difference is named" || bad "back-end identity: $(cat "$t/out")"
+if grep -q '"pytorch"' "$t/own.json"; then
+  grep -q "pytorch .* NOT-COMPARABLE   framework version: published 2.15.0, here " "$t/out" \
+    && ok "a PyTorch version difference is NOT-COMPARABLE" || bad "pytorch version: $(cat "$t/out")"
+else
+  echo "skipped: no runnable pytorch here for the framework-version case"
+fi
+
+# a published spread wider than the tolerance: a measurement inside it is UNVERIFIABLE, and verify says why
+"$PY" - "$t" <<'PY'
+import json, sys
+t = sys.argv[1]
+r = json.load(open(t + "/r.json"))
+med = r["runs"][0]["summary"]["steady_epoch_s"]["median"]
+d = json.load(open(t + "/ok.json"))
+d["runs"][0]["summary"]["steady_epoch_s"] = {"median": med / 1.3, "min": med / 2, "max": med * 1.2, "n": 3}
+json.dump(d, open(t + "/wide.json", "w"))
+r["runs"][0]["summary"]["steady_epoch_s"] = {"median": med, "min": med * 0.98, "max": med * 1.02, "n": 3}
+json.dump(r, open(t + "/narrow.json", "w"))   # a measurement with a narrow spread of its own
+PY
+expect 9 "a published spread wider than the tolerance" $SD verify "$t/wide.json" --results "$t/narrow.json"
+grep -q "UNVERIFIABLE .*published spread [0-9.]*% \[.*\] is wider than the 10% tolerance" "$t/out" \
+  && ok "UNVERIFIABLE names the published spread" || bad "spread: $(cat "$t/out")"
 
 printf '{\n  "schema": "showdown-results/1",\n  "runs": [ {"workload": 3} ]\n}\n' > "$t/bad.json"
 expect 3 "bad published file" $SD verify "$t/bad.json"

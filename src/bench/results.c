@@ -4,7 +4,9 @@
 #include "bench/results.h"
 #include "core/err.h"
 #include "core/fsutil.h"
+#include "core/jsonfile.h"
 #include "core/jv.h"
+#include "core/util.h"
 #include "db/db.h"
 
 #include <errno.h>
@@ -14,18 +16,13 @@
 #include <string.h>
 #include <time.h>
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 sd_stat sd_stat_of(const double *v, int n) {
     sd_stat s = {0, 0, 0, n};
     if (n <= 0) return s;
     double *t = malloc(sizeof(double) * (size_t)n);
     if (!t) { s.n = 0; return s; }
     memcpy(t, v, sizeof(double) * (size_t)n);
-    qsort(t, (size_t)n, sizeof(double), cmp_double);
+    qsort(t, (size_t)n, sizeof(double), sd_cmp_double);
     s.min = t[0];
     s.max = t[n - 1];
     s.median = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
@@ -50,7 +47,7 @@ json_t *sd_results_new(void) {
     struct tm tm;
     gmtime_r(&now, &tm);
     strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    sd_results_head h = {when, SD_VERSION, SD_GIT_COMMIT, SD_GIT_DIRTY, NULL};
+    sd_results_head h = {.created = when, .version = SD_VERSION, .commit = SD_GIT_COMMIT, .dirty = SD_GIT_DIRTY};
     return sd_results_new_with(&h, sd_env_fingerprint());
 }
 
@@ -60,7 +57,13 @@ void sd_results_head_of(const json_t *doc, sd_results_head *h) {
     h->version = json_string_value(json_object_get(tool, "version"));
     h->commit = json_string_value(json_object_get(tool, "commit"));
     h->dirty = json_is_true(json_object_get(tool, "dirty"));
+    h->tool = tool;
     h->environment = json_object_get(doc, "environment");
+    const json_t *pub = json_object_get(doc, "published");
+    h->published = json_is_true(pub) || json_is_object(pub);
+    h->pub_title = json_string_value(json_object_get(pub, "title"));
+    h->pub_source = json_string_value(json_object_get(pub, "source"));
+    h->pub_date = json_string_value(json_object_get(pub, "date"));
 }
 
 static void env_add(void *user, const char *k, const char *v) { json_object_set_new(user, k, json_string(v)); }
@@ -87,6 +90,8 @@ int sd_results_check_shape(const json_t *doc, const char *name) {
         if (!json_is_object(json_array_get(runs, i))) return sd_err(SD_EINPUT, "%s: runs[%zu] is not an object", name, i);
     return 0;
 }
+
+static int is_one_of(const char *key, const char *const *keys);
 
 /* ---- a run read back ---------------------------------------------------------------------------------- */
 static double num(const json_t *v) { return json_is_number(v) ? json_number_value(v) : NAN; }
@@ -160,6 +165,87 @@ void sd_run_view_of(const json_t *run, sd_run_view *v) {
         if (pb > v->peak_bytes) v->peak_bytes = pb;
     }
     v->gflops = num(json_object_get(sum, "gflops"));
+    v->epochs = (int)count_of(json_object_get(set, "epochs"), 1000000000);
+    v->threads = (int)count_of(json_object_get(set, "threads"), 1000000);
+    v->seed = count_of(json_object_get(set, "seed"), (long long)1 << 62);
+    const json_t *at = json_object_get(set, "autotune");
+    v->autotune = json_is_boolean(at) ? json_is_true(at) : -1;
+    v->precision = json_string_value(json_object_get(set, "precision"));
+    v->interpreter = json_string_value(json_object_get(json_object_get(run, "backend_env"), "interpreter"));
+    v->note = json_string_value(json_object_get(run, "note"));
+    v->published_check = json_object_get(run, "published_check");
+}
+
+sd_stat sd_run_stat(const sd_run_view *v, const char *key) { return sd_stat_read(json_object_get(v->summary, key)); }
+
+/* Text of a scalar for an identity: strings as they are, numbers as written, null as "null"; 0 for others. */
+static int scalar_text(const json_t *v, char *buf, size_t n) {
+    if (json_is_string(v)) snprintf(buf, n, "%s", json_string_value(v));
+    else if (json_is_integer(v)) snprintf(buf, n, "%lld", (long long)json_integer_value(v));
+    else if (json_is_real(v)) snprintf(buf, n, "%.10g", json_real_value(v));
+    else if (json_is_boolean(v)) snprintf(buf, n, "%s", json_is_true(v) ? "true" : "false");
+    else if (json_is_null(v)) snprintf(buf, n, "null");
+    else return 0;
+    return 1;
+}
+
+static void ident_add(sd_ident *out, int *n, int max, const char *what, const json_t *v, int setting) {
+    if (!v || *n >= max) return;
+    for (int i = 0; i < *n; i++)
+        if (strcmp(out[i].what, what) == 0) return;   /* the first place that records it wins */
+    sd_ident *d = &out[*n];
+    if (!scalar_text(v, d->value, sizeof d->value)) return;
+    snprintf(d->what, sizeof d->what, "%s", what);
+    d->setting = setting;
+    (*n)++;
+}
+
+int sd_run_identity(const json_t *run, sd_ident *out, int max) {
+    /* where the runner or back-end ran from, and counts checked elsewhere, are not what was measured */
+    static const char *const not_identity[] = {"runner", "torch_dir", "torch_path", "executable", "parameters",
+                                               "protocol", "device", "device_kind", "event", "framework", "version", NULL};
+    static const char *const settings[] = {"precision", "threads", "autotune", "batch", "max_batches", "epochs",
+                                           "setting", "candidate", NULL};
+    int n = 0;
+    const json_t *fw = json_object_get(run, "framework"), *benv = json_object_get(run, "backend_env");
+    ident_add(out, &n, max, "framework", json_is_object(fw) ? json_object_get(fw, "name") : json_object_get(benv, "framework"), 0);
+    ident_add(out, &n, max, "framework version",
+              json_is_object(fw) ? json_object_get(fw, "version") : json_object_get(benv, "version"), 0);
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)benv, k, v)
+        if (!is_one_of(k, not_identity)) ident_add(out, &n, max, k, v, 0);
+    const json_t *set = json_object_get(run, "settings");
+    for (int i = 0; settings[i]; i++) ident_add(out, &n, max, settings[i], json_object_get(set, settings[i]), 1);
+    return n;
+}
+
+void sd_env_view_of(const json_t *env, sd_env_view *v) {
+    const json_t *g = json_object_get(env, "gpu");
+    v->cpu_model = json_string_value(json_object_get(env, "cpu_model"));
+    v->gpu_name = json_string_value(json_object_get(g, "name"));
+    v->gpu_note = json_string_value(json_object_get(g, "note"));
+    v->hostname = json_string_value(json_object_get(env, "hostname"));
+    v->libraries = json_object_get(env, "libraries");
+    v->cores = count_of(json_object_get(env, "cores"), 1LL << 40);
+    v->gpu_count = count_of(json_object_get(g, "count"), 1LL << 40);
+}
+
+int sd_results_set_env(json_t *doc, json_t *env) {
+    return env && json_object_set_new(doc, "environment", env) == 0 ? 0 : sd_err(SD_ENOMEM, "out of memory");
+}
+
+int sd_results_run_set_env(json_t *run, const json_t *env) {
+    json_t *c = json_deep_copy(env);
+    return c && json_object_set_new(run, "environment", c) == 0 ? 0 : sd_err(SD_ENOMEM, "out of memory");
+}
+
+json_t *sd_results_run_env(const json_t *doc, const json_t *run) {
+    json_t *e = json_deep_copy(json_object_get(doc, "environment"));
+    if (!e) e = json_object();
+    const json_t *r = json_object_get(run, "environment");
+    if (e && json_is_object(r)) json_object_update_recursive(e, (json_t *)r);
+    return e;
 }
 
 size_t sd_run_nsamples(const sd_run_view *v) { return json_array_size(v->samples); }
@@ -219,7 +305,7 @@ typedef struct load_ctx { db *d; int64_t run_id; json_t *doc; } load_ctx;
 
 static int load_head(void *user, const db_run_head *row, const char *kind, int complete) {
     load_ctx *c = user;
-    sd_results_head h = {row->created, row->version, row->commit, row->dirty, NULL};
+    sd_results_head h = {.created = row->created, .version = row->version, .commit = row->commit, .dirty = row->dirty};
     json_t *env = row->environment ? json_incref((json_t *)row->environment) : json_object();
     c->doc = sd_results_new_with(&h, env);
     /* where the document came from: this database's run */
@@ -246,28 +332,10 @@ int sd_results_load(db *d, int64_t run_id, json_t **doc) {
     return 0;
 }
 
-int sd_results_add_run(json_t *doc, const sd_run_info *ri) {
+/* A run's settings: what it was asked to do (batch, epochs, threads, seed, precision, the optimizer ...). */
+static json_t *settings_of(const sd_run_info *ri, const char *precision) {
     const sd_workload *w = ri->w;
     const nn_train_opts *o = ri->opts;
-    json_t *run = json_object();
-    json_object_set_new(run, "workload", json_string(w->name));
-    json_object_set_new(run, "implementation", json_string(ri->implementation));
-    const char *precision = ri->be ? (nn_backend_options(ri->be)->precision ? nn_backend_options(ri->be)->precision : "fp32")
-                                   : (ri->precision ? ri->precision : "fp32");
-    json_object_set_new(run, "backend", json_string(ri->be ? nn_backend_name(ri->be) : ri->backend_name));
-    json_object_set_new(run, "device", json_string(ri->be ? nn_backend_device(ri->be) : ri->device));
-    json_object_set_new(run, "status", json_string("ok"));
-    if (ri->backend_note && ri->backend_note[0]) json_object_set_new(run, "backend_note", json_string(ri->backend_note));
-    json_t *benv = json_object();
-    if (ri->be) nn_backend_env(ri->be, env_add, benv);
-    if (ri->backend_env) json_object_update(benv, (json_t *)ri->backend_env);
-    json_object_set_new(run, "backend_env", benv);
-    /* a full epoch's size, for times per full epoch when --batches cut the epochs (synthetic sets are cut too) */
-    long full = ri->train->synthetic && w->train_n > ri->train->n ? w->train_n : ri->train->n;
-    json_object_set_new(run, "data", json_pack("{s:s,s:s,s:I,s:I,s:I}", "kind", ri->train->synthetic ? "synthetic" : "real",
-                                               "source", ri->train->source, "train_examples", (json_int_t)ri->train->n,
-                                               "test_examples", (json_int_t)ri->test->n, "full_epoch_examples",
-                                               (json_int_t)full));
     json_t *optim = json_pack("{s:s,s:f}", "name", optim_name(w->optim.kind), "lr", (double)w->optim.lr);
     switch (w->optim.kind) {
     case NN_OPTIM_SGD: json_object_set_new(optim, "momentum", json_real(w->optim.momentum)); break;
@@ -292,7 +360,32 @@ int sd_results_add_run(json_t *doc, const sd_run_info *ri) {
         json_object_set_new(settings, "global_batch", json_integer((json_int_t)o->batch * ri->gpus));
         if (ri->reduction && ri->reduction[0]) json_object_set_new(settings, "reduction", json_string(ri->reduction));
     }
-    json_object_set_new(run, "settings", settings);
+    return settings;
+}
+
+int sd_results_add_run(json_t *doc, const sd_run_info *ri) {
+    const sd_workload *w = ri->w;
+    const nn_train_opts *o = ri->opts;
+    json_t *run = json_object();
+    json_object_set_new(run, "workload", json_string(w->name));
+    json_object_set_new(run, "implementation", json_string(ri->implementation));
+    const char *precision = ri->be ? (nn_backend_options(ri->be)->precision ? nn_backend_options(ri->be)->precision : "fp32")
+                                   : (ri->precision ? ri->precision : "fp32");
+    json_object_set_new(run, "backend", json_string(ri->be ? nn_backend_name(ri->be) : ri->backend_name));
+    json_object_set_new(run, "device", json_string(ri->be ? nn_backend_device(ri->be) : ri->device));
+    json_object_set_new(run, "status", json_string("ok"));
+    if (ri->backend_note && ri->backend_note[0]) json_object_set_new(run, "backend_note", json_string(ri->backend_note));
+    json_t *benv = json_object();
+    if (ri->be) nn_backend_env(ri->be, env_add, benv);
+    if (ri->backend_env) json_object_update(benv, (json_t *)ri->backend_env);
+    json_object_set_new(run, "backend_env", benv);
+    /* a full epoch's size, for times per full epoch when --batches cut the epochs (synthetic sets are cut too) */
+    long full = ri->train->synthetic && w->train_n > ri->train->n ? w->train_n : ri->train->n;
+    json_object_set_new(run, "data", json_pack("{s:s,s:s,s:I,s:I,s:I}", "kind", ri->train->synthetic ? "synthetic" : "real",
+                                               "source", ri->train->source, "train_examples", (json_int_t)ri->train->n,
+                                               "test_examples", (json_int_t)ri->test->n, "full_epoch_examples",
+                                               (json_int_t)full));
+    json_object_set_new(run, "settings", settings_of(ri, precision));
     const nn_train_result *r0 = &ri->samples[0];
     json_object_set_new(run, "model", json_pack("{s:I,s:f,s:f,s:s}", "parameters", (json_int_t)r0->nparams,
                                                 "forward_flops_per_example", r0->flops_fwd,
@@ -539,7 +632,7 @@ void sd_results_print_overhead(FILE *f, const json_t *doc) {
 
 /* ---- read with positions (jv): the files of others, checked before jansson reads them ---------------------- */
 const char *const sd_published_time_keys[] = {"steady_epoch_s", "first_epoch_s", "train_total_s", "val_s",
-                                              "infer_s_per_1000", NULL};
+                                              "infer_s_per_1000", "inference_s_per_1000_images", NULL};
 
 static int safe_member(const jv_doc *d, const jv *r, const char *key) {
     const char *s = NULL;
@@ -617,13 +710,7 @@ int sd_results_check(const jv_doc *d) {
     return 0;
 }
 
-int sd_results_check_file(const char *path) {
-    jv_doc *d = NULL;
-    SD_TRY(jv_load(&d, path));
-    int rc = sd_results_check(d);
-    jv_doc_free(d);
-    return rc;
-}
+int sd_results_load_file(const char *path, json_t **out) { return sd_json_load(path, sd_results_check, out); }
 
 /* The document's shape: schema, runs with names and a summary holding at least one time metric. */
 int sd_published_check(const jv_doc *d) {
@@ -636,6 +723,7 @@ int sd_published_check(const jv_doc *d) {
     const jv *runs = jv_get(root, "runs");
     if (!runs) return jv_err(d, root, "missing key 'runs' in published results");
     SD_TRY(jv_expect(d, runs, JV_ARRAY, "runs"));
+    if (runs->count == 0) return jv_err(d, runs, "no runs: a published file with nothing to verify");
     if (runs->count > SD_PUBLISHED_MAX_RUNS)
         return jv_err(d, runs, "too many runs (%zu; at most %d)", runs->count, SD_PUBLISHED_MAX_RUNS);
     for (size_t i = 0; i < runs->count; i++) {
@@ -644,21 +732,25 @@ int sd_published_check(const jv_doc *d) {
         SD_TRY(safe_member(d, r, "workload"));
         SD_TRY(safe_member(d, r, "implementation"));
         SD_TRY(safe_member(d, r, "backend"));
+        const char *status = NULL;
+        SD_TRY(jv_get_str(d, r, "status", "run", 0, &status));
         const jv *sum = jv_get(r, "summary");
+        if (status && strcmp(status, "ok") != 0) continue;   /* not measured: reported as such, nothing to check */
         if (!sum) return jv_err(d, r, "missing key 'summary' in run");
         SD_TRY(jv_expect(d, sum, JV_OBJECT, "summary"));
         int has = 0;
         for (int k = 0; sd_published_time_keys[k]; k++) {
             const jv *m = jv_get(sum, sd_published_time_keys[k]);
-            if (!m) continue;
+            if (!m || m->type == JV_NULL) continue;
             double v;
             SD_TRY(jv_expect(d, m, JV_OBJECT, sd_published_time_keys[k]));
             SD_TRY(jv_get_num(d, m, "median", sd_published_time_keys[k], 1, 0, 1e12, &v));
             has = 1;
         }
-        if (!has)
+        /* bench's own run without a time figure is shown n/a; a publication's cell must have one */
+        if (!has && !status)
             return jv_err(d, sum, "summary has no time metric (expected one of: steady_epoch_s, first_epoch_s, "
-                          "train_total_s, val_s, infer_s_per_1000)");
+                          "train_total_s, val_s, infer_s_per_1000, inference_s_per_1000_images)");
     }
     return sd_results_check(d);
 }

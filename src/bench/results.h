@@ -65,6 +65,10 @@ typedef struct sd_results_head {
     const char *created, *version, *commit;
     int dirty;
     json_t *environment;
+    const json_t *tool;           /* the whole "tool" object, for what else it says (NULL when absent) */
+    /* a publication's: "published" is true or an object (with a title, source and date) */
+    int published;
+    const char *pub_title, *pub_source, *pub_date;
 } sd_results_head;
 void sd_results_head_of(const json_t *doc, sd_results_head *h);
 /* A document with that head (environment: the reference is taken; h->environment is not read) and no runs;
@@ -94,8 +98,41 @@ typedef struct sd_run_view {
     long long peak_bytes;         /* the largest memory peak over the samples; 0 when none recorded */
     const char *setting;          /* settings.setting: a framework's candidate ("compile", "jit"); NULL: as shipped */
     const char *spec;             /* model.spec: the workload file the run was built from; NULL when absent */
+    /* what a rerun needs to measure the same way: settings (0 / NULL when absent; autotune -1) and, for a
+     * framework runner, the interpreter it ran under */
+    int epochs, threads, autotune;
+    long long seed;
+    const char *precision, *interpreter;
+    const char *note;             /* a publication's note on the cell, or NULL */
+    const json_t *published_check;   /* a publication's checks against its own evidence: an array of text, or NULL */
 } sd_run_view;
 void sd_run_view_of(const json_t *run, sd_run_view *v);
+/* The statistic summary[key] of a run (sd_stat_read: NAN when absent or null). */
+sd_stat sd_run_stat(const sd_run_view *v, const char *key);
+
+/* What a run's figures depend on besides the hardware, as (what, value) text pairs in a fixed order: the
+ * framework and its version (a publication's framework.name/.version or a runner's hello), then every scalar the
+ * back-end or runner recorded about itself (interpreter, python, numpy, onednn_version, backend_impl, ...; not
+ * paths or counts), then the settings (setting = 1): precision, threads, autotune, batch, max_batches, epochs and
+ * a best-setting candidate. JSON null reads "null"; members the run lacks are left out. Returns the count. */
+typedef struct sd_ident { char what[48]; char value[200]; int setting; } sd_ident;
+#define SD_IDENT_MAX 48
+int sd_run_identity(const json_t *run, sd_ident *out, int max);
+
+/* A machine's environment read back (NULL / 0 when not recorded). */
+typedef struct sd_env_view {
+    const char *cpu_model, *gpu_name, *gpu_note, *hostname;
+    long long cores, gpu_count;
+    const json_t *libraries;      /* name -> version */
+} sd_env_view;
+void sd_env_view_of(const json_t *env, sd_env_view *v);
+/* The environment run was measured in: doc's, overridden member by member by the run's own (a publication
+ * gives each cell's hardware). A new reference; caller decrefs. */
+json_t *sd_results_run_env(const json_t *doc, const json_t *run);
+/* Set doc's environment (the reference is taken): results, perf and env documents open with one. */
+int sd_results_set_env(json_t *doc, json_t *env);
+/* Give run its own environment (a copy of env): a Slurm cell measured on another node. */
+int sd_results_run_set_env(json_t *run, const json_t *env);
 /* One statistic read back the same way (also verify's measured figures). */
 sd_stat sd_stat_read(const json_t *stat);
 
@@ -153,9 +190,12 @@ void sd_results_print_overhead(FILE *f, const json_t *doc);
  * statistic of a summary and every epoch value a number in [0, 1e12], accuracies in [0, 1]. */
 typedef struct jv_doc jv_doc;
 int sd_results_check(const jv_doc *d);
-int sd_results_check_file(const char *path);
+/* A results file read once (bounded by JV_MAX_DOC; a pipe works), checked as sd_results_check, loaded. */
+int sd_results_load_file(const char *path, json_t **out);
 extern const char *const sd_published_time_keys[];
-/* The shape of a published file (schema, runs, names, a time metric per summary), then sd_results_check. */
+/* The shape of a published file (schema, a non-empty list of runs, names, a time metric per summary), then
+ * sd_results_check. A run of bench's that has a status other than "ok" (unavailable, failed, unsupported) needs no
+ * summary, and a statistic that is null is absent: verify reads every results file bench writes. */
 int sd_published_check(const jv_doc *d);
 int sd_published_parse(json_t **out, const char *name, const char *text, size_t len);
 int sd_published_load(json_t **out, const char *path);

@@ -236,17 +236,3 @@ int sd_cli_fail(const char *cmd, int status) {
     fprintf(stderr, "showdown %s: %s\n", cmd, sd_errmsg());
     return sd_exit_code(status);
 }
-
-int sd_cmd_not_built(int argc, char **argv, const char *synopsis, const char *description) {
-    int help = 0;
-    static const sd_opt none[] = {{0}};
-    for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) help = 1;
-    if (help) {
-        sd_opts_usage(stdout, argv[0], synopsis, description, none);
-        printf("\n(not built yet in this version)\n");
-        return 0;
-    }
-    fprintf(stderr, "showdown %s: not built yet in this version (see README.md)\n", argv[0]);
-    return 2;
-}

@@ -101,7 +101,4 @@ typedef struct sd_bench_exec {
  * code. */
 int sd_bench_slurm(const sd_bench_exec *x, const sd_opt *opts, int argc, char **argv, const struct sd_slurm_cell *cells,
                    int ncells);
-
-/* For commands not built yet: --help prints the synopsis; otherwise says so and returns the usage code. */
-int sd_cmd_not_built(int argc, char **argv, const char *synopsis, const char *description);
 #endif

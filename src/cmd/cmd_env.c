@@ -83,7 +83,9 @@ static json_t *probe_data(const char *name, const char *dir, const char *workloa
 }
 
 static void print_text(json_t *doc) {
-    json_t *e = json_object_get(doc, "environment");
+    sd_results_head h;
+    sd_results_head_of(doc, &h);
+    json_t *e = h.environment;
     printf("showdown %s\n\nenvironment\n", str(doc, "version"));
     printf("  %-12s %s (%lld cores; %s)\n", "cpu", str(e, "cpu_model"),
            (long long)json_integer_value(json_object_get(e, "cores")), str(e, "cpu_flags"));
@@ -178,7 +180,7 @@ int cmd_env(int argc, char **argv) {
     char ver[128];
     snprintf(ver, sizeof ver, "%s (%s%s)", SD_VERSION, SD_GIT_COMMIT, SD_GIT_DIRTY ? ", dirty" : "");
     json_object_set_new(doc, "version", json_string(ver));
-    json_object_set_new(doc, "environment", sd_env_fingerprint());
+    sd_results_set_env(doc, sd_env_fingerprint());
     json_t *bes = json_array();
     for (size_t i = 0; i < sizeof backends / sizeof *backends; i++) json_array_append_new(bes, probe_backend(backends[i]));
     json_object_set_new(doc, "backends", bes);

@@ -6,6 +6,7 @@
  * Keeps the newest N runs (database rows and directories). SIGINT/SIGTERM are forwarded to the running
  * child (its own process group), waited for; OUT/latest goes back to the run before and the exit is 130/143. */
 #define _XOPEN_SOURCE 700
+#include "bench/regress.h"
 #include "bench/results.h"
 #include "cmd/cli.h"
 #include "core/err.h"
@@ -100,42 +101,9 @@ static void prune_dir(const char *dir, void *user) {
     else logf_("could not remove %s: %s", dir, strerror(errno));
 }
 
-static const char *str(const json_t *v) { return json_is_string(v) ? json_string_value(v) : ""; }
-
-/* Regressions of cur against prev; appended to regs. */
-static int compare_runs(const json_t *cur, const json_t *prev, double thr, json_t *regs) {
-    int n = 0;
-    size_t i, j;
-    const json_t *c, *p;
-    sd_results_foreach(cur, i, c) {
-        sd_run_view vc;
-        sd_run_view_of(c, &vc);
-        if (strcmp(str(vc.status), "ok")) continue;
-        sd_results_foreach(prev, j, p) {
-            sd_run_view vp;
-            sd_run_view_of(p, &vp);
-            if (strcmp(str(vp.status), "ok") || strcmp(str(vc.workload), str(vp.workload)) ||
-                strcmp(str(vc.implementation), str(vp.implementation)) || strcmp(str(vc.backend), str(vp.backend)))
-                continue;
-            const char *kc, *kp;
-            sd_stat sc, sp;
-            if (!sd_run_epoch_time(c, &sc, &kc) || !sd_run_epoch_time(p, &sp, &kp) || strcmp(kc, kp)) continue;
-            double nm = sc.median, om = sp.median, omax = sp.max;
-            double pct = om > 0 ? (nm - om) / om * 100 : 0;
-            int reg = pct > thr && nm > omax;
-            logf_("%s/%s/%s %s: %.4g s (was %.4g s, max %.4g): %+.1f%%%s", str(vc.workload), str(vc.implementation),
-                  str(vc.backend), kc, nm, om, omax, pct, reg ? "  REGRESSION" : "");
-            if (reg) {
-                json_array_append_new(regs, json_pack("{s:s,s:s,s:s,s:s,s:f,s:f,s:f,s:f,s:f}", "workload", str(vc.workload),
-                                                      "implementation", str(vc.implementation), "backend",
-                                                      str(vc.backend), "metric", kc, "median", nm, "previous_median", om,
-                                                      "previous_max", omax, "slower_pct", pct, "threshold_pct", thr));
-                n++;
-            }
-            break;
-        }
-    }
-    return n;
+static void log_line(void *user, const char *line) {
+    (void)user;
+    logf_("%s", line);
 }
 
 /* Run `showdown CMD ...` (score, report): a failure is logged and the night goes on (a usage error, exit 2, is
@@ -313,7 +281,7 @@ int cmd_nightly(int argc, char **argv) {
     if (np == 0) logf_("no previous nightly run to compare with");
     else if ((rc = sd_results_load(d, pid_, &prev)) == 0) {
         logf_("comparing with nightly run %lld", (long long)pid_);
-        nreg = compare_runs(cur, prev, c.threshold, regs);
+        nreg = sd_regress_compare(cur, prev, c.threshold, regs, log_line, NULL);
     }
     snprintf(rjson, sizeof rjson, "%s/regressions.json", dir);
     json_t *rdoc = json_pack("{s:s,s:I,s:I,s:f,s:o}", "schema", "showdown-regressions/1", "run", (json_int_t)run_id,

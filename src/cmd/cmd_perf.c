@@ -8,6 +8,7 @@
 #include "core/clock.h"
 #include "core/err.h"
 #include "core/fsutil.h"
+#include "core/util.h"
 #include "core/sig.h"
 #include "nn/model.h"
 #include "nn/roofline.h"
@@ -27,11 +28,6 @@ typedef struct perf_args {
     double seconds;
     int layers, quiet, no_ceiling, roofline;
 } perf_args;
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 /* Median seconds per call of fn over `repeat` timed runs (windows) of k calls, k chosen to fill `seconds`.
  * windows (NULL: not wanted), at least 32 long, gets every window's seconds per call, ascending: the bench
@@ -56,7 +52,7 @@ static int time_median(perf_fn fn, void *arg, nn_backend *be, double seconds, in
         SD_TRY(be->ops->sync(be));
         t[r] = (sd_now() - t0) / k;
     }
-    qsort(t, (size_t)repeat, sizeof t[0], cmp_double);
+    qsort(t, (size_t)repeat, sizeof t[0], sd_cmp_double);
     *out = t[repeat / 2];
     if (windows) memcpy(windows, t, sizeof(double) * (size_t)repeat);
     return 0;
@@ -515,7 +511,7 @@ int cmd_perf(int argc, char **argv) {
     json_t *doc = json_pack("{s:s, s:o, s:s, s:i}", "format", "showdown-perf/1", "sgemm_gflops",
                             a.no_ceiling ? json_null() : json_real(ceiling), "sgemm_how", how,
                             "threads", (int)a.threads);
-    json_object_set_new(doc, "environment", sd_env_fingerprint());   /* incl. omp_wait_policy */
+    sd_results_set_env(doc, sd_env_fingerprint());   /* incl. omp_wait_policy */
     if ((rc = sd_results_init_runs(doc)) != 0) { json_decref(doc); return sd_cli_fail("perf", rc); }
     nn_machine mc = {0};
     if (a.roofline && (rc = measure_machine((int)a.threads, ceiling, &mc, doc)) != 0) {

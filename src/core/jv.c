@@ -688,6 +688,7 @@ int jv_parse(jv_doc **out, const char *name, const char *text, size_t len) {
     free(p.stk);
     free(p.buf);
     free(p.keys);
+    if (rc == SD_ENOMEM) sd_err_prefix(rc, "%s", d->name);   /* which file could not be held */
     if (rc < 0) { jv_doc_free(d); return rc; }
     d->root = root;
     *out = d;
@@ -702,8 +703,12 @@ int jv_read(const char *name, const char *text, size_t len, int (*read)(const jv
     return rc;
 }
 
-int jv_load(jv_doc **out, const char *path) {
-    *out = NULL;
+/* JV_MAX_DOC in words, for messages */
+#define JV_MAX_DOC_WORDS "64 MiB"
+
+int jv_read_bounded(const char *path, char **text, size_t *len) {
+    *text = NULL;
+    *len = 0;
     if (!path) return sd_err(SD_EIO, "jv_load: no path given");
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return sd_err(SD_EIO, "%s: cannot open: %s", path, strerror(errno));
@@ -716,18 +721,26 @@ int jv_load(jv_doc **out, const char *path) {
     if (S_ISDIR(st.st_mode)) { close(fd); return sd_err(SD_EIO, "%s: cannot read: %s", path, strerror(EISDIR)); }
     if (S_ISREG(st.st_mode) && (uintmax_t)st.st_size > JV_MAX_DOC) {
         close(fd);
-        return sd_err(SD_ELIMIT, "%s:1:1: expected a document of at most %u bytes (got %jd bytes)",
+        return sd_err(SD_ELIMIT, "%s:1:1: over " JV_MAX_DOC_WORDS ": expected a document of at most %u bytes (got %jd bytes)",
                       path, JV_MAX_DOC, (intmax_t)st.st_size);
     }
+    /* a regular file is read in one allocation of its size; a pipe grows to the bound and no further */
     size_t cap = S_ISREG(st.st_mode) ? (size_t)st.st_size + 1 : 65536, n = 0;
     char *buf = malloc(cap);
-    if (!buf) { close(fd); return oom(); }
+    if (!buf) {
+        close(fd);
+        return sd_err(SD_ENOMEM, "%s: out of memory reading %zu bytes", path, cap);
+    }
     for (;;) {
         if (n == cap) {
             if (cap > JV_MAX_DOC) break;
             size_t nc = cap * 2 > (size_t)JV_MAX_DOC + 1 ? (size_t)JV_MAX_DOC + 1 : cap * 2;
             char *b = realloc(buf, nc);
-            if (!b) { free(buf); close(fd); return oom(); }
+            if (!b) {
+                free(buf);
+                close(fd);
+                return sd_err(SD_ENOMEM, "%s: out of memory reading %zu bytes", path, nc);
+            }
             buf = b;
             cap = nc;
         }
@@ -745,8 +758,19 @@ int jv_load(jv_doc **out, const char *path) {
     close(fd);
     if (n > JV_MAX_DOC) {
         free(buf);
-        return sd_err(SD_ELIMIT, "%s:1:1: expected a document of at most %u bytes (got more)", path, JV_MAX_DOC);
+        return sd_err(SD_ELIMIT, "%s:1:1: over " JV_MAX_DOC_WORDS ": expected a document of at most %u bytes (got more)",
+                      path, JV_MAX_DOC);
     }
+    *text = buf;
+    *len = n;
+    return 0;
+}
+
+int jv_load(jv_doc **out, const char *path) {
+    *out = NULL;
+    char *buf = NULL;
+    size_t n = 0;
+    SD_TRY(jv_read_bounded(path, &buf, &n));
     int rc = jv_parse(out, path, buf, n);
     free(buf);
     return rc;

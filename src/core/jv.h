@@ -37,6 +37,9 @@ typedef struct jv_doc jv_doc;   /* owns every node and string (one arena) */
 int jv_parse(jv_doc **out, const char *name, const char *text, size_t len);
 /* Read and parse a file (bounded by JV_MAX_DOC). */
 int jv_load(jv_doc **out, const char *path);
+/* Read a file once (a pipe works), bounded by JV_MAX_DOC: SD_ELIMIT "PATH:1:1: over 64 MiB: ..." past it, from its
+ * size alone for a regular file; SD_ENOMEM with the path and size. *text (not NUL-terminated), caller frees. */
+int jv_read_bounded(const char *path, char **text, size_t *len);
 void jv_doc_free(jv_doc *d);
 /* Parse text (len bytes; or, when text is NULL, load the file name), call read(d, out) on the document
  * and free it: the parse's or read's status. The one way the readers of our JSON files begin and end. */

@@ -2,8 +2,10 @@
 #include "core/util.h"
 
 #include <libgen.h>
+#include <math.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -31,4 +33,18 @@ void sd_default_dir(char *buf, size_t n, const char *name, const char *probe) {
         if (path_exists(buf)) return;
     }
     snprintf(buf, n, "%s", name);
+}
+
+int sd_cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double sd_median_inplace(double *v, int n) {
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (!isnan(v[i])) v[k++] = v[i];
+    if (k == 0) return NAN;
+    qsort(v, (size_t)k, sizeof *v, sd_cmp_double);
+    return k % 2 ? v[k / 2] : 0.5 * (v[k / 2 - 1] + v[k / 2]);
 }

@@ -1,5 +1,5 @@
 /* util — small helpers every layer may use: this binary as a child process, comma lists, the project's
- * directories found from the working directory or beside the executable. */
+ * directories found from the working directory or beside the executable, the one median. */
 #ifndef SD_UTIL_H
 #define SD_UTIL_H
 
@@ -14,5 +14,11 @@ int sd_split_list(char *s, char **out, int max);
 /* The project directory `name` (workloads, scoring, ...): ./name when ./probe exists, else name beside the
  * executable when that exists, else ./name. probe is a path relative to the current directory. */
 void sd_default_dir(char *buf, size_t n, const char *name, const char *probe);
+
+/* qsort comparator of doubles, ascending (NaN compares equal to everything: drop NaNs first). */
+int sd_cmp_double(const void *a, const void *b);
+/* The median of the non-NaN values of v[0..n) (mean of the middle two for an even count), NAN when there are
+ * none. Reorders v. */
+double sd_median_inplace(double *v, int n);
 
 #endif

@@ -89,13 +89,8 @@ typedef struct http_repo_meta {
     char fetched[32];
     char why[512];
 } http_repo_meta;
-int http_github_repo(http_client *c, const char *api, const char *owner, const char *name, http_repo_meta *m);
 /* The metadata in an answer r to url (the fuzzers' entry point); SD_EINPUT when it lacks the fields. */
 int http_repo_meta_from(const http_response *r, const char *url, http_repo_meta *m);
-/* GET {api}/search/{kind}?q=... -> total_count (kind "issues" or "repositories"). */
-int http_github_search_count(http_client *c, const char *api, const char *kind, const char *q, http_value *v);
-/* GET {se}/2.3/tags/{tag}/info?site=stackoverflow -> items[0].count. */
-int http_se_tag_count(http_client *c, const char *se, const char *tag, http_value *v);
 
 /* Building blocks for concurrent use with http_get_many: the URLs, and the count in an answer
  * (se: items[0].count, else total_count). */

@@ -1,5 +1,6 @@
-/* http_api — the questions showdown asks the network: GitHub repository metadata, GitHub search
- * total_count, StackOverflow question count per tag, and GitHub's commit and contributor statistics.
+/* http_api — the answers showdown reads from the network: GitHub repository metadata, GitHub search
+ * total_count, StackOverflow question count per tag (their URLs and parsers, for http_get_many), and GitHub's
+ * commit and contributor statistics.
  * Each answer keeps its date and stale flag. */
 #include "http/http.h"
 #include "core/err.h"
@@ -21,20 +22,6 @@ static void provenance(const http_response *r, int *stale, char *fetched, size_t
     *stale = r->stale;
     snprintf(fetched, flen, "%s", r->fetched);
     snprintf(why, wlen, "%s", r->stale ? r->why : "");
-}
-
-int http_github_repo(http_client *c, const char *api, const char *owner, const char *name, http_repo_meta *m) {
-    memset(m, 0, sizeof *m);
-    char o[256], n[256], url[1024];
-    SD_TRY(http_escape(owner, o, sizeof o));
-    SD_TRY(http_escape(name, n, sizeof n));
-    snprintf(url, sizeof url, "%s/repos/%s/%s", api, o, n);
-    http_response r;
-    int rc = http_get(c, url, &r);
-    if (rc < 0) { snprintf(m->why, sizeof m->why, "%s", r.why); http_response_free(&r); return rc; }
-    rc = http_repo_meta_from(&r, url, m);
-    http_response_free(&r);
-    return rc;
 }
 
 int http_repo_meta_from(const http_response *r, const char *url, http_repo_meta *m) {
@@ -79,14 +66,6 @@ int http_count_from(const http_response *r, int se, http_value *v) {
     return rc;
 }
 
-static int count_at(http_client *c, const char *url, http_value *v, int se) {
-    http_response r;
-    http_get(c, url, &r);
-    int rc = http_count_from(&r, se, v);
-    http_response_free(&r);
-    return rc;
-}
-
 int http_github_search_url(const char *api, const char *kind, const char *q, char *url, size_t len) {
     char eq[1024];
     SD_TRY(http_escape(q, eq, sizeof eq));
@@ -99,18 +78,6 @@ int http_se_tag_url(const char *se, const char *tag, char *url, size_t len) {
     SD_TRY(http_escape(tag, et, sizeof et));
     snprintf(url, len, "%s/2.3/tags/%s/info?site=stackoverflow", se, et);
     return 0;
-}
-
-int http_github_search_count(http_client *c, const char *api, const char *kind, const char *q, http_value *v) {
-    char url[2048];
-    SD_TRY(http_github_search_url(api, kind, q, url, sizeof url));
-    return count_at(c, url, v, 0);
-}
-
-int http_se_tag_count(http_client *c, const char *se, const char *tag, http_value *v) {
-    char url[1024];
-    SD_TRY(http_se_tag_url(se, tag, url, sizeof url));
-    return count_at(c, url, v, 1);
 }
 
 #define DAY 86400

@@ -4,6 +4,9 @@
 #include "render/model.h"
 #include "bench/results.h"
 #include "core/err.h"
+#include "core/jsonfile.h"
+#include "core/util.h"
+#include "score/score_in.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -46,32 +49,8 @@ static const char *text(render_arena *a, const json_t *v) {
 static rm_stat rm_stat_of(sd_stat s) { return (rm_stat){s.median, s.min, s.max}; }
 static rm_stat stat_of(const json_t *v) { return rm_stat_of(sd_stat_read(v)); }
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-    int k = 0;
-    for (int i = 0; i < n; i++) if (!isnan(v[i])) v[k++] = v[i];
-    if (k == 0) return NAN;
-    qsort(v, (size_t)k, sizeof *v, cmp_double);
-    return k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
-}
-
-static int load(const char *path, json_t **root) {
-    json_error_t e;
-    *root = json_load_file(path, JSON_REJECT_DUPLICATES, &e);
-    if (!*root) {
-        if (e.line < 1) return sd_err(SD_EIO, "%s: %s", path, e.text);
-        return sd_err(SD_EINPUT, "%s:%d:%d: %s", path, e.line, e.column, e.text);
-    }
-    if (!json_is_object(*root)) {
-        json_decref(*root);
-        return sd_err(SD_EINPUT, "%s: expected a JSON object at the top", path);
-    }
-    return 0;
-}
+/* Read once and bounded (a pipe works; a huge file is refused from its size). */
+static int load(const char *path, json_t **root) { return sd_json_load(path, NULL, root); }
 
 static int check_schema(const char *path, json_t *root, const char *want) {
     const char *s = json_string_value(json_object_get(root, "schema"));
@@ -135,14 +114,15 @@ static int read_file_info(render_model *m, const char *path, json_t *root, const
     f->kind = kind;
     f->schema = text(a, json_object_get(root, "schema"));
     f->as_of = first_str(a, root, date_keys);
-    json_t *tool = json_object_get(root, "tool");
-    if (json_is_object(tool)) {
-        f->version = text(a, json_object_get(tool, "version"));
-        f->commit = text(a, json_object_get(tool, "commit"));
-        f->dirty = json_is_true(json_object_get(tool, "dirty"));
-        if (!f->as_of) f->as_of = first_str(a, tool, date_keys);
+    sd_results_head h;   /* every showdown document opens the same way: the tool that made it, the machine */
+    sd_results_head_of(root, &h);
+    if (json_is_object(h.tool)) {
+        f->version = h.version ? render_strdup(a, h.version) : NULL;
+        f->commit = h.commit ? render_strdup(a, h.commit) : NULL;
+        f->dirty = h.dirty;
+        if (!f->as_of) f->as_of = first_str(a, h.tool, date_keys);
     }
-    json_t *env = json_object_get(root, "environment");
+    const json_t *env = h.environment;
     if (json_is_object(env)) {
         size_t room = kv_room(env) + 1;
         f->env = render_alloc(a, room * sizeof *f->env);
@@ -182,11 +162,11 @@ static int read_epochs(render_arena *a, rm_run *r, const sd_run_view *v, const c
             col[0][s] = ev.train_s; col[1][s] = ev.val_s; col[2][s] = ev.loss;
             col[3][s] = ev.accuracy; col[4][s] = ev.images_per_s;
         }
-        o->train_s = median(col[0], ns);
-        o->val_s = median(col[1], ns);
-        o->loss = median(col[2], ns);
-        o->accuracy = median(col[3], ns);
-        o->images_per_s = median(col[4], ns);
+        o->train_s = sd_median_inplace(col[0], ns);
+        o->val_s = sd_median_inplace(col[1], ns);
+        o->loss = sd_median_inplace(col[2], ns);
+        o->accuracy = sd_median_inplace(col[3], ns);
+        o->images_per_s = sd_median_inplace(col[4], ns);
     }
     return 0;
 }
@@ -195,8 +175,7 @@ static int add_results(render_model *m, const char *path, json_t *root);
 
 int render_model_add_results(render_model *m, const char *path) {
     json_t *root;
-    SD_TRY(sd_results_check_file(path));   /* what verify rejects, report rejects too */
-    SD_TRY(load(path, &root));
+    SD_TRY(sd_results_load_file(path, &root));   /* what verify rejects, report rejects too */
     int rc = add_results(m, path, root);
     json_decref(root);
     return rc;
@@ -210,12 +189,13 @@ int render_model_add_results_doc(render_model *m, const void *doc, const char *n
 static int add_results(render_model *m, const char *path, json_t *root) {
     int rc = check_schema(path, root, "showdown-results/");
     rm_file *f = NULL;
-    json_t *pub = json_object_get(root, "published");
-    int published = json_is_true(pub) || json_is_object(pub);
+    sd_results_head h;
+    sd_results_head_of(root, &h);
+    int published = h.published;
     if (rc == 0) rc = read_file_info(m, path, root, published ? "published" : "results", &f);
-    if (rc == 0 && json_is_object(pub)) {
-        f->source = text(m->arena, json_object_get(pub, "source"));
-        if (!f->as_of) f->as_of = text(m->arena, json_object_get(pub, "date"));
+    if (rc == 0 && published) {
+        f->source = h.pub_source ? render_strdup(m->arena, h.pub_source) : NULL;
+        if (!f->as_of && h.pub_date) f->as_of = render_strdup(m->arena, h.pub_date);
     }
     if (rc == 0) rc = sd_results_check_shape(root, path);
     render_arena *a = m->arena;
@@ -354,53 +334,7 @@ int render_model_add_history(render_model *m, const void *doc) {
     return 0;
 }
 
-/* ---- scores ------------------------------------------------------------------------------------------- */
-/* Member id of an object-or-array container: objects are keyed by id, arrays hold {"id": ...}. */
-typedef struct iter { json_t *c; size_t i; void *it; } iter;
-static int iter_next(iter *t, const char **id, json_t **v) {
-    if (json_is_object(t->c)) {
-        if (!t->it) t->it = json_object_iter(t->c); else t->it = json_object_iter_next(t->c, t->it);
-        if (!t->it) return 0;
-        *id = json_object_iter_key(t->it);
-        *v = json_object_iter_value(t->it);
-        return 1;
-    }
-    if (json_is_array(t->c) && t->i < json_array_size(t->c)) {
-        *v = json_array_get(t->c, t->i++);
-        *id = json_string_value(json_object_get(*v, "id"));
-        if (!*id) *id = json_string_value(json_object_get(*v, "name"));
-        if (!*id) *id = "?";
-        return 1;
-    }
-    return 0;
-}
-
-static int find(const char **ids, int n, const char *id) {
-    for (int i = 0; i < n; i++) if (strcmp(ids[i], id) == 0) return i;
-    return -1;
-}
-
-#define MAX_IDS 256
-
-static int add_id(render_arena *a, const char **ids, const char **names, int *n, const char *id, const char *name) {
-    int k = find(ids, *n, id);
-    if (k >= 0) return k;
-    if (*n >= MAX_IDS) return -1;
-    ids[*n] = render_strdup(a, id);
-    names[*n] = render_strdup(a, name ? name : id);
-    return (*n)++;
-}
-
-static double crit_value(json_t *v, const char *key) {
-    if (json_is_number(v)) return strcmp(key, "normalised") == 0 ? num(v) : NAN;
-    json_t *miss = json_object_get(v, "missing");
-    if (json_is_true(miss) || json_is_string(miss)) return NAN;   /* "missing": true or "missing": "why" */
-    double x = num(json_object_get(v, key));
-    if (isnan(x) && strcmp(key, "normalised") == 0) x = num(json_object_get(v, "normalized"));
-    if (isnan(x) && strcmp(key, "normalised") == 0) x = num(json_object_get(v, "score"));
-    return x;
-}
-
+/* ---- scores (read by score/score_in.c, beside its writer) ----------------------------------------------- */
 /* Ranked as the scorer ranks: on the lower bound when there are ranges (missing data never lifts a
  * framework), else on the overall score. */
 static double rank_key(const rm_framework *x) { return isnan(x->overall_lo) ? x->overall : x->overall_lo; }
@@ -415,152 +349,97 @@ static int cmp_fw(const void *a, const void *b) {
     return strcmp(x->name, y->name);
 }
 
+/* Copy n values (NAN-filled past what the file gives) into the arena. */
+static double *copy_d(render_arena *a, const double *v, int n) {
+    double *d = render_alloc(a, SCORE_IN_MAX_IDS * sizeof *d);
+    if (d) memcpy(d, v, (size_t)n * sizeof *d);
+    for (int i = n; d && i < SCORE_IN_MAX_IDS; i++) d[i] = NAN;
+    return d;
+}
+
+static const char *dup_or_null(render_arena *a, const char *s) { return s ? render_strdup(a, s) : NULL; }
+
+/* One framework of the scores file in the report's terms. */
+static int copy_fw(render_arena *a, const score_in *si, const score_in_fw *x, rm_framework *w) {
+    int nc = si->ncat, nk = si->ncrit;
+    w->name = render_strdup(a, x->name);
+    w->overall = x->overall;
+    w->tier = dup_or_null(a, x->tier);
+    w->archived = x->archived;
+    if (x->status && strcmp(x->status, "unknown") == 0) w->status = "activity not measured";
+    else if (x->status && strcmp(x->status, "active") != 0) w->status = render_strdup(a, x->status);
+    if (w->archived && !w->status) w->status = "archived";
+    w->cat = copy_d(a, x->cat, nc);
+    w->cat_lo = copy_d(a, x->cat_lo, nc);
+    w->cat_hi = copy_d(a, x->cat_hi, nc);
+    w->crit = copy_d(a, x->crit, nk);
+    w->crit_raw = copy_d(a, x->crit_raw, nk);
+    w->crit_lo = copy_d(a, x->crit_lo, nk);
+    w->crit_hi = copy_d(a, x->crit_hi, nk);
+    w->cat_insufficient = render_alloc(a, SCORE_IN_MAX_IDS * sizeof *w->cat_insufficient);
+    w->crit_why = render_alloc(a, SCORE_IN_MAX_IDS * sizeof *w->crit_why);
+    if (!w->cat || !w->cat_lo || !w->cat_hi || !w->crit || !w->crit_raw || !w->crit_lo || !w->crit_hi ||
+        !w->cat_insufficient || !w->crit_why)
+        return sd_err(SD_ENOMEM, "out of memory");
+    for (int i = 0; i < SCORE_IN_MAX_IDS; i++) {
+        w->cat_insufficient[i] = i < nc ? x->cat_insufficient[i] : 0;
+        w->crit_why[i] = i < nk ? dup_or_null(a, x->crit_why[i]) : NULL;
+    }
+    w->overall_lo = x->overall_lo;
+    w->overall_hi = x->overall_hi;
+    w->cov_measured = x->cov_measured;
+    w->cov_hand = x->cov_hand;
+    w->cov_missing = x->cov_missing;
+    if (x->status_typed && x->status && strcmp(x->status_typed, x->status) != 0)
+        w->status_typed = render_strdup(a, x->status_typed);
+    return 0;
+}
+
 int render_model_set_scores(render_model *m, const char *path) {
     if (m->scores) return sd_err(SD_EUSAGE, "only one scores file (got a second: %s)", path);
-    json_t *root;
-    SD_TRY(load(path, &root));
+    score_in si;
+    int rc = score_in_load(&si, path);
     render_arena *a = m->arena;
-    int rc = check_schema(path, root, "showdown-scores/");
     rm_file *f = NULL;
-    if (rc == 0) rc = read_file_info(m, path, root, "scores", &f);
-    rm_scores *s = render_alloc(a, sizeof *s);
-    const char **cat_id = render_alloc(a, MAX_IDS * sizeof *cat_id), **cat_name = render_alloc(a, MAX_IDS * sizeof *cat_name);
-    const char **crit_id = render_alloc(a, MAX_IDS * sizeof *crit_id), **crit_name = render_alloc(a, MAX_IDS * sizeof *crit_name);
-    int *crit_cat = render_alloc(a, MAX_IDS * sizeof *crit_cat);
-    if (!s || !cat_id || !cat_name || !crit_id || !crit_name || !crit_cat) rc = sd_err(SD_ENOMEM, "out of memory");
-    json_t *fws = json_object_get(root, "frameworks");
-    if (rc == 0 && !json_is_array(fws) && !json_is_object(fws))
-        rc = sd_err(SD_EINPUT, "%s: no \"frameworks\" list", path);
-    if (rc) { json_decref(root); return rc; }
+    if (rc == 0) rc = read_file_info(m, path, si.doc, "scores", &f);
+    rm_scores *s = rc ? NULL : render_alloc(a, sizeof *s);
+    const char **ids[5] = {NULL};
+    for (int k = 0; s && k < 5; k++) ids[k] = render_alloc(a, SCORE_IN_MAX_IDS * sizeof *ids[k]);
+    int *crit_cat = s ? render_alloc(a, SCORE_IN_MAX_IDS * sizeof *crit_cat) : NULL;
+    if (rc == 0 && (!s || !ids[0] || !ids[1] || !ids[2] || !ids[3] || !ids[4] || !crit_cat))
+        rc = sd_err(SD_ENOMEM, "out of memory");
+    if (rc) { score_in_free(&si); return rc; }
+    memset(s, 0, sizeof *s);
     s->file = f;
-    s->cat_id = cat_id; s->cat_name = cat_name; s->crit_id = crit_id; s->crit_name = crit_name; s->crit_cat = crit_cat;
-    s->crit_about = render_alloc(a, MAX_IDS * sizeof *s->crit_about);
-    if (!s->crit_about) { json_decref(root); return sd_err(SD_ENOMEM, "out of memory"); }
-    for (int i = 0; i < MAX_IDS; i++) s->crit_about[i] = NULL;
-    /* the method: categories and their criteria, in the scorer's order */
-    /* the method's categories and criteria: top-level, or under "method" with criteria listed apart */
-    json_t *method = json_object_get(root, "method");
-    json_t *cats = json_object_get(root, "categories");
-    if (!cats && json_is_object(method)) cats = json_object_get(method, "categories");
-    iter ci = {cats, 0, NULL};
-    const char *id;
-    json_t *v;
-    while (rc == 0 && iter_next(&ci, &id, &v)) {
-        int c = add_id(a, cat_id, cat_name, &s->ncat, id, json_string_value(json_object_get(v, "name")));
-        if (c < 0) { rc = sd_err(SD_ELIMIT, "%s: more than %d categories", path, MAX_IDS); break; }
-        iter ki = {json_object_get(v, "criteria"), 0, NULL};
-        const char *kid;
-        json_t *kv;
-        while (iter_next(&ki, &kid, &kv)) {
-            int k = add_id(a, crit_id, crit_name, &s->ncrit, kid, json_string_value(json_object_get(kv, "name")));
-            if (k < 0) { rc = sd_err(SD_ELIMIT, "%s: more than %d criteria", path, MAX_IDS); break; }
-            crit_cat[k] = c;
-        }
+    s->cat_id = ids[0]; s->cat_name = ids[1]; s->crit_id = ids[2]; s->crit_name = ids[3]; s->crit_about = ids[4];
+    s->crit_cat = crit_cat;
+    s->ncat = si.ncat;
+    s->ncrit = si.ncrit;
+    for (int i = 0; i < SCORE_IN_MAX_IDS; i++) {
+        s->cat_id[i] = i < si.ncat ? render_strdup(a, si.cat_id[i]) : NULL;
+        s->cat_name[i] = i < si.ncat ? render_strdup(a, si.cat_name[i]) : NULL;
+        s->crit_id[i] = i < si.ncrit ? render_strdup(a, si.crit_id[i]) : NULL;
+        s->crit_name[i] = i < si.ncrit ? render_strdup(a, si.crit_name[i]) : NULL;
+        s->crit_about[i] = i < si.ncrit ? dup_or_null(a, si.crit_about[i]) : NULL;
+        s->crit_cat[i] = si.crit_cat[i];
     }
-    iter mi = {json_is_object(method) ? json_object_get(method, "criteria") : NULL, 0, NULL};
-    while (rc == 0 && iter_next(&mi, &id, &v)) {
-        const char *cat = json_string_value(json_object_get(v, "category"));
-        int c = cat ? add_id(a, cat_id, cat_name, &s->ncat, cat, NULL) : -1;
-        int k = add_id(a, crit_id, crit_name, &s->ncrit, id, json_string_value(json_object_get(v, "name")));
-        if (k < 0) { rc = sd_err(SD_ELIMIT, "%s: more than %d criteria", path, MAX_IDS); break; }
-        crit_cat[k] = c;
-        const char *about = json_string_value(json_object_get(v, "about"));
-        if (about) s->crit_about[k] = render_strdup(a, about);
-    }
-    if (rc == 0) {
-        const char *mode = json_string_value(json_object_get(root, "mode"));
-        const char *snap = json_string_value(json_object_get(json_object_get(root, "snapshot"), "date"));
-        if (mode || snap)
-            f->detail = render_printf(a, "%s%s%s", mode ? mode : "", mode && snap ? ", snapshot of " : snap ? "snapshot of " : "",
-                                      snap ? snap : "");
-    }
-    /* frameworks; categories or criteria not declared above are added as met */
-    size_t nfw = json_is_array(fws) ? json_array_size(fws) : json_object_size(fws);
-    s->fw = render_alloc(a, (nfw + 1) * sizeof *s->fw);
+    if (si.mode || si.snapshot_date)
+        f->detail = render_printf(a, "%s%s%s", si.mode ? si.mode : "",
+                                  si.mode && si.snapshot_date ? ", snapshot of " : si.snapshot_date ? "snapshot of " : "",
+                                  si.snapshot_date ? si.snapshot_date : "");
+    s->fw = render_alloc(a, ((size_t)si.nfw + 1) * sizeof *s->fw);
     if (!s->fw) rc = sd_err(SD_ENOMEM, "out of memory");
-    iter fi = {fws, 0, NULL};
-    while (rc == 0 && iter_next(&fi, &id, &v)) {
+    for (int i = 0; rc == 0 && i < si.nfw; i++) {
         rm_framework *w = &s->fw[s->nfw++];
-        w->name = render_strdup(a, json_is_array(fws) ? (json_string_value(json_object_get(v, "name")) ? json_string_value(json_object_get(v, "name")) : id) : id);
-        json_t *o = json_object_get(v, "overall");
-        w->overall = json_is_object(o) ? num(json_object_get(o, "score")) : num(o);
-        w->tier = text(a, json_object_get(v, "tier"));
-        w->archived = json_is_true(json_object_get(v, "archived"));
-        const char *status = json_string_value(json_object_get(v, "status"));
-        if (status && strcmp(status, "unknown") == 0) w->status = "activity not measured";
-        else if (status && strcmp(status, "active") != 0) w->status = render_strdup(a, status);
-        if (w->archived && !w->status) w->status = "archived";
-        w->crit_why = render_alloc(a, MAX_IDS * sizeof *w->crit_why);
-        w->cat = render_alloc(a, MAX_IDS * sizeof *w->cat);
-        w->crit = render_alloc(a, MAX_IDS * sizeof *w->crit);
-        w->crit_raw = render_alloc(a, MAX_IDS * sizeof *w->crit_raw);
-        if (!w->cat || !w->crit || !w->crit_raw || !w->crit_why) { rc = sd_err(SD_ENOMEM, "out of memory"); break; }
-        w->cat_lo = render_alloc(a, MAX_IDS * sizeof *w->cat_lo);
-        w->cat_hi = render_alloc(a, MAX_IDS * sizeof *w->cat_hi);
-        w->crit_lo = render_alloc(a, MAX_IDS * sizeof *w->crit_lo);
-        w->crit_hi = render_alloc(a, MAX_IDS * sizeof *w->crit_hi);
-        w->cat_insufficient = render_alloc(a, MAX_IDS * sizeof *w->cat_insufficient);
-        if (!w->cat_lo || !w->cat_hi || !w->crit_lo || !w->crit_hi || !w->cat_insufficient) {
-            rc = sd_err(SD_ENOMEM, "out of memory");
-            break;
-        }
-        for (int i = 0; i < MAX_IDS; i++) {
-            w->cat[i] = w->crit[i] = w->crit_raw[i] = NAN;
-            w->cat_lo[i] = w->cat_hi[i] = w->crit_lo[i] = w->crit_hi[i] = NAN;
-            w->cat_insufficient[i] = 0;
-        }
-        json_t *orng = json_object_get(v, "overall_range");
-        w->overall_lo = num(json_object_get(orng, "lower"));
-        w->overall_hi = num(json_object_get(orng, "upper"));
+        memset(w, 0, sizeof *w);
+        rc = copy_fw(a, &si, &si.fw[i], w);
         if (!isnan(w->overall_lo)) s->has_ranges = 1;
-        json_t *cov = json_object_get(v, "coverage");
-        json_t *cm = json_object_get(cov, "measured"), *ch = json_object_get(cov, "hand_entered"),
-               *cx = json_object_get(cov, "missing");
-        w->cov_measured = json_is_integer(cm) ? (int)json_integer_value(cm) : -1;
-        w->cov_hand = json_is_integer(ch) ? (int)json_integer_value(ch) : -1;
-        w->cov_missing = json_is_integer(cx) ? (int)json_integer_value(cx) : -1;
-        const char *typed = json_string_value(json_object_get(v, "status_typed"));
-        const char *derived = json_string_value(json_object_get(v, "status"));
-        if (typed && derived && strcmp(typed, derived) != 0) w->status_typed = render_strdup(a, typed);
-        iter c2 = {json_object_get(v, "categories"), 0, NULL};
-        const char *cid;
-        json_t *cv;
-        while (iter_next(&c2, &cid, &cv)) {
-            int c = add_id(a, cat_id, cat_name, &s->ncat, cid, json_string_value(json_object_get(cv, "name")));
-            if (c < 0) { rc = sd_err(SD_ELIMIT, "%s: more than %d categories", path, MAX_IDS); break; }
-            w->cat[c] = json_is_object(cv) ? num(json_object_get(cv, "score")) : num(cv);
-        }
-        iter c3 = {json_object_get(v, "category_ranges"), 0, NULL};
-        while (rc == 0 && iter_next(&c3, &cid, &cv)) {
-            int c = find(cat_id, s->ncat, cid);
-            if (c < 0) continue;
-            w->cat_lo[c] = num(json_object_get(cv, "lower"));
-            w->cat_hi[c] = num(json_object_get(cv, "upper"));
-            w->cat_insufficient[c] = json_is_true(json_object_get(cv, "insufficient"));
-        }
-        iter k2 = {json_object_get(v, "criteria"), 0, NULL};
-        while (rc == 0 && iter_next(&k2, &cid, &cv)) {
-            int k = find(crit_id, s->ncrit, cid);
-            if (k < 0) {
-                k = add_id(a, crit_id, crit_name, &s->ncrit, cid, json_string_value(json_object_get(cv, "name")));
-                if (k < 0) { rc = sd_err(SD_ELIMIT, "%s: more than %d criteria", path, MAX_IDS); break; }
-                const char *cat = json_string_value(json_object_get(cv, "category"));
-                int c = cat ? add_id(a, cat_id, cat_name, &s->ncat, cat, NULL) : -1;
-                crit_cat[k] = c;
-            }
-            w->crit[k] = crit_value(cv, "normalised");
-            w->crit_raw[k] = crit_value(cv, "raw");
-            w->crit_lo[k] = num(json_object_get(cv, "lower"));
-            w->crit_hi[k] = num(json_object_get(cv, "upper"));
-            if (json_is_string(json_object_get(cv, "missing")))
-                w->crit_why[k] = render_strdup(a, json_string_value(json_object_get(cv, "missing")));
-        }
     }
     if (rc == 0) {
         qsort(s->fw, (size_t)s->nfw, sizeof *s->fw, cmp_fw);
         m->scores = s;
     }
-    json_decref(root);
+    score_in_free(&si);
     return rc;
 }
 

@@ -685,8 +685,11 @@ int sd_slurm_collect(const char *dir, const sd_slurm_collect_opts *o, FILE *out,
         char job[48];
         snprintf(job, sizeof job, "%s_%d", ci[i].job[0] ? ci[i].job : "?", i);
         const char *host = ci[i].host[0] ? ci[i].host : "-";
-        const char *h2 = json_string_value(json_object_get(json_object_get(ci[i].doc, "environment"), "hostname"));
-        if (h2) host = h2;
+        sd_results_head ch;
+        sd_env_view ce;
+        sd_results_head_of(ci[i].doc, &ch);
+        sd_env_view_of(ch.environment, &ce);
+        if (ce.hostname) host = ce.hostname;
         fprintf(out, "%-4d %-11s %-10s %-14s %-8s %-9s %-10s %s\n", i, ci[i].state, job,
                 json_string_value(json_object_get(c, "workload")), json_string_value(json_object_get(c, "implementation")),
                 json_string_value(json_object_get(c, "backend")), host, ci[i].detail);
@@ -715,12 +718,16 @@ int sd_slurm_collect(const char *dir, const sd_slurm_collect_opts *o, FILE *out,
             size_t k;
             json_t *r;
             sd_results_foreach(ci[i].doc, k, r) sd_results_append(doc, json_deep_copy(r));   /* annotated below */
-            json_t *libs = json_object_get(json_object_get(ci[i].doc, "environment"), "libraries");
+            sd_results_head ch, dh;
+            sd_env_view ce, de;
+            sd_results_head_of(ci[i].doc, &ch);
+            sd_results_head_of(doc, &dh);
+            sd_env_view_of(ch.environment, &ce);
+            sd_env_view_of(dh.environment, &de);
             const char *lk;
             json_t *lv;
-            json_object_foreach(libs, lk, lv)   /* framework versions the cells recorded */
-                if (!json_object_get(json_object_get(json_object_get(doc, "environment"), "libraries"), lk))
-                    sd_results_set_library(doc, lk, json_string_value(lv));
+            json_object_foreach((json_t *)ce.libraries, lk, lv)   /* framework versions the cells recorded */
+                if (!json_object_get(de.libraries, lk)) sd_results_set_library(doc, lk, json_string_value(lv));
         } else {
             sd_results_add_status(doc, json_string_value(json_object_get(c, "workload")),
                                   json_string_value(json_object_get(c, "implementation")),
@@ -730,8 +737,9 @@ int sd_slurm_collect(const char *dir, const sd_slurm_collect_opts *o, FILE *out,
             json_t *r = sd_results_run(doc, k);
             json_object_set_new(r, "cell", json_integer(i));
             json_object_set_new(r, "slurm_job", json_string(job));
-            json_t *env = json_object_get(ci[i].doc, "environment");
-            if (env) json_object_set_new(r, "environment", json_deep_copy(env));
+            sd_results_head ch;
+            sd_results_head_of(ci[i].doc, &ch);
+            if (ch.environment) sd_results_run_set_env(r, ch.environment);
         }
     }
 

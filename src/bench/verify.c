@@ -1,0 +1,452 @@
+/* verify — the verdict of each published cell (verify.h). Reads documents only through the results module
+ * (bench/results.h): the keys of a results file are spelled there. */
+#include "bench/verify.h"
+#include "bench/bench.h"
+#include "bench/frameworks.h"
+#include "bench/results.h"
+#include "core/err.h"
+#include "db/db.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+typedef struct vcounts { int reproduced, slower, faster, accuracy, unverifiable, notcomp, missing, unmeasured; } vcounts;
+
+/* One published cell and what became of it. */
+typedef struct vcell {
+    sd_run_view v;
+    const char *w, *impl, *be, *metric;   /* metric: the published time figure, NULL when there is none */
+    sd_stat pub, ms;                      /* published and measured statistic of metric (ms.n = 0: none) */
+    double macc;
+    json_t *env;                          /* the cell's published environment */
+    char dev[320];
+    const char *verdict;
+    char why[1024], note[512];            /* note: said after the why (a substitute interpreter, ...) */
+    char status_up[32];                   /* the verdict of a run that measured nothing: its status, upper case */
+} vcell;
+
+static const char *str(const json_t *v) { return json_is_string(v) ? json_string_value(v) : ""; }
+
+static void addf(char *buf, size_t n, const char *fmt, const char *a, const char *b) {
+    size_t l = strlen(buf);
+    if (l && l + 2 < n) { strncat(buf, "; ", n - l - 1); l += 2; }
+    if (l < n) snprintf(buf + l, n - l, fmt, a, b);
+}
+
+/* "CPU Intel Xeon ... (2 cores)", "Tesla K80 (GPU)", "4x Tesla V100 (GPU)" or "GPU (model not stated)" */
+static void device_str(char *buf, size_t n, const sd_env_view *e, int is_gpu) {
+    if (e->gpu_name && e->gpu_count > 1) snprintf(buf, n, "%lldx %s (GPU)", e->gpu_count, e->gpu_name);
+    else if (e->gpu_name) snprintf(buf, n, "%s (GPU)", e->gpu_name);
+    else if (is_gpu) snprintf(buf, n, "GPU (model not stated)");
+    else if (e->cores > 0) snprintf(buf, n, "CPU %s (%lld cores)", e->cpu_model ? e->cpu_model : "unknown", e->cores);
+    else snprintf(buf, n, "CPU %s", e->cpu_model ? e->cpu_model : "unknown");
+}
+
+static int is_cudnn(const char *be) { return be && strcmp(be, "cudnn") == 0; }
+
+/* Machine differences that make a published cell not comparable with this one. */
+static void env_diff(char *why, size_t n, const json_t *pub_env, const json_t *here_env, const char *pub_backend) {
+    sd_env_view p, h;
+    sd_env_view_of(pub_env, &p);
+    sd_env_view_of(here_env, &h);
+    char a[320], b[400];
+    int pub_gpu = p.gpu_name || is_cudnn(pub_backend);
+    device_str(a, sizeof a, &p, pub_gpu);
+    device_str(b, sizeof b, &h, h.gpu_name != NULL);
+    if (pub_gpu != (h.gpu_name != NULL) || (p.gpu_name && h.gpu_name && strcasecmp(p.gpu_name, h.gpu_name) != 0) ||
+        (pub_gpu && !p.gpu_name) || (p.gpu_count > 0 && h.gpu_count > 0 && p.gpu_count != h.gpu_count)) {
+        if (!h.gpu_name && h.gpu_note) { size_t l = strlen(b); snprintf(b + l, sizeof b - l, "; no GPU: %s", h.gpu_note); }
+        addf(why, n, "device: published %s, here %s", a, b);
+        return;
+    }
+    if (pub_gpu) return;
+    if (p.cpu_model && h.cpu_model && strcmp(p.cpu_model, h.cpu_model) != 0)
+        addf(why, n, "cpu: published %s, here %s", p.cpu_model, h.cpu_model);
+    if (p.cores && h.cores && p.cores != h.cores) {
+        snprintf(a, sizeof a, "%lld", p.cores);
+        snprintf(b, sizeof b, "%lld", h.cores);
+        addf(why, n, "cores: published %s, here %s", a, b);
+    }
+}
+
+static const sd_ident *ident_find(const sd_ident *l, int n, const char *what) {
+    for (int i = 0; i < n; i++)
+        if (strcmp(l[i].what, what) == 0) return &l[i];
+    return NULL;
+}
+
+/* Implementation and settings differences between the published cell and a measurement: the framework, its
+ * version and every version the back-end or runner recorded (when both sides recorded it; an unknown published
+ * value is not compared), the settings the publication states (max_batches always: a cut epoch is not a whole
+ * one; epochs only for a total time), the data. The interpreter's path is not its identity (its version is):
+ * a different one is named in c->note. */
+static void ident_diff(vcell *c, const json_t *pub, const json_t *meas, const sd_run_view *mv) {
+    sd_ident p[SD_IDENT_MAX], m[SD_IDENT_MAX];
+    int np = sd_run_identity(pub, p, SD_IDENT_MAX), nm = sd_run_identity(meas, m, SD_IDENT_MAX);
+    for (int i = 0; i < np; i++) {
+        const sd_ident *h = ident_find(m, nm, p[i].what);
+        if (p[i].setting) {
+            if (strcmp(p[i].what, "epochs") == 0 && strcmp(c->metric, "train_total_s") != 0) continue;
+        } else if (!h || strcmp(p[i].value, "null") == 0 || strcmp(p[i].what, "interpreter") == 0) {
+            continue;
+        }
+        const char *hv = h ? h->value : "null";
+        int differ = strcmp(p[i].what, "framework") == 0 ? strcasecmp(p[i].value, hv) : strcmp(p[i].value, hv);
+        if (differ) {
+            char fmt[96];
+            snprintf(fmt, sizeof fmt, "%s: published %%s, here %%s", p[i].what);
+            addf(c->why, sizeof c->why, fmt, p[i].value, hv);
+        }
+    }
+    const sd_ident *hb = ident_find(m, nm, "max_batches");
+    if (!ident_find(p, np, "max_batches") && hb && strcmp(hb->value, "null") != 0)
+        addf(c->why, sizeof c->why, "max_batches: published %s, here %s", "null", hb->value);
+    const char *pk = json_string_value(c->v.data_kind), *mk = json_string_value(mv->data_kind);
+    if (pk && mk && strcmp(pk, mk) != 0) addf(c->why, sizeof c->why, "data: published %s, here %s", pk, mk);
+    if (c->v.interpreter && mv->interpreter && strcmp(c->v.interpreter, mv->interpreter) != 0)
+        snprintf(c->note, sizeof c->note, " (ran under %s, published %s: same versions)", mv->interpreter,
+                 c->v.interpreter);
+}
+
+/* The measured statistic for metric: the summary's, or for train_total_s the sums of each sample's epoch times. */
+static int measured_stat(const sd_run_view *m, const char *metric, sd_stat *out) {
+    sd_stat s = sd_run_stat(m, metric);
+    if (!isnan(s.median)) {
+        if (s.n == 0) s.n = 1;   /* a bare figure, or a statistic that does not count its repeats */
+        if (isnan(s.min) || isnan(s.max)) s.min = s.max = s.median;
+        *out = s;
+        return 1;
+    }
+    size_t ns = sd_run_nsamples(m);
+    if (strcmp(metric, "train_total_s") != 0 || !ns) return 0;
+    double *v = calloc(ns, sizeof *v);
+    if (!v) return 0;
+    for (size_t i = 0; i < ns; i++)
+        for (size_t e = 0; e < sd_run_nepochs(m, i); e++) {
+            sd_epoch_view ev;
+            sd_epoch_view_of(m, i, e, &ev);
+            v[i] += ev.train_s;
+        }
+    *out = sd_stat_of(v, (int)ns);
+    free(v);
+    return 1;
+}
+
+/* A framework runner's results name its device ("cuda", "cpu") where a published cell names a back-end. */
+static const char *runner_device(const char *pub_backend) { return is_cudnn(pub_backend) ? "cuda" : "cpu"; }
+
+static const json_t *find_run(const json_t *doc, const char *w, const char *impl, const char *be) {
+    if (strcmp(impl, "native") != 0) be = runner_device(be);
+    size_t i;
+    const json_t *r;
+    sd_results_foreach(doc, i, r) {
+        sd_run_view v;
+        sd_run_view_of(r, &v);
+        if (!strcmp(str(v.workload), w) && !strcmp(str(v.implementation), impl) && !strcmp(str(v.backend), be) &&
+            !strcmp(str(v.status), "ok"))
+            return r;
+    }
+    return NULL;
+}
+
+/* Why a rerun's cell failed, from its results: the failed run's error, or the framework's equivalence check. */
+static const char *rerun_error(const json_t *doc) {
+    size_t i;
+    const json_t *r;
+    sd_results_foreach(doc, i, r) {
+        sd_run_view v;
+        sd_run_view_of(r, &v);
+        if (json_is_string(v.error)) return str(v.error);
+        if (v.equivalence_status && strcmp(v.equivalence_status, "failed") == 0) return "the equivalence check failed";
+    }
+    return "a run failed";
+}
+
+/* Rerun one cell through the bench layer with the published settings, under the published interpreter when it is
+ * here (else the one bench finds: its versions are then compared like any other measurement's). *doc gets its
+ * results, or stays NULL with c->why saying what went wrong. Only an interruption is returned. */
+static int rerun(const sd_verify_opts *a, vcell *c, json_t **doc) {
+    const sd_run_view *p = &c->v;
+    sd_bench_opts o;
+    sd_bench_opts_default(&o);
+    sd_bench_cell cell = {.workload = c->w, .implementation = c->impl, .backend = c->be};
+    if (strcmp(c->impl, "native") != 0)   /* a framework runner on the published kind of device */
+        cell.backend = o.device = runner_device(c->be);
+    const char *kind = json_string_value(p->data_kind);
+    o.data = kind && strcmp(kind, "synthetic") == 0 ? "synthetic" : "auto";
+    if (p->epochs > 0) o.epochs = p->epochs;
+    if (p->batch > 0) o.batch = p->batch;
+    if (a->batches > 0 || p->max_batches > 0) o.batches = a->batches > 0 ? a->batches : p->max_batches;
+    if (p->precision) o.precision = p->precision;
+    if (p->threads > 0) o.threads = p->threads;
+    if (p->seed > 0) o.seed = p->seed;
+    if (p->autotune >= 0) o.autotune = p->autotune ? "on" : "off";
+    if (p->interpreter && access(p->interpreter, X_OK) == 0) o.python = p->interpreter;
+    o.repeat = a->repeat < 3 ? 3 : a->repeat;
+    o.workloads_dir = a->workloads;
+    o.quiet = 1;
+    if (!a->quiet) fprintf(stderr, "verify: rerunning %s/%s/%s (%ld repetitions)\n", c->w, c->impl, c->be, o.repeat);
+    sd_bench_outcome out;
+    int rc = sd_bench_matrix_run(&o, &cell, 1, NULL, doc, &out);
+    if (rc == SD_EINTR) return rc;
+    if (rc) {
+        snprintf(c->why, sizeof c->why, "rerun failed: %s", sd_errmsg());
+    } else if (out.failed) {   /* like a bench that exits non-zero: no measurement to compare */
+        snprintf(c->why, sizeof c->why, "rerun failed: %s", rerun_error(*doc));
+        json_decref(*doc);
+        *doc = NULL;
+    }
+    return 0;
+}
+
+/* The verdict of a comparable cell with its measurement m. */
+static void judge(const sd_verify_opts *a, vcell *c, const sd_run_view *m) {
+    double pv = c->pub.median, tol = a->tolerance_pct / 100.0 * pv, pacc = c->v.accuracy.median;
+    c->macc = m->accuracy.median;
+    double spread = c->pub.max > c->pub.min && pv > 0 ? (c->pub.max - c->pub.min) / pv * 100 : 0;
+    char sp[160] = "";
+    if (spread > a->tolerance_pct)
+        snprintf(sp, sizeof sp, "published spread %.1f%% [%.4g-%.4g] is wider than the %.3g%% tolerance", spread,
+                 c->pub.min, c->pub.max, a->tolerance_pct);
+    if (!isnan(pacc) && !isnan(c->macc) && fabs(pacc - c->macc) > a->acc_tolerance) {
+        snprintf(c->why, sizeof c->why, "accuracy: published %.4f, measured %.4f (tolerance %.4f)", pacc, c->macc,
+                 a->acc_tolerance);
+        c->verdict = "ACCURACY-DIFFERS";
+    } else if (fabs(c->ms.median - pv) <= tol || (pv >= c->ms.min && pv <= c->ms.max)) {
+        snprintf(c->why, sizeof c->why, "within %.3g%% or inside the measured spread", a->tolerance_pct);
+        c->verdict = "REPRODUCED";
+    } else if (sp[0] && c->ms.median >= c->pub.min - tol && c->ms.median <= c->pub.max + tol) {
+        snprintf(c->why, sizeof c->why, "%s: the measured %.4g lies inside it, so this figure cannot be re-checked "
+                 "to within %.3g%%", sp, c->ms.median, a->tolerance_pct);
+        c->verdict = "UNVERIFIABLE";
+    } else {
+        snprintf(c->why, sizeof c->why, "%.1f%% %s than published, outside the tolerance and the spread%s%s",
+                 fabs(c->ms.median - pv) / pv * 100, c->ms.median > pv ? "slower" : "faster", sp[0] ? "; " : "", sp);
+        c->verdict = c->ms.median > pv ? "SLOWER" : "FASTER";
+    }
+}
+
+typedef struct vctx {
+    const sd_verify_opts *o;
+    const json_t *pubdoc, *measured, *here;
+    const char *msource;
+} vctx;
+
+/* Everything about one published run up to its verdict; only an interruption is returned. */
+static int check_cell(const vctx *x, const json_t *pub, vcell *c) {
+    const char *status = json_string_value(c->v.status);
+    if (status && strcmp(status, "ok") != 0) {   /* bench's run that measured nothing: said as it was */
+        size_t k = 0;
+        for (; status[k] && k + 1 < sizeof c->status_up; k++)
+            c->status_up[k] = (char)(status[k] >= 'a' && status[k] <= 'z' ? status[k] - 32 : status[k]);
+        c->status_up[k] = 0;
+        c->verdict = c->status_up;
+        snprintf(c->why, sizeof c->why, "not measured in the published run: %s", str(c->v.error));
+        return 0;
+    }
+    if (!c->metric) {
+        c->verdict = "N/A";
+        snprintf(c->why, sizeof c->why, "the published run has no time figure");
+        return 0;
+    }
+    env_diff(c->why, sizeof c->why, c->env, x->here, c->be);
+    if (c->why[0]) { c->verdict = "NOT-COMPARABLE"; return 0; }
+    if (!sd_bench_impl_known(c->impl)) {
+        snprintf(c->why, sizeof c->why, "no %s runner in showdown (bench --impl runs native and the runners of "
+                 "workloads/runners/)", c->impl);
+        c->verdict = "MISSING";
+        return 0;
+    }
+    json_t *rerun_doc = NULL;
+    const json_t *m = NULL;
+    if (x->o->rerun) {
+        SD_TRY(rerun(x->o, c, &rerun_doc));
+        m = rerun_doc ? find_run(rerun_doc, c->w, c->impl, c->be) : NULL;
+    } else if (x->measured) {
+        m = find_run(x->measured, c->w, c->impl, c->be);
+    }
+    sd_run_view mv;
+    if (!m) {
+        if (!c->why[0])
+            snprintf(c->why, sizeof c->why, "no measurement of %s/%s/%s in %s", c->w, c->impl,
+                     strcmp(c->impl, "native") ? runner_device(c->be) : c->be,
+                     x->msource[0] ? x->msource : "the database (run bench, or verify --rerun)");
+        c->verdict = "MISSING";
+    } else {
+        sd_run_view_of(m, &mv);
+        ident_diff(c, pub, m, &mv);
+        if (c->why[0]) {
+            c->verdict = "NOT-COMPARABLE";
+        } else if (!measured_stat(&mv, c->metric, &c->ms)) {
+            snprintf(c->why, sizeof c->why, "the measurement has no %s", c->metric);
+            c->verdict = "MISSING";
+        } else {
+            judge(x->o, c, &mv);
+            size_t l = strlen(c->why);
+            snprintf(c->why + l, sizeof c->why - l, "%s", c->note);
+        }
+    }
+    json_decref(rerun_doc);
+    return 0;
+}
+
+static void count(vcounts *k, const char *verdict) {
+    if (!strcmp(verdict, "REPRODUCED")) k->reproduced++;
+    else if (!strcmp(verdict, "SLOWER")) k->slower++;
+    else if (!strcmp(verdict, "FASTER")) k->faster++;
+    else if (!strcmp(verdict, "ACCURACY-DIFFERS")) k->accuracy++;
+    else if (!strcmp(verdict, "UNVERIFIABLE")) k->unverifiable++;
+    else if (!strcmp(verdict, "NOT-COMPARABLE")) k->notcomp++;
+    else if (!strcmp(verdict, "MISSING")) k->missing++;
+    else k->unmeasured++;
+}
+
+static json_t *num_or_null(double v) { return isnan(v) || isinf(v) ? json_null() : json_real(v); }
+
+/* The cell as a line of the table and an entry of the verdicts file; published-check lines go to pchecks. */
+static json_t *cell_out(FILE *f, const vcell *c, json_t *pchecks) {
+    char mstr[64] = "-", pstr[32] = "-";
+    if (c->ms.n > 1) snprintf(mstr, sizeof mstr, "%.4g [%.4g-%.4g]", c->ms.median, c->ms.min, c->ms.max);
+    else if (c->ms.n == 1) snprintf(mstr, sizeof mstr, "%.4g", c->ms.median);
+    if (c->metric) snprintf(pstr, sizeof pstr, "%12.4g", c->pub.median);
+    fprintf(f, "%-14s %-11s %-7s %-15s %12s %-26s %-16s %s\n", c->w, c->impl, c->be, c->metric ? c->metric : "-", pstr,
+            mstr, c->verdict, c->why);
+    json_t *cell = json_pack("{s:s,s:s,s:s,s:s,s:s?,s:o,s:s,s:s,s:O}", "workload", c->w, "implementation", c->impl,
+                             "backend", c->be, "device_published", c->dev, "metric", c->metric, "published",
+                             num_or_null(c->metric ? c->pub.median : NAN), "verdict", c->verdict, "why", c->why,
+                             "environment_published", c->env);
+    if (!cell) return NULL;
+    if (c->ms.n) json_object_set_new(cell, "measured", json_pack("{s:f,s:f,s:f,s:i}", "median", c->ms.median, "min",
+                                                                 c->ms.min, "max", c->ms.max, "n", c->ms.n));
+    if (c->metric && c->pub.max > c->pub.min && c->pub.median > 0)
+        json_object_set_new(cell, "published_spread_pct", json_real((c->pub.max - c->pub.min) / c->pub.median * 100));
+    if (!isnan(c->v.accuracy.median)) json_object_set_new(cell, "accuracy_published", json_real(c->v.accuracy.median));
+    if (c->ms.n && !isnan(c->macc)) json_object_set_new(cell, "accuracy_measured", json_real(c->macc));
+    if (c->v.note) json_object_set_new(cell, "note", json_string(c->v.note));
+    /* where the publication disagrees with its own evidence (scripts/published_dlf.py): shown, not judged */
+    json_t *checks = json_array();
+    size_t k;
+    const json_t *pc;
+    json_array_foreach(c->v.published_check, k, pc) {
+        const char *t = json_string_value(pc);
+        if (!t || strncmp(t, "not checked", 11) == 0) continue;
+        json_array_append_new(checks, json_string(t));
+        char line[600];
+        snprintf(line, sizeof line, "  published-check %s/%s on %s: %s", c->w, c->impl, c->dev, t);
+        json_array_append_new(pchecks, json_string(line));
+    }
+    if (json_array_size(checks)) json_object_set_new(cell, "published_check", checks);
+    else json_decref(checks);
+    return cell;
+}
+
+/* Earlier measurements: --results FILE, else the newest complete bench run in the database (none without one). */
+static int load_measured(const sd_verify_opts *a, json_t **measured, char *src, size_t n) {
+    *measured = NULL;
+    if (a->results) {
+        SD_TRY(sd_results_load_file(a->results, measured));
+        snprintf(src, n, "results %s", a->results);
+        return 0;
+    }
+    if (a->rerun) return 0;
+    const char *dbp = a->db ? a->db : DB_DEFAULT_PATH;
+    if (!a->db && access(dbp, F_OK) != 0) return 0;
+    db *d = NULL;
+    int64_t id;
+    int found = 0, rc;
+    if ((rc = db_open(&d, dbp)) == 0 && (rc = db_runs_complete(d, "bench", 0, &id, 1, &found)) == 0 && found &&
+        (rc = sd_results_load(d, id, measured)) == 0)
+        snprintf(src, n, "database %s run %lld", dbp, (long long)id);
+    db_close(d);
+    return rc;
+}
+
+/* The closing lines, the counts and the exit code. */
+static int finish(FILE *f, const vcounts *k, json_t *out, json_t *pchecks) {
+    int code = SD_EXIT_OK;
+    if (k->slower + k->faster + k->accuracy) code = SD_EXIT_MISMATCH;
+    else if (k->notcomp + k->missing + k->unverifiable) code = SD_EXIT_NOTCOMPARABLE;
+    int checked = k->reproduced + k->slower + k->faster + k->accuracy + k->unverifiable + k->notcomp + k->missing;
+    if (checked == 0) code = SD_EXIT_NOTCOMPARABLE;   /* nothing measured in the publication: nothing verified */
+    if (json_array_size(pchecks)) {
+        fprintf(f, "\nWhere the publication disagrees with its own evidence (not a verdict on this machine):\n");
+        size_t i;
+        json_t *l;
+        json_array_foreach(pchecks, i, l) fprintf(f, "%s\n", json_string_value(l));
+    }
+    fprintf(f, "\n%d cell(s): %d reproduced, %d slower, %d faster, %d accuracy differs, %d unverifiable, %d not "
+            "comparable, %d missing; %d not measured in the publication\n", checked + k->unmeasured, k->reproduced,
+            k->slower, k->faster, k->accuracy, k->unverifiable, k->notcomp, k->missing, k->unmeasured);
+    if (checked == 0) fprintf(f, "nothing to verify: no published cell was measured\n");
+    json_object_set_new(out, "counts", json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i}", "REPRODUCED", k->reproduced, "SLOWER",
+                                                 k->slower, "FASTER", k->faster, "ACCURACY-DIFFERS", k->accuracy,
+                                                 "UNVERIFIABLE", k->unverifiable, "NOT-COMPARABLE", k->notcomp,
+                                                 "MISSING", k->missing, "NOT-MEASURED", k->unmeasured));
+    json_object_set_new(out, "exit_code", json_integer(code));
+    return code;
+}
+
+int sd_verify(const sd_verify_opts *a, FILE *f) {
+    json_t *pubdoc = NULL, *measured = NULL, *here = NULL, *out = NULL, *pchecks = NULL;
+    char msource[512] = "";
+    int rc;
+    SD_TRY_GOTO(rc, sd_published_load(&pubdoc, a->published), done);
+    SD_TRY_GOTO(rc, load_measured(a, &measured, msource, sizeof msource), done);
+    sd_results_head mh = {0};
+    if (measured) sd_results_head_of(measured, &mh);
+    here = mh.environment ? json_incref(mh.environment) : sd_env_fingerprint();
+    sd_results_head ph;
+    sd_results_head_of(pubdoc, &ph);
+    out = json_pack("{s:s,s:s,s:s?,s:s?,s:f,s:f,s:s?,s:O,s:[]}", "schema", "showdown-verify/1", "published_file",
+                    a->published, "title", ph.pub_title, "source", ph.pub_source, "tolerance_pct", a->tolerance_pct,
+                    "accuracy_tolerance", a->acc_tolerance, "measured_from", a->rerun ? "rerun" : (msource[0] ? msource : NULL),
+                    "environment_here", here, "cells");
+    pchecks = json_array();
+    if (!out || !pchecks) { rc = sd_err(SD_ENOMEM, "out of memory"); goto done; }
+    fprintf(f, "%-14s %-11s %-7s %-15s %12s %-26s %-16s %s\n", "workload", "impl", "backend", "metric", "published",
+            "measured median [min-max]", "verdict", "why");
+    vctx x = {a, pubdoc, measured, here, msource};
+    vcounts k = {0};
+    size_t i;
+    json_t *pub;
+    sd_results_foreach(pubdoc, i, pub) {
+        vcell c;
+        memset(&c, 0, sizeof c);
+        c.macc = NAN;
+        sd_run_view_of(pub, &c.v);
+        c.w = str(c.v.workload);
+        c.impl = str(c.v.implementation);
+        c.be = str(c.v.backend);
+        for (int t = 0; sd_published_time_keys[t] && !c.metric; t++) {
+            c.pub = sd_run_stat(&c.v, sd_published_time_keys[t]);
+            if (!isnan(c.pub.median)) c.metric = sd_published_time_keys[t];
+        }
+        c.env = sd_results_run_env(pubdoc, pub);
+        sd_env_view ev;
+        sd_env_view_of(c.env, &ev);
+        device_str(c.dev, sizeof c.dev, &ev, ev.gpu_name || is_cudnn(c.be));
+        rc = check_cell(&x, pub, &c);
+        if (rc == 0) {
+            count(&k, c.verdict);
+            json_t *cell = cell_out(f, &c, pchecks);
+            if (!cell || json_array_append_new(json_object_get(out, "cells"), cell)) rc = sd_err(SD_ENOMEM, "out of memory");
+        }
+        json_decref(c.env);
+        if (rc) goto done;
+    }
+    rc = finish(f, &k, out, pchecks);
+    if (a->json) {
+        int wr = sd_json_write_atomic(out, a->json);
+        if (wr) rc = wr;
+    }
+done:
+    json_decref(pchecks);
+    json_decref(out);
+    json_decref(here);
+    json_decref(measured);
+    json_decref(pubdoc);
+    return rc;
+}
