@@ -179,6 +179,7 @@ int db_open(db **out, const char *path) {
     SD_TRY_GOTO(rc, pragma_int(d, "SELECT count(*) FROM sqlite_master WHERE type = 'table'", &ntables), fail);
     SD_TRY_GOTO(rc, pragma_int(d, "PRAGMA application_id", &appid), fail);
     SD_TRY_GOTO(rc, pragma_int(d, "PRAGMA user_version", &ver), fail);
+    if (mem) appid = DB_APPLICATION_ID;   /* made here, empty: migrated below */
     if (appid != DB_APPLICATION_ID) {
         char why[96];
         if (appid) snprintf(why, sizeof why, "SQLite application_id 0x%08llx, expected 0x%08x", appid, DB_APPLICATION_ID);
