@@ -8,6 +8,9 @@ repeat_vector, and GRU/LSTM in cuDNN's formulation with lax.scan. NCHW throughou
 OIHW kernels), so the native weights load unchanged; `nhwc = True` before build() runs the convolutions, pools,
 batch norm and concat channels-last instead (scripts/jax_perf.py; the caller converts weights and input). One
 jitted function per training step: forward, value_and_grad, and the spec's optimizer (runner_common.Optimizer).
+Under --precision bf16 the training forward computes in bf16 (parameters, input and masks cast at the step's
+start; the gradients flow back through the casts to the fp32 parameters) and the loss in fp32; the optimizer, its
+state, batch norm's running statistics and the inference forward (the equivalence check) stay fp32.
 """
 import os
 import sys
@@ -19,6 +22,7 @@ import numpy as np  # noqa: E402
 
 class Jax:
     LOSSES = ("softmax_cross_entropy", "sigmoid_binary_cross_entropy", "none")
+    BF16 = True   # bf16 compute in training, fp32 parameters, optimizer state and loss
 
     def __init__(self, a):
         if a.threads > 0:
@@ -33,6 +37,7 @@ class Jax:
         self.device = "cpu (%s)" % jax.devices()[0].device_kind
         self.threads = a.threads
         self.nhwc = False
+        self.bf16 = a.precision == "bf16"
 
     def extras(self):
         import jaxlib
@@ -201,9 +206,17 @@ class Jax:
                 return (jnp.logaddexp(0.0, z) - t * z).mean(axis=1)
             return jax.nn.logsumexp(z, axis=1) - jnp.take_along_axis(z, y[:, None], axis=1)[:, 0]
 
+        # embedding ids are held as floats: bf16 would round ids above 256, so such an input stays fp32
+        cast_x = not any(L.op == "embedding" for L in layers)
+
         def loss(params, stats, x, y, masks):
+            if self.bf16:
+                bf = lambda a: a.astype(jnp.bfloat16)  # noqa: E731
+                params = jax.tree_util.tree_map(bf, params)
+                masks = None if masks is None else [bf(m) for m in masks]
+                x = bf(x) if cast_x else x
             z, new = forward(params, stats, x, masks, True)
-            lv = per_example(z, y)
+            lv = per_example(z.astype(jnp.float32), y)
             return lv.mean(), (lv.sum(), new)
 
         def step(params, stats, s0, s1, x, y, masks, bc):
