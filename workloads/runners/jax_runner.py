@@ -97,8 +97,8 @@ class Jax:
             mom = L.momentum
             stats = ((1.0 - mom) * stats[0] + mom * self.lax.stop_gradient(mean),
                      (1.0 - mom) * stats[1] + mom * self.lax.stop_gradient(unbiased))
-        else:
-            mean, var = stats
+        else:   # in the compute dtype (bf16 under --precision bf16)
+            mean, var = (s.astype(x.dtype) for s in stats)
         sc = p[0] / jnp.sqrt(var + L.eps)
         return (x - mean.reshape(shape)) * sc.reshape(shape) + p[1].reshape(shape), stats
 
@@ -209,12 +209,15 @@ class Jax:
         # embedding ids are held as floats: bf16 would round ids above 256, so such an input stays fp32
         cast_x = not any(L.op == "embedding" for L in layers)
 
+        def half(params, x, masks):
+            """The parameters, input and float masks in bf16 (a non-float mask, jax_perf's dropout key, as is)."""
+            bf = lambda a: a.astype(jnp.bfloat16) if jnp.issubdtype(a.dtype, jnp.floating) else a  # noqa: E731
+            return (jax.tree_util.tree_map(bf, params), bf(x) if cast_x else x,
+                    None if masks is None else [bf(m) for m in masks])
+
         def loss(params, stats, x, y, masks):
             if self.bf16:
-                bf = lambda a: a.astype(jnp.bfloat16)  # noqa: E731
-                params = jax.tree_util.tree_map(bf, params)
-                masks = None if masks is None else [bf(m) for m in masks]
-                x = bf(x) if cast_x else x
+                params, x, masks = half(params, x, masks)
             z, new = forward(params, stats, x, masks, True)
             lv = per_example(z.astype(jnp.float32), y)
             return lv.mean(), (lv.sum(), new)
@@ -231,6 +234,12 @@ class Jax:
         self.opt = opt
         self.step = jax.jit(step)
         self.fwd = jax.jit(lambda params, stats, x: forward(params, stats, x, None, False)[0])
+
+        # the inference forward in bf16 (scripts/jax_perf.py times it under bf16; the runner's forward is fp32)
+        def forward16(params, stats, x):
+            params, x, _ = half(params, x, None)
+            return forward(params, stats, x, None, False)[0].astype(jnp.float32)
+        self.fwd16 = jax.jit(forward16)
 
     def parameters(self):
         return sum(int(np.prod(v.shape)) for v in self.jax.tree_util.tree_leaves(self.params))

@@ -94,8 +94,8 @@ class TensorFlow:
             mom = L.momentum
             rm.assign((1.0 - mom) * rm + mom * tf.stop_gradient(tf.cast(mean, tf.float32)))
             rv.assign((1.0 - mom) * rv + mom * tf.stop_gradient(unbiased))
-        else:
-            mean, var = rm, rv
+        else:   # in the compute dtype (bf16 under --precision bf16)
+            mean, var = tf.cast(rm, x.dtype), tf.cast(rv, x.dtype)
         sc = p[0] / tf.sqrt(var + L.eps)
         return (x - tf.reshape(mean, shape)) * tf.reshape(sc, shape) + tf.reshape(p[1], shape)
 
@@ -227,7 +227,7 @@ class TensorFlow:
             p = self.p
             if dt is not None:
                 p = {i: tuple(None if v is None else tf.cast(v, dt) for v in t) for i, t in p.items()}
-                mk = {i: tf.cast(m, dt) for i, m in mk.items()}
+                mk = {i: tf.cast(m, dt) if m.dtype.is_floating else m for i, m in mk.items()}   # tf_perf: seeds
                 x = tf.cast(x, dt) if cast_x else x
             outs = []
             for L, f in zip(layers, fns):
@@ -256,6 +256,8 @@ class TensorFlow:
 
         self.step = step
         self.fwd = tf.function(lambda x: forward(x, None, False))
+        # the inference forward in bf16 (scripts/tf_perf.py times it under bf16; the runner's forward is fp32)
+        self.fwd16 = tf.function(lambda x: forward(x, None, False, tf.bfloat16))
 
     def parameters(self):
         return sum(int(np.prod(v.shape)) for v in self.vars)
