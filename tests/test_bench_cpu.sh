@@ -41,6 +41,8 @@ if wl == "mnist_mlp" and "--no-ceiling" in a and os.environ.get("FAKE_CANARY"): 
     json.dump({"runs": [{"train_images_per_s": seq[min(k, len(seq) - 1)]}]}, open(out, "w")); sys.exit(0)
 if "--batch" in a:
     open(os.path.join("$t", "batches"), "a").write("native %s %s\n" % (wl, a[a.index("--batch") + 1]))
+if wl != "mnist_mlp":   # a timed cell (mnist_mlp: the host canary and the sgemm ceiling, fp32 by design)
+    open(os.path.join("$t", "precisions"), "a").write("native %s\n" % (a[a.index("--precision") + 1] if "--precision" in a else "-"))
 n = os.path.join("$t", "native-" + wl)
 k = int(open(n).read()) + 1 if os.path.exists(n) else 0
 open(n, "w").write(str(k))
@@ -69,6 +71,7 @@ if a[:1] == ["-c"]:
 wl, s = a[a.index("--workload") + 1], a[a.index("--setting") + 1]
 if "--batch" in a:
     open(os.path.join("$t", "batches"), "a").write("torch %s %s\n" % (wl, a[a.index("--batch") + 1]))
+open(os.path.join("$t", "precisions"), "a").write("torch %s\n" % (a[a.index("--precision") + 1] if "--precision" in a else "-"))
 open(os.path.join("$t", "malloc"), "a").write("%s %s\n" % (s, os.environ.get("GLIBC_TUNABLES", "-")))
 if s == "compile":
     print("Traceback ...\nBackendCompilerFailed: inductor broke", file=sys.stderr); sys.exit(1)
@@ -97,6 +100,7 @@ if a[:1] == ["-c"]:
 fw = "jax" if a[0].endswith("jax_perf.py") else "tensorflow"
 wl, s = a[a.index("--workload") + 1], a[a.index("--setting") + 1]
 open(os.path.join("$t", "peer-cells"), "a").write("%s %s %s\n" % (fw, wl, s))
+open(os.path.join("$t", "precisions"), "a").write("%s %s\n" % (fw, a[a.index("--precision") + 1] if "--precision" in a else "-"))
 if fw == "tensorflow" and wl == "w2":
     print(json.dumps({"workload": wl, "setting": s, "unsupported": "batchnorm"})); sys.exit(4)
 if s == "xla":
@@ -307,6 +311,23 @@ grep -qE "^w1 +train +1000\.0 ± +0%\? " "$t/c.txt" && ok "one round and no conf
     --out "$t/d" > /dev/null 2> "$t/d.err"; rc=$?
 [ $rc -eq 2 ] && grep -q "expected WORKLOAD=N" "$t/d.err" && ok "--batch w1=x: exit 2, names what was expected" \
   || { bad "--batch w1=x: exit $rc"; cat "$t/d.err"; }
+
+# --precision bf16 (PRECISION=bf16 in bench-cpu.sh): every timed cell of both sides gets it, the header and
+# cpu.json say it; the default run above said fp32
+rm -f "$t/precisions"
+"$PY" scripts/bench_table.py --showdown "$t/showdown" --torch-python "$t/torchpy" --tf-python "$t/peerpy" \
+    --jax-python "$t/peerpy" --workloads "$t/wl" --workload w1 --rounds 1 --confirm 0 --profile 0 --precision bf16 \
+    --out "$t/h" > "$t/h.txt" 2> "$t/h.err"; rc=$?
+got=$(sort "$t/precisions" 2>/dev/null | uniq -c | awk '{print $1, $2, $3}' | paste -sd' ' -)
+if [ $rc -ne 0 ]; then bad "--precision bf16: exit $rc"; tail -3 "$t/h.err"
+elif [ "$got" = "2 jax bf16 1 native bf16 2 tensorflow bf16 3 torch bf16" ] && grep -q "^bench-cpu: precision bf16, " "$t/h.txt" \
+   && grep -q "^bench-cpu: precision fp32, " "$t/a.txt" \
+   && "$PY" -c 'import json, sys; assert [json.load(open(f))["precision"] for f in sys.argv[1:]] == ["bf16", "fp32"]' \
+        "$t/h/cpu.json" "$t/a/cpu.json"
+then ok "--precision bf16: native, torch, tensorflow and jax cells all ran bf16; the header and cpu.json say bf16 (fp32 by default)"
+else bad "--precision bf16: cells' precisions '$got'"; head -3 "$t/h.txt"; fi
+grep -q -- '--precision "${PRECISION:-fp32}"' scripts/bench-cpu.sh && ok "bench-cpu.sh passes PRECISION" \
+  || bad "bench-cpu.sh does not pass PRECISION to bench_table"
 
 # the real PyTorch cell, with whatever torch this machine has: the model is built from showdown's plan as the
 # pytorch runner builds it, and its parameter count is the native one
