@@ -25,7 +25,7 @@ else
   echo "bench-cpu: no Python here imports torch ($VENVS/torch, $PYTHON): PyTorch columns skipped" >&2
 fi
 set -- --showdown "$SHOWDOWN" --out "$OUT" --workload "$WORKLOADS" --torch-python "$torch_py" \
-       --rounds "${ROUNDS:-2}" --precision "${PRECISION:-fp32}" --seconds "${SECONDS_PER_CELL:-3}" --threads "${THREADS:-$(nproc)}" --venvs "$VENVS"
+       --precision "${PRECISION:-fp32}" --rounds "${ROUNDS:-2}" --seconds "${SECONDS_PER_CELL:-3}" --threads "${THREADS:-$(nproc)}" --venvs "$VENVS"
 [ -z "${COMPILE+x}" ] || set -- "$@" --compile "$COMPILE"
 [ -z "${PROFILE:-}" ] || set -- "$@" --profile "$PROFILE"
 # densenet121_xray trains at batch 64 in ~25 GB natively (~384 MiB an example; PyTorch ~200): both sides run

@@ -263,8 +263,8 @@ def canary(a, env):
 
 def torch_cell(a, wl, setting, env):
     argv = [a.torch_python, os.path.join(HERE, "torch_perf.py"), "--workload", wl, "--setting", setting,
-            "--showdown", a.showdown, "--threads", str(a.threads), "--seconds", str(a.seconds), "--repeat", str(a.repeat),
-            "--precision", a.precision]
+            "--showdown", a.showdown, "--threads", str(a.threads), "--seconds", str(a.seconds),
+            "--repeat", str(a.repeat), "--precision", a.precision]
     if a.workloads:
         argv += ["--workloads", a.workloads]
     if setting == "compile" and wl not in CONV_FREE:
@@ -292,8 +292,8 @@ def peer_cell(a, fw, wl, setting, env):
     """One TensorFlow or JAX cell (PEERS). A workload its runner cannot build comes back as {"na": reason}, not
     as an error."""
     argv = [a.peer_python[fw], os.path.join(HERE, PEERS[fw]["script"]), "--workload", wl, "--setting", setting,
-            "--showdown", a.showdown, "--threads", str(a.threads), "--seconds", str(a.seconds), "--repeat", str(a.repeat),
-            "--precision", a.precision]
+            "--showdown", a.showdown, "--threads", str(a.threads), "--seconds", str(a.seconds),
+            "--repeat", str(a.repeat), "--precision", a.precision]
     if a.workloads:
         argv += ["--workloads", a.workloads]
     if wl in a.batches:
@@ -843,7 +843,7 @@ def main():
     rows = summarize(a, workloads, modes, cells, best, pbest, load)
     floors = {wl: roofline_cell(a, wl, dict(os.environ)) for wl in workloads}
     add_floors(rows, floors)
-    doc = {"format": "showdown-bench-cpu/4", "precision": a.precision, "threads": a.threads, "batch_overrides": a.batches, "rounds": a.rounds,
+    doc = {"format": "showdown-bench-cpu/4", "threads": a.threads, "batch_overrides": a.batches, "rounds": a.rounds,
            "seconds": a.seconds, "repeat": a.repeat, "slow_window": SLOW_WINDOW,
            "confirm_rounds": a.confirm, "agree": AGREE, "figure": "fastest window of a cell, fastest round another confirms, not both in a host slow spell",
            "load_average": load, "wall_s": time.monotonic() - t0, "busy_thresholds": {"others": BUSY_OTHERS,
@@ -851,6 +851,7 @@ def main():
            "other_frameworks": other, "sgemm_ceilings": ceilings, "host_slow": HOST_SLOW,
            "host_wait_max_s": a.host_wait, "host_wait_total_s": a.host_wait_total, "host_canary": host,
            "baseline_rss_mib": baseline, "roofline": floors}
+    doc["precision"] = a.precision
     doc["profiles"] = profile(a, rows, host)
     print_table(a, rows, cells, load, doc)
     print_floors(a, rows, floors)

@@ -42,7 +42,7 @@ if wl == "mnist_mlp" and "--no-ceiling" in a and os.environ.get("FAKE_CANARY"): 
 if "--batch" in a:
     open(os.path.join("$t", "batches"), "a").write("native %s %s\n" % (wl, a[a.index("--batch") + 1]))
 if wl != "mnist_mlp":   # a timed cell (mnist_mlp: the host canary and the sgemm ceiling, fp32 by design)
-    open(os.path.join("$t", "precisions"), "a").write("native %s\n" % (a[a.index("--precision") + 1] if "--precision" in a else "-"))
+    open(os.path.join("$t", "precisions"), "a").write("native %s\n" % dict(zip(a, a[1:])).get("--precision", "-"))
 n = os.path.join("$t", "native-" + wl)
 k = int(open(n).read()) + 1 if os.path.exists(n) else 0
 open(n, "w").write(str(k))
@@ -71,7 +71,7 @@ if a[:1] == ["-c"]:
 wl, s = a[a.index("--workload") + 1], a[a.index("--setting") + 1]
 if "--batch" in a:
     open(os.path.join("$t", "batches"), "a").write("torch %s %s\n" % (wl, a[a.index("--batch") + 1]))
-open(os.path.join("$t", "precisions"), "a").write("torch %s\n" % (a[a.index("--precision") + 1] if "--precision" in a else "-"))
+open(os.path.join("$t", "precisions"), "a").write("torch %s\n" % dict(zip(a, a[1:])).get("--precision", "-"))
 open(os.path.join("$t", "malloc"), "a").write("%s %s\n" % (s, os.environ.get("GLIBC_TUNABLES", "-")))
 if s == "compile":
     print("Traceback ...\nBackendCompilerFailed: inductor broke", file=sys.stderr); sys.exit(1)
@@ -100,7 +100,7 @@ if a[:1] == ["-c"]:
 fw = "jax" if a[0].endswith("jax_perf.py") else "tensorflow"
 wl, s = a[a.index("--workload") + 1], a[a.index("--setting") + 1]
 open(os.path.join("$t", "peer-cells"), "a").write("%s %s %s\n" % (fw, wl, s))
-open(os.path.join("$t", "precisions"), "a").write("%s %s\n" % (fw, a[a.index("--precision") + 1] if "--precision" in a else "-"))
+open(os.path.join("$t", "precisions"), "a").write("%s %s\n" % (fw, dict(zip(a, a[1:])).get("--precision", "-")))
 if fw == "tensorflow" and wl == "w2":
     print(json.dumps({"workload": wl, "setting": s, "unsupported": "batchnorm"})); sys.exit(4)
 if s == "xla":
@@ -320,11 +320,12 @@ rm -f "$t/precisions"
     --out "$t/h" > "$t/h.txt" 2> "$t/h.err"; rc=$?
 got=$(sort "$t/precisions" 2>/dev/null | uniq -c | awk '{print $1, $2, $3}' | paste -sd' ' -)
 if [ $rc -ne 0 ]; then bad "--precision bf16: exit $rc"; tail -3 "$t/h.err"
-elif [ "$got" = "2 jax bf16 1 native bf16 2 tensorflow bf16 3 torch bf16" ] && grep -q "^bench-cpu: precision bf16, " "$t/h.txt" \
+elif [ "$got" = "2 jax bf16 1 native bf16 2 tensorflow bf16 3 torch bf16" ] \
+   && grep -q "^bench-cpu: precision bf16, " "$t/h.txt" \
    && grep -q "^bench-cpu: precision fp32, " "$t/a.txt" \
    && "$PY" -c 'import json, sys; assert [json.load(open(f))["precision"] for f in sys.argv[1:]] == ["bf16", "fp32"]' \
         "$t/h/cpu.json" "$t/a/cpu.json"
-then ok "--precision bf16: native, torch, tensorflow and jax cells all ran bf16; the header and cpu.json say bf16 (fp32 by default)"
+then ok "--precision bf16: native, torch, tensorflow and jax cells ran bf16; header and cpu.json say bf16 (else fp32)"
 else bad "--precision bf16: cells' precisions '$got'"; head -3 "$t/h.txt"; fi
 grep -q -- '--precision "${PRECISION:-fp32}"' scripts/bench-cpu.sh && ok "bench-cpu.sh passes PRECISION" \
   || bad "bench-cpu.sh does not pass PRECISION to bench_table"
@@ -340,6 +341,14 @@ d = json.load(open(sys.argv[1]))
 sys.exit(0 if d["workload"] == "mnist_cnn" and d["train_images_per_s"] > 0 and d["infer_images_per_s"] > 0 else 1)' "$t/e.json"
   then ok "torch_perf times mnist_cnn with this machine's torch ($("${PYTHON:-/usr/bin/python3}" -c 'import torch; print(torch.__version__)'))"
   else bad "torch_perf mnist_cnn: exit $rc: $(tail -3 "$t/e.err")"; fi
+  "${PYTHON:-/usr/bin/python3}" scripts/torch_perf.py --showdown "${SHOWDOWN:-./showdown}" --workload mnist_cnn \
+      --setting eager --seconds 0.2 --repeat 1 --threads 1 --precision bf16 > "$t/e16.json" 2> "$t/e16.err"; rc=$?
+  [ $rc -eq 0 ] && python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+sys.exit(0 if d["precision"] == "bf16" and d["train_images_per_s"] > 0 and d["infer_images_per_s"] > 0 else 1)' "$t/e16.json" \
+    && ok "torch_perf --precision bf16 times mnist_cnn under autocast" \
+    || bad "torch_perf --precision bf16 mnist_cnn: exit $rc: $(tail -3 "$t/e16.err")"
 else
   echo "skipped: torch_perf (no torch importable by ${PYTHON:-/usr/bin/python3})"
 fi
@@ -407,6 +416,16 @@ d = json.load(open(sys.argv[1]))
 assert d["train_images_per_s"] > 0 and d["infer_images_per_s"] > 0, d' "$t/j.json" \
       && ok "$script babi_rnn: a cell (training and inference timed)" \
       || bad "$script babi_rnn: exit $rc: $(cat "$t/j.json") $(tail -2 "$t/j.err")"
+    # --precision bf16: the runner's bf16 training step and bf16 forward, on a convolution and a recurrent model
+    for w in mnist_cnn babi_rnn; do
+      TF_CPP_MIN_LOG_LEVEL=2 "$py" scripts/$script --showdown "${SHOWDOWN:-./showdown}" --workload $w --threads 1 \
+          --seconds 0.2 --repeat 1 --precision bf16 > "$t/j.json" 2> "$t/j.err"; rc=$?
+      [ $rc -eq 0 ] && "$PY" -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["precision"] == "bf16" and d["train_images_per_s"] > 0 and d["infer_images_per_s"] > 0, d' "$t/j.json" \
+        && ok "$script --precision bf16 $w: a cell" \
+        || bad "$script --precision bf16 $w: exit $rc: $(cat "$t/j.json") $(tail -2 "$t/j.err")"
+    done
   done
 fi
 exit $fail
