@@ -330,6 +330,21 @@ else bad "--precision bf16: cells' precisions '$got'"; head -3 "$t/h.txt"; fi
 grep -q -- '--precision "${PRECISION:-fp32}"' scripts/bench-cpu.sh && ok "bench-cpu.sh passes PRECISION" \
   || bad "bench-cpu.sh does not pass PRECISION to bench_table"
 
+# the native side's setting: `showdown perf --precision` (bf16 on dnnl where the CPU has it), recorded per run
+SD=${SHOWDOWN:-./showdown}
+"$SD" perf --precision fp16 --no-ceiling > /dev/null 2> "$t/p16.err"; rc=$?
+[ $rc -eq 2 ] && grep -q "expects fp32, tf32 or bf16" "$t/p16.err" && ok "perf --precision fp16: exit 2, the choices named" \
+  || bad "perf --precision fp16: exit $rc: $(cat "$t/p16.err")"
+if grep -qw avx512_bf16 /proc/cpuinfo && "$SD" env 2>/dev/null | grep -q "dnnl"; then
+  "$SD" perf --workload mnist_mlp --backend dnnl --precision bf16 --threads 1 --seconds 0.1 --repeat 1 --no-ceiling \
+      --json "$t/pb.json" > /dev/null 2> "$t/pb.err"; rc=$?
+  [ $rc -eq 0 ] && "$PY" -c 'import json, sys
+r = json.load(open(sys.argv[1]))["runs"][0]
+assert r["precision"] == "bf16" and r["backend"] == "dnnl" and r["train_images_per_s"] > 0, r' "$t/pb.json" \
+    && ok "perf --precision bf16 on dnnl: the run records precision bf16" \
+    || bad "perf --precision bf16: exit $rc: $(tail -2 "$t/pb.err")"
+else echo "skipped: perf --precision bf16 (no avx512_bf16 on this CPU, or no dnnl back-end)"; fi
+
 # the real PyTorch cell, with whatever torch this machine has: the model is built from showdown's plan as the
 # pytorch runner builds it, and its parameter count is the native one
 if "${PYTHON:-/usr/bin/python3}" -c 'import torch, numpy' 2> /dev/null; then
