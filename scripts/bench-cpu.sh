@@ -8,7 +8,8 @@
 # Prints the table and writes OUT/cpu.json. Usage: scripts/bench-cpu.sh [SHOWDOWN] [OUT]
 # Environment: WORKLOADS (comma list, default all), ROUNDS (2), SECONDS_PER_CELL (3), THREADS (all cores),
 # COMPILE (workloads whose torch.compile candidate is tried), BATCH ("w=n ..." batch overrides), VENVS,
-# PROFILE (per-layer profiles of the N workloads furthest below 2x the best peer; 1).
+# PROFILE (per-layer profiles of the N workloads furthest below 2x the best peer; 1), PRECISION (fp32, or bf16:
+# both sides in bf16 mixed precision, docs/precision.md).
 set -eu
 SHOWDOWN=${1:-./showdown}
 OUT=${2:-out/bench}
@@ -24,7 +25,7 @@ else
   echo "bench-cpu: no Python here imports torch ($VENVS/torch, $PYTHON): PyTorch columns skipped" >&2
 fi
 set -- --showdown "$SHOWDOWN" --out "$OUT" --workload "$WORKLOADS" --torch-python "$torch_py" \
-       --rounds "${ROUNDS:-2}" --seconds "${SECONDS_PER_CELL:-3}" --threads "${THREADS:-$(nproc)}" --venvs "$VENVS"
+       --precision "${PRECISION:-fp32}" --rounds "${ROUNDS:-2}" --seconds "${SECONDS_PER_CELL:-3}" --threads "${THREADS:-$(nproc)}" --venvs "$VENVS"
 [ -z "${COMPILE+x}" ] || set -- "$@" --compile "$COMPILE"
 [ -z "${PROFILE:-}" ] || set -- "$@" --profile "$PROFILE"
 # densenet121_xray trains at batch 64 in ~25 GB natively (~384 MiB an example; PyTorch ~200): both sides run

@@ -25,6 +25,9 @@ counts with its figure, but two such rounds do not confirm each other.
 Busy machine: before and after every cell /proc/stat gives the CPU time all processes used and the steal
 time; what the cell itself did not use was used by others. A row is flagged when others took more than
 BUSY_OTHERS of the cores or steal passed BUSY_STEAL during its cells.
+--precision bf16: every timed cell in bf16 mixed precision, both sides (native `showdown perf --precision bf16`
+on dnnl, PyTorch under torch.autocast, TensorFlow and JAX in their runners' bf16 compute; docs/precision.md);
+the host canary and the roofline floors stay fp32. The table's header and cpu.json's "precision" say which.
 Prints the table; writes OUT/cpu.json atomically."""
 import argparse
 import json
@@ -137,7 +140,8 @@ def native_cell(a, wl, env):
     fd, path = tempfile.mkstemp(suffix=".json")
     os.close(fd)
     argv = [a.showdown, "perf", "--workload", wl, "--backend", "dnnl", "--threads", str(a.threads),
-            "--seconds", str(a.seconds), "--repeat", str(a.repeat), "--json", path, "--no-ceiling"]
+            "--seconds", str(a.seconds), "--repeat", str(a.repeat), "--json", path, "--no-ceiling",
+            "--precision", a.precision]
     if a.workloads:
         argv += ["--workloads", a.workloads]
     if wl in a.batches:
@@ -259,7 +263,8 @@ def canary(a, env):
 
 def torch_cell(a, wl, setting, env):
     argv = [a.torch_python, os.path.join(HERE, "torch_perf.py"), "--workload", wl, "--setting", setting,
-            "--showdown", a.showdown, "--threads", str(a.threads), "--seconds", str(a.seconds), "--repeat", str(a.repeat)]
+            "--showdown", a.showdown, "--threads", str(a.threads), "--seconds", str(a.seconds),
+            "--repeat", str(a.repeat), "--precision", a.precision]
     if a.workloads:
         argv += ["--workloads", a.workloads]
     if setting == "compile" and wl not in CONV_FREE:
@@ -287,7 +292,8 @@ def peer_cell(a, fw, wl, setting, env):
     """One TensorFlow or JAX cell (PEERS). A workload its runner cannot build comes back as {"na": reason}, not
     as an error."""
     argv = [a.peer_python[fw], os.path.join(HERE, PEERS[fw]["script"]), "--workload", wl, "--setting", setting,
-            "--showdown", a.showdown, "--threads", str(a.threads), "--seconds", str(a.seconds), "--repeat", str(a.repeat)]
+            "--showdown", a.showdown, "--threads", str(a.threads), "--seconds", str(a.seconds),
+            "--repeat", str(a.repeat), "--precision", a.precision]
     if a.workloads:
         argv += ["--workloads", a.workloads]
     if wl in a.batches:
@@ -609,8 +615,8 @@ def mib(v):
 def print_table(a, rows, cells, load, doc):
     torch_versions = sorted({c["torch"] for c in cells if c.get("torch")})
     print()
-    print("bench-cpu: %d threads, %d round(s), %.1f s timed windows; PyTorch %s (%s)" % (
-        a.threads, a.rounds, a.seconds, ", ".join(torch_versions) or "not measured", a.torch_python or "-"))
+    print("bench-cpu: precision %s, %d threads, %d round(s), %.1f s timed windows; PyTorch %s (%s)" % (
+        a.precision, a.threads, a.rounds, a.seconds, ", ".join(torch_versions) or "not measured", a.torch_python or "-"))
     for fw in a.peer_python:
         vs = sorted({c["version"] for c in cells if c["side"] == fw and c.get("version")})
         print("%s %s (%s)" % (fw, ", ".join(vs) or "(no cell ran)", a.peer_python[fw]))
@@ -744,7 +750,7 @@ def profile(a, rows, host):
     out = {}
     for r in seen[:a.profile]:
         argv = [a.showdown, "perf", "--layers", "--workload", r["workload"], "--backend", "dnnl", "--threads",
-                str(a.threads), "--seconds", str(a.seconds)]
+                str(a.threads), "--seconds", str(a.seconds), "--precision", a.precision]
         if a.workloads:
             argv += ["--workloads", a.workloads]
         if r["workload"] in a.batches:   # the batch both sides ran (densenet121_xray's own needs ~25 GB)
@@ -798,6 +804,8 @@ def main():
                                                          "imports jax; '': no JAX columns)")
     ap.add_argument("--batch", action="append", default=[], metavar="W=N",
                     help="run workload W at batch N on both sides (repeatable; default: the workload's batch)")
+    ap.add_argument("--precision", choices=("fp32", "bf16"), default="fp32",
+                    help="fp32 (default), or bf16 mixed precision on both sides (docs/precision.md)")
     ap.add_argument("--profile", type=int, default=1,
                     help="per-layer profiles of the N workloads furthest below 2x PyTorch's best (default 1)")
     a = ap.parse_args()
@@ -843,6 +851,7 @@ def main():
            "other_frameworks": other, "sgemm_ceilings": ceilings, "host_slow": HOST_SLOW,
            "host_wait_max_s": a.host_wait, "host_wait_total_s": a.host_wait_total, "host_canary": host,
            "baseline_rss_mib": baseline, "roofline": floors}
+    doc["precision"] = a.precision
     doc["profiles"] = profile(a, rows, host)
     print_table(a, rows, cells, load, doc)
     print_floors(a, rows, floors)

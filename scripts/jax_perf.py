@@ -8,6 +8,7 @@ and inference images/s, the median of --repeat timed windows. Settings:
   nhwc  the same, jitted, with the runner channels-last (its nhwc flag: convolutions, pools, batch norm and concat
         in NHWC, HWIO kernels, the dense rows after a flatten reordered as the tensorflow runner does): XLA's CPU
         convolutions are NHWC (convolution models)
+--precision bf16: the runner's bf16 compute (fp32 parameters, optimizer and loss) and its bf16 inference forward.
 Dropout is JAX's own (jax.random.bernoulli, the key split inside the step), not the runner's native masks.
 Denormals flushed: XLA's CPU runtime flushes them itself (1e-39 * 1 is 0 in a jitted function), and FTZ and DAZ
 are set before XLA starts its thread pools. Every call is waited for (block_until_ready); the first (tracing,
@@ -83,8 +84,10 @@ def run(a, flushed):
             state[0], state[1], state[2], state[3], state[4], lsum = train_j(*state, x, y, bc)
             lsum.block_until_ready()
 
+    fwd = fw.fwd16 if fw.bf16 else fw.fwd
+
     def infer():   # batch norm's running statistics as training left them
-        fw.fwd(state[0] if train else fw.params, state[1] if train else fw.stats, x).block_until_ready()
+        fwd(state[0] if train else fw.params, state[1] if train else fw.stats, x).block_until_ready()
     return pc.time_phases(cell, out, a, train, infer)
 
 

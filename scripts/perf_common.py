@@ -46,6 +46,8 @@ def parse_args(doc, settings):
     ap.add_argument("--batch", type=int, default=0, help="batch size (default: the workload's)")
     ap.add_argument("--seconds", type=float, default=4.0, help="time budget of the timed training steps")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--precision", choices=("fp32", "bf16"), default="fp32",
+                    help="bf16: the runner's own mixed precision in training and a bf16 inference forward")
     return ap.parse_args()
 
 
@@ -86,7 +88,8 @@ class Cell:
         self.inference = "inference" in spec
         self.B = a.batch or int((spec.get("inference") or spec.get("training"))["batch"])
         self.ns = argparse.Namespace(plan=None, showdown=a.showdown, spec=self.spec_path, threads=a.threads,
-                                     device="cpu", precision="fp32", cudnn_benchmark=0, seed=42)
+                                     device="cpu", precision=getattr(a, "precision", "fp32"),
+                                     cudnn_benchmark=0, seed=42)
         self.layers = rc.load_plan(self.ns, spec)
         self.loss = spec["model"].get("loss", "softmax_cross_entropy")
         if not self.inference and self.loss not in getattr(runner_cls, "LOSSES", ("softmax_cross_entropy",)):
@@ -108,6 +111,7 @@ class Cell:
         return {"format": "showdown-%s-cell/1" % framework, "workload": a.workload, "setting": a.setting,
                 "batch": self.B, "threads": a.threads, "framework": framework, "version": version, "path": path,
                 "flush_denormal": flushed, "mode": "inference" if self.inference else "training",
+                "precision": self.ns.precision,
                 "train_images_per_s": None, "infer_images_per_s": None, "compile_s": 0.0}
 
 

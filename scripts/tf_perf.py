@@ -5,6 +5,7 @@ the spec's optimizer arithmetic), timed at one setting on one resident synthetic
 PyTorch: steady-state training and inference images/s, the median of --repeat timed windows. Settings:
   graph   the runner's training step and forward as tf.function (jit_compile=False): TensorFlow's graph executor
   xla     the same functions with jit_compile=True (XLA)
+--precision bf16: the runner's bf16 compute (fp32 variables, optimizer and loss) and its bf16 inference forward.
 Dropout is TensorFlow's own (tf.nn.experimental.stateless_dropout, a new seed per step inside the step function),
 not the runner's native masks. Denormals flushed: TensorFlow's executor and XLA flush them themselves (1e-39 * 1
 is 0 in both settings), and FTZ and DAZ are set before TensorFlow starts its thread pools.
@@ -52,7 +53,7 @@ def run(a, flushed):
 
         def train():
             train_c(x, y, bc).numpy()
-    infer_c = tf.function(fw.fwd.python_function, jit_compile=jit)
+    infer_c = tf.function((fw.fwd16 if fw.bf16 else fw.fwd).python_function, jit_compile=jit)
 
     def infer():
         infer_c(x).numpy()

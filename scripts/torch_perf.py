@@ -8,6 +8,8 @@ and inference images/s, the median of --repeat timed windows. Settings:
   channels_last  eager with the model and batch in channels-last (convolution models)
   compile        torch.compile (inductor, CPU) of the training step's model, or of the inference model with
                  inductor's weight freezing for an inference workload
+--precision bf16: every setting under torch.autocast("cpu", bfloat16), training and inference; the parameters,
+optimizer state and loss stay fp32.
 Every setting but shipped runs, from bench_table, with glibc malloc's mmap threshold fixed (GLIBC_TUNABLES,
 bench_table.TORCH_MALLOC), so that a pass's tensors are not mapped and faulted in afresh.
 Prints one JSON object on stdout; the caller (scripts/bench_table.py) runs each cell in its own process and
@@ -114,6 +116,8 @@ def run(a):
     if a.setting != "shipped":
         out["flush_denormal"] = bool(torch.set_flush_denormal(True))
     grad_off = torch.no_grad if a.setting == "shipped" else torch.inference_mode
+    amp = lambda: torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.precision == "bf16")  # noqa: E731
+    out["precision"] = a.precision
     t_compile = 0.0
     if not inference:
         classes = int(spec["data"]["classes"])
@@ -127,7 +131,8 @@ def run(a):
 
         def train_step():
             opt.zero_grad(set_to_none=True)
-            z = fwd(x)
+            with amp():
+                z = fwd(x).float()
             loss = F.binary_cross_entropy_with_logits(z, target) if bce else F.cross_entropy(z, y)
             loss.backward()
             opt.step()
@@ -145,13 +150,14 @@ def run(a):
         fwd = compiled(model, freeze=True)
         with grad_off():
             t0 = time.perf_counter()
-            fwd(x)
+            with amp():
+                fwd(x)
             t_compile = time.perf_counter() - t0
     if a.setting == "compile" and not inference:
         out["infer_images_per_s"] = None   # compiling the eval graph too would double the cost; eager gives it
     else:
         def infer_step():
-            with grad_off():
+            with grad_off(), amp():
                 fwd(x)
         ti, windows, _ = median_time(infer_step, a.seconds / 2 if not inference else a.seconds, a.repeat)
         out["infer_images_per_s"], out["infer_windows_s"] = B / ti, windows
@@ -170,6 +176,7 @@ def main():
     ap.add_argument("--seconds", type=float, default=4.0, help="time budget of the timed training steps")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--compile-channels-last", action="store_true", help="compile the channels-last model")
+    ap.add_argument("--precision", choices=("fp32", "bf16"), default="fp32", help="bf16: under torch.autocast")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     json.dump(run(a), sys.stdout)

@@ -41,6 +41,8 @@ if wl == "mnist_mlp" and "--no-ceiling" in a and os.environ.get("FAKE_CANARY"): 
     json.dump({"runs": [{"train_images_per_s": seq[min(k, len(seq) - 1)]}]}, open(out, "w")); sys.exit(0)
 if "--batch" in a:
     open(os.path.join("$t", "batches"), "a").write("native %s %s\n" % (wl, a[a.index("--batch") + 1]))
+if wl != "mnist_mlp":   # a timed cell (mnist_mlp: the host canary and the sgemm ceiling, fp32 by design)
+    open(os.path.join("$t", "precisions"), "a").write("native %s\n" % dict(zip(a, a[1:])).get("--precision", "-"))
 n = os.path.join("$t", "native-" + wl)
 k = int(open(n).read()) + 1 if os.path.exists(n) else 0
 open(n, "w").write(str(k))
@@ -69,6 +71,7 @@ if a[:1] == ["-c"]:
 wl, s = a[a.index("--workload") + 1], a[a.index("--setting") + 1]
 if "--batch" in a:
     open(os.path.join("$t", "batches"), "a").write("torch %s %s\n" % (wl, a[a.index("--batch") + 1]))
+open(os.path.join("$t", "precisions"), "a").write("torch %s\n" % dict(zip(a, a[1:])).get("--precision", "-"))
 open(os.path.join("$t", "malloc"), "a").write("%s %s\n" % (s, os.environ.get("GLIBC_TUNABLES", "-")))
 if s == "compile":
     print("Traceback ...\nBackendCompilerFailed: inductor broke", file=sys.stderr); sys.exit(1)
@@ -97,6 +100,7 @@ if a[:1] == ["-c"]:
 fw = "jax" if a[0].endswith("jax_perf.py") else "tensorflow"
 wl, s = a[a.index("--workload") + 1], a[a.index("--setting") + 1]
 open(os.path.join("$t", "peer-cells"), "a").write("%s %s %s\n" % (fw, wl, s))
+open(os.path.join("$t", "precisions"), "a").write("%s %s\n" % (fw, dict(zip(a, a[1:])).get("--precision", "-")))
 if fw == "tensorflow" and wl == "w2":
     print(json.dumps({"workload": wl, "setting": s, "unsupported": "batchnorm"})); sys.exit(4)
 if s == "xla":
@@ -308,6 +312,39 @@ grep -qE "^w1 +train +1000\.0 ± +0%\? " "$t/c.txt" && ok "one round and no conf
 [ $rc -eq 2 ] && grep -q "expected WORKLOAD=N" "$t/d.err" && ok "--batch w1=x: exit 2, names what was expected" \
   || { bad "--batch w1=x: exit $rc"; cat "$t/d.err"; }
 
+# --precision bf16 (PRECISION=bf16 in bench-cpu.sh): every timed cell of both sides gets it, the header and
+# cpu.json say it; the default run above said fp32
+rm -f "$t/precisions"
+"$PY" scripts/bench_table.py --showdown "$t/showdown" --torch-python "$t/torchpy" --tf-python "$t/peerpy" \
+    --jax-python "$t/peerpy" --workloads "$t/wl" --workload w1 --rounds 1 --confirm 0 --profile 0 --precision bf16 \
+    --out "$t/h" > "$t/h.txt" 2> "$t/h.err"; rc=$?
+got=$(sort "$t/precisions" 2>/dev/null | uniq -c | awk '{print $1, $2, $3}' | paste -sd' ' -)
+if [ $rc -ne 0 ]; then bad "--precision bf16: exit $rc"; tail -3 "$t/h.err"
+elif [ "$got" = "2 jax bf16 1 native bf16 2 tensorflow bf16 3 torch bf16" ] \
+   && grep -q "^bench-cpu: precision bf16, " "$t/h.txt" \
+   && grep -q "^bench-cpu: precision fp32, " "$t/a.txt" \
+   && "$PY" -c 'import json, sys; assert [json.load(open(f))["precision"] for f in sys.argv[1:]] == ["bf16", "fp32"]' \
+        "$t/h/cpu.json" "$t/a/cpu.json"
+then ok "--precision bf16: native, torch, tensorflow and jax cells ran bf16; header and cpu.json say bf16 (else fp32)"
+else bad "--precision bf16: cells' precisions '$got'"; head -3 "$t/h.txt"; fi
+grep -q -- '--precision "${PRECISION:-fp32}"' scripts/bench-cpu.sh && ok "bench-cpu.sh passes PRECISION" \
+  || bad "bench-cpu.sh does not pass PRECISION to bench_table"
+
+# the native side's setting: `showdown perf --precision` (bf16 on dnnl where the CPU has it), recorded per run
+SD=${SHOWDOWN:-./showdown}
+"$SD" perf --precision fp16 --no-ceiling > /dev/null 2> "$t/p16.err"; rc=$?
+[ $rc -eq 2 ] && grep -q "expects fp32, tf32 or bf16" "$t/p16.err" && ok "perf --precision fp16: exit 2, the choices named" \
+  || bad "perf --precision fp16: exit $rc: $(cat "$t/p16.err")"
+if grep -qw avx512_bf16 /proc/cpuinfo && "$SD" env 2>/dev/null | grep -q "dnnl"; then
+  "$SD" perf --workload mnist_mlp --backend dnnl --precision bf16 --threads 1 --seconds 0.1 --repeat 1 --no-ceiling \
+      --json "$t/pb.json" > /dev/null 2> "$t/pb.err"; rc=$?
+  [ $rc -eq 0 ] && "$PY" -c 'import json, sys
+r = json.load(open(sys.argv[1]))["runs"][0]
+assert r["precision"] == "bf16" and r["backend"] == "dnnl" and r["train_images_per_s"] > 0, r' "$t/pb.json" \
+    && ok "perf --precision bf16 on dnnl: the run records precision bf16" \
+    || bad "perf --precision bf16: exit $rc: $(tail -2 "$t/pb.err")"
+else echo "skipped: perf --precision bf16 (no avx512_bf16 on this CPU, or no dnnl back-end)"; fi
+
 # the real PyTorch cell, with whatever torch this machine has: the model is built from showdown's plan as the
 # pytorch runner builds it, and its parameter count is the native one
 if "${PYTHON:-/usr/bin/python3}" -c 'import torch, numpy' 2> /dev/null; then
@@ -319,6 +356,14 @@ d = json.load(open(sys.argv[1]))
 sys.exit(0 if d["workload"] == "mnist_cnn" and d["train_images_per_s"] > 0 and d["infer_images_per_s"] > 0 else 1)' "$t/e.json"
   then ok "torch_perf times mnist_cnn with this machine's torch ($("${PYTHON:-/usr/bin/python3}" -c 'import torch; print(torch.__version__)'))"
   else bad "torch_perf mnist_cnn: exit $rc: $(tail -3 "$t/e.err")"; fi
+  "${PYTHON:-/usr/bin/python3}" scripts/torch_perf.py --showdown "${SHOWDOWN:-./showdown}" --workload mnist_cnn \
+      --setting eager --seconds 0.2 --repeat 1 --threads 1 --precision bf16 > "$t/e16.json" 2> "$t/e16.err"; rc=$?
+  [ $rc -eq 0 ] && python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+sys.exit(0 if d["precision"] == "bf16" and d["train_images_per_s"] > 0 and d["infer_images_per_s"] > 0 else 1)' "$t/e16.json" \
+    && ok "torch_perf --precision bf16 times mnist_cnn under autocast" \
+    || bad "torch_perf --precision bf16 mnist_cnn: exit $rc: $(tail -3 "$t/e16.err")"
 else
   echo "skipped: torch_perf (no torch importable by ${PYTHON:-/usr/bin/python3})"
 fi
@@ -386,6 +431,16 @@ d = json.load(open(sys.argv[1]))
 assert d["train_images_per_s"] > 0 and d["infer_images_per_s"] > 0, d' "$t/j.json" \
       && ok "$script babi_rnn: a cell (training and inference timed)" \
       || bad "$script babi_rnn: exit $rc: $(cat "$t/j.json") $(tail -2 "$t/j.err")"
+    # --precision bf16: the runner's bf16 training step and bf16 forward, on a convolution and a recurrent model
+    for w in mnist_cnn babi_rnn; do
+      TF_CPP_MIN_LOG_LEVEL=2 "$py" scripts/$script --showdown "${SHOWDOWN:-./showdown}" --workload $w --threads 1 \
+          --seconds 0.2 --repeat 1 --precision bf16 > "$t/j.json" 2> "$t/j.err"; rc=$?
+      [ $rc -eq 0 ] && "$PY" -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["precision"] == "bf16" and d["train_images_per_s"] > 0 and d["infer_images_per_s"] > 0, d' "$t/j.json" \
+        && ok "$script --precision bf16 $w: a cell" \
+        || bad "$script --precision bf16 $w: exit $rc: $(cat "$t/j.json") $(tail -2 "$t/j.err")"
+    done
   done
 fi
 exit $fail

@@ -4,8 +4,9 @@
 # and a failed equivalence check reported as such while the native run is kept; runner_common's own path for an
 # op a framework lacks; then, for every framework installed by `make deps-frameworks`, mnist_mlp and mnist_cnn
 # (synthetic, 2 batches of 16): equal parameter counts, forward pass within 1e-4 of native, and the first
-# epoch's training loss within 1e-3 of native's (same weights, data order, dropout masks and optimizer).
-# Frameworks that are not installed are listed as skipped with the reason; none installed still passes.
+# epoch's training loss within 1e-3 of native's (same weights, data order, dropout masks and optimizer); and
+# --precision bf16 in each framework's own mixed precision, or `unsupported` with the reason. Frameworks that
+# are not installed are listed as skipped with the reason; none installed still passes.
 set -u
 SD=${SHOWDOWN:-./showdown}
 PY=${PYTHON:-/usr/bin/python3}
@@ -160,4 +161,41 @@ PYEOF
   else bad "$impl: exit $rc"; tail -5 "$t/stderr"; fi
 done
 echo "frameworks checked: $ran"
+
+# 7. --precision bf16: the frameworks with a CPU mixed precision train in it (the first epoch's loss moves off
+# fp32's by more than fp32 rounding and by less than bf16's error allows; the equivalence forward stays fp32 within
+# 1e-4; the run records precision bf16); the others are `unsupported` with the reason
+for impl in pytorch tensorflow keras-tensorflow keras-jax keras-torch jax paddle mindspore tinygrad chainer; do
+  v=$(venv_of $impl); v=${v:-torch}
+  if [ ! -x "$VENVS/$v/bin/python" ]; then echo "skipped: $impl bf16 (not installed: no $VENVS/$v/bin/python)"; continue; fi
+  rc=0
+  for p in fp32 bf16; do
+    $SD bench --workload mnist_mlp,mnist_cnn --data synthetic --epochs 1 --batch 16 --batches 2 --threads 1 --quiet \
+       --no-db --impl $impl --precision $p --venvs "$VENVS" --runner-timeout 600 --json "$t/$impl-$p.json" \
+       > "$t/stdout" 2> "$t/stderr" || rc=$?
+  done
+  if [ $rc -eq 0 ] && "$PY" - "$t/$impl-fp32.json" "$t/$impl-bf16.json" "$impl" <<'PYEOF'
+import json, sys
+impl = sys.argv[3]
+f32, b16 = ({r["workload"]: r for r in json.load(open(f))["runs"] if r["implementation"] == impl}
+            for f in sys.argv[1:3])
+for wl in ("mnist_mlp", "mnist_cnn"):
+    r, b = f32[wl], b16[wl]
+    if impl in ("paddle", "mindspore", "tinygrad", "chainer"):
+        assert b["status"] == "unsupported" and b["error"].startswith("n/a: no bf16 on CPU ("), b
+        print("%s %s bf16: %s" % (impl, wl, b["error"]))
+        continue
+    assert r["status"] == "ok" and b["status"] == "ok", (r.get("error"), b.get("error"))
+    assert b["settings"]["precision"] == "bf16" and r["settings"]["precision"] == "fp32", b["settings"]
+    eq = b["equivalence"]
+    assert eq["status"] == "passed" and eq["max_rel_diff"] <= 1e-4, eq
+    lf, lb = r["samples"][0]["epochs"][0]["loss"], b["samples"][0]["epochs"][0]["loss"]
+    d = abs(lb - lf) / abs(lf)
+    assert 1e-5 < d < 5e-2, (lf, lb, d)
+    print("%s %s: forward max rel diff %.1e, training loss fp32 %.6f bf16 %.6f (rel diff %.1e)"
+          % (impl, wl, eq["max_rel_diff"], lf, lb, d))
+PYEOF
+  then ok "$impl: --precision bf16 (mnist_mlp, mnist_cnn)"
+  else bad "$impl bf16: exit $rc"; tail -5 "$t/stderr"; fi
+done
 exit $fail

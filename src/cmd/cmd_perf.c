@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 typedef struct perf_args {
-    const char *json, *workloads_dir;
+    const char *json, *workloads_dir, *precision;
     long threads, repeat, batch;
     double seconds;
     int layers, quiet, no_ceiling, roofline;
@@ -392,7 +392,7 @@ static int run_one(const perf_args *a, const char *wname, const char *bname, dou
                    json_t *doc) {
     sd_workload w;
     SD_TRY(sd_workload_load(&w, a->workloads_dir ? a->workloads_dir : "workloads", wname));
-    nn_backend_opts bo = {.threads = (int)a->threads, .quiet = 1, .autotune = 1, .precision = "fp32"};
+    nn_backend_opts bo = {.threads = (int)a->threads, .quiet = 1, .autotune = 1, .precision = a->precision};
     nn_backend *be = NULL;
     nn_model *m = NULL;
     float *hx = NULL;
@@ -429,8 +429,8 @@ static int run_one(const perf_args *a, const char *wname, const char *bname, dou
         printf("train %-39s", "n/a (an inference workload)");
     printf("   infer %9.1f img/s %7.1f GFLOP/s (%4.0f%%)\n", infer_ips, infer_gf, 100 * infer_gf / ceiling);
     fflush(stdout);
-    json_t *run = json_pack("{s:s, s:s, s:s, s:i, s:i, s:f, s:f, s:f}", "workload", w.name, "backend", be->name,
-                            "device", be->device, "batch", batch, "threads", (int)a->threads,
+    json_t *run = json_pack("{s:s, s:s, s:s, s:s, s:i, s:i, s:f, s:f, s:f}", "workload", w.name, "backend", be->name,
+                            "device", be->device, "precision", a->precision, "batch", batch, "threads", (int)a->threads,
                             "infer_images_per_s", infer_ips, "infer_gflops", infer_gf,
                             "infer_flops_per_example", fin / batch);
     /* training figures: null for an inference workload */
@@ -461,7 +461,7 @@ done:
 }
 
 int cmd_perf(int argc, char **argv) {
-    perf_args a = {.repeat = 3, .seconds = 6};
+    perf_args a = {.repeat = 3, .seconds = 6, .precision = "fp32"};
     sd_list wl = {0}, bl = {0};
     const sd_opt opts[] = {
         {"workload", SD_OPT_LIST, &wl, "NAME", "workloads (default mnist_mlp,mnist_cnn,cifar10_vgg)", 0, 0},
@@ -474,6 +474,8 @@ int cmd_perf(int argc, char **argv) {
         {"layers", SD_OPT_FLAG, &a.layers, NULL, "also time each conv/dense layer forward and backward", 0, 0},
         {"roofline", SD_OPT_FLAG, &a.roofline, NULL, "also each phase's time floor on this machine and % of it, per layer "
          "(docs/roofline.md)", 0, 0},
+        {"precision", SD_OPT_CHOICE, &a.precision, "fp32|tf32|bf16", "fp32 (default), tf32 (cuDNN) or bf16 (dnnl on a CPU "
+         "with AVX512_BF16 or AMX; docs/precision.md)", 0, 0},
         {"workloads", SD_OPT_STR, &a.workloads_dir, "DIR", "directory of workload specs (default ./workloads)", 0, 0},
         {"json", SD_OPT_STR, &a.json, "FILE", "write the measurements as JSON to FILE, atomically", 0, 0},
         {0},

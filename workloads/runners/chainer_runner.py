@@ -13,6 +13,8 @@ import numpy as np  # noqa: E402
 
 
 class Chainer:
+    BF16 = "n/a: no bf16 on CPU (Chainer computes with NumPy, which has no bfloat16)"
+
     def __init__(self, a):
         import chainer
         import chainer.functions as F

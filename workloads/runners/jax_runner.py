@@ -8,6 +8,9 @@ repeat_vector, and GRU/LSTM in cuDNN's formulation with lax.scan. NCHW throughou
 OIHW kernels), so the native weights load unchanged; `nhwc = True` before build() runs the convolutions, pools,
 batch norm and concat channels-last instead (scripts/jax_perf.py; the caller converts weights and input). One
 jitted function per training step: forward, value_and_grad, and the spec's optimizer (runner_common.Optimizer).
+Under --precision bf16 the training forward computes in bf16 (parameters, input and masks cast at the step's
+start; the gradients flow back through the casts to the fp32 parameters) and the loss in fp32; the optimizer, its
+state, batch norm's running statistics and the inference forward (the equivalence check) stay fp32.
 """
 import os
 import sys
@@ -19,6 +22,7 @@ import numpy as np  # noqa: E402
 
 class Jax:
     LOSSES = ("softmax_cross_entropy", "sigmoid_binary_cross_entropy", "none")
+    BF16 = True   # bf16 compute in training, fp32 parameters, optimizer state and loss
 
     def __init__(self, a):
         if a.threads > 0:
@@ -33,6 +37,7 @@ class Jax:
         self.device = "cpu (%s)" % jax.devices()[0].device_kind
         self.threads = a.threads
         self.nhwc = False
+        self.bf16 = a.precision == "bf16"
 
     def extras(self):
         import jaxlib
@@ -92,8 +97,8 @@ class Jax:
             mom = L.momentum
             stats = ((1.0 - mom) * stats[0] + mom * self.lax.stop_gradient(mean),
                      (1.0 - mom) * stats[1] + mom * self.lax.stop_gradient(unbiased))
-        else:
-            mean, var = stats
+        else:   # in the compute dtype (bf16 under --precision bf16)
+            mean, var = (s.astype(x.dtype) for s in stats)
         sc = p[0] / jnp.sqrt(var + L.eps)
         return (x - mean.reshape(shape)) * sc.reshape(shape) + p[1].reshape(shape), stats
 
@@ -201,9 +206,20 @@ class Jax:
                 return (jnp.logaddexp(0.0, z) - t * z).mean(axis=1)
             return jax.nn.logsumexp(z, axis=1) - jnp.take_along_axis(z, y[:, None], axis=1)[:, 0]
 
+        # embedding ids are held as floats: bf16 would round ids above 256, so such an input stays fp32
+        cast_x = not any(L.op == "embedding" for L in layers)
+
+        def half(params, x, masks):
+            """The parameters, input and float masks in bf16 (a non-float mask, jax_perf's dropout key, as is)."""
+            bf = lambda a: a.astype(jnp.bfloat16) if jnp.issubdtype(a.dtype, jnp.floating) else a  # noqa: E731
+            return (jax.tree_util.tree_map(bf, params), bf(x) if cast_x else x,
+                    None if masks is None else [bf(m) for m in masks])
+
         def loss(params, stats, x, y, masks):
+            if self.bf16:
+                params, x, masks = half(params, x, masks)
             z, new = forward(params, stats, x, masks, True)
-            lv = per_example(z, y)
+            lv = per_example(z.astype(jnp.float32), y)
             return lv.mean(), (lv.sum(), new)
 
         def step(params, stats, s0, s1, x, y, masks, bc):
@@ -218,6 +234,12 @@ class Jax:
         self.opt = opt
         self.step = jax.jit(step)
         self.fwd = jax.jit(lambda params, stats, x: forward(params, stats, x, None, False)[0])
+
+        # the inference forward in bf16 (scripts/jax_perf.py times it under bf16; the runner's forward is fp32)
+        def forward16(params, stats, x):
+            params, x, _ = half(params, x, None)
+            return forward(params, stats, x, None, False)[0].astype(jnp.float32)
+        self.fwd16 = jax.jit(forward16)
 
     def parameters(self):
         return sum(int(np.prod(v.shape)) for v in self.jax.tree_util.tree_leaves(self.params))

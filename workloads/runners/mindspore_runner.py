@@ -14,6 +14,8 @@ import numpy as np  # noqa: E402
 
 
 class MindSpore:
+    BF16 = "n/a: no bf16 on CPU (MindSpore's CPU Conv2D and MatMul kernels take float32 and float64 only)"
+
     def __init__(self, a):
         os.environ.setdefault("GLOG_v", "3")
         import mindspore as ms

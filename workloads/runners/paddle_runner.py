@@ -14,6 +14,8 @@ import numpy as np  # noqa: E402
 
 
 class Paddle:
+    BF16 = "n/a: no bf16 on CPU (paddle.amp.auto_cast acts on CUDA and XPU only; the CPU conv2d has no bfloat16 kernel)"
+
     def __init__(self, a):
         os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
         os.environ.setdefault("GLOG_minloglevel", "2")

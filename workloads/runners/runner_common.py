@@ -658,7 +658,9 @@ class Framework:
       forward(x) -> logits (numpy [n][classes]) in inference mode, x numpy NCHW float32
       train_step(x, y, masks, t) -> summed loss of the batch (float); masks: Masks.step() arrays (NCHW)
     Optional: class attributes LOSSES (the spec losses it trains; default softmax cross-entropy only), CUDA
-    (True: it runs --device cuda itself) and BF16 (True: --precision bf16 trains in its own mixed precision); device_kind ("cpu" or "cuda", default cpu); peak_bytes() for done.
+    (True: it runs --device cuda itself) and BF16 (True: --precision bf16 trains in its own mixed precision; a
+    string: the reason it cannot, reported as `unsupported`); device_kind ("cpu" or "cuda", default cpu);
+    peak_bytes() for done.
     Raise Unsupported(op) for an op the framework lacks."""
 
 
@@ -708,8 +710,10 @@ def _main(make, description):
     set_threads(a.threads)
     if a.device == "cuda" and not getattr(make, "CUDA", False):
         fail("device cuda: this runner runs on the CPU", "unavailable", 3)
-    if a.precision == "bf16" and not getattr(make, "BF16", False):   # BF16: it trains in its own bf16 AMP
-        fail("n/a: bf16 mixed precision is not wired into this runner", "unsupported", 4)
+    bf16 = getattr(make, "BF16", False)   # True: it trains in its own bf16 AMP; a string: why it cannot
+    if a.precision == "bf16" and bf16 is not True:
+        fail(bf16 if isinstance(bf16, str) else "n/a: bf16 mixed precision is not wired into this runner",
+             "unsupported", 4)
     with open(a.spec) as f:
         spec = json.load(f)
     loss = spec["model"].get("loss", "softmax_cross_entropy")

@@ -8,6 +8,11 @@ sequences (embedding, repeat_vector, GRU/LSTM outputs) keep the native [n][steps
 pytorch_runner does: graph layers with add/concat (the plan's inputs), batch norm (running statistics as
 tf.Variables, updated as the native engine does), max/average/global-average pooling, embedding with a range,
 repeat_vector, and GRU/LSTM in cuDNN's formulation over tf.scan.
+
+Under --precision bf16 the training step does what Keras's mixed_bfloat16 policy does: it casts the fp32
+variables, the input and the masks to bf16 inside the tape, so the forward pass computes in bf16 and the gradients
+reach the fp32 variables through the casts; the loss, the optimizer and its state, batch norm's running statistics
+and the inference forward (the equivalence check) stay fp32.
 """
 import os
 import sys
@@ -19,6 +24,7 @@ import numpy as np  # noqa: E402
 
 class TensorFlow:
     LOSSES = ("softmax_cross_entropy", "sigmoid_binary_cross_entropy", "none")
+    BF16 = True   # bf16 compute in training, fp32 variables, optimizer state and loss (Keras's mixed policy)
 
     def __init__(self, a):
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -31,6 +37,7 @@ class TensorFlow:
         self.name, self.version = "tensorflow", rc.dist_version("tensorflow-cpu", "tensorflow")
         self.device = "cpu"
         self.threads = a.threads
+        self.bf16 = a.precision == "bf16"
 
     def extras(self):
         bi = self.tf.sysconfig.get_build_info()
@@ -83,12 +90,12 @@ class TensorFlow:
             mean = tf.reduce_mean(x, axis=axes)
             var = tf.reduce_mean(tf.square(x - tf.reshape(mean, shape)), axis=axes)
             cnt = tf.cast(tf.size(x) // tf.shape(x)[c], tf.float32)
-            unbiased = var * cnt / tf.maximum(cnt - 1.0, 1.0)
+            unbiased = tf.cast(var, tf.float32) * cnt / tf.maximum(cnt - 1.0, 1.0)   # the statistics stay fp32
             mom = L.momentum
-            rm.assign((1.0 - mom) * rm + mom * tf.stop_gradient(mean))
+            rm.assign((1.0 - mom) * rm + mom * tf.stop_gradient(tf.cast(mean, tf.float32)))
             rv.assign((1.0 - mom) * rv + mom * tf.stop_gradient(unbiased))
-        else:
-            mean, var = rm, rv
+        else:   # in the compute dtype (bf16 under --precision bf16)
+            mean, var = tf.cast(rm, x.dtype), tf.cast(rv, x.dtype)
         sc = p[0] / tf.sqrt(var + L.eps)
         return (x - tf.reshape(mean, shape)) * tf.reshape(sc, shape) + tf.reshape(p[1], shape)
 
@@ -209,14 +216,23 @@ class TensorFlow:
         drop_ids = [L.i for L in self.drops]
         self.training = False
 
-        def forward(x, masks, training):
-            """The layers in plan order; layer i reads the outputs of its inputs (-1: the model input)."""
+        # embedding ids are held as floats: bf16 would round ids above 256, so such an input stays fp32
+        cast_x = not any(L.op == "embedding" for L in layers)
+
+        def forward(x, masks, training, dt=None):
+            """The layers in plan order; layer i reads the outputs of its inputs (-1: the model input).
+            dt: the compute dtype the parameters, input and masks are cast to (None: as held, fp32)."""
             self.training = training   # read while tracing (batchnorm)
             mk = dict(zip(drop_ids, masks)) if masks is not None else {}
+            p = self.p
+            if dt is not None:
+                p = {i: tuple(None if v is None else tf.cast(v, dt) for v in t) for i, t in p.items()}
+                mk = {i: tf.cast(m, dt) if m.dtype.is_floating else m for i, m in mk.items()}   # tf_perf: seeds
+                x = tf.cast(x, dt) if cast_x else x
             outs = []
             for L, f in zip(layers, fns):
-                outs.append(f(L, self.p.get(L.i), [x if j < 0 else outs[j] for j in L.inputs], mk.get(L.i)))
-            return outs[-1]
+                outs.append(f(L, p.get(L.i), [x if j < 0 else outs[j] for j in L.inputs], mk.get(L.i)))
+            return outs[-1] if dt is None else tf.cast(outs[-1], tf.float32)
 
         def per_example(z, y):
             if self.loss == "sigmoid_binary_cross_entropy":   # mean over classes against one-hot targets
@@ -227,7 +243,7 @@ class TensorFlow:
         @tf.function
         def step(x, y, masks, bc):
             with tf.GradientTape() as tape:
-                lv = per_example(forward(x, masks, True), y)
+                lv = per_example(forward(x, masks, True, tf.bfloat16 if self.bf16 else None), y)
                 loss = tf.reduce_mean(lv)
             grads = tape.gradient(loss, self.vars)
             for v, g, a, b in zip(self.vars, grads, self.s0, self.s1):
@@ -240,6 +256,8 @@ class TensorFlow:
 
         self.step = step
         self.fwd = tf.function(lambda x: forward(x, None, False))
+        # the inference forward in bf16 (scripts/tf_perf.py times it under bf16; the runner's forward is fp32)
+        self.fwd16 = tf.function(lambda x: forward(x, None, False, tf.bfloat16))
 
     def parameters(self):
         return sum(int(np.prod(v.shape)) for v in self.vars)

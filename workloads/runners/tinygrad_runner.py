@@ -14,6 +14,8 @@ import numpy as np  # noqa: E402
 
 
 class Tinygrad:
+    BF16 = "n/a: no bf16 on CPU (tinygrad's CPU back-end emits bf16 C that clang rejects)"
+
     def __init__(self, a):
         os.environ.setdefault("DEV", "CPU")
         if a.threads > 0:
