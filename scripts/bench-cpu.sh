@@ -7,7 +7,7 @@
 # scripts/jax_perf.py): VENVS/tensorflow and VENVS/jax when they import, a second table; absent: no columns.
 # Prints the table and writes OUT/cpu.json. Usage: scripts/bench-cpu.sh [SHOWDOWN] [OUT]
 # Environment: WORKLOADS (comma list, default all), ROUNDS (2), SECONDS_PER_CELL (3), THREADS (all cores),
-# PEERS (torch,tensorflow,jax: the frameworks compared), COMPILE (workloads whose torch.compile candidate is tried), BATCH ("w=n ..." batch overrides), VENVS,
+# PEERS (torch,tensorflow,jax,paddle,mindspore,tinygrad: the frameworks compared), COMPILE (workloads whose torch.compile candidate is tried), BATCH ("w=n ..." batch overrides), VENVS,
 # PROFILE (per-layer profiles of the N workloads furthest below 2x the best peer; 1), CONFIRM (extra rounds of an
 # unconfirmed cell, 3), REPEAT (timed windows per phase, 7), HOST_WAIT_TOTAL (s), TIMEOUT (s a cell).
 set -eu
@@ -16,8 +16,9 @@ OUT=${2:-out/bench}
 PYTHON=${PYTHON:-/usr/bin/python3}
 VENVS=${VENVS:-.venv-frameworks}
 WORKLOADS=${WORKLOADS:-$(ls workloads/*.json | sed 's|.*/||; s|\.json$||' | paste -sd, -)}
-# PEERS: the frameworks compared (comma list of torch, tensorflow, jax; default all three where installed)
-PEERS=${PEERS:-torch,tensorflow,jax}
+# PEERS: the frameworks compared (comma list of torch, tensorflow, jax, paddle, mindspore, tinygrad; default all
+# where installed)
+PEERS=${PEERS:-torch,tensorflow,jax,paddle,mindspore,tinygrad}
 has_peer() { case ",$PEERS," in *,"$1",*) return 0;; esac; return 1; }
 torch_py=""
 if ! has_peer torch; then
@@ -34,6 +35,7 @@ set -- --showdown "$SHOWDOWN" --out "$OUT" --workload "$WORKLOADS" --torch-pytho
 [ -z "${COMPILE+x}" ] || set -- "$@" --compile "$COMPILE"
 has_peer tensorflow || set -- "$@" --tf-python ""
 has_peer jax || set -- "$@" --jax-python ""
+for p in paddle mindspore tinygrad; do has_peer $p || set -- "$@" --peer-python "$p="; done
 [ -z "${PROFILE:-}" ] || set -- "$@" --profile "$PROFILE"
 # the default report's quick pass: one round, no confirmation rounds, a short wait for a quiet host
 [ -z "${CONFIRM:-}" ] || set -- "$@" --confirm "$CONFIRM"

@@ -89,10 +89,10 @@ rc=$?; [ $rc -eq 0 ] || [ $rc -eq 1 ] || exit $rc
 took "bench"
 
 # bench-cpu's peers among the frameworks selected
-peers=$(for f in $selected; do case $f in pytorch) echo torch;; tensorflow|jax) echo "$f";; esac; done | paste -sd, -)
+peers=$(for f in $selected; do case $f in pytorch) echo torch;; tensorflow|jax|paddle|mindspore|tinygrad) echo "$f";; esac; done | paste -sd, -)
 step 3 "best settings: bench-cpu's candidates ($([ "$FULL" = 1 ] && echo "confirmed rounds" || echo "one round, short windows: quick figures"))"
 if [ -z "$peers" ]; then
-  echo "report: no framework with best-setting candidates selected (pytorch, tensorflow, jax): skipped"
+  echo "report: no framework with best-setting candidates selected (pytorch, tensorflow, jax, paddle, mindspore, tinygrad): skipped"
 elif [ "$FULL" = 1 ]; then
   PEERS=$peers WORKLOADS=$WORKLOADS PYTHON=$PYTHON VENVS=$VENVS sh scripts/bench-cpu.sh "$SD" out/bench || echo "report: bench-cpu failed (exit $?): the report goes on without best settings" >&2
 else
