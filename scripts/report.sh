@@ -17,15 +17,24 @@ VENVS=${VENVS:-.venv-frameworks}
 FULL=${FULL:-0}
 FRAMEWORKS=${REPORT_FRAMEWORKS:-all}
 WORKLOADS=${REPORT_WORKLOADS:-$(ls workloads/*.json | sed 's|.*/||; s|\.json$||' | paste -sd, -)}
-# Default cells: 2 epochs of 20 batches (the steady epoch is the second), twice; a framework cell is capped at
-# REPORT_CELL_SECONDS (fewer batches, said in the cell). FULL=1: whole-length defaults of bench-cpu, no cap.
+# The bench cells' length per workload group: the light workloads run 2 epochs of 20 batches (the steady epoch is
+# the second), twice; the heavy ones (over 0.5 GFLOP an example) fewer batches, densenet121_xray at batch 16 (its
+# batch 64 takes ~25 GB natively). A framework cell is capped at REPORT_CELL_SECONDS (fewer batches, said in the
+# cell). FULL=1: longer cells, three repeats, no cap. REPORT_BENCH_ARGS: one length for every workload.
+HEAVY="densenet121_xray resnet50_features resnet18_cifar vgg16_cifar"
 if [ "$FULL" = 1 ]; then
-  BENCH_ARGS=${REPORT_BENCH_ARGS:---epochs 2 --batches 50 --repeat 3}
   CELL_SECONDS=${REPORT_CELL_SECONDS:-0}
+  args_of() { case $1 in densenet121_xray) echo "--epochs 2 --batch 16 --batches 10 --repeat 3";;
+                         resnet50_features|resnet18_cifar|vgg16_cifar) echo "--epochs 2 --batches 20 --repeat 3";;
+                         *) echo "--epochs 2 --batches 50 --repeat 3";; esac; }
 else
-  BENCH_ARGS=${REPORT_BENCH_ARGS:---epochs 2 --batches 20 --repeat 2}
   CELL_SECONDS=${REPORT_CELL_SECONDS:-40}
+  args_of() { case $1 in densenet121_xray) echo "--epochs 2 --batch 16 --batches 3 --repeat 1";;
+                         resnet50_features) echo "--batches 4 --repeat 1";;
+                         resnet18_cifar|vgg16_cifar) echo "--epochs 2 --batches 6 --repeat 2";;
+                         *) echo "--epochs 2 --batches 20 --repeat 2";; esac; }
 fi
+if [ -n "${REPORT_BENCH_ARGS:-}" ]; then args_of() { echo "$REPORT_BENCH_ARGS"; }; fi
 NSTEPS=6
 mkdir -p out/bench
 steps=out/report-steps.txt
@@ -80,12 +89,40 @@ for f in $selected; do
 done
 [ -z "$missing" ] || echo "report: not installed, not measured:$missing (make deps-frameworks, or more disk)"
 
-step 2 "bench $(echo "$WORKLOADS" | tr ',' ' ' | wc -w) workloads x ${impls//,/, } ($BENCH_ARGS; framework cells capped at ${CELL_SECONDS} s)"
-# exit 1: some cell failed (named in the results and the report); the others are written
-# shellcheck disable=SC2086
-SHOWDOWN_CELL_SECONDS=$CELL_SECONDS "$SD" bench --workload "$WORKLOADS" --impl "$impls" --venvs "$VENVS" $BENCH_ARGS \
-  --json out/bench/report-bench.json
-rc=$?; [ $rc -eq 0 ] || [ $rc -eq 1 ] || exit $rc
+# one bench per group of workloads of equal length, merged into one results file (verify --rerun takes its cells
+# one by one, each with its own settings)
+groups=$(for w in $(echo "$WORKLOADS" | tr ',' ' '); do printf '%s\t%s\n' "$(args_of "$w")" "$w"; done |
+         awk -F'\t' '{g[$1] = g[$1] ? g[$1] "," $2 : $2} END {for (k in g) print k "\t" g[k]}' | sort)
+ngroups=$(echo "$groups" | grep -c .)
+step 2 "bench $(echo "$WORKLOADS" | tr ',' ' ' | wc -w) workloads x ${impls//,/, } in $ngroups group(s) (framework cells capped at ${CELL_SECONDS} s)"
+parts=(); gi=0
+while IFS=$'\t' read -r args wls; do
+  gi=$((gi + 1))
+  echo "report 2/$NSTEPS: group $gi/$ngroups: $wls ($args)"
+  # exit 1: some cell failed (named in the results and the report); the others are written
+  # shellcheck disable=SC2086
+  SHOWDOWN_CELL_SECONDS=$CELL_SECONDS "$SD" bench --workload "$wls" --impl "$impls" --venvs "$VENVS" $args \
+    --json "out/bench/report-bench.part$gi.json"
+  rc=$?; [ $rc -eq 0 ] || [ $rc -eq 1 ] || exit $rc
+  parts+=("out/bench/report-bench.part$gi.json")
+done <<< "$groups"
+"$PYTHON" - out/bench/report-bench.json "${parts[@]}" <<'PY' || exit 1
+import json, os, sys
+# the first part's head and environment; every part's runs, libraries (framework versions) joined
+out, parts = sys.argv[1], sys.argv[2:]
+doc = json.load(open(parts[0]))
+for p in parts[1:]:
+    d = json.load(open(p))
+    doc["runs"] += d["runs"]
+    doc["environment"].setdefault("libraries", {}).update(d["environment"].get("libraries", {}))
+tmp = out + ".tmp"
+with open(tmp, "w") as f:
+    json.dump(doc, f, indent=2)
+os.replace(tmp, out)
+for p in parts:
+    os.remove(p)
+print("results of %d cells in %s" % (len(doc["runs"]), out))
+PY
 took "bench"
 
 # bench-cpu's peers among the frameworks selected
