@@ -35,7 +35,7 @@ set -- --showdown "$SHOWDOWN" --out "$OUT" --workload "$WORKLOADS" --torch-pytho
 [ -z "${COMPILE+x}" ] || set -- "$@" --compile "$COMPILE"
 has_peer tensorflow || set -- "$@" --tf-python ""
 has_peer jax || set -- "$@" --jax-python ""
-for p in paddle mindspore tinygrad; do has_peer $p || set -- "$@" --peer-python "$p="; done
+for p in paddle mindspore tinygrad; do has_peer $p && set -- "$@" --peer-python "$p=auto"; done
 [ -z "${PROFILE:-}" ] || set -- "$@" --profile "$PROFILE"
 # the default report's quick pass: one round, no confirmation rounds, a short wait for a quiet host
 [ -z "${CONFIRM:-}" ] || set -- "$@" --confirm "$CONFIRM"

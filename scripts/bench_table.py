@@ -751,8 +751,8 @@ def main():
     ap.add_argument("--jax-python", default="auto", help="interpreter with jax (auto: VENVS/jax/bin/python if it "
                                                          "imports jax; '': no JAX columns)")
     ap.add_argument("--peer-python", action="append", default=[], metavar="FW=PY",
-                    help="interpreter of peer FW (paddle, mindspore, tinygrad; default auto: VENVS/FW/bin/python if "
-                         "it imports FW; FW=: not measured)")
+                    help="interpreter of peer FW (paddle, mindspore, tinygrad; FW=auto: VENVS/FW/bin/python if it "
+                         "imports FW; default: not measured)")
     ap.add_argument("--batch", action="append", default=[], metavar="W=N",
                     help="run workload W at batch N on both sides (repeatable; default: the workload's batch)")
     ap.add_argument("--profile", type=int, default=1,
@@ -769,7 +769,7 @@ def main():
     given_py = dict(item.partition("=")[::2] for item in a.peer_python)
     given_py.update(tensorflow=a.tf_python, jax=a.jax_python)
     for fw in PEERS:
-        given = given_py.get(fw, "auto")
+        given = given_py.get(fw, "")   # the peers after TensorFlow and JAX only when asked for (bench-cpu.sh does)
         py = os.path.join(a.venvs, fw, "bin", "python") if given == "auto" else given
         if not py:
             other[fw] = "not measured (no interpreter given)"
