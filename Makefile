@@ -121,7 +121,8 @@ deps: $(CONFIG_MK)
 # .venv-frameworks/ (pins: workloads/runners/requirements-frameworks.txt; what pip installed:
 # .venv-frameworks/<venv>/installed.txt). `make test` does not need them; `showdown bench --impl all` uses them.
 deps-frameworks: deps
-	PYTHON=$(PYTHON) sh scripts/deps-frameworks.sh
+	@$(MAKE) --no-print-directory $(BIN)
+	@PYTHON=$(PYTHON) SHOWDOWN=./$(BIN) sh scripts/deps-frameworks.sh
 
 $(DEPS_SIG): FORCE
 	@mkdir -p build
@@ -239,30 +240,16 @@ accuracy-parity: deps
 	@$(MAKE) --no-print-directory $(BIN)
 	PYTHON=$(PYTHON) sh scripts/accuracy-parity.sh ./$(BIN)
 
-# The main job: the default report, a short first try (~10 min on 2 cores): native on its best back-end and every installed
-# framework runner (Debian's PyTorch always; .venv-frameworks ones when present) on the same specs, data and
-# initial weights, epochs cut to REPORT_BATCHES batches (times per full epoch projected from them, and labelled
-# so). Full length: REPORT_BENCH_ARGS='--repeat 3' (whole epochs). The inputs are recorded (out/report-runs/N/):
-# `./showdown report` renders this report again byte for byte.
-REPORT_WORKLOADS  ?= mnist_mlp,mnist_cnn,cifar10_vgg
-REPORT_BENCH_ARGS ?= --epochs 2 --batches 10 --repeat 2
+# The main job (docs/showdown.md; scripts/report.sh): install the pinned frameworks (REPORT_FRAMEWORKS=a,b or none
+# limits it), then every workload on native and every installed framework (training and inference as shipped,
+# framework cells capped in time), the best settings by bench-cpu's candidates (one quick round; FULL=1: its
+# confirmed rounds), peak memory and the quick accuracy runs; scores, the published tables re-checked, the render.
+# The inputs are recorded (out/report-runs/N/): `./showdown report` renders this report again byte for byte.
+REPORT_FRAMEWORKS ?= all
+FULL ?= 0
 report: deps
 	@$(MAKE) --no-print-directory $(BIN)
-	@mkdir -p out/bench
-	@echo "report 1/4: bench $(REPORT_WORKLOADS), native and every installed framework ($(REPORT_BENCH_ARGS))"
-	@# exit 1: some run failed (named in the results and the report); the others are still written
-	./$(BIN) bench --workload $(REPORT_WORKLOADS) --impl all $(REPORT_BENCH_ARGS) --json out/bench/report-bench.json \
-	    || [ $$? -eq 1 ]
-	@echo "report 2/4: framework scores from the committed snapshot"
-	./$(BIN) score --offline --json out/scores.json
-	@echo "report 3/4: every published table re-checked against this run"
-	@# exit 9 = not comparable here, 5 = did not reproduce
-	@mkdir -p out/verify; for f in workloads/published/*.json; do n=$$(basename $$f .json); \
-	  ./$(BIN) verify $$f --results out/bench/report-bench.json --quiet --json out/verify/$$n.json > out/verify/$$n.txt; \
-	  rc=$$?; case $$rc in 0|5|9) echo "verify $$f: exit $$rc (out/verify/$$n.txt)";; *) exit $$rc;; esac; done
-	@echo "report 4/4: render"
-	./$(BIN) report --results out/bench/report-bench.json workloads/published/*.json --verify out/verify/*.json \
-	    --scores out/scores.json --out out --format pdf,svg,md,csv --record
+	@REPORT_FRAMEWORKS=$(REPORT_FRAMEWORKS) FULL=$(FULL) PYTHON=$(PYTHON) bash scripts/report.sh ./$(BIN)
 
 # The acceptance test on a GPU machine (scripts/gpu-check.sh): one line per check and a verdict, exit 0 PASS,
 # 1 FAIL, 4 CANNOT RUN (no device, or no cuDNN back-end in this build; make then reports Error 4). Test

@@ -7,17 +7,24 @@
 # scripts/jax_perf.py): VENVS/tensorflow and VENVS/jax when they import, a second table; absent: no columns.
 # Prints the table and writes OUT/cpu.json. Usage: scripts/bench-cpu.sh [SHOWDOWN] [OUT]
 # Environment: WORKLOADS (comma list, default all), ROUNDS (2), SECONDS_PER_CELL (3), THREADS (all cores),
-# COMPILE (workloads whose torch.compile candidate is tried), BATCH ("w=n ..." batch overrides), VENVS,
-# PROFILE (per-layer profiles of the N workloads furthest below 2x the best peer; 1), PRECISION (fp32, or bf16:
-# both sides in bf16 mixed precision, docs/precision.md).
+# PEERS (torch,tensorflow,jax,paddle,mindspore,tinygrad: the frameworks compared), COMPILE (workloads whose torch.compile candidate is tried), BATCH ("w=n ..." batch overrides), VENVS,
+# PROFILE (per-layer profiles of the N workloads furthest below 2x the best peer; 1), CONFIRM (extra rounds of an
+# unconfirmed cell, 3), REPEAT (timed windows per phase, 7), HOST_WAIT_TOTAL (s), TIMEOUT (s a cell), PRECISION
+# (fp32, or bf16: both sides in bf16 mixed precision, docs/precision.md).
 set -eu
 SHOWDOWN=${1:-./showdown}
 OUT=${2:-out/bench}
 PYTHON=${PYTHON:-/usr/bin/python3}
 VENVS=${VENVS:-.venv-frameworks}
 WORKLOADS=${WORKLOADS:-$(ls workloads/*.json | sed 's|.*/||; s|\.json$||' | paste -sd, -)}
+# PEERS: the frameworks compared (comma list of torch, tensorflow, jax, paddle, mindspore, tinygrad; default all
+# where installed)
+PEERS=${PEERS:-torch,tensorflow,jax,paddle,mindspore,tinygrad}
+has_peer() { case ",$PEERS," in *,"$1",*) return 0;; esac; return 1; }
 torch_py=""
-if [ -x "$VENVS/torch/bin/python" ] && "$VENVS/torch/bin/python" -c 'import torch, numpy' 2>/dev/null; then
+if ! has_peer torch; then
+  :
+elif [ -x "$VENVS/torch/bin/python" ] && "$VENVS/torch/bin/python" -c 'import torch, numpy' 2>/dev/null; then
   torch_py=$VENVS/torch/bin/python
 elif "$PYTHON" -c 'import torch, numpy' 2>/dev/null; then
   torch_py=$PYTHON
@@ -27,7 +34,15 @@ fi
 set -- --showdown "$SHOWDOWN" --out "$OUT" --workload "$WORKLOADS" --torch-python "$torch_py" \
        --precision "${PRECISION:-fp32}" --rounds "${ROUNDS:-2}" --seconds "${SECONDS_PER_CELL:-3}" --threads "${THREADS:-$(nproc)}" --venvs "$VENVS"
 [ -z "${COMPILE+x}" ] || set -- "$@" --compile "$COMPILE"
+has_peer tensorflow || set -- "$@" --tf-python ""
+has_peer jax || set -- "$@" --jax-python ""
+for p in paddle mindspore tinygrad; do has_peer $p && set -- "$@" --peer-python "$p=auto"; done
 [ -z "${PROFILE:-}" ] || set -- "$@" --profile "$PROFILE"
+# the default report's quick pass: one round, no confirmation rounds, a short wait for a quiet host
+[ -z "${CONFIRM:-}" ] || set -- "$@" --confirm "$CONFIRM"
+[ -z "${REPEAT:-}" ] || set -- "$@" --repeat "$REPEAT"
+[ -z "${HOST_WAIT_TOTAL:-}" ] || set -- "$@" --host-wait-total "$HOST_WAIT_TOTAL"
+[ -z "${TIMEOUT:-}" ] || set -- "$@" --timeout "$TIMEOUT"
 # densenet121_xray trains at batch 64 in ~25 GB natively (~384 MiB an example; PyTorch ~200): both sides run
 # it at a batch that fits beside other work on a 24 GB machine. BATCH="w=n ..." replaces the list.
 for b in ${BATCH-densenet121_xray=16}; do set -- "$@" --batch "$b"; done

@@ -56,7 +56,13 @@ CONV_FREE = ("mnist_mlp", "imdb_gru", "babi_rnn", "mnist_hrnn")   # no convoluti
 # convolution models only, as channels-last), short name in the table
 PEERS = {"tensorflow": {"module": "tensorflow", "script": "tf_perf.py", "settings": ("graph", "xla"),
                         "compiler": ("xla",), "short": "TF"},
-         "jax": {"module": "jax", "script": "jax_perf.py", "settings": ("jit", "nhwc"), "compiler": (), "short": "JAX"}}
+         "jax": {"module": "jax", "script": "jax_perf.py", "settings": ("jit", "nhwc"), "compiler": (), "short": "JAX"},
+         "paddle": {"module": "paddle", "script": "paddle_perf.py", "settings": ("dygraph", "static"),
+                    "compiler": ("static",), "short": "PD"},
+         "mindspore": {"module": "mindspore", "script": "mindspore_perf.py", "settings": ("pynative", "graph"),
+                       "compiler": ("graph",), "short": "MS"},
+         "tinygrad": {"module": "tinygrad", "script": "tinygrad_perf.py", "settings": ("jit",), "compiler": (),
+                      "short": "TG"}}
 
 
 def cpu_times():
@@ -289,7 +295,7 @@ def torch_cell(a, wl, setting, env):
 
 
 def peer_cell(a, fw, wl, setting, env):
-    """One TensorFlow or JAX cell (PEERS). A workload its runner cannot build comes back as {"na": reason}, not
+    """One cell of a framework of PEERS. A workload its runner cannot build comes back as {"na": reason}, not
     as an error."""
     argv = [a.peer_python[fw], os.path.join(HERE, PEERS[fw]["script"]), "--workload", wl, "--setting", setting,
             "--showdown", a.showdown, "--threads", str(a.threads), "--seconds", str(a.seconds),
@@ -704,7 +710,7 @@ def print_peers(a, rows):
     for fw in fws:
         head += " %15s %-5s %7s %6s" % (fw, "best", "nat/" + PEERS[fw]["short"], "RSS")
         unit += " %15s %-5s %7s %6s" % ("img/s ±spread/2", "set.", "", "MiB")
-    print("TensorFlow and JAX at their best setting (the fastest candidate per phase); best peer: the fastest best of "
+    print("The other frameworks at their best setting (the fastest candidate per phase); best peer: the fastest best of "
           "every framework measured")
     print(head + " %-19s %7s" % ("best peer", "nat/pr"))
     print(unit.rstrip())
@@ -802,6 +808,9 @@ def main():
                                                         "if it imports tensorflow; '': no TensorFlow columns)")
     ap.add_argument("--jax-python", default="auto", help="interpreter with jax (auto: VENVS/jax/bin/python if it "
                                                          "imports jax; '': no JAX columns)")
+    ap.add_argument("--peer-python", action="append", default=[], metavar="FW=PY",
+                    help="interpreter of peer FW (paddle, mindspore, tinygrad; FW=auto: VENVS/FW/bin/python if it "
+                         "imports FW; default: not measured)")
     ap.add_argument("--batch", action="append", default=[], metavar="W=N",
                     help="run workload W at batch N on both sides (repeatable; default: the workload's batch)")
     ap.add_argument("--precision", choices=("fp32", "bf16"), default="fp32",
@@ -817,7 +826,10 @@ def main():
         a.batches[w] = int(n)
     other = {}
     a.peer_python = {}
-    for fw, given in (("tensorflow", a.tf_python), ("jax", a.jax_python)):
+    given_py = dict(item.partition("=")[::2] for item in a.peer_python)
+    given_py.update(tensorflow=a.tf_python, jax=a.jax_python)
+    for fw in PEERS:
+        given = given_py.get(fw, "")   # the peers after TensorFlow and JAX only when asked for (bench-cpu.sh does)
         py = os.path.join(a.venvs, fw, "bin", "python") if given == "auto" else given
         if not py:
             other[fw] = "not measured (no interpreter given)"

@@ -57,6 +57,17 @@ assert c["status"] == "unavailable" and "chainer is not installed" in c["error"]
 then ok "uninstalled chainer reported unavailable (exit 0, native kept)"
 else bad "uninstalled framework: exit $rc"; cat "$t/stdout" "$t/stderr"; fi
 
+# 2b. the console of a matrix: a progress line per cell, numbered; a framework not installed and a data-set
+# fallback said once, not once per workload
+$SD bench --workload cifar10_vgg,resnet18_cifar --data auto --epochs 1 --batches 1 --batch 4 --backend ref --threads 1 \
+   --no-db --impl native,chainer,paddle --venvs "$t/novenv" > /dev/null 2> "$t/console"
+n_inst=$(grep -c "chainer: unavailable: chainer is not installed" "$t/console")
+n_data=$(grep -c "^data: CIFAR-10 is not on this machine" "$t/console")
+n_prog=$(grep -cE '^\[[1-6]/6\] (cifar10_vgg|resnet18_cifar) · (native ref · train · [0-9.]+ img/s|chainer · unavailable: chainer is not installed|paddle · unavailable: paddle is not installed) · ETA [0-9]+ min$' "$t/console")
+if [ "$n_inst" -eq 1 ] && [ "$n_data" -eq 1 ] && [ "$n_prog" -eq 6 ]; then
+  ok "console: 6 numbered progress lines, 'not installed' and the CIFAR-10 fallback said once each"
+else bad "console: $n_prog progress lines (6), 'chainer not installed' $n_inst times, CIFAR-10 fallback $n_data times (1 each):"; cat "$t/console"; fi
+
 # 3. fake runners: an op the framework lacks, and a forward pass that disagrees with native
 cat > "$t/unsup" <<'SH'
 #!/bin/sh

@@ -157,4 +157,61 @@ diff -r -x report-runs "$t/first" "$t/o" > /dev/null && ok "--run 1 renders the 
 "$SD" report --out "$t/o" --run 7 > /dev/null 2> "$t/err"; rc=$?
 [ $rc -eq 2 ] && grep -q "no recorded report" "$t/err" && ok "--run of an unknown report: exit 2, says so" \
   || bad "--run 7: exit $rc: $(cat "$t/err")"
+
+# ---- the showdown on pages 1-2: every framework measured and every workload -----------------------------------
+# A results file as the default `make report` writes it with all ten frameworks installed: every workload of
+# workloads/*.json on native and each framework (one cell unsupported). Pages 1-2 must name every framework that
+# ran and every workload; the check is shown to fail on the same text with one framework and one workload dropped.
+# REPORT_PDF=out/showdown.pdf REPORT_RESULTS=out/bench/report-bench.json: the same check on a real report.
+cat > "$t/p12.py" <<'EOF'
+import json, re, sys
+text, results = open(sys.argv[1]).read(), json.load(open(sys.argv[2]))
+flat = re.sub(r"\s+", " ", text)
+def named(name):
+    return re.search(r"(?<![\w-])%s(?![\w-])" % re.escape(name), flat) is not None
+fws = sorted({r["implementation"] for r in results["runs"] if r["implementation"] != "native" and r.get("status") == "ok"})
+wls = sorted({r["workload"] for r in results["runs"]})
+missing = [f for f in fws if not named(f)] + [w for w in wls if not named(w)]
+print("%d frameworks, %d workloads; missing from pages 1-2: %s" % (len(fws), len(wls), ", ".join(missing) or "none"))
+sys.exit(1 if missing or not fws else 0)
+EOF
+python3 - "$RUN" workloads > "$t/all10.json" <<'EOF'
+import copy, glob, json, os, sys
+d = json.load(open(sys.argv[1]))
+nat = next(r for r in d["runs"] if r["workload"] == "mnist_cnn" and r["implementation"] == "native")
+fwr = next(r for r in d["runs"] if r["workload"] == "mnist_cnn" and r["implementation"] == "pytorch")
+fws = ["pytorch", "tensorflow", "keras-tensorflow", "keras-jax", "keras-torch", "jax", "paddle", "mindspore",
+       "tinygrad", "chainer"]
+runs = []
+for w in sorted(os.path.basename(p)[:-5] for p in glob.glob(sys.argv[2] + "/*.json")):
+    for impl in ["native"] + fws:
+        if (w, impl) == ("imdb_gru", "mindspore"):
+            runs.append({"workload": w, "implementation": impl, "backend": "cpu", "status": "unsupported",
+                         "error": "unsupported: gru"})
+            continue
+        r = copy.deepcopy(nat if impl == "native" else fwr)
+        r["workload"], r["implementation"] = w, impl
+        runs.append(r)
+for i, f in enumerate(fws):
+    d["environment"]["libraries"][f] = "1.%d.0" % i
+d["runs"] = runs
+print(json.dumps(d))
+EOF
+if "$SD" report --no-db --results "$t/all10.json" --out "$t/a10" --format pdf > /dev/null 2> "$t/err"; then
+  pdftotext -f 1 -l 2 "$t/a10/showdown.pdf" "$t/a10.txt"
+  python3 "$t/p12.py" "$t/a10.txt" "$t/all10.json" > "$t/p12" && ok "pages 1-2: $(cat "$t/p12")" || bad "pages 1-2: $(cat "$t/p12")"
+  # the check itself fails when a framework or a workload is dropped from the pages
+  sed 's/tinygrad//g' "$t/a10.txt" > "$t/drop1.txt"
+  sed 's/resnet18_cifar//g' "$t/a10.txt" > "$t/drop2.txt"
+  if ! python3 "$t/p12.py" "$t/drop1.txt" "$t/all10.json" > /dev/null && ! python3 "$t/p12.py" "$t/drop2.txt" "$t/all10.json" > /dev/null
+  then ok "the pages 1-2 check fails when tinygrad or resnet18_cifar is dropped"
+  else bad "the pages 1-2 check passes with a framework or workload dropped"; fi
+else
+  bad "report of ten frameworks x every workload: $(head -3 "$t/err")"
+fi
+if [ -n "${REPORT_PDF:-}" ]; then
+  pdftotext -f 1 -l 2 "$REPORT_PDF" "$t/real.txt"
+  python3 "$t/p12.py" "$t/real.txt" "${REPORT_RESULTS:-out/bench/report-bench.json}" > "$t/p12r" \
+    && ok "$REPORT_PDF pages 1-2: $(cat "$t/p12r")" || bad "$REPORT_PDF pages 1-2: $(cat "$t/p12r")"
+fi
 exit $fail

@@ -312,6 +312,38 @@ Test(score_data, v2_stale_mirror) {
     cr_assert_str_eq(fw[0].status, "archived");
 }
 
+/* With the mirror's fetch time recorded, the age of its newest commit no longer decides: a mirror fetched on as_of
+ * whose newest commit is 400 days old is a measured inactive project (its activity scored, status inactive); a
+ * mirror fetched 31 days before as_of is stale whatever its commits, and says when it was fetched. */
+Test(score_data, v2_mirror_fetch_time) {
+    char tmp[256];
+    tu_tmpdir(tmp, sizeof tmp);
+    v2_fixture(tmp, 400);
+    git_activity *a = &snap.git[0].a;
+    a->weeks_active_13 = a->authors_90 = a->bus_factor_365 = a->releases_365 = 0;
+    a->commits_30 = a->commits_90 = a->commits_365 = a->prs_merged_30 = 0;
+    a->last_release = snap.as_of - 900 * 86400;
+    cr_assert_eq(score_build(&m, &in, &snap, fw), 0);
+    int act = score_criterion_index(&m, "activity");
+    cr_assert(!fw[0].part[act][0].present && fw[0].part[act][0].stale, "no fetch time: stale as before");
+    cr_assert_str_eq(fw[0].status, "unknown");
+
+    score_date_iso(snap.as_of - 3600, snap.git[0].fetched, sizeof snap.git[0].fetched);
+    cr_assert_eq(score_build(&m, &in, &snap, fw), 0);
+    for (int p = 0; p < m.crit[act].nparts; p++)
+        cr_assert(fw[0].part[act][p].present && !fw[0].part[act][p].stale, "part %d: %s", p, fw[0].part[act][p].why);
+    NEAR(fw[0].part[act][0].raw, 0);
+    cr_assert_str_eq(fw[0].status, "inactive", "%s", fw[0].status_why);
+
+    score_date_iso(snap.as_of - 31 * 86400, snap.git[0].fetched, sizeof snap.git[0].fetched);
+    snap.git[0].a.newest_commit = snap.as_of - 2 * 86400;
+    cr_assert_eq(score_build(&m, &in, &snap, fw), 0);
+    cr_assert(!fw[0].part[act][0].present && fw[0].part[act][0].stale);
+    cr_assert(strstr(fw[0].part[act][0].why, "stale mirror (fetched 2025-12-03, 31 days before as_of 2026-01-02"), "%s",
+              fw[0].part[act][0].why);
+    cr_assert_str_eq(fw[0].status, "unknown");
+}
+
 /* Property on the committed data: for every framework and every input it has (criterion or part),
  * removing that one input never raises any framework's lower bound, and never improves the rank of the
  * framework that lost it. Method v1 (missing left out of the mean, scales relative to the best) breaks

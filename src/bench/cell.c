@@ -258,6 +258,18 @@ done:
     return rc == SD_EINTR || rc == SD_EUSAGE ? rc : 0;
 }
 
+/* SD_ENODEV with the reason scripts/deps-frameworks.sh left beside a venv whose install failed; 0 otherwise. */
+static int install_failed(const char *vroot, const char *venv, const char *impl) {
+    char path[PATH_MAX + 64], why[512];
+    snprintf(path, sizeof path, "%s/%s/install-failed.txt", vroot, venv);
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    if (!fgets(why, sizeof why, f)) snprintf(why, sizeof why, "no reason recorded");
+    fclose(f);
+    why[strcspn(why, "\n")] = 0;
+    return sd_err(SD_ENODEV, "unavailable: %s failed to install: %s (%s)", impl, why, path);
+}
+
 /* The program for framework impl: --runner IMPL=PROGRAM, else <workloads>/runners/<script>. */
 static const char *runner_program(const sd_bench_opts *a, const char *impl) {
     if (!a->runner) return NULL;
@@ -390,17 +402,7 @@ static int run_framework(const sd_bench_opts *a, const char *wname, const char *
                         python);
             goto done;
         }
-        /* scripts/deps-frameworks.sh leaves the reason of an install that failed beside the venv */
-        char failed_path[PATH_MAX + 64], why[512];
-        snprintf(failed_path, sizeof failed_path, "%s/%s/install-failed.txt", vroot, def->venv);
-        FILE *ff = runner_program(a, impl) ? NULL : fopen(failed_path, "r");
-        if (ff) {
-            if (!fgets(why, sizeof why, ff)) snprintf(why, sizeof why, "no reason recorded");
-            fclose(ff);
-            why[strcspn(why, "\n")] = 0;
-            rc = sd_err(SD_ENODEV, "unavailable: %s failed to install: %s (%s)", impl, why, failed_path);
-            goto done;
-        }
+        if (!runner_program(a, impl) && (rc = install_failed(vroot, def->venv, impl)) != 0) goto done;
     }
     const char *envv[2] = {def->env, NULL};
     /* the runner's input files: the layer plan, the initial weights and the native forward output (equivalence);

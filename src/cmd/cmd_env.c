@@ -48,6 +48,7 @@ static json_t *probe_framework(const sd_framework *f, const char *venvs, const c
     json_t *j = json_object();
     char py[PATH_MAX + 64], version[128];
     json_object_set_new(j, "name", json_string(f->name));
+    json_object_set_new(j, "venv", f->venv ? json_string(f->venv) : json_null());
     int have = sd_framework_python(f, venvs, python, py, sizeof py);
     json_object_set_new(j, "python", json_string(py));
     if (!have) {

@@ -156,6 +156,7 @@ static int refresh_git(const score_args *a, const score_inputs *in, score_snapsh
         g->present = 1;
         g->has_maint = 1;
         g->why[0] = 0;
+        if (score_mirror_fetched(paths[i], g->fetched, sizeof g->fetched) < 0) g->fetched[0] = 0;   /* then: unknown */
         const char *base = strrchr(paths[i], '/');
         snprintf(g->mirror, sizeof g->mirror, "%s", base ? base + 1 : paths[i]);
     }

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 /* ---- dates ------------------------------------------------------------------------------------ */
@@ -52,6 +53,22 @@ void score_date_day(int64_t t, char *buf, size_t len) {
     struct tm tm;
     gmtime_r(&tt, &tm);
     strftime(buf, len, "%Y-%m-%d", &tm);
+}
+
+int score_mirror_fetched(const char *mirror, char *buf, size_t len) {
+    /* a fetch rewrites FETCH_HEAD; a clone that was never fetched again has its refs from the clone */
+    static const char *const marks[] = {"FETCH_HEAD", "packed-refs", "HEAD"};
+    char p[4096];
+    struct stat st;
+    for (size_t i = 0; i < sizeof marks / sizeof *marks; i++) {
+        snprintf(p, sizeof p, "%s/%s", mirror, marks[i]);
+        if (stat(p, &st) == 0) {
+            score_date_iso((int64_t)st.st_mtime, buf, len);
+            return 0;
+        }
+    }
+    buf[0] = 0;
+    return sd_err(SD_EIO, "%s: no FETCH_HEAD, packed-refs or HEAD: not a git mirror", mirror);
 }
 
 int score_repo_key(const char *url, char *key, size_t klen, char *owner, size_t olen, char *name, size_t nlen) {
@@ -441,6 +458,11 @@ static int read_git(const jv_doc *d, const jv *v, int64_t as_of, score_git *g) {
     if (a->weeks_active_13 > 13) return jv_err(d, jv_get(v, "weeks_active_13"), "weeks_active_13 above 13");
     SD_TRY(jv_get_str_copy(d, v, "head", "git entry", 0, a->head, sizeof a->head));
     SD_TRY(jv_get_str_copy(d, v, "mirror", "git entry", 0, g->mirror, sizeof g->mirror));
+    if (jv_get(v, "fetched")) {   /* when the mirror was fetched (snapshots before it: unknown) */
+        int64_t t;
+        SD_TRY(read_date_member(d, v, "fetched", "git entry", 1, 0, &t));
+        SD_TRY(jv_get_str_copy(d, v, "fetched", "git entry", 1, g->fetched, sizeof g->fetched));
+    }
     g->present = 1;
     return 0;
 }
@@ -539,6 +561,7 @@ int score_snapshot_write(const score_snapshot *s, const char *path) {
                           (json_int_t)a->prs_merged_30, "authors_90", (json_int_t)a->authors_90, "head", a->head,
                           "mirror", g->mirror, "newest_commit", newest);
             if (e && a->has_commits) json_object_set_new(e, "last_commit", json_string(last));
+            if (e && g->fetched[0]) json_object_set_new(e, "fetched", json_string(g->fetched));
             if (e && g->has_maint) {
                 json_object_set_new(e, "weeks_active_13", json_integer(a->weeks_active_13));
                 json_object_set_new(e, "commits_365", json_integer(a->commits_365));
@@ -645,25 +668,34 @@ static const char *git_repo_for(const score_framework *f, const char *which, cha
     return f->repo;
 }
 
-/* Age of a mirror: its newest commit (any branch it holds) before as_of minus stale_days makes its values
- * stale; a dead project and an out-of-date mirror look alike, so neither is scored as inactivity. A
- * repository typed archived (read-only, with a source) cannot have newer commits: its values stand. */
+/* Age of a mirror. Its history is complete up to its fetch: a mirror fetched within stale_days of as_of whose
+ * newest commit is old is a measured inactive project, and is scored so. Only a mirror fetched long before as_of
+ * (or, with no fetch time recorded, whose newest commit is that old: a dead project and an out-of-date mirror
+ * then look alike) is stale: shown, not scored. A repository typed archived (read-only, with a source) cannot
+ * have newer commits: its values stand. */
 static int git_stale(const score_method *m, const score_framework *f, const score_git *g, char *why, size_t wlen) {
     if (m->stale_days <= 0 || strcmp(f->status, "archived") == 0) return 0;
+    int64_t limit = g->a.as_of - (int64_t)(m->stale_days * 86400.0), t = 0;
     if (g->source[0]) {   /* statistics are current when fetched: stale when fetched before as_of minus the limit */
-        int64_t t = 0;
-        if (score_date_parse(g->fetched, 0, &t) < 0 || t >= g->a.as_of - (int64_t)(m->stale_days * 86400.0)) return 0;
+        if (score_date_parse(g->fetched, 0, &t) < 0 || t >= limit) return 0;
         snprintf(why, wlen, "%s: GitHub statistics fetched %s, over %.0f days before as_of: shown, not scored", g->repo,
                  g->fetched, m->stale_days);
         return 1;
     }
-    int64_t limit = g->a.as_of - (int64_t)(m->stale_days * 86400.0);
-    if (g->a.newest_commit >= limit) return 0;
     char day[16], as_of[16];
-    score_date_day(g->a.newest_commit, day, sizeof day);
     score_date_day(g->a.as_of - 1, as_of, sizeof as_of);
-    snprintf(why, wlen, "%s: stale mirror (newest commit %s, %.0f days before as_of %s; limit %.0f days): shown, "
-             "not scored", g->repo, day, (double)(g->a.as_of - g->a.newest_commit) / 86400.0, as_of, m->stale_days);
+    if (g->fetched[0] && score_date_parse(g->fetched, 0, &t) == 0) {
+        if (t >= limit) return 0;
+        score_date_day(t, day, sizeof day);
+        snprintf(why, wlen, "%s: stale mirror (fetched %s, %.0f days before as_of %s; limit %.0f days): shown, not "
+                 "scored", g->repo, day, (double)(g->a.as_of - t) / 86400.0, as_of, m->stale_days);
+        return 1;
+    }
+    if (g->a.newest_commit >= limit) return 0;
+    score_date_day(g->a.newest_commit, day, sizeof day);
+    snprintf(why, wlen, "%s: stale mirror (newest commit %s, %.0f days before as_of %s; limit %.0f days; its fetch "
+             "time is not recorded): shown, not scored", g->repo, day,
+             (double)(g->a.as_of - g->a.newest_commit) / 86400.0, as_of, m->stale_days);
     return 1;
 }
 

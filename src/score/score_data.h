@@ -57,7 +57,7 @@ typedef struct score_git {
     int has_maint;                    /* the maintenance metrics (weeks_active_13 ...) were recorded */
     char source[16];                  /* "" git history of a mirror; "github-stats": GitHub's REST statistics
                                          (weeks, commits, authors, bus factor; no dates, no tags) */
-    char fetched[32];                 /* github-stats: when they were fetched */
+    char fetched[32];                 /* when the statistics or the mirror were fetched; "": not recorded */
 } score_git;
 
 typedef struct score_named {
@@ -84,6 +84,8 @@ typedef struct score_inputs {
  * "YYYY-MM-DDTHH:MM:SSZ". */
 int score_date_parse(const char *s, int end_of_day, int64_t *out);
 void score_date_iso(int64_t t, char *buf, size_t len);   /* "YYYY-MM-DDTHH:MM:SSZ" */
+/* When the git mirror at path was last fetched (its FETCH_HEAD, else its refs from the clone), ISO into buf. */
+int score_mirror_fetched(const char *mirror, char *buf, size_t len);
 void score_date_day(int64_t t, char *buf, size_t len);   /* "YYYY-MM-DD" */
 
 /* Split "https://github.com/owner/name" into key "github.com/owner/name", owner and name; owner and name

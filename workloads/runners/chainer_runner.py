@@ -12,7 +12,7 @@ import runner_common as rc  # noqa: E402
 import numpy as np  # noqa: E402
 
 
-class Chainer:
+class Chainer(rc.LayerModel):
     BF16 = "n/a: no bf16 on CPU (Chainer computes with NumPy, which has no bfloat16)"
 
     def __init__(self, a):
@@ -42,37 +42,10 @@ class Chainer:
     def flatten(self, L, p, x, m):
         return self.F.reshape(x, (x.shape[0], -1))
 
-    def dropout(self, L, p, x, m):
-        return x if m is None else x * m
-
     def build(self, layers, params, opt, batch):
         chainer = self.chainer
-        self.layers, self.opt = layers, opt
-        self.fns = []
-        for L in layers:
-            f = getattr(self, L.op, None)
-            if f is None:
-                raise rc.Unsupported(L.op)
-            self.fns.append(f)
-        self.p, self.vars = {}, []
-        for L in layers:
-            if L.i in params:
-                W, b = params[L.i]
-                pv = (chainer.Parameter(np.array(W)), None if b is None else chainer.Parameter(np.array(b)))
-                self.p[L.i] = pv
-                self.vars += [v for v in pv if v is not None]
-        self.s0 = [np.zeros_like(v.array) for v in self.vars]
-        self.s1 = [np.zeros_like(v.array) for v in self.vars]
-        self.drop_ids = [L.i for L in layers if L.op == "dropout" and L.rate > 0]
-
-    def _forward(self, x, masks):
-        mk = dict(zip(self.drop_ids, masks)) if masks is not None else {}
-        for L, f in zip(self.layers, self.fns):
-            x = f(L, self.p.get(L.i), x, mk.get(L.i))
-        return x
-
-    def parameters(self):
-        return sum(v.size for v in self.vars)
+        self.build_layers(layers, params, opt, lambda a, L, role: chainer.Parameter(np.array(a)),
+                          lambda v: np.zeros_like(v.array))
 
     def forward(self, x):
         with self.chainer.using_config("train", False), self.chainer.no_backprop_mode():

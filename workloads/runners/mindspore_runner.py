@@ -13,7 +13,7 @@ import runner_common as rc  # noqa: E402
 import numpy as np  # noqa: E402
 
 
-class MindSpore:
+class MindSpore(rc.LayerModel):
     BF16 = "n/a: no bf16 on CPU (MindSpore's CPU Conv2D and MatMul kernels take float32 and float64 only)"
 
     def __init__(self, a):
@@ -47,44 +47,16 @@ class MindSpore:
     def flatten(self, L, p, x, m):
         return self.ops.reshape(x, (x.shape[0], -1))
 
-    def dropout(self, L, p, x, m):
-        return x if m is None else x * m
-
     def build(self, layers, params, opt, batch):
         ms, ops = self.ms, self.ops
-        self.layers, self.opt = layers, opt
-        self.fns = []
-        for L in layers:
-            f = getattr(self, L.op, None)
-            if f is None:
-                raise rc.Unsupported(L.op)
-            self.fns.append(f)
-        self.p, self.vars = {}, []
-        for L in layers:
-            if L.i in params:
-                W, b = params[L.i]
-                pv = (ms.Parameter(ms.Tensor(W), name="w%d" % L.i),
-                      None if b is None else ms.Parameter(ms.Tensor(b), name="b%d" % L.i))
-                self.p[L.i] = pv
-                self.vars += [v for v in pv if v is not None]
-        self.s0 = [ops.zeros_like(v) for v in self.vars]
-        self.s1 = [ops.zeros_like(v) for v in self.vars]
-        self.drop_ids = [L.i for L in layers if L.op == "dropout" and L.rate > 0]
+        self.build_layers(layers, params, opt, lambda a, L, role: ms.Parameter(ms.Tensor(a), name="%s%d" % (role, L.i)),
+                          ops.zeros_like)
 
         def loss_fn(x, y, *masks):
             z = self._forward(x, masks)
             lv = ops.cross_entropy(z, y, reduction="none")
             return lv.mean(), lv.sum()
         self.grad_fn = ms.value_and_grad(loss_fn, None, self.vars, has_aux=True)
-
-    def _forward(self, x, masks):
-        mk = dict(zip(self.drop_ids, masks)) if masks is not None else {}
-        for L, f in zip(self.layers, self.fns):
-            x = f(L, self.p.get(L.i), x, mk.get(L.i))
-        return x
-
-    def parameters(self):
-        return sum(int(np.prod(v.shape)) for v in self.vars)
 
     def forward(self, x):
         return self._forward(self.ms.Tensor(x), None).asnumpy()

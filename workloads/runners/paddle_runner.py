@@ -13,7 +13,7 @@ import runner_common as rc  # noqa: E402
 import numpy as np  # noqa: E402
 
 
-class Paddle:
+class Paddle(rc.LayerModel):
     BF16 = "n/a: no bf16 on CPU (paddle.amp.auto_cast acts on CUDA and XPU only; the CPU conv2d has no bfloat16 kernel)"
 
     def __init__(self, a):
@@ -47,41 +47,13 @@ class Paddle:
     def flatten(self, L, p, x, m):
         return self.paddle.reshape(x, [x.shape[0], -1])
 
-    def dropout(self, L, p, x, m):
-        return x if m is None else x * m
-
     def build(self, layers, params, opt, batch):
         paddle = self.paddle
-        self.layers, self.opt = layers, opt
-        self.fns = []
-        for L in layers:
-            f = getattr(self, L.op, None)
-            if f is None:
-                raise rc.Unsupported(L.op)
-            self.fns.append(f)
 
-        def param(a):
-            t = paddle.to_tensor(np.ascontiguousarray(a), dtype="float32", stop_gradient=False)
-            return t
-        self.p, self.vars = {}, []
-        for L in layers:
-            if L.i in params:
-                W, b = params[L.i]
-                pv = (param(W if L.op == "conv2d" else W.T), None if b is None else param(b))
-                self.p[L.i] = pv
-                self.vars += [v for v in pv if v is not None]
-        self.s0 = [paddle.zeros_like(v) for v in self.vars]
-        self.s1 = [paddle.zeros_like(v) for v in self.vars]
-        self.drop_ids = [L.i for L in layers if L.op == "dropout" and L.rate > 0]
-
-    def _forward(self, x, masks):
-        mk = dict(zip(self.drop_ids, masks)) if masks is not None else {}
-        for L, f in zip(self.layers, self.fns):
-            x = f(L, self.p.get(L.i), x, mk.get(L.i))
-        return x
-
-    def parameters(self):
-        return sum(int(np.prod(v.shape)) for v in self.vars)
+        def param(a, L, role):   # Paddle's linear weight is [in][out]
+            a = a.T if role == "w" and L.op != "conv2d" else a
+            return paddle.to_tensor(np.ascontiguousarray(a), dtype="float32", stop_gradient=False)
+        self.build_layers(layers, params, opt, param, paddle.zeros_like)
 
     def forward(self, x):
         with self.paddle.no_grad():

@@ -13,7 +13,7 @@ import runner_common as rc  # noqa: E402
 import numpy as np  # noqa: E402
 
 
-class Tinygrad:
+class Tinygrad(rc.LayerModel):
     BF16 = "n/a: no bf16 on CPU (tinygrad's CPU back-end emits bf16 C that clang rejects)"
 
     def __init__(self, a):
@@ -50,29 +50,10 @@ class Tinygrad:
     def flatten(self, L, p, x, m):
         return x.reshape(x.shape[0], -1)
 
-    def dropout(self, L, p, x, m):
-        return x if m is None else x * m
-
     def build(self, layers, params, opt, batch):
         Tensor = self.Tensor
-        self.layers, self.opt = layers, opt
-        self.fns = []
-        for L in layers:
-            f = getattr(self, L.op, None)
-            if f is None:
-                raise rc.Unsupported(L.op)
-            self.fns.append(f)
-        self.p, self.vars = {}, []
-        for L in layers:
-            if L.i in params:
-                W, b = params[L.i]
-                pv = (Tensor(np.array(W)).contiguous().realize(),
-                      None if b is None else Tensor(np.array(b)).contiguous().realize())
-                self.p[L.i] = pv
-                self.vars += [v for v in pv if v is not None]
-        self.s0 = [Tensor.zeros(*v.shape).contiguous().realize() for v in self.vars]
-        self.s1 = [Tensor.zeros(*v.shape).contiguous().realize() for v in self.vars]
-        self.drop_ids = [L.i for L in layers if L.op == "dropout" and L.rate > 0]
+        self.build_layers(layers, params, opt, lambda a, L, role: Tensor(np.array(a)).contiguous().realize(),
+                          lambda v: Tensor.zeros(*v.shape).contiguous().realize())
 
         def step(x, y, bc, *masks):
             z = self._forward(x, masks)
@@ -87,15 +68,6 @@ class Tinygrad:
             return s
         self.step = self.TinyJit(step)
         self.fwd = self.TinyJit(lambda x: self._forward(x, None).realize())
-
-    def _forward(self, x, masks):
-        mk = dict(zip(self.drop_ids, masks)) if masks is not None else {}
-        for L, f in zip(self.layers, self.fns):
-            x = f(L, self.p.get(L.i), x, mk.get(L.i))
-        return x
-
-    def parameters(self):
-        return sum(int(np.prod(v.shape)) for v in self.vars)
 
     def forward(self, x):
         if len(x) != getattr(self, "fwd_n", len(x)):

@@ -1,0 +1,163 @@
+#!/bin/bash
+# report — the main job (`make report`, docs/showdown.md): install the pinned frameworks, measure every workload on
+# native and every installed framework, re-check the published tables, render the report. Steps are numbered and
+# timed (out/report-steps.txt); a step that fails in part (a cell, a framework's install) is named and the others
+# go on. Ctrl-C stops it: the cells measured so far stay in out/showdown.db and no half-written report is left.
+# Usage: scripts/report.sh SHOWDOWN
+# Environment (the Makefile passes them through):
+#   REPORT_FRAMEWORKS  all (default), none, or a comma list of --impl names (pytorch,jax,keras-jax ...)
+#   REPORT_WORKLOADS   comma list (default: every workloads/*.json)
+#   FULL=1             bench-cpu's confirmed rounds for the best settings, whole-length cells, no time cap
+#   REPORT_BENCH_ARGS  the bench cells' length (default below); REPORT_CELL_SECONDS the time cap of a framework cell
+#   PYTHON, VENVS
+set -u
+SD=${1:-./showdown}
+PYTHON=${PYTHON:-/usr/bin/python3}
+VENVS=${VENVS:-.venv-frameworks}
+FULL=${FULL:-0}
+FRAMEWORKS=${REPORT_FRAMEWORKS:-all}
+WORKLOADS=${REPORT_WORKLOADS:-$(ls workloads/*.json | sed 's|.*/||; s|\.json$||' | paste -sd, -)}
+# The bench cells' length per workload group: the light workloads run 2 epochs of 20 batches (the steady epoch is
+# the second), twice; the heavy ones (over 0.5 GFLOP an example) fewer batches once, densenet121_xray at batch 16 (its
+# batch 64 takes ~25 GB natively). A framework cell is capped at REPORT_CELL_SECONDS (fewer batches, said in the
+# cell). FULL=1: longer cells, three repeats, no cap. REPORT_BENCH_ARGS: one length for every workload.
+HEAVY="densenet121_xray resnet50_features resnet18_cifar vgg16_cifar"
+if [ "$FULL" = 1 ]; then
+  CELL_SECONDS=${REPORT_CELL_SECONDS:-0}
+  args_of() { case $1 in densenet121_xray) echo "--epochs 2 --batch 16 --batches 10 --repeat 3";;
+                         resnet50_features|resnet18_cifar|vgg16_cifar) echo "--epochs 2 --batches 20 --repeat 3";;
+                         *) echo "--epochs 2 --batches 50 --repeat 3";; esac; }
+else
+  CELL_SECONDS=${REPORT_CELL_SECONDS:-30}
+  args_of() { case $1 in densenet121_xray) echo "--epochs 2 --batch 16 --batches 3 --repeat 1";;
+                         resnet50_features) echo "--batches 4 --repeat 1";;
+                         resnet18_cifar|vgg16_cifar) echo "--epochs 2 --batches 6 --repeat 1";;
+                         *) echo "--epochs 2 --batches 20 --repeat 2";; esac; }
+fi
+if [ -n "${REPORT_BENCH_ARGS:-}" ]; then args_of() { echo "$REPORT_BENCH_ARGS"; }; fi
+NSTEPS=6
+mkdir -p out/bench
+steps=out/report-steps.txt
+: > "$steps"
+t_all=$(date +%s)
+step() {   # step N TITLE: say it and start its clock
+  n=$1; shift
+  t_step=$(date +%s)
+  echo "report $n/$NSTEPS: $*"
+}
+took() {   # the step's time, said and recorded
+  s=$(( $(date +%s) - t_step ))
+  printf 'step %s: %d min %02d s: %s\n' "$n" $((s / 60)) $((s % 60)) "$1" >> "$steps"
+  echo "report $n/$NSTEPS: done in $((s / 60)) min $((s % 60)) s"
+}
+trap 'echo "report: interrupted at step $n; the cells measured so far are in out/showdown.db" >&2; exit 130' INT TERM
+
+# The framework names (bench --impl) and the venv each runs in (showdown env's table; pytorch: the torch venv,
+# whose PyTorch the runner prefers when it is newer than Debian's).
+fw_table=$("$SD" env --no-probe --json - | "$PYTHON" -c '
+import json, sys
+for f in json.load(sys.stdin)["frameworks"]:
+    print(f["name"], f.get("venv") or "torch")')
+if [ "$FRAMEWORKS" = all ]; then selected=$(echo "$fw_table" | awk '{print $1}')
+elif [ "$FRAMEWORKS" = none ]; then selected=""
+else selected=$(echo "$FRAMEWORKS" | tr ',' '\n')
+fi
+for f in $selected; do
+  echo "$fw_table" | awk -v f="$f" '$1 == f {found = 1} END {exit !found}' || {
+    echo "report: REPORT_FRAMEWORKS: unknown framework '$f' (expected all, none or: $(echo "$fw_table" | awk '{print $1}' | paste -sd, -))" >&2
+    exit 2; }
+done
+venvs=$(for f in $selected; do echo "$fw_table" | awk -v f="$f" '$1 == f {print $2}'; done | awk '!seen[$0]++')
+
+step 1 "install the frameworks compared (REPORT_FRAMEWORKS=$FRAMEWORKS: $(echo ${venvs:-none}))"
+if [ -n "$venvs" ]; then
+  # shellcheck disable=SC2086
+  STRICT=0 SHOWDOWN=$SD PYTHON=$PYTHON VENV_ROOT=$VENVS sh scripts/deps-frameworks.sh $venvs
+fi
+took "install ($(echo $venvs))"
+
+# Run the selected frameworks that are installed or whose install failed (their cells say why); the others are
+# listed here once.
+impls=native; missing=""
+for f in $selected; do
+  v=$(echo "$fw_table" | awk -v f="$f" '$1 == f {print $2}')
+  if [ -x "$VENVS/$v/bin/python" ] || [ -f "$VENVS/$v/install-failed.txt" ] || { [ "$f" = pytorch ] && "$PYTHON" -c 'import torch' 2>/dev/null; }; then
+    impls="$impls,$f"
+  else
+    missing="$missing $f"
+  fi
+done
+[ -z "$missing" ] || echo "report: not installed, not measured:$missing (make deps-frameworks, or more disk)"
+
+# one bench per group of workloads of equal length, merged into one results file (verify --rerun takes its cells
+# one by one, each with its own settings)
+groups=$(for w in $(echo "$WORKLOADS" | tr ',' ' '); do printf '%s\t%s\n' "$(args_of "$w")" "$w"; done |
+         awk -F'\t' '{g[$1] = g[$1] ? g[$1] "," $2 : $2} END {for (k in g) print k "\t" g[k]}' | sort)
+ngroups=$(echo "$groups" | grep -c .)
+step 2 "bench $(echo "$WORKLOADS" | tr ',' ' ' | wc -w) workloads x ${impls//,/, } in $ngroups group(s) (framework cells capped at ${CELL_SECONDS} s)"
+parts=(); gi=0
+while IFS=$'\t' read -r args wls; do
+  gi=$((gi + 1))
+  echo "report 2/$NSTEPS: group $gi/$ngroups: $wls ($args)"
+  # exit 1: some cell failed (named in the results and the report); the others are written
+  # shellcheck disable=SC2086
+  SHOWDOWN_CELL_SECONDS=$CELL_SECONDS "$SD" bench --workload "$wls" --impl "$impls" --venvs "$VENVS" $args \
+    --json "out/bench/report-bench.part$gi.json"
+  rc=$?; [ $rc -eq 0 ] || [ $rc -eq 1 ] || exit $rc
+  parts+=("out/bench/report-bench.part$gi.json")
+done <<< "$groups"
+"$PYTHON" - out/bench/report-bench.json "${parts[@]}" <<'PY' || exit 1
+import json, os, sys
+# the first part's head and environment; every part's runs, libraries (framework versions) joined
+out, parts = sys.argv[1], sys.argv[2:]
+doc = json.load(open(parts[0]))
+for p in parts[1:]:
+    d = json.load(open(p))
+    doc["runs"] += d["runs"]
+    doc["environment"].setdefault("libraries", {}).update(d["environment"].get("libraries", {}))
+tmp = out + ".tmp"
+with open(tmp, "w") as f:
+    json.dump(doc, f, indent=2)
+os.replace(tmp, out)
+for p in parts:
+    os.remove(p)
+print("results of %d cells in %s" % (len(doc["runs"]), out))
+PY
+took "bench"
+
+# bench-cpu's peers among the frameworks selected
+peers=$(for f in $selected; do case $f in pytorch) echo torch;; tensorflow|jax|paddle|mindspore|tinygrad) echo "$f";; esac; done | paste -sd, -)
+step 3 "best settings: bench-cpu's candidates ($([ "$FULL" = 1 ] && echo "confirmed rounds" || echo "one round, short windows: quick figures"))"
+if [ -z "$peers" ]; then
+  echo "report: no framework with best-setting candidates selected (pytorch, tensorflow, jax, paddle, mindspore, tinygrad): skipped"
+elif [ "$FULL" = 1 ]; then
+  PEERS=$peers WORKLOADS=$WORKLOADS PYTHON=$PYTHON VENVS=$VENVS sh scripts/bench-cpu.sh "$SD" out/bench || echo "report: bench-cpu failed (exit $?): the report goes on without best settings" >&2
+else
+  PEERS=$peers WORKLOADS=$WORKLOADS ROUNDS=1 CONFIRM=0 SECONDS_PER_CELL=1.5 REPEAT=3 PROFILE=0 HOST_WAIT_TOTAL=60 TIMEOUT=180 \
+    PYTHON=$PYTHON VENVS=$VENVS sh scripts/bench-cpu.sh "$SD" out/bench || echo "report: bench-cpu failed (exit $?): the report goes on without best settings" >&2
+fi
+took "best settings"
+
+step 4 "framework scores from the committed snapshot"
+"$SD" score --offline --json out/scores.json > out/scores.txt || exit $?
+echo "report: scores in out/scores.json (the table: out/scores.txt)"
+took "scores"
+
+step 5 "every published table re-checked against this run"
+mkdir -p out/verify
+for f in workloads/published/*.json; do
+  b=$(basename "$f" .json)
+  "$SD" verify "$f" --results out/bench/report-bench.json --quiet --json "out/verify/$b.json" > "out/verify/$b.txt"
+  rc=$?   # 5: did not reproduce, 9: not comparable here
+  case $rc in 0|5|9) echo "verify $f: exit $rc (out/verify/$b.txt)";; *) exit $rc;; esac
+done
+took "verify"
+
+step 6 "render"
+# shellcheck disable=SC2046
+"$SD" report --results out/bench/report-bench.json workloads/published/*.json --verify out/verify/*.json \
+  --scores out/scores.json --out out --format pdf,svg,md,csv --record || exit $?
+took "render"
+s=$(( $(date +%s) - t_all ))
+printf 'total: %d min %02d s\n' $((s / 60)) $((s % 60)) >> "$steps"
+echo "report: done in $((s / 60)) min $((s % 60)) s (steps: $steps); re-check it with: $SD verify out/bench/report-bench.json --rerun"
