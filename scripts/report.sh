@@ -128,6 +128,7 @@ took "bench"
 # bench-cpu's peers among the frameworks selected
 peers=$(for f in $selected; do case $f in pytorch) echo torch;; tensorflow|jax|paddle|mindspore|tinygrad) echo "$f";; esac; done | paste -sd, -)
 step 3 "best settings: bench-cpu's candidates ($([ "$FULL" = 1 ] && echo "confirmed rounds" || echo "one round, short windows: quick figures"))"
+rm -f out/bench/cpu.json   # an earlier run's figures never stand in for this one's
 if [ -z "$peers" ]; then
   echo "report: no framework with best-setting candidates selected (pytorch, tensorflow, jax, paddle, mindspore, tinygrad): skipped"
 elif [ "$FULL" = 1 ]; then
@@ -136,6 +137,8 @@ else
   PEERS=$peers WORKLOADS=$WORKLOADS ROUNDS=1 CONFIRM=0 SECONDS_PER_CELL=1.5 REPEAT=3 PROFILE=0 HOST_WAIT_TOTAL=60 TIMEOUT=180 \
     PYTHON=$PYTHON VENVS=$VENVS sh scripts/bench-cpu.sh "$SD" out/bench || echo "report: bench-cpu failed (exit $?): the report goes on without best settings" >&2
 fi
+# each framework's best setting joins the results as a run of its own (settings.setting names it)
+[ ! -f out/bench/cpu.json ] || "$PYTHON" scripts/report_best.py out/bench/report-bench.json out/bench/cpu.json || exit 1
 took "best settings"
 
 step 4 "framework scores from the committed snapshot"

@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""report_best — adds bench-cpu's best-setting figures (out/bench/cpu.json) to the default report's results
+(out/bench/report-bench.json) as runs of their own, so the report shows each framework as shipped (the bench cells)
+and at its best setting (these runs, settings.setting naming the candidate, "source": "bench-cpu").
+One run per workload, framework and setting, holding the phases that setting won: training images/s and inference
+seconds per 1,000 images, as the median of bench-cpu's rounds with their min and max, and the peak RSS.
+Usage: report_best.py RESULTS.json CPU.json"""
+import json
+import os
+import sys
+
+IMPL = {"torch": "pytorch"}   # bench-cpu's side names that differ from bench --impl
+
+
+def stat(s, invert=False):
+    """A bench-cpu figure (img/s over rounds) as a results statistic; invert: seconds per 1,000 images."""
+    f = (lambda v: 1000.0 / v) if invert else (lambda v: v)
+    lo, hi = (f(s["max"]), f(s["min"])) if invert else (s["min"], s["max"])
+    return {"median": f(s["median"]), "min": lo, "max": hi, "n": s["n"]}
+
+
+def best_runs(cpu):
+    runs = {}
+    trained = {row["workload"] for row in cpu.get("rows", []) if row["phase"] == "train"}
+    for row in cpu.get("rows", []):
+        sides = [("torch", row.get("best_setting"), row.get("torch_best"), row.get("torch_best_rss_mib"))]
+        for key in row:
+            if key.endswith("_best_setting") and key != "best_setting":
+                fw = key[:-len("_best_setting")]
+                sides.append((fw, row[key], row.get(fw + "_best"), row.get(fw + "_best_rss_mib")))
+        for fw, setting, s, rss in sides:
+            if not setting or setting == "shipped" or not s or not s.get("n"):
+                continue
+            impl = IMPL.get(fw, fw)
+            r = runs.setdefault((row["workload"], impl, setting), {
+                "workload": row["workload"], "implementation": impl, "backend": "cpu", "status": "ok",
+                "source": "bench-cpu", "settings": {"setting": setting, "threads": cpu.get("threads"),
+                                                    "precision": cpu.get("precision", "fp32")},
+                "summary": {}, "samples": [{"repeat": 1, "peak_bytes": 0}]})
+            if row["phase"] == "train":
+                r["summary"]["train_images_per_s"] = stat(s)
+            else:
+                r["summary"]["inference_s_per_1000_images"] = stat(s, invert=True)
+            if rss:
+                r["samples"][0]["peak_bytes"] = max(r["samples"][0]["peak_bytes"], int(rss * 1048576))
+    for r in runs.values():
+        if r["workload"] not in trained:   # an inference workload, as bench marks its runs
+            r["mode"] = "inference"
+    return list(runs.values())
+
+
+def main(argv):
+    if len(argv) != 3:
+        sys.exit(__doc__.splitlines()[-1])
+    results, cpu_path = argv[1], argv[2]
+    try:
+        cpu = json.load(open(cpu_path))
+    except (OSError, ValueError) as e:
+        print("report: no best settings (%s): the report shows the frameworks as shipped" % e, file=sys.stderr)
+        return 0
+    doc = json.load(open(results))
+    doc["runs"] = [r for r in doc["runs"] if r.get("source") != "bench-cpu"] + best_runs(cpu)
+    # the machine's limits the roofline floors were computed against: the report's "% of this machine's limit"
+    machines = [f.get("machine") for f in (cpu.get("roofline") or {}).values() if isinstance(f, dict)]
+    machines = [m for m in machines if m]
+    if machines:
+        doc.setdefault("environment", {})["roofline_machine"] = machines[0]
+    tmp = results + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(doc, f, indent=2)
+    os.replace(tmp, results)
+    n = sum(1 for r in doc["runs"] if r.get("source") == "bench-cpu")
+    print("report: %d best-setting run(s) from %s added to %s" % (n, cpu_path, results))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
