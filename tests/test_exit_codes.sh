@@ -93,16 +93,16 @@ done
     echo "| $code | $meaning | ${seen[${code%%,*}]:-not produced} |"
   done <<'TABLE'
 0|success
-1|runtime failure (a run failed, an output could not be written, or nightly's report step failed; the other runs' results are still written)
-2|usage: bad command line, unknown workload (by name or a spec path that does not exist), or a command not built yet
-3|bad input file: workload spec, data set, results, scoring file or method (the message names file:line:column), a database file that is not showdown's, or a recorded report that changed
+1|runtime failure (a run failed, an output could not be written, nightly's report step failed, or the address-space limit (`ulimit -v`) is below what the command needs; the other runs' results are still written)
+2|usage: bad command line, unknown workload, implementation or back-end anywhere in a list (checked before anything is measured), an output directory that cannot be written (checked before measuring), online `score` with neither HOME nor `--cache-dir`, or a command not built yet
+3|bad input file: workload spec, data set, results, scoring file or method (the message names file:line:column), a published file with no runs, an input over 64 MiB or not a regular file, a database file that is not showdown's, or a recorded report that changed
 4|requested back-end or device not available (e.g. `--backend cudnn` without a GPU)
 5|`verify`: a comparable cell did not reproduce
 6|`nightly`: a regression was flagged
 7|another run holds the lock
 8|network failure (online `score` with no query answered: the scores are still printed and written, from the snapshot)
-9|`verify`: no comparable cell failed, but some were NOT-COMPARABLE or MISSING (nothing was checked there)
-130|interrupted by SIGINT; no partial results file is written, temp files are removed
+9|`verify`: no comparable cell failed, but some were NOT-COMPARABLE, MISSING or UNVERIFIABLE (nothing was checked there), or the published file measured nothing
+130|interrupted by SIGINT (also while blocked reading an input); no partial results file is written, temp files are removed
 143|interrupted by SIGTERM; as 130
 TABLE
 } > "$t/exit-codes.md"
