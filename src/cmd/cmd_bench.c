@@ -87,6 +87,44 @@ static int check_outputs(const bench_args *a) {
     return 0;
 }
 
+/* The matrix as the cells of one Slurm job array; the exit code. */
+static int run_slurm(sd_bench_exec *x, const sd_opt *opts, int argc, char **argv, const sd_bench_matrix *m) {
+    sd_slurm_cell *cells = calloc((size_t)m->ncells + 1, sizeof *cells);
+    if (!cells) return sd_cli_fail("bench", sd_err(SD_ENOMEM, "out of memory"));
+    for (int i = 0; i < m->ncells; i++)
+        cells[i] = (sd_slurm_cell){.workload = m->cells[i].workload, .implementation = m->cells[i].implementation,
+                                   .backend = m->cells[i].backend};
+    int code = sd_bench_slurm(x, opts, argc, argv, cells, m->ncells);
+    free(cells);
+    return code;
+}
+
+/* The matrix here, cell after cell: the summary table, the database run and --json; the exit code. */
+static int run_local(const sd_bench_opts *o, const sd_bench_matrix *m, const bench_args *a) {
+    sd_sig_install();
+    const char *dbp = a->no_db ? NULL : a->db ? a->db : DB_DEFAULT_PATH;
+    json_t *doc = NULL;
+    sd_bench_outcome out;
+    int rc = sd_bench_matrix_run(o, m->cells, m->ncells, dbp, &doc, &out);
+    if (rc == SD_EINTR) {
+        fprintf(stderr, "\nshowdown bench: interrupted; no results written (the database run stays incomplete)\n");
+        return sd_sig_exit_code();
+    }
+    if (rc == 0) {
+        printf("\n");
+        sd_results_print_table(stdout, doc);
+        sd_results_print_overhead(stdout, doc);
+        if (dbp && !out.db_status && !o->quiet) fprintf(stderr, "run %lld stored in %s\n", (long long)out.run_id, dbp);
+        if (a->json && (rc = sd_json_write_atomic(doc, a->json)) == 0 && !o->quiet)
+            fprintf(stderr, "results written to %s\n", a->json);
+        json_decref(doc);
+    }
+    if (rc == 0 && out.db_status)
+        rc = sd_err(out.db_status, "the run was measured but not stored in the database %s: %s", dbp, out.db_error);
+    if (rc == 0 && out.failed) return sd_exit_code(out.failed);
+    return rc ? sd_cli_fail("bench", rc) : SD_EXIT_OK;
+}
+
 int cmd_bench(int argc, char **argv) {
     sd_bench_opts o;
     sd_bench_opts_default(&o);
@@ -173,42 +211,13 @@ int cmd_bench(int argc, char **argv) {
         goto done;
     }
     if (strcmp(x.executor, "slurm") == 0) {   /* the matrix as cells of one job array */
-        sd_slurm_cell *cells = calloc((size_t)m.ncells + 1, sizeof *cells);
-        if (!cells) { rc = sd_err(SD_ENOMEM, "out of memory"); goto done; }
-        for (int i = 0; i < m.ncells; i++)
-            cells[i] = (sd_slurm_cell){.workload = m.cells[i].workload, .implementation = m.cells[i].implementation,
-                                       .backend = m.cells[i].backend};
-        int code = sd_bench_slurm(&x, opts, argc, argv, cells, m.ncells);
-        free(cells);
+        int code = run_slurm(&x, opts, argc, argv, &m);
         sd_bench_matrix_free(&m);
         return code;
     }
-
-    sd_sig_install();
-    const char *dbp = a.no_db ? NULL : a.db ? a.db : DB_DEFAULT_PATH;
-    json_t *doc = NULL;
-    sd_bench_outcome out;
-    rc = sd_bench_matrix_run(&o, m.cells, m.ncells, dbp, &doc, &out);
-    if (rc == SD_EINTR) {
-        fprintf(stderr, "\nshowdown bench: interrupted; no results written (the database run stays incomplete)\n");
-        sd_bench_matrix_free(&m);
-        return sd_sig_exit_code();
-    }
-    if (rc == 0) {
-        printf("\n");
-        sd_results_print_table(stdout, doc);
-        sd_results_print_overhead(stdout, doc);
-        if (dbp && !out.db_status && !o.quiet) fprintf(stderr, "run %lld stored in %s\n", (long long)out.run_id, dbp);
-        if (a.json && (rc = sd_json_write_atomic(doc, a.json)) == 0 && !o.quiet)
-            fprintf(stderr, "results written to %s\n", a.json);
-        json_decref(doc);
-    }
-    if (rc == 0 && out.db_status)
-        rc = sd_err(out.db_status, "the run was measured but not stored in the database %s: %s", dbp, out.db_error);
-    if (rc == 0 && out.failed) {
-        sd_bench_matrix_free(&m);
-        return sd_exit_code(out.failed);
-    }
+    int code = run_local(&o, &m, &a);
+    sd_bench_matrix_free(&m);
+    return code;
 done:
     sd_bench_matrix_free(&m);
     return rc ? sd_cli_fail("bench", rc) : SD_EXIT_OK;
