@@ -350,6 +350,61 @@ static int make_runner_dir(char *dir, size_t n) {
 }
 
 /* One workload through a framework runner, on the data the native runs use, a->repeat times. */
+/* The interpreter of impl's runner: pytorch's is the newest torch installed (a venv's or Debian's) unless --python
+ * names one; a venv framework's is its venv's, unavailable (SD_ENODEV) when not installed or its install failed. */
+static int pick_python(const sd_bench_opts *a, const sd_framework *def, const char *impl, char *python, size_t n,
+                       sd_torch_choice *torch) {
+    char vroot[PATH_MAX];
+    if (a->venvs) snprintf(vroot, sizeof vroot, "%s", a->venvs);
+    else sd_default_dir(vroot, sizeof vroot, ".venv-frameworks", ".venv-frameworks");
+    if (def->venv == NULL && a->python == NULL) {
+        sd_runner_pick_torch(vroot, "/usr/bin/python3", "/usr/lib/python3/dist-packages", torch);
+        snprintf(python, n, "%s", torch->python);
+    } else {
+        snprintf(python, n, "%s", a->python ? a->python : "/usr/bin/python3");
+    }
+    if (!def->venv) return 0;
+    snprintf(python, n, "%s/%s/bin/python", vroot, def->venv);
+    if (runner_program(a, impl)) return 0;
+    if (!exists(python))
+        return sd_err(SD_ENODEV, "unavailable: %s is not installed (no %s; `make deps-frameworks` installs it)", impl,
+                      python);
+    return install_failed(vroot, def->venv, impl);
+}
+
+/* "same model": the parameter count was checked at hello; the forward pass on the exported batch of every repeat
+ * here. *failed: a repeat's output differs from native's beyond the tolerance. */
+static json_t *equivalence_of(const sd_runner_result *res, int nres, int *failed) {
+    json_t *eq = json_object();
+    json_object_set_new(eq, "tolerance", json_real(EQUIVALENCE_TOLERANCE));
+    *failed = 0;
+    if (!res[0].equivalence) {
+        json_object_set_new(eq, "status", json_string("not checked"));
+        return eq;
+    }
+    int passed = res[0].max_rel_diff <= EQUIVALENCE_TOLERANCE;
+    for (int i = 1; i < nres; i++) passed = passed && res[i].equivalence && res[i].max_rel_diff <= EQUIVALENCE_TOLERANCE;
+    json_object_set_new(eq, "status", json_string(passed ? "passed" : "failed"));
+    json_object_set_new(eq, "max_rel_diff", json_real(res[0].max_rel_diff));
+    json_object_set_new(eq, "batch", json_integer(res[0].eq_batch));
+    *failed = !passed;
+    return eq;
+}
+
+/* A framework cell's back-end environment: the runner's hello, the runner and its interpreter, and which torch was
+ * chosen and why (the hello has the one it imported). */
+static json_t *runner_env(const sd_runner_result *r, const char *runner, const char *python, const sd_torch_choice *t) {
+    json_t *env = r->hello ? json_deep_copy(r->hello) : json_object();
+    json_object_del(env, "event");
+    json_object_set_new(env, "runner", json_string(runner));
+    if (python) json_object_set_new(env, "interpreter", json_string(python));
+    if (t->source) {
+        json_object_set_new(env, "torch_source", json_string(t->source));
+        json_object_set_new(env, "torch_dir", json_string(t->torch_dir));
+    }
+    return env;
+}
+
 static int run_framework(const sd_bench_opts *a, const char *wname, const char *impl, json_t *doc, int *failed) {
     sd_workload w;
     SD_TRY(load_workload(a, wname, &w));
@@ -385,25 +440,8 @@ static int run_framework(const sd_bench_opts *a, const char *wname, const char *
     if ((rc = sd_safe_name(impl, "framework")) < 0) goto done;   /* it names the runner script */
     if (!def) { rc = sd_err(SD_EUSAGE, "unknown implementation '%s'", impl); goto done; }
     snprintf(script, sizeof script, "%s/runners/%s", wdir, def->script);
-    char vroot[PATH_MAX];
-    if (a->venvs) snprintf(vroot, sizeof vroot, "%s", a->venvs);
-    else sd_default_dir(vroot, sizeof vroot, ".venv-frameworks", ".venv-frameworks");
     sd_torch_choice torch = {.source = NULL};
-    if (def->venv == NULL && a->python == NULL) {   /* pytorch: the newest torch installed, venv or Debian's */
-        sd_runner_pick_torch(vroot, "/usr/bin/python3", "/usr/lib/python3/dist-packages", &torch);
-        snprintf(python, sizeof python, "%s", torch.python);
-    } else {
-        snprintf(python, sizeof python, "%s", a->python ? a->python : "/usr/bin/python3");
-    }
-    if (def->venv) {
-        snprintf(python, sizeof python, "%s/%s/bin/python", vroot, def->venv);
-        if (!runner_program(a, impl) && !exists(python)) {
-            rc = sd_err(SD_ENODEV, "unavailable: %s is not installed (no %s; `make deps-frameworks` installs it)", impl,
-                        python);
-            goto done;
-        }
-        if (!runner_program(a, impl) && (rc = install_failed(vroot, def->venv, impl)) != 0) goto done;
-    }
+    SD_TRY_GOTO(rc, pick_python(a, def, impl, python, sizeof python, &torch), done);
     const char *envv[2] = {def->env, NULL};
     /* the runner's input files: the layer plan, the initial weights and the native forward output (equivalence);
      * named with our pid so that a later run can tell them left behind */
@@ -442,29 +480,10 @@ static int run_framework(const sd_bench_opts *a, const char *wname, const char *
                     res[r].version, res[r].device, st->epoch, st->train_s, st->val_s, st->accuracy);
         }
     }
-    env = res[0].hello ? json_deep_copy(res[0].hello) : json_object();
-    json_object_del(env, "event");
-    json_object_set_new(env, "runner", json_string(ro.program ? ro.program : script));
-    if (!ro.program) json_object_set_new(env, "interpreter", json_string(python));
-    if (torch.source) {   /* which torch was chosen, and why: the runner's hello has the one it imported */
-        json_object_set_new(env, "torch_source", json_string(torch.source));
-        json_object_set_new(env, "torch_dir", json_string(torch.torch_dir));
-    }
+    env = runner_env(&res[0], ro.program ? ro.program : script, ro.program ? NULL : python, &torch);
     sd_results_set_library(doc, impl, res[0].version);
-    /* "same model": the parameter count was checked at hello; the forward pass on the exported batch here */
-    eq = json_object();
-    json_object_set_new(eq, "tolerance", json_real(EQUIVALENCE_TOLERANCE));
     int eq_failed = 0;
-    if (res[0].equivalence) {
-        int passed = res[0].max_rel_diff <= EQUIVALENCE_TOLERANCE;
-        for (int i = 1; i < nres; i++) passed = passed && res[i].equivalence && res[i].max_rel_diff <= EQUIVALENCE_TOLERANCE;
-        json_object_set_new(eq, "status", json_string(passed ? "passed" : "failed"));
-        json_object_set_new(eq, "max_rel_diff", json_real(res[0].max_rel_diff));
-        json_object_set_new(eq, "batch", json_integer(res[0].eq_batch));
-        eq_failed = !passed;
-    } else {
-        json_object_set_new(eq, "status", json_string("not checked"));
-    }
+    eq = equivalence_of(res, nres, &eq_failed);
     sd_run_info ri = {.w = &w, .implementation = impl, .be = NULL, .backend_name = res[0].device_kind,
                       .device = res[0].device, .precision = a->precision, .backend_env = env,
                       .train = w.mode == SD_MODE_INFERENCE ? &test : &train,
