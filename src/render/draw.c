@@ -1,6 +1,7 @@
 /* draw — the shared look of every figure: the arena behind report models, the palette, pango text
  * (DejaVu only, unhinted metrics so measurements agree on every surface), number formatting and axis ticks. */
 #include "render/render_int.h"
+#include "core/sig.h"
 
 #include <math.h>
 #include <fontconfig/fontconfig.h>
@@ -380,8 +381,10 @@ void render_shutdown(void) {
      * is still referenced (pango may hold one a little longer): a normal build leaves the caches to the
      * process's exit (docs/report.md, "Shutting the renderer down"). */
 #if defined(__SANITIZE_ADDRESS__)
-    cairo_debug_reset_static_data();
-    FcFini();
+    if (!sd_sig_pending()) {   /* an interrupted render may still hold a font: the process exits 130/143 now */
+        cairo_debug_reset_static_data();
+        FcFini();
+    }
 #endif
 }
 
