@@ -236,3 +236,13 @@ int sd_cli_fail(const char *cmd, int status) {
     fprintf(stderr, "showdown %s: %s\n", cmd, sd_errmsg());
     return sd_exit_code(status);
 }
+
+int sd_cli_parse(const char *cmd, const char *synopsis, const char *description, const sd_opt *opts, int argc,
+                 char **argv) {
+    int help = 0;
+    int rc = sd_opts_parse(opts, argc, argv, NULL, 0, NULL, &help);
+    if (rc) return sd_cli_fail(cmd, rc);
+    if (!help) return -1;
+    sd_opts_usage(stdout, cmd, synopsis, description, opts);
+    return SD_EXIT_OK;
+}

@@ -62,6 +62,11 @@ int sd_opts_parse(const sd_opt *opts, int argc, char **argv, const char **pos, i
                   int *help);
 void sd_opts_usage(FILE *f, const char *cmd, const char *synopsis, const char *description,
                    const sd_opt *opts);
+/* A command's options parsed against its table as sd_opts_parse does (no positional arguments beyond the table's);
+ * --help prints the usage. Returns -1 to go on, or the exit code the command returns now: 0 after --help, the
+ * usage error's code (its message printed). */
+int sd_cli_parse(const char *cmd, const char *synopsis, const char *description, const sd_opt *opts, int argc,
+                 char **argv);
 /* Print "showdown CMD: MESSAGE" to stderr and return the exit code for status. */
 int sd_cli_fail(const char *cmd, int status);
 

@@ -177,18 +177,14 @@ int cmd_bench(int argc, char **argv) {
         {0},
     };
     describe_json_default(argc, argv);
-    int help = 0;
-    int rc = sd_opts_parse(opts, argc, argv, NULL, 0, NULL, &help);
-    if (rc) return sd_cli_fail("bench", rc);
-    if (help) {
-        sd_opts_usage(stdout, "bench", "--workload NAME[,NAME] [options]",
+    int code = sd_cli_parse("bench", "--workload NAME[,NAME] [options]",
                       "Train and validate workloads on the native engine; print a summary table and write results.\n"
                       "Times: first epoch apart from the steady state (median of later epochs); validation and an\n"
                       "inference pass over the test set timed apart. Inference workloads (resnet50_features): untimed\n"
                       "pass(es), then a timed pass; seconds per 1,000 images, outputs copied to the host included.",
-                      opts);
-        return SD_EXIT_OK;
-    }
+                      opts, argc, argv);
+    if (code >= 0) return code;
+    int rc = 0;
     x.db = a.db;
     x.json = a.json;
     x.no_db = a.no_db;
@@ -211,11 +207,11 @@ int cmd_bench(int argc, char **argv) {
         goto done;
     }
     if (strcmp(x.executor, "slurm") == 0) {   /* the matrix as cells of one job array */
-        int code = run_slurm(&x, opts, argc, argv, &m);
+        code = run_slurm(&x, opts, argc, argv, &m);
         sd_bench_matrix_free(&m);
         return code;
     }
-    int code = run_local(&o, &m, &a);
+    code = run_local(&o, &m, &a);
     sd_bench_matrix_free(&m);
     return code;
 done:

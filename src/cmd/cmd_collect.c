@@ -11,7 +11,7 @@
 
 int cmd_collect(int argc, char **argv) {
     sd_slurm_collect_opts co = {0};
-    int help = 0, wait = 0;
+    int wait = 0;
     double poll = 5;
     const char *dir = NULL;
     const sd_opt opts[] = {
@@ -24,18 +24,15 @@ int cmd_collect(int argc, char **argv) {
         {"quiet", SD_OPT_FLAG, &co.quiet, NULL, "no notes on stderr", 0, 0},
         {0},
     };
-    int rc = sd_opts_parse(opts, argc, argv, NULL, 0, NULL, &help);
-    if (rc) return sd_cli_fail("collect", rc);
-    if (help) {
-        sd_opts_usage(stdout, "collect", "DIR [--wait] [--db FILE|--no-db] [--json FILE]",
+    int code = sd_cli_parse("collect", "DIR [--wait] [--db FILE|--no-db] [--json FILE]",
                       "Merge the cells of a results directory written by `bench --executor slurm` into one run (each\n"
                       "result keeps the environment fingerprint of the node that ran it). Prints every cell's state\n"
                       "(ok, failed, timeout, cancelled, missing; from sacct, else scontrol, else the results files\n"
                       "and task logs) and the command that resubmits only the cells that are not ok.\n"
                       "Exit 0 when every cell is ok, 1 when some are not, 7 while tasks are still pending or running.",
-                      opts);
-        return SD_EXIT_OK;
-    }
+                      opts, argc, argv);
+    if (code >= 0) return code;
+    int rc = 0;
     sd_sig_install_immediate();
     if (wait && (rc = sd_slurm_wait(dir, poll, co.quiet)) != 0) return sd_cli_fail("collect", rc);
     int nbad = 0;

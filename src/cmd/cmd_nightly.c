@@ -47,18 +47,14 @@ int cmd_nightly(int argc, char **argv) {
         {"threshold", SD_OPT_DOUBLE, &thr, "PCT", "regression threshold in percent (default 7)", 0, 1000},
         {0},
     };
-    int help = 0;
-    int rc = sd_opts_parse(opts, argc, argv, NULL, 0, NULL, &help);
-    if (rc) return sd_cli_fail("nightly", rc);
-    if (help) {
-        sd_opts_usage(stdout, "nightly", "[--config FILE]",
+    int code = sd_cli_parse("nightly", "[--config FILE]",
                       "Run bench, score and report into OUT/YYYY-MM-DD/, keep history in the database and\n"
                       "flag regressions: a median slower than the previous nightly run's by more than the threshold and\n"
                       "above its max. Exit 6 on a regression, 7 when another nightly run holds the lock.\n"
                       "Test only: SHOWDOWN_TEST_SLOWDOWN=MS makes training sleep MS ms per batch.",
-                      opts);
-        return SD_EXIT_OK;
-    }
+                      opts, argc, argv);
+    if (code >= 0) return code;
+    int rc = 0;
     jv_doc *cfgdoc = NULL;
     if (config && (rc = load_config(&c, config, &cfgdoc)) != 0) return sd_cli_fail("nightly", rc);
     if (out) c.out = out;
@@ -73,7 +69,7 @@ int cmd_nightly(int argc, char **argv) {
     if (keep > 0) c.keep = keep;
     if (thr >= 0) c.threshold = thr;
 
-    int code = SD_EXIT_OK;
+    code = SD_EXIT_OK;
     rc = sd_nightly_run(&c, &code);
     jv_doc_free(cfgdoc);
     return rc ? sd_cli_fail("nightly", rc) : code;

@@ -480,16 +480,12 @@ int cmd_perf(int argc, char **argv) {
         {"json", SD_OPT_STR, &a.json, "FILE", "write the measurements as JSON to FILE, atomically", 0, 0},
         {0},
     };
-    int help = 0;
-    int rc = sd_opts_parse(opts, argc, argv, NULL, 0, NULL, &help);
-    if (rc) return sd_cli_fail("perf", rc);
-    if (help) {
-        sd_opts_usage(stdout, "perf", "[options]",
+    int code = sd_cli_parse("perf", "[options]",
                       "Steady-state training and inference images/s of workloads on one resident synthetic batch,\n"
                       "GFLOP/s against the sgemm ceiling measured in the same run (and per layer with --layers).",
-                      opts);
-        return SD_EXIT_OK;
-    }
+                      opts, argc, argv);
+    if (code >= 0) return code;
+    int rc = 0;
     if (a.json && (rc = sd_out_file_check(a.json, "--json")) != 0) return sd_cli_fail("perf", rc);
     sd_sig_install_immediate();
     if (a.threads <= 0) a.threads = sysconf(_SC_NPROCESSORS_ONLN);

@@ -335,17 +335,14 @@ int cmd_score(int argc, char **argv) {
         {"quiet", SD_OPT_FLAG, &a.quiet, NULL, "print nothing but errors", 0, 0},
         {0},
     };
-    int help = 0;
-    int rc = sd_opts_parse(opts, argc, argv, NULL, 0, NULL, &help);
-    if (rc < 0) return sd_cli_fail("score", rc);
-    if (help) {
-        sd_opts_usage(stdout, "score", "[--offline] [--json FILE] [--mirror-dir DIR] [--update-snapshot] ...",
+    int code = sd_cli_parse("score", "[--offline] [--json FILE] [--mirror-dir DIR] [--update-snapshot] ...",
                       "Score frameworks on Support & Community, API & Internals and Platform (scoring/README.md).\n"
                       "Qualitative inputs come from scoring/frameworks and scoring/ops.json; measured inputs from the\n"
                       "dated snapshot, refreshed from git mirrors and the GitHub/StackExchange APIs unless --offline.\n"
-                      "GITHUB_TOKEN, when set, is sent to the GitHub API only and never printed.", opts);
-        return SD_EXIT_OK;
-    }
+                      "GITHUB_TOKEN, when set, is sent to the GitHub API only and never printed.",
+                      opts, argc, argv);
+    if (code >= 0) return code;
+    int rc = 0;
     if (a.json && (rc = sd_out_file_check(a.json, "--json")) != 0) return sd_cli_fail("score", rc);
     sd_sig_install_immediate();
     rc = run(&a);

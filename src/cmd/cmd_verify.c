@@ -24,20 +24,16 @@ int cmd_verify(int argc, char **argv) {
         {"quiet", SD_OPT_FLAG, &a.quiet, NULL, "no notes on stderr", 0, 0},
         {0},
     };
-    int help = 0;
-    int rc = sd_opts_parse(opts, argc, argv, NULL, 0, NULL, &help);
-    if (rc) return sd_cli_fail("verify", rc);
-    if (help) {
-        sd_opts_usage(stdout, "verify", "PUBLISHED.json [--rerun] [--tolerance PCT] [--json FILE]",
+    int code = sd_cli_parse("verify", "PUBLISHED.json [--rerun] [--tolerance PCT] [--json FILE]",
                       "Re-check a published results file cell by cell. Verdicts: REPRODUCED, SLOWER, FASTER,\n"
                       "ACCURACY-DIFFERS, UNVERIFIABLE (the published spread is wider than the tolerance),\n"
                       "NOT-COMPARABLE (naming the machine, implementation or settings differences), MISSING (no\n"
                       "measurement). A run the publication never measured (unavailable, failed) is shown as such.\n"
                       "Exit 0: every measured cell reproduced; 5: a comparable cell did not; 9: some cells could not\n"
                       "be checked, or none was measured; 3: a bad or empty published file.",
-                      opts);
-        return SD_EXIT_OK;
-    }
+                      opts, argc, argv);
+    if (code >= 0) return code;
+    int rc = 0;
     if (a.json && (rc = sd_out_file_check(a.json, "--json")) != 0) return sd_cli_fail("verify", rc);
     sd_sig_install_immediate();
     rc = sd_verify(&a, stdout);
