@@ -73,8 +73,8 @@ static const char *summary_length(rdoc *d) {
         for (int j = 0; j < i && !seen; j++) seen = !d->m->runs[j].published && strcmp(d->m->runs[j].workload, r->workload) == 0;
         if (!r->published && !seen) list = cat(d, list, ",", r->workload);
     }
-    return render_printf(d->a, "%d epoch%s per run%s, %d repeat%s (medians shown). %s Full length (whole epochs): `make report "
-                               "REPORT_BENCH_ARGS='--repeat 3'`, or `./showdown bench --workload %s --impl all --repeat 3`.",
+    return render_printf(d->a, "%d epoch%s per run%s, %d repeat%s (medians shown). %s Longer cells and confirmed rounds: `make report "
+                               "FULL=1`, or `./showdown bench --workload %s --impl all --repeat 3`.",
                          epochs, epochs == 1 ? "" : "s",
                          batches ? render_printf(d->a, ", each cut to %d batches of %d images", batches, batch) : "", repeats,
                          repeats == 1 ? "" : "s",
