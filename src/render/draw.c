@@ -363,7 +363,7 @@ cairo_t *render_measure_context(void) {
     return cr;
 }
 
-void render_shutdown(void) {
+void render_shutdown_after(int rendered) {
     if (g_mcache)
         for (size_t i = 0; i < MCACHE_N; i++) free(g_mcache[i].text);
     free(g_mcache);
@@ -381,12 +381,16 @@ void render_shutdown(void) {
      * is still referenced (pango may hold one a little longer): a normal build leaves the caches to the
      * process's exit (docs/report.md, "Shutting the renderer down"). */
 #if defined(__SANITIZE_ADDRESS__)
-    if (!sd_sig_pending()) {   /* an interrupted render may still hold a font: the process exits 130/143 now */
+    if (rendered) {   /* a render that failed or was interrupted may still hold a font: the process exits now */
         cairo_debug_reset_static_data();
         FcFini();
     }
+#else
+    (void)rendered;
 #endif
 }
+
+void render_shutdown(void) { render_shutdown_after(!sd_sig_pending()); }
 
 /* ---- legend (shared by the charts) ---------------------------------------------------------------- */
 double render_legend(cairo_t *cr, int n, const char **names, const int *colors, double x, double y, double w,

@@ -160,6 +160,9 @@ int render_fig_svg(const render_fig *f, double w, const char *path);
 /* Release pango's font map and fontconfig's caches (call once at exit, after every cairo object is
  * destroyed; keeps leak checkers quiet). Rendering after it starts over. */
 void render_shutdown(void);
+/* The same after a render: rendered = 0 when it failed or was interrupted (sanitizer builds then leave cairo's and
+ * fontconfig's static caches to the exit, as a font may still be held). */
+void render_shutdown_after(int rendered);
 /* A scratch context for measuring (a recording surface); free with cairo_destroy. */
 cairo_t *render_measure_context(void);
 

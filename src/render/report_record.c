@@ -7,6 +7,7 @@
 #include "bench/results.h"
 #include "core/err.h"
 #include "core/fsutil.h"
+#include "core/sig.h"
 #include "db/db.h"
 
 #include <git2.h>
@@ -363,7 +364,7 @@ int report_make(const report_req *rq, report_result *res) {
     inputs_free(&in);
     render_model_free(m);
     render_arena_free(a);
-    render_shutdown();
+    render_shutdown_after(rc == 0 && !sd_sig_pending());
     git_libgit2_shutdown();
     return rc;
 }
