@@ -35,15 +35,6 @@ static float *rnd_buf(size_t n, float scale) {
     for (size_t i = 0; i < n; i++) p[i] = rnd_f() * scale;
     return p;
 }
-static double rel_err(const float *got, const float *ref, size_t n) {
-    double maxdiff = 0, maxref = 0;
-    for (size_t i = 0; i < n; i++) {
-        double d = fabs((double)got[i] - (double)ref[i]);
-        if (!(d <= maxdiff)) maxdiff = d;     /* NaN propagates as failure */
-        if (fabs(ref[i]) > maxref) maxref = fabs(ref[i]);
-    }
-    return maxdiff / (maxref > 1e-6 ? maxref : 1e-6);
-}
 static double nmse(const float *got, const float *ref, size_t n) {
     double num = 0, den = 0;
     for (size_t i = 0; i < n; i++) { double d = (double)got[i] - ref[i]; num += d * d; den += (double)ref[i] * ref[i]; }
@@ -104,7 +95,7 @@ static float *host(nn_backend *be, const void *d, size_t n) {
 static double g_worst;
 
 static void expect_close(const char *what, const float *got, const float *ref, size_t n) {
-    double e = rel_err(got, ref, n);
+    double e = tu_rel_err(got, ref, n);
     printf("dnnl bf16 %-46s rel %.2e\n", what, e);
     if (e > g_worst) g_worst = e;
     cr_expect(e < BF16_TOL, "%s: relative error %.3e >= %.1e", what, e, BF16_TOL);
@@ -258,7 +249,7 @@ static void step_vs_ref(const char *workload) {
     cr_assert_eq(m[0]->nparams, m[1]->nparams);
     double el = nmse(loss[1], loss[0], (size_t)w.batch), eg = nmse(grads[1], grads[0], m[0]->nparams);
     double ep = nmse(params[1], params[0], m[0]->nparams);
-    double eo = rel_err(out[1], out[0], nlog);
+    double eo = tu_rel_err(out[1], out[0], nlog);
     for (int i = 0; getenv("SD_TEST_BF16_LAYERS") && i < m[0]->nlayers; i++) {
         const nn_layer *l = &m[0]->layers[i];
         if (l->w_len) printf("  layer %d %s dW NMSE %.2e\n", i, nn_op_name(l->op.kind),

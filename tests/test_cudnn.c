@@ -851,15 +851,6 @@ Test(cudnn_algo, tolerance_per_family) {
 
 /* ---- on a GPU (make gpu-check): every convolution algorithm cuDNN accepts, and device memory ------------ */
 
-static double rel_err_of(const float *got, const float *want, size_t n) {
-    double md = 0, mr = 0;
-    for (size_t i = 0; i < n; i++) {
-        double d = fabs((double)got[i] - want[i]);
-        if (!(d <= md)) md = d;
-        if (fabs(want[i]) > mr) mr = fabs(want[i]);
-    }
-    return md / (mr > 1e-6 ? mr : 1e-6);
-}
 
 /* Runs algorithm `algo` of direction dir on descriptors d (FMA math) into out (host); 0, or 1 when cuDNN
  * declines the algorithm for this shape (workspace query or the call says NOT_SUPPORTED). */
@@ -958,7 +949,7 @@ Test(cudnn_gpu, every_usable_conv_algorithm, .timeout = 900) {
                     continue;
                 }
                 usable++;
-                double e = rel_err_of(got, want[dir], sizes[dir]), tol = cu_algo_tolerance(dir, a, 0);
+                double e = tu_rel_err(got, want[dir], sizes[dir]), tol = cu_algo_tolerance(dir, a, 0);
                 printf("cudnn %-20s %-12s %-22s rel %.2e (tolerance %.0e)\n", L[i].name,
                        dir == 0 ? "forward" : dir == 1 ? "bwd-data" : "bwd-filter", cu_algo_name(dir, a), e, tol);
                 cr_expect(e < tol, "%s %s algorithm %s: relative error %.3e >= %.0e", L[i].name,

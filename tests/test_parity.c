@@ -39,15 +39,6 @@ static float *rnd_buf(size_t n, float scale) {
     for (size_t i = 0; i < n; i++) p[i] = rnd_f() * scale;
     return p;
 }
-static double rel_err(const float *got, const float *ref, size_t n) {
-    double maxdiff = 0, maxref = 0;
-    for (size_t i = 0; i < n; i++) {
-        double d = fabs((double)got[i] - (double)ref[i]);
-        if (!(d <= maxdiff)) maxdiff = d;     /* NaN propagates as failure */
-        if (fabs(ref[i]) > maxref) maxref = fabs(ref[i]);
-    }
-    return maxdiff / (maxref > 1e-6 ? maxref : 1e-6);
-}
 
 /* SD_TEST_PRECISION=tf32 (make gpu-check): the back-end under test runs TF32, every tolerance becomes at least
  * TF32_TOL (a 10-bit mantissa); SD_TEST_AUTOTUNE=0: cuDNN's heuristics instead of its Find search. */
@@ -56,7 +47,7 @@ static int g_tf32;
 #define EXPECT_CLOSE(be, what, got, ref, n) EXPECT_CLOSE_TOL(be, what, got, ref, n, TOL, "")
 /* note: what the tolerance depends on ("algorithm WINOGRAD_NONFUSED"), printed with the result */
 #define EXPECT_CLOSE_TOL(be, what, got, ref, n, tol, note) do {                                      \
-        double e_ = rel_err((got), (ref), (n));                                                      \
+        double e_ = tu_rel_err((got), (ref), (n));                                                      \
         printf("%-5s %-44s rel %.2e%s%s\n", (be)->name, (what), e_, (note)[0] ? "  " : "", (note));  \
         double t_ = g_tf32 && (tol) < TF32_TOL ? TF32_TOL : (tol);                                   \
         cr_expect(e_ < t_, "%s: %s: relative error %.3e >= %.0e%s%s%s", (be)->name, (what), e_, t_,  \
@@ -366,10 +357,10 @@ static void parity_elementwise(const char *name, nn_op_kind kind) {
         const char *k = kind == NN_OP_RELU ? "relu" : "dropout";
         snprintf(label, sizeof label, "%s n%d c%d %dx%d y", k, o.n, o.c, o.h, o.w);
         EXPECT_CLOSE(be, label, gy, ry, n);
-        cr_expect(rel_err(gy, ry, n) == 0.0, "%s: %s: not bit-identical", be->name, label);
+        cr_expect(tu_rel_err(gy, ry, n) == 0.0, "%s: %s: not bit-identical", be->name, label);
         snprintf(label, sizeof label, "%s n%d c%d %dx%d dx", k, o.n, o.c, o.h, o.w);
         EXPECT_CLOSE(be, label, gdx, rdx, n);
-        cr_expect(rel_err(gdx, rdx, n) == 0.0, "%s: %s: not bit-identical", be->name, label);
+        cr_expect(tu_rel_err(gdx, rdx, n) == 0.0, "%s: %s: not bit-identical", be->name, label);
         free(x); free(dy); free(ry); free(rdx); free(gy); free(gdx);
     }
     nn_backend_free(ref);
@@ -515,7 +506,7 @@ Test(cpu, tf32_emulated_step_tolerance) {
             dw32[(size_t)o * I + i] = (float)a;
             dwtf[(size_t)o * I + i] = (float)t;
         }
-    double e = rel_err(dwtf, dw32, (size_t)O * I);
+    double e = tu_rel_err(dwtf, dw32, (size_t)O * I);
     const int saved = g_tf32;
     g_tf32 = 0;
     const double t_fp32 = step_tol(ref, m, 0);
@@ -665,7 +656,7 @@ static void parity_train_step_in(const char *name, const char *dir, const char *
             if (!len[k]) continue;
             snprintf(label, sizeof label, "%s step: %s %s%s", workload, l->name, k ? "db" : "dW",
                      lowest >= 0 && i < lowest ? " (below a tie)" : "");
-            double e = rel_err(g.grads + off[k], r.grads + off[k], len[k]);
+            double e = tu_rel_err(g.grads + off[k], r.grads + off[k], len[k]);
             double tol = lowest >= 0 && i < lowest ? tol_tie : tol_step;
             printf("%-5s %-44s rel %.2e (tolerance %.0e)\n", be->name, label, e, tol);
             cr_expect(e < tol, "%s: %s: relative error %.3e >= %.0e%s", be->name, label, e, tol,
@@ -676,7 +667,7 @@ static void parity_train_step_in(const char *name, const char *dir, const char *
      * Adadelta at step 1 move each weight by ~lr*sign(g) whatever |g|, so a gradient that is ~0 in both
      * back-ends (within rounding) can move either way: printed, checked by the optimizer test instead. */
     snprintf(label, sizeof label, "%s step: parameters after the update", workload);
-    double e = rel_err(g.params, r.params, r.m->nparams);
+    double e = tu_rel_err(g.params, r.params, r.m->nparams);
     printf("%-5s %-44s rel %.2e%s\n", be->name, label, e, w.optim.kind == NN_OPTIM_SGD ? "" : " (not checked)");
     if (w.optim.kind == NN_OPTIM_SGD && lowest < 0)
         cr_expect(e < tol_step, "%s: %s: relative error %.3e >= %.0e", be->name, label, e, tol_step);
@@ -969,13 +960,13 @@ static void parity_concat_add(const char *name) {
         run_cat(be, o, x, dy, &gy, &gdx, &gs);
         snprintf(label, sizeof label, "concat n%d %d inputs c%d.. %dx%d y", o.n, o.ninputs, o.c, o.h, o.w);
         EXPECT_CLOSE(be, label, gy, ry, nout(&o));
-        cr_expect(rel_err(gy, ry, nout(&o)) == 0.0, "%s: %s: not bit-identical", be->name, label);
+        cr_expect(tu_rel_err(gy, ry, nout(&o)) == 0.0, "%s: %s: not bit-identical", be->name, label);
         snprintf(label, sizeof label, "concat n%d %d inputs c%d.. %dx%d dx", o.n, o.ninputs, o.c, o.h, o.w);
         EXPECT_CLOSE(be, label, gdx, rdx, nout(&o));
-        cr_expect(rel_err(gdx, rdx, nout(&o)) == 0.0, "%s: %s: not bit-identical", be->name, label);
+        cr_expect(tu_rel_err(gdx, rdx, nout(&o)) == 0.0, "%s: %s: not bit-identical", be->name, label);
         snprintf(label, sizeof label, "add n%d c%d %dx%d (in place)", o.n, o.oc, o.h, o.w);
         EXPECT_CLOSE(be, label, gs, rs, nout(&o));
-        cr_expect(rel_err(gs, rs, nout(&o)) == 0.0, "%s: %s: not bit-identical", be->name, label);
+        cr_expect(tu_rel_err(gs, rs, nout(&o)) == 0.0, "%s: %s: not bit-identical", be->name, label);
         for (int k = 0; k < o.ninputs; k++) free(x[k]);
         free(dy); free(ry); free(rdx); free(rs); free(gy); free(gdx); free(gs);
     }

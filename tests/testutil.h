@@ -4,10 +4,23 @@
 #define SD_TESTUTIL_H
 
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* The largest absolute difference of got from ref over n values, relative to ref's largest magnitude (at least
+ * 1e-6); a NaN anywhere makes it NaN, which fails every "<" tolerance. */
+static inline double tu_rel_err(const float *got, const float *ref, size_t n) {
+    double maxdiff = 0, maxref = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)got[i] - (double)ref[i]);
+        if (!(d <= maxdiff)) maxdiff = d;
+        if (fabs(ref[i]) > maxref) maxref = fabs(ref[i]);
+    }
+    return maxdiff / (maxref > 1e-6 ? maxref : 1e-6);
+}
 
 /* A fresh directory under $TMPDIR for one test; path written to buf. */
 static inline const char *tu_tmpdir(char *buf, size_t len) {
