@@ -178,7 +178,7 @@ echo "frameworks checked: $ran"
 # 1e-4; the run records precision bf16); the others are `unsupported` with the reason
 for impl in pytorch tensorflow keras-tensorflow keras-jax keras-torch jax paddle mindspore tinygrad chainer; do
   v=$(venv_of $impl); v=${v:-torch}
-  if [ ! -x "$VENVS/$v/bin/python" ]; then echo "skipped: $impl bf16 (not installed: no $VENVS/$v/bin/python)"; continue; fi
+  if [ ! -x "$VENVS/$v/bin/python" ]; then echo "skipped: $impl bf16 (not installed: no $VENVS/$v/bin/python; make deps-frameworks)"; continue; fi
   rc=0
   for p in fp32 bf16; do
     $SD bench --workload mnist_mlp,mnist_cnn --data synthetic --epochs 1 --batch 16 --batches 2 --threads 1 --quiet \
