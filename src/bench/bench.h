@@ -78,6 +78,10 @@ int sd_bench_cells_check(const sd_bench_opts *o, const sd_bench_cell *cells, int
  * only SD_EINTR and SD_EUSAGE are returned. */
 int sd_bench_cell_run(const sd_bench_opts *o, const sd_bench_cell *c, json_t *doc, int *failed);
 
+/* Remove the runner input files the framework cells keep for the next cell of the same workload (bench/cell.c);
+ * a run calls it when its last cell is done. */
+void sd_bench_inputs_drop(void);
+
 /* `bench --describe`: the layer plan of workload at o's batch, printed to f as a table, or with json as one
  * "showdown-plan/1" line (nn_model_plan_json). */
 int sd_bench_describe(FILE *f, const sd_bench_opts *o, const char *workload, int json);

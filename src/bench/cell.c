@@ -21,6 +21,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -319,6 +320,20 @@ static int export_weights(const sd_bench_opts *a, const sd_workload *w, const sd
     return rc;
 }
 
+/* The default report's time cap of a framework cell (SHOWDOWN_CELL_SECONDS, seconds), 0 for none. */
+static double cell_seconds(void) {
+    const char *v = getenv("SHOWDOWN_CELL_SECONDS");
+    char *end;
+    double s = v && *v ? strtod(v, &end) : 0;
+    return v && *v && *end == 0 && isfinite(s) && s > 0 ? s : 0;
+}
+
+/* How many batches a runner's repeat trained in its first epoch (an inference workload: a pass), 0 if unknown. */
+static int batches_trained(const nn_train_result *t, int batch, int inference) {
+    long images = inference ? t->infer_images : t->nepochs > 0 ? t->epochs[0].train_images : 0;
+    return batch > 0 && images > 0 && images / batch < INT_MAX ? (int)(images / batch) : 0;
+}
+
 #define RUNNER_DIR_PREFIX "showdown-runner-"
 
 /* The runner input directories of showdown processes that are gone (killed with -9: nothing of theirs ran to
@@ -347,6 +362,36 @@ static int make_runner_dir(char *dir, size_t n) {
     if (mkdtemp(dir)) return 0;
     dir[0] = 0;
     return sd_err(SD_EIO, "cannot create a temporary directory: %s", strerror(errno));
+}
+
+/* The runner input files of the workload the last framework cell ran (the frameworks of a workload run one after
+ * another and read the same files; the reference engine's export takes seconds for the large models). */
+static struct { char dir[64], key[PATH_MAX + 160]; } inputs;
+
+void sd_bench_inputs_drop(void) {
+    if (inputs.dir[0]) sd_remove_tree(inputs.dir);
+    inputs.dir[0] = inputs.key[0] = 0;
+}
+
+/* The runner's input files in a directory named with our pid (a later run can tell them left behind): the layer
+ * plan, the initial weights and the reference engine's forward output on the first test examples (every
+ * workload's forward pass is checked: any layer's weights, token ids, an inference workload's features). */
+static int runner_inputs(const sd_bench_opts *a, const sd_workload *w, const sd_dataset *test, const nn_layer *plan,
+                         int L, int batch, char *dir, size_t ndir, char *plan_path, size_t nplan) {
+    char key[sizeof inputs.key];
+    snprintf(key, sizeof key, "%s|%ld|%d|%d|%ld|%s", w->path, (long)a->seed, batch, test->n, (long)a->threads,
+             test->source);
+    if (strcmp(key, inputs.key) != 0) {
+        sd_bench_inputs_drop();
+        SD_TRY(make_runner_dir(inputs.dir, sizeof inputs.dir));
+        int rc = export_weights(a, w, test, inputs.dir);
+        if (rc == 0) rc = write_plan(w, plan, L, batch, inputs.dir, plan_path, nplan);
+        if (rc) { sd_bench_inputs_drop(); return rc; }
+        snprintf(inputs.key, sizeof inputs.key, "%s", key);
+    }
+    snprintf(dir, ndir, "%s", inputs.dir);
+    snprintf(plan_path, nplan, "%s/plan.json", inputs.dir);
+    return 0;
 }
 
 /* One workload through a framework runner, on the data the native runs use, a->repeat times. */
@@ -415,7 +460,7 @@ static int run_framework(const sd_bench_opts *a, const char *wname, const char *
     nn_layer *plan = NULL;
     json_t *env = NULL, *eq = NULL;
     int nres = 0;
-    char dir[64] = "", plan_path[96];   /* the runner's input files (here: done reads dir) */
+    char dir[64] = "", plan_path[96];   /* the runner's input files (runner_inputs) */
     nn_train_opts o = train_opts(a, &w);
     size_t nparams = 0;
     int L = nn_model_plan(&w, o.batch, &plan, &nparams);
@@ -442,17 +487,15 @@ static int run_framework(const sd_bench_opts *a, const char *wname, const char *
     snprintf(script, sizeof script, "%s/runners/%s", wdir, def->script);
     sd_torch_choice torch = {.source = NULL};
     SD_TRY_GOTO(rc, pick_python(a, def, impl, python, sizeof python, &torch), done);
-    const char *envv[2] = {def->env, NULL};
-    /* the runner's input files: the layer plan, the initial weights and the native forward output (equivalence);
-     * named with our pid so that a later run can tell them left behind */
-    SD_TRY_GOTO(rc, make_runner_dir(dir, sizeof dir), done);
-    /* every workload's forward pass is checked: the export writes any layer's weights, token ids and an
-     * inference workload's features (a runner that cannot build an op reports it unsupported instead) */
-    SD_TRY_GOTO(rc, export_weights(a, &w, &test, dir), done);
-    SD_TRY_GOTO(rc, write_plan(&w, plan, L, o.batch, dir, plan_path, sizeof plan_path), done);
+    /* a time cap (SHOWDOWN_CELL_SECONDS, the default report's) is the first repeat's to apply: the batches it
+     * trained are every later repeat's length, uncapped, so the repeats and a verify rerun measure one length */
+    const char *envv[3] = {NULL, NULL, NULL};
+    int nenv = 0;
+    if (def->env) envv[nenv++] = def->env;
+    SD_TRY_GOTO(rc, runner_inputs(a, &w, &test, plan, L, o.batch, dir, sizeof dir, plan_path, sizeof plan_path), done);
     int threads = a->threads > 0 ? (int)a->threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
     sd_runner_opts ro = {.framework = impl, .program = runner_program(a, impl), .python = python,
-                         .equivalence_dir = dir, .plan = plan_path, .env = def->env ? envv : NULL,
+                         .equivalence_dir = dir, .plan = plan_path, .env = nenv ? envv : NULL,
                          .script = script, .spec_path = w.path, .data = &desc, .epochs = o.epochs,
                          .batch = o.batch, .max_batches = o.max_batches, .shuffle = o.shuffle, .threads = threads,
                          .cudnn_benchmark = strcmp(a->autotune, "off") != 0, .classes = w.classes, .seed = o.seed,
@@ -464,9 +507,17 @@ static int run_framework(const sd_bench_opts *a, const char *wname, const char *
     res = calloc((size_t)a->repeat, sizeof *res);
     samples = calloc((size_t)a->repeat, sizeof *samples);
     if (!res || !samples) { rc = sd_err(SD_ENOMEM, "out of memory"); goto done; }
+    double cap_s = cell_seconds();
+    int asked = o.max_batches;
     for (long r = 0; r < a->repeat; r++) {
         SD_TRY_GOTO(rc, sd_runner_run(&ro, &res[r]), done);
         nres++;
+        if (r == 0 && cap_s > 0) {
+            int k = batches_trained(&res[0].train, o.batch, w.mode == SD_MODE_INFERENCE);
+            if (k > 0 && (asked <= 0 || k < asked)) o.max_batches = ro.max_batches = k;
+            envv[nenv] = "SHOWDOWN_CELL_SECONDS=0";
+            ro.env = envv;
+        }
         samples[r] = res[r].train;
         samples[r].flops_fwd = flops_fwd;
         samples[r].flops_train = flops_train;
@@ -488,7 +539,8 @@ static int run_framework(const sd_bench_opts *a, const char *wname, const char *
                       .device = res[0].device, .precision = a->precision, .backend_env = env,
                       .train = w.mode == SD_MODE_INFERENCE ? &test : &train,
                       .test = &test, .opts = &o, .threads = threads, .samples = samples, .nsamples = nres,
-                      .equivalence = eq};
+                      .equivalence = eq, .time_cap_s = cap_s,
+                      .asked_batches = cap_s > 0 && o.max_batches != asked ? (asked > 0 ? asked : -1) : 0};
     rc = sd_results_add_run(doc, &ri);
     if (rc == 0 && eq_failed) {
         fprintf(stderr, "showdown bench: %s through %s: equivalence failed: forward output differs from native by "
@@ -516,7 +568,6 @@ done:
     sd_dataset_free(&train);
     sd_dataset_free(&test);
     sd_workload_free(&w);
-    if (dir[0]) sd_remove_tree(dir);   /* after the messages: a failure here would replace sd_errmsg() */
     return rc == SD_EINTR || rc == SD_EUSAGE ? rc : 0;
 }
 

@@ -120,17 +120,17 @@ static void progress(const json_t *doc, size_t from, int done, int n, double ela
         if (st && strncmp(why, st, sl) == 0 && why[sl] == ':') why += sl + 1 + (why[sl + 1] == ' ');
         if (st && strcmp(st, "ok") != 0)   /* the reason up to its parenthesis (a path, a hint): said in full above */
             snprintf(fig, sizeof fig, "%s: %.*s", st, (int)(strstr(why, " (") ? strstr(why, " (") - why : 120), why);
-        else if (isfinite(v.train_images_per_s.median)) {
-            int len = snprintf(fig, sizeof fig, "train · %.1f img/s", v.train_images_per_s.median);
-            sd_epoch_view ep;   /* a runner's time cap trains fewer batches than asked: said here, counted per epoch */
-            sd_epoch_view_of(&v, 0, 0, &ep);
-            double done_b = v.batch > 0 ? ep.images_per_s * ep.train_s / v.batch : NAN;
-            if (v.max_batches > 0 && isfinite(done_b) && done_b + 0.5 < v.max_batches && len > 0 && (size_t)len < sizeof fig)
-                snprintf(fig + len, sizeof fig - (size_t)len, " (%.0f of %d batches: time cap)", done_b, v.max_batches);
-        }
+        else if (isfinite(v.train_images_per_s.median))
+            snprintf(fig, sizeof fig, "train · %.1f img/s", v.train_images_per_s.median);
         else if (isfinite(v.inference_s_per_1000.median) && v.inference_s_per_1000.median > 0)
             snprintf(fig, sizeof fig, "inference · %.1f img/s", 1000.0 / v.inference_s_per_1000.median);
         else snprintf(fig, sizeof fig, "measured");
+        size_t len = strlen(fig);
+        if (v.batches_asked) {   /* a runner's time cap trained fewer batches than asked: said here */
+            char asked[24] = "all";
+            if (v.batches_asked > 0) snprintf(asked, sizeof asked, "%d", v.batches_asked);
+            snprintf(fig + len, sizeof fig - len, " (%d of %s batches: time cap)", v.max_batches, asked);
+        }
         double eta = done < n ? elapsed_s / done * (n - done) : 0;
         fprintf(stderr, "[%d/%d] %s · %s%s%s · %s · ETA %.0f min\n", done, n, json_string_value(v.workload),
                 impl ? impl : "?", impl && strcmp(impl, "native") == 0 ? " " : "",
@@ -181,6 +181,7 @@ int sd_bench_matrix_run(const sd_bench_opts *o, const sd_bench_cell *cells, int 
         if (rc == 0 && dbh && (out->db_status = sd_results_store(dbh, out->run_id, doc, before, 0)) != 0)
             db_lost(&dbh, out);
     }
+    sd_bench_inputs_drop();
     if (rc == 0 && dbh && (out->db_status = sd_results_store(dbh, out->run_id, doc, sd_results_count(doc), 1)) != 0)
         db_lost(&dbh, out);
     db_close(dbh);

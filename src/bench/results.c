@@ -140,6 +140,8 @@ void sd_run_view_of(const json_t *run, sd_run_view *v) {
     if (json_is_integer(g) && json_integer_value(g) > 0 && json_integer_value(g) <= 4096) v->gpus = (int)json_integer_value(g);
     v->max_batches = (int)count_of(json_object_get(set, "max_batches"), 1000000000);
     v->batch = (int)count_of(json_object_get(set, "batch"), 1000000000);
+    const json_t *ba = json_object_get(set, "batches_asked");
+    v->batches_asked = json_is_null(ba) ? -1 : (int)count_of(ba, 1000000000);
     const json_t *sum = json_object_get(run, "summary");
     v->summary = sum;
     v->samples = json_object_get(run, "samples");
@@ -355,6 +357,12 @@ static json_t *settings_of(const sd_run_info *ri, const char *precision) {
                                  "shuffle", o->shuffle, "precision", precision, "optimizer", optim);
     if (ri->be) json_object_set_new(settings, "autotune", json_boolean(nn_backend_options(ri->be)->autotune));
     json_object_set_new(settings, "max_batches", o->max_batches > 0 ? json_integer(o->max_batches) : json_null());
+    if (ri->time_cap_s > 0) {   /* max_batches is what the cap let the first repeat train: what a rerun runs */
+        json_object_set_new(settings, "time_cap_s", json_real(ri->time_cap_s));
+        if (ri->asked_batches)
+            json_object_set_new(settings, "batches_asked",
+                                ri->asked_batches > 0 ? json_integer(ri->asked_batches) : json_null());
+    }
     if (ri->gpus > 0) {   /* data parallel: the replica count, the global batch and how gradients were reduced */
         json_object_set_new(settings, "gpus", json_integer(ri->gpus));
         json_object_set_new(settings, "global_batch", json_integer((json_int_t)o->batch * ri->gpus));

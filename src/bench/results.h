@@ -42,6 +42,9 @@ typedef struct sd_run_info {
     int gpus;                       /* native: replicas (settings.gpus, .global_batch); 0: not recorded */
     const char *reduction;          /* data parallel: how gradients were reduced, or NULL */
     const json_t *equivalence;      /* framework runs: the same-model check (copied), or NULL */
+    double time_cap_s;              /* framework runs: the cell's time cap (settings.time_cap_s), 0: none */
+    int asked_batches;              /* the cap cut the epochs: batches asked (-1: all), opts->max_batches those
+                                     * trained; 0: not cut */
 } sd_run_info;
 
 /* ---- the document's runs, for writers and readers alike: the key names live in results.c only ---- */
@@ -89,6 +92,7 @@ typedef struct sd_run_view {
     long long epoch_examples;     /* one full epoch of the data set (older results: a real set's size); 0: unknown */
     int gpus;                     /* data-parallel devices (settings.gpus, or a published run's gpus); 0: not recorded */
     int max_batches, batch;       /* settings; 0 when absent */
+    int batches_asked;            /* a time cap cut the epochs to max_batches: the batches asked (-1: all); 0: not cut */
     long long parameters;         /* summary.parameters or model.parameters; 0 when absent */
     sd_stat first_epoch_s, steady_epoch_s, val_s, accuracy, train_images_per_s, train_gflops;
     sd_stat total_s, train_total_s, train_s, infer_s_per_1000;   /* published figures */
