@@ -267,64 +267,79 @@ def canary(a, env):
         return None
 
 
-def torch_cell(a, wl, setting, env):
-    argv = [a.torch_python, os.path.join(HERE, "torch_perf.py"), "--workload", wl, "--setting", setting,
+def script_cells(a, side, script_name, argv, settings, env):
+    """Run a framework's cell script (torch_perf.py, tf_perf.py ...) for SETTINGS, all in one process when there are
+    several (--grouped: one import and start for a framework's candidates; each line carries its setting's peak
+    RSS, measured in the process): one cell per setting. A workload the runner cannot build comes back as cells
+    {"na": reason}, not as errors."""
+    text, err, rss, wall, others, steal = run_cell(argv + ["--setting", ",".join(settings)], env, a.timeout)
+    lines = {}
+    for line in text.strip().splitlines():
+        try:
+            r = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(r, dict):
+            lines[r.get("setting")] = r
+    cells = []
+    for st in settings:
+        r = lines.get(st)
+        if r is None and len(lines) == 1 and "unsupported" in next(iter(lines.values())):
+            r = next(iter(lines.values()))   # said once for the workload: no setting can build it
+        cell = {"side": side, "setting": st, "rss_mib": rss, "wall_s": wall / len(settings), "others": others,
+                "steal": steal}
+        if len(settings) > 1 and r and r.get("peak_rss_mib"):
+            cell["rss_mib"] = r["peak_rss_mib"]
+            cell["rss_in_process"] = True
+        cells.append(cell)
+        if r is not None and "unsupported" in r:
+            cell["na"] = "unsupported %s" % r["unsupported"]
+            continue
+        e = err
+        if r is None:
+            e = e or "unreadable %s output: no line for setting %s" % (script_name, st)
+        elif "error" in r:
+            e = r["error"]
+        if e is None:
+            try:
+                take_windows(cell, r)
+                cell.update(version=r.get("version") or r["torch"], path=r.get("path") or r["torch_path"],
+                            compile_s=r.get("compile_s", 0.0), batch=r["batch"], flush_denormal=r["flush_denormal"])
+                if side == "torch":
+                    cell.update(torch=r["torch"], torch_path=r["torch_path"])
+            except (KeyError, TypeError) as ex:
+                e = "unreadable %s output: %s" % (script_name, ex)
+        if e:
+            cell["error"] = e
+    return cells
+
+
+def torch_cells(a, wl, settings, env):
+    argv = [a.torch_python, os.path.join(HERE, "torch_perf.py"), "--workload", wl,
             "--showdown", a.showdown, "--threads", str(a.threads), "--seconds", str(a.seconds),
             "--repeat", str(a.repeat), "--precision", a.precision]
     if a.workloads:
         argv += ["--workloads", a.workloads]
-    if setting == "compile" and wl not in CONV_FREE:
+    if "compile" in settings and wl not in CONV_FREE:
         argv.append("--compile-channels-last")
     if wl in a.batches:
         argv += ["--batch", str(a.batches[wl])]
-    text, err, rss, wall, others, steal = run_cell(argv, env, a.timeout)
-    cell = {"side": "torch", "setting": setting, "rss_mib": rss, "wall_s": wall, "others": others, "steal": steal,
-            "omp": env.get("OMP_WAIT_POLICY", "(unset)"), "malloc": env.get("GLIBC_TUNABLES", "(unset)")}
-    if err is None:
-        try:
-            r = json.loads(text.strip().splitlines()[-1])
-            take_windows(cell, r)
-            cell.update(torch=r["torch"],
-                        torch_path=r["torch_path"], compile_s=r.get("compile_s", 0.0), batch=r["batch"],
-                        flush_denormal=r["flush_denormal"])
-        except (ValueError, KeyError, IndexError) as e:
-            err = "unreadable torch_perf output: %s" % e
-    if err:
-        cell["error"] = err
-    return cell
+    cells = script_cells(a, "torch", "torch_perf.py", argv, settings, env)
+    for c in cells:
+        c.update(omp=env.get("OMP_WAIT_POLICY", "(unset)"), malloc=env.get("GLIBC_TUNABLES", "(unset)"))
+    return cells
 
 
-def peer_cell(a, fw, wl, setting, env):
-    """One cell of a framework of PEERS. A workload its runner cannot build comes back as {"na": reason}, not
-    as an error."""
-    argv = [a.peer_python[fw], os.path.join(HERE, PEERS[fw]["script"]), "--workload", wl, "--setting", setting,
+def peer_cells(a, fw, wl, settings, env):
+    """The cells of a framework of PEERS."""
+    argv = [a.peer_python[fw], os.path.join(HERE, PEERS[fw]["script"]), "--workload", wl,
             "--showdown", a.showdown, "--threads", str(a.threads), "--seconds", str(a.seconds),
             "--repeat", str(a.repeat), "--precision", a.precision]
     if a.workloads:
         argv += ["--workloads", a.workloads]
     if wl in a.batches:
         argv += ["--batch", str(a.batches[wl])]
-    text, err, rss, wall, others, steal = run_cell(argv, env, a.timeout)
-    cell = {"side": fw, "setting": setting, "rss_mib": rss, "wall_s": wall, "others": others, "steal": steal}
-    try:
-        r = json.loads(text.strip().splitlines()[-1])
-    except (ValueError, IndexError) as e:
-        r = None
-        err = err or "unreadable %s output: %s" % (PEERS[fw]["script"], e)
-    if r is not None and "unsupported" in r:
-        cell["na"] = "unsupported %s" % r["unsupported"]
-        return cell
-    if err is None:
-        try:
-            take_windows(cell, r)
-            cell.update(version=r["version"],
-                        path=r["path"], compile_s=r.get("compile_s", 0.0), batch=r["batch"],
-                        flush_denormal=r["flush_denormal"])
-        except (KeyError, TypeError) as e:
-            err = "unreadable %s output: %s" % (PEERS[fw]["script"], e)
-    if err:
-        cell["error"] = err
-    return cell
+    return script_cells(a, fw, PEERS[fw]["script"], argv, settings, env)
 
 
 def primary(wl_mode):
@@ -408,6 +423,7 @@ def measure(a):
     # every canary of the run, (seconds since start, images/s); the reference a canary is judged against is the
     # third fastest so far, so that one lucky canary cannot make every cell wait
     host = {"fastest": 0.0, "samples": [], "waited_s": 0.0}
+    host_state = {}   # --grouped: the canary before each workload's first cell, the others' too
     t_start = time.monotonic()
 
     def probe():
@@ -421,42 +437,52 @@ def measure(a):
     def slow(v):
         return in_slow_spell(v, host)
 
-    def run(wl, side, st, rnd):
-        """One cell of any side and setting, recorded and logged. A candidate is any setting but native's and
-        PyTorch as shipped (the ones a best is chosen among). The cell starts once a canary finds the host out
-        of a slow spell (waiting up to a.host_wait s); a canary after it tells whether a spell began meanwhile."""
-        before = probe()
-        w0 = time.monotonic()
-        while slow(before) and time.monotonic() - w0 < a.host_wait and \
-                host["waited_s"] + time.monotonic() - w0 < a.host_wait_total:
-            time.sleep(0.5)
+    def run(wl, side, sts, rnd):
+        """The cells of one side for the settings sts (a list), recorded and logged: one process per setting, or
+        with --grouped one for all of a side's settings. A candidate is any setting but native's and PyTorch as
+        shipped (the ones a best is chosen among). The process starts once a canary finds the host out of a slow
+        spell (waiting up to a.host_wait s); a canary after it tells whether a spell began meanwhile. --grouped
+        probes before a workload's first process only (host_state holds that probe for the others)."""
+        if not sts:
+            return []
+        if a.grouped and side != "native" and host_state.get(wl):
+            before, waited = host_state[wl], 0.0
+        else:
             before = probe()
-        waited = time.monotonic() - w0
-        host["waited_s"] += waited
+            w0 = time.monotonic()
+            while slow(before) and time.monotonic() - w0 < a.host_wait and \
+                    host["waited_s"] + time.monotonic() - w0 < a.host_wait_total:
+                time.sleep(0.5)
+                before = probe()
+            waited = time.monotonic() - w0
+            host["waited_s"] += waited
+            host_state[wl] = before
         if side == "native":
-            c = native_cell(a, wl, base)
+            cs = [native_cell(a, wl, base)]
         elif side == "torch":
             env = dict(shipped_env)
             # the OpenMP wait policy showdown would choose now (src/main.c): passive beside other work
-            if st != "shipped" and others_runnable() > 0:
+            if sts != ["shipped"] and others_runnable() > 0:
                 env["OMP_WAIT_POLICY"] = "passive"
-            if st != "shipped":
+            if sts != ["shipped"]:
                 env["GLIBC_TUNABLES"] = ":".join(filter(None, (env.get("GLIBC_TUNABLES"), TORCH_MALLOC)))
-            c = torch_cell(a, wl, st, env)
+            cs = torch_cells(a, wl, sts, env)
         else:
-            c = peer_cell(a, side, wl, st, peer_env)
-        after = probe()
-        c.update(workload=wl, round=rnd, host_before=before, host_after=after, host_wait_s=round(waited, 1))
-        # a cell in or beside a slow spell counts with its figure, but two such confirm nothing
-        c["host_slowed"] = slow(before) or slow(after)
-        if side != "native" and st != "shipped":
-            c["candidate"] = True
-        if rnd > a.rounds:
-            c["confirmation"] = True
-        cells.append(c)
-        log("round %d %-17s %-22s %s%s" % (rnd, wl, "%s %s" % (side, st), describe(c, primary(modes[wl])),
-                                           "  HOST SLOW" if c["host_slowed"] else ""))
-        return c
+            cs = peer_cells(a, side, wl, sts, peer_env)
+        after = before if a.grouped else probe()
+        for c in cs:
+            c.update(workload=wl, round=rnd, host_before=before, host_after=after, host_wait_s=round(waited, 1))
+            # a cell in or beside a slow spell counts with its figure, but two such confirm nothing
+            c["host_slowed"] = slow(before) or slow(after)
+            if side != "native" and c["setting"] != "shipped":
+                c["candidate"] = True
+            if rnd > a.rounds:
+                c["confirmation"] = True
+            cells.append(c)
+            log("round %d %-17s %-22s %s%s" % (rnd, wl, "%s %s" % (side, c["setting"]),
+                                               describe(c, primary(modes[wl])),
+                                               "  HOST SLOW" if c["host_slowed"] else ""))
+        return cs
 
     chosen = ([] if not a.torch_python else ["torch"]) + list(a.peer_python)   # sides a best is chosen for
 
@@ -511,16 +537,23 @@ def measure(a):
         log("round %d sgemm ceiling %s GFLOP/s" % (rnd, "%.0f" % ceilings[-1]["sgemm_gflops"]
                                                    if ceilings[-1]["sgemm_gflops"] else ceilings[-1]["error"]))
         for wl in workloads:
-            run(wl, "native", "dnnl", rnd)
+            host_state.pop(wl, None)
+            run(wl, "native", ["dnnl"], rnd)
             for fw in a.peer_python:
+                if a.grouped:
+                    run(wl, fw, candidates(wl, fw), rnd)
+                    continue
                 for s in candidates(wl, fw):
-                    if "na" in run(wl, fw, s, rnd):   # the runner cannot build it: no other setting can either
+                    if "na" in run(wl, fw, [s], rnd)[0]:   # the runner cannot build it: no other setting can either
                         break
             if not a.torch_python:
                 continue
-            run(wl, "torch", "shipped", rnd)
-            for s in candidates(wl, "torch"):
-                run(wl, "torch", s, rnd)
+            run(wl, "torch", ["shipped"], rnd)
+            if a.grouped:
+                run(wl, "torch", candidates(wl, "torch"), rnd)
+            else:
+                for s in candidates(wl, "torch"):
+                    run(wl, "torch", [s], rnd)
     # confirmation: a cell of the table no two rounds of which agree runs again, up to
     # a.confirm more times, so that a rerun of the bench finds the same figure (the host's slow spells last
     # seconds and can cover a whole cell). Of the candidates, every one that could still be its side's best does:
@@ -547,7 +580,7 @@ def measure(a):
         log("confirmation round %d: %d cell(s) no two rounds of which agree within %.0f%%" % (
             rnd, len(todo), 100 * AGREE))
         for wl, side, st in todo:
-            run(wl, side, st, rnd)
+            run(wl, side, [st], rnd)
     choose()
     return workloads, modes, cells, best, pbest, ceilings, baseline, host
 
@@ -803,6 +836,10 @@ def main():
     ap.add_argument("--host-wait-total", type=float, default=600.0,
                     help="seconds, at most, all cells of the run wait for slow spells to end (default 600)")
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds before a cell is killed")
+    ap.add_argument("--grouped", action="store_true",
+                    help="a framework's candidate settings of a workload in one process (one import, peak memory "
+                         "measured in the process) and one host canary per workload: the default report's quick "
+                         "pass")
     ap.add_argument("--venvs", default=".venv-frameworks")
     ap.add_argument("--tf-python", default="auto", help="interpreter with tensorflow (auto: VENVS/tensorflow/bin/python "
                                                         "if it imports tensorflow; '': no TensorFlow columns)")
@@ -825,8 +862,8 @@ def main():
             ap.error("--batch %r: expected WORKLOAD=N with N a positive integer" % item)
         a.batches[w] = int(n)
     other = {}
-    a.peer_python = {}
     given_py = dict(item.partition("=")[::2] for item in a.peer_python)
+    a.peer_python = {}
     given_py.update(tensorflow=a.tf_python, jax=a.jax_python)
     for fw in PEERS:
         given = given_py.get(fw, "")   # the peers after TensorFlow and JAX only when asked for (bench-cpu.sh does)

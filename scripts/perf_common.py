@@ -39,7 +39,9 @@ def flush_denormals():
 def parse_args(doc, settings):
     ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--workload", required=True)
-    ap.add_argument("--setting", choices=settings, default=settings[0])
+    ap.add_argument("--setting", type=setting_list(settings), default=[settings[0]],
+                    help="one of %s, or a comma list of them: each in turn in this process, one JSON line each "
+                         "(the default report's quick figures)" % ", ".join(settings))
     ap.add_argument("--workloads", default=os.path.join(HERE, "..", "workloads"))
     ap.add_argument("--showdown", help="the showdown binary that gives the layer plan (default $SHOWDOWN, ./showdown)")
     ap.add_argument("--threads", type=int, default=os.cpu_count())
@@ -49,6 +51,70 @@ def parse_args(doc, settings):
     ap.add_argument("--precision", choices=("fp32", "bf16"), default="fp32",
                     help="bf16: the runner's own mixed precision in training and a bf16 inference forward")
     return ap.parse_args()
+
+
+def setting_list(choices):
+    """An argparse type: a comma list of settings, each one of choices."""
+    def parse(text):
+        names = [t for t in text.split(",") if t]
+        bad = [t for t in names if t not in choices]
+        if bad or not names:
+            raise argparse.ArgumentTypeError("%r: expected one of %s, or a comma list of them"
+                                             % (text, ", ".join(choices)))
+        return names
+    return parse
+
+
+def reset_peak_rss():
+    """Start a new peak (VmHWM) at the current resident size (Linux 4.0+): each setting of a list gets its own
+    peak, which includes what the settings before it left resident."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        pass
+
+
+def peak_rss_mib():
+    """This process's peak resident size since the last reset_peak_rss, MiB (None where /proc says nothing)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024.0
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def each_setting(a, run_one):
+    """run_one(a) for every setting of a.setting (a list), in order, printing one JSON line each with its peak
+    RSS; a setting that raises prints {"setting", "error"} and the others go on. Exit status 0, or 4 when the
+    workload is unsupported (said once: no setting can build it)."""
+    sys.path.insert(0, RUNNERS)
+    import runner_common as rc
+    settings = list(a.setting)
+    for st in settings:
+        a.setting = st
+        reset_peak_rss()
+        try:
+            out = run_one(a)
+        except rc.Unsupported as e:
+            json.dump({"workload": a.workload, "setting": st, "unsupported": str(e)}, sys.stdout)
+            sys.stdout.write("\n")
+            print("unsupported: %s" % e, file=sys.stderr)
+            return EXIT_UNSUPPORTED
+        except Exception as e:  # noqa: BLE001 - one setting failing (a compiler) must not cost the others
+            if len(settings) == 1:
+                raise
+            msg = (str(e).strip().splitlines() or [""])[-1][:300]
+            out = {"workload": a.workload, "setting": st, "error": "%s: %s" % (type(e).__name__, msg)}
+            print("setting %s failed: %s" % (st, out["error"]), file=sys.stderr)
+        out["peak_rss_mib"] = peak_rss_mib()
+        json.dump(out, sys.stdout)
+        sys.stdout.write("\n")
+        sys.stdout.flush()
+    return 0
 
 
 def median_time(fn, seconds, repeat):
@@ -129,18 +195,7 @@ def time_phases(cell, out, a, train, infer):
 
 
 def main(doc, settings, run):
-    """run(a, flushed) -> the result dict. An unsupported workload: {"unsupported": ...} and exit 4."""
+    """run(a, flushed) -> the result dict, for each setting of --setting (each_setting)."""
     a = parse_args(doc, settings)
     flushed = flush_denormals()
-    sys.path.insert(0, RUNNERS)
-    import runner_common as rc
-    try:
-        out = run(a, flushed)
-    except rc.Unsupported as e:
-        json.dump({"workload": a.workload, "setting": a.setting, "unsupported": str(e)}, sys.stdout)
-        sys.stdout.write("\n")
-        print("unsupported: %s" % e, file=sys.stderr)
-        return EXIT_UNSUPPORTED
-    json.dump(out, sys.stdout)
-    sys.stdout.write("\n")
-    return 0
+    return each_setting(a, lambda a: run(a, flushed))

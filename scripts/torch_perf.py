@@ -29,6 +29,7 @@ import torch.nn.functional as F  # noqa: E402
 
 import pytorch_runner as pr  # noqa: E402
 import runner_common as rc  # noqa: E402
+import perf_common as pc  # noqa: E402
 from perf_common import median_time  # noqa: E402  (the cells' one timing rule)
 
 SETTINGS = ("shipped", "eager", "channels_last", "compile")
@@ -168,7 +169,9 @@ def run(a):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--workload", required=True)
-    ap.add_argument("--setting", choices=SETTINGS, default="shipped")
+    ap.add_argument("--setting", type=pc.setting_list(SETTINGS), default=["shipped"],
+                    help="one of %s, or a comma list run in turn in this process (one JSON line each; what one "
+                         "leaves, flushed denormals or compiled code, stays for the next)" % ", ".join(SETTINGS))
     ap.add_argument("--workloads", default=os.path.join(HERE, "..", "workloads"))
     ap.add_argument("--showdown", help="the showdown binary that gives the layer plan (default $SHOWDOWN, ./showdown)")
     ap.add_argument("--threads", type=int, default=os.cpu_count())
@@ -179,9 +182,8 @@ def main():
     ap.add_argument("--precision", choices=("fp32", "bf16"), default="fp32", help="bf16: under torch.autocast")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
-    json.dump(run(a), sys.stdout)
-    sys.stdout.write("\n")
+    return pc.each_setting(a, run)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
