@@ -126,6 +126,29 @@ else bad "good fake: exit $rc or wrong record"; cat "$t/stderr"; fi
 grep -q "ref/pytorch" "$t/stdout" && grep -qE "ref/pytorch +[0-9.]+ +0\.500 +[0-9.]+x" "$t/stdout" \
   && ok "overhead table printed" || { bad "no overhead line:"; cat "$t/stdout"; }
 
+# a time cap (SHOWDOWN_CELL_SECONDS) is the first repeat's: the fake trains 3 of the 10 batches asked under it; the
+# second repeat gets --max-batches 3 and no cap, and the run records what was trained as max_batches (what a
+# verify rerun runs) beside time_cap_s and batches_asked
+cat > "$t/capped" <<EOF
+#!/bin/sh
+mb=0; while [ \$# -gt 0 ]; do [ "\$1" = --max-batches ] && mb=\$2; shift; done
+echo "cap=\${SHOWDOWN_CELL_SECONDS:-unset} max_batches=\$mb" >> "$t/capped.log"
+n=\$mb; [ "\${SHOWDOWN_CELL_SECONDS:-0}" != 0 ] && n=3
+echo '{"event":"hello","protocol":1,"framework":"pytorch","version":"0.fake","device":"fake cpu","parameters":669706}'
+echo "{\"event\":\"epoch\",\"epoch\":1,\"train_s\":0.5,\"val_s\":0.25,\"loss\":2.0,\"val_loss\":1.5,\"accuracy\":0.5,\"train_images\":\$((n * 128)),\"test_images\":\$((n * 128))}"
+echo '{"event":"done"}'
+EOF
+chmod +x "$t/capped"
+SHOWDOWN_CELL_SECONDS=5 $SD bench --workload mnist_mlp --data synthetic --epochs 1 --batches 10 --repeat 2 \
+  --impl pytorch --runner "pytorch=$t/capped" --no-db --json "$t/capped.json" > "$t/stdout" 2> "$t/stderr"; rc=$?
+if [ $rc -eq 0 ] && [ "$(cat "$t/capped.log")" = "$(printf 'cap=5 max_batches=10\ncap=0 max_batches=3')" ] && "$PY" -c '
+import json, sys
+s = json.load(open(sys.argv[1]))["runs"][0]["settings"]
+assert (s["max_batches"], s["time_cap_s"], s["batches_asked"], s["repeat"]) == (3, 5.0, 10, 2), s
+' "$t/capped.json" && grep -q "(3 of 10 batches: time cap)" "$t/stderr"; then
+  ok "time cap: the first repeat sets the length (3 of 10 batches), the second runs it uncapped, both recorded"
+else bad "time cap: exit $rc, runner calls: $(tr '\n' ';' < "$t/capped.log")"; cat "$t/stderr"; fi
+
 # an inference workload through a fake runner: the "inference" event becomes the run's timed pass
 cat > "$t/infer" <<'EOF'
 #!/bin/sh
