@@ -248,6 +248,7 @@ done:
     if (rc && rc != SD_EINTR && rc != SD_EUSAGE) {
         fprintf(stderr, "showdown bench: %s on %s failed: %s\n", w.name, bname, sd_errmsg());
         sd_results_add_failure(doc, w.name, "native", be ? nn_backend_name(be) : bname, sd_errmsg());
+        sd_results_note_precision(doc, a->precision);
         *failed = rc;
     }
     for (int i = 0; i < nsamples; i++) nn_train_result_free(&samples[i]);
@@ -551,12 +552,15 @@ done:
     if (rc == SD_EUNSUPPORTED) {
         fprintf(stderr, "showdown bench: %s through %s: %s\n", w.name, impl, sd_errmsg());
         sd_results_add_status(doc, w.name, impl, a->device, "unsupported", sd_errmsg());
+        sd_results_note_precision(doc, a->precision);
     } else if (rc == SD_ENODEV) {
         if (first_time(sd_errmsg())) fprintf(stderr, "showdown bench: %s: %s\n", impl, sd_errmsg());
         sd_results_add_status(doc, w.name, impl, a->device, "unavailable", sd_errmsg());
+        sd_results_note_precision(doc, a->precision);
     } else if (rc && rc != SD_EINTR && rc != SD_EUSAGE) {
         fprintf(stderr, "showdown bench: %s through %s failed: %s\n", w.name, impl, sd_errmsg());
         sd_results_add_failure(doc, w.name, impl, a->device, sd_errmsg());
+        sd_results_note_precision(doc, a->precision);
         *failed = SD_ERROR;   /* a runner's bad output is a runtime failure (exit 1), not a bad input file */
     }
     for (int i = 0; i < nres; i++) sd_runner_result_free(&res[i]);

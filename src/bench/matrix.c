@@ -174,6 +174,7 @@ int sd_bench_matrix_run(const sd_bench_opts *o, const sd_bench_cell *cells, int 
             fprintf(stderr, "showdown bench: %s through %s on %s failed: %s\n", c->workload, c->implementation,
                     c->backend, sd_errmsg());
             sd_results_add_failure(doc, c->workload, c->implementation, c->backend, sd_errmsg());
+            sd_results_note_precision(doc, o->precision);
             if (!out->failed) out->failed = rc;
             rc = 0;
         }

@@ -503,6 +503,13 @@ int sd_results_add_failure(json_t *doc, const char *workload, const char *implem
     return sd_results_add_status(doc, workload, implementation, backend, "failed", error);
 }
 
+void sd_results_note_precision(json_t *doc, const char *precision) {
+    size_t n = sd_results_count(doc);
+    json_t *run = n ? sd_results_run(doc, n - 1) : NULL;
+    if (!run || !precision || strcmp(precision, "fp32") == 0 || json_object_get(run, "settings")) return;
+    json_object_set_new(run, "settings", json_pack("{s:s}", "precision", precision));
+}
+
 void sd_results_set_library(json_t *doc, const char *name, const char *version) {
     json_t *libs = json_object_get(json_object_get(doc, "environment"), "libraries");
     if (libs) json_object_set_new(libs, name, json_string(version));

@@ -165,6 +165,9 @@ int sd_results_load(struct db *d, int64_t run_id, json_t **doc);
 
 /* Append a run (samples + summary) to doc["runs"]. */
 int sd_results_add_run(json_t *doc, const sd_run_info *ri);
+/* A run without figures (the last appended) under another precision than fp32 says which (settings.precision):
+ * a framework without bf16 is n/a in bf16, not in fp32. */
+void sd_results_note_precision(json_t *doc, const char *precision);
 /* Append a failed run with its error. */
 int sd_results_add_failure(json_t *doc, const char *workload, const char *implementation,
                            const char *backend, const char *error);

@@ -231,6 +231,7 @@ static int add_results(render_model *m, const char *path, json_t *root) {
         r->gpus = v.gpus;
         r->max_batches = v.max_batches;
         r->batch = v.batch;
+        r->precision = v.precision ? render_strdup(a, v.precision) : NULL;
         if (v.settings) {
             size_t room = kv_room(v.settings) + 1;
             r->settings = render_alloc(a, room * sizeof *r->settings);

@@ -49,6 +49,7 @@ typedef struct rm_run {
     double infer_gflops;              /* its GFLOP/s median; NAN when absent */
     long long peak_bytes;             /* the largest memory peak of its samples; 0 when not recorded */
     const char *setting;              /* a framework's candidate setting ("compile", "jit"); NULL: as shipped */
+    const char *precision;            /* settings.precision ("fp32", "bf16" ...); NULL when not recorded (fp32) */
     const char *spec;                 /* the workload file the run was built from, or NULL */
     int nepochs;
     rm_epoch *epochs;                 /* median over repeats, per epoch */

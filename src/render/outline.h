@@ -23,7 +23,7 @@ enum {
 typedef enum rt_kind {
     RT_COVER, RT_PODIUM, RT_RADARS, RT_CRITERIA, RT_BENCH_TABLES, RT_BENCH_CHARTS, RT_ACCURACY,
     RT_FIRST_STEADY, RT_VERIFICATION, RT_HISTORY, RT_METHODOLOGY, RT_TEXT, RT_REGRESSIONS,
-    RT_FRAMEWORKS, RT_SHOWDOWN, RT_PHASE_TABLES, RT_KIND_N
+    RT_FRAMEWORKS, RT_SHOWDOWN, RT_PHASE_TABLES, RT_PRECISION, RT_KIND_N
 } rt_kind;
 
 /* A kind of section: its "type" in a template, its title when the template gives none (NULL: no heading),

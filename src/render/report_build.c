@@ -25,6 +25,7 @@ const rt_kind_info render_section_kinds[RT_KIND_N] = {
     {RT_FRAMEWORKS, "frameworks", "Frameworks against the native floor", rb_sec_frameworks, 0},
     {RT_SHOWDOWN, "showdown", "Which framework, for what", rb_sec_showdown, 0},
     {RT_PHASE_TABLES, "phase_tables", "Throughput per phase", rb_sec_phase_tables, 0},
+    {RT_PRECISION, "precision", "Mixed precision: bf16 against fp32", rb_sec_precision, 0},
 };
 
 /* Append "a, b" style to a fixed buffer. */

@@ -90,6 +90,7 @@ int rb_sec_first_steady(rdoc *d, const rt_section *s);
 int rb_sec_frameworks(rdoc *d, const rt_section *s);     /* report_frameworks.c */
 int rb_sec_showdown(rdoc *d, const rt_section *s);       /* report_showdown.c: the grids per phase, Keras's back-ends */
 int rb_sec_phase_tables(rdoc *d, const rt_section *s);
+int rb_sec_precision(rdoc *d, const rt_section *s);      /* bf16 against fp32 per framework and workload phase */
 int rb_sec_methodology(rdoc *d, const rt_section *s);    /* report_appendix.c */
 int rb_sec_verification(rdoc *d, const rt_section *s);
 int rb_sec_regressions(rdoc *d, const rt_section *s);

@@ -25,6 +25,7 @@ typedef struct cell {
 } cell;
 
 typedef struct grid {
+    const char *precision;          /* the runs it holds: "fp32" (the headline) or "bf16" */
     int nw, nf;                     /* fw[0] is native */
     const char *wl[MAXW], *fw[MAXF];
     int has[MAXW][PH_N];            /* the workload has the phase */
@@ -65,13 +66,17 @@ static void cell_add(cell *c, const rm_run *r, int ph) {
     if (!c->best || v > c->best_v) { c->best = r; c->best_v = v; }
 }
 
-/* The grid of the measured results; 1 when there is no native floor or no framework beside it. */
-static int grid_build(const rdoc *d, grid *g) {
+/* A run's precision; one that does not say is fp32. */
+static const char *precision_of(const rm_run *r) { return r->precision ? r->precision : "fp32"; }
+
+/* The grid of the measured results in one precision; 1 when there is no native floor or no framework beside it. */
+static int grid_build(const rdoc *d, grid *g, const char *precision) {
     memset(g, 0, sizeof *g);
+    g->precision = precision;
     g->fw[g->nf++] = "native";
     for (int i = 0; i < d->m->nruns; i++) {
         const rm_run *r = &d->m->runs[i];
-        if (r->published) continue;
+        if (r->published || strcmp(precision_of(r), precision) != 0) continue;
         int w = idx(g->wl, &g->nw, r->workload, MAXW);
         if (w < 0 || (!rb_is_native(r) && not_installed(d, r->implementation))) continue;
         int f = idx(g->fw, &g->nf, r->implementation, MAXF);
@@ -104,6 +109,7 @@ static const char *reason(rdoc *d, const rm_run *r) {
     const char *e = r->error ? r->error : "no reason recorded", *st = r->status;
     size_t sl = st ? strlen(st) : 0;
     if (st && strncmp(e, st, sl) == 0 && e[sl] == ':') e += sl + 1 + (e[sl + 1] == ' ');
+    if (strncmp(e, "n/a: ", 5) == 0) e += 5;   /* a runner's own "n/a: no bf16 on CPU" */
     size_t n = strcspn(e, "(");
     while (n > 0 && e[n - 1] == ' ') n--;
     if (n > 48) n = 48;
@@ -221,7 +227,7 @@ int rb_sec_showdown(rdoc *d, const rt_section *s) {
     (void)s;
     grid *g = calloc(1, sizeof *g);
     if (!g) return sd_err(SD_ENOMEM, "out of memory");
-    int rc = grid_build(d, g);
+    int rc = grid_build(d, g, "fp32");
     if (rc == 0) rc = heat_grid(d, g, PH_TRAIN);
     if (rc == 0) rc = heat_grid(d, g, PH_INFER);
     if (rc == 0) rc = keras_table(d, g);
@@ -340,10 +346,79 @@ int rb_sec_phase_tables(rdoc *d, const rt_section *s) {
     grid *g = calloc(1, sizeof *g);
     if (!g) return sd_err(SD_ENOMEM, "out of memory");
     nn_machine mc = machine_of(d);
-    int rc = grid_build(d, g);
+    int rc = grid_build(d, g, "fp32");
     if (rc == 0) rc = phase_table(d, g, PH_TRAIN, &mc);
     if (rc == 0) rc = phase_table(d, g, PH_INFER, &mc);
     free(g);
+    return rc;
+}
+
+/* ---- mixed precision -------------------------------------------------------------------------------------- */
+/* One phase: per framework (rows) and workload (columns) its best bf16 images/s over its best fp32 images/s, shaded
+ * by the time ratio (green: bf16 faster); a framework without bf16 says why. 1 when the phase has no bf16 cell. */
+static int precision_grid(rdoc *d, const grid *g32, const grid *g16, int ph) {
+    int cols[MAXW], nc = 0;
+    for (int w = 0; w < g16->nw; w++) {
+        int any = 0;
+        for (int f = 0; f < g16->nf; f++) any |= g16->c[f][w][ph].best != NULL || g16->c[f][w][ph].why != NULL;
+        if (any && g16->has[w][ph]) cols[nc++] = w;
+    }
+    if (nc == 0) return 1;
+    int nr = g16->nf;
+    render_table *t = rb_new_table(d, nr, nc);
+    double *heat = NEW(d, double, nr * nc);
+    render_fig *f = t && heat ? rb_new_fig(d, RENDER_FIG_TABLE, render_printf(d->a, "bf16-%s", phase_name[ph]),
+                                           render_printf(d->a, "%s: bf16 speed over fp32 speed, each at its best setting",
+                                                         ph == PH_TRAIN ? "Training" : "Inference"))
+                              : NULL;
+    if (!f) return sd_err(SD_ENOMEM, "out of memory");
+    t->row_head = "Implementation";
+    t->compact = 1;
+    t->heat = heat;
+    for (int k = 0; k < nc; k++) {
+        t->cols[k] = wrap_name(d, g16->wl[cols[k]]);
+        t->best[k] = 0;
+        t->dec[k] = 2;
+    }
+    for (int r = 0; r < nr; r++) {
+        const char *fw = g16->fw[r];
+        int f32 = -1;
+        for (int j = 0; j < g32->nf; j++) if (strcmp(g32->fw[j], fw) == 0) f32 = j;
+        t->rows[r] = fw;
+        for (int k = 0; k < nc; k++) {
+            int i = r * nc + k, w32 = -1;
+            for (int j = 0; j < g32->nw; j++) if (strcmp(g32->wl[j], g16->wl[cols[k]]) == 0) w32 = j;
+            const cell *c16 = &g16->c[r][cols[k]][ph];
+            const cell *c32 = f32 >= 0 && w32 >= 0 ? &g32->c[f32][w32][ph] : NULL;
+            double x = c16->best && c32 && c32->best ? c16->best_v / c32->best_v : NAN;
+            t->v[i] = x;
+            heat[i] = x > 0 ? 1 / x : NAN;
+            if (isnan(x)) t->text[i] = c16->best ? "no fp32" : c16->why ? reason(d, c16->why) : "–";
+        }
+    }
+    f->u.table = t;
+    f->note = render_printf(d->a, "How many times faster the %s runs in bf16 mixed precision (bf16 products, fp32 weights, "
+                                  "optimizer and loss) than in fp32, each precision at the framework's fastest measured "
+                                  "setting (native: its fastest back-end). Over 1: bf16 is faster; shaded green where it "
+                                  "is. n/a: the framework or this CPU has no bf16 mixed precision (the reason follows). "
+                                  "The rest of this report is fp32.",
+                            ph == PH_TRAIN ? "training step" : "inference pass");
+    return rb_add_fig(d, f);
+}
+
+int rb_sec_precision(rdoc *d, const rt_section *s) {
+    (void)s;
+    grid *g32 = calloc(1, sizeof *g32), *g16 = calloc(1, sizeof *g16);
+    int rc = g32 && g16 ? 0 : sd_err(SD_ENOMEM, "out of memory");
+    if (rc == 0) {
+        grid_build(d, g32, "fp32");
+        grid_build(d, g16, "bf16");
+        int tr = precision_grid(d, g32, g16, PH_TRAIN);
+        int in = tr < 0 ? tr : precision_grid(d, g32, g16, PH_INFER);
+        rc = tr < 0 ? tr : in < 0 ? in : tr == 1 && in == 1 ? 1 : 0;
+    }
+    free(g32);
+    free(g16);
     return rc;
 }
 
@@ -361,7 +436,7 @@ const char *rb_framework_ranking(rdoc *d) {
     const char *out = NULL;
     rank rk[MAXF];
     int n = 0, cells = 0;
-    if (grid_build(d, g) == 0) {
+    if (grid_build(d, g, "fp32") == 0) {
         for (int w = 0; w < g->nw; w++) cells += g->has[w][PH_TRAIN] + g->has[w][PH_INFER];
         for (int f = 1; f < g->nf; f++) {
             double s = 0;
