@@ -273,6 +273,18 @@ def script_cells(a, side, script_name, argv, settings, env):
     RSS, measured in the process): one cell per setting. A workload the runner cannot build comes back as cells
     {"na": reason}, not as errors."""
     text, err, rss, wall, others, steal = run_cell(argv + ["--setting", ",".join(settings)], env, a.timeout)
+    # the command that measures these settings again (verify --rerun): the script under the source tree, its
+    # arguments but the showdown binary (the rerunning one's), what the environment adds
+    args, i = [], 2
+    while i < len(argv):
+        if argv[i] == "--showdown":
+            i += 2
+            continue
+        args.append(argv[i])
+        i += 1
+    cmd = {"python": argv[0], "script": os.path.relpath(argv[1], os.path.dirname(HERE)),
+           "args": args + ["--setting", ",".join(settings)],
+           "env": ["%s=%s" % (k, env[k]) for k in sorted(env) if env[k] != os.environ.get(k)]}
     lines = {}
     for line in text.strip().splitlines():
         try:
@@ -287,7 +299,7 @@ def script_cells(a, side, script_name, argv, settings, env):
         if r is None and len(lines) == 1 and "unsupported" in next(iter(lines.values())):
             r = next(iter(lines.values()))   # said once for the workload: no setting can build it
         cell = {"side": side, "setting": st, "rss_mib": rss, "wall_s": wall / len(settings), "others": others,
-                "steal": steal}
+                "steal": steal, "cmd": cmd}
         if len(settings) > 1 and r and r.get("peak_rss_mib"):
             cell["rss_mib"] = r["peak_rss_mib"]
             cell["rss_in_process"] = True

@@ -134,7 +134,7 @@ if [ -z "$peers" ]; then
 elif [ "$FULL" = 1 ]; then
   PEERS=$peers WORKLOADS=$WORKLOADS PYTHON=$PYTHON VENVS=$VENVS sh scripts/bench-cpu.sh "$SD" out/bench || echo "report: bench-cpu failed (exit $?): the report goes on without best settings" >&2
 else
-  PEERS=$peers WORKLOADS=$WORKLOADS ROUNDS=1 CONFIRM=0 SECONDS_PER_CELL=1.5 REPEAT=3 PROFILE=0 HOST_WAIT_TOTAL=60 TIMEOUT=180 \
+  PEERS=$peers WORKLOADS=$WORKLOADS ROUNDS=1 CONFIRM=0 GROUPED=1 SECONDS_PER_CELL=${REPORT_BEST_SECONDS:-1.5} REPEAT=3 PROFILE=0 HOST_WAIT_TOTAL=60 TIMEOUT=300 \
     PYTHON=$PYTHON VENVS=$VENVS sh scripts/bench-cpu.sh "$SD" out/bench || echo "report: bench-cpu failed (exit $?): the report goes on without best settings" >&2
 fi
 # each framework's best setting joins the results as a run of its own (settings.setting names it)

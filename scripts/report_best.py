@@ -19,6 +19,16 @@ def stat(s, invert=False):
     return {"median": f(s["median"]), "min": lo, "max": hi, "n": s["n"]}
 
 
+def cell_of(cpu, workload, side, setting):
+    """bench-cpu's cell of a side's setting on a workload (its last round): the command and version it ran with."""
+    found = None
+    for c in cpu.get("cells", []):
+        if c.get("workload") == workload and c.get("side") == side and c.get("setting") == setting and \
+                "error" not in c and "na" not in c:
+            found = c
+    return found or {}
+
+
 def best_runs(cpu):
     runs = {}
     trained = {row["workload"] for row in cpu.get("rows", []) if row["phase"] == "train"}
@@ -32,13 +42,20 @@ def best_runs(cpu):
             if not setting or setting == "shipped" or not s or not s.get("n"):
                 continue
             impl = IMPL.get(fw, fw)
+            c = cell_of(cpu, row["workload"], fw, setting)
             r = runs.setdefault((row["workload"], impl, setting), {
                 "workload": row["workload"], "implementation": impl, "backend": "cpu", "status": "ok",
                 "source": "bench-cpu", "settings": {"setting": setting, "threads": cpu.get("threads"),
                                                     "precision": cpu.get("precision", "fp32")},
                 "summary": {}, "samples": [{"repeat": 1, "peak_bytes": 0}]})
+            if c.get("batch"):
+                r["settings"]["batch"] = c["batch"]
+            if c.get("cmd"):   # what verify --rerun runs to measure it again
+                r["rerun"] = c["cmd"]
+                r["backend_env"] = {"interpreter": c["cmd"]["python"], "version": c.get("version") or c.get("torch")}
             if row["phase"] == "train":
                 r["summary"]["train_images_per_s"] = stat(s)
+                r["summary"]["train_s_per_1000_images"] = stat(s, invert=True)
             else:
                 r["summary"]["inference_s_per_1000_images"] = stat(s, invert=True)
             if rss:

@@ -144,6 +144,45 @@ expect 9 "a published spread wider than the tolerance" $SD verify "$t/wide.json"
 grep -q "UNVERIFIABLE .*published spread [0-9.]*% \[.*\] is wider than the 10% tolerance" "$t/out" \
   && ok "UNVERIFIABLE names the published spread" || bad "spread: $(cat "$t/out")"
 
+# a best-setting run (bench-cpu's, as make report adds them) reruns its recorded cell script: here a fake one that
+# prints the figure it is given; the same figure REPRODUCED, another version NOT-COMPARABLE naming it, an
+# interpreter that is not here NOT-COMPARABLE, and a run that measures its shipped setting beside it is not taken
+cat > "$t/cell.py" <<'EOF'
+import json, os, sys
+a = sys.argv
+st = a[a.index("--setting") + 1]
+for s in st.split(","):
+    print(json.dumps({"setting": s, "version": os.environ.get("FAKE_VERSION", "9.9"), "batch": 128,
+                      "train_images_per_s": 1000.0, "train_windows_s": [0.128, 0.130, 0.140],
+                      "infer_images_per_s": None, "peak_rss_mib": 100}))
+EOF
+"$PY" - "$t" "$PY" <<'PY'
+import json, sys
+t, py = sys.argv[1], sys.argv[2]
+d = json.load(open(t + "/r.json"))
+def best(version, python=py, setting="jit"):
+    return {"workload": "mnist_mlp", "implementation": "jax", "backend": "cpu", "status": "ok", "source": "bench-cpu",
+            "settings": {"setting": setting, "threads": 2, "precision": "fp32", "batch": 128},
+            "backend_env": {"interpreter": python, "version": version},
+            "rerun": {"python": python, "script": t + "/cell.py", "args": ["--workload", "mnist_mlp", "--setting", "nhwc,jit"],
+                      "env": ["FAKE_VERSION=9.9"]},
+            "summary": {"train_images_per_s": {"median": 1015.6, "min": 1015.6, "max": 1015.6, "n": 1},
+                        "train_s_per_1000_images": {"median": 0.9846, "min": 0.9846, "max": 0.9846, "n": 1}},
+            "samples": [{"repeat": 1, "peak_bytes": 0}]}
+json.dump(dict(d, runs=[best("9.9")]), open(t + "/best.json", "w"))
+json.dump(dict(d, runs=[best("1.0")]), open(t + "/best-ver.json", "w"))
+json.dump(dict(d, runs=[best("9.9", python=t + "/no-python")]), open(t + "/best-nopy.json", "w"))
+PY
+expect 0 "a best setting rerun through its cell script" $SD verify "$t/best.json" --rerun --quiet --json "$t/bv.json"
+grep -q "jax .* train_s_per_1000_images .* REPRODUCED" "$t/out" && ok "best setting REPRODUCED (1000 img/s at the fastest window)" \
+  || bad "best setting: $(cat "$t/out" "$t/err")"
+expect 9 "a best setting under another framework version" $SD verify "$t/best-ver.json" --rerun --quiet
+grep -q "NOT-COMPARABLE *framework version: published 1.0, here 9.9" "$t/out" && ok "its version difference is named" \
+  || bad "best-ver: $(cat "$t/out")"
+expect 9 "a best setting whose interpreter is not here" $SD verify "$t/best-nopy.json" --rerun --quiet
+grep -q "NOT-COMPARABLE *setting jit cannot be measured here: its interpreter .*no-python is not here" "$t/out" \
+  && ok "a missing interpreter is NOT-COMPARABLE, not a substitute" || bad "best-nopy: $(cat "$t/out")"
+
 printf '{\n  "schema": "showdown-results/1",\n  "runs": [ {"workload": 3} ]\n}\n' > "$t/bad.json"
 expect 3 "bad published file" $SD verify "$t/bad.json"
 grep -q "$t/bad.json:3:" "$t/err" && ok "error names file:line:col: $(cat "$t/err")" || bad "bad file message: $(cat "$t/err")"

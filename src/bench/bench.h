@@ -82,6 +82,13 @@ int sd_bench_cell_run(const sd_bench_opts *o, const sd_bench_cell *c, json_t *do
  * a run calls it when its last cell is done. */
 void sd_bench_inputs_drop(void);
 
+/* A best-setting run of make bench-cpu measured again (bench/setting.c): the command the run recorded (p->rerun_*),
+ * under its interpreter, repeat times in processes of their own. 0 with *doc holding one run (its figures: each
+ * process's fastest window); SD_ENODEV when the interpreter or the script is not here; other negatives when it
+ * failed. The reason is in sd_errmsg(). */
+struct sd_run_view;
+int sd_bench_setting_rerun(const struct sd_run_view *p, long repeat, json_t **doc);
+
 /* `bench --describe`: the layer plan of workload at o's batch, printed to f as a table, or with json as one
  * "showdown-plan/1" line (nn_model_plan_json). */
 int sd_bench_describe(FILE *f, const sd_bench_opts *o, const char *workload, int json);

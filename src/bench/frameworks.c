@@ -1,13 +1,10 @@
 /* frameworks — the table of framework runners and the probe that tells whether one can run here. */
 #include "bench/frameworks.h"
 #include "core/util.h"
-#include "core/clock.h"
 #include "core/err.h"
 #include "core/proc.h"
 
-#include <errno.h>
 #include <limits.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,32 +71,11 @@ int sd_framework_probe(const sd_framework *f, const char *python, double timeout
     char *argv[] = {(char *)python, "-c", code, NULL};
     const char *env[] = {f->env, NULL};
     sd_proc_opts po = {.argv = argv, .env_add = f->env ? env : NULL, .out = SD_PROC_PIPE, .err = SD_PROC_TO_OUT};
-    sd_proc p;   /* stderr into the same pipe: an import error's last line is the reason */
-    int rc = sd_proc_spawn(&p, &po);
-    if (rc) return rc;
-    char buf[8192];
-    size_t len = 0;
-    double end = sd_now() + timeout_s;
-    int timed_out = 0;
-    for (;;) {
-        double left = end - sd_now();
-        if (left <= 0) { timed_out = 1; break; }
-        struct pollfd pl = {.fd = p.out, .events = POLLIN};
-        int r = poll(&pl, 1, (int)(left * 1000) + 1);
-        if (r <= 0) continue;
-        ssize_t k = read(p.out, buf + len, sizeof buf - 1 - len);
-        if (k < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-        if (k <= 0) break;
-        len += (size_t)k;
-        if (len == sizeof buf - 1) {   /* keep the tail: the reason is at the end */
-            memmove(buf, buf + len / 2, len - len / 2);
-            len -= len / 2;
-        }
-    }
-    if (!timed_out) sd_proc_wait(&p, -1);
-    int st = p.status;
-    sd_proc_end(&p, 0);
-    buf[len] = 0;
+    char buf[8192];   /* stderr into the same pipe: an import error's last line is the reason */
+    int st = 0, rc = sd_proc_capture(&po, timeout_s, buf, sizeof buf, &st);
+    if (rc < 0) return rc;
+    int timed_out = rc == 1;
+    size_t len = strlen(buf);
     while (len && (buf[len - 1] == '\n' || buf[len - 1] == ' ')) buf[--len] = 0;
     if (timed_out) return sd_err(SD_ENODEV, "import %s did not finish in %.0f s", f->module, timeout_s);
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {

@@ -175,6 +175,16 @@ void sd_run_view_of(const json_t *run, sd_run_view *v) {
     v->precision = json_string_value(json_object_get(set, "precision"));
     v->interpreter = json_string_value(json_object_get(json_object_get(run, "backend_env"), "interpreter"));
     v->note = json_string_value(json_object_get(run, "note"));
+    v->source = json_string_value(json_object_get(run, "source"));
+    const json_t *re = json_object_get(run, "rerun");
+    if (json_is_object(re)) {
+        v->rerun_python = json_string_value(json_object_get(re, "python"));
+        v->rerun_script = json_string_value(json_object_get(re, "script"));
+        v->rerun_args = json_object_get(re, "args");
+        v->rerun_env = json_object_get(re, "env");
+        if (!json_is_array(v->rerun_args)) v->rerun_args = NULL;
+        if (!json_is_array(v->rerun_env)) v->rerun_env = NULL;
+    }
     v->published_check = json_object_get(run, "published_check");
 }
 
@@ -503,6 +513,35 @@ int sd_results_add_failure(json_t *doc, const char *workload, const char *implem
     return sd_results_add_status(doc, workload, implementation, backend, "failed", error);
 }
 
+/* A statistic of rates (images/s) as seconds per 1,000 images: the fastest rate is the shortest time. */
+static json_t *per_1000_json(sd_stat r) {
+    sd_stat t = {1000.0 / r.median, 1000.0 / r.max, 1000.0 / r.min, r.n};
+    return stat_json(t);
+}
+
+int sd_results_add_setting_run(json_t *doc, const sd_setting_run *s) {
+    const sd_run_view *p = s->published;
+    json_t *run = json_object(), *sum = json_object(), *samples = json_array();
+    json_object_set_new(run, "workload", json_string(s->workload));
+    json_object_set_new(run, "implementation", json_string(s->implementation));
+    json_object_set_new(run, "backend", json_string("cpu"));
+    json_object_set_new(run, "device", json_string("cpu"));
+    json_object_set_new(run, "status", json_string("ok"));
+    json_object_set_new(run, "source", json_string(p->source ? p->source : "bench-cpu"));
+    json_object_set_new(run, "settings", p->settings ? json_deep_copy(p->settings) : json_object());
+    json_object_set_new(run, "backend_env", json_pack("{s:s,s:s}", "interpreter", s->python, "version", s->version));
+    if (s->train.n) {
+        json_object_set_new(sum, "train_images_per_s", stat_json(s->train));
+        json_object_set_new(sum, "train_s_per_1000_images", per_1000_json(s->train));
+    }
+    if (s->infer.n) json_object_set_new(sum, "inference_s_per_1000_images", per_1000_json(s->infer));
+    json_object_set_new(run, "summary", sum);
+    for (int i = 0; i < s->nrepeats; i++)
+        json_array_append_new(samples, json_pack("{s:i,s:I}", "repeat", i + 1, "peak_bytes", (json_int_t)s->peak_bytes[i]));
+    json_object_set_new(run, "samples", samples);
+    return sd_results_append(doc, run);
+}
+
 void sd_results_note_precision(json_t *doc, const char *precision) {
     size_t n = sd_results_count(doc);
     json_t *run = n ? sd_results_run(doc, n - 1) : NULL;
@@ -647,7 +686,8 @@ void sd_results_print_overhead(FILE *f, const json_t *doc) {
 
 /* ---- read with positions (jv): the files of others, checked before jansson reads them ---------------------- */
 const char *const sd_published_time_keys[] = {"steady_epoch_s", "first_epoch_s", "train_total_s", "val_s",
-                                              "infer_s_per_1000", "inference_s_per_1000_images", NULL};
+                                              "train_s_per_1000_images", "infer_s_per_1000",
+                                              "inference_s_per_1000_images", NULL};
 
 static int safe_member(const jv_doc *d, const jv *r, const char *key) {
     const char *s = NULL;
@@ -765,7 +805,8 @@ int sd_published_check(const jv_doc *d) {
         /* bench's own run without a time figure is shown n/a; a publication's cell must have one */
         if (!has && !status)
             return jv_err(d, sum, "summary has no time metric (expected one of: steady_epoch_s, first_epoch_s, "
-                          "train_total_s, val_s, infer_s_per_1000, inference_s_per_1000_images)");
+                          "train_total_s, val_s, train_s_per_1000_images, infer_s_per_1000, "
+                          "inference_s_per_1000_images)");
     }
     return sd_results_check(d);
 }

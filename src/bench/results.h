@@ -108,6 +108,10 @@ typedef struct sd_run_view {
     long long seed;
     const char *precision, *interpreter;
     const char *note;             /* a publication's note on the cell, or NULL */
+    /* a best-setting run of make bench-cpu's cell scripts ("source": "bench-cpu"): the command that measures it
+     * again (run.rerun: the interpreter, the script under the source tree, its arguments and environment) */
+    const char *source, *rerun_python, *rerun_script;
+    const json_t *rerun_args, *rerun_env;   /* arrays of strings, or NULL */
     const json_t *published_check;   /* a publication's checks against its own evidence: an array of text, or NULL */
 } sd_run_view;
 void sd_run_view_of(const json_t *run, sd_run_view *v);
@@ -165,6 +169,17 @@ int sd_results_load(struct db *d, int64_t run_id, json_t **doc);
 
 /* Append a run (samples + summary) to doc["runs"]. */
 int sd_results_add_run(json_t *doc, const sd_run_info *ri);
+/* A best-setting figure measured again (bench/setting.c): images/s statistics over processes of its own. */
+typedef struct sd_setting_run {
+    const char *workload, *implementation, *python, *version;
+    const sd_run_view *published;   /* its settings and source are the measurement's */
+    sd_stat train, infer;           /* images/s (n = 0: the phase was not measured) */
+    const long long *peak_bytes;    /* nrepeats */
+    int nrepeats;
+} sd_setting_run;
+/* Append such a run: images/s, and as times seconds per 1,000 images (train_s_per_1000_images,
+ * inference_s_per_1000_images), which verify compares. */
+int sd_results_add_setting_run(json_t *doc, const sd_setting_run *s);
 /* A run without figures (the last appended) under another precision than fp32 says which (settings.precision):
  * a framework without bf16 is n/a in bf16, not in fp32. */
 void sd_results_note_precision(json_t *doc, const char *precision);

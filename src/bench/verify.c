@@ -26,6 +26,7 @@ typedef struct vcell {
     const char *verdict;
     char why[1024], note[512];            /* note: said after the why (a substitute interpreter, ...) */
     char status_up[32];                   /* the verdict of a run that measured nothing: its status, upper case */
+    int unrunnable;                       /* its rerun cannot run here as published (interpreter, script) */
 } vcell;
 
 static const char *str(const json_t *v) { return json_is_string(v) ? json_string_value(v) : ""; }
@@ -138,18 +139,27 @@ static int measured_stat(const sd_run_view *m, const char *metric, sd_stat *out)
 /* A framework runner's results name its device ("cuda", "cpu") where a published cell names a back-end. */
 static const char *runner_device(const char *pub_backend) { return is_cudnn(pub_backend) ? "cuda" : "cpu"; }
 
-static const json_t *find_run(const json_t *doc, const char *w, const char *impl, const char *be) {
+static int same_or_both_absent(const char *a, const char *b, const char *absent) {
+    return strcmp(a ? a : absent, b ? b : absent) == 0;
+}
+
+/* The measurement of a published cell: the run of its workload, implementation and back-end, of its setting and
+ * precision where one is (a framework's best setting is a run of its own beside the shipped one), else the first. */
+static const json_t *find_run(const json_t *doc, const sd_run_view *p, const char *w, const char *impl, const char *be) {
     if (strcmp(impl, "native") != 0) be = runner_device(be);
     size_t i;
-    const json_t *r;
+    const json_t *r, *first = NULL;
     sd_results_foreach(doc, i, r) {
         sd_run_view v;
         sd_run_view_of(r, &v);
-        if (!strcmp(str(v.workload), w) && !strcmp(str(v.implementation), impl) && !strcmp(str(v.backend), be) &&
-            !strcmp(str(v.status), "ok"))
+        if (strcmp(str(v.workload), w) || strcmp(str(v.implementation), impl) || strcmp(str(v.backend), be) ||
+            strcmp(str(v.status), "ok"))
+            continue;
+        if (same_or_both_absent(v.setting, p->setting, "shipped") && same_or_both_absent(v.precision, p->precision, "fp32"))
             return r;
+        if (!first) first = r;
     }
-    return NULL;
+    return first;
 }
 
 /* Why a rerun's cell failed, from its results: the failed run's error, or the framework's equivalence check. */
@@ -170,6 +180,18 @@ static const char *rerun_error(const json_t *doc) {
  * results, or stays NULL with c->why saying what went wrong. Only an interruption is returned. */
 static int rerun(const sd_verify_opts *a, vcell *c, json_t **doc) {
     const sd_run_view *p = &c->v;
+    if (p->source && strcmp(p->source, "bench-cpu") == 0) {   /* a best setting: its cell script again */
+        long n = a->repeat < 3 ? 3 : a->repeat;
+        if (!a->quiet) fprintf(stderr, "verify: rerunning %s/%s setting %s (%ld processes)\n", c->w, c->impl,
+                               p->setting ? p->setting : "?", n);
+        int rc = sd_bench_setting_rerun(p, n, doc);
+        if (rc == SD_EINTR) return rc;
+        c->unrunnable = rc == SD_ENODEV;
+        if (rc == SD_ENODEV) snprintf(c->why, sizeof c->why, "setting %s cannot be measured here: %s",
+                                      p->setting ? p->setting : "?", sd_errmsg());
+        else if (rc) snprintf(c->why, sizeof c->why, "rerun failed: %s", sd_errmsg());
+        return 0;
+    }
     sd_bench_opts o;
     sd_bench_opts_default(&o);
     sd_bench_cell cell = {.workload = c->w, .implementation = c->impl, .backend = c->be};
@@ -264,9 +286,9 @@ static int check_cell(const vctx *x, const json_t *pub, vcell *c) {
     const json_t *m = NULL;
     if (x->o->rerun) {
         SD_TRY(rerun(x->o, c, &rerun_doc));
-        m = rerun_doc ? find_run(rerun_doc, c->w, c->impl, c->be) : NULL;
+        m = rerun_doc ? find_run(rerun_doc, &c->v, c->w, c->impl, c->be) : NULL;
     } else if (x->measured) {
-        m = find_run(x->measured, c->w, c->impl, c->be);
+        m = find_run(x->measured, &c->v, c->w, c->impl, c->be);
     }
     sd_run_view mv;
     if (!m) {
@@ -274,7 +296,7 @@ static int check_cell(const vctx *x, const json_t *pub, vcell *c) {
             snprintf(c->why, sizeof c->why, "no measurement of %s/%s/%s in %s", c->w, c->impl,
                      strcmp(c->impl, "native") ? runner_device(c->be) : c->be,
                      x->msource[0] ? x->msource : "the database (run bench, or verify --rerun)");
-        c->verdict = "MISSING";
+        c->verdict = c->unrunnable ? "NOT-COMPARABLE" : "MISSING";
     } else {
         sd_run_view_of(m, &mv);
         ident_diff(c, pub, m, &mv);

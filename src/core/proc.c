@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -290,4 +291,31 @@ void sd_proc_end(sd_proc *p, double grace_s) {
 int sd_proc_exit_code(int status) {
     if (WIFEXITED(status)) return WEXITSTATUS(status);
     return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+int sd_proc_capture(const sd_proc_opts *o, double timeout_s, char *buf, size_t n, int *status) {
+    sd_proc p;
+    SD_TRY(sd_proc_spawn(&p, o));
+    size_t len = 0;
+    double end = sd_now() + timeout_s;
+    int timed_out = 0;
+    for (;;) {
+        double left = end - sd_now();
+        if (left <= 0) { timed_out = 1; break; }
+        struct pollfd pl = {.fd = p.out, .events = POLLIN};
+        if (poll(&pl, 1, (int)(left * 1000) + 1) <= 0) continue;
+        ssize_t k = read(p.out, buf + len, n - 1 - len);
+        if (k < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+        if (k <= 0) break;
+        len += (size_t)k;
+        if (len == n - 1) {   /* keep the tail: a reason, a last line, is at the end */
+            memmove(buf, buf + len / 2, len - len / 2);
+            len -= len / 2;
+        }
+    }
+    if (!timed_out) sd_proc_wait(&p, -1);
+    *status = p.status;
+    sd_proc_end(&p, 0);
+    buf[len] = 0;
+    return timed_out ? 1 : 0;
 }

@@ -37,6 +37,10 @@ int sd_proc_wait(sd_proc *p, double timeout_s);
 /* End what is left: SIGTERM to the group, grace_s for the program to exit, then SIGKILL to the group and to
  * whatever escaped it; everything reaped, pipes closed. Safe to call twice. */
 void sd_proc_end(sd_proc *p, double grace_s);
+/* Run o (its out must be SD_PROC_PIPE) to its end, at most timeout_s: what it wrote into buf (n bytes; when more,
+ * the tail), NUL-terminated, and its wait status in *status. 0 it exited, 1 it timed out (killed), or a negative
+ * status when it could not start. */
+int sd_proc_capture(const sd_proc_opts *o, double timeout_s, char *buf, size_t n, int *status);
 /* The exit code of a wait status: the program's own, or 128 + the signal that killed it. */
 int sd_proc_exit_code(int status);
 

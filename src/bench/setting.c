@@ -1,0 +1,134 @@
+/* setting — a framework's best-setting figure measured again: the command the run recorded (make bench-cpu's
+ * cell script, scripts/<framework>_perf.py, with its arguments and environment) under the recorded interpreter,
+ * in processes of their own. A process's figure per phase is its fastest timed window, as bench-cpu counts it. */
+#include "bench/bench.h"
+#include "bench/results.h"
+#include "core/err.h"
+#include "core/proc.h"
+#include "core/util.h"
+
+#include <jansson.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define SETTING_TIMEOUT_S 900.0   /* a cell script's process at most (bench-cpu's own default) */
+#define MAX_ARGS 64
+
+/* images/s at the fastest window: the script's median rate scaled by median / fastest seconds per call. */
+static double fastest_rate(const json_t *line, const char *phase) {
+    char k[64];
+    snprintf(k, sizeof k, "%s_images_per_s", phase);
+    double ips = json_number_value(json_object_get(line, k));
+    snprintf(k, sizeof k, "%s_windows_s", phase);
+    const json_t *w = json_object_get(line, k);
+    size_t n = json_array_size(w);
+    if (!(ips > 0) || n == 0) return ips > 0 ? ips : NAN;
+    double *t = calloc(n, sizeof *t);
+    if (!t) return NAN;
+    for (size_t i = 0; i < n; i++) t[i] = json_number_value(json_array_get(w, i));
+    qsort(t, n, sizeof *t, sd_cmp_double);
+    double r = t[0] > 0 ? ips * t[n / 2] / t[0] : NAN;
+    free(t);
+    return r;
+}
+
+/* The output line of the setting asked for, parsed (NULL when there is none). */
+static json_t *line_of(char *out, const char *setting) {
+    json_t *found = NULL;
+    for (char *l = strtok(out, "\n"); l; l = strtok(NULL, "\n")) {
+        if (*l != '{') continue;
+        json_t *j = json_loads(l, 0, NULL);
+        const char *s = json_string_value(json_object_get(j, "setting"));
+        if (j && s && strcmp(s, setting) == 0) {
+            json_decref(found);
+            found = j;
+        } else {
+            json_decref(j);
+        }
+    }
+    return found;
+}
+
+int sd_bench_setting_rerun(const sd_run_view *p, long repeat, json_t **doc) {
+    *doc = NULL;
+    if (!p->rerun_python || !p->rerun_script || !p->rerun_args || !p->setting)
+        return sd_err(SD_ENODEV, "the published run records no command to measure its setting again");
+    if (access(p->rerun_python, X_OK) != 0)
+        return sd_err(SD_ENODEV, "its interpreter %s is not here", p->rerun_python);
+    char script[PATH_MAX], self[PATH_MAX];
+    sd_default_dir(script, sizeof script, p->rerun_script, p->rerun_script);
+    if (access(script, R_OK) != 0) return sd_err(SD_ENODEV, "its cell script %s is not here", p->rerun_script);
+    ssize_t k = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (k <= 0) return sd_err(SD_EIO, "cannot tell where this showdown is (/proc/self/exe)");
+    self[k] = 0;
+    size_t na = json_array_size(p->rerun_args), ne = json_array_size(p->rerun_env);
+    if (na + 5 > MAX_ARGS || ne + 1 > MAX_ARGS) return sd_err(SD_EINPUT, "the recorded command is too long");
+    char *argv[MAX_ARGS];
+    const char *env[MAX_ARGS];
+    int ac = 0;
+    argv[ac++] = (char *)p->rerun_python;
+    argv[ac++] = script;
+    for (size_t i = 0; i < na; i++) {
+        const char *a = json_string_value(json_array_get(p->rerun_args, i));
+        if (!a) return sd_err(SD_EINPUT, "the recorded command's argument %zu is not a string", i + 1);
+        argv[ac++] = (char *)a;
+    }
+    argv[ac++] = "--showdown";
+    argv[ac++] = self;
+    argv[ac] = NULL;
+    for (size_t i = 0; i < ne; i++) env[i] = json_string_value(json_array_get(p->rerun_env, i));
+    env[ne] = NULL;
+    for (size_t i = 0; i < ne; i++)
+        if (!env[i] || !strchr(env[i], '=')) return sd_err(SD_EINPUT, "the recorded environment is not NAME=VALUE");
+
+    double *train = calloc((size_t)repeat, sizeof *train), *infer = calloc((size_t)repeat, sizeof *infer);
+    long long *peak = calloc((size_t)repeat, sizeof *peak);
+    char *out = malloc(1 << 20);
+    char version[64] = "";
+    int nt = 0, ni = 0, rc = train && infer && peak && out ? 0 : sd_err(SD_ENOMEM, "out of memory");
+    for (long r = 0; rc == 0 && r < repeat; r++) {
+        sd_proc_opts po = {.argv = argv, .env_add = ne ? env : NULL, .out = SD_PROC_PIPE, .err = SD_PROC_NULL};
+        int st = 0, c = sd_proc_capture(&po, SETTING_TIMEOUT_S, out, 1 << 20, &st);
+        if (c < 0) { rc = c; break; }
+        if (c == 1) { rc = sd_err(SD_ERROR, "%s timed out after %.0f s", p->rerun_script, SETTING_TIMEOUT_S); break; }
+        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+            rc = sd_err(SD_ERROR, "%s exited with status %d", p->rerun_script, sd_proc_exit_code(st));
+            break;
+        }
+        json_t *line = line_of(out, p->setting);
+        if (!line) { rc = sd_err(SD_ERROR, "%s printed no figure for setting %s", p->rerun_script, p->setting); break; }
+        const char *err = json_string_value(json_object_get(line, "error"));
+        if (err) rc = sd_err(SD_ERROR, "setting %s failed: %s", p->setting, err);
+        double t = fastest_rate(line, "train"), i = fastest_rate(line, "infer");
+        if (isfinite(t)) train[nt++] = t;
+        if (isfinite(i)) infer[ni++] = i;
+        double mib = json_number_value(json_object_get(line, "peak_rss_mib"));
+        peak[r] = mib > 0 ? (long long)(mib * 1048576) : 0;
+        const char *v = json_string_value(json_object_get(line, "version"));
+        if (!v) v = json_string_value(json_object_get(line, "torch"));
+        if (v) snprintf(version, sizeof version, "%s", v);
+        json_decref(line);
+    }
+    if (rc == 0) {
+        *doc = sd_results_new();
+        sd_setting_run s = {.workload = json_string_value(p->workload), .implementation = json_string_value(p->implementation),
+                            .python = p->rerun_python, .version = version, .published = p,
+                            .train = sd_stat_of(train, nt), .infer = sd_stat_of(infer, ni), .peak_bytes = peak,
+                            .nrepeats = (int)repeat};
+        if (!*doc || sd_results_add_setting_run(*doc, &s) != 0) {
+            json_decref(*doc);
+            *doc = NULL;
+            rc = sd_err(SD_ENOMEM, "out of memory");
+        }
+    }
+    free(train);
+    free(infer);
+    free(peak);
+    free(out);
+    return rc;
+}
