@@ -76,7 +76,9 @@ def main(argv):
         print("report: no best settings (%s): the report shows the frameworks as shipped" % e, file=sys.stderr)
         return 0
     doc = json.load(open(results))
-    doc["runs"] = [r for r in doc["runs"] if r.get("source") != "bench-cpu"] + best_runs(cpu)
+    prec = cpu.get("precision", "fp32")   # an earlier call's runs of this precision are replaced, others kept
+    doc["runs"] = [r for r in doc["runs"] if r.get("source") != "bench-cpu" or
+                   r.get("settings", {}).get("precision", "fp32") != prec] + best_runs(cpu)
     # the machine's limits the roofline floors were computed against: the report's "% of this machine's limit"
     machines = [f.get("machine") for f in (cpu.get("roofline") or {}).values() if isinstance(f, dict)]
     machines = [m for m in machines if m]
