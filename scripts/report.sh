@@ -118,7 +118,7 @@ for prec in $PRECISIONS; do
     # exit 1: some cell failed (named in the results and the report); the others are written
     # shellcheck disable=SC2086
     SHOWDOWN_CELL_SECONDS=$CELL_SECONDS "$SD" bench --workload "$wls" --impl "$impls" --venvs "$VENVS" $args \
-      --precision "$prec" "${limit[@]}" --json "out/bench/report-bench.part$gi.json"
+      --precision "$prec" "${limit[@]}" --host-wait 20 --host-wait-total 300 --json "out/bench/report-bench.part$gi.json"
     rc=$?; [ $rc -eq 0 ] || [ $rc -eq 1 ] || exit $rc
     parts+=("out/bench/report-bench.part$gi.json")
   done <<< "$groups"

@@ -5,6 +5,7 @@
 #define SD_BENCH_H
 
 #include <jansson.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -28,8 +29,24 @@ typedef struct sd_bench_opts {
     long epochs, batch, batches;  /* 0: the workload's epochs and batch; no cap on batches */
     long repeat, threads, seed, gpus, runner_timeout;
     long runner_limit;         /* seconds a runner may run in all, progress or not (0: no bound) */
+    double host_wait_s;        /* > 0: before each cell, wait up to this long for the host to run at its speed
+                                * (bench/host.c); 0: start at once */
+    double host_wait_total_s;  /* the most all cells of a run wait in all */
     int quiet;                 /* no progress or notes on stderr (failures are still said) */
 } sd_bench_opts;
+
+/* The host's speed over a run (bench/host.c): a canary (a short native training step) before each cell, judged
+ * against the run's third fastest canary. */
+typedef struct sd_host {
+    double top[3];             /* the fastest canaries, images/s */
+    int canaries, waits, slow; /* canaries run; cells that waited; cells that started in a slow spell all the same */
+    double waited_s;
+} sd_host;
+/* Wait, at most o->host_wait_s (and what is left of o->host_wait_total_s for this process), until the canary
+ * runs within 80% of the reference, or *stop. Returns the last canary over the reference (NAN: no canary ran). */
+double sd_host_settle(const sd_bench_opts *o, volatile sig_atomic_t *stop);
+/* The host's state over this process's cells so far. */
+const sd_host *sd_host_state(void);
 
 /* The defaults of `showdown bench` (backend auto, fp32, repeat 1, seed 42, native, ...). */
 void sd_bench_opts_default(sd_bench_opts *o);
@@ -84,10 +101,10 @@ void sd_bench_inputs_drop(void);
 
 /* A best-setting run of make bench-cpu measured again (bench/setting.c): the command the run recorded (p->rerun_*),
  * under its interpreter, repeat times in processes of their own. 0 with *doc holding one run (its figures: each
- * process's fastest window); SD_ENODEV when the interpreter or the script is not here; other negatives when it
+ * process's fastest window; each process starts once the host runs at its speed, sd_host_settle); SD_ENODEV when the interpreter or the script is not here; other negatives when it
  * failed. The reason is in sd_errmsg(). */
 struct sd_run_view;
-int sd_bench_setting_rerun(const struct sd_run_view *p, long repeat, json_t **doc);
+int sd_bench_setting_rerun(const struct sd_run_view *p, long repeat, double host_wait_s, json_t **doc);
 
 /* `bench --describe`: the layer plan of workload at o's batch, printed to f as a table, or with json as one
  * "showdown-plan/1" line (nn_model_plan_json). */

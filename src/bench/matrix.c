@@ -6,6 +6,7 @@
 #include "bench/results.h"
 #include "core/clock.h"
 #include "core/err.h"
+#include "core/sig.h"
 #include "core/util.h"
 #include "db/db.h"
 #include "nn/backend.h"
@@ -20,7 +21,7 @@
 void sd_bench_opts_default(sd_bench_opts *o) {
     *o = (sd_bench_opts){.impl = "native", .backend = "auto", .data = "auto", .precision = "fp32", .autotune = "on",
                          .device = "auto", .repeat = 1, .seed = 42, .gpus = 1, .runner_timeout = 300,
-                         .runner_limit = 86400};
+                         .runner_limit = 86400, .host_wait_total_s = 600};
 }
 
 /* Split the comma list s (modified in place) into *names, malloc'd; the count, or a negative status. */
@@ -168,7 +169,9 @@ int sd_bench_matrix_run(const sd_bench_opts *o, const sd_bench_cell *cells, int 
     double t0 = sd_now();
     for (int i = 0; i < ncells && rc == 0; i++) {
         size_t before = sd_results_count(doc);
+        double speed = o->host_wait_s > 0 ? sd_host_settle(o, sd_sig_flag()) : NAN;
         rc = sd_bench_cell_run(o, &cells[i], doc, &out->failed);
+        if (isfinite(speed)) sd_results_note_host(doc, before, speed);
         if (rc && rc != SD_EINTR) {   /* failed outside its own record: recorded here, the measured cells kept */
             const sd_bench_cell *c = &cells[i];
             fprintf(stderr, "showdown bench: %s through %s on %s failed: %s\n", c->workload, c->implementation,
@@ -183,6 +186,11 @@ int sd_bench_matrix_run(const sd_bench_opts *o, const sd_bench_cell *cells, int 
             db_lost(&dbh, out);
     }
     sd_bench_inputs_drop();
+    const sd_host *h = sd_host_state();
+    if (o->host_wait_s > 0 && !o->quiet && h->canaries)
+        fprintf(stderr, "host: %d canaries (mnist_mlp training, reference %.0f images/s); %d cell(s) waited %.0f s in all "
+                "for a slow spell to end, %d started in one all the same (host_speed < 0.8 in the results)\n",
+                h->canaries, h->top[2] > 0 ? h->top[2] : h->top[0], h->waits, h->waited_s, h->slow);
     if (rc == 0 && dbh && (out->db_status = sd_results_store(dbh, out->run_id, doc, sd_results_count(doc), 1)) != 0)
         db_lost(&dbh, out);
     db_close(dbh);

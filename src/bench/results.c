@@ -542,6 +542,11 @@ int sd_results_add_setting_run(json_t *doc, const sd_setting_run *s) {
     return sd_results_append(doc, run);
 }
 
+void sd_results_note_host(json_t *doc, size_t from, double speed) {
+    for (size_t i = from; i < sd_results_count(doc); i++)
+        json_object_set_new(sd_results_run(doc, i), "host_speed", json_real(speed));
+}
+
 void sd_results_note_precision(json_t *doc, const char *precision) {
     size_t n = sd_results_count(doc);
     json_t *run = n ? sd_results_run(doc, n - 1) : NULL;

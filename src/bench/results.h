@@ -183,6 +183,9 @@ int sd_results_add_setting_run(json_t *doc, const sd_setting_run *s);
 /* A run without figures (the last appended) under another precision than fp32 says which (settings.precision):
  * a framework without bf16 is n/a in bf16, not in fp32. */
 void sd_results_note_precision(json_t *doc, const char *precision);
+/* The runs from index from on started with the host at speed times its reference speed (bench/host.c): "host_speed",
+ * under 0.8 when a slow spell did not end in the time a cell may wait. */
+void sd_results_note_host(json_t *doc, size_t from, double speed);
 /* Append a failed run with its error. */
 int sd_results_add_failure(json_t *doc, const char *workload, const char *implementation,
                            const char *backend, const char *error);

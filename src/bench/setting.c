@@ -5,6 +5,7 @@
 #include "bench/results.h"
 #include "core/err.h"
 #include "core/proc.h"
+#include "core/sig.h"
 #include "core/util.h"
 
 #include <jansson.h>
@@ -54,7 +55,7 @@ static json_t *line_of(char *out, const char *setting) {
     return found;
 }
 
-int sd_bench_setting_rerun(const sd_run_view *p, long repeat, json_t **doc) {
+int sd_bench_setting_rerun(const sd_run_view *p, long repeat, double host_wait_s, json_t **doc) {
     *doc = NULL;
     if (!p->rerun_python || !p->rerun_script || !p->rerun_args || !p->setting)
         return sd_err(SD_ENODEV, "the published run records no command to measure its setting again");
@@ -91,7 +92,12 @@ int sd_bench_setting_rerun(const sd_run_view *p, long repeat, json_t **doc) {
     char *out = malloc(1 << 20);
     char version[64] = "";
     int nt = 0, ni = 0, rc = train && infer && peak && out ? 0 : sd_err(SD_ENOMEM, "out of memory");
+    sd_bench_opts host;   /* the host canary's settings: as bench's */
+    sd_bench_opts_default(&host);
+    host.host_wait_s = host_wait_s;
     for (long r = 0; rc == 0 && r < repeat; r++) {
+        if (host_wait_s > 0) sd_host_settle(&host, sd_sig_flag());
+        if (sd_sig_pending()) { rc = SD_EINTR; break; }
         sd_proc_opts po = {.argv = argv, .env_add = ne ? env : NULL, .out = SD_PROC_PIPE, .err = SD_PROC_NULL};
         int st = 0, c = sd_proc_capture(&po, SETTING_TIMEOUT_S, out, 1 << 20, &st);
         if (c < 0) { rc = c; break; }

@@ -184,7 +184,7 @@ static int rerun(const sd_verify_opts *a, vcell *c, json_t **doc) {
         long n = a->repeat < 3 ? 3 : a->repeat;
         if (!a->quiet) fprintf(stderr, "verify: rerunning %s/%s setting %s (%ld processes)\n", c->w, c->impl,
                                p->setting ? p->setting : "?", n);
-        int rc = sd_bench_setting_rerun(p, n, doc);
+        int rc = sd_bench_setting_rerun(p, n, a->host_wait_s, doc);
         if (rc == SD_EINTR) return rc;
         c->unrunnable = rc == SD_ENODEV;
         if (rc == SD_ENODEV) snprintf(c->why, sizeof c->why, "setting %s cannot be measured here: %s",
@@ -208,6 +208,7 @@ static int rerun(const sd_verify_opts *a, vcell *c, json_t **doc) {
     if (p->autotune >= 0) o.autotune = p->autotune ? "on" : "off";
     if (p->interpreter && access(p->interpreter, X_OK) == 0) o.python = p->interpreter;
     o.repeat = a->repeat < 3 ? 3 : a->repeat;
+    o.host_wait_s = a->host_wait_s;   /* as make report measured: each cell once the host runs at its speed */
     o.workloads_dir = a->workloads;
     o.quiet = 1;
     if (!a->quiet) fprintf(stderr, "verify: rerunning %s/%s/%s (%ld repetitions)\n", c->w, c->impl, c->be, o.repeat);

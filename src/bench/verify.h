@@ -19,6 +19,7 @@ typedef struct sd_verify_opts {
     const char *json;              /* write the verdicts ("showdown-verify/1") here, or NULL */
     double tolerance_pct, acc_tolerance;
     long repeat, batches;          /* a rerun's repetitions (at least 3) and batch cap (0: the published one) */
+    double host_wait_s;            /* a rerun's cells wait up to this long for the host to run at its speed (0: not) */
     int rerun, quiet;
 } sd_verify_opts;
 

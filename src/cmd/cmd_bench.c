@@ -157,6 +157,10 @@ int cmd_bench(int argc, char **argv) {
         {"runner-timeout", SD_OPT_INT, &o.runner_timeout, "S", "kill a runner silent for S seconds (default 300)", 1, 1000000},
         {"runner-limit", SD_OPT_INT, &o.runner_limit, "S", "kill a runner still running after S seconds in all, progress "
                                                           "lines or not (default 86400)", 1, 100000000},
+        {"host-wait", SD_OPT_DOUBLE, &o.host_wait_s, "S", "before each cell, wait up to S seconds for this host to run at "
+                                                          "its speed (a short native canary; default 0: start at once)", 0, 3600},
+        {"host-wait-total", SD_OPT_DOUBLE, &o.host_wait_total_s, "S", "with --host-wait, the most all cells wait in all "
+                                                                      "(default 600)", 0, 86400},
         {"device", SD_OPT_CHOICE, &o.device, "auto|cpu|cuda", "framework runners' device (default auto)", 0, 0},
         {"python", SD_OPT_STR, &o.python, "PATH",
          "interpreter for the pytorch runner (default: the newest torch, --venvs/torch or /usr/bin/python3's)", 0, 0},

@@ -9,13 +9,15 @@
 #include <stdio.h>
 
 int cmd_verify(int argc, char **argv) {
-    sd_verify_opts a = {.tolerance_pct = 10, .acc_tolerance = 0.02, .repeat = 3};
+    sd_verify_opts a = {.tolerance_pct = 10, .acc_tolerance = 0.02, .repeat = 3, .host_wait_s = 20};
     const sd_opt opts[] = {
         {"PUBLISHED.json", SD_OPT_ARG, &a.published, NULL, "the published results file to re-check", 0, 0},
         {"rerun", SD_OPT_FLAG, &a.rerun, NULL, "measure every comparable cell now, through bench (>= 3 repetitions)", 0, 0},
         {"tolerance", SD_OPT_DOUBLE, &a.tolerance_pct, "PCT", "a time within PCT % of the published figure (or a published figure inside the measured min-max) reproduces (default 10)", 0, 1e9},
         {"acc-tolerance", SD_OPT_DOUBLE, &a.acc_tolerance, "A", "largest absolute accuracy difference that still reproduces (default 0.02)", 0, 1},
         {"repeat", SD_OPT_INT, &a.repeat, "R", "repetitions of a rerun (default and minimum 3)", 3, 1000},
+        {"host-wait", SD_OPT_DOUBLE, &a.host_wait_s, "S", "a rerun's cell waits up to S seconds for this host to run at "
+                                                        "its speed (default 20; 0: start at once)", 0, 3600},
         {"batches", SD_OPT_INT, &a.batches, "N", "cap batches per epoch of a rerun (the comparison then says max_batches differs unless published so)", 1, 100000000},
         {"results", SD_OPT_STR, &a.results, "FILE", "compare with this results file instead of the database", 0, 0},
         {"db", SD_OPT_STR, &a.db, "FILE", "results database for earlier measurements (default " DB_DEFAULT_PATH ")", 0, 0},
