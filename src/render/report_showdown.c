@@ -137,21 +137,31 @@ static const char *wrap_name(rdoc *d, const char *s) {
     return render_strdup(d->a, buf);
 }
 
+/* A shaded table figure of nr rows and nc columns (t, its heat array and f from the report's arena); SD_ENOMEM. */
+static int heat_fig(rdoc *d, int nr, int nc, const char *id, const char *title, render_table **t, double **heat,
+                    render_fig **f) {
+    *t = rb_new_table(d, nr, nc);
+    *heat = NEW(d, double, nr * nc);
+    *f = *t && *heat ? rb_new_fig(d, RENDER_FIG_TABLE, id, title) : NULL;
+    if (!*f) return sd_err(SD_ENOMEM, "out of memory");
+    (*t)->heat = *heat;
+    return 0;
+}
+
 /* The grid of one phase: rows = frameworks, columns = workloads, cells = × native shaded on a log scale. */
 static int heat_grid(rdoc *d, const grid *g, int ph) {
     int cols[MAXW], nc = 0;
     for (int w = 0; w < g->nw; w++) if (g->has[w][ph]) cols[nc++] = w;
     if (nc == 0) return 0;
     int nr = g->nf - 1;
-    render_table *t = rb_new_table(d, nr, nc);
-    double *heat = NEW(d, double, nr * nc);
-    render_fig *f = t && heat ? rb_new_fig(d, RENDER_FIG_TABLE, render_printf(d->a, "showdown-%s", phase_name[ph]),
-                                           render_printf(d->a, "%s: × native's time, each framework at its best setting", ph == PH_TRAIN ? "Training" : "Inference"))
-                              : NULL;
-    if (!f) return sd_err(SD_ENOMEM, "out of memory");
+    render_table *t;
+    double *heat;
+    render_fig *f;
+    SD_TRY(heat_fig(d, nr, nc, render_printf(d->a, "showdown-%s", phase_name[ph]),
+                    render_printf(d->a, "%s: × native's time, each framework at its best setting",
+                                  ph == PH_TRAIN ? "Training" : "Inference"), &t, &heat, &f));
     t->row_head = "Framework";
     t->compact = 1;
-    t->heat = heat;
     for (int k = 0; k < nc; k++) {
         t->cols[k] = wrap_name(d, g->wl[cols[k]]);
         t->best[k] = 0;   /* the shade tells the fastest */
@@ -185,14 +195,12 @@ static int keras_table(rdoc *d, const grid *g) {
         if (strncmp(g->fw[f], "keras-", 6) == 0) ks[nk++] = f;
     if (nk == 0) return 0;
     int nc = PH_N * nk;
-    render_table *t = rb_new_table(d, g->nw, nc);
-    double *heat = NEW(d, double, g->nw * nc);
-    render_fig *f = t && heat ? rb_new_fig(d, RENDER_FIG_TABLE, "keras-backends", "Keras 3 on its back-ends, side by side")
-                              : NULL;
-    if (!f) return sd_err(SD_ENOMEM, "out of memory");
+    render_table *t;
+    double *heat;
+    render_fig *f;
+    SD_TRY(heat_fig(d, g->nw, nc, "keras-backends", "Keras 3 on its back-ends, side by side", &t, &heat, &f));
     t->groups = NEW(d, const char *, nc);
     if (!t->groups) return sd_err(SD_ENOMEM, "out of memory");
-    t->heat = heat;
     t->row_head = "Workload";
     for (int ph = 0; ph < PH_N; ph++)
         for (int k = 0; k < nk; k++) {
@@ -279,14 +287,12 @@ static int phase_table(rdoc *d, const grid *g, int ph, const nn_machine *mc) {
     for (int w = 0; w < g->nw; w++) if (g->has[w][ph]) nr += g->nf;
     if (nr == 0) return 0;
     int pct = mc->peak > 0, nc = 5 + pct;
-    render_table *t = rb_new_table(d, nr, nc);
-    double *heat = NEW(d, double, nr * nc);
-    render_fig *f = t && heat ? rb_new_fig(d, RENDER_FIG_TABLE, render_printf(d->a, "phase-%s", phase_name[ph]),
-                                           render_printf(d->a, "%s throughput per workload and framework",
-                                                         ph == PH_TRAIN ? "Training" : "Inference"))
-                              : NULL;
-    if (!f) return sd_err(SD_ENOMEM, "out of memory");
-    t->heat = heat;
+    render_table *t;
+    double *heat;
+    render_fig *f;
+    SD_TRY(heat_fig(d, nr, nc, render_printf(d->a, "phase-%s", phase_name[ph]),
+                    render_printf(d->a, "%s throughput per workload and framework", ph == PH_TRAIN ? "Training" : "Inference"),
+                    &t, &heat, &f));
     t->compact = 1;   /* narrow numeric columns leave the row labels room for one line */
     t->row_head = "Workload · implementation";
     static const char *const cols[] = {"as shipped", "best", "best setting", "× native", "peak", "of limit"};
@@ -365,16 +371,14 @@ static int precision_grid(rdoc *d, const grid *g32, const grid *g16, int ph) {
     }
     if (nc == 0) return 1;
     int nr = g16->nf;
-    render_table *t = rb_new_table(d, nr, nc);
-    double *heat = NEW(d, double, nr * nc);
-    render_fig *f = t && heat ? rb_new_fig(d, RENDER_FIG_TABLE, render_printf(d->a, "bf16-%s", phase_name[ph]),
-                                           render_printf(d->a, "%s: bf16 speed over fp32 speed, each at its best setting",
-                                                         ph == PH_TRAIN ? "Training" : "Inference"))
-                              : NULL;
-    if (!f) return sd_err(SD_ENOMEM, "out of memory");
+    render_table *t;
+    double *heat;
+    render_fig *f;
+    SD_TRY(heat_fig(d, nr, nc, render_printf(d->a, "bf16-%s", phase_name[ph]),
+                    render_printf(d->a, "%s: bf16 speed over fp32 speed, each at its best setting",
+                                  ph == PH_TRAIN ? "Training" : "Inference"), &t, &heat, &f));
     t->row_head = "Implementation";
     t->compact = 1;
-    t->heat = heat;
     for (int k = 0; k < nc; k++) {
         t->cols[k] = wrap_name(d, g16->wl[cols[k]]);
         t->best[k] = 0;
