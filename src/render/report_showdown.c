@@ -148,6 +148,21 @@ static int heat_fig(rdoc *d, int nr, int nc, const char *id, const char *title, 
     return 0;
 }
 
+/* A grid figure: a column per workload cols[0..nc) of g (names that wrap at their parts, two decimals, the shade
+ * telling the fastest), nr rows headed row_head. */
+static int grid_fig(rdoc *d, const grid *g, const int *cols, int nc, int nr, const char *row_head, const char *id,
+                    const char *title, render_table **t, double **heat, render_fig **f) {
+    SD_TRY(heat_fig(d, nr, nc, id, title, t, heat, f));
+    (*t)->row_head = row_head;
+    (*t)->compact = 1;
+    for (int k = 0; k < nc; k++) {
+        (*t)->cols[k] = wrap_name(d, g->wl[cols[k]]);
+        (*t)->best[k] = 0;
+        (*t)->dec[k] = 2;
+    }
+    return 0;
+}
+
 /* The grid of one phase: rows = frameworks, columns = workloads, cells = × native shaded on a log scale. */
 static int heat_grid(rdoc *d, const grid *g, int ph) {
     int cols[MAXW], nc = 0;
@@ -157,16 +172,9 @@ static int heat_grid(rdoc *d, const grid *g, int ph) {
     render_table *t;
     double *heat;
     render_fig *f;
-    SD_TRY(heat_fig(d, nr, nc, render_printf(d->a, "showdown-%s", phase_name[ph]),
+    SD_TRY(grid_fig(d, g, cols, nc, nr, "Framework", render_printf(d->a, "showdown-%s", phase_name[ph]),
                     render_printf(d->a, "%s: × native's time, each framework at its best setting",
                                   ph == PH_TRAIN ? "Training" : "Inference"), &t, &heat, &f));
-    t->row_head = "Framework";
-    t->compact = 1;
-    for (int k = 0; k < nc; k++) {
-        t->cols[k] = wrap_name(d, g->wl[cols[k]]);
-        t->best[k] = 0;   /* the shade tells the fastest */
-        t->dec[k] = 2;
-    }
     for (int f2 = 1; f2 <= nr; f2++) {
         t->rows[f2 - 1] = g->fw[f2];   /* versions are on page 1 and in the tables per phase */
         for (int k = 0; k < nc; k++) {
@@ -374,16 +382,9 @@ static int precision_grid(rdoc *d, const grid *g32, const grid *g16, int ph) {
     render_table *t;
     double *heat;
     render_fig *f;
-    SD_TRY(heat_fig(d, nr, nc, render_printf(d->a, "bf16-%s", phase_name[ph]),
+    SD_TRY(grid_fig(d, g16, cols, nc, nr, "Implementation", render_printf(d->a, "bf16-%s", phase_name[ph]),
                     render_printf(d->a, "%s: bf16 speed over fp32 speed, each at its best setting",
                                   ph == PH_TRAIN ? "Training" : "Inference"), &t, &heat, &f));
-    t->row_head = "Implementation";
-    t->compact = 1;
-    for (int k = 0; k < nc; k++) {
-        t->cols[k] = wrap_name(d, g16->wl[cols[k]]);
-        t->best[k] = 0;
-        t->dec[k] = 2;
-    }
     for (int r = 0; r < nr; r++) {
         const char *fw = g16->fw[r];
         int f32 = -1;
