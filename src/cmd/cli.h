@@ -82,6 +82,12 @@ int cmd_nightly(int argc, char **argv);
 int cmd_collect(int argc, char **argv);
 int cmd_env(int argc, char **argv);
 
+/* `showdown collect DIR`, also bench's --wait: with wait, poll every poll seconds until no task of the array is
+ * pending or running, then merge the cells (slurm/slurm.h). cmd names the command in messages. Returns the exit
+ * code: 0 when every cell is ok, SD_EXIT_FAIL when some are not. */
+struct sd_slurm_collect_opts;
+int sd_cli_collect(const char *cmd, const char *dir, int wait, double poll, const struct sd_slurm_collect_opts *co);
+
 /* The bench arguments every cell repeats: argv[1..argc) minus the options named in drop (long names, with
  * their values; opts says which take one). *out is malloc'd (strings point into argv); caller frees. */
 int sd_cli_common_args(const sd_opt *opts, int argc, char **argv, const char *const *drop, char ***out,
