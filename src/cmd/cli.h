@@ -10,6 +10,9 @@
 typedef enum sd_opt_type {
     SD_OPT_FLAG,    /* int*, set to 1 */
     SD_OPT_STR,     /* const char**, points into argv */
+    SD_OPT_OUT,     /* const char**, as STR: a file the command writes. sd_cli_parse refuses one that cannot be
+                     * written (sd_out_file_check, "--NAME: ...") once every option is parsed, before the command
+                     * starts. */
     SD_OPT_INT,     /* long*, checked against [min, max] */
     SD_OPT_DOUBLE,  /* double*, checked against [min, max] */
     SD_OPT_CHOICE,  /* const char**, one of the values its metavar lists ("auto|real|synthetic") */
@@ -62,9 +65,9 @@ int sd_opts_parse(const sd_opt *opts, int argc, char **argv, const char **pos, i
                   int *help);
 void sd_opts_usage(FILE *f, const char *cmd, const char *synopsis, const char *description,
                    const sd_opt *opts);
-/* A command's options parsed against its table as sd_opts_parse does (no positional arguments beyond the table's);
- * --help prints the usage. Returns -1 to go on, or the exit code the command returns now: 0 after --help, the
- * usage error's code (its message printed). */
+/* A command's options parsed against its table as sd_opts_parse does (no positional arguments beyond the table's),
+ * then its OUT files checked; --help prints the usage. Returns -1 to go on, or the exit code the command returns
+ * now: 0 after --help, the usage error's or the unwritable file's code (its message printed). */
 int sd_cli_parse(const char *cmd, const char *synopsis, const char *description, const sd_opt *opts, int argc,
                  char **argv);
 /* Print "showdown CMD: MESSAGE" to stderr and return the exit code for status. */
