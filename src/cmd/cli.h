@@ -106,7 +106,7 @@ typedef struct sd_bench_exec {
     int wait;
     double poll;                   /* seconds between polls with --wait */
     long gpus;                     /* --gpus: the default --gres is gpu:N */
-    const char *db, *json;         /* with --wait: where collect stores the merged run */
+    const char *db, *json;         /* where the results go: a local run's, and with --wait collect's merged run */
     int no_db, quiet;
 } sd_bench_exec;
 
