@@ -96,3 +96,25 @@ Test(score_in, fixture_shape_and_no_invented_spellings) {
     score_in_free(&s);
     remove_tmp(p);
 }
+
+/* The bounds: more categories, or criteria, than SCORE_IN_MAX_IDS is SD_ELIMIT naming which, wherever they are
+ * declared (the method's categories, a framework's criteria). */
+Test(score_in, too_many_ids) {
+    static char text[64 * SCORE_IN_MAX_IDS];
+    const char *what[2] = {"categories", "criteria"};
+    for (int t = 0; t < 2; t++) {
+        size_t n = (size_t)snprintf(text, sizeof text, "{\"schema\": \"showdown-scores/1\", %s",
+                                    t ? "\"frameworks\": [{\"name\": \"x\", \"criteria\": {" : "\"categories\": [");
+        for (int i = 0; i <= SCORE_IN_MAX_IDS; i++)
+            n += (size_t)snprintf(text + n, sizeof text - n, t ? "%s\"k%d\": 1" : "%s{\"id\": \"c%d\"}", i ? ", " : "", i);
+        snprintf(text + n, sizeof text - n, "%s", t ? "}}]}" : "], \"frameworks\": []}");
+        const char *p = write_tmp("many.json", text);
+        score_in s;
+        cr_assert_eq(score_in_load(&s, p), SD_ELIMIT, "%s", what[t]);
+        char want[64];
+        snprintf(want, sizeof want, "more than %d %s", SCORE_IN_MAX_IDS, what[t]);
+        cr_assert(strstr(sd_errmsg(), want), "%s", sd_errmsg());
+        score_in_free(&s);
+        remove_tmp(p);
+    }
+}

@@ -40,13 +40,8 @@ int sd_cli_common_args(const sd_opt *opts, int argc, char **argv, const char *co
 }
 
 static int wait_and_collect(const sd_bench_exec *x, const char *dir) {
-    int rc = sd_slurm_wait(dir, x->poll, x->quiet);
-    if (rc) return sd_cli_fail("bench", rc);
     sd_slurm_collect_opts co = {.db = x->db, .no_db = x->no_db, .json = x->json, .quiet = x->quiet};
-    int nbad = 0;
-    rc = sd_slurm_collect(dir, &co, stdout, &nbad);
-    if (rc) return sd_cli_fail("bench", rc);
-    return nbad ? SD_EXIT_FAIL : SD_EXIT_OK;
+    return sd_cli_collect("bench", dir, 1, x->poll, &co);
 }
 
 int sd_bench_slurm(const sd_bench_exec *x, const sd_opt *opts, int argc, char **argv, const sd_slurm_cell *cells,

@@ -1,6 +1,7 @@
 /* cli — option parsing and usage printing for the command tables. */
 #include "cmd/cli.h"
 #include "core/err.h"
+#include "core/fsutil.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -111,6 +112,7 @@ static int set_value(const sd_opt *o, const char *v) {
     char *end;
     switch (o->type) {
     case SD_OPT_STR:
+    case SD_OPT_OUT:
         *(const char **)o->dst = v;
         return 0;
     case SD_OPT_INT: {
@@ -242,7 +244,15 @@ int sd_cli_parse(const char *cmd, const char *synopsis, const char *description,
     int help = 0;
     int rc = sd_opts_parse(opts, argc, argv, NULL, 0, NULL, &help);
     if (rc) return sd_cli_fail(cmd, rc);
-    if (!help) return -1;
-    sd_opts_usage(stdout, cmd, synopsis, description, opts);
-    return SD_EXIT_OK;
+    if (help) {
+        sd_opts_usage(stdout, cmd, synopsis, description, opts);
+        return SD_EXIT_OK;
+    }
+    for (const sd_opt *o = opts; o->name; o++) {
+        if (o->type != SD_OPT_OUT || !*(const char **)o->dst) continue;
+        char what[80];
+        snprintf(what, sizeof what, "--%s", o->name);
+        if ((rc = sd_out_file_check(*(const char **)o->dst, what)) != 0) return sd_cli_fail(cmd, rc);
+    }
+    return -1;
 }

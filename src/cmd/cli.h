@@ -10,6 +10,9 @@
 typedef enum sd_opt_type {
     SD_OPT_FLAG,    /* int*, set to 1 */
     SD_OPT_STR,     /* const char**, points into argv */
+    SD_OPT_OUT,     /* const char**, as STR: a file the command writes. sd_cli_parse refuses one that cannot be
+                     * written (sd_out_file_check, "--NAME: ...") once every option is parsed, before the command
+                     * starts. */
     SD_OPT_INT,     /* long*, checked against [min, max] */
     SD_OPT_DOUBLE,  /* double*, checked against [min, max] */
     SD_OPT_CHOICE,  /* const char**, one of the values its metavar lists ("auto|real|synthetic") */
@@ -62,9 +65,9 @@ int sd_opts_parse(const sd_opt *opts, int argc, char **argv, const char **pos, i
                   int *help);
 void sd_opts_usage(FILE *f, const char *cmd, const char *synopsis, const char *description,
                    const sd_opt *opts);
-/* A command's options parsed against its table as sd_opts_parse does (no positional arguments beyond the table's);
- * --help prints the usage. Returns -1 to go on, or the exit code the command returns now: 0 after --help, the
- * usage error's code (its message printed). */
+/* A command's options parsed against its table as sd_opts_parse does (no positional arguments beyond the table's),
+ * then its OUT files checked; --help prints the usage. Returns -1 to go on, or the exit code the command returns
+ * now: 0 after --help, the usage error's or the unwritable file's code (its message printed). */
 int sd_cli_parse(const char *cmd, const char *synopsis, const char *description, const sd_opt *opts, int argc,
                  char **argv);
 /* Print "showdown CMD: MESSAGE" to stderr and return the exit code for status. */
@@ -82,6 +85,12 @@ int cmd_nightly(int argc, char **argv);
 int cmd_collect(int argc, char **argv);
 int cmd_env(int argc, char **argv);
 
+/* `showdown collect DIR`, also bench's --wait: with wait, poll every poll seconds until no task of the array is
+ * pending or running, then merge the cells (slurm/slurm.h). cmd names the command in messages. Returns the exit
+ * code: 0 when every cell is ok, SD_EXIT_FAIL when some are not. */
+struct sd_slurm_collect_opts;
+int sd_cli_collect(const char *cmd, const char *dir, int wait, double poll, const struct sd_slurm_collect_opts *co);
+
 /* The bench arguments every cell repeats: argv[1..argc) minus the options named in drop (long names, with
  * their values; opts says which take one). *out is malloc'd (strings point into argv); caller frees. */
 int sd_cli_common_args(const sd_opt *opts, int argc, char **argv, const char *const *drop, char ***out,
@@ -97,7 +106,7 @@ typedef struct sd_bench_exec {
     int wait;
     double poll;                   /* seconds between polls with --wait */
     long gpus;                     /* --gpus: the default --gres is gpu:N */
-    const char *db, *json;         /* with --wait: where collect stores the merged run */
+    const char *db, *json;         /* where the results go: a local run's, and with --wait collect's merged run */
     int no_db, quiet;
 } sd_bench_exec;
 

@@ -20,10 +20,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* What only the command line has: where the results go, and the modes that run nothing. */
+/* What only the command line has, beside the executor (sd_bench_exec: also where the results go, for a local run
+ * too): the modes that run nothing. */
 typedef struct bench_args {
-    const char *json, *db, *export_dir;
-    int describe, no_db;
+    const char *export_dir;
+    int describe;
 } bench_args;
 
 /* After --describe, --json's FILE may be left out (stdout, as `--json -`): the option table has no optional
@@ -77,13 +78,13 @@ static int probe_out_dir(const char *path, const char *what) {
 }
 
 /* An output that cannot be written is said before the measuring, not after (a plan on stdout is none). */
-static int check_outputs(const bench_args *a) {
-    int plan_stdout = a->describe && a->json && strcmp(a->json, "-") == 0;
-    if (a->json && !plan_stdout) {
-        SD_TRY(sd_out_file_check(a->json, "--json"));
-        SD_TRY(probe_out_dir(a->json, "--json"));
+static int check_outputs(const bench_args *a, const sd_bench_exec *x) {
+    int plan_stdout = a->describe && x->json && strcmp(x->json, "-") == 0;
+    if (x->json && !plan_stdout) {
+        SD_TRY(sd_out_file_check(x->json, "--json"));
+        SD_TRY(probe_out_dir(x->json, "--json"));
     }
-    if (!a->no_db && a->db) SD_TRY(sd_out_path_ok(a->db, "--db"));
+    if (!x->no_db && x->db) SD_TRY(sd_out_path_ok(x->db, "--db"));
     return 0;
 }
 
@@ -100,9 +101,9 @@ static int run_slurm(sd_bench_exec *x, const sd_opt *opts, int argc, char **argv
 }
 
 /* The matrix here, cell after cell: the summary table, the database run and --json; the exit code. */
-static int run_local(const sd_bench_opts *o, const sd_bench_matrix *m, const bench_args *a) {
+static int run_local(const sd_bench_opts *o, const sd_bench_matrix *m, const sd_bench_exec *x) {
     sd_sig_install();
-    const char *dbp = a->no_db ? NULL : a->db ? a->db : DB_DEFAULT_PATH;
+    const char *dbp = x->no_db ? NULL : x->db ? x->db : DB_DEFAULT_PATH;
     json_t *doc = NULL;
     sd_bench_outcome out;
     int rc = sd_bench_matrix_run(o, m->cells, m->ncells, dbp, &doc, &out);
@@ -115,8 +116,8 @@ static int run_local(const sd_bench_opts *o, const sd_bench_matrix *m, const ben
         sd_results_print_table(stdout, doc);
         sd_results_print_overhead(stdout, doc);
         if (dbp && !out.db_status && !o->quiet) fprintf(stderr, "run %lld stored in %s\n", (long long)out.run_id, dbp);
-        if (a->json && (rc = sd_json_write_atomic(doc, a->json)) == 0 && !o->quiet)
-            fprintf(stderr, "results written to %s\n", a->json);
+        if (x->json && (rc = sd_json_write_atomic(doc, x->json)) == 0 && !o->quiet)
+            fprintf(stderr, "results written to %s\n", x->json);
         json_decref(doc);
     }
     if (rc == 0 && out.db_status)
@@ -164,9 +165,9 @@ int cmd_bench(int argc, char **argv) {
         {"device", SD_OPT_CHOICE, &o.device, "auto|cpu|cuda", "framework runners' device (default auto)", 0, 0},
         {"python", SD_OPT_STR, &o.python, "PATH",
          "interpreter for the pytorch runner (default: the newest torch, --venvs/torch or /usr/bin/python3's)", 0, 0},
-        {"json", SD_OPT_STR, &a.json, "FILE", "write the results (showdown-results/1) to FILE, atomically", 0, 0},
-        {"db", SD_OPT_STR, &a.db, "FILE", "store the run in this results database (default " DB_DEFAULT_PATH ")", 0, 0},
-        {"no-db", SD_OPT_FLAG, &a.no_db, NULL, "do not store the run in a database", 0, 0},
+        {"json", SD_OPT_STR, &x.json, "FILE", "write the results (showdown-results/1) to FILE, atomically", 0, 0},
+        {"db", SD_OPT_STR, &x.db, "FILE", "store the run in this results database (default " DB_DEFAULT_PATH ")", 0, 0},
+        {"no-db", SD_OPT_FLAG, &x.no_db, NULL, "do not store the run in a database", 0, 0},
         {"quiet", SD_OPT_FLAG, &o.quiet, NULL, "no progress or notes on stderr", 0, 0},
         {"executor", SD_OPT_CHOICE, &x.executor, "local|slurm", "local (default): run here; slurm: one job array, a task per cell", 0, 0},
         {"partition", SD_OPT_STR, &x.partition, "P", "slurm: partition (sbatch --partition)", 0, 0},
@@ -188,17 +189,14 @@ int cmd_bench(int argc, char **argv) {
                       "pass(es), then a timed pass; seconds per 1,000 images, outputs copied to the host included.",
                       opts, argc, argv);
     if (code >= 0) return code;
-    int rc = 0;
-    x.db = a.db;
-    x.json = a.json;
-    x.no_db = a.no_db;
     x.quiet = o.quiet;
     if (x.resubmit) return sd_bench_slurm(&x, opts, argc, argv, NULL, 0);
     if (!o.workload) {
         sd_err(SD_EUSAGE, "--workload is required (e.g. --workload mnist_mlp; see --help)");
         return sd_cli_fail("bench", SD_EUSAGE);
     }
-    if ((rc = check_outputs(&a)) != 0) return sd_cli_fail("bench", rc);
+    int rc = check_outputs(&a, &x);
+    if (rc) return sd_cli_fail("bench", rc);
     sd_bench_matrix m;
     if ((rc = sd_bench_matrix_new(&m, &o)) != 0) goto done;
     if (a.export_dir) {
@@ -207,7 +205,7 @@ int cmd_bench(int argc, char **argv) {
         goto done;
     }
     if (a.describe) {
-        rc = describe(&o, &m, a.json);
+        rc = describe(&o, &m, x.json);
         goto done;
     }
     if (strcmp(x.executor, "slurm") == 0) {   /* the matrix as cells of one job array */
@@ -215,7 +213,7 @@ int cmd_bench(int argc, char **argv) {
         sd_bench_matrix_free(&m);
         return code;
     }
-    code = run_local(&o, &m, &a);
+    code = run_local(&o, &m, &x);
     sd_bench_matrix_free(&m);
     return code;
 done:

@@ -1,6 +1,6 @@
 /* cmd_collect — `showdown collect DIR`: merge the cells of a Slurm job array (bench --executor slurm) into
  * one run of the results database and DIR/merged.json; report failed, timed-out and missing cells and the
- * command that resubmits only those. */
+ * command that resubmits only those (sd_cli_collect, which bench --executor slurm --wait calls too). */
 #include "cmd/cli.h"
 #include "core/err.h"
 #include "core/sig.h"
@@ -8,6 +8,13 @@
 #include "slurm/slurm.h"
 
 #include <stdio.h>
+
+int sd_cli_collect(const char *cmd, const char *dir, int wait, double poll, const sd_slurm_collect_opts *co) {
+    int nbad = 0, rc = wait ? sd_slurm_wait(dir, poll, co->quiet) : 0;
+    if (rc == 0) rc = sd_slurm_collect(dir, co, stdout, &nbad);
+    if (rc) return sd_cli_fail(cmd, rc);
+    return nbad ? SD_EXIT_FAIL : SD_EXIT_OK;
+}
 
 int cmd_collect(int argc, char **argv) {
     sd_slurm_collect_opts co = {0};
@@ -32,11 +39,6 @@ int cmd_collect(int argc, char **argv) {
                       "Exit 0 when every cell is ok, 1 when some are not, 7 while tasks are still pending or running.",
                       opts, argc, argv);
     if (code >= 0) return code;
-    int rc = 0;
     sd_sig_install_immediate();
-    if (wait && (rc = sd_slurm_wait(dir, poll, co.quiet)) != 0) return sd_cli_fail("collect", rc);
-    int nbad = 0;
-    rc = sd_slurm_collect(dir, &co, stdout, &nbad);
-    if (rc) return sd_cli_fail("collect", rc);
-    return nbad ? SD_EXIT_FAIL : SD_EXIT_OK;
+    return sd_cli_collect("collect", dir, wait, poll, &co);
 }

@@ -151,7 +151,7 @@ static int check_required(json_t *doc, const sd_list *req) {
 int cmd_env(int argc, char **argv) {
     const char *json_path = NULL, *venvs = NULL, *python = NULL, *mnist = NULL;
     sd_list require = {0};
-    int no_probe = 0, help = 0;
+    int no_probe = 0;
     char names[512];   /* what --require accepts: every back-end and framework runner */
     size_t len = 0;
     for (size_t i = 0; i < sizeof backends / sizeof *backends; i++)
@@ -168,15 +168,12 @@ int cmd_env(int argc, char **argv) {
         {"no-probe", SD_OPT_FLAG, &no_probe, NULL, "do not start Python to import each framework (faster)", 0, 0},
         {0},
     };
-    if (sd_opts_parse(opts, argc, argv, NULL, 0, NULL, &help) < 0) return sd_cli_fail("env", SD_EUSAGE);
-    if (help) {
-        sd_opts_usage(stdout, "env", "[options]",
-                      "Print the environment fingerprint every result carries, and for each back-end and framework runner\n"
-                      "whether it is built and runnable here, with the reason when not. Exit 0; with --require, 4 when a\n"
-                      "named back-end or framework cannot run.",
-                      opts);
-        return SD_EXIT_OK;
-    }
+    int code = sd_cli_parse("env", "[options]",
+                            "Print the environment fingerprint every result carries, and for each back-end and framework runner\n"
+                            "whether it is built and runnable here, with the reason when not. Exit 0; with --require, 4 when a\n"
+                            "named back-end or framework cannot run.",
+                            opts, argc, argv);
+    if (code >= 0) return code;
     json_t *doc = json_object();
     char ver[128];
     snprintf(ver, sizeof ver, "%s (%s%s)", SD_VERSION, SD_GIT_COMMIT, SD_GIT_DIRTY ? ", dirty" : "");

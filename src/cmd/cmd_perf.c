@@ -477,7 +477,7 @@ int cmd_perf(int argc, char **argv) {
         {"precision", SD_OPT_CHOICE, &a.precision, "fp32|tf32|bf16", "fp32 (default), tf32 (cuDNN) or bf16 (dnnl on a CPU "
          "with AVX512_BF16 or AMX; docs/precision.md)", 0, 0},
         {"workloads", SD_OPT_STR, &a.workloads_dir, "DIR", "directory of workload specs (default ./workloads)", 0, 0},
-        {"json", SD_OPT_STR, &a.json, "FILE", "write the measurements as JSON to FILE, atomically", 0, 0},
+        {"json", SD_OPT_OUT, &a.json, "FILE", "write the measurements as JSON to FILE, atomically", 0, 0},
         {0},
     };
     int code = sd_cli_parse("perf", "[options]",
@@ -486,7 +486,6 @@ int cmd_perf(int argc, char **argv) {
                       opts, argc, argv);
     if (code >= 0) return code;
     int rc = 0;
-    if (a.json && (rc = sd_out_file_check(a.json, "--json")) != 0) return sd_cli_fail("perf", rc);
     sd_sig_install_immediate();
     if (a.threads <= 0) a.threads = sysconf(_SC_NPROCESSORS_ONLN);
     if (!wl.n) sd_list_split(&wl, "mnist_mlp,mnist_cnn,cifar10_vgg");

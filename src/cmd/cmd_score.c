@@ -318,7 +318,7 @@ int cmd_score(int argc, char **argv) {
         {"offline", SD_OPT_FLAG, &a.offline, NULL, "use the committed snapshot only (no git, no network)", 0, 0},
         {"method", SD_OPT_CHOICE, &a.method, "v1|v2", "scoring method: v2 (default, ranges; scoring/method.json) or v1 "
          "(scoring/method-v1.json, the earlier results)", 0, 0},
-        {"json", SD_OPT_STR, &a.json, "FILE", "write scores as showdown-scores/1 JSON (scoring/README.md)", 0, 0},
+        {"json", SD_OPT_OUT, &a.json, "FILE", "write scores as showdown-scores/1 JSON (scoring/README.md)", 0, 0},
         {"as-of", SD_OPT_STR, &a.as_of, "DATE", "measure git activity as of the end of DATE (YYYY-MM-DD, UTC); default: "
          "end of the day of the newest mirrored commit, else now", 0, 0},
         {"mirror-dir", SD_OPT_STR, &a.mirror_dir, "DIR", "read git mirrors <owner>+<name>.git or <name>.git from DIR", 0, 0},
@@ -342,10 +342,7 @@ int cmd_score(int argc, char **argv) {
                       "GITHUB_TOKEN, when set, is sent to the GitHub API only and never printed.",
                       opts, argc, argv);
     if (code >= 0) return code;
-    int rc = 0;
-    if (a.json && (rc = sd_out_file_check(a.json, "--json")) != 0) return sd_cli_fail("score", rc);
     sd_sig_install_immediate();
-    rc = run(&a);
-    if (rc < 0) return sd_cli_fail("score", rc);
-    return SD_EXIT_OK;
+    int rc = run(&a);
+    return rc < 0 ? sd_cli_fail("score", rc) : SD_EXIT_OK;
 }

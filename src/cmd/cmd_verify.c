@@ -22,7 +22,7 @@ int cmd_verify(int argc, char **argv) {
         {"results", SD_OPT_STR, &a.results, "FILE", "compare with this results file instead of the database", 0, 0},
         {"db", SD_OPT_STR, &a.db, "FILE", "results database for earlier measurements (default " DB_DEFAULT_PATH ")", 0, 0},
         {"workloads", SD_OPT_STR, &a.workloads, "DIR", "workload specs for a rerun (default ./workloads)", 0, 0},
-        {"json", SD_OPT_STR, &a.json, "FILE", "write the verdicts (showdown-verify/1) to FILE for the report", 0, 0},
+        {"json", SD_OPT_OUT, &a.json, "FILE", "write the verdicts (showdown-verify/1) to FILE for the report", 0, 0},
         {"quiet", SD_OPT_FLAG, &a.quiet, NULL, "no notes on stderr", 0, 0},
         {0},
     };
@@ -35,9 +35,7 @@ int cmd_verify(int argc, char **argv) {
                       "be checked, or none was measured; 3: a bad or empty published file.",
                       opts, argc, argv);
     if (code >= 0) return code;
-    int rc = 0;
-    if (a.json && (rc = sd_out_file_check(a.json, "--json")) != 0) return sd_cli_fail("verify", rc);
     sd_sig_install_immediate();
-    rc = sd_verify(&a, stdout);
+    int rc = sd_verify(&a, stdout);
     return rc < 0 ? sd_cli_fail("verify", rc) : rc;
 }

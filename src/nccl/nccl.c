@@ -105,17 +105,8 @@ static int nc_init(nn_reducer *red, int n) {
 }
 
 int nn_reducer_nccl_new(nn_reducer **out, nn_backend *const *bes, int n) {
-    *out = NULL;
-    if (n < 1 || n > NN_DP_MAX) return sd_err(SD_EUSAGE, "%d GPUs (1..%d)", n, NN_DP_MAX);
-    nn_reducer *red = calloc(1, sizeof *red);
-    nccl_ctx *c = calloc(1, sizeof *c);
-    if (!red || !c) { free(red); free(c); return sd_err(SD_ENOMEM, "out of memory"); }
-    red->ops = &nccl_ops;
-    red->nranks = n;
-    red->ctx = c;
-    for (int r = 0; r < n; r++) red->bes[r] = bes[r];
-    int rc = nc_init(red, n);
-    if (rc) { nn_reducer_free(red); return rc; }
-    *out = red;
-    return 0;
+    SD_TRY(nn_reducer_new(out, &nccl_ops, sizeof(nccl_ctx), bes, n, "GPUs"));
+    int rc = nc_init(*out, n);
+    if (rc) { nn_reducer_free(*out); *out = NULL; }
+    return rc;
 }

@@ -82,18 +82,23 @@ static void host_destroy(nn_reducer *red) {
 static const nn_reducer_ops host_ops = {.name = "host", .select = NULL, .allreduce = host_allreduce,
                                         .destroy = host_destroy};
 
-int nn_reducer_host_new(nn_reducer **out, nn_backend *const *bes, int n) {
+int nn_reducer_new(nn_reducer **out, const nn_reducer_ops *ops, size_t ctx_size, nn_backend *const *bes, int n,
+                   const char *ranks) {
     *out = NULL;
-    if (n < 1 || n > NN_DP_MAX) return sd_err(SD_EUSAGE, "%d replicas (1..%d)", n, NN_DP_MAX);
+    if (n < 1 || n > NN_DP_MAX) return sd_err(SD_EUSAGE, "%d %s (1..%d)", n, ranks, NN_DP_MAX);
     nn_reducer *red = calloc(1, sizeof *red);
-    host_ctx *h = calloc(1, sizeof *h);
-    if (!red || !h) { free(red); free(h); return sd_err(SD_ENOMEM, "out of memory"); }
-    red->ops = &host_ops;
+    void *ctx = calloc(1, ctx_size);
+    if (!red || !ctx) { free(red); free(ctx); return sd_err(SD_ENOMEM, "out of memory"); }
+    red->ops = ops;
     red->nranks = n;
-    red->ctx = h;
+    red->ctx = ctx;
     for (int r = 0; r < n; r++) red->bes[r] = bes[r];
     *out = red;
     return 0;
+}
+
+int nn_reducer_host_new(nn_reducer **out, nn_backend *const *bes, int n) {
+    return nn_reducer_new(out, &host_ops, sizeof(host_ctx), bes, n, "replicas");
 }
 
 void nn_reducer_free(nn_reducer *red) {

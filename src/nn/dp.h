@@ -30,6 +30,10 @@ struct nn_reducer {
     void *ctx;
 };
 
+/* The reducer shell every reduction starts from: ops over bes[0..n), a zeroed context of ctx_size bytes (ops->destroy
+ * frees it; free the reducer with nn_reducer_free). ranks names them in the range error ("replicas", "GPUs"). */
+int nn_reducer_new(nn_reducer **out, const nn_reducer_ops *ops, size_t ctx_size, nn_backend *const *bes, int n,
+                   const char *ranks);
 /* In-process reduction through host memory (download, sum in rank order, upload): deterministic. */
 int nn_reducer_host_new(nn_reducer **out, nn_backend *const *bes, int n);
 /* NCCL over the GPUs 0..n-1 of this process (ncclCommInitAll); SD_ENODEV with why where NCCL or the

@@ -48,6 +48,23 @@ static int add_id(const char **ids, const char **names, int *n, const char *id, 
 
 static const char *name_of(const json_t *v) { return json_string_value(json_object_get(v, "name")); }
 
+/* The index of category / criterion id in *c / *k, added when new (named name, else by its id); SD_ELIMIT past the
+ * bound. */
+static int add_cat(score_in *s, const char *path, const char *id, const char *name, int *c) {
+    *c = add_id(s->cat_id, s->cat_name, &s->ncat, id, name);
+    return *c < 0 ? sd_err(SD_ELIMIT, "%s: more than %d categories", path, SCORE_IN_MAX_IDS) : 0;
+}
+static int add_crit(score_in *s, const char *path, const char *id, const char *name, int *k) {
+    *k = add_id(s->crit_id, s->crit_name, &s->ncrit, id, name);
+    return *k < 0 ? sd_err(SD_ELIMIT, "%s: more than %d criteria", path, SCORE_IN_MAX_IDS) : 0;
+}
+
+/* The category a criterion names ("category"), added by its id when new; -1 when it names none (or past the bound). */
+static int crit_category(score_in *s, const json_t *v) {
+    const char *cat = json_string_value(json_object_get(v, "category"));
+    return cat ? add_id(s->cat_id, s->cat_name, &s->ncat, cat, NULL) : -1;
+}
+
 /* A criterion's value: "missing" (true, or the reason) reads NAN; a bare number is a normalised value. */
 static double crit_value(const json_t *v, const char *key) {
     if (json_is_number(v)) return strcmp(key, "normalised") == 0 ? num(v) : NAN;
@@ -74,24 +91,21 @@ static int read_method(score_in *s, const char *path) {
     iter ci = {cats, 0, NULL};
     const char *id;
     const json_t *v;
+    int c, k;
     while (iter_next(&ci, &id, &v)) {
-        int c = add_id(s->cat_id, s->cat_name, &s->ncat, id, name_of(v));
-        if (c < 0) return sd_err(SD_ELIMIT, "%s: more than %d categories", path, SCORE_IN_MAX_IDS);
+        SD_TRY(add_cat(s, path, id, name_of(v), &c));
         iter ki = {json_object_get(v, "criteria"), 0, NULL};
         const char *kid;
         const json_t *kv;
         while (iter_next(&ki, &kid, &kv)) {
-            int k = add_id(s->crit_id, s->crit_name, &s->ncrit, kid, name_of(kv));
-            if (k < 0) return sd_err(SD_ELIMIT, "%s: more than %d criteria", path, SCORE_IN_MAX_IDS);
+            SD_TRY(add_crit(s, path, kid, name_of(kv), &k));
             s->crit_cat[k] = c;
         }
     }
     iter mi = {json_is_object(method) ? json_object_get(method, "criteria") : NULL, 0, NULL};
     while (iter_next(&mi, &id, &v)) {
-        const char *cat = json_string_value(json_object_get(v, "category"));
-        int c = cat ? add_id(s->cat_id, s->cat_name, &s->ncat, cat, NULL) : -1;
-        int k = add_id(s->crit_id, s->crit_name, &s->ncrit, id, name_of(v));
-        if (k < 0) return sd_err(SD_ELIMIT, "%s: more than %d criteria", path, SCORE_IN_MAX_IDS);
+        c = crit_category(s, v);
+        SD_TRY(add_crit(s, path, id, name_of(v), &k));
         s->crit_cat[k] = c;
         s->crit_about[k] = json_string_value(json_object_get(v, "about"));
     }
@@ -124,8 +138,8 @@ static int read_fw(score_in *s, const char *path, const json_t *fws, const char 
     const char *cid;
     const json_t *cv;
     while (iter_next(&c2, &cid, &cv)) {
-        int c = add_id(s->cat_id, s->cat_name, &s->ncat, cid, name_of(cv));
-        if (c < 0) return sd_err(SD_ELIMIT, "%s: more than %d categories", path, SCORE_IN_MAX_IDS);
+        int c;
+        SD_TRY(add_cat(s, path, cid, name_of(cv), &c));
         w->cat[c] = json_is_object(cv) ? num(json_object_get(cv, "score")) : num(cv);
     }
     iter c3 = {json_object_get(v, "category_ranges"), 0, NULL};
@@ -140,10 +154,8 @@ static int read_fw(score_in *s, const char *path, const json_t *fws, const char 
     while (iter_next(&k2, &cid, &cv)) {
         int k = find(s->crit_id, s->ncrit, cid);
         if (k < 0) {
-            k = add_id(s->crit_id, s->crit_name, &s->ncrit, cid, name_of(cv));
-            if (k < 0) return sd_err(SD_ELIMIT, "%s: more than %d criteria", path, SCORE_IN_MAX_IDS);
-            const char *cat = json_string_value(json_object_get(cv, "category"));
-            s->crit_cat[k] = cat ? add_id(s->cat_id, s->cat_name, &s->ncat, cat, NULL) : -1;
+            SD_TRY(add_crit(s, path, cid, name_of(cv), &k));
+            s->crit_cat[k] = crit_category(s, cv);
         }
         w->crit[k] = crit_value(cv, "normalised");
         w->crit_raw[k] = crit_value(cv, "raw");
