@@ -225,187 +225,187 @@ int rb_sec_bench_tables(rdoc *d, const rt_section *s) {
     return nw ? 0 : 1;
 }
 
-int rb_sec_bench_charts(rdoc *d, const rt_section *s) {
+/* Each workload's figure by one(d, s, workload, its grid): 1 added, 0 none for that workload. The section: 0 when
+ * any workload added one, 1 when none did (no data), or an error. */
+static int per_workload(rdoc *d, const rt_section *s, int (*one)(rdoc *, const rt_section *, const char *, const grid *)) {
     const char *wl[64];
     int nw = rb_workloads(d, wl, 64), added = 0;
-    (void)s;
     for (int w = 0; w < nw; w++) {
         grid g;
         make_grid(d, wl[w], &g);
-        int cols[64], ns = 0, any = 0;
-        for (int c = 0; c < g.nc; c++) if (!g.pub[c]) cols[ns++] = c;
-        if (ns == 0 || g.nr == 0) continue;
-        /* only rows that have a measured run */
-        int rows[64], nr = 0;
-        for (int r = 0; r < g.nr; r++) {
+        int rc = one(d, s, wl[w], &g);
+        if (rc < 0) return rc;
+        added += rc;
+    }
+    return added ? 0 : 1;
+}
+
+static int chart_of(rdoc *d, const rt_section *s, const char *wl, const grid *g) {
+    (void)s;
+    int cols[64], ns = 0, any = 0;
+    for (int c = 0; c < g->nc; c++) if (!g->pub[c]) cols[ns++] = c;
+    if (ns == 0 || g->nr == 0) return 0;
+    /* only rows that have a measured run */
+    int rows[64], nr = 0;
+    for (int r = 0; r < g->nr; r++) {
+        int has = 0;
+        for (int k = 0; k < ns; k++) has |= g->cell[r][cols[k]] != NULL && !g->cell[r][cols[k]]->failed;
+        if (has) rows[nr++] = r;
+    }
+    render_bar *b = rb_new_bar(d, nr, ns);
+    if (!b) return sd_err(SD_ENOMEM, "out of memory");
+    b->lo = NEW(d, double, nr * ns);
+    b->hi = NEW(d, double, nr * ns);
+    if (!b->lo || !b->hi) return sd_err(SD_ENOMEM, "out of memory");
+    double mx = 0;
+    int projected = 0;
+    for (int k = 0; k < ns; k++) b->series[k] = g->cols[cols[k]];
+    for (int i = 0; i < nr; i++) {
+        b->groups[i] = g->rows[rows[i]];
+        for (int k = 0; k < ns; k++) {
+            const rm_run *r = g->cell[rows[i]][cols[k]];
+            int j = i * ns + k;
+            b->lo[j] = b->hi[j] = NAN;
+            if (!r || r->failed) continue;
+            int pj;   /* per full epoch, as the tables: a cut epoch's spread scaled with it */
+            double full = rb_full_epoch_s(r, &pj), scale = pj ? full / r->steady_epoch_s.median : 1;
+            b->v[j] = full;
+            b->lo[j] = r->steady_epoch_s.min * scale;
+            b->hi[j] = r->steady_epoch_s.max * scale;
+            if (pj) projected = r->max_batches;
+            if (!isnan(b->v[j])) any = 1;
+            if (b->v[j] > mx) mx = b->v[j];
+        }
+    }
+    if (!any) return 0;
+    b->dec = rb_time_decimals(mx);
+    b->xlabel = projected ? "time per full epoch (s), projected: median, whiskers min–max"
+                          : "time per full epoch (s), steady state: median, whiskers min–max";
+    render_fig *f = rb_new_fig(d, RENDER_FIG_BAR, render_printf(d->a, "bench-%s-chart", rb_slug(d, wl)),
+                               render_printf(d->a, "%s: time per full epoch", wl));
+    if (!f) return sd_err(SD_ENOMEM, "out of memory");
+    f->u.bar = b;
+    if (projected)
+        f->note = render_printf(d->a, "Projected to the data set's full epoch from a steady epoch cut to %d batches.", projected);
+    SD_TRY(rb_add_fig(d, f));
+    return 1;
+}
+
+int rb_sec_bench_charts(rdoc *d, const rt_section *s) { return per_workload(d, s, chart_of); }
+
+static int accuracy_of(rdoc *d, const rt_section *s, const char *wl, const grid *g) {
+    (void)s;
+    int nmeas = 0;
+    for (int c = 0; c < g->nc; c++) nmeas += !g->pub[c];
+    render_line *l = NEW(d, render_line, 1);
+    if (!l) return sd_err(SD_ENOMEM, "out of memory");
+    l->series = NEW(d, const char *, g->nr * g->nc);
+    l->npts = NEW(d, int, g->nr * g->nc);
+    l->x = NEW(d, double *, g->nr * g->nc);
+    l->y = NEW(d, double *, g->nr * g->nc);
+    if (!l->series || !l->npts || !l->x || !l->y) return sd_err(SD_ENOMEM, "out of memory");
+    for (int r = 0; r < g->nr; r++)
+        for (int c = 0; c < g->nc; c++) {
+            const rm_run *run = g->cell[r][c];
+            if (!run || g->pub[c] || run->failed || run->nepochs == 0) continue;
             int has = 0;
-            for (int k = 0; k < ns; k++) has |= g.cell[r][cols[k]] != NULL && !g.cell[r][cols[k]]->failed;
-            if (has) rows[nr++] = r;
+            for (int e = 0; e < run->nepochs; e++) has |= !isnan(run->epochs[e].accuracy);
+            if (!has) continue;
+            int k = l->nseries++;
+            l->series[k] = nmeas > 1 ? render_printf(d->a, "%s on %s", g->rows[r], g->cols[c]) : g->rows[r];
+            l->npts[k] = run->nepochs;
+            l->x[k] = NEW(d, double, run->nepochs);
+            l->y[k] = NEW(d, double, run->nepochs);
+            if (!l->x[k] || !l->y[k]) return sd_err(SD_ENOMEM, "out of memory");
+            for (int e = 0; e < run->nepochs; e++) {
+                l->x[k][e] = run->epochs[e].epoch;
+                l->y[k][e] = run->epochs[e].accuracy;
+            }
         }
-        render_bar *b = rb_new_bar(d, nr, ns);
-        if (!b) return sd_err(SD_ENOMEM, "out of memory");
-        b->lo = NEW(d, double, nr * ns);
-        b->hi = NEW(d, double, nr * ns);
-        if (!b->lo || !b->hi) return sd_err(SD_ENOMEM, "out of memory");
+    if (l->nseries == 0) return 0;
+    /* the whole 0–1 scale: a 1.6-point wiggle must not look like a trend */
+    l->ymin = 0;
+    l->ymax = 1;
+    l->xlabel = "epoch";
+    l->ylabel = "test accuracy";
+    l->x_integer = 1;
+    render_fig *f = rb_new_fig(d, RENDER_FIG_LINE, render_printf(d->a, "accuracy-%s", rb_slug(d, wl)),
+                               render_printf(d->a, "%s: test accuracy per epoch (median over repeats)", wl));
+    if (!f) return sd_err(SD_ENOMEM, "out of memory");
+    f->u.line = l;
+    SD_TRY(rb_add_fig(d, f));
+    return 1;
+}
+
+int rb_sec_accuracy(rdoc *d, const rt_section *s) { return per_workload(d, s, accuracy_of); }
+
+static int first_steady_of(rdoc *d, const rt_section *s, const char *wl, const grid *g) {
+    const rm_run *runs[256];
+    const char *labels[256];
+    int n = 0;
+    int nmeas = 0;
+    for (int c = 0; c < g->nc; c++) nmeas += !g->pub[c];
+    for (int r = 0; r < g->nr; r++)
+        for (int c = 0; c < g->nc && n < 256; c++) {
+            const rm_run *run = g->cell[r][c];
+            if (!run || g->pub[c] || run->failed) continue;
+            if (isnan(run->first_epoch_s.median) && isnan(run->steady_epoch_s.median)) continue;
+            runs[n] = run;
+            labels[n++] = nmeas > 1 ? render_printf(d->a, "%s on %s", g->rows[r], g->cols[c]) : g->rows[r];
+        }
+    if (n == 0) return 0;
+    const char *slug = rb_slug(d, wl);
+    if (s->show & RT_SHOW_CHART) {
+        render_bar *b = rb_new_bar(d, n, 2);
+        render_fig *f = b ? rb_new_fig(d, RENDER_FIG_BAR, render_printf(d->a, "first-steady-%s-chart", slug),
+                                       render_printf(d->a, "%s: first epoch vs steady state", wl)) : NULL;
+        if (!f) return sd_err(SD_ENOMEM, "out of memory");
+        b->series[0] = "first epoch";
+        b->series[1] = "steady-state epoch (median)";
+        b->colors = NEW(d, int, 2);
+        if (!b->colors) return sd_err(SD_ENOMEM, "out of memory");
+        b->colors[0] = 3;
+        b->colors[1] = 0;
         double mx = 0;
-        int projected = 0;
-        for (int k = 0; k < ns; k++) b->series[k] = g.cols[cols[k]];
-        for (int i = 0; i < nr; i++) {
-            b->groups[i] = g.rows[rows[i]];
-            for (int k = 0; k < ns; k++) {
-                const rm_run *r = g.cell[rows[i]][cols[k]];
-                int j = i * ns + k;
-                b->lo[j] = b->hi[j] = NAN;
-                if (!r || r->failed) continue;
-                int pj;   /* per full epoch, as the tables: a cut epoch's spread scaled with it */
-                double full = rb_full_epoch_s(r, &pj), scale = pj ? full / r->steady_epoch_s.median : 1;
-                b->v[j] = full;
-                b->lo[j] = r->steady_epoch_s.min * scale;
-                b->hi[j] = r->steady_epoch_s.max * scale;
-                if (pj) projected = r->max_batches;
-                if (!isnan(b->v[j])) any = 1;
-                if (b->v[j] > mx) mx = b->v[j];
-            }
+        for (int i = 0; i < n; i++) {
+            b->groups[i] = labels[i];
+            b->v[i * 2] = runs[i]->first_epoch_s.median;
+            b->v[i * 2 + 1] = runs[i]->steady_epoch_s.median;
+            if (b->v[i * 2] > mx) mx = b->v[i * 2];
         }
-        if (!any) continue;
         b->dec = rb_time_decimals(mx);
-        b->xlabel = projected ? "time per full epoch (s), projected: median, whiskers min–max"
-                              : "time per full epoch (s), steady state: median, whiskers min–max";
-        render_fig *f = rb_new_fig(d, RENDER_FIG_BAR, render_printf(d->a, "bench-%s-chart", rb_slug(d, wl[w])),
-                                   render_printf(d->a, "%s: time per full epoch", wl[w]));
-        if (!f) return sd_err(SD_ENOMEM, "out of memory");
+        b->xlabel = "epoch time (s)";
         f->u.bar = b;
-        if (projected)
-            f->note = render_printf(d->a, "Projected to the data set's full epoch from a steady epoch cut to %d batches.", projected);
         SD_TRY(rb_add_fig(d, f));
-        added++;
     }
-    return added ? 0 : 1;
-}
-
-int rb_sec_accuracy(rdoc *d, const rt_section *s) {
-    const char *wl[64];
-    int nw = rb_workloads(d, wl, 64), added = 0;
-    (void)s;
-    for (int w = 0; w < nw; w++) {
-        grid g;
-        make_grid(d, wl[w], &g);
-        int nmeas = 0;
-        for (int c = 0; c < g.nc; c++) nmeas += !g.pub[c];
-        render_line *l = NEW(d, render_line, 1);
-        if (!l) return sd_err(SD_ENOMEM, "out of memory");
-        l->series = NEW(d, const char *, g.nr * g.nc);
-        l->npts = NEW(d, int, g.nr * g.nc);
-        l->x = NEW(d, double *, g.nr * g.nc);
-        l->y = NEW(d, double *, g.nr * g.nc);
-        if (!l->series || !l->npts || !l->x || !l->y) return sd_err(SD_ENOMEM, "out of memory");
-        for (int r = 0; r < g.nr; r++)
-            for (int c = 0; c < g.nc; c++) {
-                const rm_run *run = g.cell[r][c];
-                if (!run || g.pub[c] || run->failed || run->nepochs == 0) continue;
-                int has = 0;
-                for (int e = 0; e < run->nepochs; e++) has |= !isnan(run->epochs[e].accuracy);
-                if (!has) continue;
-                int k = l->nseries++;
-                l->series[k] = nmeas > 1 ? render_printf(d->a, "%s on %s", g.rows[r], g.cols[c]) : g.rows[r];
-                l->npts[k] = run->nepochs;
-                l->x[k] = NEW(d, double, run->nepochs);
-                l->y[k] = NEW(d, double, run->nepochs);
-                if (!l->x[k] || !l->y[k]) return sd_err(SD_ENOMEM, "out of memory");
-                for (int e = 0; e < run->nepochs; e++) {
-                    l->x[k][e] = run->epochs[e].epoch;
-                    l->y[k][e] = run->epochs[e].accuracy;
-                }
-            }
-        if (l->nseries == 0) continue;
-        /* the whole 0–1 scale: a 1.6-point wiggle must not look like a trend */
-        l->ymin = 0;
-        l->ymax = 1;
-        l->xlabel = "epoch";
-        l->ylabel = "test accuracy";
-        l->x_integer = 1;
-        render_fig *f = rb_new_fig(d, RENDER_FIG_LINE, render_printf(d->a, "accuracy-%s", rb_slug(d, wl[w])),
-                                   render_printf(d->a, "%s: test accuracy per epoch (median over repeats)", wl[w]));
+    if (s->show & RT_SHOW_TABLE) {
+        render_table *t = rb_new_table(d, n, 5);
+        render_fig *f = t ? rb_new_fig(d, RENDER_FIG_TABLE, render_printf(d->a, "first-steady-%s-table", slug),
+                                       render_printf(d->a, "%s: warm-up, steady state, validation, throughput", wl)) : NULL;
         if (!f) return sd_err(SD_ENOMEM, "out of memory");
-        f->u.line = l;
+        static const char *const cn[] = {"First epoch", "Steady epoch", "First / steady", "Validation", "Throughput"};
+        static const char *const un[] = {"s", "s, median", "×", "s, median", "images/s"};
+        static const signed char bst[] = {-1, -1, 0, -1, 1};
+        for (int c = 0; c < 5; c++) { t->cols[c] = cn[c]; t->units[c] = un[c]; t->best[c] = bst[c]; }
+        t->row_head = "Implementation";
+        double mx = 0;
+        for (int i = 0; i < n; i++) {
+            const rm_run *r = runs[i];
+            t->rows[i] = labels[i];
+            t->v[i * 5] = r->first_epoch_s.median;
+            t->v[i * 5 + 1] = r->steady_epoch_s.median;
+            t->v[i * 5 + 2] = r->first_epoch_s.median / r->steady_epoch_s.median;
+            t->v[i * 5 + 3] = r->val_s.median;
+            t->v[i * 5 + 4] = r->images_per_s.median;
+            if (r->first_epoch_s.median > mx) mx = r->first_epoch_s.median;
+        }
+        t->dec[0] = t->dec[1] = t->dec[3] = rb_time_decimals(mx);
+        t->dec[2] = 2;
+        t->dec[4] = 0;
+        f->u.table = t;
         SD_TRY(rb_add_fig(d, f));
-        added++;
     }
-    return added ? 0 : 1;
+    return 1;
 }
 
-int rb_sec_first_steady(rdoc *d, const rt_section *s) {
-    const char *wl[64];
-    int nw = rb_workloads(d, wl, 64), added = 0;
-    for (int w = 0; w < nw; w++) {
-        grid g;
-        make_grid(d, wl[w], &g);
-        const rm_run *runs[256];
-        const char *labels[256];
-        int n = 0;
-        int nmeas = 0;
-        for (int c = 0; c < g.nc; c++) nmeas += !g.pub[c];
-        for (int r = 0; r < g.nr; r++)
-            for (int c = 0; c < g.nc && n < 256; c++) {
-                const rm_run *run = g.cell[r][c];
-                if (!run || g.pub[c] || run->failed) continue;
-                if (isnan(run->first_epoch_s.median) && isnan(run->steady_epoch_s.median)) continue;
-                runs[n] = run;
-                labels[n++] = nmeas > 1 ? render_printf(d->a, "%s on %s", g.rows[r], g.cols[c]) : g.rows[r];
-            }
-        if (n == 0) continue;
-        const char *slug = rb_slug(d, wl[w]);
-        if (s->show & RT_SHOW_CHART) {
-            render_bar *b = rb_new_bar(d, n, 2);
-            render_fig *f = b ? rb_new_fig(d, RENDER_FIG_BAR, render_printf(d->a, "first-steady-%s-chart", slug),
-                                           render_printf(d->a, "%s: first epoch vs steady state", wl[w])) : NULL;
-            if (!f) return sd_err(SD_ENOMEM, "out of memory");
-            b->series[0] = "first epoch";
-            b->series[1] = "steady-state epoch (median)";
-            b->colors = NEW(d, int, 2);
-            if (!b->colors) return sd_err(SD_ENOMEM, "out of memory");
-            b->colors[0] = 3;
-            b->colors[1] = 0;
-            double mx = 0;
-            for (int i = 0; i < n; i++) {
-                b->groups[i] = labels[i];
-                b->v[i * 2] = runs[i]->first_epoch_s.median;
-                b->v[i * 2 + 1] = runs[i]->steady_epoch_s.median;
-                if (b->v[i * 2] > mx) mx = b->v[i * 2];
-            }
-            b->dec = rb_time_decimals(mx);
-            b->xlabel = "epoch time (s)";
-            f->u.bar = b;
-            SD_TRY(rb_add_fig(d, f));
-        }
-        if (s->show & RT_SHOW_TABLE) {
-            render_table *t = rb_new_table(d, n, 5);
-            render_fig *f = t ? rb_new_fig(d, RENDER_FIG_TABLE, render_printf(d->a, "first-steady-%s-table", slug),
-                                           render_printf(d->a, "%s: warm-up, steady state, validation, throughput", wl[w])) : NULL;
-            if (!f) return sd_err(SD_ENOMEM, "out of memory");
-            static const char *const cn[] = {"First epoch", "Steady epoch", "First / steady", "Validation", "Throughput"};
-            static const char *const un[] = {"s", "s, median", "×", "s, median", "images/s"};
-            static const signed char bst[] = {-1, -1, 0, -1, 1};
-            for (int c = 0; c < 5; c++) { t->cols[c] = cn[c]; t->units[c] = un[c]; t->best[c] = bst[c]; }
-            t->row_head = "Implementation";
-            double mx = 0;
-            for (int i = 0; i < n; i++) {
-                const rm_run *r = runs[i];
-                t->rows[i] = labels[i];
-                t->v[i * 5] = r->first_epoch_s.median;
-                t->v[i * 5 + 1] = r->steady_epoch_s.median;
-                t->v[i * 5 + 2] = r->first_epoch_s.median / r->steady_epoch_s.median;
-                t->v[i * 5 + 3] = r->val_s.median;
-                t->v[i * 5 + 4] = r->images_per_s.median;
-                if (r->first_epoch_s.median > mx) mx = r->first_epoch_s.median;
-            }
-            t->dec[0] = t->dec[1] = t->dec[3] = rb_time_decimals(mx);
-            t->dec[2] = 2;
-            t->dec[4] = 0;
-            f->u.table = t;
-            SD_TRY(rb_add_fig(d, f));
-        }
-        added++;
-    }
-    return added ? 0 : 1;
-}
+int rb_sec_first_steady(rdoc *d, const rt_section *s) { return per_workload(d, s, first_steady_of); }
