@@ -93,7 +93,7 @@ EOF
 run_full() { $REP --results "$t/results.json" "$t/published.json" --scores "$t/scores.json" --out "$1" --format pdf,svg,md; }
 expect 0 "full report" run_full "$t/a"
 has "$t/out" "showdown.pdf" "says where the PDF is"
-has "$t/out" "omitted for lack of data: showdown, phase_tables, frameworks, verification, regressions, history" "names the sections without data"
+has "$t/out" "omitted for lack of data: showdown, phase_tables, precision, frameworks, verification, regressions, history" "names the sections without data"
 pages=$(pdfinfo "$t/a/showdown.pdf" | awk '/^Pages:/ {print $2}')
 if [ "${pages:-0}" -ge 6 ] && [ "${pages:-0}" -le 20 ]; then echo "ok: $pages pages"; else echo "FAIL: $pages pages"; fail=1; fi
 pdfinfo "$t/a/showdown.pdf" > "$t/info"

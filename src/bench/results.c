@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,6 +114,22 @@ static long long count_of(const json_t *v, long long max) {
     return json_is_integer(v) && json_integer_value(v) > 0 && json_integer_value(v) < max ? (long long)json_integer_value(v) : 0;
 }
 
+/* The summary's statistics a run view holds: a key each. */
+static const struct { const char *key; size_t offset; } view_stats[] = {
+    {"first_epoch_s", offsetof(sd_run_view, first_epoch_s)},
+    {"steady_epoch_s", offsetof(sd_run_view, steady_epoch_s)},
+    {"val_s", offsetof(sd_run_view, val_s)},
+    {"accuracy", offsetof(sd_run_view, accuracy)},
+    {"train_images_per_s", offsetof(sd_run_view, train_images_per_s)},
+    {"train_gflops", offsetof(sd_run_view, train_gflops)},
+    {"total_s", offsetof(sd_run_view, total_s)},
+    {"train_total_s", offsetof(sd_run_view, train_total_s)},
+    {"train_s", offsetof(sd_run_view, train_s)},
+    {"infer_s_per_1000", offsetof(sd_run_view, infer_s_per_1000)},
+    {"inference_s_per_1000_images", offsetof(sd_run_view, inference_s_per_1000)},
+    {"inference_gflops", offsetof(sd_run_view, inference_gflops)},
+};
+
 void sd_run_view_of(const json_t *run, sd_run_view *v) {
     memset(v, 0, sizeof *v);
     v->workload = json_object_get(run, "workload");
@@ -148,18 +165,8 @@ void sd_run_view_of(const json_t *run, sd_run_view *v) {
     const json_t *p = json_object_get(sum, "parameters");
     if (!p) p = json_object_get(json_object_get(run, "model"), "parameters");
     v->parameters = json_is_integer(p) ? (long long)json_integer_value(p) : 0;
-    v->first_epoch_s = sd_stat_read(json_object_get(sum, "first_epoch_s"));
-    v->steady_epoch_s = sd_stat_read(json_object_get(sum, "steady_epoch_s"));
-    v->val_s = sd_stat_read(json_object_get(sum, "val_s"));
-    v->accuracy = sd_stat_read(json_object_get(sum, "accuracy"));
-    v->train_images_per_s = sd_stat_read(json_object_get(sum, "train_images_per_s"));
-    v->train_gflops = sd_stat_read(json_object_get(sum, "train_gflops"));
-    v->total_s = sd_stat_read(json_object_get(sum, "total_s"));
-    v->train_total_s = sd_stat_read(json_object_get(sum, "train_total_s"));
-    v->train_s = sd_stat_read(json_object_get(sum, "train_s"));
-    v->infer_s_per_1000 = sd_stat_read(json_object_get(sum, "infer_s_per_1000"));
-    v->inference_s_per_1000 = sd_stat_read(json_object_get(sum, "inference_s_per_1000_images"));
-    v->inference_gflops = sd_stat_read(json_object_get(sum, "inference_gflops"));
+    for (size_t i = 0; i < sizeof view_stats / sizeof view_stats[0]; i++)
+        *(sd_stat *)((char *)v + view_stats[i].offset) = sd_stat_read(json_object_get(sum, view_stats[i].key));
     v->setting = json_string_value(json_object_get(set, "setting"));
     v->spec = json_string_value(json_object_get(json_object_get(run, "model"), "spec"));
     for (size_t s = 0; s < json_array_size(v->samples); s++) {

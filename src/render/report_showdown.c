@@ -137,22 +137,25 @@ static const char *wrap_name(rdoc *d, const char *s) {
     return render_strdup(d->a, buf);
 }
 
-/* A shaded table figure of nr rows and nc columns (t, its heat array and f from the report's arena); SD_ENOMEM. */
-static int heat_fig(rdoc *d, int nr, int nc, const char *id, const char *title, render_table **t, double **heat,
-                    render_fig **f) {
+/* A shaded table figure of nr rows and nc columns from the report's arena (its table in *t, the shades in
+ * *heat); NULL when out of memory. */
+static render_fig *heat_fig(rdoc *d, int nr, int nc, const char *id, const char *title, render_table **t,
+                            double **heat) {
     *t = rb_new_table(d, nr, nc);
     *heat = NEW(d, double, nr * nc);
-    *f = *t && *heat ? rb_new_fig(d, RENDER_FIG_TABLE, id, title) : NULL;
-    if (!*f) return sd_err(SD_ENOMEM, "out of memory");
-    (*t)->heat = *heat;
-    return 0;
+    render_fig *f = *t && *heat ? rb_new_fig(d, RENDER_FIG_TABLE, id, title) : NULL;
+    if (f) (*t)->heat = *heat;
+    return f;
 }
 
-/* A grid figure: a column per workload cols[0..nc) of g (names that wrap at their parts, two decimals, the shade
- * telling the fastest), nr rows headed row_head. */
-static int grid_fig(rdoc *d, const grid *g, const int *cols, int nc, int nr, const char *row_head, const char *id,
-                    const char *title, render_table **t, double **heat, render_fig **f) {
-    SD_TRY(heat_fig(d, nr, nc, id, title, t, heat, f));
+/* A grid figure of phase ph: a column per workload cols[0..nc) of g (names that wrap at their parts, two
+ * decimals, the shade telling the fastest), nr rows headed row_head; its id "<what>-<phase>" and title
+ * "<Phase>: <title>". NULL when out of memory. */
+static render_fig *grid_fig(rdoc *d, const grid *g, int ph, const int *cols, int nc, int nr, const char *row_head,
+                            const char *what, const char *title, render_table **t, double **heat) {
+    render_fig *f = heat_fig(d, nr, nc, render_printf(d->a, "%s-%s", what, phase_name[ph]),
+                             render_printf(d->a, "%s: %s", ph == PH_TRAIN ? "Training" : "Inference", title), t, heat);
+    if (!f) return NULL;
     (*t)->row_head = row_head;
     (*t)->compact = 1;
     for (int k = 0; k < nc; k++) {
@@ -160,7 +163,7 @@ static int grid_fig(rdoc *d, const grid *g, const int *cols, int nc, int nr, con
         (*t)->best[k] = 0;
         (*t)->dec[k] = 2;
     }
-    return 0;
+    return f;
 }
 
 /* The grid of one phase: rows = frameworks, columns = workloads, cells = × native shaded on a log scale. */
@@ -171,10 +174,9 @@ static int heat_grid(rdoc *d, const grid *g, int ph) {
     int nr = g->nf - 1;
     render_table *t;
     double *heat;
-    render_fig *f;
-    SD_TRY(grid_fig(d, g, cols, nc, nr, "Framework", render_printf(d->a, "showdown-%s", phase_name[ph]),
-                    render_printf(d->a, "%s: × native's time, each framework at its best setting",
-                                  ph == PH_TRAIN ? "Training" : "Inference"), &t, &heat, &f));
+    render_fig *f = grid_fig(d, g, ph, cols, nc, nr, "Framework", "showdown",
+                             "× native's time, each framework at its best setting", &t, &heat);
+    if (!f) return sd_err(SD_ENOMEM, "out of memory");
     for (int f2 = 1; f2 <= nr; f2++) {
         t->rows[f2 - 1] = g->fw[f2];   /* versions are on page 1 and in the tables per phase */
         for (int k = 0; k < nc; k++) {
@@ -205,8 +207,8 @@ static int keras_table(rdoc *d, const grid *g) {
     int nc = PH_N * nk;
     render_table *t;
     double *heat;
-    render_fig *f;
-    SD_TRY(heat_fig(d, g->nw, nc, "keras-backends", "Keras 3 on its back-ends, side by side", &t, &heat, &f));
+    render_fig *f = heat_fig(d, g->nw, nc, "keras-backends", "Keras 3 on its back-ends, side by side", &t, &heat);
+    if (!f) return sd_err(SD_ENOMEM, "out of memory");
     t->groups = NEW(d, const char *, nc);
     if (!t->groups) return sd_err(SD_ENOMEM, "out of memory");
     t->row_head = "Workload";
@@ -297,10 +299,10 @@ static int phase_table(rdoc *d, const grid *g, int ph, const nn_machine *mc) {
     int pct = mc->peak > 0, nc = 5 + pct;
     render_table *t;
     double *heat;
-    render_fig *f;
-    SD_TRY(heat_fig(d, nr, nc, render_printf(d->a, "phase-%s", phase_name[ph]),
-                    render_printf(d->a, "%s throughput per workload and framework", ph == PH_TRAIN ? "Training" : "Inference"),
-                    &t, &heat, &f));
+    render_fig *f = heat_fig(d, nr, nc, render_printf(d->a, "phase-%s", phase_name[ph]),
+                             render_printf(d->a, "%s throughput per workload and framework",
+                                           ph == PH_TRAIN ? "Training" : "Inference"), &t, &heat);
+    if (!f) return sd_err(SD_ENOMEM, "out of memory");
     t->compact = 1;   /* narrow numeric columns leave the row labels room for one line */
     t->row_head = "Workload · implementation";
     static const char *const cols[] = {"as shipped", "best", "best setting", "× native", "peak", "of limit"};
@@ -381,10 +383,9 @@ static int precision_grid(rdoc *d, const grid *g32, const grid *g16, int ph) {
     int nr = g16->nf;
     render_table *t;
     double *heat;
-    render_fig *f;
-    SD_TRY(grid_fig(d, g16, cols, nc, nr, "Implementation", render_printf(d->a, "bf16-%s", phase_name[ph]),
-                    render_printf(d->a, "%s: bf16 speed over fp32 speed, each at its best setting",
-                                  ph == PH_TRAIN ? "Training" : "Inference"), &t, &heat, &f));
+    render_fig *f = grid_fig(d, g16, ph, cols, nc, nr, "Implementation", "bf16",
+                             "bf16 speed over fp32 speed, each at its best setting", &t, &heat);
+    if (!f) return sd_err(SD_ENOMEM, "out of memory");
     for (int r = 0; r < nr; r++) {
         const char *fw = g16->fw[r];
         int f32 = -1;
