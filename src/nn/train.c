@@ -320,26 +320,30 @@ static int scaled_bce_backward(nn_backend *be, const nn_op *op, float *dlogits, 
     return scale_buf(be, so->inner, dlogits, (size_t)op->n * op->c, so->scale, NULL);
 }
 
-int nn_train_step(nn_model *m, nn_loss_scaler *s, uint64_t dropout_seed, int *stepped) {
+int nn_train_backward_scaled(nn_model *m, float scale, int *nonfinite) {
     nn_backend *be = m->be;
-    if (stepped) *stepped = 1;
-    SD_TRY(nn_model_forward(m, 1, dropout_seed));
-    if (!s) {
-        SD_TRY(nn_model_backward(m));
-        return nn_model_step(m);
-    }
-    scaled_ops so = {.ops = *be->ops, .inner = be->ops, .scale = s->scale};
+    scaled_ops so = {.ops = *be->ops, .inner = be->ops, .scale = scale};
     if (so.ops.softmax_xent_backward) so.ops.softmax_xent_backward = scaled_xent_backward;
     if (so.ops.sigmoid_bce_backward) so.ops.sigmoid_bce_backward = scaled_bce_backward;
     be->ops = &so.ops;
     int rc = nn_model_backward(m);
     be->ops = so.inner;
     SD_TRY(rc);
+    return scale_buf(be, be->ops, m->grads, m->nparams, 1.0f / scale, nonfinite);
+}
+
+int nn_train_step(nn_model *m, nn_loss_scaler *s, uint64_t dropout_seed, int *stepped) {
+    if (stepped) *stepped = 1;
+    SD_TRY(nn_model_forward(m, 1, dropout_seed));
+    if (!s) {
+        SD_TRY(nn_model_backward(m));
+        return nn_model_step(m);
+    }
     int nonfinite = 0;
-    SD_TRY(scale_buf(be, be->ops, m->grads, m->nparams, 1.0f / s->scale, &nonfinite));
+    SD_TRY(nn_train_backward_scaled(m, s->scale, &nonfinite));
     if (nn_loss_scaler_update(s, nonfinite)) return nn_model_step(m);
     if (stepped) *stepped = 0;   /* skipped: the gradients cleared as a step would leave them */
-    return be->ops->zero(be, m->grads, m->nparams * sizeof(float));
+    return m->be->ops->zero(m->be, m->grads, m->nparams * sizeof(float));
 }
 
 static void progress(const nn_train_opts *o, int epoch, int b, int nb, double ips) {

@@ -71,6 +71,10 @@ void nn_loss_scaler_init(nn_loss_scaler *s);
 int nn_loss_scaler_update(nn_loss_scaler *s, int nonfinite);
 /* Whether nn_train scales the loss on be with o (o->loss_scaling, the back-end's precision). */
 int nn_train_loss_scaling(const nn_backend *be, const nn_train_opts *o);
+/* The backward pass of a loss-scaled step, after a training forward: the loss gradient multiplied by scale before
+ * it flows back, every gradient of m->grads divided by it after; *nonfinite (not NULL): 1 if any of them is inf or
+ * NaN. The optimizer step is the caller's. */
+int nn_train_backward_scaled(nn_model *m, float scale, int *nonfinite);
 /* One training step on the batch already uploaded to m: forward (training mode, dropout_seed), backward and the
  * optimizer step. With s (not NULL) the backward is loss-scaled and the step may be skipped: *stepped (may be
  * NULL) says whether it was taken. */
