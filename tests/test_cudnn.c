@@ -1084,10 +1084,40 @@ Test(cudnn_algo, tolerance_per_family) {
 /* ---- on a GPU (make gpu-check): every convolution algorithm cuDNN accepts, and device memory ------------ */
 
 
-/* Runs algorithm `algo` of direction dir on descriptors d (FMA math) into out (host); 0, or 1 when cuDNN
- * declines the algorithm for this shape (workspace query or the call says NOT_SUPPORTED). */
-static int run_algo(cudnnHandle_t h, cu_descs *d, int dir, int algo, const float *x, const float *w, const float *dy,
-                    float *out, size_t nx, size_t nw, size_t ny) {
+/* A device copy of n floats in precision prec's storage type (fp32, or 16-bit by cudnn_half.h as the back-end's
+ * conversion kernels make it), and back to fp32 on the host. */
+static void *dev_in(const float *h, size_t n, cu_prec prec) {
+    void *d = NULL;
+    if (!cu_prec_half(prec)) {
+        cr_assert_eq(cudaMalloc(&d, n * 4), cudaSuccess);
+        cr_assert_eq(cudaMemcpy(d, h, n * 4, cudaMemcpyHostToDevice), cudaSuccess);
+        return d;
+    }
+    uint16_t *t = malloc(n * 2);
+    cr_assert_not_null(t);
+    for (size_t i = 0; i < n; i++) t[i] = prec == CU_PREC_BF16 ? nn_f32_to_bf16(h[i]) : nn_f32_to_f16(h[i]);
+    cr_assert_eq(cudaMalloc(&d, n * 2), cudaSuccess);
+    cr_assert_eq(cudaMemcpy(d, t, n * 2, cudaMemcpyHostToDevice), cudaSuccess);
+    free(t);
+    return d;
+}
+static void dev_out(float *h, const void *d, size_t n, cu_prec prec) {
+    if (!cu_prec_half(prec)) {
+        cr_assert_eq(cudaMemcpy(h, d, n * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+        return;
+    }
+    uint16_t *t = malloc(n * 2);
+    cr_assert_not_null(t);
+    cr_assert_eq(cudaMemcpy(t, d, n * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+    for (size_t i = 0; i < n; i++) h[i] = prec == CU_PREC_BF16 ? nn_bf16_to_f32(t[i]) : nn_f16_to_f32(t[i]);
+    free(t);
+}
+
+/* Runs algorithm `algo` of direction dir on descriptors d (made for prec: FMA math for fp32, 16-bit data and
+ * tensor-op math for fp16/bf16) into out (host, fp32); 0, or 1 when cuDNN declines the algorithm for this shape
+ * (workspace query or the call says NOT_SUPPORTED). */
+static int run_algo(cudnnHandle_t h, cu_descs *d, cu_prec prec, int dir, int algo, const float *x, const float *w,
+                    const float *dy, float *out, size_t nx, size_t nw, size_t ny) {
     size_t ws = 0;
     cudnnStatus_t st;
     if (dir == CU_FWD)
@@ -1100,17 +1130,11 @@ static int run_algo(cudnnHandle_t h, cu_descs *d, int dir, int algo, const float
                                                             (cudnnConvolutionBwdFilterAlgo_t)algo, &ws);
     if (st != CUDNN_STATUS_SUCCESS) return 1;
     if (ws > ((size_t)1 << 30)) return 1;
-    float *dx_, *dw_, *dy_;
+    void *dx_ = dev_in(x, nx, prec), *dw_ = dev_in(w, nw, prec), *dy_ = dev_in(dy, ny, prec);
     void *wsp = NULL;
-    cr_assert_eq(cudaMalloc((void **)&dx_, nx * 4), cudaSuccess);
-    cr_assert_eq(cudaMalloc((void **)&dw_, nw * 4), cudaSuccess);
-    cr_assert_eq(cudaMalloc((void **)&dy_, ny * 4), cudaSuccess);
     if (ws) cr_assert_eq(cudaMalloc(&wsp, ws), cudaSuccess);
-    cr_assert_eq(cudaMemcpy(dx_, x, nx * 4, cudaMemcpyHostToDevice), cudaSuccess);
-    cr_assert_eq(cudaMemcpy(dw_, w, nw * 4, cudaMemcpyHostToDevice), cudaSuccess);
-    cr_assert_eq(cudaMemcpy(dy_, dy, ny * 4, cudaMemcpyHostToDevice), cudaSuccess);
-    const float one = 1.0f, zero = 0.0f;
-    float *res;
+    const float one = 1.0f, zero = 0.0f;   /* float scalars for FLOAT and the pseudo-half configurations */
+    void *res;
     size_t nres;
     if (dir == CU_FWD) {
         st = cudnnConvolutionForward(h, &one, d->x, dx_, d->w, dw_, d->conv[dir], (cudnnConvolutionFwdAlgo_t)algo, wsp,
@@ -1128,7 +1152,8 @@ static int run_algo(cudnnHandle_t h, cu_descs *d, int dir, int algo, const float
     int declined = algo_declined(st);
     if (!declined) {
         cr_assert_eq(st, CUDNN_STATUS_SUCCESS, "%s: %s", cu_algo_name(dir, algo), cudnnGetErrorString(st));
-        cr_assert_eq(cudaMemcpy(out, res, nres * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+        cr_assert_eq(cudaDeviceSynchronize(), cudaSuccess);
+        dev_out(out, res, nres, prec);
     }
     cudaFree(dx_); cudaFree(dw_); cudaFree(dy_); cudaFree(wsp);
     return declined;
@@ -1136,11 +1161,22 @@ static int run_algo(cudnnHandle_t h, cu_descs *d, int dir, int algo, const float
 
 /* For each convolution of the workloads (batch 4), every forward, backward-data and backward-filter algorithm
  * cuDNN accepts for the shape is run and compared with the reference at its family's tolerance; each line
- * names the algorithm. At least one algorithm per direction must be usable. */
-Test(cudnn_gpu, every_usable_conv_algorithm, .timeout = 900) {
+ * names the algorithm. At least one algorithm per direction must be usable. fp16, bf16: the same on descriptors
+ * in the 16-bit type (the back-end's pseudo-half configurations), operands rounded as its conversion kernels do,
+ * at the 16-bit tolerances (cu_algo_tolerance). */
+static void every_algorithm(cu_prec prec) {
     pctx p = {0};
     char why[600];
     if (!open_pair("cudnn", &p, why, sizeof why)) TU_SKIP("%s", why);
+    if (prec == CU_PREC_BF16) {
+        struct cudaDeviceProp prop;
+        cr_assert_eq(cudaGetDeviceProperties(&prop, 0), cudaSuccess);
+        if (cu_prec_check_device(prec, prop.major, prop.minor, prop.name)) {
+            close_pair(&p);
+            TU_SKIP("%s", sd_errmsg());
+        }
+    }
+    const char *pn = cu_prec_name(prec);
     cudnnHandle_t h;
     cr_assert_eq(cudnnCreate(&h), CUDNN_STATUS_SUCCESS);
     layer_case L[32];
@@ -1168,26 +1204,27 @@ Test(cudnn_gpu, every_usable_conv_algorithm, .timeout = 900) {
             unprep(r, &op);
         }
         cu_descs d;
-        cr_assert_eq(cu_descs_init(&d, &op, CUDNN_FMA_MATH), 0, "%s", sd_errmsg());
+        cr_assert_eq(cu_descs_init_dt(&d, &op, cu_prec_conv_math(prec), cu_prec_cudnn_type(prec)), 0, "%s",
+                     sd_errmsg());
         const int counts[3] = {CUDNN_CONVOLUTION_FWD_ALGO_COUNT, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
                                CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT};
         const size_t sizes[3] = {ny, nx, nw};
         for (int dir = 0; dir < 3; dir++) {
             int usable = 0;
             for (int a = 0; a < counts[dir]; a++) {
-                if (run_algo(h, &d, dir, a, x, w, dy, got, nx, nw, ny)) {
-                    printf("cudnn %-20s %-12s %-22s declined\n", L[i].name, dir == 0 ? "forward" : dir == 1 ? "bwd-data" : "bwd-filter",
-                           cu_algo_name(dir, a));
+                if (run_algo(h, &d, prec, dir, a, x, w, dy, got, nx, nw, ny)) {
+                    printf("cudnn %s %-20s %-12s %-22s declined\n", pn, L[i].name,
+                           dir == 0 ? "forward" : dir == 1 ? "bwd-data" : "bwd-filter", cu_algo_name(dir, a));
                     continue;
                 }
                 usable++;
-                double e = tu_rel_err(got, want[dir], sizes[dir]), tol = cu_algo_tolerance(dir, a, 0);
-                printf("cudnn %-20s %-12s %-22s rel %.2e (tolerance %.0e)\n", L[i].name,
+                double e = tu_rel_err(got, want[dir], sizes[dir]), tol = cu_algo_tolerance(dir, a, prec);
+                printf("cudnn %s %-20s %-12s %-22s rel %.2e (tolerance %.1e)\n", pn, L[i].name,
                        dir == 0 ? "forward" : dir == 1 ? "bwd-data" : "bwd-filter", cu_algo_name(dir, a), e, tol);
-                cr_expect(e < tol, "%s %s algorithm %s: relative error %.3e >= %.0e", L[i].name,
+                cr_expect(e < tol, "%s %s %s algorithm %s: relative error %.3e >= %.1e", pn, L[i].name,
                           dir == 0 ? "forward" : dir == 1 ? "backward-data" : "backward-filter", cu_algo_name(dir, a), e, tol);
             }
-            cr_expect_gt(usable, 0, "%s: no usable algorithm in direction %d", L[i].name, dir);
+            cr_expect_gt(usable, 0, "%s %s: no usable algorithm in direction %d", pn, L[i].name, dir);
         }
         cu_descs_fini(&d);
         for (int k = 0; k < 3; k++) free(want[k]);
@@ -1196,6 +1233,9 @@ Test(cudnn_gpu, every_usable_conv_algorithm, .timeout = 900) {
     cudnnDestroy(h);
     close_pair(&p);
 }
+Test(cudnn_gpu, every_usable_conv_algorithm, .timeout = 900) { every_algorithm(CU_PREC_FP32); }
+Test(cudnn_gpu, every_usable_conv_algorithm_fp16, .timeout = 900) { every_algorithm(CU_PREC_FP16); }
+Test(cudnn_gpu, every_usable_conv_algorithm_bf16, .timeout = 900) { every_algorithm(CU_PREC_BF16); }
 
 /* Building and freeing a model repeatedly returns device memory to where it was after the first round (the
  * first keeps cuDNN's and cuBLAS's own allocations): a leak of one activation buffer per round shows. */
