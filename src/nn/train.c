@@ -297,7 +297,8 @@ static int scale_buf(nn_backend *be, const nn_backend_ops *o, float *x, size_t n
 
 /* The loss layer's backward with its output multiplied by the scale: during the backward pass be->ops points
  * at .ops, a copy of the back-end's table with the two loss backwards replaced (the engine's run.c calls them
- * through the table); inner is the back-end's own table. */
+ * through the table); inner is the back-end's own table. A back-end that recognises itself by its table's
+ * address sees the copy during the pass (cudnn does only outside it: cu_conv_choice_of, cu_backend_stream). */
 typedef struct scaled_ops {
     nn_backend_ops ops;                  /* first member: be->ops == &ops leads back to the whole struct */
     const nn_backend_ops *inner;
