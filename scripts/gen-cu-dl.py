@@ -30,7 +30,7 @@ cudnnRNNBackwardData_v8 cudnnRNNBackwardWeights_v8 cudnnRNNForward cudnnSetActiv
 cudnnSetConvolution2dDescriptor cudnnSetConvolutionMathType cudnnSetDropoutDescriptor cudnnSetFilter4dDescriptor
 cudnnSetPooling2dDescriptor cudnnSetRNNDataDescriptor cudnnSetRNNDescriptor_v8 cudnnSetStream
 cudnnSetTensor4dDescriptor cudnnSetTensorNdDescriptor cudnnSoftmaxForward""".split()
-CUBLAS = """cublasCreate_v2 cublasDestroy_v2 cublasGetProperty cublasGetStatusString cublasGetVersion_v2
+CUBLAS = """cublasCreate_v2 cublasDestroy_v2 cublasGemmEx cublasGetProperty cublasGetStatusString cublasGetVersion_v2
 cublasSaxpy_v2 cublasSetMathMode cublasSetStream_v2 cublasSgemm_v2""".split()
 NCCL = "ncclAllReduce ncclCommDestroy ncclCommInitAll ncclGetErrorString ncclGroupEnd ncclGroupStart".split()
 

@@ -1,7 +1,8 @@
 #!/bin/sh
 # gpu-check — the acceptance test a user with an NVIDIA GPU runs first (`make gpu-check`). One line per check:
-#   parity fp32 (Find and heuristic algorithms) and TF32 of every op against the reference, every convolution
-#   algorithm cuDNN accepts for the workloads' shapes, device memory back to baseline after build/free loops,
+#   parity fp32 (Find and heuristic algorithms), TF32, fp16 and bf16 of every op against the reference, every
+#   convolution algorithm cuDNN accepts for the workloads' shapes (fp32, fp16, bf16), the mixed-precision kernels
+#   (16-bit conversions, loss scaling) and fp16/bf16 training against fp32, device memory back to baseline after build/free loops,
 #   bad token ids and labels caught on the device, a short training run of every workload of workloads/*.json
 #   tracking the CPU back-end, data parallel (--gpus 2) on imdb_gru and densenet121_xray (token ids, BCE
 #   targets) against the same on the CPU, compute-sanitizer (memcheck, racecheck, synccheck; autotune off) over
@@ -76,7 +77,15 @@ P="$BUILD/tests/test_parity"; C="$BUILD/tests/test_cudnn"; D="$BUILD/tests/test_
 tests "parity fp32, Find algorithms" parity-find SD_TEST_AUTOTUNE=1 -- "$P" --filter 'cudnn/*'
 tests "parity fp32, heuristic algorithms" parity-heur SD_TEST_AUTOTUNE=0 -- "$P" --filter 'cudnn/*'
 tests "parity tf32 (tolerance 5e-3)" parity-tf32 SD_TEST_PRECISION=tf32 -- "$P" --filter 'cudnn/*'
+# fp16, bf16: convolutions and dense layers at the 16-bit tolerances, training steps by NMSE (fp16 loss-scaled);
+# bf16 needs compute capability 8.0: on an older GPU its checks are not run
+tests "parity fp16 (tolerance 2e-3)" parity-fp16 SD_TEST_PRECISION=fp16 -- "$P" --filter 'cudnn/*'
+tests "parity bf16 (tolerance 1.6e-2)" parity-bf16 SD_TEST_PRECISION=bf16 -- "$P" --filter 'cudnn/*'
 tests "every usable conv algorithm" conv-algos -- "$C" --filter 'cudnn_gpu/every_usable_conv_algorithm'
+tests "every usable conv algorithm, fp16 and bf16" conv-algos-half -- "$C" \
+  --filter 'cudnn_gpu/every_usable_conv_algorithm_*'
+tests "fp16/bf16 kernels, loss scaling, training" mixed -- "$C" \
+  --filter 'cudnn_gpu/@(half_conversions_on_device|loss_scale_on_device|fp16_training_tracks_fp32|bf16_training_tracks_fp32)'
 tests "memory back to baseline" memory -- "$C" --filter 'cudnn_gpu/memory_returns_to_baseline'
 tests "bad token ids and labels" bad-ids -- "$C" --filter 'contract/*'
 

@@ -15,6 +15,8 @@
 #include "be_cudnn/cudnn_be.h"
 #include "be_cudnn/cu_dl.h"
 #endif
+#include "be_cudnn/cudnn_half.h"   /* no CUDA header: the conversions are tested on every build */
+#include "nn/train.h"
 
 #include <dirent.h>
 #include <math.h>
@@ -215,10 +217,79 @@ Test(cudnn_nodev, status_categories) {
 }
 
 Test(cudnn_nodev, bad_precision_is_a_usage_error) {
-    nn_backend_opts o = {.autotune = 1, .precision = "fp16"};
+    nn_backend_opts o = {.autotune = 1, .precision = "fp8"};
     nn_backend *be = NULL;
     cr_assert_eq(nn_cudnn_new(&be, &o), SD_EUSAGE);
-    cr_assert_not_null(strstr(sd_errmsg(), "unknown precision 'fp16'"), "%s", sd_errmsg());
+    cr_assert_eq(sd_exit_code(SD_EUSAGE), 2);
+    cr_assert_not_null(strstr(sd_errmsg(), "unknown precision 'fp8' (expected fp32, tf32, fp16 or bf16)"), "%s",
+                       sd_errmsg());
+}
+
+/* fp16 and bf16 are cudnn precisions: accepted, so without a device they fail as every cudnn run does (exit 4). */
+Test(cudnn_nodev, half_precisions_fail_for_want_of_a_device) {
+    cudaError_t e;
+    if (device_count(&e) > 0) TU_SKIP("a CUDA device is present: the no-device path cannot run here");
+    const char *prec[] = {"fp16", "bf16", "tf32", "fp32"};
+    for (int i = 0; i < 4; i++) {
+        nn_backend_opts o = {.autotune = 1, .precision = prec[i]};
+        nn_backend *be = NULL;
+        int rc = nn_backend_new(&be, "cudnn", &o, NULL, 0);
+        cr_expect_eq(rc, SD_ENODEV, "%s: rc %d: %s", prec[i], rc, sd_errmsg());
+        cr_expect_eq(sd_exit_code(rc), SD_EXIT_NODEV);
+        cr_expect_not_null(strstr(sd_errmsg(), "no CUDA device"), "%s: %s", prec[i], sd_errmsg());
+        cr_assert_null(be);
+    }
+}
+
+Test(cudnn_nodev, precision_names_types_and_math) {
+    static const char *const names[] = {"fp32", "tf32", "fp16", "bf16"};
+    for (int i = 0; i < 4; i++) {
+        cu_prec p;
+        cr_assert_eq(cu_prec_parse(names[i], &p), 0, "%s", sd_errmsg());
+        cr_assert_eq((int)p, i);
+        cr_assert_str_eq(cu_prec_name(p), names[i]);
+        cr_assert_eq(cu_prec_half(p), i >= 2);
+    }
+    cu_prec p = CU_PREC_BF16;
+    cr_assert_eq(cu_prec_parse(NULL, &p), 0);
+    cr_assert_eq(p, CU_PREC_FP32, "no precision is fp32");
+    cr_assert_eq(cu_prec_parse("FP16", &p), SD_EUSAGE);
+    cr_assert_eq(cu_prec_cudnn_type(CU_PREC_FP16), CUDNN_DATA_HALF);
+    cr_assert_eq(cu_prec_cudnn_type(CU_PREC_BF16), CUDNN_DATA_BFLOAT16);
+    cr_assert_eq(cu_prec_cudnn_type(CU_PREC_TF32), CUDNN_DATA_FLOAT);
+    cr_assert_eq(cu_prec_blas_type(CU_PREC_FP16), CUDA_R_16F);
+    cr_assert_eq(cu_prec_blas_type(CU_PREC_BF16), CUDA_R_16BF);
+    cr_assert_eq(cu_prec_blas_type(CU_PREC_FP32), CUDA_R_32F);
+    cr_assert_eq(cu_prec_conv_math(CU_PREC_FP32), CUDNN_FMA_MATH, "fp32 must not allow TF32");
+    cr_assert_eq(cu_prec_conv_math(CU_PREC_TF32), CUDNN_DEFAULT_MATH);
+    cr_assert_eq(cu_prec_conv_math(CU_PREC_FP16), CUDNN_TENSOR_OP_MATH);
+    cr_assert_eq(cu_prec_conv_math(CU_PREC_BF16), CUDNN_TENSOR_OP_MATH);
+}
+
+/* cuDNN's bf16 convolutions (PSEUDO_BFLOAT16_CONFIG) need compute capability 8.0: a T4 is refused as dnnl refuses a
+ * CPU without bf16, a usage error naming the GPU; fp16 runs on every GPU CUDA 13 supports. */
+Test(cudnn_nodev, bf16_needs_ampere) {
+    cr_assert_eq(cu_prec_check_device(CU_PREC_BF16, 7, 5, "Tesla T4"), SD_EUSAGE);
+    cr_assert_not_null(strstr(sd_errmsg(), "bf16 is not supported on Tesla T4 (compute capability 7.5"), "%s",
+                       sd_errmsg());
+    cr_assert_not_null(strstr(sd_errmsg(), "--precision fp16 runs here"), "%s", sd_errmsg());
+    cr_assert_eq(cu_prec_check_device(CU_PREC_BF16, 8, 0, "A100"), 0);
+    cr_assert_eq(cu_prec_check_device(CU_PREC_FP16, 7, 5, "Tesla T4"), 0);
+    cr_assert_eq(cu_prec_check_device(CU_PREC_FP32, 7, 5, "Tesla T4"), 0);
+}
+
+/* environment.backend_impl names what ran, as dnnl's does ("oneDNN bf16 (convolutions and matmuls; ...)"). */
+Test(cudnn_nodev, backend_impl_names_the_precision) {
+    char buf[512];
+    cu_prec_impl(CU_PREC_FP32, buf, sizeof buf);
+    cr_assert_str_eq(buf, "cuDNN conv/pool/ReLU/softmax, cuBLAS sgemm dense, CUDA kernels for dropout, loss, optimizer");
+    cu_prec_impl(CU_PREC_FP16, buf, sizeof buf);
+    cr_assert(strncmp(buf, "cuDNN fp16 (convolutions and dense matmuls on fp16 copies", 57) == 0, "%s", buf);
+    cr_assert(strstr(buf, "GRU/LSTM fp32") && strstr(buf, "cuBLAS GemmEx") && strstr(buf, "scales the loss"), "%s",
+              buf);
+    cu_prec_impl(CU_PREC_BF16, buf, sizeof buf);
+    cr_assert(strncmp(buf, "cuDNN bf16 (", 12) == 0 && !strstr(buf, "scales the loss"), "%s", buf);
+    cr_assert(strlen(buf) < sizeof buf - 1, "truncated: %s", buf);
 }
 
 static int set_bad_desc(cudnnTensorDescriptor_t d) {
@@ -468,6 +539,81 @@ Test(cudnn_rules, conv_and_pool_descriptor_flags) {
     }
 }
 
+/* Under fp16/bf16 a convolution runs on descriptors in the 16-bit type: x, y and w HALF or BFLOAT16, compute FLOAT
+ * (cuDNN's PSEUDO_HALF_CONFIG / PSEUDO_BFLOAT16_CONFIG: the legacy API has no 16-bit-in, fp32-out configuration),
+ * tensor-op math; the bias stays FLOAT (added to the fp32 y). cuDNN infers the same output shape for every
+ * convolution of every workload. */
+Test(cudnn_rules, half_conv_descriptors) {
+    const cu_prec precs[2] = {CU_PREC_FP16, CU_PREC_BF16};
+    DIR *dir = opendir("workloads");
+    cr_assert_not_null(dir, "run from the repository root (workloads/)");
+    int nconv = 0;
+    struct dirent *e;
+    while ((e = readdir(dir))) {
+        size_t len = strlen(e->d_name);
+        if (len < 6 || strcmp(e->d_name + len - 5, ".json") != 0) continue;
+        char name[256];
+        snprintf(name, sizeof name, "%.*s", (int)(len - 5), e->d_name);
+        sd_workload w;
+        cr_assert_eq(sd_workload_load(&w, "workloads", name), 0, "%s", sd_errmsg());
+        nn_layer *ls = NULL;
+        size_t np = 0;
+        int nl = nn_model_plan(&w, w.batch, &ls, &np);
+        cr_assert_gt(nl, 0, "%s: %s", name, sd_errmsg());
+        for (int i = 0; i < nl; i++) {
+            nn_op *op = &ls[i].op;
+            if (op->kind != NN_OP_CONV2D) continue;
+            nconv++;
+            for (int k = 0; k < 2; k++) {
+                const cudnnDataType_t want = cu_prec_cudnn_type(precs[k]);
+                cu_descs d;
+                cr_assert_eq(cu_descs_init_dt(&d, op, cu_prec_conv_math(precs[k]), want), 0, "%s %s: %s", name,
+                             ls[i].name, sd_errmsg());
+                cr_assert_eq(cu_descs_check(&d, op), 0, "%s %s: %s", name, ls[i].name, sd_errmsg());
+                int n, c, h, ww, st[4], fk, fc, fh, fw;
+                cudnnDataType_t dt;
+                cudnnTensorFormat_t fmt;
+                cr_assert_eq(cudnnGetTensor4dDescriptor(d.x, &dt, &n, &c, &h, &ww, &st[0], &st[1], &st[2], &st[3]),
+                             CUDNN_STATUS_SUCCESS);
+                cr_assert_eq(dt, want, "x");
+                cr_assert_eq(cudnnGetTensor4dDescriptor(d.y, &dt, &n, &c, &h, &ww, &st[0], &st[1], &st[2], &st[3]),
+                             CUDNN_STATUS_SUCCESS);
+                cr_assert(dt == want && n == op->n && c == op->oc && h == op->oh && ww == op->ow, "y");
+                cr_assert_eq(cudnnGetFilter4dDescriptor(d.w, &dt, &fmt, &fk, &fc, &fh, &fw), CUDNN_STATUS_SUCCESS);
+                cr_assert_eq(dt, want, "w");
+                cr_assert_eq(cudnnGetTensor4dDescriptor(d.bias, &dt, &n, &c, &h, &ww, &st[0], &st[1], &st[2], &st[3]),
+                             CUDNN_STATUS_SUCCESS);
+                cr_assert_eq(dt, CUDNN_DATA_FLOAT, "the bias stays fp32");
+                for (int dir_ = 0; dir_ < 3; dir_++) {
+                    int ph, pw, sh, sw, dh, dw;
+                    cudnnConvolutionMode_t mode;
+                    cudnnDataType_t ct;
+                    cudnnMathType_t mt;
+                    cr_assert_eq(cudnnGetConvolution2dDescriptor(d.conv[dir_], &ph, &pw, &sh, &sw, &dh, &dw, &mode, &ct),
+                                 CUDNN_STATUS_SUCCESS);
+                    cr_assert_eq(ct, CUDNN_DATA_FLOAT, "%s: the compute type is FLOAT (pseudo-half)", name);
+                    cr_assert_eq(cudnnGetConvolutionMathType(d.conv[dir_], &mt), CUDNN_STATUS_SUCCESS);
+                    cr_assert_eq(mt, CUDNN_TENSOR_OP_MATH);
+                }
+                cu_descs_fini(&d);
+            }
+        }
+        free(ls);
+        sd_workload_free(&w);
+    }
+    closedir(dir);
+    cr_assert_geq(nconv, 10, "convolutions checked: %d", nconv);
+}
+
+/* The 16-bit scratch of an op: its x, w and y, two bytes each, every part 256-byte aligned; none for other ops. */
+Test(cudnn_rules, half_scratch_sizes) {
+    nn_op d = dense_op(3, 33, 65), c = conv_op(2, 3, 7, 9, 5, 3, 1, 1);
+    cr_assert_eq(cu_half_bytes(&d), 256 + 4352 + 512, "dense: x 198 B, w 4290 B, y 390 B, each rounded up");
+    cr_assert_eq(cu_half_bytes(&c), 768 + 512 + 1280, "conv: x 756 B, w 270 B, y 1260 B");
+    nn_op r = eltwise_op(NN_OP_RELU, 2, 3, 4, 5);
+    cr_assert_eq(cu_half_bytes(&r), 0);
+}
+
 Test(cudnn_shapes, eltwise_and_loss_descriptors) {
     nn_op ops[] = {eltwise_op(NN_OP_RELU, 64, 50, 32, 32), eltwise_op(NN_OP_DROPOUT, 128, 64, 12, 12),
                    eltwise_op(NN_OP_SOFTMAX_XENT, 64, 10, 1, 1), eltwise_op(NN_OP_FLATTEN, 64, 100, 8, 8)};
@@ -517,6 +663,8 @@ Test(cudnn_algo, pick_respects_status_workspace_and_precision) {
     cr_assert_eq(cu_algo_math(CUDNN_DEFAULT_MATH, 0), CUDNN_FMA_MATH); /* Ampere+ would use TF32 */
     cr_assert_eq(cu_algo_math(CUDNN_DEFAULT_MATH, 1), CUDNN_DEFAULT_MATH);
     cr_assert_eq(cu_algo_math(CUDNN_TENSOR_OP_MATH, 1), CUDNN_TENSOR_OP_MATH);
+    /* fp16 and bf16 allow tensor ops as tf32 does (the flag is "not fp32") */
+    cr_assert_eq(cu_algo_pick(p, 4, (size_t)1 << 20, CU_PREC_FP16 != CU_PREC_FP32), 1);
 }
 
 Test(cudnn_algo, names_keys_and_record) {
@@ -573,6 +721,80 @@ Test(kernels, relu_and_dropout_match_reference) {
     cr_assert(kept > n / 2 && kept < n * 9 / 10, "kept %zu of %zu at rate 0.3", kept, n);
     free(x); free(dy); free(y); free(dx); free(mask);
     nn_backend_free(ref);
+}
+
+/* The 16-bit conversions of mixed precision (cudnn_half.h, what the conversion kernels run): fp32 -> IEEE half
+ * against the compiler's _Float16 (round to nearest even) and fp32 -> bfloat16 against a rounding computed apart,
+ * on a sweep of bit patterns through every exponent and on the edges (the largest half, 65520 rounding to inf,
+ * the subnormal range and its ties, NaN, inf); half -> fp32 on all 65536 values; bf16 -> fp32 is exact. (An
+ * exhaustive run over all 2^32 fp32 patterns agreed too, in 12 s: too slow for the suite under ASan.) */
+static uint16_t bf16_apart(float f) {   /* the nearer of the two bf16 neighbours, ties to the even one */
+    const uint32_t x = nn_f32_bits(f), lo = x & 0xffff0000u;
+    if (isinf(f)) return (uint16_t)(x >> 16);
+    const double d = f, vlo = nn_bits_f32(lo);
+    const double vhi = (lo & 0x7fffffffu) == 0x7f7f0000u ? copysign(ldexp(1.0, 128), d)   /* past FLT_MAX */
+                                                          : (double)nn_bits_f32(lo + 0x10000u);
+    const double elo = fabs(d - vlo), ehi = fabs(vhi - d);
+    if (elo != ehi) return (uint16_t)((elo < ehi ? lo : lo + 0x10000u) >> 16);
+    return (uint16_t)(((lo >> 16) & 1u) ? (lo + 0x10000u) >> 16 : lo >> 16);
+}
+static void check_conversion(uint32_t bits, long *bad) {
+    const float f = nn_bits_f32(bits);
+    const uint16_t h = nn_f32_to_f16(f), b = nn_f32_to_bf16(f);
+    if (isnan(f)) {   /* a NaN stays a NaN (quiet) */
+        if (!isnan(nn_f16_to_f32(h)) || !isnan(nn_bf16_to_f32(b))) (*bad)++;
+        return;
+    }
+#ifdef __FLT16_MAX__
+    const _Float16 r = (_Float16)f;
+    uint16_t rb;
+    memcpy(&rb, &r, sizeof rb);
+    if (h != rb && (*bad)++ < 5) printf("fp16 of %08x (%.9g): %04x, the compiler says %04x\n", bits, f, h, rb);
+#endif
+    const uint16_t want = bf16_apart(f);
+    if (b != want && (*bad)++ < 5) printf("bf16 of %08x (%.9g): %04x, expected %04x\n", bits, f, b, want);
+}
+Test(kernels, half_conversions) {
+    long bad = 0;
+    for (uint64_t u = 0; u < 0x100000000ULL; u += 4093) check_conversion((uint32_t)u, &bad);
+    const uint32_t edges[] = {0x00000000u, 0x80000000u, 0x00000001u, 0x007fffffu, 0x33000000u, 0x33000001u,
+                              0x337fffffu, 0x33800000u, 0x38800000u, 0x387fffffu, 0x38800001u, 0x477fe000u,
+                              0x477fefffu, 0x477ff000u, 0x477ff001u, 0xc77ff000u, 0x7f7fffffu, 0x7f7f8000u,
+                              0x7f7f7fffu, 0x7f800000u, 0xff800000u, 0x7fc00000u, 0x7f800001u, 0x3f800000u,
+                              0x3f808000u, 0x3f818000u, 0x3f801000u, 0x3f803000u, 0x3f802000u};
+    for (size_t i = 0; i < sizeof edges / sizeof *edges; i++) {
+        check_conversion(edges[i], &bad);
+        for (int k = 1; k < 64; k++) { check_conversion(edges[i] + (uint32_t)k, &bad); check_conversion(edges[i] - (uint32_t)k, &bad); }
+    }
+    cr_expect_eq(bad, 0, "%ld conversions differ", bad);
+    /* spot values: 65504 is the largest half, 65520 rounds to inf, 2^-24 the smallest subnormal, 2^-25 ties to 0 */
+    cr_expect_eq(nn_f32_to_f16(65504.0f), 0x7bff);
+    cr_expect_eq(nn_f32_to_f16(65519.99f), 0x7bff);
+    cr_expect_eq(nn_f32_to_f16(65520.0f), 0x7c00);
+    cr_expect_eq(nn_f32_to_f16(0x1p-24f), 0x0001);
+    cr_expect_eq(nn_f32_to_f16(0x1p-25f), 0x0000);
+    cr_expect_eq(nn_f32_to_f16(0x1.8p-25f), 0x0001);
+    cr_expect_eq(nn_f32_to_f16(-1.0f), 0xbc00);
+    cr_expect_eq(nn_f32_to_bf16(1.0f), 0x3f80);
+    cr_expect_eq(nn_f32_to_bf16(3.4e38f), 0x7f80, "rounds to inf");
+    /* half -> fp32 on every value, and back unchanged */
+    long bad16 = 0;
+    for (uint32_t v = 0; v < 65536; v++) {
+        const float f = nn_f16_to_f32((uint16_t)v);
+#ifdef __FLT16_MAX__
+        _Float16 r;
+        const uint16_t vv = (uint16_t)v;
+        memcpy(&r, &vv, sizeof r);
+        const float rf = (float)r;
+        if (!(isnan(f) && isnan(rf)) && memcmp(&f, &rf, sizeof f) != 0) bad16++;
+#endif
+        if (!isnan(f) && nn_f32_to_f16(f) != v) bad16++;
+        if (!isnan(nn_bf16_to_f32((uint16_t)v)) && nn_f32_to_bf16(nn_bf16_to_f32((uint16_t)v)) != v) bad16++;
+    }
+    cr_expect_eq(bad16, 0, "%ld 16-bit values do not widen exactly or do not round-trip", bad16);
+    cr_expect_eq(nn_f16_to_f32(0x0001), 0x1p-24f);
+    cr_expect_eq(nn_f16_to_f32(0x7bff), 65504.0f);
+    cr_expect(isinf(nn_f16_to_f32(0xfc00)) && nn_f16_to_f32(0xfc00) < 0);
 }
 
 Test(kernels, dropout_mask_rate) {
@@ -847,15 +1069,55 @@ Test(cudnn_algo, tolerance_per_family) {
     /* ALGO_3 of backward-filter is a GEMM variant, not an FFT: the name, not the number, decides */
     cr_assert_eq(cu_algo_tolerance(CU_BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3, 0), 1e-5);
     cr_assert_eq(cu_algo_tolerance(CU_FWD, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, 1), 5e-3);
+    cr_assert_eq(cu_algo_tolerance(CU_FWD, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, CU_PREC_TF32), 5e-3);
+    /* fp16, bf16: 4 unit roundoffs of the 16-bit type, twice that for the transforming families */
+    cr_assert_eq(cu_algo_tolerance(CU_FWD, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, CU_PREC_FP16), 2e-3);
+    cr_assert_eq(cu_algo_tolerance(CU_BWD_DATA, CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED, CU_PREC_FP16), 4e-3);
+    cr_assert_eq(cu_algo_tolerance(CU_BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, CU_PREC_BF16), 1.6e-2);
+    cr_assert_eq(cu_algo_tolerance(CU_FWD, CUDNN_CONVOLUTION_FWD_ALGO_FFT, CU_PREC_BF16), 3.2e-2);
+    cr_assert_eq(cu_prec_tolerance(CU_PREC_FP16), 2e-3);
+    cr_assert_eq(cu_prec_tolerance(CU_PREC_BF16), 1.6e-2);
+    cr_assert_eq(cu_prec_tolerance(CU_PREC_FP32), 1e-5);
+    cr_assert(4.0 * ldexp(1.0, -11) <= 2e-3 && 4.0 * ldexp(1.0, -8) <= 1.6e-2, "4 u of each type");
 }
 
 /* ---- on a GPU (make gpu-check): every convolution algorithm cuDNN accepts, and device memory ------------ */
 
 
-/* Runs algorithm `algo` of direction dir on descriptors d (FMA math) into out (host); 0, or 1 when cuDNN
- * declines the algorithm for this shape (workspace query or the call says NOT_SUPPORTED). */
-static int run_algo(cudnnHandle_t h, cu_descs *d, int dir, int algo, const float *x, const float *w, const float *dy,
-                    float *out, size_t nx, size_t nw, size_t ny) {
+/* A device copy of n floats in precision prec's storage type (fp32, or 16-bit by cudnn_half.h as the back-end's
+ * conversion kernels make it), and back to fp32 on the host. */
+static void *dev_in(const float *h, size_t n, cu_prec prec) {
+    void *d = NULL;
+    if (!cu_prec_half(prec)) {
+        cr_assert_eq(cudaMalloc(&d, n * 4), cudaSuccess);
+        cr_assert_eq(cudaMemcpy(d, h, n * 4, cudaMemcpyHostToDevice), cudaSuccess);
+        return d;
+    }
+    uint16_t *t = malloc(n * 2);
+    cr_assert_not_null(t);
+    for (size_t i = 0; i < n; i++) t[i] = prec == CU_PREC_BF16 ? nn_f32_to_bf16(h[i]) : nn_f32_to_f16(h[i]);
+    cr_assert_eq(cudaMalloc(&d, n * 2), cudaSuccess);
+    cr_assert_eq(cudaMemcpy(d, t, n * 2, cudaMemcpyHostToDevice), cudaSuccess);
+    free(t);
+    return d;
+}
+static void dev_out(float *h, const void *d, size_t n, cu_prec prec) {
+    if (!cu_prec_half(prec)) {
+        cr_assert_eq(cudaMemcpy(h, d, n * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+        return;
+    }
+    uint16_t *t = malloc(n * 2);
+    cr_assert_not_null(t);
+    cr_assert_eq(cudaMemcpy(t, d, n * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+    for (size_t i = 0; i < n; i++) h[i] = prec == CU_PREC_BF16 ? nn_bf16_to_f32(t[i]) : nn_f16_to_f32(t[i]);
+    free(t);
+}
+
+/* Runs algorithm `algo` of direction dir on descriptors d (made for prec: FMA math for fp32, 16-bit data and
+ * tensor-op math for fp16/bf16) into out (host, fp32); 0, or 1 when cuDNN declines the algorithm for this shape
+ * (workspace query or the call says NOT_SUPPORTED). */
+static int run_algo(cudnnHandle_t h, cu_descs *d, cu_prec prec, int dir, int algo, const float *x, const float *w,
+                    const float *dy, float *out, size_t nx, size_t nw, size_t ny) {
     size_t ws = 0;
     cudnnStatus_t st;
     if (dir == CU_FWD)
@@ -868,17 +1130,11 @@ static int run_algo(cudnnHandle_t h, cu_descs *d, int dir, int algo, const float
                                                             (cudnnConvolutionBwdFilterAlgo_t)algo, &ws);
     if (st != CUDNN_STATUS_SUCCESS) return 1;
     if (ws > ((size_t)1 << 30)) return 1;
-    float *dx_, *dw_, *dy_;
+    void *dx_ = dev_in(x, nx, prec), *dw_ = dev_in(w, nw, prec), *dy_ = dev_in(dy, ny, prec);
     void *wsp = NULL;
-    cr_assert_eq(cudaMalloc((void **)&dx_, nx * 4), cudaSuccess);
-    cr_assert_eq(cudaMalloc((void **)&dw_, nw * 4), cudaSuccess);
-    cr_assert_eq(cudaMalloc((void **)&dy_, ny * 4), cudaSuccess);
     if (ws) cr_assert_eq(cudaMalloc(&wsp, ws), cudaSuccess);
-    cr_assert_eq(cudaMemcpy(dx_, x, nx * 4, cudaMemcpyHostToDevice), cudaSuccess);
-    cr_assert_eq(cudaMemcpy(dw_, w, nw * 4, cudaMemcpyHostToDevice), cudaSuccess);
-    cr_assert_eq(cudaMemcpy(dy_, dy, ny * 4, cudaMemcpyHostToDevice), cudaSuccess);
-    const float one = 1.0f, zero = 0.0f;
-    float *res;
+    const float one = 1.0f, zero = 0.0f;   /* float scalars for FLOAT and the pseudo-half configurations */
+    void *res;
     size_t nres;
     if (dir == CU_FWD) {
         st = cudnnConvolutionForward(h, &one, d->x, dx_, d->w, dw_, d->conv[dir], (cudnnConvolutionFwdAlgo_t)algo, wsp,
@@ -896,7 +1152,8 @@ static int run_algo(cudnnHandle_t h, cu_descs *d, int dir, int algo, const float
     int declined = algo_declined(st);
     if (!declined) {
         cr_assert_eq(st, CUDNN_STATUS_SUCCESS, "%s: %s", cu_algo_name(dir, algo), cudnnGetErrorString(st));
-        cr_assert_eq(cudaMemcpy(out, res, nres * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+        cr_assert_eq(cudaDeviceSynchronize(), cudaSuccess);
+        dev_out(out, res, nres, prec);
     }
     cudaFree(dx_); cudaFree(dw_); cudaFree(dy_); cudaFree(wsp);
     return declined;
@@ -904,11 +1161,22 @@ static int run_algo(cudnnHandle_t h, cu_descs *d, int dir, int algo, const float
 
 /* For each convolution of the workloads (batch 4), every forward, backward-data and backward-filter algorithm
  * cuDNN accepts for the shape is run and compared with the reference at its family's tolerance; each line
- * names the algorithm. At least one algorithm per direction must be usable. */
-Test(cudnn_gpu, every_usable_conv_algorithm, .timeout = 900) {
+ * names the algorithm. At least one algorithm per direction must be usable. fp16, bf16: the same on descriptors
+ * in the 16-bit type (the back-end's pseudo-half configurations), operands rounded as its conversion kernels do,
+ * at the 16-bit tolerances (cu_algo_tolerance). */
+static void every_algorithm(cu_prec prec) {
     pctx p = {0};
     char why[600];
     if (!open_pair("cudnn", &p, why, sizeof why)) TU_SKIP("%s", why);
+    if (prec == CU_PREC_BF16) {
+        struct cudaDeviceProp prop;
+        cr_assert_eq(cudaGetDeviceProperties(&prop, 0), cudaSuccess);
+        if (cu_prec_check_device(prec, prop.major, prop.minor, prop.name)) {
+            close_pair(&p);
+            TU_SKIP("%s", sd_errmsg());
+        }
+    }
+    const char *pn = cu_prec_name(prec);
     cudnnHandle_t h;
     cr_assert_eq(cudnnCreate(&h), CUDNN_STATUS_SUCCESS);
     layer_case L[32];
@@ -936,26 +1204,27 @@ Test(cudnn_gpu, every_usable_conv_algorithm, .timeout = 900) {
             unprep(r, &op);
         }
         cu_descs d;
-        cr_assert_eq(cu_descs_init(&d, &op, CUDNN_FMA_MATH), 0, "%s", sd_errmsg());
+        cr_assert_eq(cu_descs_init_dt(&d, &op, cu_prec_conv_math(prec), cu_prec_cudnn_type(prec)), 0, "%s",
+                     sd_errmsg());
         const int counts[3] = {CUDNN_CONVOLUTION_FWD_ALGO_COUNT, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
                                CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT};
         const size_t sizes[3] = {ny, nx, nw};
         for (int dir = 0; dir < 3; dir++) {
             int usable = 0;
             for (int a = 0; a < counts[dir]; a++) {
-                if (run_algo(h, &d, dir, a, x, w, dy, got, nx, nw, ny)) {
-                    printf("cudnn %-20s %-12s %-22s declined\n", L[i].name, dir == 0 ? "forward" : dir == 1 ? "bwd-data" : "bwd-filter",
-                           cu_algo_name(dir, a));
+                if (run_algo(h, &d, prec, dir, a, x, w, dy, got, nx, nw, ny)) {
+                    printf("cudnn %s %-20s %-12s %-22s declined\n", pn, L[i].name,
+                           dir == 0 ? "forward" : dir == 1 ? "bwd-data" : "bwd-filter", cu_algo_name(dir, a));
                     continue;
                 }
                 usable++;
-                double e = tu_rel_err(got, want[dir], sizes[dir]), tol = cu_algo_tolerance(dir, a, 0);
-                printf("cudnn %-20s %-12s %-22s rel %.2e (tolerance %.0e)\n", L[i].name,
+                double e = tu_rel_err(got, want[dir], sizes[dir]), tol = cu_algo_tolerance(dir, a, prec);
+                printf("cudnn %s %-20s %-12s %-22s rel %.2e (tolerance %.1e)\n", pn, L[i].name,
                        dir == 0 ? "forward" : dir == 1 ? "bwd-data" : "bwd-filter", cu_algo_name(dir, a), e, tol);
-                cr_expect(e < tol, "%s %s algorithm %s: relative error %.3e >= %.0e", L[i].name,
+                cr_expect(e < tol, "%s %s %s algorithm %s: relative error %.3e >= %.1e", pn, L[i].name,
                           dir == 0 ? "forward" : dir == 1 ? "backward-data" : "backward-filter", cu_algo_name(dir, a), e, tol);
             }
-            cr_expect_gt(usable, 0, "%s: no usable algorithm in direction %d", L[i].name, dir);
+            cr_expect_gt(usable, 0, "%s %s: no usable algorithm in direction %d", pn, L[i].name, dir);
         }
         cu_descs_fini(&d);
         for (int k = 0; k < 3; k++) free(want[k]);
@@ -964,6 +1233,9 @@ Test(cudnn_gpu, every_usable_conv_algorithm, .timeout = 900) {
     cudnnDestroy(h);
     close_pair(&p);
 }
+Test(cudnn_gpu, every_usable_conv_algorithm, .timeout = 900) { every_algorithm(CU_PREC_FP32); }
+Test(cudnn_gpu, every_usable_conv_algorithm_fp16, .timeout = 900) { every_algorithm(CU_PREC_FP16); }
+Test(cudnn_gpu, every_usable_conv_algorithm_bf16, .timeout = 900) { every_algorithm(CU_PREC_BF16); }
 
 /* Building and freeing a model repeatedly returns device memory to where it was after the first round (the
  * first keeps cuDNN's and cuBLAS's own allocations): a leak of one activation buffer per round shows. */
@@ -994,6 +1266,141 @@ Test(cudnn_gpu, memory_returns_to_baseline, .timeout = 600) {
     sd_workload_free(&w);
     close_pair(&p);
 }
+
+/* ---- on a GPU: mixed precision ------------------------------------------------------------------------------ */
+
+/* cudnn at precision prec, or 0 with why[] filled (not built, no device; bf16 on a GPU older than Ampere). */
+static int open_prec(const char *prec, nn_backend **be, char *why, size_t len) {
+    nn_backend_opts o = {.threads = 2, .autotune = 1, .precision = prec, .quiet = 1};
+    int rc = nn_backend_new(be, "cudnn", &o, NULL, 0);
+    if (rc == SD_ENODEV || (rc == SD_EUSAGE && strstr(sd_errmsg(), "compute capability"))) {
+        snprintf(why, len, "cudnn %s: %s", prec, sd_errmsg());
+        return 0;
+    }
+    cr_assert_eq(rc, 0, "cudnn %s: %s", prec, sd_errmsg());
+    return 1;
+}
+
+/* The conversion kernels compute on the device exactly what cudnn_half.h computes on the host (the functions
+ * tested above), bit for bit, NaNs included: fp32 -> fp16/bf16 on a sweep of patterns, and back (= and +=). */
+Test(cudnn_gpu, half_conversions_on_device, .timeout = 300) {
+    nn_backend *be = NULL;
+    char why[600];
+    if (!open_prec("fp32", &be, why, sizeof why)) TU_SKIP("%s", why);
+    cudaStream_t st = cu_backend_stream(be);
+    const size_t n = 1u << 20;
+    float *h = malloc(n * 4), *back = malloc(n * 4), *acc0 = malloc(n * 4);
+    uint16_t *h16 = malloc(n * 2);
+    cr_assert(h && back && acc0 && h16);
+    for (size_t i = 0; i < n; i++) h[i] = nn_bits_f32((uint32_t)(i * 4093u + 17u));
+    for (size_t i = 0; i < n; i++) acc0[i] = (float)(i % 7) - 3.0f;
+    float *d, *dacc;
+    uint16_t *d16;
+    cr_assert_eq(cudaMalloc((void **)&d, n * 4), cudaSuccess);
+    cr_assert_eq(cudaMalloc((void **)&dacc, n * 4), cudaSuccess);
+    cr_assert_eq(cudaMalloc((void **)&d16, n * 2), cudaSuccess);
+    cr_assert_eq(cudaMemcpy(d, h, n * 4, cudaMemcpyHostToDevice), cudaSuccess);
+    for (int bf16 = 0; bf16 < 2; bf16++) {
+        cr_assert_eq(cu_launch_to_half(d16, d, n, bf16, st), cudaSuccess);
+        cr_assert_eq(cudaStreamSynchronize(st), cudaSuccess);
+        cr_assert_eq(cudaMemcpy(h16, d16, n * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+        size_t bad = 0;
+        for (size_t i = 0; i < n; i++) bad += h16[i] != (bf16 ? nn_f32_to_bf16(h[i]) : nn_f32_to_f16(h[i]));
+        cr_expect_eq(bad, 0, "%s: %zu of %zu device conversions differ from the host's", bf16 ? "bf16" : "fp16", bad, n);
+        cr_assert_eq(cudaMemcpy(dacc, acc0, n * 4, cudaMemcpyHostToDevice), cudaSuccess);
+        for (int accumulate = 0; accumulate < 2; accumulate++) {
+            cr_assert_eq(cu_launch_from_half(dacc, d16, n, bf16, accumulate, st), cudaSuccess);
+            cr_assert_eq(cudaStreamSynchronize(st), cudaSuccess);
+            cr_assert_eq(cudaMemcpy(back, dacc, n * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+            bad = 0;
+            for (size_t i = 0; i < n; i++) {
+                const float v = bf16 ? nn_bf16_to_f32(h16[i]) : nn_f16_to_f32(h16[i]);
+                const float want = accumulate ? v + v : v;   /* the first pass left v there */
+                if (accumulate && fpclassify(v) == FP_SUBNORMAL) continue;   /* -ftz=true: the device flushes */
+                bad += !(isnan(want) && isnan(back[i])) && memcmp(&want, &back[i], 4) != 0;
+            }
+            cr_expect_eq(bad, 0, "%s widened (%s): %zu of %zu differ", bf16 ? "bf16" : "fp16",
+                         accumulate ? "+=" : "=", bad, n);
+        }
+    }
+    cudaFree(d); cudaFree(dacc); cudaFree(d16);
+    free(h); free(back); free(acc0); free(h16);
+    nn_backend_free(be);
+}
+
+/* The back-end's scale entry (the training loop's loss scaler): x *= s as nn_scale_elem, bit for bit; the inf/NaN
+ * flag set by one bad element and clear otherwise; nothing asked, nothing waited for. */
+Test(cudnn_gpu, loss_scale_on_device, .timeout = 120) {
+    nn_backend *be = NULL;
+    char why[600];
+    if (!open_prec("fp16", &be, why, sizeof why)) TU_SKIP("%s", why);
+    cr_assert_not_null(be->ops->scale);
+    const size_t n = 100003;
+    float *x = rand_vec(n), *got = malloc(n * 4);
+    void *dx = dev(be, x, n * 4);
+    int bad = -1;
+    cr_assert_eq(be->ops->scale(be, dx, n, 65536.0f, &bad), 0, "%s", sd_errmsg());
+    cr_expect_eq(bad, 0);
+    cr_assert_eq(be->ops->scale(be, dx, n, 1.0f / 65536.0f, NULL), 0, "%s", sd_errmsg());
+    cr_assert_eq(be->ops->download(be, got, dx, n * 4), 0, "%s", sd_errmsg());
+    cr_expect(memcmp(got, x, n * 4) == 0, "x * 2^16 * 2^-16 must be x exactly");
+    x[n - 1] = INFINITY;
+    cr_assert_eq(be->ops->upload(be, dx, x, n * 4), 0, "%s", sd_errmsg());
+    cr_assert_eq(be->ops->scale(be, dx, n, 0.5f, &bad), 0, "%s", sd_errmsg());
+    cr_expect_eq(bad, 1, "an inf must be reported");
+    x[n - 1] = 3e38f;
+    cr_assert_eq(be->ops->upload(be, dx, x, n * 4), 0, "%s", sd_errmsg());
+    cr_assert_eq(be->ops->scale(be, dx, n, 2.0f, &bad), 0, "%s", sd_errmsg());
+    cr_expect_eq(bad, 1, "an overflow to inf must be reported");
+    nn_dev_free(be, dx, n * 4);
+    free(x); free(got);
+    nn_backend_free(be);
+}
+
+/* Mixed-precision training on the GPU tracks fp32 on the CPU: mnist_cnn on synthetic data, 2 epochs of 8 batches of
+ * 32, cudnn in fp16 (the loop's loss scaler on by default) and bf16 against ref in fp32 with the same seed; each
+ * epoch's training loss within 2% (the first) and 5%, validation accuracy within 0.1; fp16 ends with a finite scale
+ * and at most a couple of skipped steps. */
+static void mixed_training(const char *prec) {
+    nn_backend *be = NULL;
+    char why[600];
+    if (!open_prec(prec, &be, why, sizeof why)) TU_SKIP("%s", why);
+    nn_backend *ref = open_ref();
+    sd_workload w;
+    cr_assert_eq(sd_workload_load(&w, "workloads", "mnist_cnn"), 0, "%s", sd_errmsg());
+    sd_dataset tr, te;
+    cr_assert_eq(sd_data_synthetic(&tr, 256, w.in_c, w.in_h, w.in_w, w.classes, 5, 0), 0, "%s", sd_errmsg());
+    cr_assert_eq(sd_data_synthetic(&te, 64, w.in_c, w.in_h, w.in_w, w.classes, 5, 1), 0, "%s", sd_errmsg());
+    nn_train_opts o = {.epochs = 2, .batch = 32, .max_batches = 8, .seed = 11, .shuffle = 1};
+    nn_train_result g, r;
+    cr_assert_eq(nn_train(&w, be, &tr, &te, &o, &g), 0, "cudnn %s: %s", prec, sd_errmsg());
+    cr_assert_eq(nn_train(&w, ref, &tr, &te, &o, &r), 0, "ref: %s", sd_errmsg());
+    for (int e = 0; e < 2; e++) {
+        const double tol = e == 0 ? 0.02 : 0.05;
+        printf("cudnn %s mnist_cnn epoch %d: loss %.4f (ref fp32 %.4f), accuracy %.3f (%.3f)\n", prec, e + 1,
+               g.epochs[e].loss, r.epochs[e].loss, g.epochs[e].accuracy, r.epochs[e].accuracy);
+        cr_expect(fabs(g.epochs[e].loss - r.epochs[e].loss) <= tol * fmax(1.0, fabs(r.epochs[e].loss)),
+                  "%s epoch %d: loss %.4f vs %.4f", prec, e + 1, g.epochs[e].loss, r.epochs[e].loss);
+        cr_expect(fabs(g.epochs[e].accuracy - r.epochs[e].accuracy) <= 0.1, "%s epoch %d: accuracy %.3f vs %.3f", prec,
+                  e + 1, g.epochs[e].accuracy, r.epochs[e].accuracy);
+    }
+    if (strcmp(prec, "fp16") == 0) {
+        printf("cudnn fp16: loss scale %g at the end, %ld steps skipped\n", (double)g.loss_scale, g.skipped_steps);
+        cr_expect(g.loss_scale >= 1.0f && isfinite(g.loss_scale), "loss scale %g", (double)g.loss_scale);
+        cr_expect_leq(g.skipped_steps, 2, "%ld of 16 steps skipped", g.skipped_steps);
+    } else {
+        cr_expect_eq(g.loss_scale, 0.0f, "no loss scaling in %s", prec);
+    }
+    nn_train_result_free(&g);
+    nn_train_result_free(&r);
+    sd_dataset_free(&tr);
+    sd_dataset_free(&te);
+    sd_workload_free(&w);
+    nn_backend_free(ref);
+    nn_backend_free(be);
+}
+Test(cudnn_gpu, fp16_training_tracks_fp32, .timeout = 900) { mixed_training("fp16"); }
+Test(cudnn_gpu, bf16_training_tracks_fp32, .timeout = 900) { mixed_training("bf16"); }
 
 /* The installed libraries have every function the stubs forward to (no device needed to load them); a
  * library lacking one is reported by name when the back-end starts, not as a status code mid-run. */

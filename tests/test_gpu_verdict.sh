@@ -3,8 +3,8 @@
 # tests/fixtures/gpu-check/ (NAME.rcN.log: what a check printed and its exit code N). Recorded here: the cuDNN
 # suites and a cudnn bench without a device, a passing parity run; crafted: a failure among no-device skips, a
 # broken install (cuDNN does not load), a crash, a cudnn bench that cannot load cuBLAS, a build without oneDNN
-# or NCCL (skips that are not "no device"). A failing log must give FAIL, never CANNOT RUN; a skip for a missing
-# feature must not read as "no device"; then the verdict over several checks and its exit code, and the whole
+# or NCCL and bf16 on a GPU older than Ampere (skips that are not "no device"). A failing log must give FAIL,
+# never CANNOT RUN; a skip for a missing feature must not read as "no device"; then the verdict over several checks and its exit code, and the whole
 # script with stand-ins: every workload trained, the two --gpus 2 runs, compute-sanitizer with autotune off.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -28,6 +28,9 @@ expect gv_judge_tests broken-install.rc2.log FAIL "cannot load libcudnn.so.9"
 expect gv_judge_tests crash.rc139.log FAIL "signal 11"
 expect gv_judge_tests parity-nodnnl.rc0.log PASS "1 skipped: dnnl: not compiled"
 expect gv_judge_tests dp-nonccl.rc0.log SKIP "this build has no NCCL"
+# parity bf16 on a GPU older than Ampere (crafted): every test skips for the compute capability: not run, no device
+# is missing
+expect gv_judge_tests parity-bf16-old-gpu.rc0.log SKIP "compute capability 7.5"
 expect gv_judge_bench bench-nodev.rc4.log NODEV "no CUDA device"
 expect gv_judge_bench bench-broken.rc1.log FAIL "cannot load libcublas.so.13"
 # the same failing log with exit code 0 (a runner that lost the code): the failed assertion still decides
@@ -96,14 +99,14 @@ stubs "$tmp/nodev" parity-nodev.rc0.log 0 cudnn-nodev.rc0.log 0 "$fx/parity-node
 run_check 4 "gpu-check: CANNOT RUN (cudnn: no CUDA device" "$tmp/nodev" STUB_NODEV=1
 # one GPU, no compute-sanitizer: every single-GPU check passes, the --gpus 2 runs and NCCL are not run
 stubs "$tmp/pass" pass-dnnl-gru.rc0.log 0 pass-dnnl-gru.rc0.log 0 "$tmp/dp-one-gpu.log"
-run_check 0 "gpu-check: PASS ($((6 + nw)) checks; not run here: training imdb_gru --gpus 2 vs dnnl; training densenet121_xray --gpus 2 vs dnnl; compute-sanitizer memcheck; compute-sanitizer racecheck; compute-sanitizer synccheck; nccl reduction, 2 GPUs)" "$tmp/pass" STUB_ONE_GPU=1
+run_check 0 "gpu-check: PASS ($((10 + nw)) checks; not run here: training imdb_gru --gpus 2 vs dnnl; training densenet121_xray --gpus 2 vs dnnl; compute-sanitizer memcheck; compute-sanitizer racecheck; compute-sanitizer synccheck; nccl reduction, 2 GPUs)" "$tmp/pass" STUB_ONE_GPU=1
 n=$(grep -c -- '--backend cudnn' "$tmp/pass/calls.log")
 if [ "$n" -eq $((nw + 2)) ]; then echo "ok   cudnn trained each of the $nw workloads, then 2 with --gpus 2"
 else echo "FAIL: $n cudnn training runs, expected $((nw + 2))"; bad=1; fi
 # a build without oneDNN on a GPU box (a parity test skips for it), two GPUs, compute-sanitizer there: PASS
 stubs "$tmp/nodnnl" parity-nodnnl.rc0.log 0 pass-dnnl-gru.rc0.log 0 "$fx/pass-dnnl-gru.rc0.log"
-# (all 12 + nw checks pass: the sanitizer stand-in fails unless autotune is off)
-run_check 0 "gpu-check: PASS ($((12 + nw)) checks)" "$tmp/nodnnl" CU="$tmp/nodnnl/cu"
+# (all 16 + nw checks pass: the sanitizer stand-in fails unless autotune is off)
+run_check 0 "gpu-check: PASS ($((16 + nw)) checks)" "$tmp/nodnnl" CU="$tmp/nodnnl/cu"
 
 # --dry-run: every workload of workloads/*.json, the two --gpus 2 runs, nothing run, exit 0
 out=$(cd "$tmp" && env PATH=/usr/bin:/bin WORKLOADS="$here/../workloads" sh "$here/../scripts/gpu-check.sh" --dry-run 2>&1)
@@ -117,6 +120,9 @@ for w in imdb_gru densenet121_xray; do
   printf '%s\n' "$out" | grep -q "training $w --gpus 2" || miss="$miss $w--gpus2"
 done
 printf '%s\n' "$out" | grep -q 'SD_TEST_AUTOTUNE=0 compute-sanitizer --tool racecheck' || miss="$miss sanitizer-autotune-off"
+for prec in tf32 fp16 bf16; do   # one parity check per precision the cudnn back-end takes
+  printf '%s\n' "$out" | grep -q "parity $prec .*SD_TEST_PRECISION=$prec " || miss="$miss parity-$prec"
+done
 if [ $rc -eq 0 ] && [ -z "$miss" ] && [ ! -e "$tmp/out/gpu-check/results.tsv" ]; then
   echo "ok   --dry-run: $(printf '%s\n' "$out" | tail -1)"
 else echo "FAIL: --dry-run (exit $rc) misses:$miss"; printf '%s\n' "$out" | sed 's/^/   | /'; bad=1; fi

@@ -3,7 +3,8 @@
  * counts not a multiple of 16, batch 1, stride 2, padding). Error measure, per output tensor:
  *     rel = max_i |out_i - ref_i| / max(1e-6, max_i |ref_i|)     and the test requires rel < 1e-5
  * (cuDNN convolutions: the tolerance of the algorithm family it picked, cu_algo_tolerance, named on failure;
- * a training step's gradients: the widest family of the model's convolutions; TF32: at least 5e-3).
+ * a training step's gradients: the widest family of the model's convolutions; TF32: at least 5e-3; fp16 and
+ * bf16: the 16-bit tolerances of convolutions and dense layers, a training step by NMSE, see g_prec).
  * Backward is checked for its contract: dx is overwritten (pre-filled with garbage), dw/db accumulate
  * (pre-filled with random values, and backward runs twice). A back-end not compiled into this build, or
  * whose device is absent, is reported "skipped: <reason>". */
@@ -11,6 +12,8 @@
 #include "nn/backend_impl.h"
 #include "core/err.h"
 #include "nn/model.h"
+#include "nn/train.h"
+#include "be_cudnn/cudnn_half.h"   /* the 16-bit roundings, for the emulated tolerance check (no CUDA needed) */
 
 #include <math.h>
 #include <stdint.h>
@@ -40,10 +43,24 @@ static float *rnd_buf(size_t n, float scale) {
     return p;
 }
 
-/* SD_TEST_PRECISION=tf32 (make gpu-check): the back-end under test runs TF32, every tolerance becomes at least
- * TF32_TOL (a 10-bit mantissa); SD_TEST_AUTOTUNE=0: cuDNN's heuristics instead of its Find search. */
+/* SD_TEST_PRECISION (make gpu-check) is the precision of the back-end under test; SD_TEST_AUTOTUNE=0: cuDNN's
+ * heuristics instead of its Find search.
+ * tf32: every tolerance becomes at least TF32_TOL (a 10-bit mantissa).
+ * fp16, bf16 (mixed precision, docs/precision.md): convolutions and dense layers compute on 16-bit copies of x, w
+ * and dy, so their y, dx and dw get the 16-bit type's tolerance, 4 unit roundoffs (FP16_TOL, BF16_TOL, as
+ * test_bf16.c holds dnnl's bf16 to; cuDNN's Winograd and FFT twice that, cu_algo_tolerance); every other op is
+ * fp32 and keeps 1e-5 (bias gradients too: reduced from the fp32 dy). A training step is held by NMSE as
+ * test_bf16.c does (a ReLU input within 16-bit rounding of 0 may fall on the other side and move that unit's
+ * gradient row in every layer below), its fp16 backward loss-scaled by 65536 as training does; the forward of a
+ * deep network by a wider NMSE (HALF_NMSE_*; dnnl in bf16 measures 6e-6 to 3e-5 here, cuDNN also rounds each
+ * convolution's output to 16 bits: first estimates, to revisit with a GPU's figures). */
 #define TF32_TOL 5e-3
-static int g_tf32;
+#define FP16_TOL 2e-3        /* 4 u, u = 2^-11 (cu_prec_tolerance) */
+#define BF16_TOL 1.6e-2      /* 4 u, u = 2^-8 */
+enum { P_FP32, P_TF32, P_FP16, P_BF16 };   /* the values of cu_prec (be_cudnn/cudnn_be.h) */
+static int g_prec, g_tf32;
+static int half_prec(void) { return g_prec == P_FP16 || g_prec == P_BF16; }
+static double half_tol(void) { return g_prec == P_FP16 ? FP16_TOL : BF16_TOL; }
 #define EXPECT_CLOSE(be, what, got, ref, n) EXPECT_CLOSE_TOL(be, what, got, ref, n, TOL, "")
 /* note: what the tolerance depends on ("algorithm WINOGRAD_NONFUSED"), printed with the result */
 #define EXPECT_CLOSE_TOL(be, what, got, ref, n, tol, note) do {                                      \
@@ -63,20 +80,34 @@ static double conv_tol(nn_backend *be, const nn_op *op, int dir, char *note, siz
     if (cu_conv_choice_of(be, op, &ch) == 0) {
         const cu_algo_perf *a = &ch.dir[dirs[dir]];
         snprintf(note, len, "algorithm %s%s", cu_algo_name(dirs[dir], a->algo), ch.searched ? " (find)" : "");
-        return cu_algo_tolerance(dirs[dir], a->algo, a->math == CUDNN_TENSOR_OP_MATH ||
+        return cu_algo_tolerance(dirs[dir], a->algo, half_prec() ? g_prec : a->math == CUDNN_TENSOR_OP_MATH ||
                                                      a->math == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION);
     }
 #else
     (void)be; (void)op; (void)dir; (void)len;
 #endif
-    return TOL;
+    if (half_prec()) snprintf(note, len, "%s operands", g_prec == P_FP16 ? "fp16" : "bf16");
+    return half_prec() ? half_tol() : TOL;
+}
+
+/* Tolerance and note of a dense layer's y, dx, dw: the products' precision (cublasGemmEx on 16-bit operands). */
+static double dense_tol(char *note, size_t len) {
+    note[0] = 0;
+    if (!half_prec()) return TOL;
+    snprintf(note, len, "%s operands", g_prec == P_FP16 ? "fp16" : "bf16");
+    return half_tol();
 }
 
 /* Under TF32 every tolerance is at least TF32_TOL; an NMSE limit at least TF32_NMSE (the square of a few
  * 10-bit roundings accumulated over a deep network's layers). */
 #define TF32_NMSE 1e-4
+#define HALF_NMSE_FP16 1e-4
+#define HALF_NMSE_BF16 1e-3
 static double widen(double tol) { return g_tf32 && tol < TF32_TOL ? TF32_TOL : tol; }
-static double widen_nmse(double lim) { return g_tf32 && lim < TF32_NMSE ? TF32_NMSE : lim; }
+static double widen_nmse(double lim) {
+    const double floor_ = g_tf32 ? TF32_NMSE : g_prec == P_FP16 ? HALF_NMSE_FP16 : g_prec == P_BF16 ? HALF_NMSE_BF16 : 0;
+    return lim < floor_ ? floor_ : lim;
+}
 
 /* Tolerance of every gradient and parameter of a training step of m on be: a layer's dW reads the forward
  * outputs of the layers below it and the data gradients of those above, so any convolution's algorithm
@@ -100,11 +131,15 @@ static nn_backend *open_be(const char *name) {
     nn_backend_opts o = {.threads = 0, .autotune = !(tune && strcmp(tune, "0") == 0),
                          .precision = prec && *prec ? prec : "fp32", .quiet = 1};
     g_tf32 = strcmp(o.precision, "tf32") == 0;
+    g_prec = g_tf32 ? P_TF32 : strcmp(o.precision, "fp16") == 0 ? P_FP16 : strcmp(o.precision, "bf16") == 0 ? P_BF16
+                                                                                                            : P_FP32;
     nn_backend *be = NULL;
     int rc = nn_backend_new(&be, name, &o, NULL, 0);
     /* only a missing device is a skip: a broken install (a library that does not load, cudnnCreate or
      * out-of-memory failing) must fail, or gpu-check would call it "cannot run" */
     if (rc == SD_ENODEV) TU_SKIP("%s: %s", name, sd_errmsg());
+    /* a precision this device cannot compute (bf16 below compute capability 8.0): not run here, not a failure */
+    if (rc == SD_EUSAGE && strstr(sd_errmsg(), "compute capability")) TU_SKIP("%s: %s", name, sd_errmsg());
     cr_assert_eq(rc, 0, "%s: could not be created (%s): %s", name, sd_status_name(rc), sd_errmsg());
     return be;
 }
@@ -190,13 +225,18 @@ static void check_layer(nn_backend *be, nn_backend *ref, nn_op op, const char *l
     layer_out g = run_layer(be, op, x, w, b, dy, dw0, db0);
     char what[160], note[3][64];
     double tol[3];
-    for (int d = 0; d < 3; d++) tol[d] = conv ? conv_tol(be, &op, d, note[d], sizeof note[d]) : (note[d][0] = 0, TOL);
+    for (int d = 0; d < 3; d++)
+        tol[d] = conv ? conv_tol(be, &op, d, note[d], sizeof note[d]) : dense_tol(note[d], sizeof note[d]);
     snprintf(what, sizeof what, "%s y", label); EXPECT_CLOSE_TOL(be, what, g.y, r.y, ny, tol[0], note[0]);
     snprintf(what, sizeof what, "%s dx", label); EXPECT_CLOSE_TOL(be, what, g.dx, r.dx, nx, tol[1], note[1]);
     snprintf(what, sizeof what, "%s dw (+= once)", label);
     EXPECT_CLOSE_TOL(be, what, g.dx_skip_dw, r.dx_skip_dw, nw, tol[2], note[2]);
     snprintf(what, sizeof what, "%s dw (+= twice)", label); EXPECT_CLOSE_TOL(be, what, g.dw, r.dw, nw, tol[2], note[2]);
-    snprintf(what, sizeof what, "%s db (+= twice)", label); EXPECT_CLOSE(be, what, g.db, r.db, nb);
+    /* db is reduced from the fp32 dy on cudnn (cudnnConvolutionBackwardBias) in every precision; oneDNN's bf16
+     * backward-weights reduces its bf16 copy of dy (SD_TEST_PRECISION=bf16 on dnnl) */
+    const double tol_db = half_prec() && strcmp(be->name, "cudnn") != 0 ? half_tol() : TOL;
+    snprintf(what, sizeof what, "%s db (+= twice)", label);
+    EXPECT_CLOSE_TOL(be, what, g.db, r.db, nb, tol_db, "");
     free_out(&r); free_out(&g);
     free(x); free(w); free(b); free(dy); free(dw0); free(db0);
 }
@@ -524,6 +564,46 @@ Test(cpu, tf32_emulated_step_tolerance) {
     nn_backend_free(ref);
 }
 
+/* fp16 and bf16 emulated on the host, as the GPU computes them: mnist_mlp's first dense layer's dW = dy^T x with
+ * both operands rounded to the 16-bit type (what cublasGemmEx reads), accumulated exactly, and once more with the
+ * result rounded to 16 bits too (a cuDNN convolution's output under PSEUDO_HALF_CONFIG), against fp32 operands:
+ * the error must exceed fp32's tolerance (so the widening is needed) and stay within the 16-bit one. */
+static float round16(float f, int bf16) {
+    return bf16 ? nn_bf16_to_f32(nn_f32_to_bf16(f)) : nn_f16_to_f32(nn_f32_to_f16(f));
+}
+Test(cpu, half_emulated_tolerance) {
+    const int B = 16, I = 784, O = 64;   /* a slice of mnist_mlp's 784 -> 512 at batch 16 */
+    rng_state = 4343;
+    float *x = malloc(sizeof(float) * (size_t)B * I), *dy = rnd_buf((size_t)B * O, 1e-2f);
+    float *dw = malloc(sizeof(float) * (size_t)O * I), *dwh = malloc(sizeof(float) * (size_t)O * I);
+    float *dwo = malloc(sizeof(float) * (size_t)O * I);
+    cr_assert(x && dw && dwh && dwo);
+    for (size_t k = 0; k < (size_t)B * I; k++) x[k] = (rnd() >> 8) * (1.0f / 16777216.0f);
+    for (int bf16 = 0; bf16 < 2; bf16++) {
+        for (int o = 0; o < O; o++)
+            for (int i = 0; i < I; i++) {
+                double a = 0, h = 0;
+                for (int b = 0; b < B; b++) {
+                    a += (double)dy[(size_t)b * O + o] * x[(size_t)b * I + i];
+                    h += (double)round16(dy[(size_t)b * O + o], bf16) * round16(x[(size_t)b * I + i], bf16);
+                }
+                dw[(size_t)o * I + i] = (float)a;
+                dwh[(size_t)o * I + i] = (float)h;
+                dwo[(size_t)o * I + i] = round16((float)h, bf16);
+            }
+        g_prec = bf16 ? P_BF16 : P_FP16;
+        const double e = tu_rel_err(dwh, dw, (size_t)O * I), eo = tu_rel_err(dwo, dw, (size_t)O * I);
+        const double t = dense_tol((char[32]){0}, 32);
+        printf("ref   dW with %s operands: rel %.2e, with a %s output too: %.2e (tolerance %.1e)\n", bf16 ? "bf16" : "fp16",
+               e, bf16 ? "bf16" : "fp16", eo, t);
+        cr_expect(e > TOL, "%s rounding (%.2e) should exceed fp32's tolerance", bf16 ? "bf16" : "fp16", e);
+        cr_expect(e < t && eo < t, "%s: emulated error %.2e / %.2e >= the tolerance %.1e", bf16 ? "bf16" : "fp16", e,
+                  eo, t);
+    }
+    g_prec = P_FP32;
+    free(x); free(dy); free(dw); free(dwh); free(dwo);
+}
+
 Test(cpu, denormals_flushed_ref) { denormals_flushed("ref"); }
 Test(cpu, denormals_flushed_dnnl) { denormals_flushed("dnnl"); }
 
@@ -541,7 +621,8 @@ typedef struct step_out {
     float **y, **dy;          /* per layer: host copies of outputs (relu) and input gradients (maxpool) */
 } step_out;
 
-static step_out run_step(nn_backend *be, const sd_workload *w, const float *x, const int32_t *lab) {
+/* scaled: the backward loss-scaled by 65536 (fp16 under test, as training runs it). */
+static step_out run_step(nn_backend *be, const sd_workload *w, const float *x, const int32_t *lab, int scaled) {
     step_out o = {0};
     OK(nn_model_build(&o.m, w, be, w->batch, 42), be);
     nn_model *m = o.m;
@@ -549,7 +630,13 @@ static step_out run_step(nn_backend *be, const sd_workload *w, const float *x, c
     OK(be->ops->upload(be, m->x, x, nx * sizeof(float)), be);
     OK(be->ops->upload(be, m->labels, lab, (size_t)w->batch * sizeof(int32_t)), be);
     OK(nn_model_forward(m, 1, 7), be);
-    OK(nn_model_backward(m), be);
+    if (scaled) {
+        int nonfinite = -1;
+        OK(nn_train_backward_scaled(m, 65536.0f, &nonfinite), be);
+        cr_expect_eq(nonfinite, 0, "%s: %s: an inf or NaN gradient at loss scale 65536", be->name, w->name);
+    } else {
+        OK(nn_model_backward(m), be);
+    }
     o.loss = host(be, m->loss, (size_t)w->batch);
     o.grads = host(be, m->grads, m->nparams);
     o.y = calloc((size_t)m->nlayers, sizeof(float *));
@@ -614,6 +701,32 @@ static int differing_decisions(const step_out *r, const step_out *g, int *count,
     return lowest;
 }
 
+/* A training step under fp16/bf16 against the fp32 reference, by NMSE: the loss and the last layer's dW (above
+ * every ReLU decision: 16-bit rounding only) within the square of the 16-bit tolerance, (4 u)^2 (dnnl's bf16 here:
+ * 1e-7 to 4e-5 and 2e-5), all gradients and the updated parameters within test_bf16.c's 2e-2; and the gradients
+ * must differ from the reference's by more than fp32 rounding (the 16-bit products really ran). */
+#define HALF_STEP_NMSE 2e-2
+static double nmse(const float *got, const float *ref, size_t n);
+static void step_half(nn_backend *be, const char *workload, const sd_workload *w, const step_out *r, const step_out *g) {
+    const nn_model *m = r->m;
+    const double el = nmse(g->loss, r->loss, (size_t)w->batch), eg = nmse(g->grads, r->grads, m->nparams);
+    const double ep = nmse(g->params, r->params, m->nparams);
+    const nn_layer *top = NULL;
+    for (int i = 0; i < m->nlayers; i++) if (m->layers[i].w_len) top = &m->layers[i];
+    cr_assert_not_null(top);
+    const double et = nmse(g->grads + top->w_off, r->grads + top->w_off, top->w_len);
+    const char *pn = g_prec == P_FP16 ? "fp16" : "bf16";
+    printf("%-5s %s %s step: loss NMSE %.2e, %s dW NMSE %.2e, gradients NMSE %.2e, parameters NMSE %.2e\n", be->name,
+           pn, workload, el, top->name, et, eg, ep);
+    const double lim = half_tol() * half_tol();
+    cr_expect(el < lim, "%s %s: %s step: loss NMSE %.2e >= %.1e", be->name, pn, workload, el, lim);
+    cr_expect(et < lim, "%s %s: %s step: %s dW NMSE %.2e >= %.1e", be->name, pn, workload, top->name, et, lim);
+    cr_expect(eg < HALF_STEP_NMSE && ep < HALF_STEP_NMSE, "%s %s: %s step: gradients NMSE %.2e or parameters NMSE "
+              "%.2e >= %.0e", be->name, pn, workload, eg, ep, HALF_STEP_NMSE);
+    cr_expect(eg > 1e-10, "%s %s: %s step: gradients NMSE %.2e: at fp32's level, nothing ran in 16 bits", be->name, pn,
+              workload, eg);
+}
+
 static void parity_train_step_in(const char *name, const char *dir, const char *workload, int batch) {
     nn_backend *be = open_be(name), *ref = open_ref();
     sd_workload w;
@@ -633,14 +746,19 @@ static void parity_train_step_in(const char *name, const char *dir, const char *
         rng_state = 0x9e3779b97f4a7c15ULL + (uint64_t)attempt * 1000003;
         for (size_t i = 0; i < nx; i++) x[i] = (rnd() >> 8) * (1.0f / 16777216.0f);   /* pixels in [0,1) */
         for (int i = 0; i < w.batch; i++) lab[i] = rnd_int(0, w.classes - 1);
-        r = run_step(ref, &w, x, lab);
-        g = run_step(be, &w, x, lab);
+        r = run_step(ref, &w, x, lab, 0);
+        g = run_step(be, &w, x, lab, g_prec == P_FP16);
+        if (half_prec()) break;   /* held by NMSE below: decisions within 16-bit rounding differ by design */
         lowest = differing_decisions(&r, &g, &count, &worst_tie);
         printf("%-5s %s step, data seed %d: %d ReLU/max-pool decisions differ%s\n", be->name, workload, attempt,
                count, count ? " (ties within rounding)" : "");
         if (lowest < 0 || attempt == 3) break;
         free_step(&r);
         free_step(&g);
+    }
+    if (half_prec()) {
+        step_half(be, workload, &w, &r, &g);
+        goto done;
     }
     const double tol_step = step_tol(be, g.m, 0), tol_tie = step_tol(be, g.m, 1);
     if (lowest >= 0)
@@ -671,6 +789,7 @@ static void parity_train_step_in(const char *name, const char *dir, const char *
     printf("%-5s %-44s rel %.2e%s\n", be->name, label, e, w.optim.kind == NN_OPTIM_SGD ? "" : " (not checked)");
     if (w.optim.kind == NN_OPTIM_SGD && lowest < 0)
         cr_expect(e < tol_step, "%s: %s: relative error %.3e >= %.0e", be->name, label, e, tol_step);
+done:
     free_step(&r);
     free_step(&g);
     free(x); free(lab);

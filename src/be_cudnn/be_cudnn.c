@@ -1,7 +1,8 @@
 /* be_cudnn — the cuDNN + cuBLAS GPU back-end, the native floor on NVIDIA GPUs. Same semantics as the
  * reference back-end (be_ref/ref.c): convolution, pooling, ReLU and softmax through cuDNN, dense layers
  * through cuBLAS sgemm, dropout / loss / optimizer through the kernels of cudnn_kernels.cu (the element
- * functions of nn/kernels.h). Everything runs on one stream; parameters, gradients and optimizer state
+ * functions of nn/kernels.h); under fp16/bf16 the convolutions and dense layers compute on 16-bit copies of
+ * their operands (cudnn_precision.c). Everything runs on one stream; parameters, gradients and optimizer state
  * stay on the device; every CUDA, cuDNN and cuBLAS call is checked (CUDA_CHECK & co., cudnn_be.h). */
 #include "be_cudnn/cudnn_be.h"
 #include "be_cudnn/cu_dl.h"
@@ -20,7 +21,8 @@ typedef struct cu_ctx {
     int device;
     struct cudaDeviceProp prop;
     int driver, runtime;
-    int tf32, autotune;
+    cu_prec prec;                             /* fp32, tf32, fp16, bf16 (cudnn_be.h) */
+    int autotune;
     cudaStream_t stream;
     cudnnHandle_t dnn;
     cublasHandle_t blas;
@@ -34,6 +36,8 @@ typedef struct cu_ctx {
     int bad_pending, bad_C, bad_V;            /* a kernel that may flag ran since the last read; classes, vocab */
     cu_conv_choice *choices;                  /* algorithm cache, one entry per convolution shape */
     int nchoices, cap;
+    cu_half half;                             /* fp16/bf16: the 16-bit operand scratch (cudnn_precision.c) */
+    int *scale_flag;                          /* device int: loss scaling met an inf or NaN */
 } cu_ctx;
 
 typedef struct cu_priv {
@@ -41,9 +45,13 @@ typedef struct cu_priv {
     cu_conv_choice choice;                    /* conv only */
     cu_rnn rnn;                               /* gru/lstm */
     int is_rnn;
+    cu_descs h;                               /* conv under fp16/bf16: x, w, y in the 16-bit type */
 } cu_priv;
 
 #define CTX(be) ((cu_ctx *)(be)->ctx)
+
+/* Tensor-op math may be picked (tf32, fp16, bf16): under fp32 only FMA. */
+static int tensor_ops(const cu_ctx *c) { return c->prec != CU_PREC_FP32; }
 
 static const float k_one = 1.0f, k_zero = 0.0f;
 
@@ -149,14 +157,14 @@ static int cu_sync(nn_backend *be) {
         }                                                                                    \
     } while (0)
 
-static int pick_into(cu_algo_perf *out, const cu_algo_perf *cand, int n, size_t limit, int tf32, int heuristic,
+static int pick_into(cu_algo_perf *out, const cu_algo_perf *cand, int n, size_t limit, cu_prec prec, int heuristic,
                      const char *dir, const nn_op *op) {
-    int i = cu_algo_pick(cand, n, limit, tf32);
+    int i = cu_algo_pick(cand, n, limit, prec != CU_PREC_FP32);
     if (i < 0) {
         char key[96];
         cu_conv_key(op, key, sizeof key);
         return sd_err(SD_EUNSUPPORTED, "cudnn: no usable %s convolution algorithm for %s (%d candidates, "
-                      "workspace limit %zu bytes, %s)", dir, key, n, limit, tf32 ? "tf32" : "fp32");
+                      "workspace limit %zu bytes, %s)", dir, key, n, limit, cu_prec_name(prec));
     }
     *out = cand[i];
     if (heuristic) out->time_ms = -1;
@@ -172,21 +180,21 @@ static int choose_heuristic(cu_ctx *c, const nn_op *op, const cu_descs *d, size_
         CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(c->dnn, d->x, d->w, d->conv[CU_FWD], d->y, CU_MAX_PERF,
                                                            &got, p), CU_HINT_DESC);
         CU_TO_PERF(cand, p, got);
-        SD_TRY(pick_into(&ch->dir[CU_FWD], cand, got, limit, c->tf32, 1, "forward", op));
+        SD_TRY(pick_into(&ch->dir[CU_FWD], cand, got, limit, c->prec, 1, "forward", op));
     }
     {
         cudnnConvolutionBwdDataAlgoPerf_t p[CU_MAX_PERF];
         CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(c->dnn, d->w, d->y, d->conv[CU_BWD_DATA], d->x,
                                                                 CU_MAX_PERF, &got, p), CU_HINT_DESC);
         CU_TO_PERF(cand, p, got);
-        SD_TRY(pick_into(&ch->dir[CU_BWD_DATA], cand, got, limit, c->tf32, 1, "backward-data", op));
+        SD_TRY(pick_into(&ch->dir[CU_BWD_DATA], cand, got, limit, c->prec, 1, "backward-data", op));
     }
     {
         cudnnConvolutionBwdFilterAlgoPerf_t p[CU_MAX_PERF];
         CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(c->dnn, d->x, d->y, d->conv[CU_BWD_FILTER], d->w,
                                                                   CU_MAX_PERF, &got, p), CU_HINT_DESC);
         CU_TO_PERF(cand, p, got);
-        SD_TRY(pick_into(&ch->dir[CU_BWD_FILTER], cand, got, limit, c->tf32, 1, "backward-filter", op));
+        SD_TRY(pick_into(&ch->dir[CU_BWD_FILTER], cand, got, limit, c->prec, 1, "backward-filter", op));
     }
     ch->searched = 0;
     return 0;
@@ -229,7 +237,7 @@ static int choose_find(cu_ctx *c, const nn_op *op, const cu_descs *d, const find
                                                            b->y, CU_MAX_PERF, &got, p, b->ws, b->ws_size),
                     CU_HINT_MEM);
         CU_TO_PERF(cand, p, got);
-        SD_TRY(pick_into(&ch->dir[CU_FWD], cand, got, b->ws_size, c->tf32, 0, "forward", op));
+        SD_TRY(pick_into(&ch->dir[CU_FWD], cand, got, b->ws_size, c->prec, 0, "forward", op));
     }
     {
         cudnnConvolutionBwdDataAlgoPerf_t p[CU_MAX_PERF];
@@ -237,7 +245,7 @@ static int choose_find(cu_ctx *c, const nn_op *op, const cu_descs *d, const find
                                                                 d->x, b->x, CU_MAX_PERF, &got, p, b->ws, b->ws_size),
                     CU_HINT_MEM);
         CU_TO_PERF(cand, p, got);
-        SD_TRY(pick_into(&ch->dir[CU_BWD_DATA], cand, got, b->ws_size, c->tf32, 0, "backward-data", op));
+        SD_TRY(pick_into(&ch->dir[CU_BWD_DATA], cand, got, b->ws_size, c->prec, 0, "backward-data", op));
     }
     {
         cudnnConvolutionBwdFilterAlgoPerf_t p[CU_MAX_PERF];
@@ -245,7 +253,7 @@ static int choose_find(cu_ctx *c, const nn_op *op, const cu_descs *d, const find
                                                                   d->conv[CU_BWD_FILTER], d->w, b->w, CU_MAX_PERF,
                                                                   &got, p, b->ws, b->ws_size), CU_HINT_MEM);
         CU_TO_PERF(cand, p, got);
-        SD_TRY(pick_into(&ch->dir[CU_BWD_FILTER], cand, got, b->ws_size, c->tf32, 0, "backward-filter", op));
+        SD_TRY(pick_into(&ch->dir[CU_BWD_FILTER], cand, got, b->ws_size, c->prec, 0, "backward-filter", op));
     }
     ch->searched = 1;
     return 0;
@@ -262,7 +270,7 @@ static int ws_limit(size_t *out) {
 /* Sets each direction's math type on its descriptor and re-reads the exact workspace it needs. */
 static int apply_choice(cu_ctx *c, cu_descs *d, cu_conv_choice *ch) {
     for (int i = 0; i < 3; i++) {
-        ch->dir[i].math = cu_algo_math(ch->dir[i].math, c->tf32);
+        ch->dir[i].math = cu_algo_math(ch->dir[i].math, tensor_ops(c));
         CUDNN_CHECK(cudnnSetConvolutionMathType(d->conv[i], ch->dir[i].math), "");
     }
     CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(c->dnn, d->x, d->w, d->conv[CU_FWD], d->y,
@@ -295,12 +303,13 @@ static int grow_workspace(nn_backend *be, size_t need) {
 
 static int conv_choose(nn_backend *be, const nn_op *op, cu_priv *p) {
     cu_ctx *c = CTX(be);
+    cu_descs *d = cu_prec_half(c->prec) ? &p->h : &p->d;   /* the descriptors the convolution runs on */
     char key[96];
     cu_conv_key(op, key, sizeof key);
     for (int i = 0; i < c->nchoices; i++)
         if (strcmp(c->choices[i].key, key) == 0) {
             p->choice = c->choices[i];
-            SD_TRY(apply_choice(c, &p->d, &p->choice));
+            SD_TRY(apply_choice(c, d, &p->choice));
             goto sized;
         }
     cu_conv_choice ch;
@@ -312,13 +321,13 @@ static int conv_choose(nn_backend *be, const nn_op *op, cu_priv *p) {
         find_bufs b;
         memset(&b, 0, sizeof b);
         int rc = find_bufs_alloc(c, op, limit, &b);
-        if (rc == 0) rc = choose_find(c, op, &p->d, &b, &ch);
+        if (rc == 0) rc = choose_find(c, op, d, &b, &ch);
         find_bufs_free(&b);
         SD_TRY(rc);
     } else {
-        SD_TRY(choose_heuristic(c, op, &p->d, limit, &ch));
+        SD_TRY(choose_heuristic(c, op, d, limit, &ch));
     }
-    SD_TRY(apply_choice(c, &p->d, &ch));
+    SD_TRY(apply_choice(c, d, &ch));
     if (c->nchoices == c->cap) {
         int cap = c->cap ? 2 * c->cap : 8;
         cu_conv_choice *n = realloc(c->choices, sizeof *n * (size_t)cap);
@@ -385,7 +394,10 @@ static void cu_release(nn_backend *be, nn_op *op) {
     cu_priv *p = op->priv;
     if (!p) return;
     if (p->is_rnn) cu_rnn_fini(&p->rnn);
-    else cu_descs_fini(&p->d);
+    else {
+        cu_descs_fini(&p->d);
+        cu_descs_fini(&p->h);
+    }
     free(p);
     op->priv = NULL;
 }
@@ -396,7 +408,8 @@ static int cu_prepare(nn_backend *be, nn_op *op) {
     cu_priv *p = calloc(1, sizeof *p);
     SD_ALLOC_CHECK(p);
     if (op->kind == NN_OP_GRU || op->kind == NN_OP_LSTM) {   /* recurrent ops */
-        int rc = cu_rnn_descs_init(&p->rnn, op, c->tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH);
+        /* fp32 under fp16/bf16 too (docs/precision.md): TF32 math only when asked for */
+        int rc = cu_rnn_descs_init(&p->rnn, op, c->prec == CU_PREC_TF32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH);
         if (rc < 0) { free(p); return rc; }
         p->is_rnn = 1;
         op->priv = p;
@@ -406,10 +419,13 @@ static int cu_prepare(nn_backend *be, nn_op *op) {
         return rc;
     }
     if (op->kind == NN_OP_EMBEDDING || op->kind == NN_OP_REPEAT) { op->priv = p; return 0; }
-    int rc = cu_descs_init(&p->d, op, c->tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH);
+    int rc = cu_descs_init(&p->d, op, cu_prec_conv_math(c->prec));
     if (rc < 0) { free(p); return rc; }
     op->priv = p;
     rc = cu_descs_check(&p->d, op);
+    if (rc == 0 && cu_prec_half(c->prec) && op->kind == NN_OP_CONV2D)
+        rc = cu_descs_init_dt(&p->h, op, cu_prec_conv_math(c->prec), cu_prec_cudnn_type(c->prec));
+    if (rc == 0 && cu_prec_half(c->prec)) rc = cu_half_reserve(&c->half, be, cu_half_bytes(op));
     if (rc == 0 && op->kind == NN_OP_CONV2D) rc = conv_choose(be, op, p);
     if (rc < 0) cu_release(be, op);
     return rc;
@@ -431,6 +447,10 @@ static int cu_dense_forward(nn_backend *be, const nn_op *op, float *y, const flo
     cu_ctx *c = CTX(be);
     cu_priv *p;
     SD_TRY(get_priv(op, "dense_forward", &p));
+    if (cu_prec_half(c->prec)) {
+        SD_TRY(cu_half_dense_forward(&c->half, op, y, x, w));
+        return add_bias(c, p, b, y);
+    }
     /* y[n][oc] = x[n][c] . w[oc][c]^T   (column-major: Y(oc x n) = W^T(oc x c) X(c x n)) */
     CUBLAS_CHECK(cublasSgemm(c->blas, CUBLAS_OP_T, CUBLAS_OP_N, op->oc, op->n, op->c, &k_one, w, op->c, x, op->c,
                              &k_zero, y, op->oc), "");
@@ -442,6 +462,10 @@ static int cu_dense_backward(nn_backend *be, const nn_op *op, float *dx, float *
     cu_ctx *c = CTX(be);
     cu_priv *p;
     SD_TRY(get_priv(op, "dense_backward", &p));
+    if (cu_prec_half(c->prec)) {
+        if (db) CUDNN_CHECK(cudnnConvolutionBackwardBias(c->dnn, &k_one, p->d.y, dy, &k_one, p->d.bias, db), "");
+        return cu_half_dense_backward(&c->half, op, dx, dw, dy, x, w);
+    }
     /* dw[oc][c] += dy^T x   (column-major: dW(c x oc) += X(c x n) DY(oc x n)^T) */
     CUBLAS_CHECK(cublasSgemm(c->blas, CUBLAS_OP_N, CUBLAS_OP_T, op->c, op->oc, op->n, &k_one, x, op->c, dy, op->oc,
                              &k_one, dw, op->c), "");
@@ -460,6 +484,10 @@ static int cu_conv2d_forward(nn_backend *be, const nn_op *op, float *y, const fl
     cu_ctx *c = CTX(be);
     cu_priv *p;
     SD_TRY(get_priv(op, "conv2d_forward", &p));
+    if (cu_prec_half(c->prec)) {
+        SD_TRY(cu_half_conv_forward(&c->half, &p->h, &p->choice, c->ws, op, y, x, w));
+        return add_bias(c, p, b, y);
+    }
     const cu_algo_perf *a = &p->choice.dir[CU_FWD];
     CUDNN_CHECK(cudnnConvolutionForward(c->dnn, &k_one, p->d.x, x, p->d.w, w, p->d.conv[CU_FWD],
                                         (cudnnConvolutionFwdAlgo_t)a->algo, c->ws, a->memory, &k_zero, p->d.y, y),
@@ -474,6 +502,7 @@ static int cu_conv2d_backward(nn_backend *be, const nn_op *op, float *dx, float 
     SD_TRY(get_priv(op, "conv2d_backward", &p));
     const cu_algo_perf *bf = &p->choice.dir[CU_BWD_FILTER], *bd = &p->choice.dir[CU_BWD_DATA];
     if (db) CUDNN_CHECK(cudnnConvolutionBackwardBias(c->dnn, &k_one, p->d.y, dy, &k_one, p->d.bias, db), "");
+    if (cu_prec_half(c->prec)) return cu_half_conv_backward(&c->half, &p->h, &p->choice, c->ws, op, dx, dw, dy, x, w);
     CUDNN_CHECK(cudnnConvolutionBackwardFilter(c->dnn, &k_one, p->d.x, x, p->d.y, dy, p->d.conv[CU_BWD_FILTER],
                                                (cudnnConvolutionBwdFilterAlgo_t)bf->algo, c->ws, bf->memory, &k_one,
                                                p->d.w, dw), "");
@@ -692,6 +721,25 @@ static int cu_optimizer_step(nn_backend *be, const nn_optim *o, float *p, const 
     }
 }
 
+/* ---- loss scaling (nn/train.c's scaler) -------------------------------------------------------------------- */
+
+/* One kernel; the inf/NaN flag comes back to the host only when asked, with a wait on the stream. */
+static int cu_scale(nn_backend *be, float *x, size_t n, float s, int *nonfinite) {
+    cu_ctx *c = CTX(be);
+    if (!nonfinite) {
+        CUDA_CHECK(cu_launch_scale(x, n, s, NULL, c->stream), CU_HINT_KERNEL);
+        return 0;
+    }
+    if (!c->scale_flag) CUDA_CHECK(cudaMalloc((void **)&c->scale_flag, sizeof(int)), CU_HINT_MEM);
+    CUDA_CHECK(cudaMemsetAsync(c->scale_flag, 0, sizeof(int), c->stream), "");
+    CUDA_CHECK(cu_launch_scale(x, n, s, c->scale_flag, c->stream), CU_HINT_KERNEL);
+    int flag = 0;
+    CUDA_CHECK(cudaMemcpyAsync(&flag, c->scale_flag, sizeof flag, cudaMemcpyDeviceToHost, c->stream), "");
+    CUDA_CHECK(cudaStreamSynchronize(c->stream), CU_HINT_KERNEL);
+    *nonfinite = flag != 0;
+    return check_labels(c);   /* a bad label's NaN is an input error, not an overflow to skip */
+}
+
 /* ---- environment, life cycle ---------------------------------------------------------------------------- */
 
 static void cu_env(nn_backend *be, nn_env_fn add, void *user) {
@@ -716,7 +764,7 @@ static void cu_env(nn_backend *be, nn_env_fn add, void *user) {
         cu_version3(buf, sizeof buf, bv, 10000, 100);
         add(user, "cublas_version", buf);
     }
-    add(user, "precision", c->tf32 ? "tf32" : "fp32");
+    add(user, "precision", cu_prec_name(c->prec));
     add(user, "cudnn_autotune", c->autotune ? "on (cudnnFind*AlgorithmEx)" : "off (_v7 heuristics)");
     snprintf(buf, sizeof buf, "%zu", c->ws_size);
     add(user, "cudnn_workspace_bytes", buf);
@@ -727,8 +775,8 @@ static void cu_env(nn_backend *be, nn_env_fn add, void *user) {
         snprintf(buf, sizeof buf, "%zu", total - fr);
         add(user, "device_mem_used_bytes", buf);
     }
-    add(user, "backend_impl", "cuDNN conv/pool/ReLU/softmax, cuBLAS sgemm dense, CUDA kernels for dropout, loss, "
-                              "optimizer");
+    cu_prec_impl(c->prec, buf, sizeof buf);
+    add(user, "backend_impl", buf);
     for (int i = 0; i < c->nchoices; i++) {
         snprintf(key, sizeof key, "cudnn_algo[%s]", c->choices[i].key);
         cu_conv_choice_str(&c->choices[i], buf, sizeof buf);
@@ -748,6 +796,8 @@ static void cu_destroy(nn_backend *be) {
             if (c->stage_ev[i]) (void)cudaEventDestroy(c->stage_ev[i]);
         }
         if (c->bad) (void)cudaFree(c->bad);
+        if (c->scale_flag) (void)cudaFree(c->scale_flag);
+        cu_half_fini(&c->half, be);
         if (c->blas) (void)cublasDestroy(c->blas);
         if (c->dnn) (void)cudnnDestroy(c->dnn);
         if (c->stream) (void)cudaStreamDestroy(c->stream);
@@ -783,6 +833,7 @@ static const nn_backend_ops cu_ops = {
     .softmax_xent_forward = cu_softmax_xent_forward,
     .softmax_xent_backward = cu_softmax_xent_backward,
     .optimizer_step = cu_optimizer_step,
+    .scale = cu_scale,
     /* graph ops */
     .copy = cu_copy,
     .add_forward = cu_add_forward,
@@ -834,7 +885,10 @@ static int cu_init(nn_backend *be) {
     CUDNN_CHECK(cudnnSetStream(c->dnn, c->stream), "");
     CUBLAS_CHECK(cublasCreate(&c->blas), "cuBLAS could not start: check that libcublas matches the driver");
     CUBLAS_CHECK(cublasSetStream(c->blas, c->stream), "");
-    CUBLAS_CHECK(cublasSetMathMode(c->blas, c->tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH), "");
+    /* default math: fp32 sgemm stays fp32, cublasGemmEx on 16-bit inputs uses the tensor cores */
+    CUBLAS_CHECK(cublasSetMathMode(c->blas, c->prec == CU_PREC_TF32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH),
+                 "");
+    c->half = (cu_half){.prec = c->prec, .dnn = c->dnn, .blas = c->blas, .stream = c->stream};
     snprintf(be->device, sizeof be->device, "%s (sm_%d%d, %.1f GiB, %d SMs)", c->prop.name, c->prop.major,
              c->prop.minor, (double)c->prop.totalGlobalMem / (1 << 30), c->prop.multiProcessorCount);
     return 0;
@@ -845,10 +899,8 @@ int nn_cudnn_new(nn_backend **out, const nn_backend_opts *opts) {
     nn_backend_opts o = {0};
     o.autotune = 1;
     if (opts) o = *opts;
-    int tf32 = 0;
-    if (o.precision && strcmp(o.precision, "tf32") == 0) tf32 = 1;
-    else if (o.precision && strcmp(o.precision, "fp32") != 0)
-        return sd_err(SD_EUSAGE, "cudnn: unknown precision '%s' (expected fp32 or tf32)", o.precision);
+    cu_prec prec;
+    SD_TRY(cu_prec_parse(o.precision, &prec));
 
     int count = 0, driver = 0;   /* cudaGetDeviceCount leaves count untouched when it fails */
     cudaError_t ce = cudaGetDeviceCount(&count);
@@ -869,10 +921,11 @@ int nn_cudnn_new(nn_backend **out, const nn_backend_opts *opts) {
     be->ctx = c;
     be->opts = o;
     snprintf(be->name, sizeof be->name, "cudnn");
-    c->tf32 = tf32;
+    c->prec = prec;
     c->autotune = o.autotune;
     c->device = o.device;
     int rc = cu_init(be);
+    if (rc == 0) rc = cu_prec_check_device(prec, c->prop.major, c->prop.minor, c->prop.name);
     if (rc < 0) { cu_destroy(be); return rc; }
     *out = be;
     return 0;

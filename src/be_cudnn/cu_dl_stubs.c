@@ -84,6 +84,7 @@ CU_DL_STUB(cu_lib_cudnn, cudnnStatus_t, cudnnSoftmaxForward, CUDNN_STATUS_NOT_IN
 
 CU_DL_STUB(cu_lib_cublas, cublasStatus_t, cublasCreate_v2, CUBLAS_STATUS_NOT_INITIALIZED, (cublasHandle_t* handle), (handle))
 CU_DL_STUB(cu_lib_cublas, cublasStatus_t, cublasDestroy_v2, CUBLAS_STATUS_NOT_INITIALIZED, (cublasHandle_t handle), (handle))
+CU_DL_STUB(cu_lib_cublas, cublasStatus_t, cublasGemmEx, CUBLAS_STATUS_NOT_INITIALIZED, (cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k, const void* alpha, const void* A, cudaDataType Atype, int lda, const void* B, cudaDataType Btype, int ldb, const void* beta, void* C, cudaDataType Ctype, int ldc, cublasComputeType_t computeType, cublasGemmAlgo_t algo), (handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo))
 CU_DL_STUB(cu_lib_cublas, cublasStatus_t, cublasGetProperty, CUBLAS_STATUS_NOT_INITIALIZED, (libraryPropertyType type, int* value), (type, value))
 CU_DL_STUB(cu_lib_cublas, const char*, cublasGetStatusString, cu_dl_unloaded_text, (cublasStatus_t status), (status))
 CU_DL_STUB(cu_lib_cublas, cublasStatus_t, cublasGetVersion_v2, CUBLAS_STATUS_NOT_INITIALIZED, (cublasHandle_t handle, int* version), (handle, version))
@@ -118,6 +119,6 @@ const char *const cu_dl_cudnn_names[] = {"cudnnActivationBackward", "cudnnActiva
     "cudnnSetRNNDataDescriptor", "cudnnSetRNNDescriptor_v8", "cudnnSetStream", "cudnnSetTensor4dDescriptor",
     "cudnnSetTensorNdDescriptor", "cudnnSoftmaxForward", NULL};
 
-const char *const cu_dl_cublas_names[] = {"cublasCreate_v2", "cublasDestroy_v2", "cublasGetProperty",
-    "cublasGetStatusString", "cublasGetVersion_v2", "cublasSaxpy_v2", "cublasSetMathMode", "cublasSetStream_v2",
-    "cublasSgemm_v2", NULL};
+const char *const cu_dl_cublas_names[] = {"cublasCreate_v2", "cublasDestroy_v2", "cublasGemmEx",
+    "cublasGetProperty", "cublasGetStatusString", "cublasGetVersion_v2", "cublasSaxpy_v2", "cublasSetMathMode",
+    "cublasSetStream_v2", "cublasSgemm_v2", NULL};

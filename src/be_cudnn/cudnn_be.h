@@ -73,6 +73,46 @@ enum { CU_BAD_LABEL = 0, CU_BAD_TOKEN = 2, CU_BAD_INTS = 4 };
 /* SD_EINPUT naming the bad token id (checked first: the embedding runs before the loss) or label; 0 if none. */
 int cu_bad_status(const int bad[CU_BAD_INTS], int classes, int vocab);
 
+/* ---- precision (cudnn_precision.c) --------------------------------------------------------------------
+ * fp32: FMA math only (no TF32 on Ampere and later). tf32: TF32 tensor-op math for convolutions, RNNs and cuBLAS.
+ * fp16, bf16: mixed precision (docs/precision.md): convolutions on 16-bit copies of x, w and dy (cuDNN's legacy
+ * API computes PSEUDO_HALF_CONFIG / PSEUDO_BFLOAT16_CONFIG: 16-bit x, w, y, fp32 compute, so its outputs y, dx and
+ * dw are 16-bit and widened to the fp32 buffers), dense layers through cublasGemmEx on 16-bit copies of x, w and
+ * dy into fp32 y, dx, dw += (CUBLAS_COMPUTE_32F); everything else fp32, GRU and LSTM included. */
+typedef enum cu_prec { CU_PREC_FP32 = 0, CU_PREC_TF32 = 1, CU_PREC_FP16 = 2, CU_PREC_BF16 = 3 } cu_prec;
+
+/* "fp32" (or NULL), "tf32", "fp16", "bf16" -> *out; SD_EUSAGE naming the choices otherwise. */
+int cu_prec_parse(const char *name, cu_prec *out);
+const char *cu_prec_name(cu_prec p);
+static inline int cu_prec_half(cu_prec p) { return p == CU_PREC_FP16 || p == CU_PREC_BF16; }
+/* The data type of the convolutions' x, w, y: HALF, BFLOAT16, else FLOAT. */
+cudnnDataType_t cu_prec_cudnn_type(cu_prec p);
+/* The cublasGemmEx input type of a 16-bit precision: CUDA_R_16F, CUDA_R_16BF (else CUDA_R_32F). */
+cudaDataType cu_prec_blas_type(cu_prec p);
+/* The math type convolutions are set up with: fp32 FMA, tf32 DEFAULT (TF32 allowed), fp16/bf16 TENSOR_OP. */
+cudnnMathType_t cu_prec_conv_math(cu_prec p);
+/* What the back-end runs under p, for the results' environment.backend_impl. */
+void cu_prec_impl(cu_prec p, char *buf, size_t len);
+/* 0, or SD_EUSAGE when the GPU (compute capability major.minor) cannot compute p: bf16 convolutions need 8.0. */
+int cu_prec_check_device(cu_prec p, int major, int minor, const char *gpu);
+
+/* The 16-bit copies of one op's operands on the device: a scratch buffer shared by every op of a back-end (one
+ * stream), grown at prepare to the largest op's cu_half_bytes, and the handles the calls run on. */
+typedef struct cu_half {
+    cu_prec prec;                 /* CU_PREC_FP16 or CU_PREC_BF16; anything else: not in use */
+    cudnnHandle_t dnn;
+    cublasHandle_t blas;
+    cudaStream_t stream;
+    void *buf;                    /* [x | w | y or dy], each 16-bit and 256-byte aligned */
+    size_t size;
+} cu_half;
+
+/* Scratch bytes a dense or conv2d op needs (0 for other kinds). */
+size_t cu_half_bytes(const nn_op *op);
+/* Grows h's scratch to bytes (waits for the stream first), accounted in be's memory. */
+int cu_half_reserve(cu_half *h, nn_backend *be, size_t bytes);
+void cu_half_fini(cu_half *h, nn_backend *be);
+
 /* ---- per-op descriptors (created and set without touching a device) ------------------------------ */
 
 enum { CU_FWD = 0, CU_BWD_DATA = 1, CU_BWD_FILTER = 2 };
@@ -90,6 +130,9 @@ typedef struct cu_descs {
  * cross-correlation, filter [oc][c][kh][kw]; maxpool: max, deterministic; relu; softmax/dropout: one
  * tensor each), math = the initial convolution math type. On failure everything is destroyed. */
 int cu_descs_init(cu_descs *d, const nn_op *op, cudnnMathType_t math);
+/* The same with a convolution's x, y and w in dt (HALF, BFLOAT16: cuDNN's pseudo-half configurations, compute
+ * FLOAT); its bias and every other op stay FLOAT. */
+int cu_descs_init_dt(cu_descs *d, const nn_op *op, cudnnMathType_t math, cudnnDataType_t dt);
 void cu_descs_fini(cu_descs *d);
 /* Output dims as cuDNN infers them from the descriptors (conv/maxpool; others: the op's shape). */
 int cu_descs_output_dims(const cu_descs *d, const nn_op *op, int out[4]);
@@ -108,11 +151,11 @@ typedef struct cu_algo_perf {
 } cu_algo_perf;
 
 /* Index of the first usable candidate (results come best first): status success, workspace within
- * ws_limit, and with tf32 == 0 no tensor-op math. -1 if none. */
-int cu_algo_pick(const cu_algo_perf *p, int n, size_t ws_limit, int tf32);
-/* The math type to run a picked candidate with: its own, except DEFAULT_MATH under fp32 becomes
+ * ws_limit, and with tensor_ops == 0 (fp32) no tensor-op math. -1 if none. */
+int cu_algo_pick(const cu_algo_perf *p, int n, size_t ws_limit, int tensor_ops);
+/* The math type to run a picked candidate with: its own, except DEFAULT_MATH under fp32 (tensor_ops 0) becomes
  * FMA_MATH so that Ampere+ cannot silently use TF32. */
-cudnnMathType_t cu_algo_math(cudnnMathType_t found, int tf32);
+cudnnMathType_t cu_algo_math(cudnnMathType_t found, int tensor_ops);
 /* Algorithm names ("IMPLICIT_PRECOMP_GEMM", "WINOGRAD_NONFUSED", ...); dir is CU_FWD etc. */
 const char *cu_algo_name(int dir, int algo);
 
@@ -127,11 +170,16 @@ void cu_conv_key(const nn_op *op, char *buf, size_t len);
 /* The choice this back-end made for op's shape (cached by prepare); -1 if it has not prepared that shape. */
 int cu_conv_choice_of(nn_backend *be, const nn_op *op, cu_conv_choice *out);
 
-/* Relative tolerance against the reference for a convolution run with algorithm `algo` in direction dir, by
- * family: GEMM-like and direct algorithms sum the same products as the reference (1e-5); Winograd and FFT
- * transform the operands, their fp32 rounding grows with the transform (1e-4); TF32 rounds the inputs to a
- * 10-bit mantissa (5e-3, whatever the algorithm). */
-double cu_algo_tolerance(int dir, int algo, int tf32);
+/* Relative tolerance against the reference for a convolution run with algorithm `algo` in direction dir under
+ * precision prec (a cu_prec; 0 fp32, 1 tf32), by family: GEMM-like and direct algorithms sum the same products as
+ * the reference (1e-5); Winograd and FFT transform the operands, their fp32 rounding grows with the transform
+ * (1e-4); TF32 rounds the inputs to a 10-bit mantissa (5e-3, whatever the algorithm); fp16 and bf16 round x, w, dy
+ * and the 16-bit output to 11 and 8 significant bits (unit roundoff u = 2^-11, 2^-8): 4u (2e-3, 1.6e-2, as
+ * test_bf16.c holds dnnl's bf16 to), twice that for Winograd and FFT, whose transformed operands are rounded too. */
+double cu_algo_tolerance(int dir, int algo, int prec);
+/* The tolerance of a dense layer's y, dx, dw under prec (cublasGemmEx: fp32 accumulation and output): 4u for
+ * fp16/bf16, 5e-3 for tf32, else 1e-5. */
+double cu_prec_tolerance(int prec);
 /* "fwd=IMPLICIT_GEMM(0.123 ms, ws 0 B, fma) bwd_data=... bwd_filter=... [find]" */
 void cu_conv_choice_str(const cu_conv_choice *c, char *buf, size_t len);
 
@@ -165,6 +213,26 @@ cudaError_t cu_launch_bce_loss(float *prob, float *loss, const float *logits, co
                                cudaStream_t s);
 cudaError_t cu_launch_bce_grad(float *dlogits, const float *prob, const float *targets, int n, int C,
                                cudaStream_t s);
+/* mixed precision (cudnn_half.h): dst[i] = the 16-bit (bf16 ? bfloat16 : IEEE half) of src[i]; back to fp32,
+ * dst[i] = (or += when accumulate) the widened src[i]. */
+cudaError_t cu_launch_to_half(uint16_t *dst, const float *src, size_t n, int bf16, cudaStream_t s);
+cudaError_t cu_launch_from_half(float *dst, const uint16_t *src, size_t n, int bf16, int accumulate, cudaStream_t s);
+/* loss scaling: x[i] *= scale (nn_scale_elem); an inf or NaN result sets *flag = 1 (flag NULL: not asked). */
+cudaError_t cu_launch_scale(float *x, size_t n, float scale, int *flag, cudaStream_t s);
+
+/* ---- the mixed-precision products (cudnn_precision.c): dense and conv2d under fp16/bf16 ------------------
+ * The same contracts as the fp32 ops (nn/backend_impl.h) without the bias, which the caller adds and reduces in
+ * fp32: forward y = op(x, w); backward dw += (accumulated in fp32), dx overwritten (NULL: skipped). d: the op's
+ * descriptors made with cu_descs_init_dt in the 16-bit type; ch: the algorithms chosen on them; ws: the
+ * convolution workspace (at least each chosen algorithm's memory). */
+int cu_half_dense_forward(cu_half *h, const nn_op *op, float *y, const float *x, const float *w);
+int cu_half_dense_backward(cu_half *h, const nn_op *op, float *dx, float *dw, const float *dy, const float *x,
+                           const float *w);
+int cu_half_conv_forward(cu_half *h, const cu_descs *d, const cu_conv_choice *ch, void *ws, const nn_op *op, float *y,
+                         const float *x, const float *w);
+int cu_half_conv_backward(cu_half *h, const cu_descs *d, const cu_conv_choice *ch, void *ws, const nn_op *op,
+                          float *dx, float *dw, const float *dy, const float *x, const float *w);
+
 /* ---- recurrent ops: cudnn_rnn.c and the embedding kernels ------------------------------------ */
 
 /* y[r][e] = table[id(r)][e] over nt = n*T rows, id(r) = ids[(r / T) * S + r % T] (S: ids per example); an

@@ -16,9 +16,12 @@ int cu_bad_status(const int bad[CU_BAD_INTS], int classes, int vocab) {
 
 /* ---- descriptors -------------------------------------------------------------------------------- */
 
-static int set4d(cudnnTensorDescriptor_t t, int n, int c, int h, int w) {
-    CUDNN_CHECK(cudnnSetTensor4dDescriptor(t, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, c, h, w), CU_HINT_DESC);
+static int set4d_dt(cudnnTensorDescriptor_t t, cudnnDataType_t dt, int n, int c, int h, int w) {
+    CUDNN_CHECK(cudnnSetTensor4dDescriptor(t, CUDNN_TENSOR_NCHW, dt, n, c, h, w), CU_HINT_DESC);
     return 0;
+}
+static int set4d(cudnnTensorDescriptor_t t, int n, int c, int h, int w) {
+    return set4d_dt(t, CUDNN_DATA_FLOAT, n, c, h, w);
 }
 
 static int make_tensor(cudnnTensorDescriptor_t *t) {
@@ -26,23 +29,24 @@ static int make_tensor(cudnnTensorDescriptor_t *t) {
     return 0;
 }
 
-/* x [n][c][h][w] and y [n][oc][oh][ow], the shapes of a convolution or pooling op. */
-static int xy_descs(cu_descs *d, const nn_op *op) {
+/* x [n][c][h][w] and y [n][oc][oh][ow] in dt, the shapes of a convolution or pooling op. */
+static int xy_descs(cu_descs *d, const nn_op *op, cudnnDataType_t dt) {
     SD_TRY(make_tensor(&d->x));
     SD_TRY(make_tensor(&d->y));
-    SD_TRY(set4d(d->x, op->n, op->c, op->h, op->w));
-    return set4d(d->y, op->n, op->oc, op->oh, op->ow);
+    SD_TRY(set4d_dt(d->x, dt, op->n, op->c, op->h, op->w));
+    return set4d_dt(d->y, dt, op->n, op->oc, op->oh, op->ow);
 }
 
 static int pool_descs(cu_descs *d, const nn_op *op, cudnnPoolingMode_t mode) {
-    SD_TRY(xy_descs(d, op));
+    SD_TRY(xy_descs(d, op, CUDNN_DATA_FLOAT));
     CUDNN_CHECK(cudnnCreatePoolingDescriptor(&d->pool), "");
     CUDNN_CHECK(cudnnSetPooling2dDescriptor(d->pool, mode, CUDNN_NOT_PROPAGATE_NAN, op->kh, op->kw, op->ph, op->pw,
                                             op->sh, op->sw), CU_HINT_DESC);
     return 0;
 }
 
-static int descs_set(cu_descs *d, const nn_op *op, cudnnMathType_t math) {
+/* dt: the data type of a convolution's x, y and w (its compute type is FLOAT in every precision). */
+static int descs_set(cu_descs *d, const nn_op *op, cudnnMathType_t math, cudnnDataType_t dt) {
     switch (op->kind) {
     case NN_OP_DENSE:
         SD_TRY(make_tensor(&d->x));
@@ -53,12 +57,12 @@ static int descs_set(cu_descs *d, const nn_op *op, cudnnMathType_t math) {
         SD_TRY(set4d(d->bias, 1, op->oc, 1, 1));
         return 0;
     case NN_OP_CONV2D:
-        SD_TRY(xy_descs(d, op));
+        SD_TRY(xy_descs(d, op, dt));
         SD_TRY(make_tensor(&d->bias));
         SD_TRY(set4d(d->bias, 1, op->oc, 1, 1));
         CUDNN_CHECK(cudnnCreateFilterDescriptor(&d->w), "");
-        CUDNN_CHECK(cudnnSetFilter4dDescriptor(d->w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, op->oc, op->c, op->kh,
-                                               op->kw), CU_HINT_DESC);
+        CUDNN_CHECK(cudnnSetFilter4dDescriptor(d->w, dt, CUDNN_TENSOR_NCHW, op->oc, op->c, op->kh, op->kw),
+                    CU_HINT_DESC);
         for (int i = 0; i < 3; i++) {
             CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&d->conv[i]), "");
             CUDNN_CHECK(cudnnSetConvolution2dDescriptor(d->conv[i], op->ph, op->pw, op->sh, op->sw, 1, 1,
@@ -102,12 +106,16 @@ static int descs_set(cu_descs *d, const nn_op *op, cudnnMathType_t math) {
     }
 }
 
-int cu_descs_init(cu_descs *d, const nn_op *op, cudnnMathType_t math) {
+int cu_descs_init_dt(cu_descs *d, const nn_op *op, cudnnMathType_t math, cudnnDataType_t dt) {
     memset(d, 0, sizeof *d);
     d->kind = op->kind;
-    int rc = descs_set(d, op, math);
+    int rc = descs_set(d, op, math, dt);
     if (rc < 0) cu_descs_fini(d);
     return rc;
+}
+
+int cu_descs_init(cu_descs *d, const nn_op *op, cudnnMathType_t math) {
+    return cu_descs_init_dt(d, op, math, CUDNN_DATA_FLOAT);
 }
 
 void cu_descs_fini(cu_descs *d) {
@@ -158,18 +166,18 @@ static int tensor_op_math(cudnnMathType_t m) {
     return m == CUDNN_TENSOR_OP_MATH || m == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
 }
 
-int cu_algo_pick(const cu_algo_perf *p, int n, size_t ws_limit, int tf32) {
+int cu_algo_pick(const cu_algo_perf *p, int n, size_t ws_limit, int tensor_ops) {
     for (int i = 0; i < n; i++) {
         if (p[i].status != CUDNN_STATUS_SUCCESS) continue;
         if (p[i].memory > ws_limit) continue;
-        if (!tf32 && tensor_op_math(p[i].math)) continue;
+        if (!tensor_ops && tensor_op_math(p[i].math)) continue;
         return i;
     }
     return -1;
 }
 
-cudnnMathType_t cu_algo_math(cudnnMathType_t found, int tf32) {
-    if (!tf32 && found == CUDNN_DEFAULT_MATH) return CUDNN_FMA_MATH;
+cudnnMathType_t cu_algo_math(cudnnMathType_t found, int tensor_ops) {
+    if (!tensor_ops && found == CUDNN_DEFAULT_MATH) return CUDNN_FMA_MATH;
     return found;
 }
 
@@ -198,11 +206,21 @@ const char *cu_algo_name(int dir, int algo) {
     return "UNKNOWN";
 }
 
-double cu_algo_tolerance(int dir, int algo, int tf32) {
-    if (tf32) return 5e-3;
+double cu_prec_tolerance(int prec) {
+    switch (prec) {
+    case CU_PREC_TF32: return 5e-3;
+    case CU_PREC_FP16: return 2e-3;    /* 4 u, u = 2^-11 */
+    case CU_PREC_BF16: return 1.6e-2;  /* 4 u, u = 2^-8 */
+    default: return 1e-5;
+    }
+}
+
+double cu_algo_tolerance(int dir, int algo, int prec) {
     const char *n = cu_algo_name(dir, algo);
-    if (strstr(n, "WINOGRAD") || strstr(n, "FFT")) return 1e-4;
-    return 1e-5;
+    const int transformed = strstr(n, "WINOGRAD") || strstr(n, "FFT");
+    if (prec == CU_PREC_FP16 || prec == CU_PREC_BF16) return (transformed ? 2 : 1) * cu_prec_tolerance(prec);
+    if (prec == CU_PREC_TF32) return cu_prec_tolerance(prec);
+    return transformed ? 1e-4 : 1e-5;
 }
 
 void cu_conv_key(const nn_op *op, char *buf, size_t len) {

@@ -1,9 +1,11 @@
-/* cudnn_kernels — the small CUDA kernels of the cuDNN back-end: optimizer updates, dropout, loss.
+/* cudnn_kernels — the small CUDA kernels of the cuDNN back-end: optimizer updates, dropout, loss, the 16-bit
+ * conversions of mixed precision and loss scaling.
  * Each kernel is a grid-stride loop around a per-element function of nn/kernels.h, the same function
  * the reference back-end and the host tests run; the launch wrappers only size the grid and return
  * cudaGetLastError() for the caller's CUDA_CHECK. Built with -fmad=false: no FMA contraction, so the
  * element arithmetic rounds as on the host. */
 #include "be_cudnn/cudnn_be.h"
+#include "be_cudnn/cudnn_half.h"
 #include "nn/kernels.h"
 
 #define CU_BLOCK 256
@@ -139,6 +141,39 @@ cudaError_t cu_launch_xent_grad(float *dlogits, const float *prob, const int32_t
     size_t total = (size_t)n * (size_t)C;
     if (total) k_xent_grad<<<cu_grid(total), CU_BLOCK, 0, s>>>(dlogits, prob, labels, n, C, 1.0f / (float)n);
     return cudaGetLastError();
+}
+
+/* ---- mixed precision: fp32 <-> fp16 / bf16 (cudnn_half.h), loss scaling (nn_scale_elem) ------------------ */
+
+__global__ void k_to_half(uint16_t *dst, const float *src, size_t n, int bf16) {
+    CU_FOR(i, n) dst[i] = bf16 ? nn_f32_to_bf16(src[i]) : nn_f32_to_f16(src[i]);
+}
+__global__ void k_from_half(float *dst, const uint16_t *src, size_t n, int bf16, int accumulate) {
+    CU_FOR(i, n) {
+        float v = bf16 ? nn_bf16_to_f32(src[i]) : nn_f16_to_f32(src[i]);
+        dst[i] = accumulate ? dst[i] + v : v;
+    }
+}
+/* Every thread that sees an inf or NaN writes 1: the same value, so the races are benign. */
+__global__ void k_scale(float *x, size_t n, float scale, int *flag) {
+    CU_FOR(i, n) if (nn_scale_elem(&x[i], scale) && flag) *flag = 1;
+}
+
+extern "C" {
+
+cudaError_t cu_launch_to_half(uint16_t *dst, const float *src, size_t n, int bf16, cudaStream_t s) {
+    if (n) k_to_half<<<cu_grid(n), CU_BLOCK, 0, s>>>(dst, src, n, bf16);
+    return cudaGetLastError();
+}
+cudaError_t cu_launch_from_half(float *dst, const uint16_t *src, size_t n, int bf16, int accumulate, cudaStream_t s) {
+    if (n) k_from_half<<<cu_grid(n), CU_BLOCK, 0, s>>>(dst, src, n, bf16, accumulate);
+    return cudaGetLastError();
+}
+cudaError_t cu_launch_scale(float *x, size_t n, float scale, int *flag, cudaStream_t s) {
+    if (n) k_scale<<<cu_grid(n), CU_BLOCK, 0, s>>>(x, n, scale, flag);
+    return cudaGetLastError();
+}
+
 }
 
 /* ---- recurrent ops: embedding gather / scatter-add ----------------------------------------- */

@@ -153,8 +153,9 @@ typedef void (*nn_env_fn)(void *user, const char *key, const char *value);
 typedef struct nn_backend_opts {
     int threads;          /* 0: all cores */
     int autotune;         /* cuDNN algorithm search: 1 on (default), 0 heuristics */
-    const char *precision;/* "fp32" (default), "tf32" (cudnn) or "bf16" (dnnl: bf16 products, fp32 master weights,
-                           * optimizer state, accumulation and loss); ref computes fp32 only */
+    const char *precision;/* "fp32" (default), "tf32" (cudnn), "bf16" (dnnl and cudnn: bf16 products, fp32 master
+                           * weights, optimizer state, accumulation and loss) or "fp16" (cudnn: the same in fp16,
+                           * with loss scaling by the training loop, nn/train.h); ref computes fp32 only */
     int quiet;            /* 1: no informational messages on stderr */
     int device;           /* GPU back-ends: the CUDA device index (0 default; data-parallel replica r uses r) */
 } nn_backend_opts;

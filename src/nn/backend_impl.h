@@ -85,6 +85,11 @@ typedef struct nn_backend_ops {
     int (*optimizer_step)(nn_backend *be, const nn_optim *opt, float *params, const float *grads,
                           float *state, size_t n, long step);
 
+    /* Loss scaling (the training loop's scaler, nn/train.c): x[i] *= s over n floats, nn_scale_elem
+     * (nn/kernels.h); nonfinite not NULL: *nonfinite = 1 if any result is inf or NaN, else 0 (a device
+     * back-end waits for its stream to say). Optional: without it the loop scales through download and upload. */
+    int (*scale)(nn_backend *be, float *x, size_t n, float s, int *nonfinite);
+
     /* graph ops */
     /* Device-to-device copy (the graph uses it for the gradient of an add). */
     int (*copy)(nn_backend *be, void *dst, const void *src, size_t bytes);

@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 #include <math.h>
+#include <string.h>
 
 #ifdef __CUDACC__
 #define SD_HD __host__ __device__ __forceinline__
@@ -93,6 +94,16 @@ SD_HD float nn_sigmoid(float z) { return 1.0f / (1.0f + expf(-z)); }
 SD_HD double nn_bce_logit(float z, float t) {
     double zd = z;
     return (zd > 0 ? zd : 0) - zd * t + log1p(exp(-fabs(zd)));
+}
+
+/* Loss scaling (nn/train.c): *x *= s; returns 1 if the result is inf or NaN. Read from the bits, so no
+ * finite-math assumption of a compiler can drop the test. */
+SD_HD int nn_scale_elem(float *x, float s) {
+    float v = *x * s;
+    uint32_t u;
+    memcpy(&u, &v, sizeof u);
+    *x = v;
+    return (u & 0x7f800000u) == 0x7f800000u;
 }
 
 #endif

@@ -248,6 +248,105 @@ void nn_train_result_free(nn_train_result *r) {
     memset(r, 0, sizeof *r);
 }
 
+/* ---- dynamic loss scaling -------------------------------------------------------------------------- */
+
+void nn_loss_scaler_init(nn_loss_scaler *s) {
+    *s = (nn_loss_scaler){.scale = 65536.0f, .growth = 2.0f, .backoff = 0.5f, .interval = 2000};
+}
+
+/* torch.amp's _amp_update_scale_: back off on an overflow, grow after interval clean steps in a row. */
+int nn_loss_scaler_update(nn_loss_scaler *s, int nonfinite) {
+    if (nonfinite) {
+        s->scale *= s->backoff;
+        s->good = 0;
+        s->skipped++;
+        return 0;
+    }
+    if (++s->good >= s->interval) {
+        float next = s->scale * s->growth;
+        if (isfinite(next)) s->scale = next;
+        s->good = 0;
+    }
+    return 1;
+}
+
+int nn_train_loss_scaling(const nn_backend *be, const nn_train_opts *o) {
+    if (o->loss_scaling) return o->loss_scaling > 0;
+    const char *p = be->opts.precision;
+    return p && strcmp(p, "fp16") == 0;
+}
+
+/* x *= s over n floats of be's memory, through the back-end's scale, else through the host in chunks;
+ * *nonfinite (not NULL): any result inf or NaN. */
+static int scale_buf(nn_backend *be, const nn_backend_ops *o, float *x, size_t n, float s, int *nonfinite) {
+    if (o->scale) return o->scale(be, x, n, s, nonfinite);
+    enum { CHUNK = 1 << 20 };
+    float *h = malloc(sizeof(float) * (n < CHUNK ? (n ? n : 1) : CHUNK));
+    SD_ALLOC_CHECK(h);
+    int bad = 0, rc = 0;
+    for (size_t off = 0; off < n && rc == 0; off += CHUNK) {
+        size_t len = n - off < CHUNK ? n - off : CHUNK;
+        rc = o->download(be, h, x + off, len * sizeof(float));
+        for (size_t i = 0; rc == 0 && i < len; i++) bad |= nn_scale_elem(&h[i], s);
+        if (rc == 0) rc = o->upload(be, x + off, h, len * sizeof(float));
+    }
+    free(h);
+    if (nonfinite) *nonfinite = bad;
+    return rc;
+}
+
+/* The loss layer's backward with its output multiplied by the scale: during the backward pass be->ops points
+ * at .ops, a copy of the back-end's table with the two loss backwards replaced (the engine's run.c calls them
+ * through the table); inner is the back-end's own table. A back-end that recognises itself by its table's
+ * address sees the copy during the pass (cudnn does only outside it: cu_conv_choice_of, cu_backend_stream). */
+typedef struct scaled_ops {
+    nn_backend_ops ops;                  /* first member: be->ops == &ops leads back to the whole struct */
+    const nn_backend_ops *inner;
+    float scale;
+} scaled_ops;
+
+static const scaled_ops *scaled_of(const nn_backend *be) { return (const scaled_ops *)(const void *)be->ops; }
+
+static int scaled_xent_backward(nn_backend *be, const nn_op *op, float *dlogits, const float *prob,
+                                const int32_t *labels) {
+    const scaled_ops *so = scaled_of(be);
+    SD_TRY(so->inner->softmax_xent_backward(be, op, dlogits, prob, labels));
+    return scale_buf(be, so->inner, dlogits, (size_t)op->n * op->c, so->scale, NULL);
+}
+
+static int scaled_bce_backward(nn_backend *be, const nn_op *op, float *dlogits, const float *prob,
+                               const float *targets) {
+    const scaled_ops *so = scaled_of(be);
+    SD_TRY(so->inner->sigmoid_bce_backward(be, op, dlogits, prob, targets));
+    return scale_buf(be, so->inner, dlogits, (size_t)op->n * op->c, so->scale, NULL);
+}
+
+int nn_train_backward_scaled(nn_model *m, float scale, int *nonfinite) {
+    nn_backend *be = m->be;
+    scaled_ops so = {.ops = *be->ops, .inner = be->ops, .scale = scale};
+    if (so.ops.softmax_xent_backward) so.ops.softmax_xent_backward = scaled_xent_backward;
+    if (so.ops.sigmoid_bce_backward) so.ops.sigmoid_bce_backward = scaled_bce_backward;
+    be->ops = &so.ops;
+    int rc = nn_model_backward(m);
+    be->ops = so.inner;
+    SD_TRY(rc);
+    return scale_buf(be, be->ops, m->grads, m->nparams, 1.0f / scale, nonfinite);
+}
+
+int nn_train_step(nn_model *m, nn_loss_scaler *s, uint64_t dropout_seed, int *stepped) {
+    if (stepped) *stepped = 1;
+    SD_TRY(nn_model_forward(m, 1, dropout_seed));
+    if (!s) {
+        SD_TRY(nn_model_backward(m));
+        return nn_model_step(m);
+    }
+    int nonfinite = 0;
+    SD_TRY(nn_train_backward_scaled(m, s->scale, &nonfinite));
+    if (nn_loss_scaler_update(s, nonfinite)) return nn_model_step(m);
+    if (stepped) *stepped = 0;   /* skipped: the gradients cleared as a step would leave them */
+    return m->be->ops->zero(m->be, m->grads, m->nparams * sizeof(float));
+}
+
 static void progress(const nn_train_opts *o, int epoch, int b, int nb, double ips) {
     if (!o->progress) return;
     fprintf(stderr, "\r%s: epoch %d/%d batch %d/%d %.0f img/s   ", o->label ? o->label : "train", epoch, o->epochs,
@@ -275,6 +374,11 @@ int nn_train(const sd_workload *w, nn_backend *be, const sd_dataset *train, cons
     const char *slow = getenv("SHOWDOWN_TEST_SLOWDOWN");
     long slow_ms = slow ? strtol(slow, NULL, 10) : 0;
     if (slow_ms < 0 || slow_ms > 10000) slow_ms = 0;
+    nn_loss_scaler scaler, *sc = NULL;
+    if (nn_train_loss_scaling(be, o)) {
+        nn_loss_scaler_init(&scaler);
+        sc = &scaler;
+    }
     for (int e = 1; e <= o->epochs; e++) {
         nn_epoch_stats *st = nn_train_epoch_begin(&h, train->n, o, out, e);
         double lsum = 0, t0 = sd_now(), last = t0;
@@ -282,9 +386,9 @@ int nn_train(const sd_workload *w, nn_backend *be, const sd_dataset *train, cons
             if (o->stop && *o->stop) { rc = sd_err(SD_EINTR, "interrupted"); goto done; }
             nn_train_gather(train, h.idx, b * B, B, h.x, h.y);
             SD_TRY_GOTO(rc, nn_train_upload_batch(m, h.x, h.y), done);
-            SD_TRY_GOTO(rc, nn_model_forward(m, 1, nn_hash64(o->seed ^ (uint64_t)m->step * 0x9E37ULL)), done);
-            SD_TRY_GOTO(rc, nn_model_backward(m), done);
-            SD_TRY_GOTO(rc, nn_model_step(m), done);
+            /* a skipped step (loss scaling) does not count in m->step: batches are counted for the dropout seed */
+            const uint64_t batches = (uint64_t)m->step + (uint64_t)(sc ? sc->skipped : 0);
+            SD_TRY_GOTO(rc, nn_train_step(m, sc, nn_hash64(o->seed ^ batches * 0x9E37ULL), NULL), done);
             SD_TRY_GOTO(rc, be->ops->download(be, h.loss, m->loss, sizeof(float) * B), done);
             for (int i = 0; i < B; i++) lsum += h.loss[i];
             if (slow_ms > 0) {   /* test hook only (SHOWDOWN_TEST_SLOWDOWN): makes a run measurably slower */
@@ -306,9 +410,11 @@ int nn_train(const sd_workload *w, nn_backend *be, const sd_dataset *train, cons
         st->val_s = sd_now() - t1;
         out->nepochs = e;
         if (o->progress) {
-            fprintf(stderr, "\r%s: epoch %d/%d train %.2fs (%.0f img/s) loss %.4f | val %.2fs accuracy %.4f\n",
+            fprintf(stderr, "\r%s: epoch %d/%d train %.2fs (%.0f img/s) loss %.4f | val %.2fs accuracy %.4f",
                     o->label ? o->label : "train", e, o->epochs, st->train_s, st->train_images / st->train_s,
                     st->loss, st->val_s, st->accuracy);
+            if (sc) fprintf(stderr, " | loss scale %g, %ld steps skipped", (double)sc->scale, sc->skipped);
+            fputc('\n', stderr);
         }
     }
     /* inference timed apart: the test set through the trained model, outputs copied to the host */
@@ -322,6 +428,10 @@ int nn_train(const sd_workload *w, nn_backend *be, const sd_dataset *train, cons
     }
     out->metric = w->loss == NN_LOSS_SIGMOID_BCE ? "mean_roc_auc" : "accuracy";
     out->peak_bytes = be->bytes_peak;
+    if (sc) {
+        out->loss_scale = sc->scale;
+        out->skipped_steps = sc->skipped;
+    }
 done:
     nn_train_host_free(&h);
     nn_model_free(m);

@@ -28,6 +28,8 @@ typedef struct nn_train_opts {
     int progress;              /* 1: progress line on stderr */
     const char *label;         /* progress prefix ("mnist_mlp/ref") */
     volatile sig_atomic_t *stop;   /* set by a signal handler: stop between batches with SD_EINTR */
+    int loss_scaling;          /* dynamic loss scaling (nn_loss_scaler): 0 when the back-end computes fp16
+                                * (nn_backend_opts.precision "fp16"), 1 always, -1 never */
 } nn_train_opts;
 
 typedef struct nn_train_result {
@@ -46,7 +48,37 @@ typedef struct nn_train_result {
                                 * data upload and the copy of the outputs to the host included */
     long infer_images;
     double cold_s;             /* inference workloads: the untimed first (cold) pass, reported apart */
+    float loss_scale;          /* dynamic loss scaling: the scale at the end (0: not used) */
+    long skipped_steps;        /* its steps skipped for an inf or NaN gradient */
 } nn_train_result;
+
+/* Dynamic loss scaling for fp16 training (PyTorch's GradScaler, with its defaults): the loss gradient is
+ * multiplied by scale before the backward pass, so that small gradients survive fp16; the gradients are divided
+ * by it before the optimizer; a step with any inf or NaN gradient is skipped (parameters, optimizer state and
+ * step count untouched, gradients cleared) and the scale multiplied by backoff; after interval clean steps in a
+ * row it is multiplied by growth (if that stays finite). Powers of two keep the scaling exact in fp32: without
+ * an overflow, a scaled step computes bit for bit what an unscaled one does. */
+typedef struct nn_loss_scaler {
+    float scale;               /* 65536 */
+    float growth, backoff;     /* 2, 0.5 */
+    int interval;              /* 2000 */
+    int good;                  /* clean steps since the scale last changed */
+    long skipped;              /* steps skipped so far */
+} nn_loss_scaler;
+void nn_loss_scaler_init(nn_loss_scaler *s);
+/* After a backward pass: nonfinite = 1 if a gradient was inf or NaN. Moves the state; returns 1 if the
+ * optimizer step is to be taken, 0 if it is skipped. */
+int nn_loss_scaler_update(nn_loss_scaler *s, int nonfinite);
+/* Whether nn_train scales the loss on be with o (o->loss_scaling, the back-end's precision). */
+int nn_train_loss_scaling(const nn_backend *be, const nn_train_opts *o);
+/* The backward pass of a loss-scaled step, after a training forward: the loss gradient multiplied by scale before
+ * it flows back, every gradient of m->grads divided by it after; *nonfinite (not NULL): 1 if any of them is inf or
+ * NaN. The optimizer step is the caller's. */
+int nn_train_backward_scaled(nn_model *m, float scale, int *nonfinite);
+/* One training step on the batch already uploaded to m: forward (training mode, dropout_seed), backward and the
+ * optimizer step. With s (not NULL) the backward is loss-scaled and the step may be skipped: *stepped (may be
+ * NULL) says whether it was taken. */
+int nn_train_step(nn_model *m, nn_loss_scaler *s, uint64_t dropout_seed, int *stepped);
 
 /* Build the model on be, train and validate. train/test must match the workload's input shape. */
 int nn_train(const sd_workload *w, nn_backend *be, const sd_dataset *train, const sd_dataset *test,
