@@ -311,3 +311,18 @@ Test(bf16, no_bf16_cpu_refuses) {
     nn_backend_free(be);
     nn_backend_free(open_named("dnnl", "fp32"));
 }
+
+/* fp16 is cuDNN's (it needs loss scaling and tensor cores): the CPU back-ends refuse it with a usage error naming
+ * where it runs, never an fp32 run under an fp16 label. */
+Test(bf16, cpu_refuses_fp16) {
+    nn_backend_opts o = {.precision = "fp16", .quiet = 1};
+    const char *names[] = {"ref", "dnnl"};
+    for (int i = 0; i < 2; i++) {
+        if (!nn_backend_compiled(names[i])) continue;
+        nn_backend *be = NULL;
+        int rc = nn_backend_new(&be, names[i], &o, NULL, 0);
+        cr_expect_eq(rc, SD_EUSAGE, "%s with fp16 returned %d", names[i], rc);
+        cr_expect(strstr(sd_errmsg(), "fp16 runs on cudnn") != NULL, "%s: %s", names[i], sd_errmsg());
+        nn_backend_free(be);
+    }
+}

@@ -137,35 +137,37 @@ static int from_half(const cu_half *h, float *dst, const uint16_t *src, size_t n
 static const float k_one = 1.0f, k_zero = 0.0f;   /* cuDNN and cuBLAS take float scalars for 16-bit data */
 
 /* ---- dense: cublasGemmEx, 16-bit inputs, fp32 accumulation and output (column-major views as be_cudnn.c) ----- */
+/* C (m x n, fp32) = op(A) op(B) + beta C, A and B 16-bit (column-major). */
+static int gemm16(cu_half *h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const void *a, int lda,
+                  const void *b, int ldb, const float *beta, float *c, int ldc) {
+    const cudaDataType t = cu_prec_blas_type(h->prec);
+    CUBLAS_CHECK(cublasGemmEx(h->blas, ta, tb, m, n, k, &k_one, a, t, lda, b, t, ldb, beta, c, CUDA_R_32F, ldc,
+                              CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT), "");
+    return 0;
+}
+
 
 int cu_half_dense_forward(cu_half *h, const nn_op *op, float *y, const float *x, const float *w) {
     half_parts p = {0};
     SD_TRY(parts_of(h, op, &p));
-    const cudaDataType t = cu_prec_blas_type(h->prec);
     SD_TRY(to_half(h, p.x, x, p.nx));
     SD_TRY(to_half(h, p.w, w, p.nw));
     /* y[n][oc] = x[n][c] . w[oc][c]^T   (column-major: Y(oc x n) = W^T(oc x c) X(c x n)) */
-    CUBLAS_CHECK(cublasGemmEx(h->blas, CUBLAS_OP_T, CUBLAS_OP_N, op->oc, op->n, op->c, &k_one, p.w, t, op->c, p.x, t,
-                              op->c, &k_zero, y, CUDA_R_32F, op->oc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT), "");
-    return 0;
+    return gemm16(h, CUBLAS_OP_T, CUBLAS_OP_N, op->oc, op->n, op->c, p.w, op->c, p.x, op->c, &k_zero, y, op->oc);
 }
 
 int cu_half_dense_backward(cu_half *h, const nn_op *op, float *dx, float *dw, const float *dy, const float *x,
                            const float *w) {
     half_parts p = {0};
     SD_TRY(parts_of(h, op, &p));
-    const cudaDataType t = cu_prec_blas_type(h->prec);
     SD_TRY(to_half(h, p.y, dy, p.ny));
     SD_TRY(to_half(h, p.x, x, p.nx));
     /* dw[oc][c] += dy^T x   (column-major: dW(c x oc) += X(c x n) DY(oc x n)^T) */
-    CUBLAS_CHECK(cublasGemmEx(h->blas, CUBLAS_OP_N, CUBLAS_OP_T, op->c, op->oc, op->n, &k_one, p.x, t, op->c, p.y, t,
-                              op->oc, &k_one, dw, CUDA_R_32F, op->c, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT), "");
+    SD_TRY(gemm16(h, CUBLAS_OP_N, CUBLAS_OP_T, op->c, op->oc, op->n, p.x, op->c, p.y, op->oc, &k_one, dw, op->c));
     if (!dx) return 0;
     SD_TRY(to_half(h, p.w, w, p.nw));
     /* dx[n][c] = dy[n][oc] w[oc][c]   (column-major: DX(c x n) = W(c x oc) DY(oc x n)) */
-    CUBLAS_CHECK(cublasGemmEx(h->blas, CUBLAS_OP_N, CUBLAS_OP_N, op->c, op->n, op->oc, &k_one, p.w, t, op->c, p.y, t,
-                              op->oc, &k_zero, dx, CUDA_R_32F, op->c, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT), "");
-    return 0;
+    return gemm16(h, CUBLAS_OP_N, CUBLAS_OP_N, op->c, op->n, op->oc, p.w, op->c, p.y, op->oc, &k_zero, dx, op->c);
 }
 
 /* ---- conv2d: cuDNN's pseudo-half configurations (16-bit x, w, y; fp32 compute) -------------------------------- */

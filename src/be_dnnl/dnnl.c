@@ -218,6 +218,8 @@ static const nn_backend_ops dnnl_ops = {
  * would otherwise emulate it, slower than fp32). ONEDNN_MAX_CPU_ISA lowers what oneDNN sees. */
 static int compute_type(const char *precision, dnnl_data_type_t *dt) {
     *dt = dnnl_f32;
+    if (precision && strcmp(precision, "fp16") == 0)   /* no fp16 CPU kernels worth running (no loss scaling here) */
+        return sd_err(SD_EUSAGE, "dnnl: --precision fp16 runs on cudnn; on the CPU: fp32 or bf16");
     if (!precision || strcmp(precision, "bf16") != 0) return 0;
     dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
     if ((isa & dnnl_cpu_isa_avx512_core_bf16) != dnnl_cpu_isa_avx512_core_bf16)

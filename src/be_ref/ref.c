@@ -468,9 +468,11 @@ int nn_ref_new(nn_backend **out, const nn_backend_opts *opts) {
     nn_backend *be = calloc(1, sizeof *be);
     ref_ctx *ctx = calloc(1, sizeof *ctx);
     if (!be || !ctx) { free(be); free(ctx); return sd_err(SD_ENOMEM, "ref: out of memory"); }
-    if (opts && opts->precision && strcmp(opts->precision, "bf16") == 0) {   /* the yardstick stays fp32 */
+    const char *prec = opts && opts->precision ? opts->precision : "fp32";
+    if (strcmp(prec, "bf16") == 0 || strcmp(prec, "fp16") == 0) {   /* the yardstick stays fp32 */
         free(be); free(ctx);
-        return sd_err(SD_EUSAGE, "ref: the reference back-end computes fp32 only; --precision bf16 runs on dnnl");
+        return sd_err(SD_EUSAGE, "ref: the reference back-end computes fp32 only; --precision %s runs on %s", prec,
+                      strcmp(prec, "bf16") == 0 ? "dnnl (or cudnn)" : "cudnn");
     }
     if (opts) be->opts = *opts;
     ctx->threads = be->opts.threads > 0 ? be->opts.threads : omp_get_num_procs();

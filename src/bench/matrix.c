@@ -95,8 +95,9 @@ void sd_bench_matrix_free(sd_bench_matrix *m) {
 
 /* The settings a run can take, whoever filled them in (the command line checks them too; a published file does not). */
 static int check_opts(const sd_bench_opts *o) {
-    if (strcmp(o->precision, "fp32") != 0 && strcmp(o->precision, "tf32") != 0 && strcmp(o->precision, "bf16") != 0)
-        return sd_err(SD_EUSAGE, "precision '%s': expected fp32, tf32 or bf16", o->precision);
+    if (strcmp(o->precision, "fp32") != 0 && strcmp(o->precision, "tf32") != 0 && strcmp(o->precision, "bf16") != 0 &&
+        strcmp(o->precision, "fp16") != 0)
+        return sd_err(SD_EUSAGE, "precision '%s': expected fp32, tf32, bf16 or fp16", o->precision);
     if (o->epochs < 0 || o->epochs > SD_BENCH_MAX_EPOCHS)
         return sd_err(SD_EUSAGE, "%ld epochs: at most %d", o->epochs, SD_BENCH_MAX_EPOCHS);
     if (o->batch < 0 || o->batch > SD_BENCH_MAX_BATCH)

@@ -146,8 +146,9 @@ int cmd_bench(int argc, char **argv) {
         {"data", SD_OPT_CHOICE, &o.data, "auto|real|synthetic", "real data if present, else synthetic (default auto)", 0, 0},
         {"data-dir", SD_OPT_STR, &o.data_dir, "DIR", "data set directory (MNIST idx files, CIFAR-10 binary batches, IMDB train.tok/test.tok or aclImdb)", 0, 0},
         {"workloads", SD_OPT_STR, &o.workloads_dir, "DIR", "directory of workload specs (default: ./workloads)", 0, 0},
-        {"precision", SD_OPT_CHOICE, &o.precision, "fp32|tf32|bf16", "fp32 (default), tf32 (cuDNN back-end) or bf16 (dnnl on a CPU with "
-                                                                         "AVX512_BF16 or AMX; frameworks in their own mixed precision)", 0, 0},
+        {"precision", SD_OPT_CHOICE, &o.precision, "fp32|tf32|bf16|fp16", "fp32 (default), tf32 (cuDNN back-end), bf16 (dnnl on a CPU "
+                                                                              "with AVX512_BF16 or AMX, cuDNN on compute capability 8.0+; frameworks in their own mixed "
+                                                                              "precision) or fp16 (cuDNN, with dynamic loss scaling)", 0, 0},
         {"autotune", SD_OPT_CHOICE, &o.autotune, "on|off", "algorithm choice: cuDNN search, dnnl Winograd (default on)", 0, 0},
         {"impl", SD_OPT_STR, &o.impl, "I[,I]", "native (default), pytorch, tensorflow, keras-tensorflow, keras-jax, keras-torch, jax, "
                                                "paddle, mindspore, tinygrad, chainer, or all: framework runners on the same data", 0, 0},

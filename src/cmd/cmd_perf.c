@@ -474,8 +474,8 @@ int cmd_perf(int argc, char **argv) {
         {"layers", SD_OPT_FLAG, &a.layers, NULL, "also time each conv/dense layer forward and backward", 0, 0},
         {"roofline", SD_OPT_FLAG, &a.roofline, NULL, "also each phase's time floor on this machine and % of it, per layer "
          "(docs/roofline.md)", 0, 0},
-        {"precision", SD_OPT_CHOICE, &a.precision, "fp32|tf32|bf16", "fp32 (default), tf32 (cuDNN) or bf16 (dnnl on a CPU "
-         "with AVX512_BF16 or AMX; docs/precision.md)", 0, 0},
+        {"precision", SD_OPT_CHOICE, &a.precision, "fp32|tf32|bf16|fp16", "fp32 (default), tf32 (cuDNN), bf16 (dnnl on a CPU "
+         "with AVX512_BF16 or AMX, cuDNN) or fp16 (cuDNN; steps timed without loss scaling; docs/precision.md)", 0, 0},
         {"workloads", SD_OPT_STR, &a.workloads_dir, "DIR", "directory of workload specs (default ./workloads)", 0, 0},
         {"json", SD_OPT_OUT, &a.json, "FILE", "write the measurements as JSON to FILE, atomically", 0, 0},
         {0},
