@@ -147,11 +147,17 @@ d = json.load(open(sys.argv[1])); d["template"]["path"] = "../../../secret.txt";
 PY
 expect 3 "a recorded path that leaves the record" "$SD" report --out "$t/r"
 grep -q "s3cret" "$t/err" "$t/out" && bad "the outside file's content is quoted" || ok "nothing of the outside file is read or quoted"
-# concurrent recorded reports each get their own number
-for i in 1 2 3 4; do rep --out "$t/c" --format md --record > "$t/c$i" 2>&1 & done; wait
-n=$(ls "$t/c/report-runs" | grep -c '^[0-9]*$')
-runs=$(cat "$t"/c/report-runs/*/inputs.json 2>/dev/null | grep -c '"run"')
-[ "$n" -eq 4 ] && [ "$runs" -eq 4 ] && ok "4 concurrent --record: 4 records" || bad "4 concurrent --record: $n folders, $runs inputs.json: $(cat "$t"/c[1-4] | grep -i 'record\|error')"
+# concurrent recorded reports into one folder each get their own number and all render (their output sets switch
+# one after another); three rounds, the race is a narrow one
+for round in 1 2 3; do
+  rm -rf "$t/c"
+  for i in 1 2 3 4; do rep --out "$t/c" --format md,pdf --record > "$t/c$i" 2>&1 & done; wait
+  n=$(ls "$t/c/report-runs" | grep -c '^[0-9]*$')
+  runs=$(cat "$t"/c/report-runs/*/inputs.json 2>/dev/null | grep -c '"run"')
+  failed=$(grep -l "showdown report:" "$t"/c[1-4] | wc -l)
+  [ "$n" -eq 4 ] && [ "$runs" -eq 4 ] && [ "$failed" -eq 0 ] && ok "4 concurrent --record (round $round): 4 records, 4 renders" \
+    || bad "4 concurrent --record (round $round): $n folders, $runs inputs.json, $failed failed: $(cat "$t"/c[1-4] | grep -i 'record\|error\|cannot')"
+done
 
 # ---- method.json with every category weight 0 ---------------------------------------------------------------
 cp -r "$ROOT/scoring" "$t/scoring"

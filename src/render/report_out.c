@@ -15,7 +15,9 @@
 #include <string.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -512,7 +514,7 @@ static void roll_back(const char *out_dir, const char *old, const char *stage) {
     free(set);
 }
 
-static int switch_in(const char *out_dir, const char *stage) {
+static int switch_locked(const char *out_dir, const char *stage) {
     char old[4200], done[4200], p[4200], q[4200], set[128] = "";
     snprintf(old, sizeof old, "%s/.render.old.%ld", out_dir, (long)getpid());
     snprintf(done, sizeof done, "%s/.render.done.%ld", out_dir, (long)getpid());
@@ -538,6 +540,30 @@ static int switch_in(const char *out_dir, const char *stage) {
     if (rc == 0 && rename(old, done) != 0) rc = sd_err(SD_EIO, "cannot replace the outputs in %s: %s", out_dir, strerror(errno));
     if (rc) roll_back(out_dir, old, stage);
     sd_remove_tree(rc ? old : done);
+    return rc;
+}
+
+/* Reports rendering into one directory at once switch their output sets one after another (OUT/.showdown.lock, kept):
+ * each set goes in whole, and none fails on the other's half-moved files. The lock's descriptor, or < 0. */
+static int switch_lock(const char *out_dir) {
+    char p[4200];
+    pjoin(p, sizeof p, out_dir, ".showdown.lock");
+    int fd = open(p, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) return sd_err(SD_EIO, "cannot open %s: %s", p, strerror(errno));
+    while (flock(fd, LOCK_EX) != 0) {
+        if (errno == EINTR && !sd_sig_pending()) continue;
+        int e = errno;
+        close(fd);
+        return e == EINTR ? sd_err(SD_EINTR, "interrupted") : sd_err(SD_EIO, "cannot lock %s: %s", p, strerror(e));
+    }
+    return fd;
+}
+
+static int switch_in(const char *out_dir, const char *stage) {
+    int lock = switch_lock(out_dir);
+    if (lock < 0) return lock;
+    int rc = switch_locked(out_dir, stage);
+    close(lock);
     return rc;
 }
 
