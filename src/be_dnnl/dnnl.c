@@ -31,15 +31,16 @@ static size_t dnnl_workspace_size(nn_backend *be, const nn_op *op) {
     }
 }
 
-/* The graph's layout negotiation (nn/backend.h nn_fmt): convolution and max pooling read and write nChw16c
- * (and reorder where one side is nchw); relu, dropout and batch normalisation keep it; an add keeps it when
- * no channel is padded (the graph asks only in inference-only models). */
+/* The graph's layout negotiation (nn/backend.h nn_fmt): convolution and pooling read and write nChw16c (and
+ * reorder where one side is nchw); relu, dropout and batch normalisation keep it; an add keeps it when no channel
+ * is padded (the graph asks only in inference-only models). */
 static int dnnl_layout_ok(nn_backend *be, const nn_op *op, int fmt) {
     (void)be;
     if (fmt == NN_FMT_NCHW) return 1;
     if (fmt != NN_FMT_NCHW16C) return 0;
     switch (op->kind) {
-    case NN_OP_CONV2D: case NN_OP_MAXPOOL: case NN_OP_RELU: case NN_OP_DROPOUT: case NN_OP_BATCHNORM: return 1;
+    case NN_OP_CONV2D: case NN_OP_MAXPOOL: case NN_OP_AVGPOOL: case NN_OP_GLOBAL_AVGPOOL: case NN_OP_RELU:
+    case NN_OP_DROPOUT: case NN_OP_BATCHNORM: return 1;
     case NN_OP_ADD: return op->oc % 16 == 0;   /* flat add: no padded channels (inference-only models) */
     default: return 0;
     }
