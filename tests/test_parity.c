@@ -859,6 +859,150 @@ static void parity_batchnorm(const char *name) {
     nn_backend_free(be);
 }
 
+/* ---- batchnorm with its relu, on a channel slice (bn_fused_*, nn/fuse.c) ----------------------------------------
+ * The back-end's fused call against the reference's batchnorm then relu (ref has no fused entry: the graph runs
+ * them apart there): x and dx the first c of cs channels of a buffer (a slab view), in NCHW or nChw16c, dx added
+ * into what the buffer holds (dx_acc) or written over the view only; training forward, backward twice (dgamma and
+ * dbeta +=), inference forward. */
+
+/* Host NCHW [n][c][hw] <-> a buffer of cs channels in fmt: copy the first c channels in (to = 1) or out. */
+static void slab_io(float *buf, float *nchw, int fmt, int n, int c, int cs, size_t hw, int to) {
+    for (int i = 0; i < n; i++)
+        for (int ch = 0; ch < c; ch++)
+            for (size_t q = 0; q < hw; q++) {
+                const size_t b = fmt ? nn_fmt16_at((size_t)cs, hw, (size_t)i, (size_t)ch, q) : ((size_t)i * cs + ch) * hw + q;
+                float *h = &nchw[((size_t)i * c + ch) * hw + q];
+                if (to) buf[b] = *h; else *h = buf[b];
+            }
+}
+
+typedef struct bnf_out { float *y, *run, *dx, *dxbuf, *dg, *db, *yi; } bnf_out;
+
+/* On be with the fused call (fused = 1) or on ref layer by layer; x, dy, y, dx host NCHW of the view; dxbuf0: the
+ * whole dx buffer before backward (host, in the buffer's layout, cs channels). */
+static bnf_out run_bnf(nn_backend *be, int fused, nn_op op, int relu, int acc, const float *x, const float *g,
+                       const float *b, const float *dy, const float *dg0, const float *db0, const float *dxbuf0) {
+    const int fmt = op.fmt_in, cs = op.in_cs ? op.in_cs : op.c;
+    const size_t hw = (size_t)op.h * op.w, nx = nin(&op), C = (size_t)op.c;
+    const size_t nb = nn_fmt_elems(fmt, op.n, cs, op.h, op.w), ny = nn_fmt_elems(fmt, op.n, op.c, op.h, op.w);
+    bnf_out o;
+    float *run0 = malloc(sizeof(float) * 2 * C), *xb = calloc(nb, 4), *dyb = calloc(ny, 4), *yb = NULL;
+    cr_assert(run0 && xb && dyb);
+    for (size_t k = 0; k < C; k++) { run0[k] = 0.1f * (float)k; run0[C + k] = 1.0f + 0.05f * (float)k; }
+    slab_io(xb, (float *)x, fmt, op.n, op.c, cs, hw, 1);
+    nn_op yo = op;   /* y and dy: c channels of their own */
+    yo.in_cs = 0;
+    slab_io(dyb, (float *)dy, fmt, op.n, op.c, op.c, hw, 1);
+    prepare(be, &op);
+    size_t wsz = wsize(be, &op);
+    void *dX = dev(be, xb, nb * 4), *dG = dev(be, g, C * 4), *dB = dev(be, b, C * 4), *dY = dev(be, NULL, ny * 4);
+    void *dRun = dev(be, run0, 2 * C * 4), *ws = dev(be, NULL, wsz), *dDY = dev(be, dyb, ny * 4);
+    void *dDX = dev(be, dxbuf0, nb * 4), *dDG = dev(be, dg0, C * 4), *dDB = dev(be, db0, C * 4);
+    const nn_bn_fuse f = {.relu = relu, .dx_acc = acc};
+    if (fused) {
+        OK(be->ops->bn_fused_forward(be, &op, &f, dY, ws, dX, dG, dB, dRun, 1), be);
+    } else {   /* ref, NCHW, a dense x: batchnorm then relu */
+        OK(be->ops->batchnorm_forward(be, &op, dY, ws, dX, dG, dB, dRun, 1), be);
+        if (relu) OK(be->ops->relu_forward(be, &yo, dY, dY), be);
+    }
+    yb = host(be, dY, ny);
+    o.y = malloc(nx * 4);
+    slab_io(yb, o.y, fmt, op.n, op.c, op.c, hw, 0);
+    o.run = host(be, dRun, 2 * C);
+    if (fused) {
+        OK(be->ops->bn_fused_backward(be, &op, &f, dDX, dDG, dDB, dDY, dX, dY, dG, ws), be);
+        OK(be->ops->bn_fused_backward(be, &op, &f, NULL, dDG, dDB, dDY, dX, dY, dG, ws), be);
+    } else {
+        void *dZ = dev(be, NULL, ny * 4), *dT = dev(be, NULL, nb * 4);
+        if (relu) OK(be->ops->relu_backward(be, &yo, dZ, dDY, dY), be);
+        else OK(be->ops->copy(be, dZ, dDY, ny * 4), be);
+        OK(be->ops->batchnorm_backward(be, &op, dT, dDG, dDB, dZ, dX, dG, ws), be);
+        OK(be->ops->batchnorm_backward(be, &op, NULL, dDG, dDB, dZ, dX, dG, ws), be);
+        if (acc) OK(be->ops->add_forward(be, &yo, dDX, dDX, dT), be);
+        else OK(be->ops->copy(be, dDX, dT, nx * 4), be);
+        nn_dev_free(be, dZ, ny * 4); nn_dev_free(be, dT, nb * 4);
+    }
+    o.dxbuf = host(be, dDX, nb);
+    o.dx = malloc(nx * 4);
+    slab_io(o.dxbuf, o.dx, fmt, op.n, op.c, cs, hw, 0);
+    o.dg = host(be, dDG, C);
+    o.db = host(be, dDB, C);
+    if (fused) OK(be->ops->bn_fused_forward(be, &op, &f, dY, ws, dX, dG, dB, dRun, 0), be);
+    else {
+        OK(be->ops->batchnorm_forward(be, &op, dY, ws, dX, dG, dB, dRun, 0), be);
+        if (relu) OK(be->ops->relu_forward(be, &yo, dY, dY), be);
+    }
+    free(yb);
+    yb = host(be, dY, ny);
+    o.yi = malloc(nx * 4);
+    slab_io(yb, o.yi, fmt, op.n, op.c, op.c, hw, 0);
+    nn_dev_free(be, dX, nb * 4); nn_dev_free(be, dG, C * 4); nn_dev_free(be, dB, C * 4); nn_dev_free(be, dY, ny * 4);
+    nn_dev_free(be, dRun, 2 * C * 4); nn_dev_free(be, ws, wsz); nn_dev_free(be, dDY, ny * 4); nn_dev_free(be, dDX, nb * 4);
+    nn_dev_free(be, dDG, C * 4); nn_dev_free(be, dDB, C * 4);
+    free(run0); free(xb); free(dyb); free(yb);
+    release(be, &op);
+    return o;
+}
+
+static void parity_bn_fused(const char *name) {
+    nn_backend *be = open_be(name), *ref = open_ref();
+    if (!be->ops->bn_fused_forward) {
+        printf("%-5s batchnorm+relu: no fused entry (the graph runs the layers apart)\n", be->name);
+        nn_backend_free(ref); nn_backend_free(be);
+        return;
+    }
+    const int shapes[][8] = {/* n, c, h, w, cs (0: c), nChw16c, relu, dx_acc */
+        {2, 64, 56, 56, 96, 1, 1, 1}, {3, 32, 5, 7, 64, 1, 1, 0}, {1, 19, 7, 9, 0, 1, 1, 0}, {3, 24, 3, 3, 0, 1, 0, 1},
+        {3, 17, 5, 5, 0, 0, 1, 0}, {2, 5, 13, 11, 9, 0, 1, 1}, {4, 33, 1, 1, 0, 0, 0, 0}, {1, 1, 13, 11, 3, 0, 1, 1},
+        {2, 256, 7, 7, 512, 1, 1, 1}, {16, 16, 3, 3, 48, 1, 0, 0}};
+    char label[128];
+    rng_state = 777;
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        const int *s = shapes[i];
+        nn_op o = {.kind = NN_OP_BATCHNORM, .n = s[0], .c = s[1], .h = s[2], .w = s[3], .has_bias = 1,
+                   .eps = i % 2 ? 1e-3f : 1e-5f, .momentum = 0.1f, .in_cs = s[4], .fmt_in = s[5], .fmt_out = s[5]};
+        o.oc = o.c; o.oh = o.h; o.ow = o.w;
+        const int cs = o.in_cs ? o.in_cs : o.c, relu = s[6], acc = s[7];
+        const size_t nx = nin(&o), C = (size_t)o.c, nb = nn_fmt_elems(o.fmt_in, o.n, cs, o.h, o.w);
+        float *x = rnd_buf(nx, 1.0f), *g = rnd_buf(C, 1.0f), *b = rnd_buf(C, 1.0f), *dy = rnd_buf(nx, 1.0f);
+        for (size_t k = 0; k < nx; k++) x[k] = 0.5f + 2.0f * x[k];   /* a mean away from 0 */
+        float *dg0 = rnd_buf(C, 1.0f), *db0 = rnd_buf(C, 1.0f), *dxbuf0 = calloc(nb, 4);
+        float *full = rnd_buf((size_t)o.n * cs * o.h * o.w, 1.0f);   /* the buffer's values; padded channels 0 */
+        cr_assert_not_null(dxbuf0);
+        slab_io(dxbuf0, full, o.fmt_in, o.n, cs, cs, (size_t)o.h * o.w, 1);
+        free(full);
+        nn_op ro = o;   /* the reference: a dense NCHW x */
+        ro.in_cs = 0; ro.fmt_in = ro.fmt_out = NN_FMT_NCHW;
+        /* ref's dx buffer: the view's values in NCHW (what it adds to, or overwrites) */
+        float *view0 = malloc(nx * 4);
+        cr_assert_not_null(view0);
+        slab_io(dxbuf0, view0, o.fmt_in, o.n, o.c, cs, (size_t)o.h * o.w, 0);
+        bnf_out r = run_bnf(ref, 0, ro, relu, acc, x, g, b, dy, dg0, db0, view0);
+        bnf_out q = run_bnf(be, 1, o, relu, acc, x, g, b, dy, dg0, db0, dxbuf0);
+        /* the rest of the buffer (channels c..cs, padding) is untouched */
+        float *rest = malloc(nb * 4);
+        cr_assert_not_null(rest);
+        memcpy(rest, q.dxbuf, nb * 4);
+        slab_io(rest, view0, o.fmt_in, o.n, o.c, cs, (size_t)o.h * o.w, 1);   /* the view put back as it was */
+        const char *parts[] = {"y (train)", "running mean/var", "dx", "dgamma (+= twice)", "dbeta (+= twice)",
+                               "y (inference)"};
+        float *rv[] = {r.y, r.run, r.dx, r.dg, r.db, r.yi}, *qv[] = {q.y, q.run, q.dx, q.dg, q.db, q.yi};
+        size_t nv[] = {nx, 2 * C, nx, C, C, nx};
+        for (int k = 0; k < 6; k++) {
+            snprintf(label, sizeof label, "bn%s n%d c%d/%d %dx%d %s%s %s", relu ? "+relu" : "", o.n, o.c, cs, o.h, o.w,
+                     o.fmt_in ? "nChw16c" : "nchw", acc ? " dx+=" : "", parts[k]);
+            EXPECT_CLOSE(be, label, qv[k], rv[k], nv[k]);
+        }
+        snprintf(label, sizeof label, "bn n%d c%d/%d %dx%d: the rest of dx's buffer", o.n, o.c, cs, o.h, o.w);
+        cr_expect(memcmp(rest, dxbuf0, nb * 4) == 0, "%s: %s changed", be->name, label);
+        for (int k = 0; k < 6; k++) { free(rv[k]); free(qv[k]); }
+        free(r.dxbuf); free(q.dxbuf); free(rest); free(view0);
+        free(x); free(g); free(b); free(dy); free(dg0); free(db0); free(dxbuf0);
+    }
+    nn_backend_free(ref);
+    nn_backend_free(be);
+}
+
 static void run_avg(nn_backend *be, nn_op op, const float *x, const float *dy, float **y, float **dx) {
     size_t nx = nin(&op), ny = nout(&op);
     prepare(be, &op);
@@ -1417,6 +1561,7 @@ Test(dnnl, layouts) {
     Test(BE, step_cifar10_vgg, .timeout = 1200) { parity_train_step(#BE, "cifar10_vgg"); }   \
     Test(BE, step_odd_layouts, .timeout = 600) { parity_layouts_odd(#BE); }                \
     Test(BE, batchnorm, .timeout = 300) { parity_batchnorm(#BE); }                         \
+    Test(BE, batchnorm_relu_fused, .timeout = 300) { parity_bn_fused(#BE); }               \
     Test(BE, avgpool, .timeout = 300) { parity_avgpool(#BE); }                             \
     Test(BE, concat_add, .timeout = 300) { parity_concat_add(#BE); }                       \
     Test(BE, sigmoid_bce, .timeout = 300) { parity_bce(#BE); }                             \

@@ -2,7 +2,7 @@
  * it uses was removed in oneDNN 3.x). It computes what the reference back-end (be_ref/ref.c) computes on the same
  * canonical NCHW buffers: primitives are created once per op shape in prepare() (the inference convolution at its
  * first call) and reused, inputs are reordered into the layouts oneDNN prefers and outputs back, scratchpads are
- * user-managed and shared. Training batch norm on nChw16c, GRU and LSTM run their arithmetic on the host
+ * user-managed and shared. Batch norm, GRU and LSTM run their arithmetic on the host
  * (dnnl_bn.c, dnnl_rnn.c; docs/performance.md says why). This file: the table, per-op state, memory, the
  * environment; the ops in one file per family behind be_dnnl/dnnl_be.h. */
 #include "be_dnnl/dnnl_be.h"
@@ -200,6 +200,8 @@ static const nn_backend_ops dnnl_ops = {
     .concat_backward = dn_concat_backward,
     .batchnorm_forward = dn_batchnorm_forward,
     .batchnorm_backward = dn_batchnorm_backward,
+    .bn_fused_forward = dn_bn_fused_forward,
+    .bn_fused_backward = dn_bn_fused_backward,
     .avgpool_forward = dn_avgpool_forward,
     .avgpool_backward = dn_avgpool_backward,
     .sigmoid_bce_forward = dn_sigmoid_bce_forward,

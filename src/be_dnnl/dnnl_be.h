@@ -113,7 +113,8 @@ typedef struct relu_priv {
 
 /* graph ops */
 typedef struct bn_priv {
-    dstep fwd_train, fwd_inf, bwd;
+    dstep fwd_train, fwd_inf, bwd;   /* oneDNN's primitives, under SD_DNNL_BN_PRIMITIVE (prim = 1) */
+    int prim;
 } bn_priv;
 
 typedef struct add_priv {
@@ -234,6 +235,11 @@ int dn_batchnorm_forward(nn_backend *be, const nn_op *op, float *y, void *ws, co
                          const float *gamma, const float *beta, float *running, int train);
 int dn_batchnorm_backward(nn_backend *be, const nn_op *op, float *dx, float *dgamma, float *dbeta,
                           const float *dy, const float *x, const float *gamma, const void *ws);
+int dn_bn_fused_forward(nn_backend *be, const nn_op *op, const nn_bn_fuse *f, float *y, void *ws, const float *x,
+                        const float *gamma, const float *beta, float *running, int train);
+int dn_bn_fused_backward(nn_backend *be, const nn_op *op, const nn_bn_fuse *f, float *dx, float *dgamma,
+                         float *dbeta, const float *dy, const float *x, const float *y, const float *gamma,
+                         const void *ws);
 
 /* ---- recurrent ops (dnnl_recurrent.c) ----------------------------------------------------------------------------- */
 int dn_rnn_prepare(dnnl_ctx *c, nn_op *op, rnn_priv *p);

@@ -82,6 +82,9 @@ typedef struct nn_op {
     int ninputs;                  /* add, concat: number of inputs (each [n][in_c[i]][h][w]) */
     int in_c[NN_OP_MAX_INPUTS];   /* concat: channels of each input (sum = oc) */
     float eps, momentum;          /* batchnorm: variance epsilon; running-statistics momentum (PyTorch's) */
+    /* A channel slice: x may be the first c channels of a bigger buffer, the example stride then counting the
+     * buffer's channels. Set by the graph before prepare(); 0 everywhere else. */
+    int in_cs;                    /* batchnorm (bn_fused_*): x and dx are the first c of in_cs channels (0: c) */
 } nn_op;
 
 /* Sequence tensors. A sequence of T vectors of F features is stored per example as [T][F]

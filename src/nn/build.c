@@ -90,6 +90,7 @@ void nn_model_free(nn_model *m) {
     nn_dev_free(be, m->targets, (size_t)m->batch * m->classes * sizeof(float));
     nn_dev_free(be, m->prob, (size_t)m->batch * m->classes * sizeof(float));
     nn_dev_free(be, m->loss, (size_t)m->batch * sizeof(float));
+    free(m->bn_relu);
     free(m->consumers);
     free(m->written);
     free(m->layers);
@@ -215,6 +216,7 @@ int nn_model_build(nn_model **out, const sd_workload *w, nn_backend *be, int bat
         if (m->layers[i].op.kind == NN_OP_EMBEDDING && m->layers[i].input == -1 && !m->ids)
             SD_TRY_GOTO(rc, nn_dev_alloc(be, (void **)&m->ids, in_bytes / sizeof(float) * sizeof(int32_t)), fail);
     SD_TRY_GOTO(rc, nn_fuse_layouts(m), fail);
+    SD_TRY_GOTO(rc, nn_fuse_bn_relu(m), fail);
     SD_TRY_GOTO(rc, nn_fuse_chains(m), fail);
     SD_TRY_GOTO(rc, alloc_layers(m), fail);
     SD_TRY_GOTO(rc, nn_fuse_relu_pool(m), fail);

@@ -1,6 +1,7 @@
 /* fuse — how a built model runs beyond one primitive per layer: the activation layouts (NCHW16C chains where
- * the back-end takes them), the convolutions fused with what follows them at inference, and a relu whose
- * backward its max pooling does. Decided once, by nn_model_build; nn/run.c follows the decisions. */
+ * the back-end takes them), the convolutions fused with what follows them at inference, a relu whose backward
+ * its max pooling does, and a batchnorm and its relu as one call. Decided once, by nn_model_build; nn/memory.c
+ * and nn/run.c follow the decisions. */
 #include "nn/model_impl.h"
 #include "core/err.h"
 
@@ -189,9 +190,32 @@ int nn_fuse_relu_pool(nn_model *m) {
         if (pl->op.kind != NN_OP_MAXPOOL || pl->inputs[0] < 0) continue;
         const int r = pl->inputs[0];
         const nn_layer *rl = &m->layers[r];
-        if (rl->op.kind == NN_OP_RELU && m->consumers[r] == 1 &&   /* p, which reads it directly */
+        const int bn_fused = m->bn_relu && rl->input >= 0 && m->bn_relu[rl->input] == r;
+        if (rl->op.kind == NN_OP_RELU && m->consumers[r] == 1 && !bn_fused &&   /* p, which reads it directly */
             rl->op.fmt_in == rl->op.fmt_out && pl->op.fmt_in == rl->op.fmt_out)
             m->relu_pooled[r] = 1;
+    }
+    return 0;
+}
+
+/* ---- batch norm and relu (training models, when the back-end has bn_fused_*; SD_NO_FUSE=1 turns it off) -------
+ * A batchnorm whose only reader is a relu runs with it as one call: y = relu(bn(x)) straight into the relu's
+ * buffer, and one backward from the relu's dy and y (masked first). The batchnorm's own output and gradient are
+ * never written, so they are not allocated. It takes precedence over "relu under max pooling". At inference a
+ * convolution's fused chain (above) still takes both when it starts before them. */
+int nn_fuse_bn_relu(nn_model *m) {
+    const nn_backend_ops *o = m->be->ops;
+    if (!m->training || !o->bn_fused_forward || !o->bn_fused_backward || getenv("SD_NO_FUSE")) return 0;
+    m->bn_relu = malloc(sizeof *m->bn_relu * (size_t)m->nlayers);
+    SD_ALLOC_CHECK(m->bn_relu);
+    for (int b = 0; b < m->nlayers; b++) {
+        m->bn_relu[b] = -1;
+        const nn_layer *bl = &m->layers[b];
+        const int r = bl->op.kind == NN_OP_BATCHNORM ? only_consumer(m, b) : -1;
+        if (r < 0) continue;
+        const nn_layer *rl = &m->layers[r];
+        if (rl->op.kind == NN_OP_RELU && bl->op.fmt_out == rl->op.fmt_in && rl->op.fmt_in == rl->op.fmt_out)
+            m->bn_relu[b] = r;
     }
     return 0;
 }

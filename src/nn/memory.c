@@ -103,6 +103,7 @@ int nn_mem_output(nn_model *m, nn_mem *r, int i) {
     int *last = r->last, *head = r->head;
     unsigned char *busy = r->busy;
     int rc = 0;
+    if (m->bn_relu && m->bn_relu[i] >= 0) return 0;   /* runs into its relu's buffer: no buffers of its own */
     if (!nn_is_loss(l)) {
         size_t bytes = nn_y_bytes(l);
         if (nn_out_elems(&l->op) > r->max_elems) r->max_elems = nn_out_elems(&l->op);

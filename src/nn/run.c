@@ -63,6 +63,16 @@ int nn_model_forward(nn_model *m, int train, uint64_t dropout_seed) {
             if (m->prof) m->prof[2 * i] += prof_clock(be) - t0;
             continue;
         }
+        if (l->op.kind == NN_OP_BATCHNORM && nn_bn_fused(m, i)) {   /* with its relu */
+            const int r = m->bn_relu[i];
+            const nn_bn_fuse f = {.relu = 1};
+            float *y = m->layers[r].y;
+            rc = o->bn_fused_forward(be, &l->op, &f, y, l->ws, x, W, B, m->stats + l->s_off, train);
+            outs[r] = outs[i] = y;
+            done[r] = 1;
+            if (m->prof) m->prof[2 * i] += prof_clock(be) - t0;
+            continue;
+        }
         switch (l->op.kind) {
         case NN_OP_DENSE: rc = o->dense_forward(be, &l->op, l->y, x, W, B); break;
         case NN_OP_CONV2D: rc = o->conv2d_forward(be, &l->op, l->y, x, W, B); break;
@@ -162,6 +172,17 @@ int nn_model_backward(nn_model *m) {
             if (m->prof) m->prof[2 * i + 1] += prof_clock(be) - t0;
             continue;
         }
+        if (l->op.kind == NN_OP_BATCHNORM && nn_bn_fused(m, i)) {   /* adds into its input's gradient, no scratch */
+            const nn_layer *rl = &m->layers[m->bn_relu[i]];
+            ow = nn_owner_of(m->layers, in);
+            const nn_bn_fuse f = {.relu = 1, .dx_acc = ow >= 0 && m->written[ow]};
+            rc = o->bn_fused_backward(be, &l->op, &f, ow >= 0 ? m->layers[ow].dy : NULL, dW, dB, rl->dy, x, rl->y, W,
+                                      l->ws);
+            if (rc) return rc;
+            if (ow >= 0) m->written[ow] = 1;
+            if (m->prof) m->prof[2 * i + 1] += prof_clock(be) - t0;
+            continue;
+        }
         float *dx = grad_dest(m, l, 0, &ow);
         switch (l->op.kind) {
         case NN_OP_SOFTMAX_XENT: rc = o->softmax_xent_backward(be, &l->op, dx, m->prob, m->labels); break;
@@ -182,6 +203,7 @@ int nn_model_backward(nn_model *m) {
             break;
         case NN_OP_RELU:
             if (m->relu_pooled && m->relu_pooled[i]) { dx = NULL; break; }   /* done by the pooling */
+            if (in >= 0 && m->bn_relu && m->bn_relu[in] == i) { dx = NULL; break; }   /* by its batchnorm */
             if (dx) rc = o->relu_backward(be, &l->op, dx, l->dy, l->y);
             break;
         case NN_OP_DROPOUT: if (dx) rc = o->dropout_backward(be, &l->op, dx, l->dy, l->ws); break;
