@@ -121,9 +121,6 @@ typedef struct add_priv {
     dstep fwd;
 } add_priv;
 
-typedef struct concat_priv {
-    dstep fwd;
-} concat_priv;
 
 
 /* Primitive path: the canonical layout (nn/backend.h: W_x [G][H][F], W_h [G][H][H], b_x, b_h; GRU gates r, z, n)
@@ -221,7 +218,6 @@ int dn_optimizer_step(nn_backend *be, const nn_optim *o, float *p, const float *
                       size_t n, long step);
 int dn_add_prepare(dnnl_ctx *c, nn_op *op, add_priv *p);
 int dn_add_forward(nn_backend *be, const nn_op *op, float *y, const float *a, const float *b);
-int dn_concat_prepare(dnnl_ctx *c, nn_op *op, concat_priv *p);
 int dn_concat_forward(nn_backend *be, const nn_op *op, float *y, const float *const *x);
 int dn_concat_backward(nn_backend *be, const nn_op *op, float *const *dx, const float *dy);
 int dn_sigmoid_bce_forward(nn_backend *be, const nn_op *op, float *prob, float *loss, const float *logits,

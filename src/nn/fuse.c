@@ -1,7 +1,7 @@
 /* fuse — how a built model runs beyond one primitive per layer: the activation layouts (NCHW16C chains where
  * the back-end takes them), the convolutions fused with what follows them at inference, a relu whose backward
- * its max pooling does, and a batchnorm and its relu as one call. Decided once, by nn_model_build; nn/memory.c
- * and nn/run.c follow the decisions. */
+ * its max pooling does, a batchnorm and its relu as one call, and chains of concatenations sharing one buffer.
+ * Decided once, by nn_model_build; nn/memory.c and nn/run.c follow the decisions. */
 #include "nn/model_impl.h"
 #include "core/err.h"
 
@@ -218,4 +218,112 @@ int nn_fuse_bn_relu(nn_model *m) {
             m->bn_relu[b] = r;
     }
     return 0;
+}
+
+/* ---- concat slabs (training models, when the back-end has bn_fused_* and takes concatenations in NCHW16C) ------
+ * A dense block concatenates each layer's output onto the tensor before it, concat_k = concat(concat_k-1, y_k);
+ * kept for the backward pass, those outputs grow with the square of the block's depth. A chain of such
+ * concatenations shares one buffer instead, the last one's (its slab; Pleiss et al. 2017, "Memory-efficient
+ * implementation of DenseNets"): concat_k is its first channels, each concatenation copies in only its new
+ * inputs and its backward copies out only their gradients. A view's readers read it with the slab's example
+ * stride and add their data gradient into the slab's gradient (bn_fused_*, dx_acc), so each reader other than
+ * the next concatenation must be a batchnorm whose layer chain (element-wise layers, then one that reads the
+ * result) takes NCHW16C, the slab's layout. SD_NO_FUSE=1 keeps every concatenation whole. */
+
+/* 1 if layer r, a reader of a slab view, can read it: a batchnorm whose chain to its next non-element-wise layer
+ * takes NCHW16C throughout (one reader at each step). */
+static int slab_reader_ok(const nn_model *m, int r) {
+    nn_backend *be = m->be;
+    const int F = NN_FMT_NCHW16C;
+    if (m->layers[r].op.kind != NN_OP_BATCHNORM) return 0;
+    for (int t = r;;) {
+        const nn_layer *l = &m->layers[t];
+        if (nn_is_view(l) || nn_is_loss(l) || l->op.kind == NN_OP_ADD || !be->ops->layout_ok(be, &l->op, F)) return 0;
+        if (!elementwise(l)) return 1;
+        if ((t = only_consumer(m, t)) < 0) return 0;
+    }
+}
+
+/* The concatenation reading concat layer t as its first input, if it is the only one; else -1. */
+static int next_in_chain(const nn_model *m, int t) {
+    int next = -1, n = 0;
+    for (int j = t + 1; j < m->nlayers; j++)
+        if (m->layers[j].op.kind == NN_OP_CONCAT && m->layers[j].inputs[0] == t) { next = j; n++; }
+    return n == 1 ? next : -1;
+}
+
+/* 1 if the chain of concatenations from `first` to `last` (next_in_chain links) can share a slab. */
+static int slab_ok(const nn_model *m, int first, int last) {
+    nn_backend *be = m->be;
+    if (last == m->nlayers - 1) return 0;
+    for (int t = first;; t = next_in_chain(m, t)) {
+        if (!be->ops->layout_ok(be, &m->layers[t].op, NN_FMT_NCHW16C)) return 0;
+        const int next = t == last ? -1 : next_in_chain(m, t);
+        int readers = 0;
+        for (int j = t + 1; j < m->nlayers; j++)
+            for (int k = 0; k < m->layers[j].ninputs; k++) {
+                if (m->layers[j].inputs[k] != t) continue;
+                readers++;
+                if (!(j == next && k == 0) && !slab_reader_ok(m, j)) return 0;
+            }
+        if (!readers) return 0;
+        if (t == last) return 1;
+    }
+}
+
+/* The layouts a slab's views and their readers' chains run in, their strides, and m->slab. */
+static void slab_apply(nn_model *m, int first, int last) {
+    const int F = NN_FMT_NCHW16C, cs = m->layers[last].op.oc;
+    for (int t = first;; t = next_in_chain(m, t)) {
+        nn_layer *c = &m->layers[t];
+        c->op.fmt_out = F;
+        c->op.out_cs = cs;
+        c->op.cat_inplace = t != first;
+        m->slab[t] = last;
+        for (int j = t + 1; j < m->nlayers; j++) {
+            nn_layer *r = &m->layers[j];
+            if (r->op.kind != NN_OP_BATCHNORM || r->inputs[0] != t) continue;
+            r->op.in_cs = cs;
+            for (int u = j;; u = only_consumer(m, u)) {   /* slab_reader_ok walked it */
+                nn_layer *l = &m->layers[u];
+                l->op.fmt_in = F;
+                if (!elementwise(l)) break;
+                l->op.fmt_out = F;
+            }
+        }
+        if (t == last) return;
+    }
+}
+
+int nn_fuse_slabs(nn_model *m) {
+    const nn_backend_ops *o = m->be->ops;
+    if (!m->training || !o->bn_fused_forward || !o->bn_fused_backward || !o->layout_ok || getenv("SD_NO_FUSE") ||
+        getenv("SD_LAYOUT_NCHW"))
+        return 0;
+    m->slab = malloc(sizeof *m->slab * (size_t)m->nlayers);
+    SD_ALLOC_CHECK(m->slab);
+    for (int i = 0; i < m->nlayers; i++) m->slab[i] = -1;
+    for (int first = 0; first < m->nlayers; first++) {
+        const nn_layer *l = &m->layers[first];
+        if (l->op.kind != NN_OP_CONCAT || m->slab[first] >= 0) continue;
+        const int in = l->inputs[0];
+        if (in >= 0 && m->layers[in].op.kind == NN_OP_CONCAT && next_in_chain(m, in) == first) continue;   /* not a start */
+        int last = first;
+        for (int n; (n = next_in_chain(m, last)) >= 0;) last = n;
+        if (slab_ok(m, first, last)) slab_apply(m, first, last);
+    }
+    return 0;
+}
+
+/* Each concatenation's input layouts (op.in_fmt), once every layout is decided. */
+void nn_fuse_join_layouts(nn_model *m) {
+    for (int i = 0; i < m->nlayers; i++) {
+        nn_layer *l = &m->layers[i];
+        if (l->op.kind != NN_OP_CONCAT) continue;
+        for (int k = 0; k < l->ninputs; k++) {
+            const int ow = nn_owner_of(m->layers, l->inputs[k]);   /* a view's owner is NCHW: views end chains */
+            l->op.in_fmt[k] = ow >= 0 ? m->layers[ow].op.fmt_out : NN_FMT_NCHW;
+        }
+        l->op.fmt_in = l->op.in_fmt[0];   /* as for every op: its (first) input's */
+    }
 }

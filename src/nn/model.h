@@ -84,8 +84,10 @@ typedef struct nn_model {
     /* Per layer, 1: a relu whose backward its max pooling does (nn_model_build "relu under max pooling"). */
     unsigned char *relu_pooled;
     /* Training models on a back-end with bn_fused_* (NULL otherwise; nn/fuse.c): per layer, the relu a batchnorm
-     * runs with (its own output buffer is then not allocated), else -1. */
+     * runs with (its own output buffer is then not allocated), else -1; and the last concatenation of the concat
+     * slab a layer's output is a channel prefix of, else -1. */
     int *bn_relu;
+    int *slab;
 } nn_model;
 
 /* Shape inference without a back-end: fills layers' ops (n = batch), parameter slices and FLOPs.
