@@ -865,12 +865,13 @@ static void parity_densenet(const char *name) {
     if (fuses) {   /* the concatenations in slabs, the batchnorms with their relus, the layouts meant */
         char got[2048];
         layouts_in(name, dir, "tiny_densenet", got, sizeof got);
-        cr_expect_str_eq(got, "conv2d_2:-/B batchnorm_3:B/B relu_3:B/B conv2d_3:B/B concat_1:-/B batchnorm_4:B/B "
-                         "relu_4:B/B conv2d_4:B/B batchnorm_5:B/B relu_5:B/B conv2d_5:B/B concat_2:B/B batchnorm_6:B/B "
-                         "relu_6:B/B conv2d_6:B/B batchnorm_7:B/B relu_7:B/B conv2d_7:B/B concat_3:B/B batchnorm_8:B/B "
-                         "relu_8:B/B conv2d_8:B/B avgpool_1:B/- conv2d_9:-/B batchnorm_10:B/B relu_10:B/B conv2d_10:B/B "
-                         "concat_4:-/B batchnorm_11:B/B relu_11:B/B conv2d_11:B/B batchnorm_12:B/B relu_12:B/B "
-                         "conv2d_12:B/B concat_5:B/B batchnorm_13:B/B relu_13:B/B global_avgpool_1:B/-");
+        cr_expect_str_eq(got, "conv2d_1:-/B batchnorm_1:B/B relu_1:B/B batchnorm_2:B/B relu_2:B/B conv2d_2:B/B "
+                         "batchnorm_3:B/B relu_3:B/B conv2d_3:B/B concat_1:B/B batchnorm_4:B/B relu_4:B/B conv2d_4:B/B "
+                         "batchnorm_5:B/B relu_5:B/B conv2d_5:B/B concat_2:B/B batchnorm_6:B/B relu_6:B/B conv2d_6:B/B "
+                         "batchnorm_7:B/B relu_7:B/B conv2d_7:B/B concat_3:B/B batchnorm_8:B/B relu_8:B/B conv2d_8:B/B "
+                         "avgpool_1:B/B batchnorm_9:B/B relu_9:B/B conv2d_9:B/B batchnorm_10:B/B relu_10:B/B "
+                         "conv2d_10:B/B concat_4:B/B batchnorm_11:B/B relu_11:B/B conv2d_11:B/B batchnorm_12:B/B "
+                         "relu_12:B/B conv2d_12:B/B concat_5:B/B batchnorm_13:B/B relu_13:B/B global_avgpool_1:B/-");
         size_t np[2], peak[2];
         int slabbed[2], bnr[2];
         float *g[2];
@@ -896,6 +897,47 @@ static void parity_densenet(const char *name) {
     densenet_spec_tmp(dir5, "5");
     parity_train_step_in(name, dir5, "tiny_densenet", 3);
     spec_tmp_done(dir5, "tiny_densenet");
+}
+
+/* ---- a small ResNet: residual adds and tensors read twice in nChw16c in training (nn/fuse.c layouts) ---------
+ * Basic blocks on an odd 11x13 input: 16 channels (identity shortcut), 32 with stride 2 and a projection, then 24
+ * with a projection: a tensor read twice must be whole 16-channel blocks to be blocked in training (its readers'
+ * gradients are summed flat), so the 24-channel block stays NCHW. One training step against ref at batch 1 and 3. */
+static void parity_resnet_step(const char *name) {
+    nn_backend *be = open_be(name);
+    const int negotiates = be->ops->layout_ok != NULL;
+    nn_backend_free(be);
+    char dir[] = "/tmp/sd_parity_XXXXXX";
+    spec_tmp(dir, "tiny_resnet",
+        "{\"schema\": \"showdown-workload/2\", \"name\": \"tiny_resnet\", \"title\": \"a small ResNet\",\n"
+        " \"data\": {\"dataset\": \"synthetic\", \"shape\": [3, 11, 13], \"classes\": 5, \"train\": 64, \"test\": 16},\n"
+        " \"model\": {\"init\": {\"weights\": \"glorot_uniform\", \"bias\": \"zeros\"},\n"
+        "  \"blocks\": {\"basic\": {\"params\": {\"filters\": 16, \"stride\": 1}, \"connection\": \"residual\",\n"
+        "    \"layers\": [{\"op\": \"conv2d\", \"filters\": \"$filters\", \"kernel\": 3, \"stride\": \"$stride\", \"padding\": 1,\n"
+        "                 \"bias\": false}, {\"op\": \"batchnorm\"}, {\"op\": \"relu\"},\n"
+        "                {\"op\": \"conv2d\", \"filters\": \"$filters\", \"kernel\": 3, \"padding\": 1, \"bias\": false},\n"
+        "                {\"op\": \"batchnorm\"}],\n"
+        "    \"projection\": [{\"op\": \"conv2d\", \"filters\": \"$filters\", \"kernel\": 1, \"stride\": \"$stride\",\n"
+        "                    \"bias\": false}, {\"op\": \"batchnorm\"}],\n"
+        "    \"after\": [{\"op\": \"relu\"}]}},\n"
+        "  \"layers\": [{\"op\": \"conv2d\", \"filters\": 16, \"kernel\": 3, \"padding\": 1, \"bias\": false},\n"
+        "   {\"op\": \"batchnorm\"}, {\"op\": \"relu\"}, {\"block\": \"basic\", \"filters\": 16},\n"
+        "   {\"block\": \"basic\", \"filters\": 32, \"stride\": 2, \"project\": true},\n"
+        "   {\"block\": \"basic\", \"filters\": 24, \"project\": true},\n"
+        "   {\"op\": \"global_avgpool\"}, {\"op\": \"flatten\"}, {\"op\": \"dense\", \"units\": 5}],\n"
+        "  \"loss\": \"softmax_cross_entropy\"},\n"
+        " \"training\": {\"optimizer\": {\"name\": \"sgd\", \"lr\": 0.05, \"momentum\": 0.9}, \"batch\": 3, \"epochs\": 1}}\n");
+    if (negotiates) {
+        char got[2048];
+        layouts_in(name, dir, "tiny_resnet", got, sizeof got);
+        cr_expect_str_eq(got, "conv2d_1:-/B batchnorm_1:B/B relu_1:B/B conv2d_2:B/B batchnorm_2:B/B relu_2:B/B "
+                         "conv2d_3:B/B batchnorm_3:B/B add_1:B/B relu_3:B/B conv2d_4:B/B batchnorm_4:B/B relu_4:B/B "
+                         "conv2d_5:B/B batchnorm_5:B/B conv2d_6:B/B batchnorm_6:B/B add_2:B/B relu_5:B/B "
+                         "conv2d_7:B/B batchnorm_7:B/B relu_6:B/B conv2d_8:B/- conv2d_9:B/-");
+    }
+    parity_train_step_in(name, dir, "tiny_resnet", 1);
+    parity_train_step_in(name, dir, "tiny_resnet", 3);
+    spec_tmp_done(dir, "tiny_resnet");
 }
 
 /* ---- graph ops ------------------------------------------------------------------------------ */
@@ -1480,11 +1522,15 @@ static void parity_fused_inference_in(const char *name, const char *dir, const c
         cr_expect(e_unf < widen_nmse(1e-6), "%s: %s fused vs unfused inference: NMSE %.3e", be->name, workload, e_unf);
         for (int v = 0; v < 3; v++) free(out[v]);
     }
-    /* a training model's residual blocks hand their outputs on in nChw16c at inference (model.c
-     * inference_layouts): one such output, read back, is the unfused model's */
+    /* a training model's residual blocks hand their outputs on in nChw16c (nn/fuse.c: the layouts, or at
+     * inference only inference_layouts): one such output, read back, is the unfused model's */
     int blocked = 0, first = -1;
-    for (int i = 0; m[1]->inf_blocked && i < m[1]->nlayers; i++)
-        if (m[1]->inf_blocked[i]) { blocked++; if (first < 0) first = i; }
+    for (int i = 0; i < m[1]->nlayers; i++)   /* blocked by the training layouts, or at inference only */
+        if ((m[1]->inf_blocked && m[1]->inf_blocked[i]) ||
+            (m[1]->layers[i].op.fmt_out == NN_FMT_NCHW16C && m[1]->consumers[i] > 1)) {
+            blocked++;
+            if (first < 0) first = i;
+        }
     printf("%-5s %s inference: %d layer outputs kept in nChw16c\n", be->name, workload, blocked);
     if (want_blocked && strcmp(name, "dnnl") == 0) {   /* the back-end with conv2d_infer and nChw16c */
         cr_expect(blocked >= want_blocked, "%s: %s: %d outputs kept blocked at inference, expected %d", be->name,
@@ -1768,6 +1814,7 @@ Test(dnnl, layouts) {
     Test(BE, step_cifar10_vgg, .timeout = 1200) { parity_train_step(#BE, "cifar10_vgg"); }   \
     Test(BE, step_odd_layouts, .timeout = 600) { parity_layouts_odd(#BE); }                \
     Test(BE, step_densenet, .timeout = 600) { parity_densenet(#BE); }                      \
+    Test(BE, step_resnet, .timeout = 600) { parity_resnet_step(#BE); }                     \
     Test(BE, batchnorm, .timeout = 300) { parity_batchnorm(#BE); }                         \
     Test(BE, batchnorm_relu_fused, .timeout = 300) { parity_bn_fused(#BE); }               \
     Test(BE, avgpool, .timeout = 300) { parity_avgpool(#BE); }                             \

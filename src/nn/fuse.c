@@ -8,11 +8,12 @@
 #include <stdlib.h>
 
 /* ---- layouts (nn/backend.h, nn_fmt) ----------------------------------------------------------------------
- * A layer writes NN_FMT_NCHW16C when the back-end can run it so, and so can the chain of layout-keeping
- * layers after it (relu, dropout, batchnorm: the same layout in and out) and the layer that finally reads
- * it; and nothing else reads the tensors on the way (one consumer each, no view, no loss, not the model
- * output). Everything else stays NCHW. The back-end reorders where a layer's input and output layouts
- * differ: at the chain's ends. */
+ * A layer writes NN_FMT_NCHW16C when the back-end can run it so and so can every layer reading its output; an
+ * element-wise layer (relu, dropout, batchnorm) and an add have their inputs' layout (the back-end adds flat
+ * buffers). No view, loss or model output is blocked. In a training model a tensor read by several layers has
+ * its readers' gradients summed into its own with flat adds, so it is blocked only with no padded channels.
+ * Found as a fixpoint: every candidate first, then what breaks a rule is dropped until nothing changes. The
+ * back-end reorders where a layer's input and output layouts differ. */
 static int elementwise(const nn_layer *l) {   /* here: per element or per channel, the same layout in and out */
     return l->op.kind == NN_OP_RELU || l->op.kind == NN_OP_BATCHNORM ||
            (l->op.kind == NN_OP_DROPOUT && l->op.rate > 0.0f);
@@ -25,13 +26,10 @@ static int only_consumer(const nn_model *m, int i) {   /* the one layer reading 
     return n == 1 ? who : -1;
 }
 
-/* Inference-only models (no gradients to keep in step): a tensor read by several layers (a residual block's
- * input) and the adds are kept in NN_FMT_NCHW16C too, when the tensor's writer and all of its readers can take
- * it; an element-wise layer and an add have their inputs' layout (the back-end adds flat buffers). Found as a
- * fixpoint: every candidate first, then what breaks a rule is dropped until nothing changes. */
-static int choose_layouts_shared(nn_model *m) {
+int nn_fuse_layouts(nn_model *m) {
     nn_backend *be = m->be;
     const int L = m->nlayers, F = NN_FMT_NCHW16C;
+    if (!be->ops->layout_ok || getenv("SD_LAYOUT_NCHW")) return 0;   /* SD_LAYOUT_NCHW: for comparisons */
     unsigned char *b = malloc((size_t)L);
     SD_ALLOC_CHECK(b);
     for (int t = 0; t < L; t++) {
@@ -43,17 +41,19 @@ static int choose_layouts_shared(nn_model *m) {
         for (int t = 0; t < L; t++) {
             if (!b[t]) continue;
             const nn_layer *l = &m->layers[t];
-            int ok = 1;
+            int ok = 1, readers = 0;
             if (elementwise(l) || l->op.kind == NN_OP_ADD)   /* the same layout as its inputs */
                 for (int k = 0; k < l->ninputs; k++) ok &= l->inputs[k] >= 0 && b[l->inputs[k]];
             for (int j = t + 1; j < L && ok; j++) {
                 const nn_layer *c = &m->layers[j];
                 for (int k = 0; k < c->ninputs; k++) {
                     if (c->inputs[k] != t) continue;
+                    readers++;
                     if (nn_is_view(c) || nn_is_loss(c) || !be->ops->layout_ok(be, &c->op, F)) ok = 0;
                     if (!b[j] && (elementwise(c) || c->op.kind == NN_OP_ADD)) ok = 0;
                 }
             }
+            if (m->training && readers > 1 && l->op.oc % 16) ok = 0;   /* its gradient is summed flat */
             if (!ok) { b[t] = 0; changed = 1; }
         }
     }
@@ -63,34 +63,6 @@ static int choose_layouts_shared(nn_model *m) {
         if (l->inputs[0] >= 0 && b[l->inputs[0]]) l->op.fmt_in = F;
     }
     free(b);
-    return 0;
-}
-
-int nn_fuse_layouts(nn_model *m) {
-    nn_backend *be = m->be;
-    const int F = NN_FMT_NCHW16C;
-    if (!be->ops->layout_ok || getenv("SD_LAYOUT_NCHW")) return 0;   /* SD_LAYOUT_NCHW: for comparisons */
-    if (!m->training) return choose_layouts_shared(m);
-    for (int i = 0; i < m->nlayers; i++) {
-        nn_layer *p = &m->layers[i];
-        if (nn_is_view(p) || nn_is_loss(p) || elementwise(p) || !be->ops->layout_ok(be, &p->op, F)) continue;
-        if (p->op.kind == NN_OP_ADD) continue;   /* adds: inference-only models (choose_layouts_shared) */
-        int cur = i, j, ok = 0;
-        while ((j = only_consumer(m, cur)) >= 0) {
-            const nn_layer *c = &m->layers[j];
-            if (nn_is_view(c) || nn_is_loss(c) || c->op.kind == NN_OP_ADD || !be->ops->layout_ok(be, &c->op, F)) break;
-            if (!elementwise(c)) { ok = 1; break; }
-            cur = j;
-        }
-        if (!ok) continue;
-        p->op.fmt_out = F;
-        for (int t = only_consumer(m, i);; t = only_consumer(m, t)) {
-            nn_layer *c = &m->layers[t];
-            c->op.fmt_in = F;
-            if (!elementwise(c)) break;
-            c->op.fmt_out = F;
-        }
-    }
     return 0;
 }
 
