@@ -23,7 +23,7 @@ static size_t dnnl_workspace_size(nn_backend *be, const nn_op *op) {
         return bytes;
     }
     case NN_OP_DROPOUT: return nn_fmt_elems(op->fmt_out, op->n, op->oc, op->oh, op->ow);   /* mask, in y's layout */
-    case NN_OP_BATCHNORM: return 2 * sizeof(float) * (size_t)op->c;   /* batch mean, variance */
+    case NN_OP_BATCHNORM: return 4 * sizeof(float) * (size_t)op->c;   /* batch mean, variance, scale, shift */
     case NN_OP_GRU: case NN_OP_LSTM: {   /* oneDNN's workspace, then dst_layer for the last-state variant */
         return dn_rnn_ws_bytes(op);
     }

@@ -80,6 +80,9 @@ typedef int v16i __attribute__((vector_size(64), aligned(4)));
 static inline v16 ld(const float *p) { return *(const v16 *)p; }
 static inline void st(float *p, v16 v) { *(v16 *)p = v; }
 static inline v16 mask_pos(v16 v, v16 by) { return (v16)((v16i)v & (by > (v16){0})); }   /* v where by > 0, else 0 */
+/* The normalised value, one expression for the forward and the backward's relu decision, which must round alike. */
+static inline v16 bn_v(v16 x, v16 mean, v16 sc, v16 b) { return (x - mean) * sc + b; }
+static inline float bn_s(float x, float mean, float sc, float b) { return (x - mean) * sc + b; }
 
 /* Per-channel sums over a group, in double: s1 += x - k, s2 += (x - k)^2 (k: a shift near the mean, which keeps
  * the variance from cancelling). Lane l is channel l of the group (blocked) or every 16th position of a channel's
@@ -99,22 +102,24 @@ static void sums_x(const float *x, size_t len, const float *k, double *s1, doubl
     }
 }
 
-/* Backward sums over a group: s1 += dz, s2 += dz (x - mean), with dz = dy masked by y > 0 when relu. */
-static inline __attribute__((always_inline)) void sums_dy(const float *dy, const float *y, const float *x,
-                                                          size_t len, const float *mean, int relu, double *s1,
-                                                          double *s2) {
-    const v16 mv = ld(mean);
+/* Backward sums over a group: s1 += dz, s2 += dz (x - mean), with dz = dy where the relu passed it (relu: the
+ * forward's value recomputed from x, sc and b, bit for bit, instead of reading its output). */
+static inline __attribute__((always_inline)) void sums_dy(const float *dy, const float *x, size_t len,
+                                                          const float *mean, const float *sc, const float *b,
+                                                          int relu, double *s1, double *s2) {
+    const v16 mv = ld(mean), sv = ld(sc), bv = ld(b);
     for (size_t o = 0; o < len; o += 16 * RUN) {
         const size_t end = o + 16 * RUN < len ? o + 16 * RUN : len;
         v16 a = {0}, q = {0};
         size_t e = o;
         for (; e + 16 <= end; e += 16) {
-            const v16 dz = relu ? mask_pos(ld(dy + e), ld(y + e)) : ld(dy + e);
-            a += dz; q += dz * (ld(x + e) - mv);
+            const v16 xv = ld(x + e), dz = relu ? mask_pos(ld(dy + e), bn_v(xv, mv, sv, bv)) : ld(dy + e);
+            a += dz; q += dz * (xv - mv);
         }
         for (; e < end; e++) {
-            const float dz = relu && !(y[e] > 0.0f) ? 0.0f : dy[e];
-            a[e % 16] += dz; q[e % 16] += dz * (x[e] - mean[e % 16]);
+            const int l = (int)(e % 16);
+            const float dz = relu && !(bn_s(x[e], mean[l], sc[l], b[l]) > 0.0f) ? 0.0f : dy[e];
+            a[l] += dz; q[l] += dz * (x[e] - mean[l]);
         }
         for (int l = 0; l < 16; l++) { s1[l] += a[l]; s2[l] += q[l]; }
     }
@@ -126,29 +131,30 @@ static inline __attribute__((always_inline)) void apply(float *y, const float *x
     const v16 mv = ld(mean), sv = ld(sc), bv = ld(b);
     size_t e = 0;
     for (; e + 16 <= len; e += 16) {
-        const v16 v = (ld(x + e) - mv) * sv + bv;
+        const v16 v = bn_v(ld(x + e), mv, sv, bv);
         st(y + e, relu ? mask_pos(v, v) : v);
     }
     for (; e < len; e++) {
-        const float v = (x[e] - mean[e % 16]) * sc[e % 16] + b[e % 16];
+        const float v = bn_s(x[e], mean[e % 16], sc[e % 16], b[e % 16]);
         y[e] = relu && !(v > 0.0f) ? 0.0f : v;
     }
 }
 
-/* dx (+)= A dz - B - C (x - mean) per lane. */
-static inline __attribute__((always_inline)) void apply_dx(float *dx, const float *dy, const float *y, const float *x,
-                                                           size_t len, const float *mean, const float *A,
-                                                           const float *B, const float *C, int relu, int acc) {
-    const v16 mv = ld(mean), av = ld(A), bv = ld(B), cv = ld(C);
+/* dx (+)= A dz - B - C (x - mean) per lane (dz as in sums_dy). */
+static inline __attribute__((always_inline)) void apply_dx(float *dx, const float *dy, const float *x, size_t len,
+                                                           const float *mean, const float *sc, const float *b,
+                                                           const float *A, const float *B, const float *C, int relu,
+                                                           int acc) {
+    const v16 mv = ld(mean), sv = ld(sc), shv = ld(b), av = ld(A), bv = ld(B), cv = ld(C);
     size_t e = 0;
     for (; e + 16 <= len; e += 16) {
-        const v16 dz = relu ? mask_pos(ld(dy + e), ld(y + e)) : ld(dy + e);
-        const v16 v = av * dz - bv - cv * (ld(x + e) - mv);
+        const v16 xv = ld(x + e), dz = relu ? mask_pos(ld(dy + e), bn_v(xv, mv, sv, shv)) : ld(dy + e);
+        const v16 v = av * dz - bv - cv * (xv - mv);
         st(dx + e, acc ? ld(dx + e) + v : v);
     }
     for (; e < len; e++) {
         const int l = (int)(e % 16);
-        const float dz = relu && !(y[e] > 0.0f) ? 0.0f : dy[e];
+        const float dz = relu && !(bn_s(x[e], mean[l], sc[l], b[l]) > 0.0f) ? 0.0f : dy[e];
         const float v = A[l] * dz - B[l] - C[l] * (x[e] - mean[l]);
         dx[e] = acc ? dx[e] + v : v;
     }
@@ -157,11 +163,11 @@ static inline __attribute__((always_inline)) void apply_dx(float *dx, const floa
 /* The kernels above with relu and acc as constants, so that each combination compiles to its own loop. */
 #define APPLY(y, x, len, mean, sc, b, relu) \
     do { if (relu) apply(y, x, len, mean, sc, b, 1); else apply(y, x, len, mean, sc, b, 0); } while (0)
-#define APPLY_DX(dx, dy, y, x, len, mean, A, B, C, relu, acc) do {                                      \
-        if (relu && acc) apply_dx(dx, dy, y, x, len, mean, A, B, C, 1, 1);                              \
-        else if (relu) apply_dx(dx, dy, y, x, len, mean, A, B, C, 1, 0);                                \
-        else if (acc) apply_dx(dx, dy, y, x, len, mean, A, B, C, 0, 1);                                 \
-        else apply_dx(dx, dy, y, x, len, mean, A, B, C, 0, 0);                                          \
+#define APPLY_DX(dx, dy, x, len, mean, sc, b, A, B, C, relu, acc) do {                                \
+        if (relu && acc) apply_dx(dx, dy, x, len, mean, sc, b, A, B, C, 1, 1);                          \
+        else if (relu) apply_dx(dx, dy, x, len, mean, sc, b, A, B, C, 1, 0);                            \
+        else if (acc) apply_dx(dx, dy, x, len, mean, sc, b, A, B, C, 0, 1);                             \
+        else apply_dx(dx, dy, x, len, mean, sc, b, A, B, C, 0, 0);                                      \
     } while (0)
 
 /* Channel of lane l of group q (-1: a padded channel of nChw16c). */
@@ -182,7 +188,8 @@ static void fold(const bn_geo *g, double *s) {
     for (int l = 0; l < 16; l++) s[l] = t;
 }
 
-/* Training forward: batch mean and biased variance into saved ([2][C]), y = relu?(bn(x)) (y: c channels). */
+/* Training forward: batch mean, biased variance, scale and shift into saved ([4][C]), y = relu?(bn(x)) (y: c
+ * channels). */
 static void bn_forward_train(int threads, const bn_geo *g, int relu, float *y, float *saved, const float *x,
                              const float *gamma, const float *beta, double eps) {
     const int G = groups(g), C = g->c;
@@ -206,7 +213,9 @@ static void bn_forward_train(int threads, const bn_geo *g, int relu, float *y, f
             mean[l] = (float)(k[l] + d);
             sc[l] = ch >= 0 ? (float)(gamma[ch] / sqrt(var + eps)) : 0.0f;
             b[l] = ch >= 0 ? beta[ch] : 0.0f;
-            if (ch >= 0 && (g->blocked || l == 0)) { saved[ch] = mean[l]; saved[C + ch] = (float)var; }
+            if (ch >= 0 && (g->blocked || l == 0)) {
+                saved[ch] = mean[l]; saved[C + ch] = (float)var; saved[2 * C + ch] = sc[l]; saved[3 * C + ch] = b[l];
+            }
         }
         for (int i = 0; i < g->n; i++) APPLY(y + at(g, C, i, q), x + at(g, g->cs, i, q), len, mean, sc, b, relu);
     }
@@ -229,25 +238,26 @@ static void bn_forward_infer(int threads, const bn_geo *g, int relu, float *y, c
     }
 }
 
-/* Backward of the training forward: dgamma, dbeta += ; dx (+)= (NULL: skipped); dy and y of c channels. */
+/* Backward of the training forward: dgamma, dbeta += ; dx (+)= (NULL: skipped); dy of c channels. */
 static void bn_backward(int threads, const bn_geo *g, int relu, int acc, float *dx, float *dgamma, float *dbeta,
-                        const float *dy, const float *y, const float *x, const float *gamma, const float *saved,
-                        double eps) {
+                        const float *dy, const float *x, const float *gamma, const float *saved, double eps) {
     const int G = groups(g), C = g->c;
     const size_t len = span(g);
     const double M = (double)g->n * g->hw;
     #pragma omp parallel for num_threads(threads) schedule(static)
     for (int q = 0; q < G; q++) {
-        float mean[16], A[16], B[16], Cc[16];
+        float mean[16], sc[16], sh[16], A[16], B[16], Cc[16];
         double s1[16] = {0}, s2[16] = {0}, invstd[16];
         lanes(g, q, saved, mean);
+        lanes(g, q, saved + 2 * C, sc);
+        lanes(g, q, saved + 3 * C, sh);
         for (int l = 0; l < 16; l++) {
             const int ch = chan(g, q, l);
             invstd[l] = ch >= 0 ? 1.0 / sqrt((double)saved[C + ch] + eps) : 0.0;
         }
         for (int i = 0; i < g->n; i++)
-            if (relu) sums_dy(dy + at(g, C, i, q), y + at(g, C, i, q), x + at(g, g->cs, i, q), len, mean, 1, s1, s2);
-            else sums_dy(dy + at(g, C, i, q), y + at(g, C, i, q), x + at(g, g->cs, i, q), len, mean, 0, s1, s2);
+            if (relu) sums_dy(dy + at(g, C, i, q), x + at(g, g->cs, i, q), len, mean, sc, sh, 1, s1, s2);
+            else sums_dy(dy + at(g, C, i, q), x + at(g, g->cs, i, q), len, mean, sc, sh, 0, s1, s2);
         fold(g, s1);
         fold(g, s2);
         for (int l = 0; l < 16; l++) {
@@ -263,8 +273,8 @@ static void bn_backward(int threads, const bn_geo *g, int relu, int acc, float *
         }
         if (!dx) continue;
         for (int i = 0; i < g->n; i++)
-            APPLY_DX(dx + at(g, g->cs, i, q), dy + at(g, C, i, q), y + at(g, C, i, q), x + at(g, g->cs, i, q), len,
-                     mean, A, B, Cc, relu, acc);
+            APPLY_DX(dx + at(g, g->cs, i, q), dy + at(g, C, i, q), x + at(g, g->cs, i, q), len, mean, sc, sh, A, B,
+                     Cc, relu, acc);
     }
 }
 
@@ -299,9 +309,8 @@ int dn_bn_fused_backward(nn_backend *be, const nn_op *op, const nn_bn_fuse *f, f
                          float *dbeta, const float *dy, const float *x, const float *y, const float *gamma,
                          const void *ws) {
     const bn_geo g = geo_of(op);
-    /* without relu y is not read: dy stands in, so the vectorised loops never see a NULL */
-    bn_backward(CTX(be)->threads, &g, f->relu, f->dx_acc, dx, dgamma, dbeta, dy, f->relu ? y : dy, x, gamma, ws,
-                op->eps);
+    (void)y;   /* the relu's decisions are recomputed from x and the forward's scale and shift, not read from y */
+    bn_backward(CTX(be)->threads, &g, f->relu, f->dx_acc, dx, dgamma, dbeta, dy, x, gamma, ws, op->eps);
     return 0;
 }
 
