@@ -886,11 +886,11 @@ static void parity_layouts_odd(const char *name) {
           "{\"schema\": \"showdown-workload/1\", \"name\": \"odd_layouts\", \"title\": \"layouts on odd shapes\",\n"
           " \"data\": {\"dataset\": \"synthetic\", \"shape\": [3, 13, 11], \"classes\": 7, \"train\": 64, \"test\": 16},\n"
           " \"model\": {\"init\": {\"weights\": \"glorot_uniform\", \"bias\": \"zeros\"}, \"layers\": [\n"
-          "   {\"op\": \"conv2d\", \"filters\": 5, \"kernel\": 3, \"padding\": 1, \"bias\": false}, {\"op\": \"batchnorm\"},\n"
+          "   {\"op\": \"conv2d\", \"filters\": 5, \"kernel\": 3, \"padding\": 1, \"bias\": false}, {\"op\": \"batchnorm\", \"eps\": 0.5},\n"
           "   {\"op\": \"relu\"}, {\"op\": \"dropout\", \"rate\": 0.3},\n"
           "   {\"op\": \"conv2d\", \"filters\": 19, \"kernel\": 3, \"stride\": 2, \"padding\": 1},\n"
           "   {\"op\": \"relu\"}, {\"op\": \"maxpool\", \"size\": 2},\n"
-          "   {\"op\": \"conv2d\", \"filters\": 17, \"kernel\": 1, \"bias\": false}, {\"op\": \"batchnorm\"},\n"
+          "   {\"op\": \"conv2d\", \"filters\": 17, \"kernel\": 1, \"bias\": false}, {\"op\": \"batchnorm\", \"eps\": 0.5},\n"
           "   {\"op\": \"dropout\", \"rate\": 0.25}, {\"op\": \"maxpool\", \"size\": 2},\n"
           "   {\"op\": \"flatten\"}, {\"op\": \"dense\", \"units\": 7}],\n"
           "  \"loss\": \"softmax_cross_entropy\"},\n"
@@ -904,6 +904,159 @@ static void parity_layouts_odd(const char *name) {
     parity_train_step_in(name, dir, "odd_layouts", 1);
     parity_train_step_in(name, dir, "odd_layouts", 3);
     spec_tmp_done(dir, "odd_layouts");
+}
+
+/* ---- a small DenseNet (concat slabs, batchnorm with its relu: nn/fuse.c) -------------------------------------------
+ * Two dense blocks of growth 16 around a transition with average pooling, on an odd 13x11 input, a 24-channel
+ * bottleneck (padded to 32 in nChw16c): one training step against ref at batch 1 and 3; on a back-end with
+ * bn_fused_* the blocks' concatenations share a slab each and every batchnorm runs with its relu, the step's
+ * gradients match the unfused build's (SD_NO_FUSE), and it needs less memory. Growth 5 (not whole 16-channel
+ * blocks) keeps the concatenations whole: the same step against ref. Every path from a DenseNet's inner batchnorms
+ * ends in another batchnorm, which leaves the loss invariant to their scale but for eps: with the usual eps their
+ * dgamma are rounding-sized and a relative error of them means nothing; eps 0.5 makes them real. */
+static const char *const densenet_spec =
+    "{\"schema\": \"showdown-workload/2\", \"name\": \"tiny_densenet\", \"title\": \"a small DenseNet\",\n"
+    " \"data\": {\"dataset\": \"synthetic\", \"shape\": [3, 13, 11], \"classes\": 5, \"train\": 64, \"test\": 16},\n"
+    " \"model\": {\"init\": {\"weights\": \"glorot_uniform\", \"bias\": \"zeros\"},\n"
+    "  \"blocks\": {\n"
+    "   \"dense_layer\": {\"connection\": \"concat\", \"layers\": [{\"op\": \"batchnorm\", \"eps\": 0.5}, {\"op\": \"relu\"},\n"
+    "     {\"op\": \"conv2d\", \"filters\": 24, \"kernel\": 1, \"bias\": false}, {\"op\": \"batchnorm\", \"eps\": 0.5}, {\"op\": \"relu\"},\n"
+    "     {\"op\": \"conv2d\", \"filters\": GROWTH, \"kernel\": 3, \"padding\": 1, \"bias\": false}]},\n"
+    "   \"transition\": {\"layers\": [{\"op\": \"batchnorm\", \"eps\": 0.5}, {\"op\": \"relu\"},\n"
+    "     {\"op\": \"conv2d\", \"filters\": 32, \"kernel\": 1, \"bias\": false}, {\"op\": \"avgpool\", \"size\": 2, \"stride\": 2}]}},\n"
+    "  \"layers\": [{\"op\": \"conv2d\", \"filters\": 16, \"kernel\": 3, \"stride\": 2, \"padding\": 1, \"bias\": false},\n"
+    "   {\"op\": \"batchnorm\", \"eps\": 0.5}, {\"op\": \"relu\"}, {\"block\": \"dense_layer\", \"repeat\": 3}, {\"block\": \"transition\"},\n"
+    "   {\"block\": \"dense_layer\", \"repeat\": 2}, {\"op\": \"batchnorm\", \"eps\": 0.5}, {\"op\": \"relu\"}, {\"op\": \"global_avgpool\"},\n"
+    "   {\"op\": \"flatten\"}, {\"op\": \"dense\", \"units\": 5}],\n"
+    "  \"loss\": \"softmax_cross_entropy\"},\n"
+    " \"training\": {\"optimizer\": {\"name\": \"sgd\", \"lr\": 0.05, \"momentum\": 0.9}, \"batch\": 3, \"epochs\": 1}}\n";
+
+static void parity_fused_inference_in(const char *name, const char *dir, const char *workload, int hw, int batch,
+                                      int want_blocked);
+
+static void densenet_spec_tmp(char *dir, const char *growth) {
+    char json[4096];
+    const char *at = strstr(densenet_spec, "GROWTH");
+    snprintf(json, sizeof json, "%.*s%s%s", (int)(at - densenet_spec), densenet_spec, growth, at + strlen("GROWTH"));
+    spec_tmp(dir, "tiny_densenet", json);
+}
+
+/* One training step of the spec in dir on be: gradients, the peak of device memory, how many layers sit in slabs
+ * and how many batchnorms run with their relu. */
+static float *densenet_step(nn_backend *be, const char *dir, int no_fuse, size_t *np, size_t *peak, int *slabbed,
+                            int *bn_relu) {
+    sd_workload w;
+    cr_assert_eq(sd_workload_load(&w, dir, "tiny_densenet"), 0, "%s", sd_errmsg());
+    const size_t nx = (size_t)w.batch * w.in_c * w.in_h * w.in_w;
+    float *x = malloc(sizeof(float) * nx);
+    int32_t lab[3] = {1, 4, 0};
+    cr_assert_not_null(x);
+    rng_state = 4711;
+    for (size_t i = 0; i < nx; i++) x[i] = (rnd() >> 8) * (1.0f / 16777216.0f);
+    nn_model *m;
+    if (no_fuse) setenv("SD_NO_FUSE", "1", 1);
+    nn_backend_reset_peak(be);
+    OK(nn_model_build(&m, &w, be, w.batch, 42), be);
+    unsetenv("SD_NO_FUSE");
+    *slabbed = *bn_relu = 0;
+    for (int i = 0; i < m->nlayers; i++) {
+        *slabbed += m->slab && m->slab[i] >= 0;
+        *bn_relu += m->bn_relu && m->bn_relu[i] >= 0;
+    }
+    OK(be->ops->upload(be, m->x, x, nx * sizeof(float)), be);
+    OK(be->ops->upload(be, m->labels, lab, sizeof lab), be);
+    OK(nn_model_forward(m, 1, 7), be);
+    OK(nn_model_backward(m), be);
+    *np = m->nparams;
+    float *g = host(be, m->grads, m->nparams);
+    *peak = nn_backend_peak_bytes(be);
+    nn_model_free(m);
+    free(x);
+    sd_workload_free(&w);
+    return g;
+}
+
+static void parity_densenet(const char *name) {
+    nn_backend *be = open_be(name);   /* first: a skipped back-end leaves no temporary directory behind */
+    const int fuses = be->ops->bn_fused_forward != NULL;
+    char dir[] = "/tmp/sd_parity_XXXXXX";
+    densenet_spec_tmp(dir, "16");
+    if (fuses) {   /* the concatenations in slabs, the batchnorms with their relus, the layouts meant */
+        char got[2048];
+        layouts_in(name, dir, "tiny_densenet", got, sizeof got);
+        cr_expect_str_eq(got, "conv2d_1:-/B batchnorm_1:B/B relu_1:B/B batchnorm_2:B/B relu_2:B/B conv2d_2:B/B "
+                         "batchnorm_3:B/B relu_3:B/B conv2d_3:B/B concat_1:B/B batchnorm_4:B/B relu_4:B/B conv2d_4:B/B "
+                         "batchnorm_5:B/B relu_5:B/B conv2d_5:B/B concat_2:B/B batchnorm_6:B/B relu_6:B/B conv2d_6:B/B "
+                         "batchnorm_7:B/B relu_7:B/B conv2d_7:B/B concat_3:B/B batchnorm_8:B/B relu_8:B/B conv2d_8:B/B "
+                         "avgpool_1:B/B batchnorm_9:B/B relu_9:B/B conv2d_9:B/B batchnorm_10:B/B relu_10:B/B "
+                         "conv2d_10:B/B concat_4:B/B batchnorm_11:B/B relu_11:B/B conv2d_11:B/B batchnorm_12:B/B "
+                         "relu_12:B/B conv2d_12:B/B concat_5:B/B batchnorm_13:B/B relu_13:B/B global_avgpool_1:B/-");
+        size_t np[2], peak[2];
+        int slabbed[2], bnr[2];
+        float *g[2];
+        for (int v = 0; v < 2; v++) g[v] = densenet_step(be, dir, v, &np[v], &peak[v], &slabbed[v], &bnr[v]);
+        const double e = nmse(g[0], g[1], np[0]);
+        printf("%-5s tiny_densenet: %d layers in slabs, %d batchnorms with their relu; gradients against the unfused "
+               "build NMSE %.2e; peak memory %zu vs %zu bytes unfused\n", be->name, slabbed[0], bnr[0], e, peak[0],
+               peak[1]);
+        cr_expect(slabbed[0] == 5 && slabbed[1] == 0, "%s: %d layers in slabs (%d unfused), expected 5", be->name,
+                  slabbed[0], slabbed[1]);
+        cr_expect(bnr[0] == 13 && bnr[1] == 0, "%s: %d batchnorms with their relu (%d unfused), expected 13", be->name,
+                  bnr[0], bnr[1]);
+        cr_expect(e < widen_nmse(1e-10), "%s: fused against unfused gradients: NMSE %.3e", be->name, e);
+        cr_expect(peak[0] < peak[1], "%s: fused peak %zu not below unfused %zu", be->name, peak[0], peak[1]);
+        free(g[0]); free(g[1]);
+    }
+    nn_backend_free(be);
+    parity_fused_inference_in(name, dir, "tiny_densenet", 0, 3, 0);   /* a slab's views read at inference too */
+    parity_train_step_in(name, dir, "tiny_densenet", 1);
+    parity_train_step_in(name, dir, "tiny_densenet", 3);
+    spec_tmp_done(dir, "tiny_densenet");
+    char dir5[] = "/tmp/sd_parity_XXXXXX";
+    densenet_spec_tmp(dir5, "5");
+    parity_train_step_in(name, dir5, "tiny_densenet", 3);
+    spec_tmp_done(dir5, "tiny_densenet");
+}
+
+/* ---- a small ResNet: residual adds and tensors read twice in nChw16c in training (nn/fuse.c layouts) ---------
+ * Basic blocks on an odd 11x13 input: 16 channels (identity shortcut), 32 with stride 2 and a projection, then 24
+ * with a projection: a tensor read twice must be whole 16-channel blocks to be blocked in training (its readers'
+ * gradients are summed flat), so the 24-channel block stays NCHW. One training step against ref at batch 1 and 3. */
+static void parity_resnet_step(const char *name) {
+    nn_backend *be = open_be(name);
+    const int negotiates = be->ops->layout_ok != NULL;
+    nn_backend_free(be);
+    char dir[] = "/tmp/sd_parity_XXXXXX";
+    spec_tmp(dir, "tiny_resnet",
+        "{\"schema\": \"showdown-workload/2\", \"name\": \"tiny_resnet\", \"title\": \"a small ResNet\",\n"
+        " \"data\": {\"dataset\": \"synthetic\", \"shape\": [3, 11, 13], \"classes\": 5, \"train\": 64, \"test\": 16},\n"
+        " \"model\": {\"init\": {\"weights\": \"glorot_uniform\", \"bias\": \"zeros\"},\n"
+        "  \"blocks\": {\"basic\": {\"params\": {\"filters\": 16, \"stride\": 1}, \"connection\": \"residual\",\n"
+        "    \"layers\": [{\"op\": \"conv2d\", \"filters\": \"$filters\", \"kernel\": 3, \"stride\": \"$stride\", \"padding\": 1,\n"
+        "                 \"bias\": false}, {\"op\": \"batchnorm\"}, {\"op\": \"relu\"},\n"
+        "                {\"op\": \"conv2d\", \"filters\": \"$filters\", \"kernel\": 3, \"padding\": 1, \"bias\": false},\n"
+        "                {\"op\": \"batchnorm\"}],\n"
+        "    \"projection\": [{\"op\": \"conv2d\", \"filters\": \"$filters\", \"kernel\": 1, \"stride\": \"$stride\",\n"
+        "                    \"bias\": false}, {\"op\": \"batchnorm\"}],\n"
+        "    \"after\": [{\"op\": \"relu\"}]}},\n"
+        "  \"layers\": [{\"op\": \"conv2d\", \"filters\": 16, \"kernel\": 3, \"padding\": 1, \"bias\": false},\n"
+        "   {\"op\": \"batchnorm\"}, {\"op\": \"relu\"}, {\"block\": \"basic\", \"filters\": 16},\n"
+        "   {\"block\": \"basic\", \"filters\": 32, \"stride\": 2, \"project\": true},\n"
+        "   {\"block\": \"basic\", \"filters\": 24, \"project\": true},\n"
+        "   {\"op\": \"global_avgpool\"}, {\"op\": \"flatten\"}, {\"op\": \"dense\", \"units\": 5}],\n"
+        "  \"loss\": \"softmax_cross_entropy\"},\n"
+        " \"training\": {\"optimizer\": {\"name\": \"sgd\", \"lr\": 0.05, \"momentum\": 0.9}, \"batch\": 3, \"epochs\": 1}}\n");
+    if (negotiates) {
+        char got[2048];
+        layouts_in(name, dir, "tiny_resnet", got, sizeof got);
+        cr_expect_str_eq(got, "conv2d_1:-/B batchnorm_1:B/B relu_1:B/B conv2d_2:B/B batchnorm_2:B/B relu_2:B/B "
+                         "conv2d_3:B/B batchnorm_3:B/B add_1:B/B relu_3:B/B conv2d_4:B/B batchnorm_4:B/B relu_4:B/B "
+                         "conv2d_5:B/B batchnorm_5:B/B conv2d_6:B/B batchnorm_6:B/B add_2:B/B relu_5:B/B "
+                         "conv2d_7:B/B batchnorm_7:B/B relu_6:B/B conv2d_8:B/- conv2d_9:B/-");
+    }
+    parity_train_step_in(name, dir, "tiny_resnet", 1);
+    parity_train_step_in(name, dir, "tiny_resnet", 3);
+    spec_tmp_done(dir, "tiny_resnet");
 }
 
 /* ---- graph ops ------------------------------------------------------------------------------ */
@@ -973,6 +1126,150 @@ static void parity_batchnorm(const char *name) {
             free(rv[k]); free(qv[k]);
         }
         free(x); free(g); free(b); free(dy); free(dg0); free(db0);
+    }
+    nn_backend_free(ref);
+    nn_backend_free(be);
+}
+
+/* ---- batchnorm with its relu, on a concat slab's view (bn_fused_*, nn/fuse.c) ----------------------------------
+ * The back-end's fused call against the reference's batchnorm then relu (ref has no fused entry: the graph runs
+ * them apart there): x and dx the first c of cs channels of a buffer (a slab view), in NCHW or nChw16c, dx added
+ * into what the buffer holds (dx_acc) or written over the view only; training forward, backward twice (dgamma and
+ * dbeta +=), inference forward. */
+
+/* Host NCHW [n][c][hw] <-> a buffer of cs channels in fmt: copy the first c channels in (to = 1) or out. */
+static void slab_io(float *buf, float *nchw, int fmt, int n, int c, int cs, size_t hw, int to) {
+    for (int i = 0; i < n; i++)
+        for (int ch = 0; ch < c; ch++)
+            for (size_t q = 0; q < hw; q++) {
+                const size_t b = fmt ? nn_fmt16_at((size_t)cs, hw, (size_t)i, (size_t)ch, q) : ((size_t)i * cs + ch) * hw + q;
+                float *h = &nchw[((size_t)i * c + ch) * hw + q];
+                if (to) buf[b] = *h; else *h = buf[b];
+            }
+}
+
+typedef struct bnf_out { float *y, *run, *dx, *dxbuf, *dg, *db, *yi; } bnf_out;
+
+/* On be with the fused call (fused = 1) or on ref layer by layer; x, dy, y, dx host NCHW of the view; dxbuf0: the
+ * whole dx buffer before backward (host, in the buffer's layout, cs channels). */
+static bnf_out run_bnf(nn_backend *be, int fused, nn_op op, int relu, int acc, const float *x, const float *g,
+                       const float *b, const float *dy, const float *dg0, const float *db0, const float *dxbuf0) {
+    const int fmt = op.fmt_in, cs = op.in_cs ? op.in_cs : op.c;
+    const size_t hw = (size_t)op.h * op.w, nx = nin(&op), C = (size_t)op.c;
+    const size_t nb = nn_fmt_elems(fmt, op.n, cs, op.h, op.w), ny = nn_fmt_elems(fmt, op.n, op.c, op.h, op.w);
+    bnf_out o;
+    float *run0 = malloc(sizeof(float) * 2 * C), *xb = calloc(nb, 4), *dyb = calloc(ny, 4), *yb = NULL;
+    cr_assert(run0 && xb && dyb);
+    for (size_t k = 0; k < C; k++) { run0[k] = 0.1f * (float)k; run0[C + k] = 1.0f + 0.05f * (float)k; }
+    slab_io(xb, (float *)x, fmt, op.n, op.c, cs, hw, 1);
+    nn_op yo = op;   /* y and dy: c channels of their own */
+    yo.in_cs = 0;
+    slab_io(dyb, (float *)dy, fmt, op.n, op.c, op.c, hw, 1);
+    prepare(be, &op);
+    size_t wsz = wsize(be, &op);
+    void *dX = dev(be, xb, nb * 4), *dG = dev(be, g, C * 4), *dB = dev(be, b, C * 4), *dY = dev(be, NULL, ny * 4);
+    void *dRun = dev(be, run0, 2 * C * 4), *ws = dev(be, NULL, wsz), *dDY = dev(be, dyb, ny * 4);
+    void *dDX = dev(be, dxbuf0, nb * 4), *dDG = dev(be, dg0, C * 4), *dDB = dev(be, db0, C * 4);
+    const nn_bn_fuse f = {.relu = relu, .dx_acc = acc};
+    if (fused) {
+        OK(be->ops->bn_fused_forward(be, &op, &f, dY, ws, dX, dG, dB, dRun, 1), be);
+    } else {   /* ref, NCHW, a dense x: batchnorm then relu */
+        OK(be->ops->batchnorm_forward(be, &op, dY, ws, dX, dG, dB, dRun, 1), be);
+        if (relu) OK(be->ops->relu_forward(be, &yo, dY, dY), be);
+    }
+    yb = host(be, dY, ny);
+    o.y = malloc(nx * 4);
+    slab_io(yb, o.y, fmt, op.n, op.c, op.c, hw, 0);
+    o.run = host(be, dRun, 2 * C);
+    if (fused) {
+        OK(be->ops->bn_fused_backward(be, &op, &f, dDX, dDG, dDB, dDY, dX, dY, dG, ws), be);
+        OK(be->ops->bn_fused_backward(be, &op, &f, NULL, dDG, dDB, dDY, dX, dY, dG, ws), be);
+    } else {
+        void *dZ = dev(be, NULL, ny * 4), *dT = dev(be, NULL, nb * 4);
+        if (relu) OK(be->ops->relu_backward(be, &yo, dZ, dDY, dY), be);
+        else OK(be->ops->copy(be, dZ, dDY, ny * 4), be);
+        OK(be->ops->batchnorm_backward(be, &op, dT, dDG, dDB, dZ, dX, dG, ws), be);
+        OK(be->ops->batchnorm_backward(be, &op, NULL, dDG, dDB, dZ, dX, dG, ws), be);
+        if (acc) OK(be->ops->add_forward(be, &yo, dDX, dDX, dT), be);
+        else OK(be->ops->copy(be, dDX, dT, nx * 4), be);
+        nn_dev_free(be, dZ, ny * 4); nn_dev_free(be, dT, nb * 4);
+    }
+    o.dxbuf = host(be, dDX, nb);
+    o.dx = malloc(nx * 4);
+    slab_io(o.dxbuf, o.dx, fmt, op.n, op.c, cs, hw, 0);
+    o.dg = host(be, dDG, C);
+    o.db = host(be, dDB, C);
+    if (fused) OK(be->ops->bn_fused_forward(be, &op, &f, dY, ws, dX, dG, dB, dRun, 0), be);
+    else {
+        OK(be->ops->batchnorm_forward(be, &op, dY, ws, dX, dG, dB, dRun, 0), be);
+        if (relu) OK(be->ops->relu_forward(be, &yo, dY, dY), be);
+    }
+    free(yb);
+    yb = host(be, dY, ny);
+    o.yi = malloc(nx * 4);
+    slab_io(yb, o.yi, fmt, op.n, op.c, op.c, hw, 0);
+    nn_dev_free(be, dX, nb * 4); nn_dev_free(be, dG, C * 4); nn_dev_free(be, dB, C * 4); nn_dev_free(be, dY, ny * 4);
+    nn_dev_free(be, dRun, 2 * C * 4); nn_dev_free(be, ws, wsz); nn_dev_free(be, dDY, ny * 4); nn_dev_free(be, dDX, nb * 4);
+    nn_dev_free(be, dDG, C * 4); nn_dev_free(be, dDB, C * 4);
+    free(run0); free(xb); free(dyb); free(yb);
+    release(be, &op);
+    return o;
+}
+
+static void parity_bn_fused(const char *name) {
+    nn_backend *be = open_be(name), *ref = open_ref();
+    if (!be->ops->bn_fused_forward) {
+        printf("%-5s batchnorm+relu: no fused entry (the graph runs the layers apart)\n", be->name);
+        nn_backend_free(ref); nn_backend_free(be);
+        return;
+    }
+    const int shapes[][8] = {/* n, c, h, w, cs (0: c), nChw16c, relu, dx_acc */
+        {2, 64, 56, 56, 96, 1, 1, 1}, {3, 32, 5, 7, 64, 1, 1, 0}, {1, 19, 7, 9, 0, 1, 1, 0}, {3, 24, 3, 3, 0, 1, 0, 1},
+        {3, 17, 5, 5, 0, 0, 1, 0}, {2, 5, 13, 11, 9, 0, 1, 1}, {4, 33, 1, 1, 0, 0, 0, 0}, {1, 1, 13, 11, 3, 0, 1, 1},
+        {2, 256, 7, 7, 512, 1, 1, 1}, {16, 16, 3, 3, 48, 1, 0, 0}};
+    char label[128];
+    rng_state = 777;
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        const int *s = shapes[i];
+        nn_op o = {.kind = NN_OP_BATCHNORM, .n = s[0], .c = s[1], .h = s[2], .w = s[3], .has_bias = 1,
+                   .eps = i % 2 ? 1e-3f : 1e-5f, .momentum = 0.1f, .in_cs = s[4], .fmt_in = s[5], .fmt_out = s[5]};
+        o.oc = o.c; o.oh = o.h; o.ow = o.w;
+        const int cs = o.in_cs ? o.in_cs : o.c, relu = s[6], acc = s[7];
+        const size_t nx = nin(&o), C = (size_t)o.c, nb = nn_fmt_elems(o.fmt_in, o.n, cs, o.h, o.w);
+        float *x = rnd_buf(nx, 1.0f), *g = rnd_buf(C, 1.0f), *b = rnd_buf(C, 1.0f), *dy = rnd_buf(nx, 1.0f);
+        for (size_t k = 0; k < nx; k++) x[k] = 0.5f + 2.0f * x[k];   /* a mean away from 0 */
+        float *dg0 = rnd_buf(C, 1.0f), *db0 = rnd_buf(C, 1.0f), *dxbuf0 = calloc(nb, 4);
+        float *full = rnd_buf((size_t)o.n * cs * o.h * o.w, 1.0f);   /* the buffer's values; padded channels 0 */
+        cr_assert_not_null(dxbuf0);
+        slab_io(dxbuf0, full, o.fmt_in, o.n, cs, cs, (size_t)o.h * o.w, 1);
+        free(full);
+        nn_op ro = o;   /* the reference: a dense NCHW x */
+        ro.in_cs = 0; ro.fmt_in = ro.fmt_out = NN_FMT_NCHW;
+        /* ref's dx buffer: the view's values in NCHW (what it adds to, or overwrites) */
+        float *view0 = malloc(nx * 4);
+        cr_assert_not_null(view0);
+        slab_io(dxbuf0, view0, o.fmt_in, o.n, o.c, cs, (size_t)o.h * o.w, 0);
+        bnf_out r = run_bnf(ref, 0, ro, relu, acc, x, g, b, dy, dg0, db0, view0);
+        bnf_out q = run_bnf(be, 1, o, relu, acc, x, g, b, dy, dg0, db0, dxbuf0);
+        /* the rest of the buffer (channels c..cs, padding) is untouched */
+        float *rest = malloc(nb * 4);
+        cr_assert_not_null(rest);
+        memcpy(rest, q.dxbuf, nb * 4);
+        slab_io(rest, view0, o.fmt_in, o.n, o.c, cs, (size_t)o.h * o.w, 1);   /* the view put back as it was */
+        const char *parts[] = {"y (train)", "running mean/var", "dx", "dgamma (+= twice)", "dbeta (+= twice)",
+                               "y (inference)"};
+        float *rv[] = {r.y, r.run, r.dx, r.dg, r.db, r.yi}, *qv[] = {q.y, q.run, q.dx, q.dg, q.db, q.yi};
+        size_t nv[] = {nx, 2 * C, nx, C, C, nx};
+        for (int k = 0; k < 6; k++) {
+            snprintf(label, sizeof label, "bn%s n%d c%d/%d %dx%d %s%s %s", relu ? "+relu" : "", o.n, o.c, cs, o.h, o.w,
+                     o.fmt_in ? "nChw16c" : "nchw", acc ? " dx+=" : "", parts[k]);
+            EXPECT_CLOSE(be, label, qv[k], rv[k], nv[k]);
+        }
+        snprintf(label, sizeof label, "bn n%d c%d/%d %dx%d: the rest of dx's buffer", o.n, o.c, cs, o.h, o.w);
+        cr_expect(memcmp(rest, dxbuf0, nb * 4) == 0, "%s: %s changed", be->name, label);
+        for (int k = 0; k < 6; k++) { free(rv[k]); free(qv[k]); }
+        free(r.dxbuf); free(q.dxbuf); free(rest); free(view0);
+        free(x); free(g); free(b); free(dy); free(dg0); free(db0); free(dxbuf0);
     }
     nn_backend_free(ref);
     nn_backend_free(be);
@@ -1093,6 +1390,97 @@ static void parity_concat_add(const char *name) {
     nn_backend_free(be);
 }
 
+/* concat across layouts (dnnl): inputs in either layout into an nChw16c output or a concat slab's view (the first oc
+ * of cs channels), input 0 already in place or copied; backward copies the slices out to each input's layout. Data
+ * movement: bit-identical to ref's NCHW concat, and the slab's other channels untouched. */
+static void parity_concat_layouts(const char *name) {
+    nn_backend *be = open_be(name), *ref = open_ref();
+    nn_op probe = {.kind = NN_OP_CONCAT, .ninputs = 2, .in_c = {16, 16}, .oc = 32};
+    if (!be->ops->layout_ok || !be->ops->layout_ok(be, &probe, NN_FMT_NCHW16C)) {
+        printf("%-5s concat: no nChw16c concatenation (slabs stay whole)\n", be->name);
+        nn_backend_free(ref); nn_backend_free(be);
+        return;
+    }
+    const int cases[][9] = {/* n, h, w, c0, c1, fmt0, fmt1, fmt_out, extra channels of the slab (cs - oc); in place */
+        {2, 7, 9, 64, 32, 0, 1, 1, 64}, {3, 5, 5, 32, 16, 1, 1, 1, 0}, {1, 13, 11, 16, 32, 1, 0, 0, 0},
+        {2, 3, 3, 48, 16, 1, 1, 1, 32}, {1, 1, 1, 16, 16, 0, 0, 1, 16}};
+    char label[128];
+    rng_state = 31337;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (int inplace = 0; inplace < 2; inplace++) {
+            const int *s = cases[i];
+            if (inplace && !s[7]) continue;   /* a slab is blocked */
+            nn_op o = {.kind = NN_OP_CONCAT, .n = s[0], .h = s[1], .w = s[2], .oh = s[1], .ow = s[2], .ninputs = 2,
+                       .in_c = {s[3], s[4]}, .in_fmt = {s[5], s[6]}, .fmt_out = s[7], .cat_inplace = inplace};
+            o.c = s[3]; o.oc = s[3] + s[4];
+            o.out_cs = s[8] ? o.oc + s[8] : 0;
+            const int cs = o.out_cs ? o.out_cs : o.oc;
+            const size_t hw = (size_t)o.h * o.w, nb = nn_fmt_elems(o.fmt_out, o.n, cs, o.h, o.w);
+            float *x[2], *xb[2], *dy = rnd_buf(nout(&o), 1.0f);
+            nn_op ro = {.kind = NN_OP_CONCAT, .n = o.n, .c = o.c, .h = o.h, .w = o.w, .oc = o.oc, .oh = o.oh, .ow = o.ow,
+                        .ninputs = 2, .in_c = {s[3], s[4]}};
+            for (int k = 0; k < 2; k++) {
+                const size_t n = (size_t)o.n * o.in_c[k] * hw;
+                x[k] = rnd_buf(n, 1.0f);
+                xb[k] = malloc(n * 4);
+                cr_assert_not_null(xb[k]);
+                slab_io(xb[k], x[k], o.in_fmt[k], o.n, o.in_c[k], o.in_c[k], hw, 1);
+            }
+            float *ry, *rdx, *rs;
+            run_cat(ref, ro, x, dy, &ry, &rdx, &rs);
+            /* the slab before: random channels, the in-place input's values in its first channels */
+            float *full = rnd_buf((size_t)o.n * cs * hw, 1.0f), *slab0 = calloc(nb, 4), *dyb = calloc(nb, 4);
+            cr_assert(slab0 && dyb);
+            slab_io(slab0, full, o.fmt_out, o.n, cs, cs, hw, 1);
+            if (inplace) slab_io(slab0, x[0], o.fmt_out, o.n, o.in_c[0], cs, hw, 1);
+            memcpy(dyb, slab0, nb * 4);
+            slab_io(dyb, dy, o.fmt_out, o.n, o.oc, cs, hw, 1);
+            prepare(be, &o);
+            void *dX[2], *dDX[2], *dY = dev(be, slab0, nb * 4), *dDY = dev(be, dyb, nb * 4);
+            for (int k = 0; k < 2; k++) {
+                const size_t n = (size_t)o.n * o.in_c[k] * hw;
+                dX[k] = dev(be, inplace && k == 0 ? NULL : xb[k], n * 4);   /* in place: not read */
+                dDX[k] = dev(be, NULL, n * 4);
+            }
+            OK(be->ops->concat_forward(be, &o, dY, (const float *const *)dX), be);
+            OK(be->ops->concat_backward(be, &o, (float *const *)dDX, dDY), be);
+            float *yb = host(be, dY, nb), *gy = malloc(nout(&o) * 4), *gdx = calloc(nout(&o), 4);
+            cr_assert(gy && gdx);
+            slab_io(yb, gy, o.fmt_out, o.n, o.oc, cs, hw, 0);
+            size_t off = 0;
+            for (int k = 0; k < 2; k++) {
+                const size_t n = (size_t)o.n * o.in_c[k] * hw;
+                float *h = host(be, dDX[k], n);
+                if (!(inplace && k == 0)) slab_io(h, gdx + off, o.in_fmt[k], o.n, o.in_c[k], o.in_c[k], hw, 0);
+                else memcpy(gdx + off, rdx + off, n * 4);   /* in place: its gradient is the slab's, not copied */
+                off += n;
+                free(h);
+            }
+            snprintf(label, sizeof label, "concat %s+%s -> %s%s n%d c%d+%d/%d %dx%d", s[5] ? "B" : "-", s[6] ? "B" : "-",
+                     s[7] ? "B" : "-", inplace ? " (in place)" : "", o.n, s[3], s[4], cs, o.h, o.w);
+            cr_expect(tu_rel_err(gy, ry, nout(&o)) == 0.0, "%s: %s y: not bit-identical", be->name, label);
+            cr_expect(tu_rel_err(gdx, rdx, nout(&o)) == 0.0, "%s: %s dx: not bit-identical", be->name, label);
+            /* channels oc..cs (and padding) as they were: y's view put back to its first values gives the slab */
+            float *keep = malloc(nout(&o) * 4);
+            cr_assert_not_null(keep);
+            slab_io(slab0, keep, o.fmt_out, o.n, o.oc, cs, hw, 0);
+            slab_io(yb, keep, o.fmt_out, o.n, o.oc, cs, hw, 1);
+            cr_expect(memcmp(yb, slab0, nb * 4) == 0, "%s: %s: the slab's other channels changed", be->name, label);
+            printf("%-5s %-44s y, dx bit-identical\n", be->name, label);
+            for (int k = 0; k < 2; k++) {
+                const size_t n = (size_t)o.n * o.in_c[k] * hw;
+                nn_dev_free(be, dX[k], n * 4); nn_dev_free(be, dDX[k], n * 4);
+                free(x[k]); free(xb[k]);
+            }
+            nn_dev_free(be, dY, nb * 4); nn_dev_free(be, dDY, nb * 4);
+            release(be, &o);
+            free(dy); free(ry); free(rdx); free(rs); free(full); free(slab0); free(dyb); free(yb); free(gy); free(gdx);
+            free(keep);
+        }
+    nn_backend_free(ref);
+    nn_backend_free(be);
+}
+
 static void run_bce(nn_backend *be, nn_op op, const float *z, const float *t, float **prob, float **loss, float **dz) {
     size_t n = (size_t)op.n * op.c;
     prepare(be, &op);
@@ -1202,10 +1590,11 @@ static float *infer_out(nn_model *m, size_t *n) {
     OK(nn_model_download_y(m, i, 0, h), m->be);
     return h;
 }
-static void parity_fused_inference(const char *name, const char *workload, int hw, int batch, int want_blocked) {
+static void parity_fused_inference_in(const char *name, const char *dir, const char *workload, int hw, int batch,
+                                      int want_blocked) {
     nn_backend *be = open_be(name), *ref = open_ref();
     sd_workload w;
-    cr_assert_eq(sd_workload_load(&w, "workloads", workload), 0, "%s", sd_errmsg());
+    cr_assert_eq(sd_workload_load(&w, dir, workload), 0, "%s", sd_errmsg());
     if (hw) w.in_h = w.in_w = hw;
     w.batch = batch;
     size_t nx = (size_t)w.batch * w.in_c * w.in_h * w.in_w;
@@ -1252,11 +1641,15 @@ static void parity_fused_inference(const char *name, const char *workload, int h
         cr_expect(e_unf < widen_nmse(1e-6), "%s: %s fused vs unfused inference: NMSE %.3e", be->name, workload, e_unf);
         for (int v = 0; v < 3; v++) free(out[v]);
     }
-    /* a training model's residual blocks hand their outputs on in nChw16c at inference (model.c
-     * inference_layouts): one such output, read back, is the unfused model's */
+    /* a training model's residual blocks hand their outputs on in nChw16c (nn/fuse.c: the layouts, or at
+     * inference only inference_layouts): one such output, read back, is the unfused model's */
     int blocked = 0, first = -1;
-    for (int i = 0; m[1]->inf_blocked && i < m[1]->nlayers; i++)
-        if (m[1]->inf_blocked[i]) { blocked++; if (first < 0) first = i; }
+    for (int i = 0; i < m[1]->nlayers; i++)   /* blocked by the training layouts, or at inference only */
+        if ((m[1]->inf_blocked && m[1]->inf_blocked[i]) ||
+            (m[1]->layers[i].op.fmt_out == NN_FMT_NCHW16C && m[1]->consumers[i] > 1)) {
+            blocked++;
+            if (first < 0) first = i;
+        }
     printf("%-5s %s inference: %d layer outputs kept in nChw16c\n", be->name, workload, blocked);
     if (want_blocked && strcmp(name, "dnnl") == 0) {   /* the back-end with conv2d_infer and nChw16c */
         cr_expect(blocked >= want_blocked, "%s: %s: %d outputs kept blocked at inference, expected %d", be->name,
@@ -1279,6 +1672,10 @@ static void parity_fused_inference(const char *name, const char *workload, int h
     sd_workload_free(&w);
     nn_backend_free(ref);
     nn_backend_free(be);
+}
+
+static void parity_fused_inference(const char *name, const char *workload, int hw, int batch, int want_blocked) {
+    parity_fused_inference_in(name, "workloads", workload, hw, batch, want_blocked);
 }
 
 /* ---- buffer reuse in inference-only models (nn/model.c): the same outputs, bit for bit, in less memory ------
@@ -1535,9 +1932,13 @@ Test(dnnl, layouts) {
     Test(BE, step_mnist_cnn, .timeout = 1200) { parity_train_step(#BE, "mnist_cnn"); }     \
     Test(BE, step_cifar10_vgg, .timeout = 1200) { parity_train_step(#BE, "cifar10_vgg"); }   \
     Test(BE, step_odd_layouts, .timeout = 600) { parity_layouts_odd(#BE); }                \
+    Test(BE, step_densenet, .timeout = 600) { parity_densenet(#BE); }                      \
+    Test(BE, step_resnet, .timeout = 600) { parity_resnet_step(#BE); }                     \
     Test(BE, batchnorm, .timeout = 300) { parity_batchnorm(#BE); }                         \
+    Test(BE, batchnorm_relu_fused, .timeout = 300) { parity_bn_fused(#BE); }               \
     Test(BE, avgpool, .timeout = 300) { parity_avgpool(#BE); }                             \
     Test(BE, concat_add, .timeout = 300) { parity_concat_add(#BE); }                       \
+    Test(BE, concat_layouts, .timeout = 300) { parity_concat_layouts(#BE); }               \
     Test(BE, sigmoid_bce, .timeout = 300) { parity_bce(#BE); }                             \
     Test(BE, resnet50_features, .timeout = 1200) { parity_resnet50_features(#BE); }   \
     Test(BE, fused_inference_vgg16, .timeout = 600) { parity_fused_inference(#BE, "vgg16_cifar", 0, 2, 0); } \

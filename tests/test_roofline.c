@@ -176,3 +176,34 @@ Test(roofline, an_inference_workload_has_no_training_floor) {
     cr_expect_eq(nn_roofline_workload(&w, N, NN_PHASE_TRAIN, &mc, &r), SD_EINPUT);
     sd_workload_free(&w);
 }
+
+/* An LSTM reading the model input has no data gradient to compute, but its backward still carries the state's
+ * gradient through W_h from each step to the one before: the weight gradients (1x forward) plus (T-1) 2GH^2 an
+ * example; as the first layer after another, 2x forward. T 5, F 3, H 4, G 4. */
+Test(roofline, recurrent_backward_counts_the_state_gradient) {
+    static const char *spec =
+        "{\"schema\": \"showdown-workload/1\", \"name\": \"rnn\", \"title\": \"t\", \"source\": \"s\",\n"
+        " \"data\": {\"dataset\": \"synthetic\", \"shape\": [5, 1, 3], \"classes\": 4, \"train\": 64, \"test\": 16},\n"
+        " \"model\": {\"layers\": [{\"op\": \"lstm\", \"units\": 4, \"return_sequences\": true},\n"
+        "   {\"op\": \"lstm\", \"units\": 4}],\n"
+        "  \"loss\": \"softmax_cross_entropy\"},\n"
+        " \"training\": {\"optimizer\": {\"name\": \"sgd\", \"lr\": 0.1}, \"batch\": 4, \"epochs\": 1}}\n";
+    sd_workload w;
+    cr_assert_eq(sd_workload_parse(&w, "rnn.json", spec, strlen(spec)), 0, "%s", sd_errmsg());
+    nn_layer *ls;
+    size_t np;
+    const int L = nn_model_plan(&w, N, &ls, &np);
+    cr_assert_eq(L, 3, "%s", sd_errmsg());
+    const double fwd1 = 5 * (2.0 * 4 * 4 * (3 + 4) + 8.0 * 4 * 4), fwd2 = 5 * (2.0 * 4 * 4 * (4 + 4) + 8.0 * 4 * 4);
+    nn_layer_cost c;
+    nn_roofline_layer(ls, L, 0, NN_PHASE_TRAIN, &c);
+    cr_expect_float_eq(c.fwd.flops, N * fwd1, 1e-9, "first lstm fwd flops %g", c.fwd.flops);
+    cr_expect_float_eq(c.bwd.flops, N * (fwd1 + 4 * 2.0 * 4 * 4 * 4), 1e-9, "first lstm bwd flops %g", c.bwd.flops);
+    nn_roofline_layer(ls, L, 1, NN_PHASE_TRAIN, &c);
+    cr_expect_float_eq(c.bwd.flops, N * 2 * fwd2, 1e-9, "second lstm bwd flops %g", c.bwd.flops);
+    double f, t;
+    nn_model_flops(ls, L, &f, &t);
+    cr_expect_float_eq(t, f + fwd1 + 4 * 2.0 * 4 * 4 * 4 + 2 * fwd2 + 4.0 * 4, 1e-9, "train flops %g", t);
+    free(ls);
+    sd_workload_free(&w);
+}

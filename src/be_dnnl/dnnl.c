@@ -2,8 +2,8 @@
  * it uses was removed in oneDNN 3.x). It computes what the reference back-end (be_ref/ref.c) computes on the same
  * canonical NCHW buffers: primitives are created once per op shape in prepare() (the inference convolution at its
  * first call) and reused, inputs are reordered into the layouts oneDNN prefers and outputs back, scratchpads are
- * user-managed and shared. Training batch norm on nChw16c, GRU and LSTM run their arithmetic on the host
- * (dnnl_bn.c, dnnl_rnn.c; docs/performance.md says why). This file: the table, per-op state, memory, the
+ * user-managed and shared. Batch norm, concatenation, GRU and LSTM run their arithmetic on the host
+ * (dnnl_bn.c, dnnl_eltwise.c, dnnl_rnn.c; docs/performance.md says why). This file: the table, per-op state, memory, the
  * environment; the ops in one file per family behind be_dnnl/dnnl_be.h. */
 #include "be_dnnl/dnnl_be.h"
 
@@ -23,7 +23,7 @@ static size_t dnnl_workspace_size(nn_backend *be, const nn_op *op) {
         return bytes;
     }
     case NN_OP_DROPOUT: return nn_fmt_elems(op->fmt_out, op->n, op->oc, op->oh, op->ow);   /* mask, in y's layout */
-    case NN_OP_BATCHNORM: return 2 * sizeof(float) * (size_t)op->c;   /* batch mean, variance */
+    case NN_OP_BATCHNORM: return 4 * sizeof(float) * (size_t)op->c;   /* batch mean, variance, scale, shift */
     case NN_OP_GRU: case NN_OP_LSTM: {   /* oneDNN's workspace, then dst_layer for the last-state variant */
         return dn_rnn_ws_bytes(op);
     }
@@ -31,16 +31,21 @@ static size_t dnnl_workspace_size(nn_backend *be, const nn_op *op) {
     }
 }
 
-/* The graph's layout negotiation (nn/backend.h nn_fmt): convolution and max pooling read and write nChw16c
- * (and reorder where one side is nchw); relu, dropout and batch normalisation keep it; an add keeps it when
- * no channel is padded (the graph asks only in inference-only models). */
+/* The graph's layout negotiation (nn/backend.h nn_fmt): convolution and pooling read and write nChw16c (and
+ * reorder where one side is nchw); relu, dropout and batch normalisation keep it; an add keeps it when no channel
+ * is padded (the graph asks only in inference-only models); a concatenation copies between the layouts of its
+ * inputs and output when every input is whole 16-channel blocks (a concat slab's parts). */
 static int dnnl_layout_ok(nn_backend *be, const nn_op *op, int fmt) {
     (void)be;
     if (fmt == NN_FMT_NCHW) return 1;
     if (fmt != NN_FMT_NCHW16C) return 0;
     switch (op->kind) {
-    case NN_OP_CONV2D: case NN_OP_MAXPOOL: case NN_OP_RELU: case NN_OP_DROPOUT: case NN_OP_BATCHNORM: return 1;
+    case NN_OP_CONV2D: case NN_OP_MAXPOOL: case NN_OP_AVGPOOL: case NN_OP_GLOBAL_AVGPOOL: case NN_OP_RELU:
+    case NN_OP_DROPOUT: case NN_OP_BATCHNORM: return 1;
     case NN_OP_ADD: return op->oc % 16 == 0;   /* flat add: no padded channels (inference-only models) */
+    case NN_OP_CONCAT:
+        for (int k = 0; k < op->ninputs; k++) if (op->in_c[k] % 16) return 0;
+        return 1;
     default: return 0;
     }
 }
@@ -64,7 +69,6 @@ static void dnnl_release(nn_backend *be, nn_op *op) {
         break;
     }
     case NN_OP_ADD: dn_step_destroy(&PRIV(op, add_priv)->fwd); break;
-    case NN_OP_CONCAT: dn_step_destroy(&PRIV(op, concat_priv)->fwd); break;
     case NN_OP_RELU: dn_step_destroy(&PRIV(op, relu_priv)->fwd); dn_step_destroy(&PRIV(op, relu_priv)->bwd); break;
     case NN_OP_GRU: case NN_OP_LSTM: dn_rnn_release(op->priv); break;
     default: break;
@@ -83,7 +87,6 @@ static int dnnl_prepare(nn_backend *be, nn_op *op) {
     case NN_OP_RELU: sz = sizeof(relu_priv); break;
     case NN_OP_BATCHNORM: sz = sizeof(bn_priv); break;
     case NN_OP_ADD: sz = sizeof(add_priv); break;
-    case NN_OP_CONCAT: sz = sizeof(concat_priv); break;
     case NN_OP_GRU: case NN_OP_LSTM: sz = sizeof(rnn_priv); break;
     default: return 0;                     /* dropout, flatten, loss: no state */
     }
@@ -98,7 +101,6 @@ static int dnnl_prepare(nn_backend *be, nn_op *op) {
     case NN_OP_MAXPOOL: case NN_OP_AVGPOOL: case NN_OP_GLOBAL_AVGPOOL: rc = dn_pool_prepare(c, op, op->priv); break;
     case NN_OP_BATCHNORM: rc = dn_bn_prepare(c, op, op->priv); break;
     case NN_OP_ADD: rc = dn_add_prepare(c, op, op->priv); break;
-    case NN_OP_CONCAT: rc = dn_concat_prepare(c, op, op->priv); break;
     case NN_OP_GRU: case NN_OP_LSTM: rc = dn_rnn_prepare(c, op, op->priv); break;
     default: rc = dn_relu_prepare(c, op, op->priv); break;
     }
@@ -199,6 +201,8 @@ static const nn_backend_ops dnnl_ops = {
     .concat_backward = dn_concat_backward,
     .batchnorm_forward = dn_batchnorm_forward,
     .batchnorm_backward = dn_batchnorm_backward,
+    .bn_fused_forward = dn_bn_fused_forward,
+    .bn_fused_backward = dn_bn_fused_backward,
     .avgpool_forward = dn_avgpool_forward,
     .avgpool_backward = dn_avgpool_backward,
     .sigmoid_bce_forward = dn_sigmoid_bce_forward,

@@ -113,16 +113,14 @@ typedef struct relu_priv {
 
 /* graph ops */
 typedef struct bn_priv {
-    dstep fwd_train, fwd_inf, bwd;
+    dstep fwd_train, fwd_inf, bwd;   /* oneDNN's primitives, under SD_DNNL_BN_PRIMITIVE (prim = 1) */
+    int prim;
 } bn_priv;
 
 typedef struct add_priv {
     dstep fwd;
 } add_priv;
 
-typedef struct concat_priv {
-    dstep fwd;
-} concat_priv;
 
 
 /* Primitive path: the canonical layout (nn/backend.h: W_x [G][H][F], W_h [G][H][H], b_x, b_h; GRU gates r, z, n)
@@ -220,7 +218,6 @@ int dn_optimizer_step(nn_backend *be, const nn_optim *o, float *p, const float *
                       size_t n, long step);
 int dn_add_prepare(dnnl_ctx *c, nn_op *op, add_priv *p);
 int dn_add_forward(nn_backend *be, const nn_op *op, float *y, const float *a, const float *b);
-int dn_concat_prepare(dnnl_ctx *c, nn_op *op, concat_priv *p);
 int dn_concat_forward(nn_backend *be, const nn_op *op, float *y, const float *const *x);
 int dn_concat_backward(nn_backend *be, const nn_op *op, float *const *dx, const float *dy);
 int dn_sigmoid_bce_forward(nn_backend *be, const nn_op *op, float *prob, float *loss, const float *logits,
@@ -234,6 +231,11 @@ int dn_batchnorm_forward(nn_backend *be, const nn_op *op, float *y, void *ws, co
                          const float *gamma, const float *beta, float *running, int train);
 int dn_batchnorm_backward(nn_backend *be, const nn_op *op, float *dx, float *dgamma, float *dbeta,
                           const float *dy, const float *x, const float *gamma, const void *ws);
+int dn_bn_fused_forward(nn_backend *be, const nn_op *op, const nn_bn_fuse *f, float *y, void *ws, const float *x,
+                        const float *gamma, const float *beta, float *running, int train);
+int dn_bn_fused_backward(nn_backend *be, const nn_op *op, const nn_bn_fuse *f, float *dx, float *dgamma,
+                         float *dbeta, const float *dy, const float *x, const float *y, const float *gamma,
+                         const void *ws);
 
 /* ---- recurrent ops (dnnl_recurrent.c) ----------------------------------------------------------------------------- */
 int dn_rnn_prepare(dnnl_ctx *c, nn_op *op, rnn_priv *p);

@@ -1,10 +1,15 @@
-/* dnnl_bn — batch normalisation: oneDNN's primitives, and the host path for training on nChw16c. */
+/* dnnl_bn — batch normalisation on the host, with the relu after it fused (bn_fused_*), on NCHW or nChw16c, on x
+ * that may be a channel slice of a bigger buffer (op->in_cs), adding its data gradient into what dx holds (dx_acc). oneDNN 2.6's
+ * batch-norm primitives measured slower on both layouts (docs/performance.md); SD_DNNL_BN_PRIMITIVE=1 runs the
+ * unfused layers through them, for comparison. Same arithmetic as the reference (nn/host_ops.c) up to rounding:
+ * statistics summed in float over short runs and in double across them. */
 #include "be_dnnl/dnnl_be.h"
 
 int dn_bn_prepare(dnnl_ctx *c, nn_op *op, bn_priv *p) {
     dnnl_memory_desc_t d, v;
     if (op->fmt_in != op->fmt_out)
         return sd_err(SD_ERROR, "internal: dnnl batchnorm with input layout %d, output %d", op->fmt_in, op->fmt_out);
+    if (!getenv("SD_DNNL_BN_PRIMITIVE") || op->in_cs) return 0;   /* the host kernels below */
     SD_TRY(dn_md_tag(&d, 4, (dnnl_dims_t){op->n, op->c, op->h, op->w}, dn_fmt_tag(op->fmt_out)));
     SD_TRY(dn_md_tag(&v, 1, (dnnl_dims_t){op->c}, dnnl_a));
     const unsigned ss = dnnl_use_scale | dnnl_use_shift;
@@ -40,104 +45,273 @@ int dn_bn_prepare(dnnl_ctx *c, nn_op *op, bn_priv *p) {
     SD_TRY(dn_step_arg(c, &p->bwd, DNNL_ARG_DIFF_SRC, &d));
     SD_TRY(dn_step_arg(c, &p->bwd, DNNL_ARG_DIFF_SCALE, &v));
     SD_TRY(dn_step_arg(c, &p->bwd, DNNL_ARG_DIFF_SHIFT, &v));
+    p->prim = 1;
     return dn_grow(&c->tmp, &c->tmp_bytes, 2 * ((sizeof(float) * op->c + ALIGN - 1) / ALIGN * ALIGN));
 }
 
-/* Training batch norm on nChw16c runs on the host: oneDNN 2.6's blocked-layout training batch norm is far
- * slower than its plain nchw one (docs/performance.md), and the 16-channel block is exactly one vector here.
- * Same arithmetic as the reference (nn/host_ops.c): two passes, per-channel sums in double. Padded channels
- * (C not a multiple of 16) are written 0. */
-static void bn16_forward_train(int threads, const nn_op *op, float *y, float *mean_out, float *var_out,
-                               const float *x, const float *gamma, const float *beta) {
-    const int C = op->c, N = op->n, CB = (C + 15) / 16;
-    const size_t HW = (size_t)op->h * op->w;
-    const double M = (double)N * HW;
-    #pragma omp parallel for num_threads(threads) schedule(static)
-    for (int cb = 0; cb < CB; cb++) {
-        double s[16] = {0}, q[16] = {0};
-        float mean[16], sc[16], sh[16];
-        for (int i = 0; i < N; i++) {
-            const float *p = x + ((size_t)i * CB + cb) * HW * 16;
-            float a[16] = {0};
-            for (size_t k = 0; k < HW; k++)
-                #pragma omp simd
-                for (int l = 0; l < 16; l++) a[l] += p[k * 16 + l];
-            for (int l = 0; l < 16; l++) s[l] += a[l];
+/* ---- host kernels ----------------------------------------------------------------------------------------------
+ * A group is what one thread normalises at a time: a 16-channel block of nChw16c (16 lanes, one vector here) or one
+ * channel of NCHW (its plane cut into 16-float rows, lanes across positions, and a tail). The tensor is n examples of
+ * HW positions; example i of group g starts at x + base(i, g), the stride counting the buffer's channels (cs). */
+#define RUN 128   /* positions summed in float before they go into the double sums */
+
+typedef struct bn_geo {
+    int n, c, cs, blocked;    /* examples, channels, channels of the buffer x and dx live in, nChw16c */
+    size_t hw;
+} bn_geo;
+
+static bn_geo geo_of(const nn_op *op) {
+    return (bn_geo){.n = op->n, .c = op->c, .cs = op->in_cs ? op->in_cs : op->c,
+                    .blocked = op->fmt_in == NN_FMT_NCHW16C, .hw = (size_t)op->h * op->w};
+}
+static int groups(const bn_geo *g) { return g->blocked ? (g->c + 15) / 16 : g->c; }
+/* Offset of example i of group q in a buffer of cs channels (y and dy: of c channels, ys). */
+static size_t at(const bn_geo *g, int cs, int i, int q) {
+    return g->blocked ? ((size_t)i * ((cs + 15) / 16) + q) * g->hw * 16 : ((size_t)i * cs + q) * g->hw;
+}
+/* Floats of one example of a group, and the lanes (channels) of a group: nChw16c rows are lanes by channel. */
+static size_t span(const bn_geo *g) { return g->blocked ? g->hw * 16 : g->hw; }
+
+/* 16 lanes in one vector (GCC's vector extension; one zmm register here): the accumulators stay in registers,
+ * which the compiler did not manage with per-lane arrays under omp simd (it kept them on the stack and every
+ * iteration waited on its own stores: the fused backward ran at half the plain one's speed). */
+typedef float v16 __attribute__((vector_size(64), aligned(4)));
+typedef int v16i __attribute__((vector_size(64), aligned(4)));
+static inline v16 ld(const float *p) { return *(const v16 *)p; }
+static inline void st(float *p, v16 v) { *(v16 *)p = v; }
+static inline v16 mask_pos(v16 v, v16 by) { return (v16)((v16i)v & (by > (v16){0})); }   /* v where by > 0, else 0 */
+/* The normalised value, one expression for the forward and the backward's relu decision, which must round alike. */
+static inline v16 bn_v(v16 x, v16 mean, v16 sc, v16 b) { return (x - mean) * sc + b; }
+static inline float bn_s(float x, float mean, float sc, float b) { return (x - mean) * sc + b; }
+
+/* Per-channel sums over a group, in double: s1 += x - k, s2 += (x - k)^2 (k: a shift near the mean, which keeps
+ * the variance from cancelling). Lane l is channel l of the group (blocked) or every 16th position of a channel's
+ * plane (NCHW; fold() adds the lanes up). */
+static void sums_x(const float *x, size_t len, const float *k, double *s1, double *s2) {
+    const v16 kv = ld(k);
+    for (size_t o = 0; o < len; o += 16 * RUN) {
+        const size_t end = o + 16 * RUN < len ? o + 16 * RUN : len;
+        v16 a = {0}, q = {0};
+        size_t e = o;
+        for (; e + 16 <= end; e += 16) { const v16 d = ld(x + e) - kv; a += d; q += d * d; }
+        for (; e < end; e++) {   /* a plane's tail (NCHW) */
+            const float d = x[e] - k[e % 16];
+            a[e % 16] += d; q[e % 16] += d * d;
         }
-        for (int l = 0; l < 16; l++) mean[l] = (float)(s[l] / M);
-        for (int i = 0; i < N; i++) {
-            const float *p = x + ((size_t)i * CB + cb) * HW * 16;
-            float a[16] = {0};
-            for (size_t k = 0; k < HW; k++)
-                #pragma omp simd
-                for (int l = 0; l < 16; l++) { const float d = p[k * 16 + l] - mean[l]; a[l] += d * d; }
-            for (int l = 0; l < 16; l++) q[l] += a[l];
-        }
-        for (int l = 0; l < 16; l++) {
-            const int ch = cb * 16 + l;
-            if (ch >= C) { sc[l] = sh[l] = mean[l] = 0; continue; }
-            const double var = q[l] / M, invstd = 1.0 / sqrt(var + op->eps);
-            mean_out[ch] = mean[l];
-            var_out[ch] = (float)var;
-            sc[l] = (float)(gamma[ch] * invstd);
-            sh[l] = (float)(beta[ch] - mean[l] * gamma[ch] * invstd);
-        }
-        for (int i = 0; i < N; i++) {
-            const float *p = x + ((size_t)i * CB + cb) * HW * 16;
-            float *o = y + ((size_t)i * CB + cb) * HW * 16;
-            for (size_t k = 0; k < HW; k++)
-                #pragma omp simd
-                for (int l = 0; l < 16; l++) o[k * 16 + l] = p[k * 16 + l] * sc[l] + sh[l];
-        }
+        for (int l = 0; l < 16; l++) { s1[l] += a[l]; s2[l] += q[l]; }
     }
 }
 
-static void bn16_backward(int threads, const nn_op *op, float *dx, float *dgamma, float *dbeta, const float *dy,
-                          const float *x, const float *gamma, const float *saved) {
-    const int C = op->c, N = op->n, CB = (C + 15) / 16;
-    const size_t HW = (size_t)op->h * op->w;
-    const double M = (double)N * HW;
+/* Backward sums over a group: s1 += dz, s2 += dz (x - mean), with dz = dy where the relu passed it (relu: the
+ * forward's value recomputed from x, sc and b, bit for bit, instead of reading its output). */
+static inline __attribute__((always_inline)) void sums_dy(const float *dy, const float *x, size_t len,
+                                                          const float *mean, const float *sc, const float *b,
+                                                          int relu, double *s1, double *s2) {
+    const v16 mv = ld(mean), sv = ld(sc), bv = ld(b);
+    for (size_t o = 0; o < len; o += 16 * RUN) {
+        const size_t end = o + 16 * RUN < len ? o + 16 * RUN : len;
+        v16 a = {0}, q = {0};
+        size_t e = o;
+        for (; e + 16 <= end; e += 16) {
+            const v16 xv = ld(x + e), dz = relu ? mask_pos(ld(dy + e), bn_v(xv, mv, sv, bv)) : ld(dy + e);
+            a += dz; q += dz * (xv - mv);
+        }
+        for (; e < end; e++) {
+            const int l = (int)(e % 16);
+            const float dz = relu && !(bn_s(x[e], mean[l], sc[l], b[l]) > 0.0f) ? 0.0f : dy[e];
+            a[l] += dz; q[l] += dz * (x[e] - mean[l]);
+        }
+        for (int l = 0; l < 16; l++) { s1[l] += a[l]; s2[l] += q[l]; }
+    }
+}
+
+/* y = max?(0, (x - mean) sc + b) per lane. */
+static inline __attribute__((always_inline)) void apply(float *y, const float *x, size_t len, const float *mean,
+                                                        const float *sc, const float *b, int relu) {
+    const v16 mv = ld(mean), sv = ld(sc), bv = ld(b);
+    size_t e = 0;
+    for (; e + 16 <= len; e += 16) {
+        const v16 v = bn_v(ld(x + e), mv, sv, bv);
+        st(y + e, relu ? mask_pos(v, v) : v);
+    }
+    for (; e < len; e++) {
+        const float v = bn_s(x[e], mean[e % 16], sc[e % 16], b[e % 16]);
+        y[e] = relu && !(v > 0.0f) ? 0.0f : v;
+    }
+}
+
+/* dx (+)= A dz - B - C (x - mean) per lane (dz as in sums_dy). */
+static inline __attribute__((always_inline)) void apply_dx(float *dx, const float *dy, const float *x, size_t len,
+                                                           const float *mean, const float *sc, const float *b,
+                                                           const float *A, const float *B, const float *C, int relu,
+                                                           int acc) {
+    const v16 mv = ld(mean), sv = ld(sc), shv = ld(b), av = ld(A), bv = ld(B), cv = ld(C);
+    size_t e = 0;
+    for (; e + 16 <= len; e += 16) {
+        const v16 xv = ld(x + e), dz = relu ? mask_pos(ld(dy + e), bn_v(xv, mv, sv, shv)) : ld(dy + e);
+        const v16 v = av * dz - bv - cv * (xv - mv);
+        st(dx + e, acc ? ld(dx + e) + v : v);
+    }
+    for (; e < len; e++) {
+        const int l = (int)(e % 16);
+        const float dz = relu && !(bn_s(x[e], mean[l], sc[l], b[l]) > 0.0f) ? 0.0f : dy[e];
+        const float v = A[l] * dz - B[l] - C[l] * (x[e] - mean[l]);
+        dx[e] = acc ? dx[e] + v : v;
+    }
+}
+
+/* The kernels above with relu and acc as constants, so that each combination compiles to its own loop. */
+#define APPLY(y, x, len, mean, sc, b, relu) \
+    do { if (relu) apply(y, x, len, mean, sc, b, 1); else apply(y, x, len, mean, sc, b, 0); } while (0)
+#define APPLY_DX(dx, dy, x, len, mean, sc, b, A, B, C, relu, acc) do {                                \
+        if (relu && acc) apply_dx(dx, dy, x, len, mean, sc, b, A, B, C, 1, 1);                          \
+        else if (relu) apply_dx(dx, dy, x, len, mean, sc, b, A, B, C, 1, 0);                            \
+        else if (acc) apply_dx(dx, dy, x, len, mean, sc, b, A, B, C, 0, 1);                             \
+        else apply_dx(dx, dy, x, len, mean, sc, b, A, B, C, 0, 0);                                      \
+    } while (0)
+
+/* Channel of lane l of group q (-1: a padded channel of nChw16c). */
+static int chan(const bn_geo *g, int q, int l) {
+    if (!g->blocked) return q;
+    const int ch = q * 16 + l;
+    return ch < g->c ? ch : -1;
+}
+/* Per-lane values of a group from per-channel ones (NCHW: the channel's in every lane); 0 on padded channels. */
+static void lanes(const bn_geo *g, int q, const float *per_ch, float *out) {
+    for (int l = 0; l < 16; l++) { const int ch = chan(g, q, l); out[l] = ch >= 0 ? per_ch[ch] : 0.0f; }
+}
+/* Per-channel double sums from per-lane ones (NCHW: the 16 lanes of the channel summed). */
+static void fold(const bn_geo *g, double *s) {
+    if (g->blocked) return;
+    double t = 0;
+    for (int l = 0; l < 16; l++) t += s[l];
+    for (int l = 0; l < 16; l++) s[l] = t;
+}
+
+/* Training forward: batch mean, biased variance, scale and shift into saved ([4][C]), y = relu?(bn(x)) (y: c
+ * channels). */
+static void bn_forward_train(int threads, const bn_geo *g, int relu, float *y, float *saved, const float *x,
+                             const float *gamma, const float *beta, double eps) {
+    const int G = groups(g), C = g->c;
+    const size_t len = span(g);
+    const double M = (double)g->n * g->hw;
     #pragma omp parallel for num_threads(threads) schedule(static)
-    for (int cb = 0; cb < CB; cb++) {
-        float mean[16], invstd[16], a[16], b[16], cc[16];
-        double sdy[16] = {0}, sdyx[16] = {0};
+    for (int q = 0; q < G; q++) {
+        /* shift: the mean of example 0's values of each channel */
+        double k0[16] = {0}, k1[16] = {0};
+        float zero[16] = {0}, k[16], mean[16], sc[16], b[16];
+        sums_x(x + at(g, g->cs, 0, q), len, zero, k0, k1);
+        fold(g, k0);
+        for (int l = 0; l < 16; l++) k[l] = (float)(k0[l] / (double)g->hw);
+        double s1[16] = {0}, s2[16] = {0};
+        for (int i = 0; i < g->n; i++) sums_x(x + at(g, g->cs, i, q), len, k, s1, s2);
+        fold(g, s1);
+        fold(g, s2);
         for (int l = 0; l < 16; l++) {
-            const int ch = cb * 16 + l;
-            mean[l] = ch < C ? saved[ch] : 0.0f;
-            invstd[l] = ch < C ? (float)(1.0 / sqrt((double)saved[C + ch] + op->eps)) : 0.0f;
+            const int ch = chan(g, q, l);
+            const double d = s1[l] / M, var = fmax(s2[l] / M - d * d, 0.0);
+            mean[l] = (float)(k[l] + d);
+            sc[l] = ch >= 0 ? (float)(gamma[ch] / sqrt(var + eps)) : 0.0f;
+            b[l] = ch >= 0 ? beta[ch] : 0.0f;
+            if (ch >= 0 && (g->blocked || l == 0)) {
+                saved[ch] = mean[l]; saved[C + ch] = (float)var; saved[2 * C + ch] = sc[l]; saved[3 * C + ch] = b[l];
+            }
         }
-        for (int i = 0; i < N; i++) {
-            const float *p = x + ((size_t)i * CB + cb) * HW * 16, *g = dy + ((size_t)i * CB + cb) * HW * 16;
-            float u[16] = {0}, v[16] = {0};
-            for (size_t k = 0; k < HW; k++)
-                #pragma omp simd
-                for (int l = 0; l < 16; l++) {
-                    u[l] += g[k * 16 + l];
-                    v[l] += g[k * 16 + l] * ((p[k * 16 + l] - mean[l]) * invstd[l]);
-                }
-            for (int l = 0; l < 16; l++) { sdy[l] += u[l]; sdyx[l] += v[l]; }
-        }
+        for (int i = 0; i < g->n; i++) APPLY(y + at(g, C, i, q), x + at(g, g->cs, i, q), len, mean, sc, b, relu);
+    }
+}
+
+static void bn_forward_infer(int threads, const bn_geo *g, int relu, float *y, const float *x, const float *gamma,
+                             const float *beta, const float *running, double eps) {
+    const int G = groups(g), C = g->c;
+    const size_t len = span(g);
+    #pragma omp parallel for num_threads(threads) schedule(static)
+    for (int q = 0; q < G; q++) {
+        float mean[16], sc[16], b[16];
         for (int l = 0; l < 16; l++) {
-            const int ch = cb * 16 + l;
-            if (ch >= C) { a[l] = b[l] = cc[l] = 0; continue; }
-            dbeta[ch] += (float)sdy[l];
-            dgamma[ch] += (float)sdyx[l];
-            /* dx = g * invstd / M * (M dy - sum dy - xhat * sum dy xhat) = a dy - b - c xhat */
+            const int ch = chan(g, q, l);
+            mean[l] = ch >= 0 ? running[ch] : 0.0f;
+            sc[l] = ch >= 0 ? (float)(gamma[ch] / sqrt((double)running[C + ch] + eps)) : 0.0f;
+            b[l] = ch >= 0 ? beta[ch] : 0.0f;
+        }
+        for (int i = 0; i < g->n; i++) APPLY(y + at(g, C, i, q), x + at(g, g->cs, i, q), len, mean, sc, b, relu);
+    }
+}
+
+/* Backward of the training forward: dgamma, dbeta += ; dx (+)= (NULL: skipped); dy of c channels. */
+static void bn_backward(int threads, const bn_geo *g, int relu, int acc, float *dx, float *dgamma, float *dbeta,
+                        const float *dy, const float *x, const float *gamma, const float *saved, double eps) {
+    const int G = groups(g), C = g->c;
+    const size_t len = span(g);
+    const double M = (double)g->n * g->hw;
+    #pragma omp parallel for num_threads(threads) schedule(static)
+    for (int q = 0; q < G; q++) {
+        float mean[16], sc[16], sh[16], A[16], B[16], Cc[16];
+        double s1[16] = {0}, s2[16] = {0}, invstd[16];
+        lanes(g, q, saved, mean);
+        lanes(g, q, saved + 2 * C, sc);
+        lanes(g, q, saved + 3 * C, sh);
+        for (int l = 0; l < 16; l++) {
+            const int ch = chan(g, q, l);
+            invstd[l] = ch >= 0 ? 1.0 / sqrt((double)saved[C + ch] + eps) : 0.0;
+        }
+        for (int i = 0; i < g->n; i++)
+            if (relu) sums_dy(dy + at(g, C, i, q), x + at(g, g->cs, i, q), len, mean, sc, sh, 1, s1, s2);
+            else sums_dy(dy + at(g, C, i, q), x + at(g, g->cs, i, q), len, mean, sc, sh, 0, s1, s2);
+        fold(g, s1);
+        fold(g, s2);
+        for (int l = 0; l < 16; l++) {
+            const int ch = chan(g, q, l);
+            if (ch < 0) { A[l] = B[l] = Cc[l] = 0; continue; }
+            const double sdyx = s2[l] * invstd[l];   /* sum of dz xhat */
+            if (g->blocked || l == 0) { dbeta[ch] += (float)s1[l]; dgamma[ch] += (float)sdyx; }
+            /* dx = gamma invstd / M (M dz - sum dz - xhat sum dz xhat) */
             const double k0 = gamma[ch] * invstd[l] / M;
-            a[l] = (float)(k0 * M);
-            b[l] = (float)(k0 * sdy[l]);
-            cc[l] = (float)(k0 * sdyx[l]);
+            A[l] = (float)(k0 * M);
+            B[l] = (float)(k0 * s1[l]);
+            Cc[l] = (float)(k0 * sdyx * invstd[l]);
         }
         if (!dx) continue;
-        for (int i = 0; i < N; i++) {
-            const float *p = x + ((size_t)i * CB + cb) * HW * 16, *g = dy + ((size_t)i * CB + cb) * HW * 16;
-            float *d = dx + ((size_t)i * CB + cb) * HW * 16;
-            for (size_t k = 0; k < HW; k++)
-                #pragma omp simd
-                for (int l = 0; l < 16; l++)
-                    d[k * 16 + l] = a[l] * g[k * 16 + l] - b[l] - cc[l] * ((p[k * 16 + l] - mean[l]) * invstd[l]);
-        }
+        for (int i = 0; i < g->n; i++)
+            APPLY_DX(dx + at(g, g->cs, i, q), dy + at(g, C, i, q), x + at(g, g->cs, i, q), len, mean, sc, sh, A, B,
+                     Cc, relu, acc);
     }
+}
+
+/* ---- the table's entries ----------------------------------------------------------------------------------- */
+
+static void update_running(const nn_op *op, float *running, const float *mean, const float *var) {
+    const int C = op->c;
+    const double M = (double)op->n * op->h * op->w, mom = op->momentum;
+    for (int k = 0; k < C; k++) {
+        double unbiased = M > 1 ? (double)var[k] * M / (M - 1) : var[k];
+        running[k] = (float)((1.0 - mom) * running[k] + mom * mean[k]);
+        running[C + k] = (float)((1.0 - mom) * running[C + k] + mom * unbiased);
+    }
+}
+
+int dn_bn_fused_forward(nn_backend *be, const nn_op *op, const nn_bn_fuse *f, float *y, void *ws, const float *x,
+                        const float *gamma, const float *beta, float *running, int train) {
+    dnnl_ctx *c = CTX(be);
+    const bn_geo g = geo_of(op);
+    if (!train) {
+        bn_forward_infer(c->threads, &g, f->relu, y, x, gamma, beta, running, op->eps);
+        return 0;
+    }
+    float *saved = ws;
+    dn_touched(c, running, 2 * sizeof(float) * op->c);
+    bn_forward_train(c->threads, &g, f->relu, y, saved, x, gamma, beta, op->eps);
+    update_running(op, running, saved, saved + op->c);
+    return 0;
+}
+
+int dn_bn_fused_backward(nn_backend *be, const nn_op *op, const nn_bn_fuse *f, float *dx, float *dgamma,
+                         float *dbeta, const float *dy, const float *x, const float *y, const float *gamma,
+                         const void *ws) {
+    const bn_geo g = geo_of(op);
+    (void)y;   /* the relu's decisions are recomputed from x and the forward's scale and shift, not read from y */
+    bn_backward(CTX(be)->threads, &g, f->relu, f->dx_acc, dx, dgamma, dbeta, dy, x, gamma, ws, op->eps);
+    return 0;
 }
 
 int dn_batchnorm_forward(nn_backend *be, const nn_op *op, float *y, void *ws, const float *x,
@@ -145,6 +319,8 @@ int dn_batchnorm_forward(nn_backend *be, const nn_op *op, float *y, void *ws, co
     NEED_PRIV(op);
     dnnl_ctx *c = CTX(be);
     bn_priv *p = PRIV(op, bn_priv);
+    const nn_bn_fuse plain = {0};
+    if (!p->prim) return dn_bn_fused_forward(be, op, &plain, y, ws, x, gamma, beta, running, train);
     const int C = op->c;
     dn_threads_on(c);
     if (!train) {
@@ -154,19 +330,10 @@ int dn_batchnorm_forward(nn_backend *be, const nn_op *op, float *y, void *ws, co
     }
     float *mean = ws, *var = (float *)ws + C;
     dn_touched(c, running, 2 * sizeof(float) * C);
-    if (op->fmt_in == NN_FMT_NCHW16C && !getenv("SD_DNNL_BN16")) {   /* env: oneDNN's, for comparisons */
-        bn16_forward_train(c->threads, op, y, mean, var, x, gamma, beta);
-    } else {
-        void *args[6] = {(void *)x, y, (void *)gamma, (void *)beta, mean, var};
-        SD_TRY(dn_step_run(c, &p->fwd_train, args));
-        SD_TRY(dn_strm_wait(c));
-    }
-    const double M = (double)op->n * op->h * op->w, mom = op->momentum;
-    for (int k = 0; k < C; k++) {
-        double unbiased = M > 1 ? (double)var[k] * M / (M - 1) : var[k];
-        running[k] = (float)((1.0 - mom) * running[k] + mom * mean[k]);
-        running[C + k] = (float)((1.0 - mom) * running[C + k] + mom * unbiased);
-    }
+    void *args[6] = {(void *)x, y, (void *)gamma, (void *)beta, mean, var};
+    SD_TRY(dn_step_run(c, &p->fwd_train, args));
+    SD_TRY(dn_strm_wait(c));
+    update_running(op, running, mean, var);
     return 0;
 }
 
@@ -175,10 +342,8 @@ int dn_batchnorm_backward(nn_backend *be, const nn_op *op, float *dx, float *dga
     NEED_PRIV(op);
     dnnl_ctx *c = CTX(be);
     const int C = op->c;
-    if (op->fmt_in == NN_FMT_NCHW16C && !getenv("SD_DNNL_BN16")) {
-        bn16_backward(c->threads, op, dx, dgamma, dbeta, dy, x, gamma, ws);
-        return 0;
-    }
+    const nn_bn_fuse plain = {0};
+    if (!PRIV(op, bn_priv)->prim) return dn_bn_fused_backward(be, op, &plain, dx, dgamma, dbeta, dy, x, NULL, gamma, ws);
     const size_t vb = (sizeof(float) * C + ALIGN - 1) / ALIGN * ALIGN;
     if (!dx)
         SD_TRY(dn_grow(&c->tmp, &c->tmp_bytes, 2 * vb + sizeof(float) * nn_fmt_elems(op->fmt_in, op->n, C, op->h, op->w)));

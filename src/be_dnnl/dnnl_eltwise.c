@@ -1,5 +1,5 @@
-/* dnnl_eltwise — the element-wise and graph ops: relu (oneDNN eltwise), the residual add and concatenation
- * (oneDNN binary, concat), and dropout, the losses and the optimizer on the reference's host arithmetic. */
+/* dnnl_eltwise — the element-wise and graph ops: relu (oneDNN eltwise), the residual add (oneDNN binary), and
+ * concatenation (host copies between layouts), dropout, the losses and the optimizer on the host. */
 #include "be_dnnl/dnnl_be.h"
 
 /* ---- relu (eltwise on a flat view; backward from the output, as ref) ------------------------------------ */
@@ -106,41 +106,51 @@ int dn_add_forward(nn_backend *be, const nn_op *op, float *y, const float *a, co
     return dn_strm_wait(c);
 }
 
-/* concat: oneDNN's concat on plain nchw; backward copies the slices (host_ops) */
-int dn_concat_prepare(dnnl_ctx *c, nn_op *op, concat_priv *p) {
-    dnnl_memory_desc_t src[NN_OP_MAX_INPUTS], dst;
-    for (int k = 0; k < op->ninputs; k++)
-        SD_TRY(dn_md_tag(&src[k], 4, (dnnl_dims_t){op->n, op->in_c[k], op->h, op->w}, dnnl_nchw));
-    SD_TRY(dn_md_tag(&dst, 4, (dnnl_dims_t){op->n, op->oc, op->oh, op->ow}, dnnl_nchw));
-    dnnl_primitive_attr_t attr;
-    dnnl_primitive_desc_t pd;
-    SD_TRY(dn_attr_new(&attr, 0));
-    dnnl_status_t st = dnnl_concat_primitive_desc_create(&pd, &dst, op->ninputs, 1, src, attr, c->eng);
-    dnnl_primitive_attr_destroy(attr);
-    DNNL_CHECK(st);
-    SD_TRY(dn_step_make(c, &p->fwd, pd));
-    for (int k = 0; k < op->ninputs; k++) SD_TRY(dn_step_arg(c, &p->fwd, DNNL_ARG_MULTIPLE_SRC + k, &src[k]));
-    SD_TRY(dn_step_arg(c, &p->fwd, DNNL_ARG_DST, &dst));
-    return 0;
+/* concat: host copies between the graph's layouts (input k in op->in_fmt[k], the output in op->fmt_out; NCHW16C
+ * only with every part a whole number of 16-channel blocks, dnnl_layout_ok), into a concat slab's view (op->out_cs
+ * channels), skipping an input already in place (op->cat_inplace). Forward copies the parts into y, backward the
+ * slices of dy back out (a NULL dx is skipped); the side only read is passed without its const. */
+static void cat_part(const nn_op *op, float *y, float *part, int k, int off, int i, int backward) {
+    const size_t hw = (size_t)op->h * op->w, C = (size_t)op->in_c[k];
+    const size_t cs = op->out_cs ? (size_t)op->out_cs : (size_t)op->oc;
+    const int yb = op->fmt_out == NN_FMT_NCHW16C, pb = op->in_fmt[k] == NN_FMT_NCHW16C;
+    float *p = part + (size_t)i * C * hw;   /* a whole number of blocks when blocked: no padding */
+    if (yb == pb) {   /* the same layout: one run (blocked: off is a whole number of blocks) */
+        float *row = y + (yb ? ((size_t)i * ((cs + 15) / 16) + (size_t)off / 16) * hw * 16 : ((size_t)i * cs + off) * hw);
+        memcpy(backward ? p : row, backward ? row : p, sizeof(float) * C * hw);
+        return;
+    }
+    /* one side nChw16c, the other nchw: block cb of the blocked side, its 16 planes on the other */
+    float *blk0 = yb ? y + ((size_t)i * ((cs + 15) / 16) + (size_t)off / 16) * hw * 16 : p;
+    float *pl0 = yb ? p : y + ((size_t)i * cs + off) * hw;
+    const int to_blk = yb != backward;   /* writing the blocked side */
+    for (size_t cb = 0; cb < C / 16; cb++) {
+        float *blk = blk0 + cb * hw * 16, *pl = pl0 + cb * 16 * hw;
+        for (size_t q = 0; q < hw; q++)
+            for (int l = 0; l < 16; l++) {
+                if (to_blk) blk[q * 16 + l] = pl[(size_t)l * hw + q];
+                else pl[(size_t)l * hw + q] = blk[q * 16 + l];
+            }
+    }
+}
+
+static void cat_walk(int threads, const nn_op *op, float *y, float *const *parts, int backward) {
+    #pragma omp parallel for num_threads(threads) schedule(static)
+    for (int i = 0; i < op->n; i++)
+        for (int k = 0, off = 0; k < op->ninputs; off += op->in_c[k++])
+            if (parts[k] && !(k == 0 && op->cat_inplace)) cat_part(op, y, parts[k], k, off, i, backward);
 }
 
 int dn_concat_forward(nn_backend *be, const nn_op *op, float *y, const float *const *x) {
-    NEED_PRIV(op);
-    dnnl_ctx *c = CTX(be);
-    dn_threads_on(c);
-    void *args[NN_OP_MAX_INPUTS + 1];
-    for (int k = 0; k < op->ninputs; k++) args[k] = (void *)x[k];
-    args[op->ninputs] = y;
-    SD_TRY(dn_step_run(c, &PRIV(op, concat_priv)->fwd, args));
-    return dn_strm_wait(c);
+    cat_walk(CTX(be)->threads, op, y, (float *const *)x, 0);
+    return 0;
 }
 
 int dn_concat_backward(nn_backend *be, const nn_op *op, float *const *dx, const float *dy) {
-    return nn_host_concat_backward(CTX(be)->threads, op, dx, dy);
+    cat_walk(CTX(be)->threads, op, (float *)dy, dx, 1);
+    return 0;
 }
 
-/* batch normalisation: plain nchw, separate scale and shift; oneDNN gives the batch mean and (biased)
- * variance, the running statistics are updated here as nn/backend.h says */
 int dn_sigmoid_bce_forward(nn_backend *be, const nn_op *op, float *prob, float *loss, const float *logits,
                            const float *targets) {
     return nn_host_sigmoid_bce_forward(CTX(be)->threads, op, prob, loss, logits, targets);

@@ -99,17 +99,25 @@ int dn_maxpool_backward(nn_backend *be, const nn_op *op, float *dx, const float 
 int dn_avgpool_forward(nn_backend *be, const nn_op *op, float *y, const float *x) {
     NEED_PRIV(op);
     dnnl_ctx *c = CTX(be);
+    pool_priv *p = PRIV(op, pool_priv);
     dn_threads_on(c);
-    void *args[2] = {(void *)x, y};
-    SD_TRY(dn_step_run(c, &PRIV(op, pool_priv)->fwd, args));
+    void *xs, *ys = dn_stage_out(c, &p->f_y, y);
+    SD_TRY(dn_stage_in(c, &p->f_x, x, &xs));
+    void *args[2] = {xs, ys};
+    SD_TRY(dn_step_run(c, &p->fwd, args));
+    SD_TRY(dn_stage_out_done(c, &p->f_y, y));
     return dn_strm_wait(c);
 }
 
 int dn_avgpool_backward(nn_backend *be, const nn_op *op, float *dx, const float *dy) {
     NEED_PRIV(op);
     dnnl_ctx *c = CTX(be);
+    pool_priv *p = PRIV(op, pool_priv);
     dn_threads_on(c);
-    void *args[2] = {(void *)dy, dx};
-    SD_TRY(dn_step_run(c, &PRIV(op, pool_priv)->bwd, args));
+    void *dys, *dxs = dn_stage_out(c, &p->b_dx, dx);
+    SD_TRY(dn_stage_in(c, &p->b_dy, dy, &dys));
+    void *args[2] = {dys, dxs};
+    SD_TRY(dn_step_run(c, &p->bwd, args));
+    SD_TRY(dn_stage_out_done(c, &p->b_dx, dx));
     return dn_strm_wait(c);
 }

@@ -2,8 +2,10 @@
  * recurrence, so each thread runs the whole sequence of its slice of the batch with sequential sgemms and no
  * synchronisation per step; oneDNN 2.6's RNN primitive splits each step's small gemm between the threads and
  * joins them at every step, which is slower (docs/performance.md). The input projections
- * of all steps are one gemm where that pays (dims_of), and backward's weight gradients and dx are gemms over
- * all steps, as in cuDNN. */
+ * of all steps are one gemm where that pays (dims_of), and backward's weight gradients are gemms over all steps,
+ * as in cuDNN. What backward reads (the workspace, the pre-activation gradients) is time-major, [T][N][...], so
+ * that each step's rows are contiguous: batch-major, a step's rows of one example lay a whole sequence apart and
+ * the backward's gate loop waited on their cache misses (docs/performance.md). */
 #include "be_dnnl/dnnl_rnn.h"
 #include "nn/host_ops.h"
 #include "core/err.h"
@@ -80,19 +82,15 @@ size_t dnnl_rnn_host_fwd_tmp_bytes(const nn_op *op, int threads) {
     return sizeof(float) * fwd_each(&d) * d.nt;
 }
 
-static size_t bwd_each(const dims *d) {   /* floats a thread: dh, dc, and two double column sums */
-    return round16(2 * d->per * d->H + 4 * (size_t)d->GH);
-}
-static size_t bwd_layout(const dims *d, size_t *off_dah, size_t *off_th) {
-    const size_t rows = (size_t)d->N * d->T;
-    *off_dah = round16(rows * d->GH);                              /* after dax */
-    *off_th = *off_dah + (d->lstm ? 0 : round16(rows * d->GH));    /* the LSTM's dah is dax */
-    return *off_th + d->nt * bwd_each(d);
+/* Floats a thread of backward: dh, dc, two double column sums (4 GH floats), the step's pre-activation
+ * gradients ax (and the GRU's ah), and its partial weight gradients. */
+static size_t bwd_each(const dims *d) {
+    return round16(2 * d->per * d->H + 4 * (size_t)d->GH + (d->lstm ? 1 : 2) * d->per * d->GH +
+                   (size_t)d->GH * (d->F + d->H));
 }
 size_t dnnl_rnn_host_bwd_tmp_bytes(const nn_op *op, int threads) {
     const dims d = dims_of(op, threads);
-    size_t a, b;
-    return sizeof(float) * bwd_layout(&d, &a, &b);
+    return sizeof(float) * d.nt * bwd_each(&d);
 }
 
 static int gemm(char ta, char tb, size_t M, size_t N, size_t K, const float *A, size_t lda, const float *B,
@@ -128,14 +126,14 @@ int dnnl_rnn_host_forward(int threads, const nn_op *op, float *y, void *ws, cons
                 if (!d.batched && rc == 0)
                     rc = gemm('N', 'T', ms, GH, F, x + ((size_t)s * T + t) * F, (size_t)T * F, Wx, F, 0.0f, xg, GH);
                 for (int j = 0; j < ms && rc == 0; j++) {
-                    const size_t row = (size_t)(s + j) * T + t;
+                    const size_t row = (size_t)(s + j) * T + t, wrow = (size_t)t * d.N + s + j;
                     const float *a = xg + ((size_t)j * (d.batched ? T : 1) + (d.batched ? t : 0)) * GH;
                     const float *b = hg + (size_t)j * GH;
                     float *hj = h + (size_t)j * H, *cj = cs + (size_t)j * H;
-                    float *g = ws ? wsg + row * 4 * H : NULL, *hp = ws ? wsh + row * H : NULL;
+                    float *g = ws ? wsg + wrow * 4 * H : NULL, *hp = ws ? wsh + wrow * H : NULL;
                     if (hp) memcpy(hp, hj, sizeof(float) * H);
                     if (lstm) {
-                        float *cw = ws ? wsc + row * H : NULL;
+                        float *cw = ws ? wsc + wrow * H : NULL;
                         #pragma omp simd
                         for (int k = 0; k < H; k++) {
                             const float ig = sigm_v(a[k] + b[k] + bx[k] + bh[k]);
@@ -177,24 +175,20 @@ int dnnl_rnn_host_backward(int threads, const nn_op *op, float *dx, float *dw, c
     const int T = d.T, F = d.F, H = d.H, GH = d.GH, lstm = d.lstm;
     const float *Wx = w, *Wh = Wx + (size_t)GH * F;
     float *dWx = dw, *dWh = dWx + (size_t)GH * F, *dbx = dWh + (size_t)GH * H, *dbh = dbx + GH;
-    const size_t rows = (size_t)d.N * T;
+    const size_t rows = (size_t)d.N * T, each = bwd_each(&d), nw = (size_t)GH * (F + H);
     const float *wsg = ws, *wsh = wsg + rows * 4 * H, *wsc = wsh + rows * H;
-    size_t off_dah, off_th;
-    bwd_layout(&d, &off_dah, &off_th);
-    /* gradients of the pre-activations: dax for the input side, dah for the recurrent side (they differ in the
-     * GRU's new gate, whose recurrent part is scaled by r) */
-    float *dax = tmp, *dah = lstm ? dax : tmp + off_dah;
-    const size_t each = bwd_each(&d);
     int fail = 0;
     #pragma omp parallel num_threads(d.nt)
     {
         const int th = omp_get_thread_num();
-        float *dh = tmp + off_th + each * th, *dc = dh + d.per * H;
+        float *dh = tmp + each * th, *dc = dh + d.per * H;
         double *sx = (double *)(dc + d.per * H), *sh = sx + GH;
+        /* gradients of the step's pre-activations: ax for the input side, ah for the recurrent side (they differ
+         * in the GRU's new gate, whose recurrent part is scaled by r); the weight gradients of this thread's rows */
+        float *ax = (float *)(sh + GH), *ah = lstm ? ax : ax + d.per * GH, *pw = ah + d.per * GH;
         int rc = 0;
-        /* bias gradients: column sums of dax (and of the GRU's recurrent new-gate column of dah), in double,
-         * each thread over its own rows while they are in cache */
         memset(sx, 0, sizeof(double) * 2 * GH);
+        memset(pw, 0, sizeof(float) * nw);
         for (int sl = th; sl < d.nt && rc == 0; sl += omp_get_num_threads()) {
             int i0, i1;
             slice(&d, sl, &i0, &i1);
@@ -205,11 +199,12 @@ int dnnl_rnn_host_backward(int threads, const nn_op *op, float *dx, float *dw, c
                 memset(dc, 0, sizeof(float) * (size_t)m * H);
             }
             for (int t = T - 1; t >= 0 && m > 0 && rc == 0; t--) {
+                const size_t w0 = (size_t)t * d.N + i0;   /* the workspace's first row of this step and slice */
                 for (int j = 0; j < m; j++) {
-                    const size_t row = (size_t)(i0 + j) * T + t;
-                    const float *g = wsg + row * 4 * H, *hp = wsh + row * H;
-                    const float *dyr = op->ret_seq ? dy + row * H : NULL;
-                    float *ax = dax + row * GH, *ah = dah + row * GH;
+                    const size_t wrow = w0 + j;
+                    const float *g = wsg + wrow * 4 * H, *hp = wsh + wrow * H;
+                    const float *dyr = op->ret_seq ? dy + ((size_t)(i0 + j) * T + t) * H : NULL;
+                    float *axj = ax + (size_t)j * GH, *ahj = ah + (size_t)j * GH;
                     float *dhj = dh + (size_t)j * H, *dcj = dc + (size_t)j * H;
                     if (!lstm) {
                         #pragma omp simd
@@ -219,13 +214,13 @@ int dnnl_rnn_host_backward(int threads, const nn_op *op, float *dx, float *dw, c
                             const float dz = dd * (hp[k] - nn), dn = dd * (1.0f - z);
                             const float dan = dn * (1.0f - nn * nn);
                             const float dar = dan * bhn * r * (1.0f - r), daz = dz * z * (1.0f - z);
-                            ax[k] = dar; ax[H + k] = daz; ax[2 * H + k] = dan;
-                            ah[k] = dar; ah[H + k] = daz; ah[2 * H + k] = dan * r;
+                            axj[k] = dar; axj[H + k] = daz; axj[2 * H + k] = dan;
+                            ahj[k] = dar; ahj[H + k] = daz; ahj[2 * H + k] = dan * r;
                             sx[k] += dar; sx[H + k] += daz; sx[2 * H + k] += dan; sh[k] += dan * r;
                             dhj[k] = dd * z;                 /* direct path h' = ... + z h */
                         }
                     } else {
-                        const float *cr = wsc + row * H, *cpr = t > 0 ? wsc + (row - 1) * H : NULL;
+                        const float *cr = wsc + wrow * H, *cpr = t > 0 ? wsc + (wrow - d.N) * H : NULL;
                         #pragma omp simd
                         for (int k = 0; k < H; k++) {
                             const float dd = dhj[k] + (dyr ? dyr[k] : 0.0f);
@@ -234,39 +229,47 @@ int dnnl_rnn_host_backward(int threads, const nn_op *op, float *dx, float *dw, c
                             const float dcc = dcj[k] + dd * og * (1.0f - tc * tc);
                             const float ai = dcc * gg * ig * (1.0f - ig), af = dcc * cp * fg * (1.0f - fg);
                             const float ag = dcc * ig * (1.0f - gg * gg), ao = dd * tc * og * (1.0f - og);
-                            ax[k] = ai; ax[H + k] = af; ax[2 * H + k] = ag; ax[3 * H + k] = ao;
+                            axj[k] = ai; axj[H + k] = af; axj[2 * H + k] = ag; axj[3 * H + k] = ao;
                             sx[k] += ai; sx[H + k] += af; sx[2 * H + k] += ag; sx[3 * H + k] += ao;
                             dcj[k] = dcc * fg;
                             dhj[k] = 0.0f;
                         }
                     }
                 }
-                /* dh_prev += dah_t W_h (the rows of step t are T*GH apart); nothing flows before t = 0 */
-                if (t)
-                    rc = gemm('N', 'N', m, H, GH, dah + ((size_t)i0 * T + t) * GH, (size_t)T * GH, Wh, H, 1.0f, dh, H);
+                /* while the step's gradients are in cache: dh_prev += ah W_h (nothing flows before t = 0),
+                 * dx_t = ax W_x (rows T*F apart), dW_x += ax^T x_t, dW_h += ah^T h_prev */
+                const float *xs = x + ((size_t)i0 * T + t) * F;
+                if (t) rc = gemm('N', 'N', m, H, GH, ah, GH, Wh, H, 1.0f, dh, H);
+                if (rc == 0 && dx) rc = gemm('N', 'N', m, F, GH, ax, GH, Wx, F, 0.0f, dx + ((size_t)i0 * T + t) * F,
+                                             (size_t)T * F);
+                if (rc == 0) rc = gemm('T', 'N', GH, F, m, ax, GH, xs, (size_t)T * F, 1.0f, pw, F);
+                if (rc == 0) rc = gemm('T', 'N', GH, H, m, ah, GH, wsh + w0 * H, H, 1.0f, pw + (size_t)GH * F, H);
             }
-            if (rc == 0 && m > 0 && dx)
-                rc = gemm('N', 'N', (size_t)m * T, F, GH, dax + (size_t)i0 * T * GH, GH, Wx, F, 0.0f,
-                          dx + (size_t)i0 * T * F, F);
         }
         if (rc) {
             #pragma omp atomic write
             fail = 1;
         }
         #pragma omp barrier
+        /* the threads' weight gradients summed into dw, and the bias gradients (b_h's: b_x's but in the GRU's n
+         * gate) */
+        #pragma omp for schedule(static)
+        for (size_t k = 0; k < nw; k++) {
+            float sum = 0.0f;
+            for (int t2 = 0; t2 < omp_get_num_threads(); t2++) {
+                const double *px = (const double *)(tmp + each * t2 + 2 * d.per * H);
+                sum += ((const float *)(px + 2 * GH) + (lstm ? 1 : 2) * d.per * GH)[k];
+            }
+            dWx[k] += sum;   /* dW_h follows dW_x in dw as in pw */
+        }
         #pragma omp single
-        for (int t2 = 0; t2 < omp_get_num_threads(); t2++) {   /* b_h's gradient: b_x's but in the GRU's n gate */
-            const double *px = (const double *)(tmp + off_th + each * t2 + 2 * d.per * H), *ph = px + GH;
+        for (int t2 = 0; t2 < omp_get_num_threads(); t2++) {
+            const double *px = (const double *)(tmp + each * t2 + 2 * d.per * H), *ph = px + GH;
             for (int k = 0; k < GH; k++) {
                 dbx[k] += (float)px[k];
                 dbh[k] += (float)(!lstm && k >= 2 * H ? ph[k - 2 * H] : px[k]);
             }
         }
     }
-    if (fail) return sd_err(SD_EBACKEND, "oneDNN: dnnl_sgemm failed in a %s backward", lstm ? "lstm" : "gru");
-    /* weight gradients over all steps at once: dW_x += dax^T x, dW_h += dah^T h_prev */
-    if (gemm('T', 'N', GH, F, rows, dax, GH, x, F, 1.0f, dWx, F) ||
-        gemm('T', 'N', GH, H, rows, dah, GH, wsh, H, 1.0f, dWh, H))
-        return sd_err(SD_EBACKEND, "oneDNN: dnnl_sgemm failed in a %s backward", lstm ? "lstm" : "gru");
-    return 0;
+    return fail ? sd_err(SD_EBACKEND, "oneDNN: dnnl_sgemm failed in a %s backward", lstm ? "lstm" : "gru") : 0;
 }

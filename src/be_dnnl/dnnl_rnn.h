@@ -6,7 +6,8 @@
 
 #include "nn/backend.h"
 
-/* The workspace of a training forward (what backward reads) has nn_host_rnn_ws_bytes' layout. */
+/* The workspace of a training forward (what backward reads) has nn_host_rnn_ws_bytes' size; its rows are
+ * time-major here (dnnl_rnn.c). */
 /* Temporaries (bytes, 64-byte aligned by the caller) of forward and of backward with `threads` threads. */
 size_t dnnl_rnn_host_fwd_tmp_bytes(const nn_op *op, int threads);
 size_t dnnl_rnn_host_bwd_tmp_bytes(const nn_op *op, int threads);

@@ -82,6 +82,12 @@ typedef struct nn_op {
     int ninputs;                  /* add, concat: number of inputs (each [n][in_c[i]][h][w]) */
     int in_c[NN_OP_MAX_INPUTS];   /* concat: channels of each input (sum = oc) */
     float eps, momentum;          /* batchnorm: variance epsilon; running-statistics momentum (PyTorch's) */
+    /* Channel slices (nn/fuse.c "concat slabs"): a tensor may be the first channels of a bigger buffer, the
+     * example stride then counting the buffer's channels. Set by the graph before prepare(); 0 everywhere else. */
+    int in_cs;                    /* batchnorm (bn_fused_*): x and dx are the first c of in_cs channels (0: c) */
+    int out_cs;                   /* concat: y and dy are the first oc of out_cs channels (0: oc) */
+    int cat_inplace;              /* concat: input 0 already is y's first in_c[0] channels: not copied either way */
+    int in_fmt[NN_OP_MAX_INPUTS]; /* concat: nn_fmt of each input (and its gradient) */
 } nn_op;
 
 /* Sequence tensors. A sequence of T vectors of F features is stored per example as [T][F]

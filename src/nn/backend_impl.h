@@ -17,6 +17,12 @@ typedef struct nn_conv_fuse {
     int train;                             /* 1: in a training pass (no batch norm, no add then) */
 } nn_conv_fuse;
 
+/* How a batch norm runs fused (bn_fused_forward/backward; nn/fuse.c "batch norm and relu", "concat slabs"). */
+typedef struct nn_bn_fuse {
+    int relu;                              /* 1: y = relu(bn(x)); backward masks dy by y > 0 first */
+    int dx_acc;                            /* backward: dx += the gradient (others' are in dx already), else dx = */
+} nn_bn_fuse;
+
 typedef struct nn_backend_ops {
     const char *name;
     void (*destroy)(nn_backend *be);
@@ -97,7 +103,8 @@ typedef struct nn_backend_ops {
      * backward is dy to each input: the graph does it with copy/add. */
     int (*add_forward)(nn_backend *be, const nn_op *op, float *y, const float *a, const float *b);
     /* Channel concatenation of op->ninputs inputs x[i] ([n][in_c[i]][h][w]) into y ([n][oc][h][w]).
-     * Backward writes the slices of dy into dx[i] (overwrite); dx[i] NULL: skipped. */
+     * Backward writes the slices of dy into dx[i] (overwrite); dx[i] NULL: skipped. A back-end whose layout_ok
+     * takes a concat in NCHW16C also honours op->in_fmt, op->out_cs and op->cat_inplace (a concat slab). */
     int (*concat_forward)(nn_backend *be, const nn_op *op, float *y, const float *const *x);
     int (*concat_backward)(nn_backend *be, const nn_op *op, float *const *dx, const float *dy);
     /* Batch normalisation per channel c: y = gamma[c] * (x - mean[c]) / sqrt(var[c] + eps) + beta[c].
@@ -109,6 +116,15 @@ typedef struct nn_backend_ops {
     /* Backward of a training forward: dx overwritten (may be NULL), dgamma/dbeta accumulate (+=). */
     int (*batchnorm_backward)(nn_backend *be, const nn_op *op, float *dx, float *dgamma, float *dbeta,
                               const float *dy, const float *x, const float *gamma, const void *ws);
+    /* Optional (NULL: the graph runs batchnorm and relu apart, and keeps concatenations whole): batchnorm_forward
+     * and _backward with the relu after it when f->relu (y is then the relu's output; backward reads that y and
+     * the relu's dy), x and dx the first op->c channels of op->in_cs when it is set (a concat slab, read in
+     * op->fmt_in), and dx accumulated when f->dx_acc. */
+    int (*bn_fused_forward)(nn_backend *be, const nn_op *op, const nn_bn_fuse *f, float *y, void *ws, const float *x,
+                            const float *gamma, const float *beta, float *running, int train);
+    int (*bn_fused_backward)(nn_backend *be, const nn_op *op, const nn_bn_fuse *f, float *dx, float *dgamma,
+                             float *dbeta, const float *dy, const float *x, const float *y, const float *gamma,
+                             const void *ws);
     /* Average pooling (NN_OP_AVGPOOL and NN_OP_GLOBAL_AVGPOOL): the mean over the window positions
      * inside the input (padding excluded from the count). Backward: dx overwritten. */
     int (*avgpool_forward)(nn_backend *be, const nn_op *op, float *y, const float *x);

@@ -72,7 +72,8 @@ void nn_model_free(nn_model *m) {
     free(m->relu_pooled);
     for (int i = 0; i < m->nlayers; i++) {
         nn_layer *l = &m->layers[i];
-        if (!nn_is_view(l) && !m->pool) {
+        const int slab_view = m->slab && m->slab[i] >= 0 && m->slab[i] != i;   /* the slab is its last layer's */
+        if (!nn_is_view(l) && !m->pool && !slab_view) {
             nn_dev_free(be, l->y, nn_y_bytes(l));
             nn_dev_free(be, l->dy, nn_y_bytes(l));
         }
@@ -90,6 +91,8 @@ void nn_model_free(nn_model *m) {
     nn_dev_free(be, m->targets, (size_t)m->batch * m->classes * sizeof(float));
     nn_dev_free(be, m->prob, (size_t)m->batch * m->classes * sizeof(float));
     nn_dev_free(be, m->loss, (size_t)m->batch * sizeof(float));
+    free(m->bn_relu);
+    free(m->slab);
     free(m->consumers);
     free(m->written);
     free(m->layers);
@@ -215,6 +218,9 @@ int nn_model_build(nn_model **out, const sd_workload *w, nn_backend *be, int bat
         if (m->layers[i].op.kind == NN_OP_EMBEDDING && m->layers[i].input == -1 && !m->ids)
             SD_TRY_GOTO(rc, nn_dev_alloc(be, (void **)&m->ids, in_bytes / sizeof(float) * sizeof(int32_t)), fail);
     SD_TRY_GOTO(rc, nn_fuse_layouts(m), fail);
+    SD_TRY_GOTO(rc, nn_fuse_slabs(m), fail);
+    SD_TRY_GOTO(rc, nn_fuse_bn_relu(m), fail);
+    nn_fuse_join_layouts(m);
     SD_TRY_GOTO(rc, nn_fuse_chains(m), fail);
     SD_TRY_GOTO(rc, alloc_layers(m), fail);
     SD_TRY_GOTO(rc, nn_fuse_relu_pool(m), fail);

@@ -1,17 +1,19 @@
 /* fuse — how a built model runs beyond one primitive per layer: the activation layouts (NCHW16C chains where
- * the back-end takes them), the convolutions fused with what follows them at inference, and a relu whose
- * backward its max pooling does. Decided once, by nn_model_build; nn/run.c follows the decisions. */
+ * the back-end takes them), the convolutions fused with what follows them at inference, a relu whose backward
+ * its max pooling does, a batchnorm and its relu as one call, and chains of concatenations sharing one buffer.
+ * Decided once, by nn_model_build; nn/memory.c and nn/run.c follow the decisions. */
 #include "nn/model_impl.h"
 #include "core/err.h"
 
 #include <stdlib.h>
 
 /* ---- layouts (nn/backend.h, nn_fmt) ----------------------------------------------------------------------
- * A layer writes NN_FMT_NCHW16C when the back-end can run it so, and so can the chain of layout-keeping
- * layers after it (relu, dropout, batchnorm: the same layout in and out) and the layer that finally reads
- * it; and nothing else reads the tensors on the way (one consumer each, no view, no loss, not the model
- * output). Everything else stays NCHW. The back-end reorders where a layer's input and output layouts
- * differ: at the chain's ends. */
+ * A layer writes NN_FMT_NCHW16C when the back-end can run it so and so can every layer reading its output; an
+ * element-wise layer (relu, dropout, batchnorm) and an add have their inputs' layout (the back-end adds flat
+ * buffers). No view, loss or model output is blocked. In a training model a tensor read by several layers has
+ * its readers' gradients summed into its own with flat adds, so it is blocked only with no padded channels.
+ * Found as a fixpoint: every candidate first, then what breaks a rule is dropped until nothing changes. The
+ * back-end reorders where a layer's input and output layouts differ. */
 static int elementwise(const nn_layer *l) {   /* here: per element or per channel, the same layout in and out */
     return l->op.kind == NN_OP_RELU || l->op.kind == NN_OP_BATCHNORM ||
            (l->op.kind == NN_OP_DROPOUT && l->op.rate > 0.0f);
@@ -24,13 +26,10 @@ static int only_consumer(const nn_model *m, int i) {   /* the one layer reading 
     return n == 1 ? who : -1;
 }
 
-/* Inference-only models (no gradients to keep in step): a tensor read by several layers (a residual block's
- * input) and the adds are kept in NN_FMT_NCHW16C too, when the tensor's writer and all of its readers can take
- * it; an element-wise layer and an add have their inputs' layout (the back-end adds flat buffers). Found as a
- * fixpoint: every candidate first, then what breaks a rule is dropped until nothing changes. */
-static int choose_layouts_shared(nn_model *m) {
+int nn_fuse_layouts(nn_model *m) {
     nn_backend *be = m->be;
     const int L = m->nlayers, F = NN_FMT_NCHW16C;
+    if (!be->ops->layout_ok || getenv("SD_LAYOUT_NCHW")) return 0;   /* SD_LAYOUT_NCHW: for comparisons */
     unsigned char *b = malloc((size_t)L);
     SD_ALLOC_CHECK(b);
     for (int t = 0; t < L; t++) {
@@ -42,17 +41,19 @@ static int choose_layouts_shared(nn_model *m) {
         for (int t = 0; t < L; t++) {
             if (!b[t]) continue;
             const nn_layer *l = &m->layers[t];
-            int ok = 1;
+            int ok = 1, readers = 0;
             if (elementwise(l) || l->op.kind == NN_OP_ADD)   /* the same layout as its inputs */
                 for (int k = 0; k < l->ninputs; k++) ok &= l->inputs[k] >= 0 && b[l->inputs[k]];
             for (int j = t + 1; j < L && ok; j++) {
                 const nn_layer *c = &m->layers[j];
                 for (int k = 0; k < c->ninputs; k++) {
                     if (c->inputs[k] != t) continue;
+                    readers++;
                     if (nn_is_view(c) || nn_is_loss(c) || !be->ops->layout_ok(be, &c->op, F)) ok = 0;
                     if (!b[j] && (elementwise(c) || c->op.kind == NN_OP_ADD)) ok = 0;
                 }
             }
+            if (m->training && readers > 1 && l->op.oc % 16) ok = 0;   /* its gradient is summed flat */
             if (!ok) { b[t] = 0; changed = 1; }
         }
     }
@@ -62,34 +63,6 @@ static int choose_layouts_shared(nn_model *m) {
         if (l->inputs[0] >= 0 && b[l->inputs[0]]) l->op.fmt_in = F;
     }
     free(b);
-    return 0;
-}
-
-int nn_fuse_layouts(nn_model *m) {
-    nn_backend *be = m->be;
-    const int F = NN_FMT_NCHW16C;
-    if (!be->ops->layout_ok || getenv("SD_LAYOUT_NCHW")) return 0;   /* SD_LAYOUT_NCHW: for comparisons */
-    if (!m->training) return choose_layouts_shared(m);
-    for (int i = 0; i < m->nlayers; i++) {
-        nn_layer *p = &m->layers[i];
-        if (nn_is_view(p) || nn_is_loss(p) || elementwise(p) || !be->ops->layout_ok(be, &p->op, F)) continue;
-        if (p->op.kind == NN_OP_ADD) continue;   /* adds: inference-only models (choose_layouts_shared) */
-        int cur = i, j, ok = 0;
-        while ((j = only_consumer(m, cur)) >= 0) {
-            const nn_layer *c = &m->layers[j];
-            if (nn_is_view(c) || nn_is_loss(c) || c->op.kind == NN_OP_ADD || !be->ops->layout_ok(be, &c->op, F)) break;
-            if (!elementwise(c)) { ok = 1; break; }
-            cur = j;
-        }
-        if (!ok) continue;
-        p->op.fmt_out = F;
-        for (int t = only_consumer(m, i);; t = only_consumer(m, t)) {
-            nn_layer *c = &m->layers[t];
-            c->op.fmt_in = F;
-            if (!elementwise(c)) break;
-            c->op.fmt_out = F;
-        }
-    }
     return 0;
 }
 
@@ -189,9 +162,140 @@ int nn_fuse_relu_pool(nn_model *m) {
         if (pl->op.kind != NN_OP_MAXPOOL || pl->inputs[0] < 0) continue;
         const int r = pl->inputs[0];
         const nn_layer *rl = &m->layers[r];
-        if (rl->op.kind == NN_OP_RELU && m->consumers[r] == 1 &&   /* p, which reads it directly */
+        const int bn_fused = m->bn_relu && rl->input >= 0 && m->bn_relu[rl->input] == r;
+        if (rl->op.kind == NN_OP_RELU && m->consumers[r] == 1 && !bn_fused &&   /* p, which reads it directly */
             rl->op.fmt_in == rl->op.fmt_out && pl->op.fmt_in == rl->op.fmt_out)
             m->relu_pooled[r] = 1;
     }
     return 0;
+}
+
+/* ---- batch norm and relu (training models, when the back-end has bn_fused_*; SD_NO_FUSE=1 turns it off) -------
+ * A batchnorm whose only reader is a relu runs with it as one call: y = relu(bn(x)) straight into the relu's
+ * buffer, and one backward from the relu's dy and y (masked first). The batchnorm's own output and gradient are
+ * never written, so they are not allocated. It takes precedence over "relu under max pooling". At inference a
+ * convolution's fused chain (above) still takes both when it starts before them. */
+int nn_fuse_bn_relu(nn_model *m) {
+    const nn_backend_ops *o = m->be->ops;
+    if (!m->training || !o->bn_fused_forward || !o->bn_fused_backward || getenv("SD_NO_FUSE")) return 0;
+    m->bn_relu = malloc(sizeof *m->bn_relu * (size_t)m->nlayers);
+    SD_ALLOC_CHECK(m->bn_relu);
+    for (int b = 0; b < m->nlayers; b++) {
+        m->bn_relu[b] = -1;
+        const nn_layer *bl = &m->layers[b];
+        const int r = bl->op.kind == NN_OP_BATCHNORM ? only_consumer(m, b) : -1;
+        if (r < 0) continue;
+        const nn_layer *rl = &m->layers[r];
+        if (rl->op.kind == NN_OP_RELU && bl->op.fmt_out == rl->op.fmt_in && rl->op.fmt_in == rl->op.fmt_out)
+            m->bn_relu[b] = r;
+    }
+    return 0;
+}
+
+/* ---- concat slabs (training models, when the back-end has bn_fused_* and takes concatenations in NCHW16C) ------
+ * A dense block concatenates each layer's output onto the tensor before it, concat_k = concat(concat_k-1, y_k);
+ * kept for the backward pass, those outputs grow with the square of the block's depth. A chain of such
+ * concatenations shares one buffer instead, the last one's (its slab; Pleiss et al. 2017, "Memory-efficient
+ * implementation of DenseNets"): concat_k is its first channels, each concatenation copies in only its new
+ * inputs and its backward copies out only their gradients. A view's readers read it with the slab's example
+ * stride and add their data gradient into the slab's gradient (bn_fused_*, dx_acc), so each reader other than
+ * the next concatenation must be a batchnorm whose layer chain (element-wise layers, then one that reads the
+ * result) takes NCHW16C, the slab's layout. SD_NO_FUSE=1 keeps every concatenation whole. */
+
+/* 1 if layer r, a reader of a slab view, can read it: a batchnorm whose chain to its next non-element-wise layer
+ * takes NCHW16C throughout (one reader at each step). */
+static int slab_reader_ok(const nn_model *m, int r) {
+    nn_backend *be = m->be;
+    const int F = NN_FMT_NCHW16C;
+    if (m->layers[r].op.kind != NN_OP_BATCHNORM) return 0;
+    for (int t = r;;) {
+        const nn_layer *l = &m->layers[t];
+        if (nn_is_view(l) || nn_is_loss(l) || l->op.kind == NN_OP_ADD || !be->ops->layout_ok(be, &l->op, F)) return 0;
+        if (!elementwise(l)) return 1;
+        if ((t = only_consumer(m, t)) < 0) return 0;
+    }
+}
+
+/* The concatenation reading concat layer t as its first input, if it is the only one; else -1. */
+static int next_in_chain(const nn_model *m, int t) {
+    int next = -1, n = 0;
+    for (int j = t + 1; j < m->nlayers; j++)
+        if (m->layers[j].op.kind == NN_OP_CONCAT && m->layers[j].inputs[0] == t) { next = j; n++; }
+    return n == 1 ? next : -1;
+}
+
+/* 1 if the chain of concatenations from `first` to `last` (next_in_chain links) can share a slab. */
+static int slab_ok(const nn_model *m, int first, int last) {
+    nn_backend *be = m->be;
+    if (last == m->nlayers - 1) return 0;
+    for (int t = first;; t = next_in_chain(m, t)) {
+        if (!be->ops->layout_ok(be, &m->layers[t].op, NN_FMT_NCHW16C)) return 0;
+        const int next = t == last ? -1 : next_in_chain(m, t);
+        int readers = 0;
+        for (int j = t + 1; j < m->nlayers; j++)
+            for (int k = 0; k < m->layers[j].ninputs; k++) {
+                if (m->layers[j].inputs[k] != t) continue;
+                readers++;
+                if (!(j == next && k == 0) && !slab_reader_ok(m, j)) return 0;
+            }
+        if (!readers) return 0;
+        if (t == last) return 1;
+    }
+}
+
+/* The layouts a slab's views and their readers' chains run in, their strides, and m->slab. */
+static void slab_apply(nn_model *m, int first, int last) {
+    const int F = NN_FMT_NCHW16C, cs = m->layers[last].op.oc;
+    for (int t = first;; t = next_in_chain(m, t)) {
+        nn_layer *c = &m->layers[t];
+        c->op.fmt_out = F;
+        c->op.out_cs = cs;
+        c->op.cat_inplace = t != first;
+        m->slab[t] = last;
+        for (int j = t + 1; j < m->nlayers; j++) {
+            nn_layer *r = &m->layers[j];
+            if (r->op.kind != NN_OP_BATCHNORM || r->inputs[0] != t) continue;
+            r->op.in_cs = cs;
+            for (int u = j;; u = only_consumer(m, u)) {   /* slab_reader_ok walked it */
+                nn_layer *l = &m->layers[u];
+                l->op.fmt_in = F;
+                if (!elementwise(l)) break;
+                l->op.fmt_out = F;
+            }
+        }
+        if (t == last) return;
+    }
+}
+
+int nn_fuse_slabs(nn_model *m) {
+    const nn_backend_ops *o = m->be->ops;
+    if (!m->training || !o->bn_fused_forward || !o->bn_fused_backward || !o->layout_ok || getenv("SD_NO_FUSE") ||
+        getenv("SD_LAYOUT_NCHW"))
+        return 0;
+    m->slab = malloc(sizeof *m->slab * (size_t)m->nlayers);
+    SD_ALLOC_CHECK(m->slab);
+    for (int i = 0; i < m->nlayers; i++) m->slab[i] = -1;
+    for (int first = 0; first < m->nlayers; first++) {
+        const nn_layer *l = &m->layers[first];
+        if (l->op.kind != NN_OP_CONCAT || m->slab[first] >= 0) continue;
+        const int in = l->inputs[0];
+        if (in >= 0 && m->layers[in].op.kind == NN_OP_CONCAT && next_in_chain(m, in) == first) continue;   /* not a start */
+        int last = first;
+        for (int n; (n = next_in_chain(m, last)) >= 0;) last = n;
+        if (slab_ok(m, first, last)) slab_apply(m, first, last);
+    }
+    return 0;
+}
+
+/* Each concatenation's input layouts (op.in_fmt), once every layout is decided. */
+void nn_fuse_join_layouts(nn_model *m) {
+    for (int i = 0; i < m->nlayers; i++) {
+        nn_layer *l = &m->layers[i];
+        if (l->op.kind != NN_OP_CONCAT) continue;
+        for (int k = 0; k < l->ninputs; k++) {
+            const int ow = nn_owner_of(m->layers, l->inputs[k]);   /* a view's owner is NCHW: views end chains */
+            l->op.in_fmt[k] = ow >= 0 ? m->layers[ow].op.fmt_out : NN_FMT_NCHW;
+        }
+        l->op.fmt_in = l->op.in_fmt[0];   /* as for every op: its (first) input's */
+    }
 }

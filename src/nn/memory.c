@@ -1,5 +1,6 @@
 /* memory — a built model's activation buffers. Training models give every layer an output buffer and a
- * gradient of its own (views share their input's); inference-only models reuse buffers between layers whose
+ * gradient of its own (views share their input's, a batchnorm run with its relu has none, the concatenations of
+ * a concat slab share its last one's: nn/fuse.c); inference-only models reuse buffers between layers whose
  * outputs are not alive at the same time. */
 #include "nn/model_impl.h"
 #include "core/err.h"
@@ -103,6 +104,18 @@ int nn_mem_output(nn_model *m, nn_mem *r, int i) {
     int *last = r->last, *head = r->head;
     unsigned char *busy = r->busy;
     int rc = 0;
+    if (m->bn_relu && m->bn_relu[i] >= 0) return 0;   /* runs into its relu's buffer: no buffers of its own */
+    if (m->slab && m->slab[i] >= 0) {   /* a concat slab: its first concatenation allocates its last one's buffers */
+        if (l->op.cat_inplace) {
+            l->y = m->layers[l->inputs[0]].y;
+            l->dy = m->layers[l->inputs[0]].dy;
+            return 0;
+        }
+        const size_t bytes = nn_y_bytes(&m->layers[m->slab[i]]);
+        if (nn_out_elems(&l->op) > r->max_elems) r->max_elems = nn_out_elems(&l->op);
+        SD_TRY(nn_dev_alloc(be, (void **)&l->y, bytes));
+        return nn_dev_alloc(be, (void **)&l->dy, bytes);
+    }
     if (!nn_is_loss(l)) {
         size_t bytes = nn_y_bytes(l);
         if (nn_out_elems(&l->op) > r->max_elems) r->max_elems = nn_out_elems(&l->op);

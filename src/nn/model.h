@@ -83,6 +83,11 @@ typedef struct nn_model {
     int infer_last;
     /* Per layer, 1: a relu whose backward its max pooling does (nn_model_build "relu under max pooling"). */
     unsigned char *relu_pooled;
+    /* Training models on a back-end with bn_fused_* (NULL otherwise; nn/fuse.c): per layer, the relu a batchnorm
+     * runs with (its own output buffer is then not allocated), else -1; and the last concatenation of the concat
+     * slab a layer's output is a channel prefix of, else -1. */
+    int *bn_relu;
+    int *slab;
 } nn_model;
 
 /* Shape inference without a back-end: fills layers' ops (n = batch), parameter slices and FLOPs.
@@ -90,9 +95,12 @@ typedef struct nn_model {
 int nn_model_plan(const sd_workload *w, int batch, nn_layer **layers_out, size_t *nparams_out);
 /* Floats of the statistics slab of a plan (sum of s_len). */
 size_t nn_model_nstats(const nn_layer *layers, int nlayers);
-/* FLOPs per example: forward, and a training step (backward ≈ 2× forward for layers with weights — data
- * and weight gradients, the data gradient skipped where nn_layer_has_dx says so — and 1× for the rest). */
+/* FLOPs per example: forward, and a training step (forward + nn_layer_bwd_flops of every layer). */
 void nn_model_flops(const nn_layer *layers, int nlayers, double *fwd, double *train);
+/* FLOPs per example of layer i's backward: 2× forward for layers with weights (data and weight gradients), 1×
+ * where nn_layer_has_dx says no data gradient is needed, plus for a GRU or LSTM the gradient of the state
+ * through W_h at every step but the first, which the recurrence needs all the same; 1× for the rest. */
+double nn_layer_bwd_flops(const nn_layer *layers, int i);
 /* 1 if backward computes layer i's data gradient: its input is another layer's output, not the model input
  * seen through views (a flatten, a dropout of rate 0). */
 int nn_layer_has_dx(const nn_layer *layers, int i);

@@ -39,6 +39,18 @@ int nn_fuse_train_ok(const nn_model *m, int i);
 /* m->relu_pooled for a training model when the back-end has relu_mask and SD_NO_FUSE is unset (reads
  * m->consumers). */
 int nn_fuse_relu_pool(nn_model *m);
+/* m->slab and the layouts and strides of the slabs' views and readers (training models, when the back-end has
+ * bn_fused_* and takes concatenations in NCHW16C, SD_NO_FUSE and SD_LAYOUT_NCHW unset); after nn_fuse_layouts. */
+int nn_fuse_slabs(nn_model *m);
+/* m->bn_relu (training models, when the back-end has bn_fused_* and SD_NO_FUSE is unset); after nn_fuse_slabs. */
+int nn_fuse_bn_relu(nn_model *m);
+/* op.in_fmt of every concatenation, from its inputs' layouts; once every layout is decided. */
+void nn_fuse_join_layouts(nn_model *m);
+/* 1 if batchnorm layer i runs through bn_fused_* (with its relu, or reading a slab view). */
+static inline int nn_bn_fused(const nn_model *m, int i) {
+    return (m->bn_relu && m->bn_relu[i] >= 0) || (m->slab && m->layers[i].op.kind == NN_OP_BATCHNORM &&
+                                                  m->layers[i].input >= 0 && m->slab[m->layers[i].input] >= 0);
+}
 
 /* ---- memory.c -------------------------------------------------------------------------------------------- */
 /* Activation memory while nn_model_build walks the layers: with buffer reuse (inference-only models) the

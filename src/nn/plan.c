@@ -260,13 +260,24 @@ int nn_owner_of(const nn_layer *ls, int j) {
 
 int nn_layer_has_dx(const nn_layer *ls, int i) { return nn_owner_of(ls, ls[i].input) >= 0; }
 
+double nn_layer_bwd_flops(const nn_layer *ls, int i) {
+    const nn_layer *l = &ls[i];
+    const nn_op *op = &l->op;
+    if (!(nn_op_info_of(op->kind)->flags & NN_OPF_PRODUCT)) return l->flops;
+    if (nn_layer_has_dx(ls, i)) return 2.0 * l->flops;   /* data and weight gradients */
+    double b = l->flops;                                 /* the weight gradients */
+    if (op->kind == NN_OP_GRU || op->kind == NN_OP_LSTM) {   /* and dh through W_h at every step but the first */
+        const double G = op->kind == NN_OP_LSTM ? NN_LSTM_GATES : NN_GRU_GATES, H = op->units;
+        b += (op->c - 1) * 2.0 * G * H * H * (op->seqs > 1 ? op->seqs : 1);
+    }
+    return b;
+}
+
 void nn_model_flops(const nn_layer *ls, int L, double *fwd, double *train) {
     double f = 0, t = 0;
     for (int i = 0; i < L; i++) {
-        const nn_layer *l = &ls[i];
-        int weighted = (nn_op_info_of(l->op.kind)->flags & NN_OPF_PRODUCT) != 0;
-        f += l->flops;
-        t += l->flops * (weighted ? (nn_layer_has_dx(ls, i) ? 3.0 : 2.0) : 2.0);
+        f += ls[i].flops;
+        t += ls[i].flops + nn_layer_bwd_flops(ls, i);
     }
     *fwd = f;
     *train = t;

@@ -23,10 +23,6 @@ static int is_noop(const nn_layer *l, nn_phase phase) {
     return l->op.kind == NN_OP_DROPOUT && (l->op.rate == 0.0f || phase == NN_PHASE_INFER);
 }
 
-static int is_weighted(nn_op_kind k) {   /* as nn_model_flops counts a backward: data and weight gradients */
-    return k == NN_OP_DENSE || k == NN_OP_CONV2D || k == NN_OP_GRU || k == NN_OP_LSTM;
-}
-
 /* Elements of the layer's inputs and output for the whole batch (op.n: the batch, or batch × folded sequences). */
 static double in_elems(const nn_op *op) {
     if (op->kind == NN_OP_ADD || op->kind == NN_OP_CONCAT) {
@@ -56,9 +52,9 @@ void nn_roofline_layer(const nn_layer *ls, int L, int i, nn_phase phase, nn_laye
     if (is_noop(l, phase)) return;
     o->winograd = nn_roofline_winograd(op);
     const double batch = op->n / (op->seqs > 1 ? op->seqs : 1);
-    const int has_dx = nn_layer_has_dx(ls, i), weighted = is_weighted(op->kind);
+    const int has_dx = nn_layer_has_dx(ls, i);
     o->fwd.flops = l->flops * batch;
-    if (train) o->bwd.flops = l->flops * batch * (weighted && has_dx ? 2.0 : 1.0);
+    if (train) o->bwd.flops = nn_layer_bwd_flops(ls, i) * batch;   /* as nn_model_flops counts it */
     if (op->kind == NN_OP_SOFTMAX_XENT || op->kind == NN_OP_SIGMOID_BCE) {
         loss_cost(l, o);
         if (!train) o->bwd.bytes = 0;

@@ -63,6 +63,15 @@ int nn_model_forward(nn_model *m, int train, uint64_t dropout_seed) {
             if (m->prof) m->prof[2 * i] += prof_clock(be) - t0;
             continue;
         }
+        if (l->op.kind == NN_OP_BATCHNORM && nn_bn_fused(m, i)) {   /* with its relu, or on a slab view */
+            const int r = m->bn_relu ? m->bn_relu[i] : -1;
+            const nn_bn_fuse f = {.relu = r >= 0};
+            float *y = r >= 0 ? m->layers[r].y : l->y;
+            rc = o->bn_fused_forward(be, &l->op, &f, y, l->ws, x, W, B, m->stats + l->s_off, train);
+            if (r >= 0) { outs[r] = outs[i] = y; done[r] = 1; }
+            if (m->prof) m->prof[2 * i] += prof_clock(be) - t0;
+            continue;
+        }
         switch (l->op.kind) {
         case NN_OP_DENSE: rc = o->dense_forward(be, &l->op, l->y, x, W, B); break;
         case NN_OP_CONV2D: rc = o->conv2d_forward(be, &l->op, l->y, x, W, B); break;
@@ -151,7 +160,9 @@ int nn_model_backward(nn_model *m) {
             continue;
         }
         if (l->op.kind == NN_OP_CONCAT) {   /* one slice at a time (each may need the scratch) */
-            for (int k = 0; k < l->ninputs && rc == 0; k++) {
+            if (m->slab && m->slab[i] >= 0 && !m->written[m->slab[i]])   /* its readers wrote all of the slab's */
+                return sd_err(SD_ERROR, "internal: concat slab of %s without a gradient", l->name);
+            for (int k = l->op.cat_inplace ? 1 : 0; k < l->ninputs && rc == 0; k++) {   /* in place: nothing */
                 float *dxs[NN_OP_MAX_INPUTS] = {0};
                 dxs[k] = grad_dest(m, l, k, &ow);
                 if (!dxs[k]) continue;
@@ -159,6 +170,19 @@ int nn_model_backward(nn_model *m) {
                 if (!rc) rc = grad_done(m, l, ow);
             }
             if (rc) return rc;
+            if (m->prof) m->prof[2 * i + 1] += prof_clock(be) - t0;
+            continue;
+        }
+        if (l->op.kind == NN_OP_BATCHNORM && nn_bn_fused(m, i)) {   /* adds into its input's gradient, no scratch */
+            const int r = m->bn_relu ? m->bn_relu[i] : -1;
+            ow = nn_owner_of(m->layers, in);
+            if (ow >= 0 && m->slab && m->slab[ow] >= 0) ow = m->slab[ow];   /* a slab view: the slab's gradient */
+            const nn_bn_fuse f = {.relu = r >= 0, .dx_acc = ow >= 0 && m->written[ow]};
+            const nn_layer *yl = r >= 0 ? &m->layers[r] : l;
+            rc = o->bn_fused_backward(be, &l->op, &f, ow >= 0 ? m->layers[ow].dy : NULL, dW, dB, yl->dy, x, yl->y, W,
+                                      l->ws);
+            if (rc) return rc;
+            if (ow >= 0) m->written[ow] = 1;
             if (m->prof) m->prof[2 * i + 1] += prof_clock(be) - t0;
             continue;
         }
@@ -182,6 +206,7 @@ int nn_model_backward(nn_model *m) {
             break;
         case NN_OP_RELU:
             if (m->relu_pooled && m->relu_pooled[i]) { dx = NULL; break; }   /* done by the pooling */
+            if (in >= 0 && m->bn_relu && m->bn_relu[in] == i) { dx = NULL; break; }   /* by its batchnorm */
             if (dx) rc = o->relu_backward(be, &l->op, dx, l->dy, l->y);
             break;
         case NN_OP_DROPOUT: if (dx) rc = o->dropout_backward(be, &l->op, dx, l->dy, l->ws); break;
@@ -231,7 +256,8 @@ int nn_model_download_y(nn_model *m, int i, int grad, float *host) {
     const nn_op *op = &l->op;
     const int fmt = !grad && m->infer_last && m->inf_blocked && m->inf_blocked[i] ? NN_FMT_NCHW16C : op->fmt_out;
     if (fmt == NN_FMT_NCHW) return m->be->ops->download(m->be, host, src, nn_out_elems(op) * sizeof(float));
-    const size_t all = nn_fmt_elems(fmt, op->n, op->oc, op->oh, op->ow);
+    const size_t CS = op->out_cs ? (size_t)op->out_cs : (size_t)op->oc;   /* a slab view: its first oc channels */
+    const size_t all = nn_fmt_elems(fmt, op->n, (int)CS, op->oh, op->ow);
     float *b = malloc(all * sizeof(float) + 1);
     SD_ALLOC_CHECK(b);
     int rc = m->be->ops->download(m->be, b, src, all * sizeof(float));
@@ -239,7 +265,7 @@ int nn_model_download_y(nn_model *m, int i, int grad, float *host) {
         const size_t C = (size_t)op->oc, HW = (size_t)op->oh * op->ow;
         for (size_t n = 0; n < (size_t)op->n; n++)
             for (size_t ch = 0; ch < C; ch++)
-                for (size_t hw = 0; hw < HW; hw++) host[(n * C + ch) * HW + hw] = b[nn_fmt16_at(C, HW, n, ch, hw)];
+                for (size_t hw = 0; hw < HW; hw++) host[(n * C + ch) * HW + hw] = b[nn_fmt16_at(CS, HW, n, ch, hw)];
     }
     free(b);
     return rc;
