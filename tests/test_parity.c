@@ -1814,6 +1814,28 @@ static void parity_rnn(const char *name, nn_op_kind kind) {
     nn_backend_free(be);
 }
 
+/* A NaN in the input reaches the outputs as NaN (IEEE, as the reference) without undefined behaviour on the way:
+ * the host GRU/LSTM's exp turned a NaN into an int (UBSan aborts there in a sanitizer build). */
+static void rnn_nan_input(const char *name, nn_op_kind kind) {
+    nn_backend *be = open_be(name);
+    const int n = 2, T = 3, F = 4, H = 5;
+    nn_op op = {.kind = kind, .n = n, .c = T, .h = 1, .w = F, .units = H, .ret_seq = 1, .has_bias = 1, .oc = T, .oh = 1,
+                .ow = H};
+    const size_t nx = (size_t)n * T * F, ny = (size_t)n * T * H;
+    const size_t nw = (size_t)nn_rnn_params(kind == NN_OP_LSTM ? NN_LSTM_GATES : NN_GRU_GATES, F, H);
+    float *x = rnd_buf(nx, 1.0f), *w = rnd_buf(nw, 0.5f), *dy = rnd_buf(ny, 1.0f), *dw0 = rnd_buf(nw, 1.0f);
+    x[0] = NAN;   /* example 0, step 0: every later output of example 0 is NaN, example 1 stays finite */
+    rnn_out g = run_rnn(be, op, x, w, dy, dw0);
+    int nan0 = 1, fin1 = 1;
+    for (size_t i = 0; i < ny / 2; i++) nan0 &= isnan(g.y[i]);
+    for (size_t i = ny / 2; i < ny; i++) fin1 &= isfinite(g.y[i]);
+    cr_expect(nan0, "%s %s: a NaN input did not reach example 0's outputs", name, kind == NN_OP_GRU ? "gru" : "lstm");
+    cr_expect(fin1, "%s %s: example 1's outputs are not finite", name, kind == NN_OP_GRU ? "gru" : "lstm");
+    free(g.y); free(g.yinf); free(g.dx); free(g.dw); free(g.dw2);
+    free(x); free(w); free(dy); free(dw0);
+    nn_backend_free(be);
+}
+
 static void parity_embedding(const char *name) {
     nn_backend *be = open_be(name), *ref = open_ref();
     for (int k = 0; k < 4; k++) {
@@ -1962,4 +1984,6 @@ static void parity_rnn_primitive(nn_op_kind kind) {
     unsetenv("SD_DNNL_RNN_PRIMITIVE");
 }
 Test(dnnl, gru_primitive, .timeout = 300) { parity_rnn_primitive(NN_OP_GRU); }
+Test(dnnl, gru_nan_input) { rnn_nan_input("dnnl", NN_OP_GRU); }
+Test(dnnl, lstm_nan_input) { rnn_nan_input("dnnl", NN_OP_LSTM); }
 Test(dnnl, lstm_primitive, .timeout = 300) { parity_rnn_primitive(NN_OP_LSTM); }

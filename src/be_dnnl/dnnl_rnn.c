@@ -18,8 +18,9 @@
 
 /* e^x within ~2 ulp: 2^n e^r, r in [-ln2/2, ln2/2], e^r by its degree-6 Taylor polynomial (error < 1.2e-7);
  * plain arithmetic, so that the gate loops vectorise. */
-static inline float exp_v(float x) {
-    x = x < -87.0f ? -87.0f : (x > 88.0f ? 88.0f : x);
+static inline float exp_v(float x0) {
+    /* fmin/fmax take the number over a NaN: the exponent is always an int, and a NaN input returns NaN below */
+    const float x = __builtin_fmaxf(-87.0f, __builtin_fminf(88.0f, x0));
     const float n = __builtin_rintf(x * 1.44269504f);
     const float r = (x - n * 0.693145752f) - n * 1.42860677e-6f;
     float p = 1.0f / 720.0f;
@@ -32,7 +33,7 @@ static inline float exp_v(float x) {
     const int32_t e = ((int32_t)n + 127) << 23;
     float s;
     memcpy(&s, &e, sizeof s);
-    return p * s;
+    return x0 == x0 ? p * s : x0;
 }
 static inline float sigm_v(float x) { return 1.0f / (1.0f + exp_v(-x)); }
 static inline float tanh_v(float x) { return 1.0f - 2.0f / (1.0f + exp_v(2.0f * x)); }
