@@ -149,6 +149,26 @@ assert (s["max_batches"], s["time_cap_s"], s["batches_asked"], s["repeat"]) == (
   ok "time cap: the first repeat sets the length (3 of 10 batches), the second runs it uncapped, both recorded"
 else bad "time cap: exit $rc, runner calls: $(tr '\n' ';' < "$t/capped.log")"; cat "$t/stderr"; fi
 
+# the steady state is the fastest epoch after the first (0.3 s of 0.3 and 0.4), the first apart (0.5 s)
+cat > "$t/epochs3" <<'EOF'
+#!/bin/sh
+echo '{"event":"hello","protocol":1,"framework":"pytorch","version":"0.fake","device":"fake cpu","parameters":669706}'
+for e in 1:0.5 2:0.3 3:0.4; do
+  echo "{\"event\":\"epoch\",\"epoch\":${e%%:*},\"train_s\":${e#*:},\"val_s\":0.1,\"loss\":2.0,\"val_loss\":1.5,\"accuracy\":0.5,\"train_images\":256,\"test_images\":256}"
+done
+echo '{"event":"done"}'
+EOF
+chmod +x "$t/epochs3"
+$SD bench --workload mnist_mlp --data synthetic --epochs 3 --batches 2 --quiet --impl pytorch --runner "pytorch=$t/epochs3" \
+  --no-db --json "$t/epochs3.json" > /dev/null 2> "$t/stderr"; rc=$?
+if [ $rc -eq 0 ] && "$PY" -c '
+import json, sys
+s = json.load(open(sys.argv[1]))["runs"][0]["summary"]
+assert s["steady_epoch_s"]["median"] == 0.3 and s["first_epoch_s"]["median"] == 0.5, s
+assert s["steady_from"] == "epochs 2..N (fastest)", s["steady_from"]
+' "$t/epochs3.json"; then ok "steady state: the fastest epoch after the first (0.3 s of 0.3 and 0.4)"
+else bad "steady state of epochs 0.5, 0.3, 0.4: exit $rc"; cat "$t/stderr"; fi
+
 # an inference workload through a fake runner: the "inference" event becomes the run's timed pass
 cat > "$t/infer" <<'EOF'
 #!/bin/sh

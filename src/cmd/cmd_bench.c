@@ -185,7 +185,7 @@ int cmd_bench(int argc, char **argv) {
     describe_json_default(argc, argv);
     int code = sd_cli_parse("bench", "--workload NAME[,NAME] [options]",
                       "Train and validate workloads on the native engine; print a summary table and write results.\n"
-                      "Times: first epoch apart from the steady state (median of later epochs); validation and an\n"
+                      "Times: first epoch apart from the steady state (fastest later epoch); validation and an\n"
                       "inference pass over the test set timed apart. Inference workloads (resnet50_features): untimed\n"
                       "pass(es), then a timed pass; seconds per 1,000 images, outputs copied to the host included.",
                       opts, argc, argv);

@@ -361,7 +361,7 @@ static int first_steady_of(rdoc *d, const rt_section *s, const char *wl, const g
                                        render_printf(d->a, "%s: first epoch vs steady state", wl)) : NULL;
         if (!f) return sd_err(SD_ENOMEM, "out of memory");
         b->series[0] = "first epoch";
-        b->series[1] = "steady-state epoch (median)";
+        b->series[1] = "steady-state epoch (fastest)";
         b->colors = NEW(d, int, 2);
         if (!b->colors) return sd_err(SD_ENOMEM, "out of memory");
         b->colors[0] = 3;
