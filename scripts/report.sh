@@ -17,8 +17,8 @@ VENVS=${VENVS:-.venv-frameworks}
 FULL=${FULL:-0}
 FRAMEWORKS=${REPORT_FRAMEWORKS:-all}
 WORKLOADS=${REPORT_WORKLOADS:-$(ls workloads/*.json | sed 's|.*/||; s|\.json$||' | paste -sd, -)}
-# The bench cells' length per workload group: the light workloads run 2 epochs of 20 batches (the steady epoch is
-# the second), twice; the heavy ones (over 0.5 GFLOP an example) fewer batches once, densenet121_xray at batch 16 (its
+# The bench cells' length per workload group: the light workloads run 3 epochs of 20 batches (the steady epoch is
+# the faster of the last two), once; the heavy ones (over 0.5 GFLOP an example) fewer batches, densenet121_xray at batch 16 (its
 # batch 64 takes ~25 GB natively). A framework cell is capped at REPORT_CELL_SECONDS (fewer batches, said in the
 # cell). FULL=1: longer cells, three repeats, no cap. REPORT_BENCH_ARGS: one length for every workload.
 HEAVY="densenet121_xray resnet50_features resnet18_cifar vgg16_cifar"
@@ -32,7 +32,7 @@ else
   args_of() { case $1 in densenet121_xray) echo "--epochs 2 --batch 16 --batches 3 --repeat 1";;
                          resnet50_features) echo "--batches 4 --repeat 1";;
                          resnet18_cifar|vgg16_cifar) echo "--epochs 2 --batches 6 --repeat 1";;
-                         *) echo "--epochs 2 --batches 20 --repeat 2";; esac; }
+                         *) echo "--epochs 3 --batches 20 --repeat 1";; esac; }
 fi
 if [ -n "${REPORT_BENCH_ARGS:-}" ]; then   # one length for every workload; densenet121_xray keeps batch 16 unless it says
   args_of() { case "$1 $REPORT_BENCH_ARGS" in densenet121_xray*--batch\ *) echo "$REPORT_BENCH_ARGS";;
