@@ -636,7 +636,7 @@ def parse_args(description):
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     ap.add_argument("--cudnn-benchmark", type=int, default=1)
-    ap.add_argument("--precision", default="fp32", choices=["fp32", "tf32", "bf16"])
+    ap.add_argument("--precision", default="fp32", choices=["fp32", "tf32", "bf16", "fp16"])
     ap.add_argument("--equivalence", default=None, help="showdown-weights/1 directory: check the forward pass first")
     a, _unknown = ap.parse_known_args()   # arguments of later protocol additions are ignored
     return a
@@ -761,6 +761,8 @@ def _main(make, description):
     if a.precision == "bf16" and bf16 is not True:
         fail(bf16 if isinstance(bf16, str) else "n/a: bf16 mixed precision is not wired into this runner",
              "unsupported", 4)
+    if a.precision == "fp16":   # fp16 needs a GPU and loss scaling: no runner trains in it yet
+        fail("n/a: fp16 mixed precision is not wired into this runner", "unsupported", 4)
     with open(a.spec) as f:
         spec = json.load(f)
     loss = spec["model"].get("loss", "softmax_cross_entropy")
