@@ -296,8 +296,8 @@ def script_cells(a, side, script_name, argv, settings, env):
     cells = []
     for st in settings:
         r = lines.get(st)
-        if r is None and len(lines) == 1 and "unsupported" in next(iter(lines.values())):
-            r = next(iter(lines.values()))   # said once for the workload: no setting can build it
+        if r is None and len(lines) == 1 and ("unsupported" in next(iter(lines.values())) or len(settings) == 1):
+            r = next(iter(lines.values()))   # said once for the workload (no setting can build it), or one asked
         cell = {"side": side, "setting": st, "rss_mib": rss, "wall_s": wall / len(settings), "others": others,
                 "steal": steal, "cmd": cmd}
         if len(settings) > 1 and r and r.get("peak_rss_mib"):

@@ -332,9 +332,14 @@ grep -q -- '--precision "${PRECISION:-fp32}"' scripts/bench-cpu.sh && ok "bench-
 
 # the native side's setting: `showdown perf --precision` (bf16 on dnnl where the CPU has it), recorded per run
 SD=${SHOWDOWN:-./showdown}
-"$SD" perf --precision fp16 --no-ceiling > /dev/null 2> "$t/p16.err"; rc=$?
-[ $rc -eq 2 ] && grep -q "expects fp32, tf32 or bf16" "$t/p16.err" && ok "perf --precision fp16: exit 2, the choices named" \
-  || bad "perf --precision fp16: exit $rc: $(cat "$t/p16.err")"
+"$SD" perf --precision fp8 --no-ceiling > /dev/null 2> "$t/p8.err"; rc=$?
+[ $rc -eq 2 ] && grep -q "expects fp32, tf32, bf16 or fp16" "$t/p8.err" && ok "perf --precision fp8: exit 2, the choices named" \
+  || bad "perf --precision fp8: exit $rc: $(cat "$t/p8.err")"
+# fp16 is cuDNN's: on the CPU back-ends alone nothing runs, a usage error that says so
+"$SD" perf --precision fp16 --workload mnist_mlp --backend ref,dnnl --no-ceiling > /dev/null 2> "$t/p16.err"; rc=$?
+[ $rc -eq 2 ] && grep -q "no back-end of this run (--backend) runs --precision fp16" "$t/p16.err" \
+  && grep -q "runs on cudnn" "$t/p16.err" && ok "perf --precision fp16 on ref,dnnl: exit 2, fp16 runs on cudnn" \
+  || bad "perf --precision fp16 on ref,dnnl: exit $rc: $(cat "$t/p16.err")"
 if grep -qw avx512_bf16 /proc/cpuinfo && "$SD" env 2>/dev/null | grep -q "dnnl"; then
   "$SD" perf --workload mnist_mlp --backend dnnl --precision bf16 --threads 1 --seconds 0.1 --repeat 1 --no-ceiling \
       --json "$t/pb.json" > /dev/null 2> "$t/pb.err"; rc=$?

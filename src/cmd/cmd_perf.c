@@ -516,11 +516,19 @@ int cmd_perf(int argc, char **argv) {
         return sd_cli_fail("perf", rc);
     }
     fflush(stdout);
-    int failed = 0;
+    int failed = 0, refused = 0, ran = 0;   /* refused: a back-end that does not run this precision (SD_EUSAGE) */
     for (int i = 0; i < wl.n; i++)
-        for (int j = 0; j < bl.n; j++)
-            if (run_one(&a, wl.v[i], bl.v[j], ceiling, &mc, doc) != 0) failed = SD_EBACKEND;
+        for (int j = 0; j < bl.n; j++) {
+            int r = run_one(&a, wl.v[i], bl.v[j], ceiling, &mc, doc);
+            if (r == 0) ran++;
+            else if (r == SD_EUSAGE) refused++;
+            else failed++;
+        }
     if (a.json && (rc = sd_json_write_atomic(doc, a.json)) != 0) { json_decref(doc); return sd_cli_fail("perf", rc); }
     json_decref(doc);
-    return failed ? SD_EXIT_FAIL : SD_EXIT_OK;
+    if (!ran && !failed && refused) {   /* nothing could run as asked: the command line is what is wrong */
+        fprintf(stderr, "showdown perf: no back-end of this run (--backend) runs --precision %s\n", a.precision);
+        return SD_EXIT_USAGE;
+    }
+    return failed || refused ? SD_EXIT_FAIL : SD_EXIT_OK;
 }
