@@ -40,8 +40,9 @@ class MindSpore(rc.LayerModel):
     def maxpool(self, L, p, xs, m):
         return self.ops.max_pool2d(xs[0], L.k, stride=L.s, padding=L.p)
 
-    def avgpool(self, L, p, xs, m):   # padded positions out of the count, as native
-        return self.ops.avg_pool2d(xs[0], L.k, stride=L.s, padding=L.p, count_include_pad=False)
+    def avgpool(self, L, p, xs, m):   # padded positions out of the count, as native; padding (top, bottom, left, right)
+        return self.ops.avg_pool2d(xs[0], L.k, stride=L.s, padding=(L.p[0], L.p[0], L.p[1], L.p[1]),
+                                   count_include_pad=False)
 
     def global_avgpool(self, L, p, xs, m):
         return xs[0].mean(axis=(2, 3), keep_dims=True)
