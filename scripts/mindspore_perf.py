@@ -144,15 +144,21 @@ def run(a, flushed):
     sys.path.insert(0, pc.RUNNERS)
     import mindspore_runner as mr   # its class imports mindspore
     cell = pc.Cell(a, mr.MindSpore)
-    if a.setting == "graph" and any(L.op == "conv2d" for L in cell.layers):
-        os.environ.setdefault("ONEDNN_MAX_CPU_ISA", "AVX2")   # read by oneDNN when MindSpore first uses it
+    # oneDNN reads its ISA cap once, and MindSpore takes its thread count once, per process: in a list of settings
+    # run in one process (--setting pynative,graph) the first one's stay, and the cell records the cap it ran with
+    first = "mindspore" not in sys.modules
+    if first and a.setting == "graph" and any(L.op == "conv2d" for L in cell.layers):
+        os.environ.setdefault("ONEDNN_MAX_CPU_ISA", "AVX2")
     import mindspore as ms
     from mindspore import nn, ops
-    ms.device_context.cpu.op_tuning.threads_num(a.threads)
+    if first:
+        ms.device_context.cpu.op_tuning.threads_num(a.threads)
     fw = mr.MindSpore(cell.ns)
+    ms.set_context(mode=ms.PYNATIVE_MODE)   # the shipped step, and the reference of the graph one
     fw.loss = cell.loss
     np = cell.np
     out = cell.result(a, "mindspore", fw.version, os.path.dirname(ms.__file__), flushed)
+    out["onednn_max_cpu_isa"] = os.environ.get("ONEDNN_MAX_CPU_ISA", "default")
     masks_np = cell.rc.Masks(cell.layers, cell.B).step(42, 0)
     if a.setting == "pynative":
         fw.build(cell.layers, cell.params, cell.opt, cell.B)
