@@ -37,7 +37,7 @@ def run(a, flushed):
     fw = pr.Paddle(cell.ns)
     fw.loss = cell.loss
     fw.build(cell.layers, cell.params, cell.opt, cell.B)
-    paddle, F, np = fw.paddle, fw.F, cell.np
+    paddle = fw.paddle
     out = cell.result(a, "paddle", fw.version, os.path.dirname(paddle.__file__), flushed)
     x = paddle.to_tensor(cell.x)
     masks_np = cell.rc.Masks(cell.layers, cell.B).step(42, 0)
@@ -55,13 +55,13 @@ def run(a, flushed):
         return fw._forward(x, None)
     fwd = paddle.jit.to_static(forward_fn, full_graph=True)
     if not cell.inference:
-        y = paddle.to_tensor(cell.y.astype(np.int64))
+        y = paddle.to_tensor(fw.targets(cell.y))   # labels, or one-hot rows for sigmoid BCE
         masks = [paddle.to_tensor(m) for m in masks_np]
 
         def loss_fn(x, y, masks):
-            return F.cross_entropy(fw._forward(x, masks), y, reduction="mean")
+            return fw.per_example(fw._forward(x, masks), y).mean()
         with paddle.no_grad():
-            ref = float(F.cross_entropy(fw._forward(x, masks), y, reduction="mean"))
+            ref = float(loss_fn(x, y, masks))
         static_loss = paddle.jit.to_static(loss_fn, full_graph=True)
         opt = own_optimizer(paddle, cell.opt, fw.vars)
         first = []

@@ -4,7 +4,10 @@
 # and a failed equivalence check reported as such while the native run is kept; runner_common's own path for an
 # op a framework lacks; then, for every framework installed by `make deps-frameworks`, mnist_mlp and mnist_cnn
 # (synthetic, 2 batches of 16): equal parameter counts, forward pass within 1e-4 of native, and the first
-# epoch's training loss within 1e-3 of native's (same weights, data order, dropout masks and optimizer); and
+# epoch's training loss within 1e-3 of native's (same weights, data order, dropout masks and optimizer); the
+# inference workload resnet50_features and the multi-label densenet121_xray (batch 2, one batch) in the keras,
+# paddle, mindspore, tinygrad and chainer runners: forward within 1e-4, the first sigmoid BCE loss within 1e-4
+# (tinygrad: densenet121_xray's forward only); and
 # --precision bf16 in each framework's own mixed precision, or `unsupported` with the reason. Frameworks that
 # are not installed are listed as skipped with the reason; none installed still passes.
 set -u
@@ -172,6 +175,58 @@ PYEOF
   else bad "$impl: exit $rc"; tail -5 "$t/stderr"; fi
 done
 echo "frameworks checked: $ran"
+
+# 6b. the inference workload and the multi-label one (graph layers, batch norm, pooling, concat; sigmoid BCE) in
+# the runners that build them through runner_common.LayerModel or Keras, beside native, batch 2, one batch: equal
+# parameter counts, forward within 1e-4 of native, densenet121_xray's first training loss (the sigmoid BCE of the
+# initial weights) within 1e-4 of native's, the validation loss after the step within 1e-3, a ROC AUC. tinygrad
+# compiles densenet121_xray's training step for minutes (a cold kernel cache): its forward only, the runner started
+# by hand on the native export (the forward of 8 images and one inference batch of them)
+for impl in keras-tensorflow keras-jax keras-torch paddle mindspore tinygrad chainer; do
+  v=$(venv_of $impl)
+  if [ ! -x "$VENVS/$v/bin/python" ]; then echo "skipped: $impl (not installed: no $VENVS/$v/bin/python; make deps-frameworks)"; continue; fi
+  wls=resnet50_features,densenet121_xray; [ $impl = tinygrad ] && wls=resnet50_features
+  $SD bench --workload $wls --data synthetic --epochs 1 --batch 2 --batches 1 --backend ref --threads 1 --quiet --no-db \
+     --impl native,$impl --venvs "$VENVS" --runner-timeout 1800 --json "$t/$impl-graph.json" > "$t/stdout" 2> "$t/stderr"; rc=$?
+  if [ $rc -eq 0 ] && "$PY" - "$t/$impl-graph.json" "$impl" "$wls" <<'PYEOF'
+import json, sys
+runs, impl = json.load(open(sys.argv[1]))["runs"], sys.argv[2]
+for wl in sys.argv[3].split(","):
+    by = {r["implementation"]: r for r in runs if r["workload"] == wl}
+    n, f = by["native"], by[impl]
+    assert n["status"] == "ok" and f["status"] == "ok", (wl, n.get("error"), f.get("error"))
+    assert n["model"]["parameters"] == f["model"]["parameters"], (wl, n["model"], f["model"])
+    eq = f["equivalence"]
+    assert eq["status"] == "passed" and eq["max_rel_diff"] <= 1e-4, (wl, eq)
+    line = "%s %s: %d parameters, forward max rel diff %.1e" % (impl, wl, f["model"]["parameters"], eq["max_rel_diff"])
+    if wl == "densenet121_xray":
+        en, ef = n["samples"][0]["epochs"][0], f["samples"][0]["epochs"][0]
+        assert abs(en["loss"] - ef["loss"]) <= 1e-4 * abs(en["loss"]), (en["loss"], ef["loss"])
+        assert abs(en["val_loss"] - ef["val_loss"]) <= 1e-3 * abs(en["val_loss"]), (en["val_loss"], ef["val_loss"])
+        assert 0.0 <= ef["accuracy"] <= 1.0, ef["accuracy"]
+        line += ", sigmoid BCE native %.6f %s %.6f, validation %.6f %.6f, ROC AUC %.3f" % (
+            en["loss"], impl, ef["loss"], en["val_loss"], ef["val_loss"], ef["accuracy"])
+    print(line)
+PYEOF
+  then ok "$impl: $wls (parameter counts, forward within 1e-4$([ $impl = tinygrad ] || echo ', sigmoid BCE within 1e-4'))"
+  else bad "$impl $wls: exit $rc"; tail -5 "$t/stderr"; fi
+  [ $impl = tinygrad ] || continue
+  $SD bench --workload densenet121_xray --data synthetic --export-weights "$t/ex-dn" > /dev/null 2> "$t/stderr" \
+    && $SD bench --workload densenet121_xray --describe --json > "$t/dn.plan" 2>> "$t/stderr" \
+    && "$VENVS/$v/bin/python" workloads/runners/tinygrad_runner.py --spec workloads/densenet121_xray.json --plan "$t/dn.plan" \
+         --data synthetic --synthetic-seed 1 --train-n 8 --test-n 8 --shape 3,224,224 --classes 14 --epochs 0 --batch 8 \
+         --threads 1 --equivalence "$t/ex-dn" > "$t/tg-dn.out" 2>> "$t/stderr"; rc=$?
+  if [ $rc -eq 0 ] && "$PY" - "$t/tg-dn.out" <<'PYEOF'
+import json, sys
+ev = {e["event"]: e for e in map(json.loads, open(sys.argv[1]))}
+assert ev["hello"]["parameters"] == 6968206, ev["hello"]
+assert ev["equivalence"]["max_rel_diff"] <= 1e-4 and "done" in ev, ev
+print("tinygrad densenet121_xray: %d parameters, forward max rel diff %.1e"
+      % (ev["hello"]["parameters"], ev["equivalence"]["max_rel_diff"]))
+PYEOF
+  then ok "tinygrad: densenet121_xray forward of the native export within 1e-4"
+  else bad "tinygrad densenet121_xray equivalence: exit $rc"; tail -5 "$t/stderr" "$t/tg-dn.out"; fi
+done
 
 # 7. --precision bf16: the frameworks with a CPU mixed precision train in it (the first epoch's loss moves off
 # fp32's by more than fp32 rounding and by less than bf16's error allows; the equivalence forward stays fp32 within

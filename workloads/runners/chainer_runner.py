@@ -2,7 +2,10 @@
 """chainer_runner -- the showdown runner protocol (PROTOCOL.md) for Chainer (define-by-run on NumPy, CPU).
 
 NCHW as the native engine (chainer.functions convolution_2d / max_pooling_2d with cover_all=False / linear,
-W [out][in]), so the native weights load unchanged; the spec's optimizer runs on the NumPy arrays in place.
+W [out][in]), so the native weights load unchanged; graph layers (add, concat) as the plan connects them; batch
+norm by batch_normalization in training (it moves the running statistics as the native engine does: decay =
+1 - momentum, the unbiased variance) and fixed_batch_normalization otherwise; the spec's optimizer runs on the
+NumPy arrays in place.
 """
 import os
 import sys
@@ -26,26 +29,50 @@ class Chainer(rc.LayerModel):
     def extras(self):
         return {"threads": self.threads, "cupy": self.chainer.backends.cuda.available}
 
-    # one function per layer kind: f(L, params, x, mask) -> y
-    def conv2d(self, L, p, x, m):
-        return self.F.convolution_2d(x, p[0], p[1], stride=L.s, pad=L.p)
+    # one function per layer kind: f(L, params, inputs, mask) -> y
+    def conv2d(self, L, p, xs, m):
+        return self.F.convolution_2d(xs[0], p[0], p[1], stride=L.s, pad=L.p)
 
-    def maxpool(self, L, p, x, m):
-        return self.F.max_pooling_2d(x, L.k, stride=L.s, pad=L.p, cover_all=False)
+    def maxpool(self, L, p, xs, m):
+        return self.F.max_pooling_2d(xs[0], L.k, stride=L.s, pad=L.p, cover_all=False)
 
-    def dense(self, L, p, x, m):
-        return self.F.linear(x, p[0], p[1])
+    def avgpool(self, L, p, xs, m):
+        if L.p != (0, 0):
+            raise rc.Unsupported("avgpool padding (chainer's average_pooling_2d counts the padded zeros; "
+                                 "native leaves them out)")
+        return self.F.average_pooling_2d(xs[0], L.k, stride=L.s)
 
-    def relu(self, L, p, x, m):
-        return self.F.relu(x)
+    def global_avgpool(self, L, p, xs, m):
+        return self.F.mean(xs[0], axis=(2, 3), keepdims=True)
 
-    def flatten(self, L, p, x, m):
-        return self.F.reshape(x, (x.shape[0], -1))
+    def batchnorm(self, L, p, xs, m):
+        rm, rv = self.stats[L.i]
+        if self.training:   # rm, rv updated in place
+            return self.F.batch_normalization(xs[0], p[0], p[1], eps=L.eps, running_mean=rm, running_var=rv,
+                                              decay=1.0 - L.momentum)
+        return self.F.fixed_batch_normalization(xs[0], p[0], p[1], rm, rv, eps=L.eps)
+
+    def dense(self, L, p, xs, m):
+        return self.F.linear(xs[0], p[0], p[1])
+
+    def relu(self, L, p, xs, m):
+        return self.F.relu(xs[0])
+
+    def flatten(self, L, p, xs, m):
+        return self.F.reshape(xs[0], (xs[0].shape[0], -1))
+
+    def concat(self, L, p, xs, m):
+        return self.F.concat(xs, axis=1)
 
     def build(self, layers, params, opt, batch):
         chainer = self.chainer
         self.build_layers(layers, params, opt, lambda a, L, role: chainer.Parameter(np.array(a)),
-                          lambda v: np.zeros_like(v.array))
+                          lambda v: np.zeros_like(v.array), lambda a, L, name: a)
+
+    def per_example(self, z, t):
+        if self.loss == "sigmoid_binary_cross_entropy":   # the mean over classes
+            return self.F.mean(self.F.sigmoid_cross_entropy(z, t.astype(np.int32), reduce="no"), axis=1)
+        return self.F.softmax_cross_entropy(z, t, reduce="no")
 
     def forward(self, x):
         with self.chainer.using_config("train", False), self.chainer.no_backprop_mode():
@@ -54,7 +81,7 @@ class Chainer(rc.LayerModel):
     def train_step(self, x, y, masks, t):
         with self.chainer.using_config("train", True):
             z = self._forward(x, masks)
-            lv = self.F.softmax_cross_entropy(z, y.astype(np.int32), reduce="no")
+            lv = self.per_example(z, self.targets(y))
             self.F.mean(lv).backward()
         bc = self.opt.corrections(t) if self.opt.name == "adam" else (1.0, 1.0)
         for k, v in enumerate(self.vars):

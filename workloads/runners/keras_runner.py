@@ -2,12 +2,15 @@
 """keras_runner -- the showdown runner protocol (PROTOCOL.md) for Keras 3 on the backend KERAS_BACKEND names
 (tensorflow, jax or torch; showdown runs it as keras-tensorflow, keras-jax, keras-torch).
 
-The model is a Keras functional model of stock layers (Conv2D, MaxPooling2D, Dense, ReLU, Flatten), channels_last
-as Keras defaults, trained with model.train_on_batch. The optimizer is a keras.optimizers.Optimizer subclass whose
+The model is a Keras functional model of stock layers (Conv2D, MaxPooling2D, AveragePooling2D,
+GlobalAveragePooling2D, BatchNormalization, Dense, ReLU, Flatten, Add, Concatenate) wired as the plan connects
+them, channels_last as Keras defaults, trained with model.train_on_batch on the spec's loss (softmax cross-entropy,
+or binary cross-entropy on one-hot targets). The optimizer is a keras.optimizers.Optimizer subclass whose
 update_step is the spec's arithmetic (runner_common.Optimizer on keras.ops): Keras 3's stock RMSprop puts eps inside
 the sqrt (Keras 2, which the spec and the published runs follow, put it outside), which changes the early steps
-visibly. Dropout is the native engine's mask: each dropout layer multiplies by a mask given as an extra model
-input (ones at inference).
+visibly. Likewise batch norm's training step moves the moving variance towards the unbiased batch variance, as the
+native engine does (Keras's towards the biased one). Dropout is the native engine's mask: each dropout layer
+multiplies by a mask given as an extra model input (ones at inference).
 
 Under --precision bf16 the training model's layers take the `mixed_bfloat16` dtype policy (bf16 compute, fp32
 variables, Keras's own mixed precision) with a float32 output layer so the loss is fp32; a second, float32 model
@@ -22,6 +25,7 @@ import numpy as np  # noqa: E402
 
 
 class Keras:
+    LOSSES = ("softmax_cross_entropy", "sigmoid_binary_cross_entropy", "none")
     BF16 = True   # the mixed_bfloat16 policy: bf16 compute, fp32 variables, optimizer state and loss
 
     def __init__(self, a):
@@ -52,51 +56,73 @@ class Keras:
         self.threads = a.threads
         self.bf16 = a.precision == "bf16"
         self.dtype = None   # the dtype policy of the layers being built (None: the global float32)
+        self.BatchNorm = native_batchnorm(keras)
 
     def extras(self):
         return {"keras": self.keras.__version__, "backend": self.backend, "backend_version": self.be.__version__,
                 "threads": self.threads, "layout": "channels_last"}
 
-    # one function per layer kind: f(L, x, mask_input) -> keras tensor; weights set later by set_weights
-    def conv2d(self, L, x, m):
-        K = self.keras.layers
+    # one function per layer kind: f(L, inputs (keras tensors, plan order), mask_input) -> keras tensor; weights
+    # set later by set_weights
+    def conv2d(self, L, xs, m):
+        K, x = self.keras.layers, xs[0]
         if L.p != (0, 0):
             x = K.ZeroPadding2D(L.p, dtype=self.dtype)(x)
         return K.Conv2D(L.units, L.k, strides=L.s, padding="valid", use_bias=L.bias, name="l%d" % L.i,
                         dtype=self.dtype)(x)
 
-    def maxpool(self, L, x, m):
+    def maxpool(self, L, xs, m):   # Keras pools pad by 'same' only: an explicit -inf border instead
+        x = xs[0]
         if L.p != (0, 0):
-            raise rc.Unsupported("maxpool padding (Keras pools pad by 'same' only)")
+            x = self.keras.ops.pad(x, [[0, 0], [L.p[0], L.p[0]], [L.p[1], L.p[1]], [0, 0]], constant_values=-np.inf)
         return self.keras.layers.MaxPooling2D(L.k, strides=L.s, padding="valid", dtype=self.dtype)(x)
 
-    def dense(self, L, x, m):
-        return self.keras.layers.Dense(L.units, use_bias=L.bias, name="l%d" % L.i, dtype=self.dtype)(x)
+    def avgpool(self, L, xs, m):
+        if L.p != (0, 0):
+            raise rc.Unsupported("avgpool padding (Keras pools pad by 'same' only, and a zero border would count)")
+        return self.keras.layers.AveragePooling2D(L.k, strides=L.s, padding="valid", dtype=self.dtype)(xs[0])
 
-    def relu(self, L, x, m):
-        return self.keras.layers.ReLU(dtype=self.dtype)(x)
+    def global_avgpool(self, L, xs, m):
+        return self.keras.layers.GlobalAveragePooling2D(keepdims=True, dtype=self.dtype)(xs[0])
 
-    def flatten(self, L, x, m):
-        return self.keras.layers.Flatten(dtype=self.dtype)(x)
+    def batchnorm(self, L, xs, m):
+        return self.BatchNorm(momentum=1.0 - L.momentum, epsilon=L.eps, name="l%d" % L.i, dtype=self.dtype)(xs[0])
 
-    def dropout(self, L, x, m):
-        return x if m is None else self.keras.layers.Multiply(dtype=self.dtype)([x, m])
+    def dense(self, L, xs, m):
+        return self.keras.layers.Dense(L.units, use_bias=L.bias, name="l%d" % L.i, dtype=self.dtype)(xs[0])
+
+    def relu(self, L, xs, m):
+        return self.keras.layers.ReLU(dtype=self.dtype)(xs[0])
+
+    def flatten(self, L, xs, m):
+        return self.keras.layers.Flatten(dtype=self.dtype)(xs[0])
+
+    def dropout(self, L, xs, m):
+        return xs[0] if m is None else self.keras.layers.Multiply(dtype=self.dtype)([xs[0], m])
+
+    def add(self, L, xs, m):
+        return self.keras.layers.Add(dtype=self.dtype)(xs)
+
+    def concat(self, L, xs, m):   # channels_last
+        return self.keras.layers.Concatenate(axis=-1, dtype=self.dtype)(xs)
 
     def _model(self, layers, params, dtype):
         """The functional model of the plan, its layers under the dtype policy `dtype`, weights from params."""
         keras = self.keras
         self.dtype = dtype
         c, h, w = layers[0].in_shape
-        x = inp = keras.Input((h, w, c), name="x")
+        inp = keras.Input((h, w, c), name="x")
         minputs = {}
         for L in self.drops:
             shape = rc.to_nhwc(np.zeros((1,) + rc.mask_shape(L)), L).shape[1:]
             minputs[L.i] = keras.Input(shape, name="mask%d" % L.i)
+        outs = []   # layer i reads the outputs of its inputs (-1: the model input)
         for L in layers:
             f = getattr(self, L.op, None)
             if f is None:
                 raise rc.Unsupported(L.op)
-            x = f(L, x, minputs.get(L.i))
+            outs.append(f(L, [inp if j < 0 else outs[j] for j in L.inputs], minputs.get(L.i)))
+        x = outs[-1]
         if dtype is not None:   # the logits back in float32: the loss is computed in fp32
             x = keras.layers.Activation("linear", dtype="float32")(x)
         self.dtype = None
@@ -104,8 +130,12 @@ class Keras:
         for L in layers:
             if L.i in params:
                 W, b = params[L.i]
-                W = rc.conv_hwio(W) if L.op == "conv2d" else rc.dense_in_out(W, L, True)
-                model.get_layer("l%d" % L.i).set_weights([W] if b is None else [W, b])
+                if L.op == "batchnorm":   # gamma, beta, moving mean 0 and variance 1
+                    wts = [W, b, np.zeros_like(W), np.ones_like(W)]
+                else:
+                    W = rc.conv_hwio(W) if L.op == "conv2d" else rc.dense_in_out(W, L, True)
+                    wts = [W] if b is None else [W, b]
+                model.get_layer("l%d" % L.i).set_weights(wts)
         return model
 
     def build(self, layers, params, opt, batch):
@@ -114,13 +144,17 @@ class Keras:
         self.model = self._model(layers, params, "mixed_bfloat16" if self.bf16 else None)
         self.eval_model = self._model(layers, params, None) if self.bf16 else self.model
         self.stale = False   # the eval model's weights lag the trained ones
-        self.model.compile(optimizer=spec_optimizer(keras, opt),
-                           loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        self.bce = self.loss == "sigmoid_binary_cross_entropy"
+        if opt is not None:   # an inference workload is not compiled for training
+            loss = keras.losses.BinaryCrossentropy(from_logits=True) if self.bce else \
+                keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+            self.model.compile(optimizer=spec_optimizer(keras, opt), loss=loss)
+        self.classes = layers[-1].out_shape[0]
         self.batch = batch
         self.ones = {}
 
-    def parameters(self):
-        return self.model.count_params()
+    def parameters(self):   # the trainable ones: batch norm's moving statistics are not parameters natively
+        return sum(int(np.prod(v.shape)) for v in self.model.trainable_weights)
 
     def _ones(self, n):
         if n not in self.ones:
@@ -135,9 +169,32 @@ class Keras:
 
     def train_step(self, x, y, masks, t):
         masks = [rc.to_nhwc(m, L) for m, L in zip(masks, self.drops)]
-        loss = self.model.train_on_batch([rc.to_nhwc(x, None)] + masks, y)
+        loss = self.model.train_on_batch([rc.to_nhwc(x, None)] + masks, rc.one_hot(y, self.classes) if self.bce else y)
         self.stale = self.bf16
         return float(loss[0] if isinstance(loss, (list, tuple)) else loss) * len(y)
+
+
+def native_batchnorm(keras):
+    """Keras's BatchNormalization whose training step moves the moving variance towards the unbiased batch variance
+    (n / (n - 1) times the biased one, n values per channel), as the native engine and PyTorch do; Keras's own
+    moves it towards the biased one. Inference is Keras's own."""
+    ops = keras.ops
+
+    class BatchNorm(keras.layers.BatchNormalization):
+        def call(self, inputs, training=None, mask=None):
+            if not training:
+                return super().call(inputs, training=False)
+            x = ops.cast(inputs, "float32")   # the statistics in fp32, as Keras's (bf16 under mixed precision)
+            mean, var = ops.moments(x, list(range(len(x.shape) - 1)))
+            n = ops.cast(ops.size(x) // x.shape[-1], "float32")
+            m = self.momentum
+            self.moving_mean.assign(self.moving_mean * m + mean * (1.0 - m))
+            self.moving_variance.assign(self.moving_variance * m + var * (n / (n - 1.0)) * (1.0 - m))
+            y = ops.batch_normalization(x, mean, var, axis=-1, offset=self.beta, scale=self.gamma,
+                                        epsilon=self.epsilon)
+            return ops.cast(y, self.compute_dtype)
+
+    return BatchNorm
 
 
 def spec_optimizer(keras, opt):

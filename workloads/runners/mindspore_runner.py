@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """mindspore_runner -- the showdown runner protocol (PROTOCOL.md) for MindSpore (PyNative mode, CPU).
 
-NCHW as the native engine (mindspore.ops conv2d / max_pool2d / dense, dense weight [out][in]), so the native
-weights load unchanged. Gradients by mindspore.value_and_grad over the Parameters; the spec's optimizer
+NCHW as the native engine (mindspore.ops conv2d / max_pool2d / avg_pool2d / batch_norm / dense, dense weight
+[out][in]), so the native weights load unchanged; graph layers (add, concat) as the plan connects them; batch norm's
+running statistics are Parameters that ops.batch_norm moves as the native engine does (momentum, the unbiased
+variance). Gradients by mindspore.value_and_grad over the Parameters; the spec's optimizer
 (runner_common.Optimizer) on MindSpore tensors, written back with Parameter.set_data.
 """
 import os
@@ -29,32 +31,53 @@ class MindSpore(rc.LayerModel):
     def extras(self):
         return {"threads": self.threads, "mode": "pynative" if self.ms.get_context("mode") == 1 else "graph"}
 
-    # one function per layer kind: f(L, params, x, mask) -> y
-    def conv2d(self, L, p, x, m):
+    # one function per layer kind: f(L, params, inputs, mask) -> y
+    def conv2d(self, L, p, xs, m):
         if L.p != (0, 0):
-            return self.ops.conv2d(x, p[0], p[1], stride=L.s, pad_mode="pad", padding=L.p)
-        return self.ops.conv2d(x, p[0], p[1], stride=L.s, pad_mode="valid")
+            return self.ops.conv2d(xs[0], p[0], p[1], stride=L.s, pad_mode="pad", padding=L.p)
+        return self.ops.conv2d(xs[0], p[0], p[1], stride=L.s, pad_mode="valid")
 
-    def maxpool(self, L, p, x, m):
-        return self.ops.max_pool2d(x, L.k, stride=L.s, padding=L.p)
+    def maxpool(self, L, p, xs, m):
+        return self.ops.max_pool2d(xs[0], L.k, stride=L.s, padding=L.p)
 
-    def dense(self, L, p, x, m):
-        return self.ops.dense(x, p[0], p[1])
+    def avgpool(self, L, p, xs, m):   # padded positions out of the count, as native; padding (top, bottom, left, right)
+        return self.ops.avg_pool2d(xs[0], L.k, stride=L.s, padding=(L.p[0], L.p[0], L.p[1], L.p[1]),
+                                   count_include_pad=False)
 
-    def relu(self, L, p, x, m):
-        return self.ops.relu(x)
+    def global_avgpool(self, L, p, xs, m):
+        return xs[0].mean(axis=(2, 3), keep_dims=True)
 
-    def flatten(self, L, p, x, m):
-        return self.ops.reshape(x, (x.shape[0], -1))
+    def batchnorm(self, L, p, xs, m):
+        rm, rv = self.stats[L.i]
+        return self.ops.batch_norm(xs[0], rm, rv, p[0], p[1], training=self.training, momentum=L.momentum, eps=L.eps)
+
+    def dense(self, L, p, xs, m):
+        return self.ops.dense(xs[0], p[0], p[1])
+
+    def relu(self, L, p, xs, m):
+        return self.ops.relu(xs[0])
+
+    def flatten(self, L, p, xs, m):
+        return self.ops.reshape(xs[0], (xs[0].shape[0], -1))
+
+    def concat(self, L, p, xs, m):
+        return self.ops.cat(xs, axis=1)
+
+    def per_example(self, z, t):
+        if self.loss == "sigmoid_binary_cross_entropy":   # the mean over classes
+            return self.ops.binary_cross_entropy_with_logits(z, t, reduction="none").mean(axis=1)
+        return self.ops.cross_entropy(z, t, reduction="none")
 
     def build(self, layers, params, opt, batch):
         ms, ops = self.ms, self.ops
         self.build_layers(layers, params, opt, lambda a, L, role: ms.Parameter(ms.Tensor(a), name="%s%d" % (role, L.i)),
-                          ops.zeros_like)
+                          ops.zeros_like,
+                          lambda a, L, name: ms.Parameter(ms.Tensor(a), name="%s%d" % (name, L.i), requires_grad=False))
+        if opt is None:
+            return
 
-        def loss_fn(x, y, *masks):
-            z = self._forward(x, masks)
-            lv = ops.cross_entropy(z, y, reduction="none")
+        def loss_fn(x, t, *masks):
+            lv = self.per_example(self._forward(x, masks), t)
             return lv.mean(), lv.sum()
         self.grad_fn = ms.value_and_grad(loss_fn, None, self.vars, has_aux=True)
 
@@ -63,7 +86,7 @@ class MindSpore(rc.LayerModel):
 
     def train_step(self, x, y, masks, t):
         ms = self.ms
-        (_, lsum), grads = self.grad_fn(ms.Tensor(x), ms.Tensor(y.astype(np.int32)), *[ms.Tensor(m) for m in masks])
+        (_, lsum), grads = self.grad_fn(ms.Tensor(x), ms.Tensor(self.targets(y)), *[ms.Tensor(m) for m in masks])
         bc = self.opt.corrections(t) if self.opt.name == "adam" else (1.0, 1.0)
         for k, v in enumerate(self.vars):
             pn, self.s0[k], self.s1[k] = self.opt.update(v.value(), grads[k], self.s0[k], self.s1[k], bc, self.ops.sqrt)

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """paddle_runner -- the showdown runner protocol (PROTOCOL.md) for PaddlePaddle (dynamic graph, CPU).
 
-NCHW as the native engine (paddle.nn.functional conv2d / max_pool2d / linear); Paddle's linear weight is
-[in][out], so dense weights are transposed. Parameters are Paddle tensors with gradients; after backward the
-spec's optimizer (runner_common.Optimizer) runs on Paddle tensors under no_grad.
+NCHW as the native engine (paddle.nn.functional conv2d / max_pool2d / avg_pool2d / batch_norm / linear); Paddle's
+linear weight is [in][out], so dense weights are transposed. Graph layers (add, concat) as the plan connects them.
+Parameters are Paddle tensors with gradients; after backward the spec's optimizer (runner_common.Optimizer) runs
+on Paddle tensors under no_grad.
 """
 import os
 import sys
@@ -31,29 +32,59 @@ class Paddle(rc.LayerModel):
         return {"threads": self.threads, "mkldnn": bool(self.paddle.is_compiled_with_cuda() is False),
                 "commit": getattr(self.paddle.version, "commit", "")}
 
-    # one function per layer kind: f(L, params, x, mask) -> y
-    def conv2d(self, L, p, x, m):
-        return self.F.conv2d(x, p[0], p[1], stride=L.s, padding=L.p)
+    # one function per layer kind: f(L, params, inputs, mask) -> y
+    def conv2d(self, L, p, xs, m):
+        return self.F.conv2d(xs[0], p[0], p[1], stride=L.s, padding=L.p)
 
-    def maxpool(self, L, p, x, m):
-        return self.F.max_pool2d(x, L.k, stride=L.s, padding=L.p)
+    def maxpool(self, L, p, xs, m):
+        return self.F.max_pool2d(xs[0], L.k, stride=L.s, padding=L.p)
 
-    def dense(self, L, p, x, m):
-        return self.F.linear(x, p[0], p[1])
+    def avgpool(self, L, p, xs, m):   # exclusive: padded positions out of the count, as native
+        return self.F.avg_pool2d(xs[0], L.k, stride=L.s, padding=L.p, exclusive=True)
 
-    def relu(self, L, p, x, m):
-        return self.F.relu(x)
+    def global_avgpool(self, L, p, xs, m):
+        return self.paddle.mean(xs[0], axis=[2, 3], keepdim=True)
 
-    def flatten(self, L, p, x, m):
-        return self.paddle.reshape(x, [x.shape[0], -1])
+    def batchnorm(self, L, p, xs, m):
+        """Training: Paddle moves running statistics towards the biased batch variance, native towards the
+        unbiased one; so batch_norm gets scratch statistics it overwrites (momentum 0: the batch's mean and
+        biased variance) and the running ones move as native's do."""
+        paddle, F, x = self.paddle, self.F, xs[0]
+        rm, rv = self.stats[L.i]
+        if not self.training:
+            return F.batch_norm(x, rm, rv, p[0], p[1], training=False, epsilon=L.eps)
+        bm, bv = paddle.zeros_like(rm), paddle.zeros_like(rv)
+        y = F.batch_norm(x, bm, bv, p[0], p[1], training=True, momentum=0.0, epsilon=L.eps)
+        n = int(np.prod(x.shape)) // x.shape[1]   # values per channel
+        with paddle.no_grad():
+            paddle.assign(self.running(rm, bm, L.momentum), rm)
+            paddle.assign(self.running(rv, bv * (n / (n - 1.0)), L.momentum), rv)
+        return y
+
+    def dense(self, L, p, xs, m):
+        return self.F.linear(xs[0], p[0], p[1])
+
+    def relu(self, L, p, xs, m):
+        return self.F.relu(xs[0])
+
+    def flatten(self, L, p, xs, m):
+        return self.paddle.reshape(xs[0], [xs[0].shape[0], -1])
+
+    def concat(self, L, p, xs, m):
+        return self.paddle.concat(xs, axis=1)
 
     def build(self, layers, params, opt, batch):
         paddle = self.paddle
 
         def param(a, L, role):   # Paddle's linear weight is [in][out]
-            a = a.T if role == "w" and L.op != "conv2d" else a
+            a = a.T if role == "w" and L.op == "dense" else a
             return paddle.to_tensor(np.ascontiguousarray(a), dtype="float32", stop_gradient=False)
-        self.build_layers(layers, params, opt, param, paddle.zeros_like)
+        self.build_layers(layers, params, opt, param, paddle.zeros_like, lambda a, L, name: paddle.to_tensor(a))
+
+    def per_example(self, z, t):
+        if self.loss == "sigmoid_binary_cross_entropy":   # the mean over classes
+            return self.F.binary_cross_entropy_with_logits(z, t, reduction="none").mean(axis=1)
+        return self.F.cross_entropy(z, t, reduction="none")
 
     def forward(self, x):
         with self.paddle.no_grad():
@@ -62,7 +93,7 @@ class Paddle(rc.LayerModel):
     def train_step(self, x, y, masks, t):
         paddle = self.paddle
         z = self._forward(paddle.to_tensor(x), [paddle.to_tensor(m) for m in masks])
-        lv = self.F.cross_entropy(z, paddle.to_tensor(y), reduction="none")
+        lv = self.per_example(z, paddle.to_tensor(self.targets(y)))
         lv.mean().backward()
         bc = self.opt.corrections(t) if self.opt.name == "adam" else (1.0, 1.0)
         with paddle.no_grad():

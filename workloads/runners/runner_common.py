@@ -584,8 +584,13 @@ def softmax_xent(z, y):
 def sigmoid_bce(z, y):
     """Per example: the mean over classes of the binary cross-entropy against one-hot targets (train.c)."""
     z = z.astype(np.float64)
-    t = np.eye(z.shape[1])[y]
+    t = one_hot(y, z.shape[1])
     return (np.logaddexp(0.0, z) - t * z).mean(axis=1)
+
+
+def one_hot(y, classes):
+    """The float32 one-hot rows of labels y: sigmoid BCE's targets (train.c targets_of)."""
+    return np.eye(classes, dtype=np.float32)[y]
 
 
 def mean_roc_auc(scores, targets):
@@ -666,12 +671,18 @@ class Framework:
 
 class LayerModel:
     """The build shared by the runners whose model is the plan run layer by layer (chainer, paddle, mindspore,
-    tinygrad): one method per op kind, f(L, params, x, mask) -> y, found by the op's name (an op without one is
-    Unsupported); each layer's native weights wrapped as the framework's parameters; the optimizer's two state
-    slots per parameter; dropout as the mask multiplied in (the runner's masks, the native engine's)."""
+    tinygrad): one method per op kind, f(L, params, inputs (list, plan order), mask) -> y, found by the op's name
+    (an op without one is Unsupported); each layer's native weights wrapped as the framework's parameters, batch
+    norm's running statistics as its buffers; the optimizer's two state slots per parameter; dropout as the mask
+    multiplied in (the runner's masks, the native engine's). A subclass also implements per_example(z, t), the
+    loss per example of targets t (the framework's tensor of targets(y)), for both losses: LOSSES."""
 
-    def build_layers(self, layers, params, opt, wrap, zeros):
-        """wrap(array, L, role) -> the framework's parameter (role "w" or "b"); zeros(param) -> a state slot."""
+    LOSSES = ("softmax_cross_entropy", "sigmoid_binary_cross_entropy", "none")
+
+    def build_layers(self, layers, params, opt, wrap, zeros, buffer):
+        """wrap(array, L, role) -> the framework's parameter (role "w" or "b": weight or bias, batch norm's gamma
+        or beta); zeros(param) -> an optimizer state slot (none for an inference workload, opt None);
+        buffer(array, L, name) -> a batch norm running statistic (name "mean" or "var"), which self.stats holds."""
         self.layers, self.opt = layers, opt
         self.fns = []
         for L in layers:
@@ -679,25 +690,53 @@ class LayerModel:
             if f is None:
                 raise Unsupported(L.op)
             self.fns.append(f)
-        self.p, self.vars = {}, []
+        self.p, self.vars, self.stats = {}, [], {}
         for L in layers:
             if L.i in params:
                 W, b = params[L.i]
                 pv = (wrap(W, L, "w"), None if b is None else wrap(b, L, "b"))
                 self.p[L.i] = pv
                 self.vars += [v for v in pv if v is not None]
-        self.s0 = [zeros(v) for v in self.vars]
-        self.s1 = [zeros(v) for v in self.vars]
+            if L.op == "batchnorm":   # running mean 0 and variance 1, as native's
+                c = L.in_shape[0]
+                self.stats[L.i] = (buffer(np.zeros(c, np.float32), L, "mean"), buffer(np.ones(c, np.float32), L, "var"))
+        self.s0 = [zeros(v) for v in self.vars] if opt else []
+        self.s1 = [zeros(v) for v in self.vars] if opt else []
         self.drop_ids = [L.i for L in layers if L.op == "dropout" and L.rate > 0]
+        # the outputs to let go after each layer: those no later layer reads (an inference pass holds no more)
+        last = {j: L.i for L in layers for j in L.inputs}
+        self.release = {L.i: {j for j in L.inputs if j >= 0 and last[j] == L.i} for L in layers}
 
     def _forward(self, x, masks):
-        mk = dict(zip(self.drop_ids, masks)) if masks is not None else {}
+        """The layers in plan order; layer i reads the outputs of its inputs (-1: the model input). masks: a
+        training step's dropout masks, None in inference; self.training says which (batch norm reads it)."""
+        self.training = masks is not None
+        mk = dict(zip(self.drop_ids, masks)) if self.training else {}
+        outs = {}
         for L, f in zip(self.layers, self.fns):
-            x = f(L, self.p.get(L.i), x, mk.get(L.i))
-        return x
+            outs[L.i] = f(L, self.p.get(L.i), [x if j < 0 else outs[j] for j in L.inputs], mk.get(L.i))
+            for j in self.release[L.i]:
+                del outs[j]
+        return outs[self.layers[-1].i]
 
-    def dropout(self, L, p, x, m):
-        return x if m is None else x * m
+    def targets(self, y):
+        """The loss's targets of labels y (numpy): the labels as int32, or their one-hot float32 rows for sigmoid
+        BCE."""
+        if self.loss == "sigmoid_binary_cross_entropy":
+            return one_hot(y, self.layers[-1].out_shape[0])
+        return y.astype(np.int32)
+
+    @staticmethod
+    def running(stat, batch, momentum):
+        """A running statistic moved towards the batch's by momentum (host_ops.c nn_host_batchnorm_forward; the
+        variance's batch value is the unbiased one)."""
+        return stat * (1.0 - momentum) + batch * momentum
+
+    def dropout(self, L, p, xs, m):
+        return xs[0] if m is None else xs[0] * m
+
+    def add(self, L, p, xs, m):
+        return sum(xs[1:], xs[0])
 
     def parameters(self):
         return sum(int(np.prod(v.shape)) for v in self.vars)
@@ -850,7 +889,7 @@ def _main(make, description):
         confusion = conf.reshape(C, C).tolist()
         acc = correct / (nvb * B)
         if bce:   # the mean per-class ROC AUC, as train.c (nn_mean_roc_auc)
-            acc = mean_roc_auc(np.concatenate(scores), np.eye(C, dtype=np.float32)[yte[:nvb * B]])
+            acc = mean_roc_auc(np.concatenate(scores), one_hot(yte[:nvb * B], C))
             if acc != acc:
                 fail("no class has both positive and negative examples in the %d validation images" % (nvb * B))
         emit({"event": "epoch", "epoch": e, "train_s": train_s, "val_s": val_s, "loss": loss_e,
