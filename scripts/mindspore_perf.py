@@ -144,15 +144,13 @@ def run(a, flushed):
     sys.path.insert(0, pc.RUNNERS)
     import mindspore_runner as mr   # its class imports mindspore
     cell = pc.Cell(a, mr.MindSpore)
-    # oneDNN reads its ISA cap once, and MindSpore takes its thread count once, per process: in a list of settings
-    # run in one process (--setting pynative,graph) the first one's stay, and the cell records the cap it ran with
-    first = "mindspore" not in sys.modules
-    if first and a.setting == "graph" and any(L.op == "conv2d" for L in cell.layers):
+    # oneDNN reads its ISA cap once, and MindSpore takes its thread count once, per process: main runs each
+    # setting of a list in a process of its own; the cell records the cap it ran with
+    if a.setting == "graph" and any(L.op == "conv2d" for L in cell.layers):
         os.environ.setdefault("ONEDNN_MAX_CPU_ISA", "AVX2")
     import mindspore as ms
     from mindspore import nn, ops
-    if first:
-        ms.device_context.cpu.op_tuning.threads_num(a.threads)
+    ms.device_context.cpu.op_tuning.threads_num(a.threads)
     fw = mr.MindSpore(cell.ns)
     ms.set_context(mode=ms.PYNATIVE_MODE)   # the shipped step, and the reference of the graph one
     fw.loss = cell.loss
@@ -209,4 +207,4 @@ def run(a, flushed):
 
 
 if __name__ == "__main__":
-    sys.exit(pc.main(__doc__, SETTINGS, run))
+    sys.exit(pc.main(__doc__, SETTINGS, run, apart=True))

@@ -194,8 +194,39 @@ def time_phases(cell, out, a, train, infer):
     return out
 
 
-def main(doc, settings, run):
-    """run(a, flushed) -> the result dict, for each setting of --setting (each_setting)."""
+def each_setting_apart(a):
+    """Each setting of a.setting in a process of its own (this script again with that one setting), its lines passed
+    on: for a framework whose settings fix process-wide state on first use (MindSpore: oneDNN's ISA cap, the
+    operator thread count). Exit status as each_setting's."""
+    import subprocess
+    argv, i = [], 1
+    while i < len(sys.argv):
+        if sys.argv[i] == "--setting":
+            i += 2
+            continue
+        if not sys.argv[i].startswith("--setting="):
+            argv.append(sys.argv[i])
+        i += 1
+    for st in a.setting:
+        r = subprocess.run([sys.executable, sys.argv[0]] + argv + ["--setting", st], stdout=subprocess.PIPE,
+                           universal_newlines=True)
+        line = next((ln for ln in r.stdout.splitlines() if ln.startswith("{")), None)
+        if r.returncode == EXIT_UNSUPPORTED:
+            sys.stdout.write(r.stdout)
+            return EXIT_UNSUPPORTED
+        if r.returncode != 0 or line is None:   # its traceback went to stderr
+            line = json.dumps({"workload": a.workload, "setting": st,
+                               "error": "its process exited %d with no result" % r.returncode})
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+    return 0
+
+
+def main(doc, settings, run, apart=False):
+    """run(a, flushed) -> the result dict, for each setting of --setting (each_setting); apart: each setting in a
+    process of its own (each_setting_apart)."""
     a = parse_args(doc, settings)
+    if apart and len(a.setting) > 1:
+        return each_setting_apart(a)
     flushed = flush_denormals()
     return each_setting(a, lambda a: run(a, flushed))
