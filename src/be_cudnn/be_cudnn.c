@@ -6,52 +6,12 @@
  * stay on the device; every CUDA, cuDNN and cuBLAS call is checked (CUDA_CHECK & co., cudnn_be.h). */
 #include "be_cudnn/cudnn_be.h"
 #include "be_cudnn/cu_dl.h"
+#include "be_cudnn/cudnn_ctx.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define CU_STAGES 2
-#define CU_STAGE_MAX ((size_t)16 << 20)      /* pinned staging buffer: uploads go through it in chunks */
-#define CU_WS_CAP ((size_t)1 << 30)          /* never more than 1 GiB of convolution workspace */
-#define CU_MAX_PERF 16
-
-typedef struct cu_ctx {
-    int device;
-    struct cudaDeviceProp prop;
-    int driver, runtime;
-    cu_prec prec;                             /* fp32, tf32, fp16, bf16 (cudnn_be.h) */
-    int autotune;
-    cudaStream_t stream;
-    cudnnHandle_t dnn;
-    cublasHandle_t blas;
-    void *ws;                                 /* convolution workspace shared by all ops (one stream) */
-    size_t ws_size;
-    void *stage[CU_STAGES];                   /* pinned host staging for uploads, used alternately */
-    size_t stage_size[CU_STAGES];
-    cudaEvent_t stage_ev[CU_STAGES];          /* recorded after the copy out of stage[i] */
-    int stage_next;
-    int *bad;                                 /* device int[CU_BAD_INTS]: bad label, bad token (cudnn_be.h) */
-    int bad_pending, bad_C, bad_V;            /* a kernel that may flag ran since the last read; classes, vocab */
-    cu_conv_choice *choices;                  /* algorithm cache, one entry per convolution shape */
-    int nchoices, cap;
-    cu_half half;                             /* fp16/bf16: the 16-bit operand scratch (cudnn_precision.c) */
-    int *scale_flag;                          /* device int: loss scaling met an inf or NaN */
-} cu_ctx;
-
-typedef struct cu_priv {
-    cu_descs d;
-    cu_conv_choice choice;                    /* conv only */
-    cu_rnn rnn;                               /* gru/lstm */
-    int is_rnn;
-    cu_descs h;                               /* conv under fp16/bf16: x, w, y in the 16-bit type */
-} cu_priv;
-
-#define CTX(be) ((cu_ctx *)(be)->ctx)
-
-/* Tensor-op math may be picked (tf32, fp16, bf16): under fp32 only FMA. */
-static int tensor_ops(const cu_ctx *c) { return c->prec != CU_PREC_FP32; }
 
 static const float k_one = 1.0f, k_zero = 0.0f;
 
@@ -61,7 +21,6 @@ static int get_priv(const nn_op *op, const char *what, cu_priv **out) {
     return 0;
 }
 
-static size_t numel_out(const nn_op *op) { return (size_t)op->n * op->oc * op->oh * op->ow; }
 
 /* y += b broadcast over the batch (and the pixels): dense and conv2d share it; no bias, nothing to add. */
 static int add_bias(cu_ctx *c, const cu_priv *p, const float *b, float *y) {
@@ -147,203 +106,6 @@ static int cu_sync(nn_backend *be) {
     return check_labels(c);
 }
 
-/* ---- algorithm choice --------------------------------------------------------------------------------- */
-
-#define CU_TO_PERF(dst, src, n) do {                                                         \
-        for (int i_ = 0; i_ < (n); i_++) {                                                   \
-            (dst)[i_].algo = (int)(src)[i_].algo; (dst)[i_].status = (src)[i_].status;       \
-            (dst)[i_].time_ms = (src)[i_].time; (dst)[i_].memory = (src)[i_].memory;         \
-            (dst)[i_].math = (src)[i_].mathType;                                             \
-        }                                                                                    \
-    } while (0)
-
-static int pick_into(cu_algo_perf *out, const cu_algo_perf *cand, int n, size_t limit, cu_prec prec, int heuristic,
-                     const char *dir, const nn_op *op) {
-    int i = cu_algo_pick(cand, n, limit, prec != CU_PREC_FP32);
-    if (i < 0) {
-        char key[96];
-        cu_conv_key(op, key, sizeof key);
-        return sd_err(SD_EUNSUPPORTED, "cudnn: no usable %s convolution algorithm for %s (%d candidates, "
-                      "workspace limit %zu bytes, %s)", dir, key, n, limit, cu_prec_name(prec));
-    }
-    *out = cand[i];
-    if (heuristic) out->time_ms = -1;
-    return 0;
-}
-
-/* _v7 heuristics: no device work, candidates ranked by cuDNN's model. */
-static int choose_heuristic(cu_ctx *c, const nn_op *op, const cu_descs *d, size_t limit, cu_conv_choice *ch) {
-    cu_algo_perf cand[CU_MAX_PERF];
-    int got = 0;
-    {
-        cudnnConvolutionFwdAlgoPerf_t p[CU_MAX_PERF];
-        CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(c->dnn, d->x, d->w, d->conv[CU_FWD], d->y, CU_MAX_PERF,
-                                                           &got, p), CU_HINT_DESC);
-        CU_TO_PERF(cand, p, got);
-        SD_TRY(pick_into(&ch->dir[CU_FWD], cand, got, limit, c->prec, 1, "forward", op));
-    }
-    {
-        cudnnConvolutionBwdDataAlgoPerf_t p[CU_MAX_PERF];
-        CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(c->dnn, d->w, d->y, d->conv[CU_BWD_DATA], d->x,
-                                                                CU_MAX_PERF, &got, p), CU_HINT_DESC);
-        CU_TO_PERF(cand, p, got);
-        SD_TRY(pick_into(&ch->dir[CU_BWD_DATA], cand, got, limit, c->prec, 1, "backward-data", op));
-    }
-    {
-        cudnnConvolutionBwdFilterAlgoPerf_t p[CU_MAX_PERF];
-        CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(c->dnn, d->x, d->y, d->conv[CU_BWD_FILTER], d->w,
-                                                                  CU_MAX_PERF, &got, p), CU_HINT_DESC);
-        CU_TO_PERF(cand, p, got);
-        SD_TRY(pick_into(&ch->dir[CU_BWD_FILTER], cand, got, limit, c->prec, 1, "backward-filter", op));
-    }
-    ch->searched = 0;
-    return 0;
-}
-
-/* Scratch buffers for the search: x (also used as dx), w (also dw), y (also dy), workspace. */
-typedef struct find_bufs { void *x, *w, *y, *ws; size_t ws_size; } find_bufs;
-
-static void find_bufs_free(find_bufs *b) {
-    (void)cudaFree(b->x); (void)cudaFree(b->w); (void)cudaFree(b->y); (void)cudaFree(b->ws);
-    memset(b, 0, sizeof *b);
-}
-
-static int find_bufs_alloc(cu_ctx *c, const nn_op *op, size_t limit, find_bufs *b) {
-    size_t xs = sizeof(float) * op->n * op->c * op->h * op->w, ys = sizeof(float) * numel_out(op);
-    size_t ws = sizeof(float) * op->oc * op->c * op->kh * op->kw;
-    CUDA_CHECK(cudaMalloc(&b->x, xs), CU_HINT_MEM);
-    CUDA_CHECK(cudaMalloc(&b->w, ws), CU_HINT_MEM);
-    CUDA_CHECK(cudaMalloc(&b->y, ys), CU_HINT_MEM);
-    CUDA_CHECK(cudaMemsetAsync(b->x, 0, xs, c->stream), "");
-    CUDA_CHECK(cudaMemsetAsync(b->w, 0, ws, c->stream), "");
-    CUDA_CHECK(cudaMemsetAsync(b->y, 0, ys, c->stream), "");
-    /* as much search workspace as fits, halving from the limit; algorithms needing more are skipped */
-    for (size_t s = limit; s >= ((size_t)1 << 20); s /= 2) {
-        if (cudaMalloc(&b->ws, s) == cudaSuccess) { b->ws_size = s; break; }
-        (void)cudaGetLastError();   /* clear the allocation failure */
-        b->ws = NULL;
-    }
-    CUDA_CHECK(cudaStreamSynchronize(c->stream), CU_HINT_KERNEL);
-    return 0;
-}
-
-/* cudnnFind*AlgorithmEx: runs every algorithm on scratch buffers and ranks them by measured time. */
-static int choose_find(cu_ctx *c, const nn_op *op, const cu_descs *d, const find_bufs *b, cu_conv_choice *ch) {
-    cu_algo_perf cand[CU_MAX_PERF];
-    int got = 0;
-    {
-        cudnnConvolutionFwdAlgoPerf_t p[CU_MAX_PERF];
-        CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(c->dnn, d->x, b->x, d->w, b->w, d->conv[CU_FWD], d->y,
-                                                           b->y, CU_MAX_PERF, &got, p, b->ws, b->ws_size),
-                    CU_HINT_MEM);
-        CU_TO_PERF(cand, p, got);
-        SD_TRY(pick_into(&ch->dir[CU_FWD], cand, got, b->ws_size, c->prec, 0, "forward", op));
-    }
-    {
-        cudnnConvolutionBwdDataAlgoPerf_t p[CU_MAX_PERF];
-        CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithmEx(c->dnn, d->w, b->w, d->y, b->y, d->conv[CU_BWD_DATA],
-                                                                d->x, b->x, CU_MAX_PERF, &got, p, b->ws, b->ws_size),
-                    CU_HINT_MEM);
-        CU_TO_PERF(cand, p, got);
-        SD_TRY(pick_into(&ch->dir[CU_BWD_DATA], cand, got, b->ws_size, c->prec, 0, "backward-data", op));
-    }
-    {
-        cudnnConvolutionBwdFilterAlgoPerf_t p[CU_MAX_PERF];
-        CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithmEx(c->dnn, d->x, b->x, d->y, b->y,
-                                                                  d->conv[CU_BWD_FILTER], d->w, b->w, CU_MAX_PERF,
-                                                                  &got, p, b->ws, b->ws_size), CU_HINT_MEM);
-        CU_TO_PERF(cand, p, got);
-        SD_TRY(pick_into(&ch->dir[CU_BWD_FILTER], cand, got, b->ws_size, c->prec, 0, "backward-filter", op));
-    }
-    ch->searched = 1;
-    return 0;
-}
-
-/* Workspace limit: half of the free device memory, at most CU_WS_CAP. */
-static int ws_limit(size_t *out) {
-    size_t fr = 0, total = 0;
-    CUDA_CHECK(cudaMemGetInfo(&fr, &total), "");
-    *out = fr / 2 < CU_WS_CAP ? fr / 2 : CU_WS_CAP;
-    return 0;
-}
-
-/* Sets each direction's math type on its descriptor and re-reads the exact workspace it needs. */
-static int apply_choice(cu_ctx *c, cu_descs *d, cu_conv_choice *ch) {
-    for (int i = 0; i < 3; i++) {
-        ch->dir[i].math = cu_algo_math(ch->dir[i].math, tensor_ops(c));
-        CUDNN_CHECK(cudnnSetConvolutionMathType(d->conv[i], ch->dir[i].math), "");
-    }
-    CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(c->dnn, d->x, d->w, d->conv[CU_FWD], d->y,
-                                                        (cudnnConvolutionFwdAlgo_t)ch->dir[CU_FWD].algo,
-                                                        &ch->dir[CU_FWD].memory), CU_HINT_DESC);
-    CUDNN_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(c->dnn, d->w, d->y, d->conv[CU_BWD_DATA], d->x,
-                                                             (cudnnConvolutionBwdDataAlgo_t)ch->dir[CU_BWD_DATA].algo,
-                                                             &ch->dir[CU_BWD_DATA].memory), CU_HINT_DESC);
-    CUDNN_CHECK(cudnnGetConvolutionBackwardFilterWorkspaceSize(
-                    c->dnn, d->x, d->y, d->conv[CU_BWD_FILTER], d->w,
-                    (cudnnConvolutionBwdFilterAlgo_t)ch->dir[CU_BWD_FILTER].algo, &ch->dir[CU_BWD_FILTER].memory),
-                CU_HINT_DESC);
-    return 0;
-}
-
-static int grow_workspace(nn_backend *be, size_t need) {
-    cu_ctx *c = CTX(be);
-    if (need <= c->ws_size) return 0;
-    CUDA_CHECK(cudaStreamSynchronize(c->stream), CU_HINT_KERNEL);
-    if (c->ws) CUDA_CHECK(cudaFree(c->ws), "");
-    be->bytes_in_use -= c->ws_size;
-    c->ws = NULL;
-    c->ws_size = 0;
-    CUDA_CHECK(cudaMalloc(&c->ws, need), CU_HINT_MEM);
-    c->ws_size = need;
-    be->bytes_in_use += need;
-    if (be->bytes_in_use > be->bytes_peak) be->bytes_peak = be->bytes_in_use;
-    return 0;
-}
-
-static int conv_choose(nn_backend *be, const nn_op *op, cu_priv *p) {
-    cu_ctx *c = CTX(be);
-    cu_descs *d = cu_prec_half(c->prec) ? &p->h : &p->d;   /* the descriptors the convolution runs on */
-    char key[96];
-    cu_conv_key(op, key, sizeof key);
-    for (int i = 0; i < c->nchoices; i++)
-        if (strcmp(c->choices[i].key, key) == 0) {
-            p->choice = c->choices[i];
-            SD_TRY(apply_choice(c, d, &p->choice));
-            goto sized;
-        }
-    cu_conv_choice ch;
-    memset(&ch, 0, sizeof ch);
-    snprintf(ch.key, sizeof ch.key, "%s", key);
-    size_t limit = 0;
-    SD_TRY(ws_limit(&limit));
-    if (c->autotune) {
-        find_bufs b;
-        memset(&b, 0, sizeof b);
-        int rc = find_bufs_alloc(c, op, limit, &b);
-        if (rc == 0) rc = choose_find(c, op, d, &b, &ch);
-        find_bufs_free(&b);
-        SD_TRY(rc);
-    } else {
-        SD_TRY(choose_heuristic(c, op, d, limit, &ch));
-    }
-    SD_TRY(apply_choice(c, d, &ch));
-    if (c->nchoices == c->cap) {
-        int cap = c->cap ? 2 * c->cap : 8;
-        cu_conv_choice *n = realloc(c->choices, sizeof *n * (size_t)cap);
-        SD_ALLOC_CHECK(n);
-        c->choices = n;
-        c->cap = cap;
-    }
-    c->choices[c->nchoices++] = ch;
-    p->choice = ch;
-sized:;
-    size_t need = 0;
-    for (int i = 0; i < 3; i++)
-        if (p->choice.dir[i].memory > need) need = p->choice.dir[i].memory;
-    return grow_workspace(be, need);
-}
-
 /* ---- recurrent ops: embedding kernels, GRU / LSTM in cudnn_rnn.c ----------------------------------- */
 
 static int cu_embedding_forward(nn_backend *be, const nn_op *op, float *y, const int32_t *ids, const float *table) {
@@ -414,7 +176,7 @@ static int cu_prepare(nn_backend *be, nn_op *op) {
         p->is_rnn = 1;
         op->priv = p;
         rc = cu_rnn_setup(&p->rnn, c->dnn, c->stream);
-        if (rc == 0) rc = grow_workspace(be, p->rnn.work);
+        if (rc == 0) rc = cu_grow_workspace(be, p->rnn.work);
         if (rc < 0) cu_release(be, op);
         return rc;
     }
@@ -426,7 +188,7 @@ static int cu_prepare(nn_backend *be, nn_op *op) {
     if (rc == 0 && cu_prec_half(c->prec) && op->kind == NN_OP_CONV2D)
         rc = cu_descs_init_dt(&p->h, op, cu_prec_conv_math(c->prec), cu_prec_cudnn_type(c->prec));
     if (rc == 0 && cu_prec_half(c->prec)) rc = cu_half_reserve(&c->half, be, cu_half_bytes(op));
-    if (rc == 0 && op->kind == NN_OP_CONV2D) rc = conv_choose(be, op, p);
+    if (rc == 0 && op->kind == NN_OP_CONV2D) rc = cu_conv_choose(be, op, p);
     if (rc < 0) cu_release(be, op);
     return rc;
 }
@@ -663,7 +425,7 @@ static int cu_batchnorm_backward(nn_backend *be, const nn_op *op, float *dx, flo
     cu_priv *p;
     SD_TRY(get_priv(op, "batchnorm_backward", &p));
     if (!dx) {   /* cuDNN always writes dx: borrow the convolution workspace (one stream, not in use now) */
-        SD_TRY(grow_workspace(be, sizeof(float) * (size_t)op->n * op->c * op->h * op->w));
+        SD_TRY(cu_grow_workspace(be, sizeof(float) * (size_t)op->n * op->c * op->h * op->w));
         dx = c->ws;
     }
     const float *smean = ws, *sinv = (const float *)ws + op->c;

@@ -451,6 +451,35 @@ static json_t *runner_env(const sd_runner_result *r, const char *runner, const c
     return env;
 }
 
+static void say_repeat(const char *wname, const char *impl, const sd_runner_result *res, const nn_train_result *s) {
+    if (s->nepochs == 0) {
+        fprintf(stderr, "%s/%s: %s %s on %s: timed inference pass %.2fs for %ld images\n", wname, impl, impl,
+                res->version, res->device, s->infer_s, s->infer_images);
+        return;
+    }
+    const nn_epoch_stats *st = &s->epochs[s->nepochs - 1];
+    fprintf(stderr, "%s/%s: %s %s on %s: epoch %d train %.2fs val %.2fs accuracy %.4f\n", wname, impl, impl,
+            res->version, res->device, st->epoch, st->train_s, st->val_s, st->accuracy);
+}
+
+/* A framework cell that did not run, in the results as what happened (unsupported, unavailable, failed); 1 when
+ * that is a runtime failure (exit 1): a runner's bad output, not a bad input file. */
+static int record_status(const sd_bench_opts *a, const char *wname, const char *impl, int rc, json_t *doc) {
+    if (rc == SD_EINTR || rc == SD_EUSAGE) return 0;
+    if (rc == SD_EUNSUPPORTED) {
+        fprintf(stderr, "showdown bench: %s through %s: %s\n", wname, impl, sd_errmsg());
+        sd_results_add_status(doc, wname, impl, a->device, "unsupported", sd_errmsg());
+    } else if (rc == SD_ENODEV) {
+        if (first_time(sd_errmsg())) fprintf(stderr, "showdown bench: %s: %s\n", impl, sd_errmsg());
+        sd_results_add_status(doc, wname, impl, a->device, "unavailable", sd_errmsg());
+    } else {
+        fprintf(stderr, "showdown bench: %s through %s failed: %s\n", wname, impl, sd_errmsg());
+        sd_results_add_failure(doc, wname, impl, a->device, sd_errmsg());
+    }
+    sd_results_note_precision(doc, a->precision);
+    return rc != SD_EUNSUPPORTED && rc != SD_ENODEV;
+}
+
 static int run_framework(const sd_bench_opts *a, const char *wname, const char *impl, json_t *doc, int *failed) {
     sd_workload w;
     SD_TRY(load_workload(a, wname, &w));
@@ -523,14 +552,7 @@ static int run_framework(const sd_bench_opts *a, const char *wname, const char *
         samples[r].flops_fwd = flops_fwd;
         samples[r].flops_train = flops_train;
         samples[r].metric = w.mode == SD_MODE_INFERENCE ? "none" : w.loss == NN_LOSS_SIGMOID_BCE ? "mean_roc_auc" : "accuracy";
-        if (!a->quiet && samples[r].nepochs == 0) {
-            fprintf(stderr, "%s/%s: %s %s on %s: timed inference pass %.2fs for %ld images\n", w.name, impl, impl,
-                    res[r].version, res[r].device, samples[r].infer_s, samples[r].infer_images);
-        } else if (!a->quiet) {
-            const nn_epoch_stats *st = &samples[r].epochs[samples[r].nepochs - 1];
-            fprintf(stderr, "%s/%s: %s %s on %s: epoch %d train %.2fs val %.2fs accuracy %.4f\n", w.name, impl, impl,
-                    res[r].version, res[r].device, st->epoch, st->train_s, st->val_s, st->accuracy);
-        }
+        if (!a->quiet) say_repeat(w.name, impl, &res[r], &samples[r]);
     }
     env = runner_env(&res[0], ro.program ? ro.program : script, ro.program ? NULL : python, &torch);
     sd_results_set_library(doc, impl, res[0].version);
@@ -549,20 +571,7 @@ static int run_framework(const sd_bench_opts *a, const char *wname, const char *
         *failed = SD_ERROR;
     }
 done:
-    if (rc == SD_EUNSUPPORTED) {
-        fprintf(stderr, "showdown bench: %s through %s: %s\n", w.name, impl, sd_errmsg());
-        sd_results_add_status(doc, w.name, impl, a->device, "unsupported", sd_errmsg());
-        sd_results_note_precision(doc, a->precision);
-    } else if (rc == SD_ENODEV) {
-        if (first_time(sd_errmsg())) fprintf(stderr, "showdown bench: %s: %s\n", impl, sd_errmsg());
-        sd_results_add_status(doc, w.name, impl, a->device, "unavailable", sd_errmsg());
-        sd_results_note_precision(doc, a->precision);
-    } else if (rc && rc != SD_EINTR && rc != SD_EUSAGE) {
-        fprintf(stderr, "showdown bench: %s through %s failed: %s\n", w.name, impl, sd_errmsg());
-        sd_results_add_failure(doc, w.name, impl, a->device, sd_errmsg());
-        sd_results_note_precision(doc, a->precision);
-        *failed = SD_ERROR;   /* a runner's bad output is a runtime failure (exit 1), not a bad input file */
-    }
+    if (rc && record_status(a, w.name, impl, rc, doc)) *failed = SD_ERROR;
     for (int i = 0; i < nres; i++) sd_runner_result_free(&res[i]);
     free(res);
     free(samples);
