@@ -95,6 +95,14 @@ grep -q '"unavailable"' "$t/own.json" || bad "own results: no unavailable run: $
 expect 0 "own results verified against themselves" $SD verify "$t/own.json" --results "$t/own.json" --json "$t/own-v.json"
 grep -q "tensorflow .* UNAVAILABLE  *not measured in the published run: unavailable" "$t/out" \
   && ok "the unavailable framework is shown as such" || bad "unavailable row: $(cat "$t/out" "$t/err")"
+# --impl / --workload: only those cells are checked (a reader re-checking the cells that matter to them)
+$SD verify "$t/own.json" --results "$t/own.json" --impl native > "$t/only" 2>&1; rc=$?
+if [ $rc -eq 0 ] && grep -q "^mnist_mlp *native " "$t/only" && ! grep -q "tensorflow" "$t/only"; then
+  ok "--impl native: the native cells alone (exit 0)"
+else bad "--impl native: exit $rc: $(cat "$t/only")"; fi
+$SD verify "$t/own.json" --results "$t/own.json" --workload mnist_cnn > "$t/only" 2>&1; rc=$?
+[ $rc -eq 9 ] && ! grep -q "^mnist_mlp" "$t/only" && ok "--workload of no published cell: nothing checked (exit 9)" \
+  || bad "--workload mnist_cnn: exit $rc: $(cat "$t/only")"
 "$PY" - "$t/own-v.json" <<'PY' || fail=1
 import json, sys
 v = json.load(open(sys.argv[1]))

@@ -17,6 +17,8 @@ typedef struct sd_verify_opts {
     const char *db;                /* database for earlier measurements (NULL: the default, when it exists) */
     const char *workloads;         /* workload specs for a rerun (NULL: ./workloads) */
     const char *json;              /* write the verdicts ("showdown-verify/1") here, or NULL */
+    const char *only_workloads;    /* comma lists: check only these workloads / implementations (NULL: all) */
+    const char *only_impls;
     double tolerance_pct, acc_tolerance;
     long repeat, batches;          /* a rerun's repetitions (at least 3) and batch cap (0: the published one) */
     double host_wait_s;            /* a rerun's cells wait up to this long for the host to run at its speed (0: not) */

@@ -19,6 +19,8 @@ int cmd_verify(int argc, char **argv) {
         {"host-wait", SD_OPT_DOUBLE, &a.host_wait_s, "S", "a rerun's cell waits up to S seconds for this host to run at "
                                                         "its speed (default 20; 0: start at once)", 0, 3600},
         {"batches", SD_OPT_INT, &a.batches, "N", "cap batches per epoch of a rerun (the comparison then says max_batches differs unless published so)", 1, 100000000},
+        {"workload", SD_OPT_STR, &a.only_workloads, "W[,W]", "check only these workloads' cells", 0, 0},
+        {"impl", SD_OPT_STR, &a.only_impls, "I[,I]", "check only these implementations' cells (native, pytorch, ...)", 0, 0},
         {"results", SD_OPT_STR, &a.results, "FILE", "compare with this results file instead of the database", 0, 0},
         {"db", SD_OPT_STR, &a.db, "FILE", "results database for earlier measurements (default " DB_DEFAULT_PATH ")", 0, 0},
         {"workloads", SD_OPT_STR, &a.workloads, "DIR", "workload specs for a rerun (default ./workloads)", 0, 0},
