@@ -33,6 +33,7 @@ import argparse
 import json
 import os
 import statistics
+import signal
 import subprocess
 import sys
 import tempfile
@@ -88,6 +89,14 @@ def others_runnable():
     return max(0, vals[len(vals) // 2]) if vals else 0
 
 
+def kill_group(pgid):
+    """SIGKILL to every process left in the group pgid (none left: nothing to do)."""
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
 def run_cell(argv, env, timeout):
     """Run one cell; returns (stdout text, error or None, max RSS MiB, wall s, fraction of the cores others
     used, steal fraction)."""
@@ -96,18 +105,21 @@ def run_cell(argv, env, timeout):
     b0, s0, t0 = cpu_times()
     w0 = time.monotonic()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        p = subprocess.Popen(argv, stdout=out, stderr=err, env=env)
+        # its own process group: a cell script that runs its settings in processes of their own (mindspore_perf)
+        # is killed whole on a timeout, and nothing it started outlives it
+        p = subprocess.Popen(argv, stdout=out, stderr=err, env=env, start_new_session=True)
         err_msg = None
         while True:
             pid, status, ru = os.wait4(p.pid, os.WNOHANG)
             if pid == p.pid:
                 break
             if time.monotonic() - w0 > timeout:
-                p.kill()
+                kill_group(p.pid)
                 pid, status, ru = os.wait4(p.pid, 0)
                 err_msg = "timed out after %.0f s (killed)" % timeout
                 break
             time.sleep(0.05)
+        kill_group(p.pid)
         p.returncode = 0   # reaped here: keep Popen from waiting again
         wall = time.monotonic() - w0
         b1, s1, t1 = cpu_times()

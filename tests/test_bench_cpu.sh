@@ -312,6 +312,32 @@ grep -qE "^w1 +train +1000\.0 ± +0%\? " "$t/c.txt" && ok "one round and no conf
 [ $rc -eq 2 ] && grep -q "expected WORKLOAD=N" "$t/d.err" && ok "--batch w1=x: exit 2, names what was expected" \
   || { bad "--batch w1=x: exit $rc"; cat "$t/d.err"; }
 
+# a cell that times out is killed with everything it started (a cell script running each setting in a process of
+# its own, as mindspore_perf does): its child must not outlive it and hold the cores during the next cells
+cat > "$t/forks.py" <<EOF
+import subprocess, sys, time
+c = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+open("$t/child.pid", "w").write(str(c.pid))
+time.sleep(600)
+EOF
+if "$PY" - "$t" <<'EOF'
+import os, sys, time
+sys.path.insert(0, "scripts")
+import bench_table as bt
+t = sys.argv[1]
+text, err, *_ = bt.run_cell([sys.executable, os.path.join(t, "forks.py")], dict(os.environ), 1.0)
+assert err and "timed out" in err, err
+pid = int(open(os.path.join(t, "child.pid")).read())
+time.sleep(0.3)
+try:
+    state = [l for l in open("/proc/%d/status" % pid) if l.startswith("State:")][0]
+    assert "Z" in state, "the cell's child still runs: " + state
+except FileNotFoundError:
+    pass
+EOF
+then ok "a timed-out cell is killed with the process it started"
+else bad "a timed-out cell's child outlived it"; fi
+
 # --precision bf16 (PRECISION=bf16 in bench-cpu.sh): every timed cell of both sides gets it, the header and
 # cpu.json say it; the default run above said fp32
 rm -f "$t/precisions"
