@@ -153,11 +153,11 @@ for prec in $PRECISIONS; do
     break
   elif [ "$FULL" = 1 ]; then
     PRECISION=$prec PEERS=$peers WORKLOADS=$WORKLOADS PYTHON=$PYTHON VENVS=$VENVS sh scripts/bench-cpu.sh "$SD" out/bench \
-      || echo "report: bench-cpu failed (exit $?): the report goes on without best settings" >&2
+      || echo "report: bench-cpu exit $?: a cell failed or timed out (its table names it); the report goes on with the best settings measured" >&2
   else
     PRECISION=$prec PEERS=$peers WORKLOADS=$WORKLOADS ROUNDS=1 CONFIRM=0 GROUPED=1 SECONDS_PER_CELL=${REPORT_BEST_SECONDS:-1.5} \
       REPEAT=3 PROFILE=0 HOST_WAIT_TOTAL=60 TIMEOUT=300 PYTHON=$PYTHON VENVS=$VENVS sh scripts/bench-cpu.sh "$SD" out/bench \
-      || echo "report: bench-cpu failed (exit $?): the report goes on without best settings" >&2
+      || echo "report: bench-cpu exit $?: a cell failed or timed out (its table names it); the report goes on with the best settings measured" >&2
   fi
   # bench-cpu writes out/bench/cpu.json; each precision's figures are kept apart
   [ "$cpu" = out/bench/cpu.json ] || { [ ! -f out/bench/cpu.json ] || mv out/bench/cpu.json "$cpu"; }

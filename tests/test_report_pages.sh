@@ -45,7 +45,7 @@ m=$(missing "$t/names" "$t/o/p12")
 [ -z "$m" ] && ok "pages 1-2 name every framework and workload ($(wc -l < "$t/names"))" || bad "missing on pages 1-2: $m"
 grep -qF "showdown verify full.json --rerun" "$t/o/p12" && ok "page 1 names the re-check command with the results file" \
   || bad "no 'showdown verify full.json --rerun' on page 1"
-grep -qE "Frameworks ranked 1\. [a-z-]+ [0-9.]+ [0-9.]+× \([0-9]+ of [0-9]+\)" "$t/o/p12" \
+grep -qE "Frameworks ranked 1\. [a-z-]+ [0-9.]+× \([0-9]+ of [0-9]+\)" "$t/o/p12" \
   && ok "page 1 ranks the frameworks" || bad "page 1 has no ranking: $(grep -o 'Frameworks ranked.\{0,80\}' "$t/o/p12")"
 grep -q "Framework overhead" "$t/o/p12" && bad "page 1 still has the run-on 'Framework overhead'" || ok "no run-on overhead sentence"
 for ph in Training Inference; do

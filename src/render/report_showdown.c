@@ -456,7 +456,7 @@ const char *rb_framework_ranking(rdoc *d) {
         }
         qsort(rk, (size_t)n, sizeof *rk, rank_cmp);
         for (int i = 0; i < n; i++) {
-            const char *lab = rb_impl_label(d, &(rm_run){.implementation = g->fw[rk[i].f]});
+            const char *lab = g->fw[rk[i].f];   /* the versions: the Frameworks row above */
             const char *item = rk[i].n ? render_printf(d->a, "%d. %s %s (%d of %d)", i + 1, lab, ratio_text(d, rk[i].gm),
                                                        rk[i].n, rk[i].of)
                                        : render_printf(d->a, "%s: none measured", lab);
@@ -464,8 +464,8 @@ const char *rb_framework_ranking(rdoc *d) {
         }
     }
     free(g);
-    return out ? render_printf(d->a, "%s — time relative to native at each one's best setting, the geometric mean over "
-                                     "the workload phases it ran (of all measured); per workload: Figures on page 2.",
+    return out ? render_printf(d->a, "%s — time over native's at each one's best setting, geometric mean over the "
+                                     "workload phases it ran (of all measured); per workload: the tables that follow.",
                                out)
                : NULL;
 }
