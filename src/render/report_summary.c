@@ -144,10 +144,12 @@ static const char *summary_scores(rdoc *d) {
             out = cat(d, out, ", ", render_printf(d->a, "%d. %s %.1f", f + 1, x->name, x->overall));
     }
     int total = sc->nfw * sc->ncrit, miss = rb_n_missing_criteria(d);
-    return render_printf(d->a, "%s%s (of %d; 0–100). Coverage: %d of %d framework-criterion values have data; the %d "
-                               "without are left out of the means, not scored zero. %s",
-                         out ? out : "no overall scores", sc->nfw > 5 ? ", ..." : "", sc->nfw, total - miss, total, miss,
-                         rb_scores_note(d));
+    const rm_file *f = sc->file;
+    return render_printf(d->a, "%s%s (of %d; 0–100%s). %d of %d framework-criterion values have data, the rest left out of "
+                               "the means; as of %s (the Scores section says how).",
+                         out ? out : "no overall scores", sc->nfw > 5 ? ", ..." : "", sc->nfw,
+                         sc->has_ranges ? "; ranked on the lower bound of each range" : "", total - miss, total,
+                         f && f->as_of ? f->as_of : "an undated run");
 }
 
 static const char *summary_published(rdoc *d) {
