@@ -284,7 +284,8 @@ def script_cells(a, side, script_name, argv, settings, env):
     several (--grouped: one import and start for a framework's candidates; each line carries its setting's peak
     RSS, measured in the process): one cell per setting. A workload the runner cannot build comes back as cells
     {"na": reason}, not as errors."""
-    text, err, rss, wall, others, steal = run_cell(argv + ["--setting", ",".join(settings)], env, a.timeout)
+    text, err, rss, wall, others, steal = run_cell(argv + ["--setting", ",".join(settings)],
+                                                   dict(env, SHOWDOWN_CELL_LIMIT_S="%g" % a.timeout), a.timeout)
     # the command that measures these settings again (verify --rerun): the script under the source tree, its
     # arguments but the showdown binary (the rerunning one's), what the environment adds
     args, i = [], 2

@@ -207,9 +207,20 @@ def each_setting_apart(a):
         if not sys.argv[i].startswith("--setting="):
             argv.append(sys.argv[i])
         i += 1
+    # the caller's time limit for the whole cell (bench_table sets it), shared by the settings: one that cannot finish
+    # in its share (MindSpore's PyNative on a large CNN) leaves the others theirs
+    limit = float(os.environ.get("SHOWDOWN_CELL_LIMIT_S") or 0)
+    share = max(5.0, (limit - 10) / len(a.setting)) if limit > 0 else None
     for st in a.setting:
-        r = subprocess.run([sys.executable, sys.argv[0]] + argv + ["--setting", st], stdout=subprocess.PIPE,
-                           universal_newlines=True)
+        try:
+            r = subprocess.run([sys.executable, sys.argv[0]] + argv + ["--setting", st], stdout=subprocess.PIPE,
+                               universal_newlines=True, timeout=share)
+        except subprocess.TimeoutExpired:
+            line = json.dumps({"workload": a.workload, "setting": st,
+                               "error": "timed out after %.0f s (its share of the cell's %.0f s)" % (share, limit)})
+            sys.stdout.write(line + "\n")
+            sys.stdout.flush()
+            continue
         line = next((ln for ln in r.stdout.splitlines() if ln.startswith("{")), None)
         if r.returncode == EXIT_UNSUPPORTED:
             sys.stdout.write(r.stdout)

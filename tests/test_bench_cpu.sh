@@ -338,6 +338,28 @@ EOF
 then ok "a timed-out cell is killed with the process it started"
 else bad "a timed-out cell's child outlived it"; fi
 
+# settings run apart (perf_common.main(apart=True), as mindspore_perf runs them) share the cell's time limit
+# (SHOWDOWN_CELL_LIMIT_S, set by bench_table): a setting that overruns its share is an error line, the next one runs
+cat > "$t/apart.py" <<EOF
+import sys, time
+sys.path.insert(0, "$PWD/scripts")
+import perf_common as pc
+def run(a, flushed):
+    if a.setting == "slow":
+        time.sleep(60)
+    return {"workload": a.workload, "setting": a.setting, "train_images_per_s": 1.0}
+sys.exit(pc.main("apart", ("slow", "fast"), run, apart=True))
+EOF
+SHOWDOWN_CELL_LIMIT_S=20 "$PY" "$t/apart.py" --workload w1 --setting slow,fast > "$t/apart.out" 2> "$t/apart.err"; rc=$?
+if [ $rc -eq 0 ] && "$PY" - "$t/apart.out" <<'EOF'
+import json, sys
+s, f = [json.loads(l) for l in open(sys.argv[1])]
+assert s["setting"] == "slow" and s["error"].startswith("timed out after 5 s (its share of the cell's 20 s)"), s
+assert f["setting"] == "fast" and f["train_images_per_s"] == 1.0, f
+EOF
+then ok "settings run apart share the cell's limit: the slow one times out at its share, the next one runs"
+else bad "settings apart: exit $rc: $(cat "$t/apart.out" "$t/apart.err" | tail -3)"; fi
+
 # --precision bf16 (PRECISION=bf16 in bench-cpu.sh): every timed cell of both sides gets it, the header and
 # cpu.json say it; the default run above said fp32
 rm -f "$t/precisions"
