@@ -5,6 +5,7 @@
 #include "bench/frameworks.h"
 #include "bench/results.h"
 #include "core/err.h"
+#include "core/util.h"
 #include "db/db.h"
 
 #include <math.h>
@@ -412,20 +413,6 @@ static int finish(FILE *f, const vcounts *k, json_t *out, json_t *pchecks) {
     return code;
 }
 
-/* name is an entry of the comma list (a NULL list holds every name) */
-static int listed(const char *list, const char *name) {
-    if (!list) return 1;
-    size_t n = strlen(name);
-    for (const char *p = list; *p;) {
-        const char *e = strchr(p, ',');
-        size_t len = e ? (size_t)(e - p) : strlen(p);
-        if (len == n && strncmp(p, name, n) == 0) return 1;
-        if (!e) break;
-        p = e + 1;
-    }
-    return 0;
-}
-
 int sd_verify(const sd_verify_opts *a, FILE *f) {
     json_t *pubdoc = NULL, *measured = NULL, *here = NULL, *out = NULL, *pchecks = NULL;
     char msource[512] = "";
@@ -457,7 +444,7 @@ int sd_verify(const sd_verify_opts *a, FILE *f) {
         c.w = str(c.v.workload);
         c.impl = str(c.v.implementation);
         c.be = str(c.v.backend);
-        if (!listed(a->only_workloads, c.w) || !listed(a->only_impls, c.impl)) continue;
+        if (!sd_in_list(a->only_workloads, c.w) || !sd_in_list(a->only_impls, c.impl)) continue;
         for (int t = 0; sd_published_time_keys[t] && !c.metric; t++) {
             c.pub = sd_run_stat(&c.v, sd_published_time_keys[t]);
             if (!isnan(c.pub.median)) c.metric = sd_published_time_keys[t];

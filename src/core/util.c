@@ -21,6 +21,18 @@ int sd_split_list(char *s, char **out, int max) {
     return n;
 }
 
+int sd_in_list(const char *csv, const char *name) {
+    if (!csv) return 1;
+    size_t n = strlen(name);
+    for (const char *p = csv;;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == n && strncmp(p, name, n) == 0) return 1;
+        if (!e) return 0;
+        p = e + 1;
+    }
+}
+
 static int path_exists(const char *p) { struct stat st; return stat(p, &st) == 0; }
 
 void sd_default_dir(char *buf, size_t n, const char *name, const char *probe) {

@@ -11,6 +11,8 @@ int sd_run_self(char *const argv[], const char *log_path, int *exit_code);
 
 /* Split "a,b,c" in place into at most max non-empty entries; returns the count. */
 int sd_split_list(char *s, char **out, int max);
+/* 1 when name is an entry of the comma list csv (a NULL list holds every name), else 0. */
+int sd_in_list(const char *csv, const char *name);
 /* The project directory `name` (workloads, scoring, ...): ./name when ./probe exists, else name beside the
  * executable when that exists, else ./name. probe is a path relative to the current directory. */
 void sd_default_dir(char *buf, size_t n, const char *name, const char *probe);
