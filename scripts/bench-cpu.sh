@@ -11,7 +11,8 @@
 # PROFILE (per-layer profiles of the N workloads furthest below 2x the best peer; 1), CONFIRM (extra rounds of an
 # unconfirmed cell, 3), REPEAT (timed windows per phase, 7), HOST_WAIT_TOTAL (s), TIMEOUT (s a cell), PRECISION
 # (fp32, or bf16: both sides in bf16 mixed precision, docs/precision.md), GROUPED (1: a framework's candidates of a
-# workload in one process, one canary per workload: the default report's quick pass).
+# workload in one process, one canary per workload: the default report's quick pass), GIVE_UP (1: a framework that
+# timed out runs none of the later workloads), SKIP ("side=setting ...": settings not measured).
 set -eu
 SHOWDOWN=${1:-./showdown}
 OUT=${2:-out/bench}
@@ -45,6 +46,8 @@ for p in paddle mindspore tinygrad; do has_peer $p && set -- "$@" --peer-python 
 [ -z "${HOST_WAIT_TOTAL:-}" ] || set -- "$@" --host-wait-total "$HOST_WAIT_TOTAL"
 [ -z "${TIMEOUT:-}" ] || set -- "$@" --timeout "$TIMEOUT"
 [ "${GROUPED:-0}" = 0 ] || set -- "$@" --grouped
+[ "${GIVE_UP:-0}" = 0 ] || set -- "$@" --give-up
+for s in ${SKIP:-}; do set -- "$@" --skip "$s"; done
 # densenet121_xray trains at batch 64 in ~25 GB natively (~384 MiB an example; PyTorch ~200): both sides run
 # it at a batch that fits beside other work on a 24 GB machine. BATCH="w=n ..." replaces the list.
 for b in ${BATCH-densenet121_xray=16}; do set -- "$@" --batch "$b"; done

@@ -504,12 +504,19 @@ def measure(a):
             if rnd > a.rounds:
                 c["confirmation"] = True
             cells.append(c)
+            if a.give_up and side != "native" and "timed out" in str(c.get("error", "")) and side not in gave_up:
+                gave_up[side] = wl
+                log("%s timed out on %s: its later workloads are not run (--give-up)" % (side, wl))
             log("round %d %-17s %-22s %s%s" % (rnd, wl, "%s %s" % (side, c["setting"]),
                                                describe(c, primary(modes[wl])),
                                                "  HOST SLOW" if c["host_slowed"] else ""))
         return cs
 
     chosen = ([] if not a.torch_python else ["torch"]) + list(a.peer_python)   # sides a best is chosen for
+    # settings measured elsewhere (the default report's bench cells ran each runner's own mode) and the sides that
+    # timed out once under --give-up (the workloads run light to heavy: a later one would time out too)
+    skip = {tuple(item.split("=", 1)) for item in a.skip}
+    gave_up = a.gave_up_sides = {}   # also in cpu.json
 
     def candidates(wl, side):
         """A side's candidate settings for a workload: all of them in every round (their speeds differ by less
@@ -519,8 +526,9 @@ def measure(a):
             sts = ["eager"] + ([] if wl in CONV_FREE else ["channels_last"]) + (["compile"] if wl in compile_ok else [])
         else:
             sts = [s for s in PEERS[side]["settings"] if not (s == "nhwc" and wl in CONV_FREE)]
+        sts = [s for s in sts if (side, s) not in skip]
         mine = [c for c in cells if c["workload"] == wl and c["side"] == side and c.get("candidate")]
-        if any("na" in c for c in mine):
+        if any("na" in c for c in mine) or side in gave_up:
             return []
         return [s for s in sts if not any("error" in c and c["setting"] == s for c in mine)]
 
@@ -573,7 +581,8 @@ def measure(a):
                         break
             if not a.torch_python:
                 continue
-            run(wl, "torch", ["shipped"], rnd)
+            if ("torch", "shipped") not in skip and "torch" not in gave_up:
+                run(wl, "torch", ["shipped"], rnd)
             if a.grouped:
                 run(wl, "torch", candidates(wl, "torch"), rnd)
             else:
@@ -866,6 +875,12 @@ def main():
                          "measured in the process) and one host canary per workload: the default report's quick "
                          "pass")
     ap.add_argument("--venvs", default=".venv-frameworks")
+    ap.add_argument("--skip", action="append", default=[], metavar="SIDE=SETTING",
+                    help="a setting not measured (torch=shipped, mindspore=pynative ...): the default report's bench "
+                         "cells measured it, in the runner's own mode")
+    ap.add_argument("--give-up", action="store_true",
+                    help="a framework that timed out on a workload runs none of the later ones (list the workloads "
+                         "light to heavy): the default report's quick pass")
     ap.add_argument("--tf-python", default="auto", help="interpreter with tensorflow (auto: VENVS/tensorflow/bin/python "
                                                         "if it imports tensorflow; '': no TensorFlow columns)")
     ap.add_argument("--jax-python", default="auto", help="interpreter with jax (auto: VENVS/jax/bin/python if it "
@@ -921,7 +936,7 @@ def main():
            "seconds": a.seconds, "repeat": a.repeat, "slow_window": SLOW_WINDOW,
            "confirm_rounds": a.confirm, "agree": AGREE, "figure": "fastest window of a cell, fastest round another confirms, not both in a host slow spell",
            "load_average": load, "wall_s": time.monotonic() - t0, "busy_thresholds": {"others": BUSY_OTHERS,
-           "steal": BUSY_STEAL}, "torch_python": a.torch_python, "peer_python": a.peer_python, "rows": rows, "cells": cells,
+           "steal": BUSY_STEAL}, "torch_python": a.torch_python, "peer_python": a.peer_python, "skipped_settings": sorted(a.skip), "gave_up": a.gave_up_sides, "rows": rows, "cells": cells,
            "other_frameworks": other, "sgemm_ceilings": ceilings, "host_slow": HOST_SLOW,
            "host_wait_max_s": a.host_wait, "host_wait_total_s": a.host_wait_total, "host_canary": host,
            "baseline_rss_mib": baseline, "roofline": floors}

@@ -80,6 +80,8 @@ if s == "shipped" and os.environ.get("FAKE_SHIPPED_FAILS") == wl:
 n = os.path.join("$t", "torch-%s-%s" % (wl, s))
 k = int(open(n).read()) + 1 if os.path.exists(n) else 0
 open(n, "w").write(str(k))
+if os.environ.get("FAKE_SLOW") == wl:   # a candidate that overruns any timeout
+    import time; time.sleep(60)
 tr = {"shipped": 100.0, "eager": 200.0, "channels_last": [400.0, 300.0][min(k, 1)]}[s] if wl == "w1" else None
 inf = {"w1": {"shipped": 100.0, "eager": 250.0, "channels_last": 200.0},
        "w2": {"shipped": 20.0, "eager": [50.0, 30.0][min(k, 1)], "channels_last": 45.0}}[wl][s]
@@ -311,6 +313,22 @@ grep -qE "^w1 +train +1000\.0 ± +0%\? " "$t/c.txt" && ok "one round and no conf
     --out "$t/d" > /dev/null 2> "$t/d.err"; rc=$?
 [ $rc -eq 2 ] && grep -q "expected WORKLOAD=N" "$t/d.err" && ok "--batch w1=x: exit 2, names what was expected" \
   || { bad "--batch w1=x: exit $rc"; cat "$t/d.err"; }
+
+# the default report's quick pass: --skip leaves out a setting its bench cells measured (no torch shipped cell
+# runs), --give-up stops a framework that timed out on one workload from running the later ones
+mkdir -p "$t/g"; rm -f "$t"/native-* "$t"/torch-*
+FAKE_SLOW=w1 "$PY" scripts/bench_table.py --showdown "$t/showdown" --torch-python "$t/torchpy" --workloads "$t/wl" \
+    --workload w1,w2 --rounds 1 --confirm 0 --compile "" --profile 0 --tf-python "" --jax-python "" --timeout 2 \
+    --skip torch=shipped --give-up --out "$t/g" > "$t/g.txt" 2> "$t/g.err"; rc=$?
+ran=$(cd "$t" && ls torch-* 2>/dev/null | paste -sd' ' -)
+if [ "$ran" = "torch-w1-channels_last torch-w1-eager" ] && "$PY" -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["gave_up"] == {"torch": "w1"} and d["skipped_settings"] == ["torch=shipped"], (d["gave_up"], d["skipped_settings"])
+assert all(c["side"] != "torch" or c["workload"] == "w1" for c in d["cells"]), "torch ran w2"
+assert all("timed out" in c.get("error", "") for c in d["cells"] if c["side"] == "torch"), "a w1 torch cell did not time out"
+' "$t/g/cpu.json" && grep -q "torch timed out on w1: its later workloads are not run" "$t/g.err"; then
+  ok "--skip torch=shipped runs no shipped cell; --give-up: torch timed out on w1 and ran nothing of w2 (exit $rc)"
+else bad "--skip/--give-up: torch cells run: '$ran' (exit $rc)"; tail -5 "$t/g.err"; fi
 
 # a cell that times out is killed with everything it started (a cell script running each setting in a process of
 # its own, as mindspore_perf does): its child must not outlive it and hold the cores during the next cells
