@@ -18,6 +18,11 @@ expect() { # want description command...
 
 $SD bench --workload mnist_mlp --backend ref --data synthetic --epochs 2 --batches 3 --repeat 3 --no-db --quiet \
   --json "$t/r.json" > /dev/null || bad "bench for the measurement"
+"$PY" -c 'import json, sys
+s = json.load(open(sys.argv[1]))["runs"][0]["summary"]
+e = s["steady_epochs_s"]
+assert e["n"] == 3 and e["min"] <= s["steady_epoch_s"]["median"] <= e["max"], s' "$t/r.json" \
+  && ok "the summary holds the steady epochs of every repeat (steady_epochs_s, n 3)" || bad "steady_epochs_s missing or wrong"
 
 # published cells crafted from the measurement: same machine, except where a verdict needs otherwise
 "$PY" - "$t" <<'PY'
@@ -151,6 +156,25 @@ PY
 expect 9 "a published spread wider than the tolerance" $SD verify "$t/wide.json" --results "$t/narrow.json"
 grep -q "UNVERIFIABLE .*published spread [0-9.]*% \[.*\] is wider than the 10% tolerance" "$t/out" \
   && ok "UNVERIFIABLE names the published spread" || bad "spread: $(cat "$t/out")"
+# one repeat has no spread over repeats, but its steady epochs (2..N) have one (summary.steady_epochs_s): a rerun
+# 20% slower that lies inside a published run's own 30% epoch spread is UNVERIFIABLE, not SLOWER; without it, SLOWER
+"$PY" - "$t" <<'PY'
+import json, sys
+t = sys.argv[1]
+r = json.load(open(t + "/narrow.json"))
+med = r["runs"][0]["summary"]["steady_epoch_s"]["median"]
+d = json.load(open(t + "/ok.json"))
+d["runs"][0]["summary"]["steady_epoch_s"] = {"median": med / 1.2, "min": med / 1.2, "max": med / 1.2, "n": 1}
+json.dump(d, open(t + "/one.json", "w"))
+d["runs"][0]["summary"]["steady_epochs_s"] = {"median": med, "min": med / 1.2, "max": med * 1.1, "n": 2}
+json.dump(d, open(t + "/one-epochs.json", "w"))
+PY
+expect 5 "one repeat, no epoch spread recorded: SLOWER" $SD verify "$t/one.json" --results "$t/narrow.json"
+grep -q " SLOWER " "$t/out" && ok "a single-repeat figure without its epochs' spread: SLOWER" || bad "one: $(cat "$t/out")"
+expect 9 "one repeat whose steady epochs spread 30%" $SD verify "$t/one-epochs.json" --results "$t/narrow.json"
+grep -q "UNVERIFIABLE .*published spread [0-9.]*% \[.*\] is wider than the 10% tolerance" "$t/out" \
+  && ok "a single-repeat figure whose steady epochs spread wider than the tolerance: UNVERIFIABLE" \
+  || bad "steady epochs spread: $(cat "$t/out")"
 
 # a best-setting run (bench-cpu's, as make report adds them) reruns its recorded cell script: here a fake one that
 # prints the figure it is given; the same figure REPRODUCED, another version NOT-COMPARABLE naming it, an
