@@ -66,6 +66,17 @@ def best_runs(cpu):
     return list(runs.values())
 
 
+def not_tried(doc, cpu):
+    """The workloads of the results bench-cpu did not run, and each framework that stopped after a timeout
+    (bench_table --give-up), as one sentence; "" when it tried everything."""
+    ran = {c.get("workload") for c in cpu.get("cells", []) + cpu.get("rows", [])}
+    wls = sorted({r["workload"] for r in doc["runs"] if r.get("source") != "bench-cpu"} - ran)
+    parts = ["%s (the quick pass leaves %s to FULL=1)" % (", ".join(wls), "it" if len(wls) == 1 else "them")] if wls else []
+    parts += ["%s from %s on (it timed out there)" % (IMPL.get(side, side), wl)
+              for side, wl in sorted((cpu.get("gave_up") or {}).items())]
+    return "; ".join(parts)
+
+
 def main(argv):
     if len(argv) != 3:
         sys.exit(__doc__.splitlines()[-1])
@@ -84,6 +95,11 @@ def main(argv):
     machines = [m for m in machines if m]
     if machines:
         doc.setdefault("environment", {})["roofline_machine"] = machines[0]
+    # what the best-setting pass did not try, so that a "shipped" best is not read as a measured verdict
+    key = "best_not_tried" + ("" if prec == "fp32" else "_" + prec)
+    doc.setdefault("environment", {}).pop(key, None)
+    if not_tried(doc, cpu):
+        doc["environment"][key] = not_tried(doc, cpu)
     tmp = results + ".tmp"
     with open(tmp, "w") as f:
         json.dump(doc, f, indent=2)

@@ -344,11 +344,14 @@ static int phase_table(rdoc *d, const grid *g, int ph, const nn_machine *mc) {
         }
     }
     f->u.table = t;
+    /* a best that reads "shipped" where the best-setting pass did not try the others says so */
+    const char *untried = render_model_env(d->m, "best_not_tried");
     f->note = render_printf(d->a, "Steady-state %s images per second (medians), as shipped and at the framework's best "
                                   "setting, its fastest measured (native: its fastest back-end); × native: how many times "
                                   "longer than native, at the best setting; peak: the largest memory peak of the best "
-                                  "setting's repeats.%s",
-                            phase_name[ph],
+                                  "setting's repeats.%s%s%s%s",
+                            phase_name[ph], untried ? " Best settings not tried: " : "", untried ? untried : "",
+                            untried ? "." : "",
                             pct ? " Of limit: the share of this machine's limit reached, the roofline floor of a batch "
                                   "(docs/roofline.md: each kernel's max of FLOPs over the measured sgemm peak and bytes "
                                   "over the measured bandwidth) over the measured time a batch; over 100% is possible "
