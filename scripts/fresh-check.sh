@@ -53,6 +53,17 @@ if [ -f /etc/apt/sources.list.d/debian.sources ]; then
   cp /etc/apt/sources.list.d/debian.sources "$root/etc/apt/sources.list.d/"; : > "$root/etc/apt/sources.list"
 fi
 cp /etc/resolv.conf "$root/etc/resolv.conf"
+# The host's way to PyPI, as a machine on its network has it: a pip.conf whose certificate bundle includes a local
+# (intercepting proxy's) CA is given the host's bundle, under a path the root's packages never rewrite.
+if [ -f /etc/pip.conf ]; then
+  cert=$(sed -n 's/^ *cert *= *//p' /etc/pip.conf | head -1)
+  if [ -n "$cert" ] && [ -f "$cert" ]; then
+    cp "$cert" "$root/etc/ssl-host-ca-bundle.crt"
+    sed "s|^ *cert *=.*|cert = /etc/ssl-host-ca-bundle.crt|" /etc/pip.conf > "$root/etc/pip.conf"
+  else
+    cp /etc/pip.conf "$root/etc/pip.conf"
+  fi
+fi
 size=$(du -sh "$root" | cut -f1)
 # /sys with its submounts: slurmd (tests/test_slurm.sh) needs the cgroup file system, as on a booted machine.
 mount -t proc proc "$root/proc" && mount --rbind /sys "$root/sys" && mount --make-rslave "$root/sys" &&
