@@ -97,9 +97,10 @@ def main(argv):
         doc.setdefault("environment", {})["roofline_machine"] = machines[0]
     # what the best-setting pass did not try, so that a "shipped" best is not read as a measured verdict
     key = "best_not_tried" + ("" if prec == "fp32" else "_" + prec)
+    untried = not_tried(doc, cpu)
     doc.setdefault("environment", {}).pop(key, None)
-    if not_tried(doc, cpu):
-        doc["environment"][key] = not_tried(doc, cpu)
+    if untried:
+        doc["environment"][key] = untried
     tmp = results + ".tmp"
     with open(tmp, "w") as f:
         json.dump(doc, f, indent=2)

@@ -389,7 +389,7 @@ static json_t *settings_of(const sd_run_info *ri, const char *precision) {
 }
 
 /* Every epoch after the first, over all repeats: the spread a single-repeat figure has within its own run (a
- * re-check cannot be held closer than that). NAN when fewer than two such epochs. */
+ * re-check cannot be held closer than that). A statistic of n 0 when fewer than two such epochs. */
 static sd_stat steady_epochs(const sd_run_info *ri) {
     int n = 0;
     for (int s = 0; s < ri->nsamples; s++) n += ri->samples[s].nepochs > 1 ? ri->samples[s].nepochs - 1 : 0;
