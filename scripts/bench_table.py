@@ -211,32 +211,38 @@ def ceiling_cell(a, env):
     return {"sgemm_gflops": g, "error": err, "others": others, "steal": steal}
 
 
-def roofline_cell(a, wl, env):
-    """The time floor of each phase of WL on this machine (`showdown perf --roofline`, docs/roofline.md), in a
-    process of its own after every timed cell: {"train": s, "infer": s per batch, "batch": n}, or "error"."""
-    fd, path = tempfile.mkstemp(suffix=".json")
-    os.close(fd)
-    argv = [a.showdown, "perf", "--roofline", "--workload", wl, "--backend", "dnnl", "--threads", str(a.threads),
-            "--seconds", "0.2", "--repeat", "1", "--json", path]
-    if a.workloads:
-        argv += ["--workloads", a.workloads]
-    if wl in a.batches:
-        argv += ["--batch", str(a.batches[wl])]
-    _, err, _, _, _, _ = run_cell(argv, env, a.timeout)
-    out = {}
-    if err is None:
-        try:
-            doc = json.load(open(path))
-            r = doc["runs"][0]
-            out = {"batch": r["batch"], "machine": doc.get("roofline_machine"),
-                   "train": (r["roofline"]["train"] or {}).get("floor_s"),
-                   "infer": r["roofline"]["inference"]["floor_s"]}
-        except (OSError, ValueError, KeyError, IndexError, TypeError) as e:
-            err = "unreadable perf --roofline JSON: %s" % e
-    os.unlink(path)
-    if err:
-        out["error"] = err
-    return out
+def roofline_cells(a, workloads, env):
+    """The time floor of each phase of each workload on this machine (`showdown perf --roofline`, docs/roofline.md),
+    after every timed cell: {wl: {"train": s, "infer": s per batch, "batch": n} or {"error": why}}. One process per
+    batch override (the machine's peak and bandwidth are measured once a process, ~5 s)."""
+    by_batch = {}
+    for wl in workloads:
+        by_batch.setdefault(a.batches.get(wl), []).append(wl)
+    floors = {}
+    for batch, wls in by_batch.items():
+        fd, path = tempfile.mkstemp(suffix=".json")
+        os.close(fd)
+        argv = [a.showdown, "perf", "--roofline", "--workload", ",".join(wls), "--backend", "dnnl",
+                "--threads", str(a.threads), "--seconds", "0.2", "--repeat", "1", "--json", path]
+        if a.workloads:
+            argv += ["--workloads", a.workloads]
+        if batch is not None:
+            argv += ["--batch", str(batch)]
+        _, err, _, _, _, _ = run_cell(argv, env, a.timeout * len(wls))
+        runs = {}
+        if err is None:
+            try:
+                doc = json.load(open(path))
+                for r in doc["runs"]:
+                    runs[r["workload"]] = {"batch": r["batch"], "machine": doc.get("roofline_machine"),
+                                           "train": (r["roofline"]["train"] or {}).get("floor_s"),
+                                           "infer": r["roofline"]["inference"]["floor_s"]}
+            except (OSError, ValueError, KeyError, IndexError, TypeError) as e:
+                err = "unreadable perf --roofline JSON: %s" % e
+        os.unlink(path)
+        for wl in wls:
+            floors[wl] = runs.get(wl) or {"error": err or "perf --roofline wrote no run of %s" % wl}
+    return floors
 
 
 def add_floors(rows, floors):
@@ -320,11 +326,14 @@ def script_cells(a, side, script_name, argv, settings, env):
         if r is not None and "unsupported" in r:
             cell["na"] = "unsupported %s" % r["unsupported"]
             continue
+        # a setting the process finished before it failed or timed out (its line is out) keeps its figures
         e = err
         if r is None:
             e = e or "unreadable %s output: no line for setting %s" % (script_name, st)
         elif "error" in r:
             e = r["error"]
+        elif r.get("setting") == st:
+            e = None
         if e is None:
             try:
                 take_windows(cell, r)
@@ -930,7 +939,7 @@ def main():
     workloads, modes, cells, best, pbest, ceilings, baseline, host = measure(a)
     load = "%s, %s" % (load0, open("/proc/loadavg").read().split()[0])
     rows = summarize(a, workloads, modes, cells, best, pbest, load)
-    floors = {wl: roofline_cell(a, wl, dict(os.environ)) for wl in workloads}
+    floors = roofline_cells(a, workloads, dict(os.environ))
     add_floors(rows, floors)
     doc = {"format": "showdown-bench-cpu/4", "threads": a.threads, "batch_overrides": a.batches, "rounds": a.rounds,
            "seconds": a.seconds, "repeat": a.repeat, "slow_window": SLOW_WINDOW,

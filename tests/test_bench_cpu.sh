@@ -30,9 +30,11 @@ if "--layers" in a:   # a profile (--profile N): text only
     print("fake profile of " + a[a.index("--workload") + 1]); sys.exit(0)
 wl, out = a[a.index("--workload") + 1], a[a.index("--json") + 1]
 if "--roofline" in a:   # the floors: w1 4 ms a training step and 2 ms an inference pass, w2 10 ms a pass
-    fl = {"w1": (0.004, 0.002), "w2": (None, 0.010)}.get(wl, (None, None))
-    json.dump({"roofline_machine": {"peak_gflops": 100.0}, "runs": [{"batch": 8, "roofline": {
-        "train": {"floor_s": fl[0]} if fl[0] else None, "inference": {"floor_s": fl[1]}}}]}, open(out, "w"))
+    open(os.path.join("$t", "roofline-calls"), "a").write(wl + "\n")
+    fl = {"w1": (0.004, 0.002), "w2": (None, 0.010)}
+    json.dump({"roofline_machine": {"peak_gflops": 100.0}, "runs": [{"workload": w, "batch": 8, "roofline": {
+        "train": {"floor_s": fl[w][0]} if fl[w][0] else None, "inference": {"floor_s": fl[w][1]}}}
+        for w in wl.split(",")]}, open(out, "w"))
     sys.exit(0)
 if wl == "mnist_mlp" and "--no-ceiling" in a and os.environ.get("FAKE_CANARY"):   # the host canary: k-th of a list
     seq, cf = [float(x) for x in os.environ["FAKE_CANARY"].split(",")], os.path.join("$t", "canary")
@@ -181,6 +183,9 @@ then ok "native and best peer % of floor per phase, from perf --roofline"
 else bad "% of floor in cpu.json is wrong"; fi
 grep -qE "^w1 +train +4\.000 +60\.0% +15\.0%" "$t/a.txt" && grep -qE "^w2 +infer +10\.000 +11\.2% +5\.6%" "$t/a.txt" \
   && ok "the roofline table prints each side's % of floor" || bad "roofline table rows not as expected"
+# the machine's peak and bandwidth are measured once: one perf --roofline for every workload of one batch
+[ "$(cat "$t/roofline-calls" 2>/dev/null)" = "w1,w2" ] && ok "one perf --roofline process for both workloads" \
+  || bad "perf --roofline calls: $(paste -sd'|' "$t/roofline-calls" 2>/dev/null)"
 # PyTorch as shipped runs in the user's environment; its candidates with malloc's mmap threshold fixed, beside
 # what the user set
 if [ "$(sort -u "$t/malloc" | paste -sd'|' -)" = "channels_last glibc.malloc.arena_max=2:glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=1073741824|compile glibc.malloc.arena_max=2:glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=1073741824|eager glibc.malloc.arena_max=2:glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=1073741824|shipped glibc.malloc.arena_max=2" ]
@@ -329,6 +334,34 @@ assert all("timed out" in c.get("error", "") for c in d["cells"] if c["side"] ==
 ' "$t/g/cpu.json" && grep -q "torch timed out on w1: its later workloads are not run" "$t/g.err"; then
   ok "--skip torch=shipped runs no shipped cell; --give-up: torch timed out on w1 and ran nothing of w2 (exit $rc)"
 else bad "--skip/--give-up: torch cells run: '$ran' (exit $rc)"; tail -5 "$t/g.err"; fi
+
+# --grouped: a framework's candidates in one process, a line each as it finishes; one that overruns the timeout
+# costs only itself: the setting finished before it keeps its figures
+cat > "$t/torchgrp" <<EOF
+#!$PY
+import json, sys, time
+a = sys.argv[1:]
+if a[:1] == ["-c"]:
+    sys.exit(0)
+for s in a[a.index("--setting") + 1].split(","):
+    if s == "channels_last":
+        time.sleep(60)
+    print(json.dumps({"setting": s, "train_images_per_s": 200.0, "infer_images_per_s": 250.0, "torch": "9.9-fake",
+                      "torch_path": "/fake", "compile_s": 0.0, "batch": 8, "flush_denormal": True}), flush=True)
+EOF
+chmod +x "$t/torchgrp"
+mkdir -p "$t/gr"; rm -f "$t"/native-*
+"$PY" scripts/bench_table.py --showdown "$t/showdown" --torch-python "$t/torchgrp" --workloads "$t/wl" \
+    --workload w1 --rounds 1 --confirm 0 --compile "" --profile 0 --tf-python "" --jax-python "" --timeout 3 \
+    --skip torch=shipped --grouped --out "$t/gr" > "$t/gr.txt" 2> "$t/gr.err"; rc=$?
+if "$PY" -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+c = {x["setting"]: x for x in d["cells"] if x["side"] == "torch"}
+assert sorted(c) == ["channels_last", "eager"], sorted(c)
+assert "error" not in c["eager"] and c["eager"]["train"] == 200.0, c["eager"]
+assert "timed out" in c["channels_last"]["error"], c["channels_last"]
+' "$t/gr/cpu.json"; then ok "--grouped: the candidate finished before another timed out keeps its figure (exit $rc)"
+else bad "--grouped timeout: the finished candidate's figure is lost (exit $rc)"; tail -5 "$t/gr.err"; fi
 
 # a cell that times out is killed with everything it started (a cell script running each setting in a process of
 # its own, as mindspore_perf does): its child must not outlive it and hold the cores during the next cells

@@ -666,7 +666,8 @@ class Framework:
     (True: it runs --device cuda itself) and BF16 (True: --precision bf16 trains in its own mixed precision; a
     string: the reason it cannot, reported as `unsupported`); device_kind ("cpu" or "cuda", default cpu);
     peak_bytes() for done.
-    Raise Unsupported(op) for an op the framework lacks."""
+    Each op it builds is a method named after it (main() calls an op without one unsupported before make() imports
+    the framework); raise Unsupported(what) for a variant of an op the framework lacks."""
 
 
 class LayerModel:
@@ -808,6 +809,9 @@ def _main(make, description):
     if loss not in getattr(make, "LOSSES", ("softmax_cross_entropy",)):
         raise Unsupported("loss " + loss)
     layers = load_plan(a, spec)
+    for L in layers:   # a runner has a method per op it builds: one it lacks is said before the framework's import
+        if not callable(getattr(make, L.op, None)):
+            raise Unsupported(L.op)
     try:
         fw = make(a)
     except ImportError as e:
