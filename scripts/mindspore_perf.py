@@ -207,4 +207,4 @@ def run(a, flushed):
 
 
 if __name__ == "__main__":
-    sys.exit(pc.main(__doc__, SETTINGS, run, apart=True))
+    pc.exit_now(pc.main(__doc__, SETTINGS, run, apart=True))

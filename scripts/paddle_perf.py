@@ -83,4 +83,4 @@ def run(a, flushed):
 
 
 if __name__ == "__main__":
-    sys.exit(pc.main(__doc__, SETTINGS, run))
+    pc.exit_now(pc.main(__doc__, SETTINGS, run))
