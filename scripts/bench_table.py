@@ -857,6 +857,10 @@ def profile(a, rows, host):
     return out
 
 
+# the workloads whose torch.compile candidate is tried by default: where it can pay (conv nets, the MLP)
+COMPILE = ("mnist_mlp", "mnist_cnn", "cifar10_vgg", "resnet18_cifar", "resnet50_features")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--showdown", default="./showdown")
@@ -871,7 +875,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--confirm", type=int, default=3, help="extra rounds, at most, of a cell no two rounds "
                     "of which agree within 10%% (default 3)")
-    ap.add_argument("--compile", default="mnist_mlp,mnist_cnn,cifar10_vgg,resnet18_cifar,resnet50_features",
+    ap.add_argument("--compile", default=",".join(COMPILE),
                     help="workloads whose torch.compile candidate is tried (compiling costs 30-120 s each)")
     ap.add_argument("--host-wait", type=float, default=20.0,
                     help="seconds, at most, a cell waits for a canary to find the host out of a slow spell "
@@ -945,7 +949,9 @@ def main():
            "seconds": a.seconds, "repeat": a.repeat, "slow_window": SLOW_WINDOW,
            "confirm_rounds": a.confirm, "agree": AGREE, "figure": "fastest window of a cell, fastest round another confirms, not both in a host slow spell",
            "load_average": load, "wall_s": time.monotonic() - t0, "busy_thresholds": {"others": BUSY_OTHERS,
-           "steal": BUSY_STEAL}, "torch_python": a.torch_python, "peer_python": a.peer_python, "skipped_settings": sorted(a.skip), "gave_up": a.gave_up_sides, "rows": rows, "cells": cells,
+           "steal": BUSY_STEAL}, "torch_python": a.torch_python, "peer_python": a.peer_python, "skipped_settings": sorted(a.skip), "gave_up": a.gave_up_sides,
+           "compile_not_tried": [wl for wl in workloads if wl in COMPILE and wl not in (a.compile or "").split(",")]
+           if a.torch_python else [], "rows": rows, "cells": cells,
            "other_frameworks": other, "sgemm_ceilings": ceilings, "host_slow": HOST_SLOW,
            "host_wait_max_s": a.host_wait, "host_wait_total_s": a.host_wait_total, "host_canary": host,
            "baseline_rss_mib": baseline, "roofline": floors}

@@ -67,13 +67,15 @@ def best_runs(cpu):
 
 
 def not_tried(doc, cpu):
-    """The workloads of the results bench-cpu did not run, and each framework that stopped after a timeout
-    (bench_table --give-up), as one sentence; "" when it tried everything."""
+    """The workloads of the results bench-cpu did not run, each framework that stopped after a timeout
+    (bench_table --give-up) and the torch.compile candidates left out, as one sentence; "" when it tried everything."""
     ran = {c.get("workload") for c in cpu.get("cells", []) + cpu.get("rows", [])}
     wls = sorted({r["workload"] for r in doc["runs"] if r.get("source") != "bench-cpu"} - ran)
     parts = ["%s (the quick pass leaves %s to FULL=1)" % (", ".join(wls), "it" if len(wls) == 1 else "them")] if wls else []
     parts += ["%s from %s on (it timed out there)" % (IMPL.get(side, side), wl)
               for side, wl in sorted((cpu.get("gave_up") or {}).items())]
+    if cpu.get("compile_not_tried"):
+        parts.append("torch.compile on %s (FULL=1 tries it)" % ", ".join(cpu["compile_not_tried"]))
     return "; ".join(parts)
 
 
