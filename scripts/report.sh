@@ -28,7 +28,7 @@ if [ "$FULL" = 1 ]; then
                          resnet50_features|resnet18_cifar|vgg16_cifar) echo "--epochs 2 --batches 20 --repeat 3";;
                          *) echo "--epochs 2 --batches 50 --repeat 3";; esac; }
 else
-  CELL_SECONDS=${REPORT_CELL_SECONDS:-5}
+  CELL_SECONDS=${REPORT_CELL_SECONDS:-3}
   args_of() { case $1 in densenet121_xray) echo "--epochs 2 --batch 16 --batches 2 --repeat 1";;
                          resnet50_features) echo "--batches 2 --repeat 1";;
                          resnet18_cifar|vgg16_cifar) echo "--epochs 2 --batches 2 --repeat 1";;

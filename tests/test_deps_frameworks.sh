@@ -48,6 +48,20 @@ grep -qE 'installing okv badv \(cpu builds\): ~0\.0 GB, about 1 min' "$t/out" &&
 rm -rf "$t/v/okv"
 STRICT=0 DEVICE=cpu PYTHON=$t/py REQ=$t/req VENV_ROOT=$t/v sh scripts/deps-frameworks.sh > "$t/out" 2>&1; rc=$?
 [ $rc -eq 0 ] && ok "STRICT=0: exit 0 with a failed venv" || bad "STRICT=0: exit $rc"
+# two venvs install at a time: each fake pip sees the other one running
+cat > "$t/vpy2" <<EOF2
+#!/bin/sh
+case "\$*" in
+  "-m pip freeze") echo "good==1" ;;
+  "-m pip install"*) touch "$t/run.\$\$"; sleep 1; ls "$t"/run.* | wc -l >> "$t/overlap"; sleep 1; rm -f "$t/run.\$\$" ;;
+  *) exit 2 ;;
+esac
+EOF2
+sed "s|$t/vpy|$t/vpy2|" "$t/py" > "$t/py2"; chmod +x "$t/vpy2" "$t/py2"
+printf '# size-mb: g1=2 g2=1\ngood==1  # venv: g1\ngood==2  # venv: g2\n' > "$t/req3"
+DEVICE=cpu PYTHON=$t/py2 REQ=$t/req3 VENV_ROOT=$t/v3 sh scripts/deps-frameworks.sh > "$t/out" 2>&1; rc=$?
+[ $rc -eq 0 ] && [ -f "$t/v3/g1/installed.txt" ] && [ -f "$t/v3/g2/installed.txt" ] && [ "$(sort -u "$t/overlap" | tr -d ' ')" = 2 ] \
+  && ok "two venvs install at once, both installed" || bad "parallel install: exit $rc, pips running together: $(tr -d ' ' < "$t/overlap" | paste -sd,): $(cat "$t/out")"
 # bench names the failure in the venv's cells
 if [ -x "${SHOWDOWN:-./showdown}" ]; then
   mkdir -p "$t/fv/paddle/bin" && cp "$t/vpy" "$t/fv/paddle/bin/python" && cp "$t/v/badv/install-failed.txt" "$t/fv/paddle/"

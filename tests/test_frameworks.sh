@@ -132,6 +132,41 @@ if [ $rc -eq 4 ] && grep -q '"kind":"unsupported","message":"unsupported: conv2d
   ok "runner_common: an op the framework lacks is 'unsupported: conv2d', before its import"
 else bad "runner_common unsupported: exit $rc, imported: $([ -e "$t/imported" ] && echo yes || echo no): $(cat "$t/out")"; fi
 
+# 4b. runner_common's time cap (SHOWDOWN_CELL_SECONDS) does not count the first step (a compiled framework's
+# trace and compile): a stand-in whose first step takes 1.5 s and the others 10 ms trains all 10 batches under a
+# 2 s cap (1 epoch: 1 s a share); one whose steps all take 0.4 s stops after 4 (the 3 after the first > 1 s)
+cat > "$t/cap_runner.py" <<PYEOF
+import os, sys, time
+import numpy as np
+sys.path.insert(0, "$ROOT/workloads/runners")
+import runner_common as rc
+class Fake:
+    LOSSES = ("softmax_cross_entropy",)
+    def __init__(self, a): self.name, self.version, self.device, self.n = "fake", "0", "cpu", 0
+    def extras(self): return {}
+    def build(self, layers, params, opt, batch): self.classes = layers[-1].units
+    def parameters(self): return 0
+    def forward(self, x): return np.zeros((len(x), self.classes), dtype=np.float32)
+    def train_step(self, x, y, masks, t):
+        self.n += 1
+        time.sleep(float(os.environ["FIRST_S"]) if self.n == 1 else float(os.environ["STEP_S"]))
+        return 0.0
+for op in ("dense", "relu", "dropout", "flatten"):
+    setattr(Fake, op, lambda self, *a: None)
+rc.main(Fake, "test")
+PYEOF
+for c in "1.5 0.01 10" "0.4 0.4 4"; do
+  set -- $c
+  FIRST_S=$1 STEP_S=$2 SHOWDOWN_CELL_SECONDS=2 "$PY" "$t/cap_runner.py" --spec workloads/mnist_mlp.json --data synthetic \
+    --train-n 160 --test-n 160 --shape 1,28,28 --classes 10 --epochs 1 --batch 16 > "$t/cap.out" 2>&1
+  got=$("$PY" -c 'import json, sys
+for l in open(sys.argv[1]):
+    d = json.loads(l)
+    if d.get("event") == "epoch": print(d["train_images"] // 16)' "$t/cap.out" 2>/dev/null)
+  [ "$got" = "$3" ] && ok "time cap: first step $1 s, then $2 s a step: $got of 10 batches" \
+    || bad "time cap: first step $1 s, then $2 s a step: '$got' batches, expected $3: $(tail -2 "$t/cap.out")"
+done
+
 # 5. the forward pass is checked on every kind of workload, not only the image ones: a graph (resnet18_cifar), a
 # token RNN (imdb_gru) and an inference workload (resnet50_features) through the pytorch runner and $PY's torch
 if "$PY" -c 'import torch' 2>/dev/null; then
