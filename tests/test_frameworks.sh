@@ -134,7 +134,8 @@ else bad "runner_common unsupported: exit $rc, imported: $([ -e "$t/imported" ] 
 
 # 4b. runner_common's time cap (SHOWDOWN_CELL_SECONDS) does not count the first step (a compiled framework's
 # trace and compile): a stand-in whose first step takes 1.5 s and the others 10 ms trains all 10 batches under a
-# 2 s cap (1 epoch: 1 s a share); one whose steps all take 0.4 s stops after 4 (the 3 after the first > 1 s)
+# 2 s cap (1 epoch: 1 s a share); one whose steps all take 0.4 s stops after 4 (the 3 after the first > 1 s); a
+# cell of 2 batches (the heavy workloads' quick cells) whose first step takes 1.5 s stops after it
 cat > "$t/cap_runner.py" <<PYEOF
 import os, sys, time
 import numpy as np
@@ -155,16 +156,16 @@ for op in ("dense", "relu", "dropout", "flatten"):
     setattr(Fake, op, lambda self, *a: None)
 rc.main(Fake, "test")
 PYEOF
-for c in "1.5 0.01 10" "0.4 0.4 4"; do
+for c in "1.5 0.01 10 160" "0.4 0.4 4 160" "1.5 0.01 1 32"; do
   set -- $c
   FIRST_S=$1 STEP_S=$2 SHOWDOWN_CELL_SECONDS=2 "$PY" "$t/cap_runner.py" --spec workloads/mnist_mlp.json --data synthetic \
-    --train-n 160 --test-n 160 --shape 1,28,28 --classes 10 --epochs 1 --batch 16 > "$t/cap.out" 2>&1
+    --train-n $4 --test-n $4 --shape 1,28,28 --classes 10 --epochs 1 --batch 16 > "$t/cap.out" 2>&1
   got=$("$PY" -c 'import json, sys
 for l in open(sys.argv[1]):
     d = json.loads(l)
     if d.get("event") == "epoch": print(d["train_images"] // 16)' "$t/cap.out" 2>/dev/null)
-  [ "$got" = "$3" ] && ok "time cap: first step $1 s, then $2 s a step: $got of 10 batches" \
-    || bad "time cap: first step $1 s, then $2 s a step: '$got' batches, expected $3: $(tail -2 "$t/cap.out")"
+  [ "$got" = "$3" ] && ok "time cap: first step $1 s, then $2 s a step: $got of $(($4 / 16)) batches" \
+    || bad "time cap: first step $1 s, then $2 s a step: '$got' of $(($4 / 16)) batches, expected $3: $(tail -2 "$t/cap.out")"
 done
 
 # 5. the forward pass is checked on every kind of workload, not only the image ones: a graph (resnet18_cifar), a
