@@ -48,6 +48,14 @@ grep -qF "showdown verify full.json --rerun" "$t/o/p12" && ok "page 1 names the 
 grep -qE "Frameworks ranked 1\. [a-z-]+ [0-9.]+× \([0-9]+ of [0-9]+\)" "$t/o/p12" \
   && ok "page 1 ranks the frameworks" || bad "page 1 has no ranking: $(grep -o 'Frameworks ranked.\{0,80\}' "$t/o/p12")"
 grep -q "Framework overhead" "$t/o/p12" && bad "page 1 still has the run-on 'Framework overhead'" || ok "no run-on overhead sentence"
+# page 1 holds the whole at-a-glance table (a table too long for the page moves whole to page 2, leaving page 1
+# a title): its fastest row names the implementation fastest on most workloads once, the others by workload
+pdftotext -f 1 -l 1 "$t/o/showdown.pdf" - | tr '\n' ' ' | tr -s ' ' > "$t/p1"
+grep -qF "Table 1. At a glance" "$t/p1" && grep -qF "Re-check" "$t/p1" && ok "page 1 holds Table 1 to its last row" \
+  || bad "Table 1 is not whole on page 1: $(head -c 300 "$t/p1")"
+grep -qE "Fastest native · oneDNN on [0-9]+ of [0-9]+ workloads \(images/s\): .*; elsewhere mnist_cnn: jax" "$t/p1" \
+  && ok "fastest row: native once with its figures, the other workloads by name" \
+  || bad "fastest row: $(grep -o 'Fastest.\{0,200\}' "$t/p1")"
 for ph in Training Inference; do
   grep -qF "$ph: × native's time, each framework at its best setting" "$t/o/p12" && ok "page 2 has the $ph grid" \
     || bad "no $ph grid on pages 1-2"

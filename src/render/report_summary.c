@@ -75,9 +75,11 @@ static const char *summary_length(rdoc *d) {
                          batches ? "A short first try: times per full epoch are projected from the timed batches." : "");
 }
 
+/* The fastest implementation of each workload. The one fastest on the most workloads is said once with its figures,
+ * the others by workload: a row of page 1's table, which must not push the table off page 1. */
 static const char *summary_fastest(rdoc *d) {
-    const char *wl[64], *out = NULL, *one = NULL, *figs = NULL;
-    int nw = rb_workloads(d, wl, 64), same = 1;
+    const char *wl[64], *name[64], *label[64], *fig[64];
+    int nw = rb_workloads(d, wl, 64), n = 0;
     for (int w = 0; w < nw; w++) {
         const rm_run *best = NULL;
         for (int i = 0; i < d->m->nruns; i++) {
@@ -88,14 +90,27 @@ static const char *summary_fastest(rdoc *d) {
         if (!best) continue;
         char v[32];
         render_fmt_num(v, sizeof v, best->images_per_s.median, 0);
-        const char *label = rb_impl_label(d, best);
-        out = cat(d, out, "; ", render_printf(d->a, "%s: %s (%s images/s)", wl[w], label, v));
-        figs = cat(d, figs, ", ", render_printf(d->a, "%s %s", wl[w], v));
-        if (one && strcmp(one, label) != 0) same = 0;
-        one = label;
+        name[n] = wl[w];
+        label[n] = rb_impl_label(d, best);
+        fig[n++] = render_printf(d->a, "%s", v);
     }
-    /* one implementation fastest everywhere: said once, with each workload's figure */
-    return one && same && nw > 1 ? render_printf(d->a, "%s on every workload (images/s): %s", one, figs) : out;
+    int top = -1, topn = 0;
+    for (int i = 0; i < n; i++) {
+        int k = 0;
+        for (int j = 0; j < n; j++) k += strcmp(label[j], label[i]) == 0;
+        if (k > topn) { top = i; topn = k; }
+    }
+    const char *figs = NULL, *rest = NULL;
+    for (int i = 0; i < n; i++) {
+        if (topn > 1 && strcmp(label[i], label[top]) == 0)
+            figs = cat(d, figs, ", ", render_printf(d->a, "%s %s", name[i], fig[i]));
+        else
+            rest = cat(d, rest, "; ", render_printf(d->a, "%s: %s (%s images/s)", name[i], label[i], fig[i]));
+    }
+    if (topn < 2) return rest;
+    const char *head = topn == n ? render_printf(d->a, "%s on every workload (images/s): %s", label[top], figs)
+                                 : render_printf(d->a, "%s on %d of %d workloads (images/s): %s", label[top], topn, n, figs);
+    return rest ? render_printf(d->a, "%s; elsewhere %s", head, rest) : head;
 }
 
 /* The command a reader runs to re-check the measured figures: verify --rerun on the results file. By its file name:
