@@ -745,8 +745,8 @@ class LayerModel:
 
 def exit_now(code):
     """Exit with CODE once stdout and stderr are out, without the interpreter's teardown: unloading TensorFlow,
-    PyTorch or Keras takes 0.3-1 s a process, ~70 processes in the default report. Peak memory is the parent's
-    to measure (wait4), so nothing of a cell is lost."""
+    PyTorch or Keras takes 0.3-1 s a process, ~70 processes in the default report. Every figure is out by then,
+    and a parent that measures the process's peak RSS (bench_table's wait4) sees the same peak."""
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code if isinstance(code, int) else (0 if code is None else 1))
