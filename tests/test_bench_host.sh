@@ -1,6 +1,8 @@
 #!/bin/bash
 # test_bench_host — bench --host-wait: a canary before each cell, the host's speed recorded with each run
 # (host_speed, the canary over the run's reference) and said once at the end; without --host-wait no canary runs.
+# The reference outlives the process (SHOWDOWN_HOST_REF): a run that starts in a slow spell is judged against the
+# machine's recent canaries, and a cell that ran in one is measured again.
 set -u
 SD=${SHOWDOWN:-./showdown}
 PY=${PYTHON:-/usr/bin/python3}
@@ -25,6 +27,50 @@ $SD bench --workload mnist_mlp --backend ref --data synthetic --epochs 1 --batch
   --json "$t/n.json" > /dev/null 2> "$t/err"
 grep -q '"host_speed"' "$t/n.json" && bad "host_speed without --host-wait" || ok "no canary without --host-wait"
 grep -q "^host:" "$t/err" && bad "a host line without --host-wait" || ok "no host line without --host-wait"
+# The machine's reference: a run keeps its three fastest canaries under its key, keeps other keys' lines and drops
+# lines older than three days.
+ref="$t/host-canary"
+now=$(date +%s)
+printf 'other cpu|2 threads|dnnl|release\t%s\t1234.0\nold cpu|2 threads|dnnl|release\t%s\t99.0\n' "$now" $((now - 4 * 86400)) > "$ref"
+SHOWDOWN_HOST_REF=$ref $SD bench --workload mnist_mlp --backend ref --data synthetic --epochs 1 --batches 2 --threads 1 \
+  --no-db --host-wait 1 --host-wait-total 5 --json "$t/r1.json" > /dev/null 2> "$t/err"; rc=$?
+[ $rc -eq 0 ] && ok "bench with a reference file: exit 0" || { bad "bench with a reference file: exit $rc"; cat "$t/err"; }
+key=$(grep -v '^other cpu\|^old cpu' "$ref" | head -1 | cut -f1)
+n=$(grep -c "^$key	" "$ref")
+case $key in *"|1 threads|"*"|"*) [ "$n" -eq 3 ] && ok "the file keeps this machine's three fastest canaries ($key)" \
+                                     || bad "$n lines for '$key': $(cat "$ref")";;
+             *) bad "no line of this machine's key: $(cat "$ref")";; esac
+grep -q "^other cpu|2 threads|dnnl|release	$now	1234.0$" "$ref" && ok "another machine's line is kept" \
+  || bad "another machine's line lost: $(cat "$ref")"
+grep -q "^old cpu" "$ref" && bad "a line older than three days kept" || ok "a line older than three days is dropped"
+
+# A machine whose recent canaries were a thousand times faster: every canary now is a slow spell's. The cell waits
+# its budget, is measured again once (the budget allows one), and records the host's speed it ran at.
+printf '%s\t%s\t1e12\n%s\t%s\t1e12\n%s\t%s\t1e12\n' "$key" "$now" "$key" "$now" "$key" "$now" > "$ref"
+SHOWDOWN_HOST_REF=$ref $SD bench --workload mnist_mlp --backend ref --data synthetic --epochs 1 --batches 2 --threads 1 \
+  --no-db --host-wait 0.6 --host-wait-total 30 --json "$t/r2.json" > /dev/null 2> "$t/err"; rc=$?
+[ $rc -eq 0 ] && ok "bench in a spell: exit 0" || { bad "bench in a spell: exit $rc"; cat "$t/err"; }
+grep -q "^host: mnist_mlp · native ran while the host was at 0% of its speed: measured again$" "$t/err" \
+  && ok "a cell that ran in a spell is measured again, and said so" || bad "no retry line: $(cat "$t/err")"
+grep -qE "^host: .*; 1 measured again \(a spell began while they ran\)$" "$t/err" \
+  && ok "the host line counts the cell measured again" || bad "host line: $(grep '^host: [0-9]' "$t/err")"
+"$PY" - "$t/r2.json" <<'PY' && ok "one run kept, its host_speed the slow one" || fail=1
+import json, sys
+runs = json.load(open(sys.argv[1]))["runs"]
+ok = len(runs) == 1 and runs[0]["status"] == "ok" and runs[0]["host_speed"] < 0.01
+print([(r["status"], r.get("host_speed")) for r in runs]) if not ok else None
+sys.exit(0 if ok else 1)
+PY
+# no budget left for a retry: measured once
+SHOWDOWN_HOST_REF=$ref $SD bench --workload mnist_mlp --backend ref --data synthetic --epochs 1 --batches 2 --threads 1 \
+  --no-db --host-wait 0.6 --host-wait-total 0.6 --json "$t/r3.json" > /dev/null 2> "$t/err"
+grep -q "measured again$" "$t/err" && bad "a retry beyond the wait budget" || ok "no retry beyond the wait budget"
+sum=$(md5sum < "$ref")
+SHOWDOWN_HOST_REF= $SD bench --workload mnist_mlp --backend ref --data synthetic --epochs 1 --batches 2 --threads 1 \
+  --no-db --host-wait 1 --host-wait-total 5 --json "$t/r4.json" > /dev/null 2> "$t/err"
+[ "$(md5sum < "$ref")" = "$sum" ] && ok "SHOWDOWN_HOST_REF empty: no reference kept" || bad "the reference file changed"
+ls "$t" | grep -q '^host-canary\.' && bad "a temporary reference file left behind" || ok "no temporary file left"
+
 $SD bench --workload mnist_mlp --host-wait -1 > /dev/null 2> "$t/err"; rc=$?
 [ $rc -eq 2 ] && ok "--host-wait -1 is a usage error (exit 2)" || bad "--host-wait -1: exit $rc"
 exit $fail

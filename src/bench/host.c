@@ -1,10 +1,15 @@
-/* host — whether this machine runs at its speed now. The hosts of small VMs slow both vCPUs in spells of seconds
- * that neither the load nor steal time shows; they slow small cache-bound training steps most. The canary is such
- * a step: mnist_mlp training on the native engine for a fifth of a second. A cell starts once the canary is within
- * HOST_SLOW of the run's reference (its third fastest canary, so one lucky canary cannot make every cell wait). */
+/* host — whether this machine runs at its speed now. The hosts of small VMs slow both vCPUs in spells that neither
+ * the load nor steal time shows, of seconds and of minutes; they slow small cache-bound training steps most. The
+ * canary is such a step: mnist_mlp training on the native engine for a fifth of a second. A cell starts once the
+ * canary is within HOST_SLOW of the reference, and is measured again when the canary after it was not.
+ *
+ * The reference is the third fastest canary of this process and of this machine's recent runs (kept in a small
+ * file, HOST_REF_KEEP_S): a spell of minutes covers a whole bench process, whose own canaries alone would take the
+ * slow speed for the machine's, and a report measured in one would not reproduce an hour later. */
 #include "bench/bench.h"
 #include "core/clock.h"
 #include "core/err.h"
+#include "core/fsutil.h"
 #include "core/util.h"
 #include "data/data.h"
 #include "nn/backend.h"
@@ -13,12 +18,17 @@
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
-#define HOST_SLOW 0.80          /* a canary below this fraction of the reference ran in a slow spell */
+#define HOST_SLOW 0.90          /* a canary below this fraction of the reference ran in a slow spell */
 #define CANARY_BATCHES 12       /* about 0.2 s of mnist_mlp training on 2 cores of an EPYC */
 #define WAIT_STEP_S 0.5
+#define HOST_REF_KEEP_S (3 * 86400.0)   /* a machine's canaries older than this no longer count */
+
+static const char *g_canary_backend = "ref";   /* the back-end the canaries ran on: part of the reference's key */
 
 /* mnist_mlp training images/s over CANARY_BATCHES batches of synthetic data, on dnnl where it is built; NAN when
  * the workload or a back-end is missing. */
@@ -34,7 +44,9 @@ static double canary(const sd_bench_opts *o) {
     nn_train_result r = {0};
     double ips = NAN;
     int n = CANARY_BATCHES * w.batch;
-    if ((nn_backend_new(&be, "dnnl", &bo, NULL, 0) == 0 || nn_backend_new(&be, "ref", &bo, NULL, 0) == 0) &&
+    int made = nn_backend_new(&be, "dnnl", &bo, NULL, 0) == 0;
+    g_canary_backend = made ? "dnnl" : "ref";
+    if ((made || nn_backend_new(&be, "ref", &bo, NULL, 0) == 0) &&
         sd_data_synthetic(&train, n, w.in_c, w.in_h, w.in_w, w.classes, 7, 0) == 0 &&
         sd_data_synthetic(&test, w.batch, w.in_c, w.in_h, w.in_w, w.classes, 7, 1) == 0) {
         nn_train_opts t = {.epochs = 1, .batch = w.batch, .max_batches = CANARY_BATCHES, .seed = 7};
@@ -50,36 +62,122 @@ static double canary(const sd_bench_opts *o) {
     return ips;
 }
 
-static void keep(sd_host *h, double v) {
-    if (!isfinite(v)) return;
-    h->canaries++;
-    for (int i = 0; i < 3; i++)   /* the three fastest, descending */
-        if (v > h->top[i]) {
-            for (int j = 2; j > i; j--) h->top[j] = h->top[j - 1];
-            h->top[i] = v;
-            break;
+/* The machine's recent canaries: the fastest three, with when they ran (a file of lines "key\tunix time\timages/s";
+ * the key names the CPU, the threads, the canary's back-end and the build, whose speeds differ). */
+typedef struct { double v, t; } fast_t;
+static fast_t g_fast[3];   /* this process's and the file's fastest, descending */
+static int g_loaded;
+static char g_key[600];
+
+static void put(fast_t *f, double v, double t) {
+    for (int i = 0; i < 3; i++)
+        if (v > f[i].v) {
+            for (int j = 2; j > i; j--) f[j] = f[j - 1];
+            f[i] = (fast_t){v, t};
+            return;
         }
 }
 
-/* The reference: the third fastest canary so far (fewer so far: the slowest of them). */
-static double reference(const sd_host *h) {
+/* $SHOWDOWN_HOST_REF (empty: keep none), else the user's cache directory. */
+static const char *ref_file(char *buf, size_t n) {
+    const char *e = getenv("SHOWDOWN_HOST_REF"), *x = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    if (e) snprintf(buf, n, "%s", e);
+    else if (x && *x) snprintf(buf, n, "%s/showdown/host-canary", x);
+    else if (home && *home) snprintf(buf, n, "%s/.cache/showdown/host-canary", home);
+    else buf[0] = 0;
+    return buf[0] ? buf : NULL;
+}
+
+static void make_key(const sd_bench_opts *o) {
+    char model[256] = "unknown", line[1024];
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, "model name", 10) == 0 && strchr(line, ':')) {
+            snprintf(model, sizeof model, "%s", strchr(line, ':') + 2);
+            model[strcspn(model, "\n\t")] = 0;
+            break;
+        }
+    if (f) fclose(f);
+#if defined(__SANITIZE_ADDRESS__)
+    const char *build = "asan";
+#else
+    const char *build = "release";
+#endif
+    snprintf(g_key, sizeof g_key, "%s|%ld threads|%s|%s", model, o->threads, g_canary_backend, build);
+}
+
+static void load_ref(void) {
+    char path[PATH_MAX], line[1024];
+    FILE *f = ref_file(path, sizeof path) ? fopen(path, "r") : NULL;
+    double now = (double)time(NULL);
+    while (f && fgets(line, sizeof line, f)) {
+        char *t1 = strchr(line, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
+        if (!t2) continue;
+        *t1 = 0;
+        double t = strtod(t1 + 1, NULL), v = strtod(t2 + 1, NULL);
+        if (strcmp(line, g_key) == 0 && isfinite(v) && v > 0 && now - t < HOST_REF_KEEP_S) put(g_fast, v, t);
+    }
+    if (f) fclose(f);
+}
+
+/* The file again: the other keys' recent lines as they were, this key's fastest three. Written aside and renamed,
+ * so that a bench killed meanwhile, or two at once, leave a whole file. */
+static void save_ref(void) {
+    char path[PATH_MAX], tmp[PATH_MAX + 32], line[1024];
+    if (!ref_file(path, sizeof path) || sd_mkdir_p(path, 1) != 0) { sd_err_clear(); return; }
+    snprintf(tmp, sizeof tmp, "%s.%ld", path, (long)getpid());
+    FILE *in = fopen(path, "r"), *out = fopen(tmp, "w");
+    double now = (double)time(NULL);
+    while (out && in && fgets(line, sizeof line, in)) {
+        char *t1 = strchr(line, '\t');
+        if (!t1 || strchr(line, '\n') == NULL) continue;
+        if ((size_t)(t1 - line) == strlen(g_key) && strncmp(line, g_key, strlen(g_key)) == 0) continue;
+        if (now - strtod(t1 + 1, NULL) < HOST_REF_KEEP_S) fputs(line, out);
+    }
+    for (int i = 0; out && i < 3; i++)
+        if (g_fast[i].v > 0) fprintf(out, "%s\t%.0f\t%.1f\n", g_key, g_fast[i].t, g_fast[i].v);
+    if (in) fclose(in);
+    if (out && fclose(out) == 0) {
+        if (rename(tmp, path) != 0) unlink(tmp);
+    } else unlink(tmp);
+}
+
+static void keep(sd_host *h, double v) {
+    if (!isfinite(v)) return;
+    h->canaries++;
+    put(g_fast, v, (double)time(NULL));
+}
+
+/* The reference: the third fastest canary of this process and the machine's recent runs (fewer: the slowest). */
+static double reference(void) {
     for (int i = 2; i >= 0; i--)
-        if (h->top[i] > 0) return h->top[i];
+        if (g_fast[i].v > 0) return g_fast[i].v;
     return 0;
 }
 
 /* One state per process: a verify rerun measures its cells one matrix at a time against the same reference. */
 static sd_host g_host;
 
-const sd_host *sd_host_state(void) { return &g_host; }
+const sd_host *sd_host_state(void) {
+    for (int i = 0; i < 3; i++) g_host.top[i] = g_fast[i].v;
+    return &g_host;
+}
+
+double sd_host_reference(void) { return reference(); }
 
 double sd_host_settle(const sd_bench_opts *o, volatile sig_atomic_t *stop) {
     sd_host *h = &g_host;
-    if (h->canaries == 0)   /* the run's first references */
+    if (h->canaries == 0) {   /* the run's first references, then the machine's */
         for (int i = 0; i < 3; i++) keep(h, canary(o));
+        if (!g_loaded) {
+            g_loaded = 1;
+            make_key(o);
+            load_ref();
+        }
+    }
     double v = canary(o), t0 = sd_now();
     keep(h, v);
-    while (isfinite(v) && v < HOST_SLOW * reference(h) && sd_now() - t0 < o->host_wait_s &&
+    while (isfinite(v) && v < HOST_SLOW * reference() && sd_now() - t0 < o->host_wait_s &&
            h->waited_s + (sd_now() - t0) < o->host_wait_total_s && !(stop && *stop)) {
         struct timespec ts = {0, (long)(WAIT_STEP_S * 1e9)};
         nanosleep(&ts, NULL);
@@ -89,7 +187,23 @@ double sd_host_settle(const sd_bench_opts *o, volatile sig_atomic_t *stop) {
     double waited = sd_now() - t0;
     h->waited_s += waited;
     if (waited > WAIT_STEP_S / 2) h->waits++;
-    double ref = reference(h), ratio = isfinite(v) && ref > 0 ? v / ref : NAN;
+    if (g_key[0]) save_ref();
+    double ref = reference(), ratio = isfinite(v) && ref > 0 ? v / ref : NAN;
     if (isfinite(ratio) && ratio < HOST_SLOW) h->slow++;
     return ratio;
+}
+
+double sd_host_check(const sd_bench_opts *o) {
+    double v = canary(o), ref = reference();
+    keep(&g_host, v);
+    return isfinite(v) && ref > 0 ? v / ref : NAN;
+}
+
+int sd_host_retry(const sd_bench_opts *o, double speed, double cell_s) {
+    sd_host *h = &g_host;
+    if (!(isfinite(speed) && speed < HOST_SLOW) || h->waited_s + h->retried_s + cell_s > o->host_wait_total_s)
+        return 0;
+    h->retries++;
+    h->retried_s += cell_s;
+    return 1;
 }

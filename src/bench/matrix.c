@@ -140,6 +140,16 @@ static void progress(const json_t *doc, size_t from, int done, int n, double ela
     }
 }
 
+/* Whether every run a cell added measured (a failed or unsupported cell is not measured again). */
+static int all_ok(const json_t *doc, size_t from) {
+    size_t n = sd_results_count(doc);
+    for (size_t i = from; i < n; i++) {
+        const char *st = json_string_value(json_object_get(sd_results_run(doc, i), "status"));
+        if (!st || strcmp(st, "ok") != 0) return 0;
+    }
+    return n > from;
+}
+
 /* A database call failed: keep its message, say so now, and go on without the database. */
 static void db_lost(db **dbh, sd_bench_outcome *out) {
     snprintf(out->db_error, sizeof out->db_error, "%s", sd_errmsg());
@@ -170,8 +180,23 @@ int sd_bench_matrix_run(const sd_bench_opts *o, const sd_bench_cell *cells, int 
     double t0 = sd_now();
     for (int i = 0; i < ncells && rc == 0; i++) {
         size_t before = sd_results_count(doc);
-        double speed = o->host_wait_s > 0 ? sd_host_settle(o, sd_sig_flag()) : NAN;
+        double speed = o->host_wait_s > 0 ? sd_host_settle(o, sd_sig_flag()) : NAN, tc = sd_now();
         rc = sd_bench_cell_run(o, &cells[i], doc, &out->failed);
+        if (o->host_wait_s > 0 && rc == 0 && all_ok(doc, before)) {
+            /* a spell that began while the cell ran: the canary after it says so; measured once more then */
+            double after = sd_host_check(o), low = isfinite(after) && !(after >= speed) ? after : speed;
+            if (sd_host_retry(o, low, sd_now() - tc) && !sd_sig_pending()) {
+                if (!o->quiet)
+                    fprintf(stderr, "host: %s · %s ran while the host was at %.0f%% of its speed: measured again\n",
+                            cells[i].workload, cells[i].implementation, 100 * low);
+                sd_results_truncate(doc, before);
+                speed = sd_host_settle(o, sd_sig_flag());
+                rc = sd_bench_cell_run(o, &cells[i], doc, &out->failed);
+                after = rc == 0 ? sd_host_check(o) : NAN;
+                low = isfinite(after) && !(after >= speed) ? after : speed;
+            }
+            speed = low;
+        }
         if (isfinite(speed)) sd_results_note_host(doc, before, speed);
         if (rc && rc != SD_EINTR) {   /* failed outside its own record: recorded here, the measured cells kept */
             const sd_bench_cell *c = &cells[i];
@@ -190,8 +215,9 @@ int sd_bench_matrix_run(const sd_bench_opts *o, const sd_bench_cell *cells, int 
     const sd_host *h = sd_host_state();
     if (o->host_wait_s > 0 && !o->quiet && h->canaries)
         fprintf(stderr, "host: %d canaries (mnist_mlp training, reference %.0f images/s); %d cell(s) waited %.0f s in all "
-                "for a slow spell to end, %d started in one all the same (host_speed < 0.8 in the results)\n",
-                h->canaries, h->top[2] > 0 ? h->top[2] : h->top[0], h->waits, h->waited_s, h->slow);
+                "for a slow spell to end, %d started in one all the same (host_speed < 0.9 in the results); %d "
+                "measured again (a spell began while they ran)\n",
+                h->canaries, sd_host_reference(), h->waits, h->waited_s, h->slow, h->retries);
     if (rc == 0 && dbh && (out->db_status = sd_results_store(dbh, out->run_id, doc, sd_results_count(doc), 1)) != 0)
         db_lost(&dbh, out);
     db_close(dbh);

@@ -79,6 +79,10 @@ json_t *sd_results_run(const json_t *doc, size_t i) { return json_array_get(json
 int sd_results_append(json_t *doc, json_t *run) {
     return json_array_append_new(json_object_get(doc, "runs"), run) == 0 ? 0 : sd_err(SD_ENOMEM, "out of memory");
 }
+void sd_results_truncate(json_t *doc, size_t n) {
+    json_t *runs = json_object_get(doc, "runs");
+    while (json_array_size(runs) > n) json_array_remove(runs, json_array_size(runs) - 1);
+}
 int sd_results_init_runs(json_t *doc) {
     return json_object_set_new(doc, "runs", json_array()) == 0 ? 0 : sd_err(SD_ENOMEM, "out of memory");
 }

@@ -55,6 +55,8 @@ json_t *sd_results_run(const json_t *doc, size_t i);
     for ((i) = 0; (i) < sd_results_count(doc) && ((run) = sd_results_run((doc), (i))) != NULL; (i)++)
 /* Append run (the reference is taken) to doc's runs. */
 int sd_results_append(json_t *doc, json_t *run);
+/* Drop the runs from the n-th on (a cell measured again). */
+void sd_results_truncate(json_t *doc, size_t n);
 /* Give doc an empty runs list: a document of another kind that lists runs the same way (perf's). */
 int sd_results_init_runs(json_t *doc);
 /* Does doc hold a runs list (an object with an array of runs)? What collect asks of a cell's file. */
