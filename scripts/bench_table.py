@@ -19,9 +19,11 @@ cell that a second round confirms (within AGREE below it): a cell no two rounds 
 median over rounds. A window SLOW_WINDOW or more slower than its cell's fastest counts as slowed; the table says
 what share of windows were.
 Host canary: a 0.3 s native mnist_mlp cell (canary()) runs three times at the start and before and after every
-cell. A cell starts only once the canary is within HOST_SLOW of the run's third fastest canary so far (waiting
---host-wait s at most, --host-wait-total for the whole run); a cell whose canary before or after was slow still
-counts with its figure, but two such rounds do not confirm each other.
+cell. A cell starts only once the canary is within HOST_SLOW of the reference, the third fastest canary of the
+run and of this machine's runs of the last three days (host_ref_file(), shared with showdown bench's canary
+under its own key), waiting --host-wait s at most; a process whose canary before or after was slow runs once
+more (--host-wait-total bounds the waits and these in all for the whole run); still slowed, its cells count
+with their figures, but two such rounds do not confirm each other.
 Busy machine: before and after every cell /proc/stat gives the CPU time all processes used and the steal
 time; what the cell itself did not use was used by others. A row is flagged when others took more than
 BUSY_OTHERS of the cores or steal passed BUSY_STEAL during its cells.
@@ -44,7 +46,8 @@ BUSY_OTHERS = 0.10   # fraction of all cores used by other processes
 BUSY_STEAL = 0.05    # fraction of CPU time stolen by the hypervisor
 SLOW_WINDOW = 1.25   # a window this much slower than its cell's fastest ran on a slowed host
 AGREE = 0.10         # a cell's round is confirmed by a second one within this below it
-HOST_SLOW = 0.80     # a host canary below this fraction of the run's third fastest ran in a slow spell
+HOST_SLOW = 0.90     # a host canary below this fraction of the reference (host_reference()) ran in a slow spell
+HOST_REF_KEEP_S = 3 * 86400   # a machine's canaries older than this no longer count in its reference
 # glibc's malloc maps a block above its dynamic threshold (which grows up to 32 MiB with the blocks freed) and the
 # kernel faults it in again on every pass, so PyTorch's CPU speed depends on its allocation history: a fixed
 # threshold keeps a pass's tensors in the heap (the allocator advice of PyTorch's CPU tuning guide, with no new
@@ -274,6 +277,66 @@ def in_slow_spell(v, host):
     return v is not None and v < HOST_SLOW * host["fastest"]
 
 
+def host_ref_file():
+    """The machine's recent canaries, shared with showdown's own (src/bench/host.c): $SHOWDOWN_HOST_REF (empty:
+    none), else the user's cache directory."""
+    e = os.environ.get("SHOWDOWN_HOST_REF")
+    if e is not None:
+        return e or None
+    base = os.environ.get("XDG_CACHE_HOME") or (os.path.join(os.environ["HOME"], ".cache") if os.environ.get("HOME") else "")
+    return os.path.join(base, "showdown", "host-canary") if base else None
+
+
+def host_ref_key(threads):
+    """This canary's key in the file: the CPU, the threads and the canary (a perf cell, not showdown's own)."""
+    model = "unknown"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name") and ":" in line:
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return "%s|%s threads|perf canary|release" % (model, threads)
+
+
+def host_ref_io(key, fastest=None):
+    """The file's recent canaries of KEY as [(unix time, images/s)]; with FASTEST, that list is written in place of
+    KEY's lines (other keys' recent lines kept; written aside and renamed, so the file stays whole)."""
+    path, now, mine, others = host_ref_file(), time.time(), [], []
+    if not path:
+        return []
+    try:
+        with open(path) as f:
+            for line in f:
+                parts = line.rstrip("\n").split("\t")
+                if len(parts) != 3 or not line.endswith("\n"):
+                    continue
+                try:
+                    t, v = float(parts[1]), float(parts[2])
+                except ValueError:
+                    continue
+                if now - t < HOST_REF_KEEP_S:
+                    (mine if parts[0] == key else others).append((parts[0], t, v))
+    except OSError:
+        pass
+    if fastest is None:
+        return [(t, v) for _, t, v in mine]
+    try:
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        tmp = "%s.%d" % (path, os.getpid())
+        with open(tmp, "w") as f:
+            for k, t, v in others:
+                f.write("%s\t%.0f\t%.1f\n" % (k, t, v))
+            for t, v in fastest:
+                f.write("%s\t%.0f\t%.1f\n" % (key, t, v))
+        os.replace(tmp, path)
+    except OSError:
+        pass
+    return fastest
+
+
 def canary(a, env):
     """The host's state now: mnist_mlp training images/s of a 0.3 s native cell (about 0.5 s in all). This
     VM's host slows both vCPUs by ~40% for spells of seconds, hitting small cache-bound steps like this one
@@ -455,8 +518,13 @@ def measure(a):
     pbest = {}   # (framework, workload, phase) -> its best setting
 
     # every canary of the run, (seconds since start, images/s); the reference a canary is judged against is the
-    # third fastest so far, so that one lucky canary cannot make every cell wait
-    host = {"fastest": 0.0, "samples": [], "waited_s": 0.0}
+    # third fastest so far of the run and of the machine's recent runs (a spell of minutes can cover a whole run,
+    # whose own canaries alone would take its speed for the machine's), so that one lucky canary cannot make every
+    # cell wait
+    host = {"fastest": 0.0, "samples": [], "waited_s": 0.0, "retried_s": 0.0, "retries": 0}
+    ref_key = host_ref_key(a.threads)
+    machine = host_ref_io(ref_key) if a.host_wait >= 0 else []   # [(unix time, images/s)], the fastest three
+    host["machine_reference"] = sorted((v for _, v in machine), reverse=True)[:3]
     host_state = {}   # --grouped: the canary before each workload's first cell, the others' too
     t_start = time.monotonic()
 
@@ -464,8 +532,9 @@ def measure(a):
         v = canary(a, base) if a.host_wait >= 0 else None
         if v:
             host["samples"].append((round(time.monotonic() - t_start, 1), round(v, 1)))
-            top = sorted((x for _, x in host["samples"]), reverse=True)
-            host["fastest"] = top[min(2, len(top) - 1)]
+            machine[:] = sorted(machine + [(time.time(), v)], key=lambda tv: -tv[1])[:3]
+            host["fastest"] = machine[min(2, len(machine) - 1)][1]   # the run's and the file's fastest three
+            host_ref_io(ref_key, machine)
         return v
 
     def slow(v):
@@ -475,11 +544,44 @@ def measure(a):
         """The cells of one side for the settings sts (a list), recorded and logged: one process per setting, or
         with --grouped one for all of a side's settings. A candidate is any setting but native's and PyTorch as
         shipped (the ones a best is chosen among). The process starts once a canary finds the host out of a slow
-        spell (waiting up to a.host_wait s); a canary after it tells whether a spell began meanwhile. --grouped
-        probes before a workload's first process only (host_state holds that probe for the others)."""
+        spell (waiting up to a.host_wait s); a canary after it tells whether a spell began meanwhile, and a process
+        that ran in one, all its cells measured, runs once more within the wait budget. --grouped takes the canary
+        after a process as the next one's before (host_state)."""
         if not sts:
             return []
-        if a.grouped and side != "native" and host_state.get(wl):
+        t0 = time.monotonic()
+        cs, before, after, waited = measure(wl, side, sts)
+        # a spell that began while the process ran: measured once more, within the run's wait budget
+        if (slow(before) or slow(after)) and all(not c.get("error") and not c.get("na") for c in cs) and \
+                host["waited_s"] + host["retried_s"] + time.monotonic() - t0 < a.host_wait_total:
+            host["retries"] += 1
+            host["retried_s"] += time.monotonic() - t0
+            log("round %d %-17s %-22s ran while the host was at %.0f%% of its speed: measured again" % (
+                rnd, wl, side, 100 * min(x for x in (before, after) if x) / host["fastest"]))
+            host_state.pop(wl, None)
+            cs, before, after, w2 = measure(wl, side, sts)
+            waited += w2
+        for c in cs:
+            c.update(workload=wl, round=rnd, host_before=before, host_after=after, host_wait_s=round(waited, 1))
+            # a cell in or beside a slow spell counts with its figure, but two such confirm nothing
+            c["host_slowed"] = slow(before) or slow(after)
+            if side != "native" and c["setting"] != "shipped":
+                c["candidate"] = True
+            if rnd > a.rounds:
+                c["confirmation"] = True
+            cells.append(c)
+            if a.give_up and side != "native" and "timed out" in str(c.get("error", "")) and side not in gave_up:
+                gave_up[side] = wl
+                log("%s timed out on %s: its later workloads are not run (--give-up)" % (side, wl))
+            log("round %d %-17s %-22s %s%s" % (rnd, wl, "%s %s" % (side, c["setting"]),
+                                               describe(c, primary(modes[wl])),
+                                               "  HOST SLOW" if c["host_slowed"] else ""))
+        return cs
+
+    def measure(wl, side, sts):
+        """One process of a side's settings once the host runs at its speed: (cells, canary before, canary after,
+        seconds waited)."""
+        if a.grouped and side != "native" and host_state.get(wl) and not slow(host_state[wl]):
             before, waited = host_state[wl], 0.0
         else:
             before = probe()
@@ -503,23 +605,12 @@ def measure(a):
             cs = torch_cells(a, wl, sts, env)
         else:
             cs = peer_cells(a, side, wl, sts, peer_env)
-        after = before if a.grouped else probe()
-        for c in cs:
-            c.update(workload=wl, round=rnd, host_before=before, host_after=after, host_wait_s=round(waited, 1))
-            # a cell in or beside a slow spell counts with its figure, but two such confirm nothing
-            c["host_slowed"] = slow(before) or slow(after)
-            if side != "native" and c["setting"] != "shipped":
-                c["candidate"] = True
-            if rnd > a.rounds:
-                c["confirmation"] = True
-            cells.append(c)
-            if a.give_up and side != "native" and "timed out" in str(c.get("error", "")) and side not in gave_up:
-                gave_up[side] = wl
-                log("%s timed out on %s: its later workloads are not run (--give-up)" % (side, wl))
-            log("round %d %-17s %-22s %s%s" % (rnd, wl, "%s %s" % (side, c["setting"]),
-                                               describe(c, primary(modes[wl])),
-                                               "  HOST SLOW" if c["host_slowed"] else ""))
-        return cs
+        # the next process's canary (grouped: the workload's next side) is taken now: it tells whether a spell
+        # began while this one ran
+        after = probe()
+        if a.grouped:
+            host_state[wl] = after
+        return cs, before, after, waited
 
     chosen = ([] if not a.torch_python else ["torch"]) + list(a.peer_python)   # sides a best is chosen for
     # settings measured elsewhere (the default report's bench cells ran each runner's own mode) and the sides that
@@ -721,11 +812,12 @@ def print_table(a, rows, cells, load, doc):
     if hs:
         fast = doc["host_canary"]["fastest"]
         waits = [c["host_wait_s"] for c in cells if c.get("host_wait_s", 0) > 0]
-        print("host canary (mnist_mlp training, 0.3 s, before and after each cell): third fastest %.0f img/s, %d "
-              "of %d below %.0f%% of it; %d cell(s) waited %.0f s in all for a slow spell to end, %d ran in or beside one "
-              "(they confirm no figure)" % (fast, sum(1 for _, v in hs if v < HOST_SLOW * fast), len(hs),
-                                            100 * HOST_SLOW, len(waits), sum(waits),
-                                            sum(1 for c in cells if c.get("host_slowed"))))
+        print("host canary (mnist_mlp training, 0.3 s, before and after each cell): reference %.0f img/s (the third "
+              "fastest of this run and the machine's recent ones), %d of %d below %.0f%% of it; %d cell(s) waited "
+              "%.0f s in all for a slow spell to end, %d process(es) measured again after one, %d cell(s) ran in or "
+              "beside one all the same (they confirm no figure)" % (
+                  fast, sum(1 for _, v in hs if v < HOST_SLOW * fast), len(hs), 100 * HOST_SLOW, len(waits),
+                  sum(waits), doc["host_canary"].get("retries", 0), sum(1 for c in cells if c.get("host_slowed"))))
     if busy:
         print("BUSY MACHINE: other processes or the hypervisor took CPU during %s (flag *): absolute figures are "
               "low and noisy; the ratios come from interleaved cells and are the figures to read" % ", ".join(busy))

@@ -176,7 +176,7 @@ for prec in $PRECISIONS; do
                   sort -n -s -k1,1 | awk '{print $2}' | paste -sd, -)
     [ -n "$light_first" ] || { echo "report: best settings: only densenet121_xray selected, which the quick pass leaves to FULL=1"; break; }
     PRECISION=$prec PEERS=$peers WORKLOADS=$light_first ROUNDS=1 CONFIRM=0 GROUPED=1 SECONDS_PER_CELL=${REPORT_BEST_SECONDS:-0.5} \
-      REPEAT=3 PROFILE=0 HOST_WAIT_TOTAL=30 TIMEOUT=${REPORT_BEST_TIMEOUT:-30} GIVE_UP=1 COMPILE=mnist_mlp,mnist_cnn,cifar10_vgg \
+      REPEAT=3 PROFILE=0 HOST_WAIT_TOTAL=90 TIMEOUT=${REPORT_BEST_TIMEOUT:-30} GIVE_UP=1 COMPILE=mnist_mlp,mnist_cnn,cifar10_vgg \
       SKIP="torch=shipped mindspore=pynative tinygrad=jit" PYTHON=$PYTHON VENVS=$VENVS sh scripts/bench-cpu.sh "$SD" out/bench \
       || echo "report: bench-cpu exit $?: a cell failed or timed out (its table names it); the report goes on with the best settings measured" >&2
   fi
