@@ -103,7 +103,8 @@ static void make_key(const sd_bench_opts *o) {
 #else
     const char *build = "release";
 #endif
-    snprintf(g_key, sizeof g_key, "%s|%ld threads|%s|%s", model, o->threads, g_canary_backend, build);
+    long threads = o->threads > 0 ? o->threads : sysconf(_SC_NPROCESSORS_ONLN);   /* 0: the back-end's default, all */
+    snprintf(g_key, sizeof g_key, "%s|%ld threads|%s|%s", model, threads, g_canary_backend, build);
 }
 
 static void load_ref(void) {
