@@ -19,7 +19,7 @@ cell that a second round confirms (within AGREE below it): a cell no two rounds 
 median over rounds. A window SLOW_WINDOW or more slower than its cell's fastest counts as slowed; the table says
 what share of windows were.
 Host canary: a 0.3 s native mnist_mlp cell (canary()) runs three times at the start and before and after every
-cell. A cell starts only once the canary is within HOST_SLOW of the reference, the third fastest canary of the
+cell. A cell starts only once the canary is within HOST_SLOW of the reference, the tenth fastest canary of the
 run and of this machine's runs of the last three days (host_ref_file(), shared with showdown bench's canary
 under its own key), waiting --host-wait s at most; a process whose canary before or after was slow runs once
 more (--host-wait-total bounds the waits and these in all for the whole run); still slowed, its cells count
@@ -48,6 +48,7 @@ SLOW_WINDOW = 1.25   # a window this much slower than its cell's fastest ran on 
 AGREE = 0.10         # a cell's round is confirmed by a second one within this below it
 HOST_SLOW = 0.90     # a host canary below this fraction of the reference (host_reference()) ran in a slow spell
 HOST_REF_KEEP_S = 3 * 86400   # a machine's canaries older than this no longer count in its reference
+HOST_REF_RANK = 10   # the reference is the tenth fastest: over days of canaries the third is a lucky one's speed
 # glibc's malloc maps a block above its dynamic threshold (which grows up to 32 MiB with the blocks freed) and the
 # kernel faults it in again on every pass, so PyTorch's CPU speed depends on its allocation history: a fixed
 # threshold keeps a pass's tensors in the heap (the allocator advice of PyTorch's CPU tuning guide, with no new
@@ -518,13 +519,15 @@ def measure(a):
     pbest = {}   # (framework, workload, phase) -> its best setting
 
     # every canary of the run, (seconds since start, images/s); the reference a canary is judged against is the
-    # third fastest so far of the run and of the machine's recent runs (a spell of minutes can cover a whole run,
+    # tenth fastest so far of the run and of the machine's recent runs (a spell of minutes can cover a whole run,
     # whose own canaries alone would take its speed for the machine's), so that one lucky canary cannot make every
     # cell wait
     host = {"fastest": 0.0, "samples": [], "waited_s": 0.0, "retried_s": 0.0, "retries": 0}
     ref_key = host_ref_key(a.threads)
     machine = host_ref_io(ref_key) if a.host_wait >= 0 else []   # [(unix time, images/s)], the fastest three
-    host["machine_reference"] = sorted((v for _, v in machine), reverse=True)[:3]
+    machine[:] = sorted(machine, key=lambda tv: -tv[1])[:HOST_REF_RANK]
+    host["machine_reference"] = [v for _, v in machine]
+    machine_n = len(machine)
     host_state = {}   # --grouped: the canary before each workload's first cell, the others' too
     t_start = time.monotonic()
 
@@ -532,8 +535,10 @@ def measure(a):
         v = canary(a, base) if a.host_wait >= 0 else None
         if v:
             host["samples"].append((round(time.monotonic() - t_start, 1), round(v, 1)))
-            machine[:] = sorted(machine + [(time.time(), v)], key=lambda tv: -tv[1])[:3]
-            host["fastest"] = machine[min(2, len(machine) - 1)][1]   # the run's and the file's fastest three
+            machine[:] = sorted(machine + [(time.time(), v)], key=lambda tv: -tv[1])[:HOST_REF_RANK]
+            # the tenth fastest of the run's and the file's, the third while few are known (fewer: the slowest)
+            rank = HOST_REF_RANK if machine_n >= HOST_REF_RANK or len(host["samples"]) >= 30 else 3
+            host["fastest"] = machine[min(rank, len(machine)) - 1][1]
             host_ref_io(ref_key, machine)
         return v
 

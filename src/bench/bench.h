@@ -36,7 +36,7 @@ typedef struct sd_bench_opts {
 } sd_bench_opts;
 
 /* The host's speed over a run (bench/host.c): a canary (a short native training step) before and after each cell,
- * judged against the third fastest canary of this process and of the machine's recent runs. */
+ * judged against the tenth fastest canary of this process and of the machine's recent runs. */
 typedef struct sd_host {
     double top[3];             /* the fastest canaries, images/s */
     int canaries, waits, slow; /* canaries run; cells that waited; cells that started in a slow spell all the same */
