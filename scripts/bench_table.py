@@ -817,8 +817,8 @@ def print_table(a, rows, cells, load, doc):
     if hs:
         fast = doc["host_canary"]["fastest"]
         waits = [c["host_wait_s"] for c in cells if c.get("host_wait_s", 0) > 0]
-        print("host canary (mnist_mlp training, 0.3 s, before and after each cell): reference %.0f img/s (the third "
-              "fastest of this run and the machine's recent ones), %d of %d below %.0f%% of it; %d cell(s) waited "
+        print("host canary (mnist_mlp training, 0.3 s, before and after each cell): reference %.0f img/s (the tenth "
+              "fastest of this run's and the machine's recent ones, the third while few), %d of %d below %.0f%% of it; %d cell(s) waited "
               "%.0f s in all for a slow spell to end, %d process(es) measured again after one, %d cell(s) ran in or "
               "beside one all the same (they confirm no figure)" % (
                   fast, sum(1 for _, v in hs if v < HOST_SLOW * fast), len(hs), 100 * HOST_SLOW, len(waits),

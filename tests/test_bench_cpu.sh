@@ -267,8 +267,8 @@ then ok "host canary: a process slowed after runs once more, waiting out a slow 
 else bad "host canary run (exit $rc)"; cat "$t/h.txt" "$t/h.err"; fi
 grep -q "^round 1 w2 .*native .*ran while the host was at 50% of its speed: measured again" "$t/h.err" \
   && ok "the log says the process measured again" || { bad "no measured-again line"; cat "$t/h.err"; }
-grep -q "^host canary (mnist_mlp training, 0.3 s, before and after each cell): reference 100 img/s (the third \
-fastest of this run and the machine's recent ones), 3 of 10 below 90% of it; 1 cell(s) waited 1 s in all for a slow \
+grep -q "^host canary (mnist_mlp training, 0.3 s, before and after each cell): reference 100 img/s (the tenth \
+fastest of this run's and the machine's recent ones, the third while few), 3 of 10 below 90% of it; 1 cell(s) waited 1 s in all for a slow \
 spell to end, 1 process(es) measured again after one, 1 cell(s) ran in or beside one" "$t/h.txt" \
   && ok "the table says what the host canary saw" || { bad "no host canary line"; grep "^host" "$t/h.txt"; }
 # --profile 1 profiles the workload furthest below 2x (w2, 1.20x JAX nhwc) and judges it by a canary before and

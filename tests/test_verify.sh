@@ -32,12 +32,13 @@ r = json.load(open(t + "/r.json"))
 m = r["runs"][0]
 med = m["summary"]["steady_epoch_s"]["median"]
 acc = m["summary"]["accuracy"]["median"]
-def cell(name, value, accuracy=acc, impl="native", env=None, settings=None):
+def cell(name, value, accuracy=acc, impl="native", env=None, settings=None, host_speed=None):
     c = {"workload": "mnist_mlp", "implementation": impl, "backend": "ref", "note": name,
          "settings": settings or {"batch": 128, "max_batches": 3, "precision": "fp32"},
          "data": {"kind": "synthetic"},
          "summary": {"steady_epoch_s": {"median": value, "n": 1}, "accuracy": {"median": accuracy, "n": 1}}}
     if env: c["environment"] = env
+    if host_speed: c["host_speed"] = host_speed
     return c
 k80 = {"gpu": {"name": "Tesla K80", "count": 1}, "libraries": {"cuda_runtime": "8.0", "cudnn": "6.0"}}
 other_cpu = {"cpu_model": "Imaginary CPU 9000"}
@@ -52,6 +53,13 @@ json.dump(doc([cells[0]]), open(t + "/ok.json", "w"), indent=1)
 json.dump(doc([cells[4], cells[5], cell("other cpu", med, env=other_cpu),
                cell("batch", med, settings={"batch": 64, "max_batches": 3})]), open(t + "/nc.json", "w"), indent=1)
 json.dump(doc([cells[0]]), open(t + "/rerun.json", "w"), indent=1)
+# the host's speed (its canary, host_speed): a figure faster than one published in a slow spell, and one slower
+# measured in a slow spell here, cannot be judged; the same without a slow spell are FASTER and SLOWER
+json.dump(doc([cell("pub slow", med * 1000, host_speed=0.72), cell("here slow", med / 1000),
+               cell("pub fast", med * 1000, host_speed=0.95)]), open(t + "/host.json", "w"), indent=1)
+slow_here = copy.deepcopy(r)
+slow_here["runs"][0]["host_speed"] = 0.8
+json.dump(slow_here, open(t + "/r-slow.json", "w"), indent=1)
 PY
 
 expect 5 "one of each verdict: exit 5 (a comparable cell did not reproduce)" $SD verify "$t/all.json" --results "$t/r.json" --json "$t/v.json"
@@ -63,6 +71,7 @@ for note, verdict in got:
     assert note == verdict, got
 assert v["exit_code"] == 5 and v["counts"]["REPRODUCED"] == 2 and v["counts"]["MISSING"] == 1, v["counts"]
 assert "accuracy not compared (synthetic data)" in v["cells"][3]["why"], v["cells"][3]["why"]
+assert "host ran" not in v["cells"][1]["why"] + v["cells"][2]["why"], v["cells"][1:3]
 nc = v["cells"][4]
 assert "device: published Tesla K80 (GPU), here CPU" in nc["why"], nc["why"]
 assert "tensorflow" in v["cells"][5]["why"], v["cells"][5]["why"]
@@ -97,6 +106,16 @@ grep -q "MISSING *no caffe2 runner in showdown" "$t/out" && ok "MISSING names th
 grep -q "no measurement of mnist_mlp/tensorflow/cpu" "$t/err" "$t/out" 2>/dev/null || $SD verify "$t/all.json" --results "$t/r.json" 2>/dev/null | grep -q "no measurement of mnist_mlp/tensorflow/cpu" \
   && ok "a runner's cell looks for that runner's measurement" || bad "tensorflow cell: $($SD verify "$t/all.json" --results "$t/r.json" 2>&1 | grep tensorflow)"
 
+expect 5 "host slow spells: unverifiable (and a FASTER beside them: exit 5)" $SD verify "$t/host.json" --results "$t/r-slow.json" --json "$t/host-v.json"
+"$PY" - "$t/host-v.json" <<'PY' && ok "a slow spell at either end: UNVERIFIABLE, naming the host's speed" || fail=1
+import json, sys
+c = json.load(open(sys.argv[1]))["cells"]
+got = [(x["note"], x["verdict"]) for x in c]
+assert got == [("pub slow", "UNVERIFIABLE"), ("here slow", "UNVERIFIABLE"), ("pub fast", "FASTER")], got
+assert "faster than published, which was measured while its host ran at 72% of its speed" in c[0]["why"], c[0]["why"]
+assert "slower than published, but measured while this host ran at 80% of its speed (its canary): rerun it when " \
+    "the host is quiet" in c[1]["why"], c[1]["why"]
+PY
 expect 0 "all reproduced: exit 0" $SD verify "$t/ok.json" --results "$t/r.json"
 expect 9 "only not comparable / missing: exit 9" $SD verify "$t/nc.json" --results "$t/r.json" --json "$t/nc-v.json"
 grep -q "cpu: published Imaginary CPU 9000, here " "$t/out" && ok "CPU model difference named" || bad "cpu diff: $(cat "$t/out")"

@@ -102,6 +102,7 @@ typedef struct sd_run_view {
     sd_stat inference_s_per_1000; /* measured: seconds per 1,000 images of a timed inference pass */
     sd_stat inference_gflops;     /* measured: the inference pass's GFLOP/s */
     long long peak_bytes;         /* the largest memory peak over the samples; 0 when none recorded */
+    double host_speed;            /* the host's speed it was measured at (bench/host.c); NAN when not recorded */
     const char *setting;          /* settings.setting: a framework's candidate ("compile", "jit"); NULL: as shipped */
     const char *spec;             /* model.spec: the workload file the run was built from; NULL when absent */
     /* what a rerun needs to measure the same way: settings (0 / NULL when absent; autotune -1) and, for a

@@ -226,6 +226,8 @@ static int rerun(const sd_verify_opts *a, vcell *c, json_t **doc) {
     return 0;
 }
 
+#define HOST_SLOW_SPEED 0.90   /* a host_speed below this: measured in a slow spell (bench/host.c's HOST_SLOW) */
+
 /* The verdict of a comparable cell with its measurement m. */
 static void judge(const sd_verify_opts *a, vcell *c, const sd_run_view *m) {
     double pv = c->pub.median, tol = a->tolerance_pct / 100.0 * pv, pacc = c->v.accuracy.median;
@@ -250,6 +252,16 @@ static void judge(const sd_verify_opts *a, vcell *c, const sd_run_view *m) {
     } else if (sp[0] && c->ms.median >= c->pub.min - tol && c->ms.median <= c->pub.max + tol) {
         snprintf(c->why, sizeof c->why, "%s: the measured %.4g lies inside it, so this figure cannot be re-checked "
                  "to within %.3g%%", sp, c->ms.median, a->tolerance_pct);
+        c->verdict = "UNVERIFIABLE";
+    } else if (c->ms.median > pv && m->host_speed > 0 && m->host_speed < HOST_SLOW_SPEED) {
+        /* the machine itself ran slow (its canary, bench/host.c): a slower figure says nothing of the publication */
+        snprintf(c->why, sizeof c->why, "%.1f%% slower than published, but measured while this host ran at %.0f%% of "
+                 "its speed (its canary): rerun it when the host is quiet", (c->ms.median - pv) / pv * 100,
+                 100 * m->host_speed);
+        c->verdict = "UNVERIFIABLE";
+    } else if (c->ms.median < pv && c->v.host_speed > 0 && c->v.host_speed < HOST_SLOW_SPEED) {
+        snprintf(c->why, sizeof c->why, "%.1f%% faster than published, which was measured while its host ran at "
+                 "%.0f%% of its speed (its canary)", (pv - c->ms.median) / pv * 100, 100 * c->v.host_speed);
         c->verdict = "UNVERIFIABLE";
     } else {
         snprintf(c->why, sizeof c->why, "%.1f%% %s than published, outside the tolerance and the spread%s%s",
