@@ -38,7 +38,6 @@ typedef struct sd_bench_opts {
 /* The host's speed over a run (bench/host.c): a canary (a short native training step) before and after each cell,
  * judged against the tenth fastest canary of this process and of the machine's recent runs. */
 typedef struct sd_host {
-    double top[3];             /* the fastest canaries, images/s */
     int canaries, waits, slow; /* canaries run; cells that waited; cells that started in a slow spell all the same */
     int retries;               /* cells measured again: a spell began while they ran */
     double waited_s, retried_s;
@@ -46,8 +45,9 @@ typedef struct sd_host {
 /* Wait, at most o->host_wait_s (and what is left of o->host_wait_total_s for this process), until the canary
  * runs within 90% of the reference, or *stop. Returns the last canary over the reference (NAN: no canary ran). */
 double sd_host_settle(const sd_bench_opts *o, volatile sig_atomic_t *stop);
-/* One canary now, over the reference (NAN: none ran): whether a spell began while a cell ran. */
-double sd_host_check(const sd_bench_opts *o);
+/* The host's speed over a cell that started at speed `before` (sd_host_settle's): the lower of it and a canary
+ * now, which says whether a spell began while the cell ran (NAN: no canary ran either time). */
+double sd_host_after(const sd_bench_opts *o, double before);
 /* Whether a cell measured at this host speed (its canaries' lower) is measured again: the speed was slow and the
  * run's wait budget (o->host_wait_total_s, retries' cell_s counted in it) allows it. Counts the retry. */
 int sd_host_retry(const sd_bench_opts *o, double speed, double cell_s);

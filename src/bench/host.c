@@ -170,10 +170,7 @@ static double reference(void) {
 /* One state per process (g_host): a verify rerun measures its cells one matrix at a time against the same
  * reference. */
 
-const sd_host *sd_host_state(void) {
-    for (int i = 0; i < 3; i++) g_host.top[i] = g_fast[i].v;
-    return &g_host;
-}
+const sd_host *sd_host_state(void) { return &g_host; }
 
 double sd_host_reference(void) { return reference(); }
 
@@ -205,14 +202,15 @@ double sd_host_settle(const sd_bench_opts *o, volatile sig_atomic_t *stop) {
     return ratio;
 }
 
-double sd_host_check(const sd_bench_opts *o) {
+double sd_host_after(const sd_bench_opts *o, double before) {
     /* After a runner's process this one's threads have slept and its caches went cold: the first canary then
      * runs about 15% slow on a host at its speed (measured after every framework cell of a report). The faster
      * of two counts. */
     double v0 = canary(o), v = canary(o), ref = reference();
     if (isfinite(v0) && !(v >= v0)) v = v0;
     keep(&g_host, v);
-    return isfinite(v) && ref > 0 ? v / ref : NAN;
+    double after = isfinite(v) && ref > 0 ? v / ref : NAN;
+    return isfinite(after) && !(after >= before) ? after : before;
 }
 
 int sd_host_retry(const sd_bench_opts *o, double speed, double cell_s) {

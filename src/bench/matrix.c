@@ -184,7 +184,7 @@ int sd_bench_matrix_run(const sd_bench_opts *o, const sd_bench_cell *cells, int 
         rc = sd_bench_cell_run(o, &cells[i], doc, &out->failed);
         if (o->host_wait_s > 0 && rc == 0 && all_ok(doc, before)) {
             /* a spell that began while the cell ran: the canary after it says so; measured once more then */
-            double after = sd_host_check(o), low = isfinite(after) && !(after >= speed) ? after : speed;
+            double low = sd_host_after(o, speed);
             if (sd_host_retry(o, low, sd_now() - tc) && !sd_sig_pending()) {
                 if (!o->quiet)
                     fprintf(stderr, "host: %s · %s ran while the host was at %.0f%% of its speed: measured again\n",
@@ -192,8 +192,7 @@ int sd_bench_matrix_run(const sd_bench_opts *o, const sd_bench_cell *cells, int 
                 sd_results_truncate(doc, before);
                 speed = sd_host_settle(o, sd_sig_flag());
                 rc = sd_bench_cell_run(o, &cells[i], doc, &out->failed);
-                after = rc == 0 ? sd_host_check(o) : NAN;
-                low = isfinite(after) && !(after >= speed) ? after : speed;
+                low = rc == 0 ? sd_host_after(o, speed) : speed;
             }
             speed = low;
         }

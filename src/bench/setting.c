@@ -116,8 +116,7 @@ static int outputs(char *const *argv, const char *const *env, long repeat, doubl
             rc = sd_err(SD_ERROR, "%s exited with status %d", script, sd_proc_exit_code(st));
         else if (host_wait_s > 0 && !again) {
             /* a spell that began while the process ran: this repetition runs once more */
-            double after = sd_host_check(&host), low = isfinite(after) && !(after >= speed) ? after : speed;
-            if (sd_host_retry(&host, low, sd_now() - t0)) {
+            if (sd_host_retry(&host, sd_host_after(&host, speed), sd_now() - t0)) {
                 again = 1;
                 r--;
                 continue;
