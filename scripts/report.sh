@@ -119,7 +119,16 @@ groups=$(for w in $(echo "$WORKLOADS" | tr ',' ' '); do printf '%s\t%s\t%s\n' "$
          sort -n | cut -f2-)
 ngroups=$(echo "$groups" | grep -c .)
 step 2 "bench $(echo "$WORKLOADS" | tr ',' ' ' | wc -w) workloads x ${impls//,/, } in $ngroups group(s), $(echo $PRECISIONS) (framework cells capped at ${CELL_SECONDS} s)"
-parts=(); part_args=(); gi=0
+# one bench process: workloads, implementations, the group's length arguments, precision, results file, more flags
+limit=(); [ "$CELL_LIMIT" = 0 ] || limit=(--runner-limit "$CELL_LIMIT")
+bench_cells() {
+  # exit 1: some cell failed (named in the results and the report); the others are written
+  # shellcheck disable=SC2086
+  SHOWDOWN_CELL_SECONDS=$CELL_SECONDS "$SD" bench --workload "$1" --impl "$2" --venvs "$VENVS" $3 \
+    --precision "$4" "${limit[@]}" --host-wait $HOST_WAIT --host-wait-total $HOST_WAIT_TOTAL --json "$5" "${@:6}"
+  rc=$?; [ $rc -eq 0 ] || [ $rc -eq 1 ] || exit $rc
+}
+parts=(); part_args=(); part_prec=(); gi=0
 rm -f out/bench/report-gave-up.txt
 for prec in $PRECISIONS; do
   gave_up=""   # "impl:workload" of the frameworks that overran the cell limit, in this precision
@@ -128,14 +137,8 @@ for prec in $PRECISIONS; do
     run_impls=$impls
     [ "$FULL" = 1 ] || for g in $gave_up; do run_impls=$(echo ",$run_impls," | sed "s/,${g%%:*},/,/; s/^,//; s/,$//"); done
     echo "report 2/$NSTEPS: group $gi: $wls ($args, $prec)"
-    limit=(); [ "$CELL_LIMIT" = 0 ] || limit=(--runner-limit "$CELL_LIMIT")
-    # exit 1: some cell failed (named in the results and the report); the others are written
-    # shellcheck disable=SC2086
-    SHOWDOWN_CELL_SECONDS=$CELL_SECONDS "$SD" bench --workload "$wls" --impl "$run_impls" --venvs "$VENVS" $args \
-      --precision "$prec" "${limit[@]}" --host-wait $HOST_WAIT --host-wait-total $HOST_WAIT_TOTAL \
-      --json "out/bench/report-bench.part$gi.json"
-    rc=$?; [ $rc -eq 0 ] || [ $rc -eq 1 ] || exit $rc
-    parts+=("out/bench/report-bench.part$gi.json"); part_args+=("$args")
+    bench_cells "$wls" "$run_impls" "$args" "$prec" "out/bench/report-bench.part$gi.json"
+    parts+=("out/bench/report-bench.part$gi.json"); part_args+=("$args"); part_prec+=("$prec")
     # a conv group's framework that overran the limit sits out the heavier ones
     if [ "$FULL" != 1 ] && [ "$(weight_of "${wls%%,*}")" -gt 1 ]; then
       gave_up="$gave_up $("$PYTHON" -c '
@@ -155,16 +158,10 @@ done
 # now that the spell may be over: the figure of the faster host is kept (scripts/report_again.py).
 for i in "${!parts[@]}"; do
   part=${parts[$i]}
-  prec=$("$PYTHON" -c 'import json, sys; r = json.load(open(sys.argv[1]))["runs"]; print(((r[0].get("settings") or {}).get("precision") or "fp32") if r else "fp32")' "$part")
   while IFS=$'\t' read -r wl again_impls; do
     [ -n "$wl" ] || continue
     echo "report 2/$NSTEPS: $wl: $again_impls ran in a host slow spell: measured again"
-    limit=(); [ "$CELL_LIMIT" = 0 ] || limit=(--runner-limit "$CELL_LIMIT")
-    # shellcheck disable=SC2086
-    SHOWDOWN_CELL_SECONDS=$CELL_SECONDS "$SD" bench --workload "$wl" --impl "$again_impls" --venvs "$VENVS" ${part_args[$i]} \
-      --precision "$prec" "${limit[@]}" --host-wait $HOST_WAIT --host-wait-total $HOST_WAIT_TOTAL --no-db \
-      --json out/bench/report-bench.again.json
-    rc=$?; [ $rc -eq 0 ] || [ $rc -eq 1 ] || exit $rc
+    bench_cells "$wl" "$again_impls" "${part_args[$i]}" "${part_prec[$i]}" out/bench/report-bench.again.json --no-db
     "$PYTHON" scripts/report_again.py replace "$part" out/bench/report-bench.again.json || exit 1
   done <<< "$("$PYTHON" scripts/report_again.py slow "$part")"
 done
