@@ -2,8 +2,8 @@
 # test_verify — `showdown verify` on crafted published files: one cell of each verdict, the exit codes
 # (0 all reproduced, 5 a comparable cell did not, 9 some could not be checked), a --rerun through bench
 # with >= 3 repetitions, bench's own results (an unavailable framework among them) accepted, an implementation
-# difference NOT-COMPARABLE, a too-wide published spread named, positioned errors for a bad file, and the
-# published CNN table on this machine.
+# difference NOT-COMPARABLE, a too-wide published spread named, reruns in a slow spell UNVERIFIABLE and measured
+# again after the others, positioned errors for a bad file, and the published CNN table on this machine.
 set -u
 SD=${SHOWDOWN:-./showdown}
 PY=${PYTHON:-/usr/bin/python3}
@@ -252,6 +252,41 @@ grep -q "NOT-COMPARABLE *framework version: published 1.0, here 9.9" "$t/out" &&
 expect 9 "a best setting whose interpreter is not here" $SD verify "$t/best-nopy.json" --rerun --quiet
 grep -q "NOT-COMPARABLE *setting jit cannot be measured here: its interpreter .*no-python is not here" "$t/out" \
   && ok "a missing interpreter is NOT-COMPARABLE, not a substitute" || bad "best-nopy: $(cat "$t/out")"
+
+# a rerun in a slow spell (a machine reference of ten canaries far faster than this host's): a native cell and a best
+# setting far slower than published are UNVERIFIABLE naming the host's speed, and measured again after the others
+"$PY" - "$t" <<'PY'
+import copy, json, sys
+t = sys.argv[1]
+here_slow = json.load(open(t + "/host.json"))["runs"][1]
+d = json.load(open(t + "/best.json"))
+b = copy.deepcopy(d["runs"][0])
+b["summary"]["train_s_per_1000_images"] = {"median": 1e-4, "min": 1e-4, "max": 1e-4, "n": 1}
+json.dump(dict(d, runs=[here_slow, b]), open(t + "/slow.json", "w"))
+PY
+SHOWDOWN_HOST_REF="$t/ref0" $SD verify "$t/slow.json" --rerun --host-wait 0.2 --quiet > /dev/null 2>&1
+if [ -s "$t/ref0" ]; then
+  cut -f1 "$t/ref0" | sort -u | awk -v now="$(date +%s)" '{ for (i = 0; i < 10; i++) printf "%s\t%s\t1e12\n", $0, now }' \
+    > "$t/ref-fast"
+  : > "$t/cell.calls"
+  SHOWDOWN_HOST_REF="$t/ref-fast" $SD verify "$t/slow.json" --rerun --host-wait 0.2 --json "$t/slow-v.json" \
+    > "$t/out" 2> "$t/err"; rc=$?
+  [ $rc -eq 9 ] && ok "reruns in a slow spell: exit 9 (unverifiable)" || bad "slow spell rerun: exit $rc $(cat "$t/out" "$t/err")"
+  grep -q "^verify: 2 cell(s) ran while this host was slow: measuring them again$" "$t/err" \
+    && ok "both cells measured again after the others, and said so" || bad "no second pass: $(cat "$t/err")"
+  "$PY" - "$t/slow-v.json" <<'PY' && ok "a native cell and a best setting: UNVERIFIABLE at the host's speed, measured twice" || fail=1
+import json, sys
+c = json.load(open(sys.argv[1]))["cells"]
+assert [x["verdict"] for x in c] == ["UNVERIFIABLE", "UNVERIFIABLE"], c
+for x in c:
+    assert "slower than published, but measured while this host ran at 0% of its speed" in x["why"], x["why"]
+    assert "; measured again after the others" in x["why"], x["why"]
+PY
+  [ "$(wc -l < "$t/cell.calls")" -ge 6 ] && ok "the best setting's processes ran again, not taken from the first pass" \
+    || bad "the cell script ran $(wc -l < "$t/cell.calls") times"
+else
+  bad "verify --rerun --host-wait wrote no machine reference to SHOWDOWN_HOST_REF"
+fi
 
 printf '{\n  "schema": "showdown-results/1",\n  "runs": [ {"workload": 3} ]\n}\n' > "$t/bad.json"
 expect 3 "bad published file" $SD verify "$t/bad.json"

@@ -51,6 +51,9 @@ double sd_host_after(const sd_bench_opts *o, double before);
 /* Whether a cell measured at this host speed (its canaries' lower) is measured again: the speed was slow and the
  * run's wait budget (o->host_wait_total_s, retries' cell_s counted in it) allows it. Counts the retry. */
 int sd_host_retry(const sd_bench_opts *o, double speed, double cell_s);
+/* A new wait budget: the waits and retries so far no longer count against o->host_wait_total_s (a second pass
+ * over the cells a spell slowed waits for its own). */
+void sd_host_budget_renew(void);
 /* The reference, images/s (0: no canary yet). */
 double sd_host_reference(void);
 /* The host's state over this process's cells so far. */
@@ -109,10 +112,13 @@ void sd_bench_inputs_drop(void);
 
 /* A best-setting run of make bench-cpu measured again (bench/setting.c): the command the run recorded (p->rerun_*),
  * under its interpreter, repeat times in processes of their own. 0 with *doc holding one run (its figures: each
- * process's fastest window; each process starts once the host runs at its speed, sd_host_settle); SD_ENODEV when the interpreter or the script is not here; other negatives when it
- * failed. The reason is in sd_errmsg(). */
+ * process's fastest window; each process starts once the host runs at its speed, sd_host_settle, and the run's
+ * host_speed is the lowest of the processes' canaries); SD_ENODEV when the interpreter or the script is not here;
+ * other negatives when it failed. The reason is in sd_errmsg(). */
 struct sd_run_view;
 int sd_bench_setting_rerun(const struct sd_run_view *p, long repeat, double host_wait_s, json_t **doc);
+/* Forget the processes sd_bench_setting_rerun ran so far: its next call of a command measures it anew. */
+void sd_bench_setting_forget(void);
 
 /* `bench --describe`: the layer plan of workload at o's batch, printed to f as a table, or with json as one
  * "showdown-plan/1" line (nn_model_plan_json). */

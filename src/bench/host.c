@@ -213,6 +213,8 @@ double sd_host_after(const sd_bench_opts *o, double before) {
     return isfinite(after) && !(after >= before) ? after : before;
 }
 
+void sd_host_budget_renew(void) { g_host.waited_s = g_host.retried_s = 0; }
+
 int sd_host_retry(const sd_bench_opts *o, double speed, double cell_s) {
     sd_host *h = &g_host;
     if (!(isfinite(speed) && speed < HOST_SLOW) || h->waited_s + h->retried_s + cell_s > o->host_wait_total_s)

@@ -59,15 +59,30 @@ static json_t *line_of(char *out, const char *setting) {
 /* The outputs of the commands run so far: a command measures all of a framework's candidates of a workload (bench-cpu
  * ran them in one process), and each of its best runs takes its own line from the same processes. */
 #define CACHE_N 16
-static struct cached { char *key; size_t klen; char **outs; long n; } cache[CACHE_N];
+static struct cached {
+    char *key;
+    size_t klen;
+    char **outs;
+    long n;
+    double speed;   /* the host's lowest speed over the processes (their canaries; NAN: none ran) */
+} cache[CACHE_N];
 
-static void cache_put(char *key, size_t klen, char **outs, long n) {
-    static int next;
-    struct cached *c = &cache[next++ % CACHE_N];
+static void cache_drop(struct cached *c) {
     free(c->key);
     for (long i = 0; i < c->n; i++) free(c->outs[i]);
     free(c->outs);
-    *c = (struct cached){key, klen, outs, n};
+    *c = (struct cached){0};
+}
+
+static void cache_put(char *key, size_t klen, char **outs, long n, double speed) {
+    static int next;
+    struct cached *c = &cache[next++ % CACHE_N];
+    cache_drop(c);
+    *c = (struct cached){key, klen, outs, n, speed};
+}
+
+void sd_bench_setting_forget(void) {
+    for (int i = 0; i < CACHE_N; i++) cache_drop(&cache[i]);
 }
 
 static const struct cached *cache_get(const char *key, size_t klen, long n) {
@@ -105,6 +120,7 @@ static int outputs(char *const *argv, const char *const *env, long repeat, doubl
     sd_bench_opts host;   /* the host canary's settings: as bench's */
     sd_bench_opts_default(&host);
     host.host_wait_s = host_wait_s;
+    double low = NAN;
     for (long r = 0, again = 0; rc == 0 && r < repeat; r++) {
         double speed = host_wait_s > 0 ? sd_host_settle(&host, sd_sig_flag()) : NAN, t0 = sd_now();
         if (sd_sig_pending()) { rc = SD_EINTR; break; }
@@ -114,13 +130,15 @@ static int outputs(char *const *argv, const char *const *env, long repeat, doubl
         else if (c == 1) rc = sd_err(SD_ERROR, "%s timed out after %.0f s", script, SETTING_TIMEOUT_S);
         else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
             rc = sd_err(SD_ERROR, "%s exited with status %d", script, sd_proc_exit_code(st));
-        else if (host_wait_s > 0 && !again) {
+        else if (host_wait_s > 0) {
             /* a spell that began while the process ran: this repetition runs once more */
-            if (sd_host_retry(&host, sd_host_after(&host, speed), sd_now() - t0)) {
+            double after = sd_host_after(&host, speed);
+            if (!again && sd_host_retry(&host, after, sd_now() - t0)) {
                 again = 1;
                 r--;
                 continue;
             }
+            if (isfinite(after) && !(after >= low)) low = after;
         }
         if (rc == 0 && !(outs[r] = strdup(buf))) rc = sd_err(SD_ENOMEM, "out of memory");
         again = 0;
@@ -132,7 +150,7 @@ static int outputs(char *const *argv, const char *const *env, long repeat, doubl
         free(key);
         return rc;
     }
-    cache_put(key, klen, outs, repeat);
+    cache_put(key, klen, outs, repeat, low);
     *got = cache_get(key, klen, repeat);
     return 0;
 }
@@ -205,6 +223,8 @@ int sd_bench_setting_rerun(const sd_run_view *p, long repeat, double host_wait_s
             json_decref(*doc);
             *doc = NULL;
             rc = sd_err(SD_ENOMEM, "out of memory");
+        } else if (isfinite(got->speed)) {
+            sd_results_note_host(*doc, 0, got->speed);
         }
     }
     free(train);
