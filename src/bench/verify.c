@@ -337,9 +337,11 @@ static int check_cell(const vctx *x, const json_t *pub, vcell *c) {
     return 0;
 }
 
-/* A rerun that did not reproduce while this host ran slow (its canary): measured once more after the others. */
+/* A rerun slower than published that did not reproduce while this host ran slow (its canary): measured once more
+ * after the others. (A faster one the spell cannot explain.) */
 static int ran_slow(const vcell *c) {
-    return c->verdict && c->ms.n && c->mhost > 0 && c->mhost < HOST_SLOW_SPEED && strcmp(c->verdict, "REPRODUCED");
+    return c->verdict && c->ms.n && c->ms.median > c->pub.median && c->mhost > 0 && c->mhost < HOST_SLOW_SPEED &&
+           strcmp(c->verdict, "REPRODUCED");
 }
 
 #define AGAIN_WAIT 6   /* the second pass's cells wait six times as long (20 s: 2 min): the host's spells last minutes */
@@ -374,10 +376,14 @@ static int measure_again(const vctx *x, vcell *cells, size_t n) {
             l = strlen(c->why);
             snprintf(c->why + l, sizeof c->why - l, "; measured again after the others: the first rerun ran while "
                      "this host was at %.0f%% of its speed", 100 * first);
-        } else {
+        } else if (t.ms.n) {
             l = strlen(c->why);
             snprintf(c->why + l, sizeof c->why - l, "; measured again after the others with the host at %.0f%%: "
                      "the first measurement kept", 100 * t.mhost);
+        } else {
+            l = strlen(c->why);
+            snprintf(c->why + l, sizeof c->why - l, "; measured again after the others, with no figure (%s): the "
+                     "first measurement kept", t.verdict ? t.verdict : "interrupted");
         }
     }
     return 0;
