@@ -370,21 +370,18 @@ static int measure_again(const vctx *x, vcell *cells, size_t n) {
         t.unrunnable = 0;
         SD_TRY(check_cell(&y, c->run, &t));
         double first = c->mhost;
-        size_t l;
+        char said[160];
         if (t.ms.n && t.mhost > first) {
             *c = t;
-            l = strlen(c->why);
-            snprintf(c->why + l, sizeof c->why - l, "; measured again after the others: the first rerun ran while "
-                     "this host was at %.0f%% of its speed", 100 * first);
+            snprintf(said, sizeof said, ": the first rerun ran while this host was at %.0f%% of its speed", 100 * first);
         } else if (t.ms.n) {
-            l = strlen(c->why);
-            snprintf(c->why + l, sizeof c->why - l, "; measured again after the others with the host at %.0f%%: "
-                     "the first measurement kept", 100 * t.mhost);
+            snprintf(said, sizeof said, " with the host at %.0f%%: the first measurement kept", 100 * t.mhost);
         } else {
-            l = strlen(c->why);
-            snprintf(c->why + l, sizeof c->why - l, "; measured again after the others, with no figure (%s): the "
-                     "first measurement kept", t.verdict ? t.verdict : "interrupted");
+            snprintf(said, sizeof said, ", with no figure (%s): the first measurement kept",
+                     t.verdict ? t.verdict : "interrupted");
         }
+        size_t l = strlen(c->why);
+        snprintf(c->why + l, sizeof c->why - l, "; measured again after the others%s", said);
     }
     return 0;
 }
