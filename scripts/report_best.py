@@ -3,8 +3,11 @@
 (out/bench/report-bench.json) as runs of their own, so the report shows each framework as shipped (the bench cells)
 and at its best setting (these runs, settings.setting naming the candidate, "source": "bench-cpu").
 One run per workload, framework and setting, holding the phases that setting won: training images/s and inference
-seconds per 1,000 images, as the median of bench-cpu's rounds with their min and max, and the peak RSS.
+seconds per 1,000 images, as the median of bench-cpu's rounds with their min and max, and the peak RSS; and the
+command that measures it (`rerun`: bench-cpu's cell script, cut to the settings that won), through which make report
+measures the published figure (showdown bench --best-settings) and verify --rerun measures it again.
 Usage: report_best.py RESULTS.json CPU.json"""
+import copy
 import json
 import os
 import sys
@@ -63,7 +66,20 @@ def best_runs(cpu):
     for r in runs.values():
         if r["workload"] not in trained:   # an inference workload, as bench marks its runs
             r["mode"] = "inference"
+        if "rerun" in r:
+            r["rerun"] = winners_only(r["rerun"], {s for (w, i, s) in runs if (w, i) == (r["workload"], r["implementation"])})
     return list(runs.values())
+
+
+def winners_only(cmd, winners):
+    """The cell command with its --setting list cut to the settings that won a phase: the processes that measure
+    a best setting (showdown bench --best-settings, then verify --rerun) run what is published, not every candidate."""
+    cmd = copy.deepcopy(cmd)
+    a = cmd.get("args", [])
+    if "--setting" in a and a.index("--setting") + 1 < len(a):
+        k = a.index("--setting") + 1
+        a[k] = ",".join(s for s in a[k].split(",") if s in winners) or a[k]
+    return cmd
 
 
 def not_tried(doc, cpu):

@@ -2,7 +2,7 @@
 # test_report_best — scripts/report_best.py puts bench-cpu's best settings into the default report's results: one
 # run per workload, framework and setting with the phases that setting won (training images/s, inference seconds per
 # 1,000 images), settings.setting naming it, the peak RSS, an inference workload marked as bench marks it, the
-# machine's roofline limits in the environment; a second merge replaces the first; a missing cpu.json changes nothing.
+# machine's roofline limits in the environment, each run's command cut to the settings that won; a second merge replaces the first; a missing cpu.json changes nothing.
 set -u
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -28,6 +28,16 @@ cat > "$t/cpu.json" <<'J'
    "torch_best": {"value": 20, "median": 20, "min": 20, "max": 20, "n": 1},
    "tinygrad_best_setting": "jit", "tinygrad_best": {"value": 9, "median": 9, "min": 8, "max": 10, "n": 2}, "tinygrad_best_rss_mib": 700}]}
 J
+# the commands the quick pass ran (a framework's candidates of a workload in one process), each cut to the settings
+# that won a phase: what make report's bench --best-settings and verify --rerun measure
+"$PY" - "$t/cpu.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+cmd = lambda st: {"python": "py", "script": "scripts/torch_perf.py", "args": ["--workload", "mnist_cnn", "--setting", st], "env": []}
+c["cells"] = [{"workload": "mnist_cnn", "side": "torch", "setting": s, "cmd": cmd("eager,channels_last,compile"), "version": "2.15"}
+              for s in ("eager", "channels_last", "compile")]
+json.dump(c, open(sys.argv[1], "w"))
+PY
 $PY scripts/report_best.py "$t/r.json" "$t/cpu.json" > "$t/out" || bad "report_best.py exit $?"
 $PY scripts/report_best.py "$t/r.json" "$t/cpu.json" > "$t/out" || bad "report_best.py exit $? (second merge)"
 $PY - "$t/r.json" > "$t/check" <<'PY' || bad "check: $(cat "$t/check")"
@@ -46,6 +56,9 @@ assert set(j["summary"]) == {"train_images_per_s", "train_s_per_1000_images", "i
 assert abs(j["summary"]["train_s_per_1000_images"]["median"] - 1000 / 900) < 1e-12, j   # what verify compares
 assert j["samples"][0]["peak_bytes"] == 600 * 1048576, j
 assert ("resnet50_features", "pytorch", "shipped") not in runs, "shipped is the bench cell's, not a best setting"
+for st in ("compile", "channels_last"):   # eager won nothing: its candidate is not run again
+    assert runs[("mnist_cnn", "pytorch", st)]["rerun"]["args"] == ["--workload", "mnist_cnn", "--setting", "channels_last,compile"], runs[("mnist_cnn", "pytorch", st)]
+assert "rerun" not in j, j   # no cell recorded its command
 tg = runs[("resnet50_features", "tinygrad", "jit")]
 assert tg["mode"] == "inference" and tg["source"] == "bench-cpu", tg
 assert d["environment"]["roofline_machine"] == {"peak_gflops": 190.0}, d["environment"]

@@ -241,7 +241,7 @@ json.dump(dict(d, runs=[best("9.9"), best("9.9", setting="nhwc")]), open(t + "/b
 json.dump(dict(d, runs=[best("1.0")]), open(t + "/best-ver.json", "w"))
 json.dump(dict(d, runs=[best("9.9", python=t + "/no-python")]), open(t + "/best-nopy.json", "w"))
 PY
-expect 0 "a best setting rerun through its cell script" $SD verify "$t/best.json" --rerun --quiet --json "$t/bv.json"
+expect 0 "a best setting rerun through its cell script" $SD verify "$t/best.json" --rerun --host-wait 0 --quiet --json "$t/bv.json"
 [ "$(grep -c "jax .* train_s_per_1000_images .* REPRODUCED" "$t/out")" = 2 ] \
   && ok "two best settings REPRODUCED (1000 img/s at the fastest window)" || bad "best setting: $(cat "$t/out" "$t/err")"
 [ "$(wc -l < "$t/cell.calls")" = 3 ] && ok "the two settings of one command: 3 processes, not 6" \
@@ -252,6 +252,35 @@ grep -q "NOT-COMPARABLE *framework version: published 1.0, here 9.9" "$t/out" &&
 expect 9 "a best setting whose interpreter is not here" $SD verify "$t/best-nopy.json" --rerun --quiet
 grep -q "NOT-COMPARABLE *setting jit cannot be measured here: its interpreter .*no-python is not here" "$t/out" \
   && ok "a missing interpreter is NOT-COMPARABLE, not a substitute" || bad "best-nopy: $(cat "$t/out")"
+
+# make report publishes a best setting as verify measures it again: bench --best-settings runs each recorded command
+# in 3 processes (two settings of one command share them), the phases a run holds take the median, min and max of the
+# processes' fastest windows, and verify --rerun then reproduces them; a run whose interpreter is gone keeps its figure
+: > "$t/cell.calls"
+cp "$t/best.json" "$t/pub.json"
+expect 0 "bench --best-settings" $SD bench --best-settings "$t/pub.json" --repeat 3 --quiet
+"$PY" - "$t/pub.json" <<'PY' && ok "best settings published from 3 processes: median 1015.6 img/s at the fastest window, n 3" \
+  || bad "bench --best-settings wrote $(cat "$t/pub.json")"
+import json, sys
+runs = json.load(open(sys.argv[1]))["runs"]
+assert len(runs) == 2, runs
+for r in runs:
+    s = r["summary"]
+    assert set(s) == {"train_images_per_s", "train_s_per_1000_images"}, s   # no phase the run did not hold
+    t = s["train_images_per_s"]
+    assert t["n"] == 3 and abs(t["median"] - 1000 * 0.130 / 0.128) < 1e-6, t
+    assert abs(s["train_s_per_1000_images"]["median"] - 1000 / t["median"]) < 1e-9, s
+    assert len(r["samples"]) == 3 and r["samples"][0]["peak_bytes"] == 100 * 1048576, r["samples"]
+    assert r["rerun"]["args"][-1] == "nhwc,jit" and r["settings"]["setting"] in ("jit", "nhwc"), r
+PY
+[ "$(wc -l < "$t/cell.calls")" = 3 ] && ok "bench --best-settings: the two settings of one command in 3 processes" \
+  || bad "bench --best-settings ran the cell script $(wc -l < "$t/cell.calls") times"
+expect 0 "verify --rerun of what bench --best-settings published" $SD verify "$t/pub.json" --rerun --host-wait 0 --quiet
+cp "$t/best-nopy.json" "$t/pub-nopy.json"
+expect 1 "bench --best-settings with an interpreter that is not here" $SD bench --best-settings "$t/pub-nopy.json"
+grep -q "mnist_mlp/jax setting jit: kept the figure of the pass that chose it: its interpreter .*no-python is not here" \
+  "$t/err" && cmp -s <("$PY" -m json.tool --sort-keys "$t/best-nopy.json") <("$PY" -m json.tool --sort-keys "$t/pub-nopy.json") \
+  && ok "a best setting that cannot be measured keeps its figure and is named" || bad "nopy: $(cat "$t/err")"
 
 # a rerun in a slow spell (a machine reference of ten canaries far faster than this host's): a native cell and a best
 # setting far slower than published are UNVERIFIABLE naming the host's speed, and measured again after the others

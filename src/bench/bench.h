@@ -119,6 +119,11 @@ struct sd_run_view;
 int sd_bench_setting_rerun(const struct sd_run_view *p, long repeat, double host_wait_s, json_t **doc);
 /* Forget the processes sd_bench_setting_rerun ran so far: its next call of a command measures it anew. */
 void sd_bench_setting_forget(void);
+/* `bench --best-settings`: every best-setting run of doc (source "bench-cpu", with its command) measured as
+ * sd_bench_setting_rerun measures it, its phases taking the median, min and max over the repeat processes: the figure
+ * a publication prints is measured as `verify --rerun` measures it again. A run that cannot be measured keeps its
+ * figure and is counted in *kept. 0, or SD_EINTR. */
+int sd_bench_settings_publish(json_t *doc, long repeat, double host_wait_s, int quiet, int *kept);
 
 /* `bench --describe`: the layer plan of workload at o's batch, printed to f as a table, or with json as one
  * "showdown-plan/1" line (nn_model_plan_json). */

@@ -24,6 +24,7 @@
  * too): the modes that run nothing. */
 typedef struct bench_args {
     const char *export_dir;
+    const char *best_settings;
     int describe;
 } bench_args;
 
@@ -86,6 +87,30 @@ static int check_outputs(const bench_args *a, const sd_bench_exec *x) {
     }
     if (!x->no_db && x->db) SD_TRY(sd_out_path_ok(x->db, "--db"));
     return 0;
+}
+
+/* --best-settings FILE: its best-setting runs measured in processes of their own, written back (or to --json). */
+static int best_settings(const sd_bench_opts *o, const bench_args *a, const sd_bench_exec *x) {
+    const char *to = x->json ? x->json : a->best_settings;
+    json_t *doc = NULL;
+    int rc = sd_out_file_check(to, "--json");
+    if (rc == 0) rc = probe_out_dir(to, "--json");
+    if (rc == 0) rc = sd_results_load_file(a->best_settings, &doc);
+    if (rc) return sd_cli_fail("bench", rc);
+    sd_sig_install();
+    int kept = 0;
+    long repeat = o->repeat < 3 ? 3 : o->repeat;
+    rc = sd_bench_settings_publish(doc, repeat, o->host_wait_s, o->quiet, &kept);
+    if (rc == SD_EINTR) {
+        json_decref(doc);
+        fprintf(stderr, "\nshowdown bench: interrupted; %s left as it was\n", a->best_settings);
+        return sd_sig_exit_code();
+    }
+    rc = sd_json_write_atomic(doc, to);
+    json_decref(doc);
+    if (rc) return sd_cli_fail("bench", rc);
+    if (!o->quiet) fprintf(stderr, "best settings measured in %ld processes each, written to %s\n", repeat, to);
+    return kept ? sd_exit_code(SD_ERROR) : SD_EXIT_OK;
 }
 
 /* The matrix as the cells of one Slurm job array; the exit code. */
@@ -155,6 +180,9 @@ int cmd_bench(int argc, char **argv) {
         {"venvs", SD_OPT_STR, &o.venvs, "DIR", "virtual environments of the framework runners (default .venv-frameworks)", 0, 0},
         {"export-weights", SD_OPT_STR, &a.export_dir, "DIR", "write the initial weights, an input batch and the native logits "
                                                               "(showdown-weights/1) to DIR and exit", 0, 0},
+        {"best-settings", SD_OPT_STR, &a.best_settings, "FILE", "measure the best-setting runs of FILE (make report's, from "
+                                                                 "bench-cpu) again in --repeat processes each (at least 3), as verify "
+                                                                 "--rerun does, and write their median, min and max into FILE (or --json)", 0, 0},
         {"runner", SD_OPT_STR, &o.runner, "IMPL=PROG", "run IMPL's runner as PROG (default: python workloads/runners/IMPL_runner.py)", 0, 0},
         {"runner-timeout", SD_OPT_INT, &o.runner_timeout, "S", "kill a runner silent for S seconds (default 300)", 1, 1000000},
         {"runner-limit", SD_OPT_INT, &o.runner_limit, "S", "kill a runner still running after S seconds in all, progress "
@@ -192,6 +220,7 @@ int cmd_bench(int argc, char **argv) {
     if (code >= 0) return code;
     x.quiet = o.quiet;
     if (x.resubmit) return sd_bench_slurm(&x, opts, argc, argv, NULL, 0);
+    if (a.best_settings) return best_settings(&o, &a, &x);
     if (!o.workload) {
         sd_err(SD_EUSAGE, "--workload is required (e.g. --workload mnist_mlp; see --help)");
         return sd_cli_fail("bench", SD_EUSAGE);
