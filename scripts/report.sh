@@ -170,7 +170,7 @@ took "bench"
 
 # bench-cpu's peers among the frameworks selected
 peers=$(for f in $selected; do case $f in pytorch) echo torch;; tensorflow|jax|paddle|mindspore|tinygrad) echo "$f";; esac; done | paste -sd, -)
-step 3 "best settings: bench-cpu's candidates ($([ "$FULL" = 1 ] && echo "confirmed rounds" || echo "one round of short windows to choose"), then the winners in 3 processes each"
+step 3 "best settings: bench-cpu's candidates ($([ "$FULL" = 1 ] && echo "confirmed rounds" || echo "one round of short windows to choose"), then the winners in 3 processes each)"
 rm -f out/bench/cpu.json out/bench/cpu-bf16.json   # an earlier run's figures never stand in for this one's
 for prec in $PRECISIONS; do
   cpu=out/bench/cpu.json; [ "$prec" = fp32 ] || cpu=out/bench/cpu-$prec.json

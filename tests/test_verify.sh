@@ -313,6 +313,18 @@ for x in c:
 PY
   [ "$(wc -l < "$t/cell.calls")" -ge 6 ] && ok "the best setting's processes ran again, not taken from the first pass" \
     || bad "the cell script ran $(wc -l < "$t/cell.calls") times"
+  # make report's publication of a best setting in the same spell: measured again after the others, and published
+  # from the faster host (here both at about 0%), with the host's speed recorded
+  : > "$t/cell.calls"
+  cp "$t/best.json" "$t/pub-slow.json"
+  SHOWDOWN_HOST_REF="$t/ref-fast" $SD bench --best-settings "$t/pub-slow.json" --repeat 3 --host-wait 0.2 \
+    > "$t/out" 2> "$t/err"; rc=$?
+  [ $rc -eq 0 ] && grep -q "^bench: 2 best setting(s) ran while this host was slow: measuring them again$" "$t/err" \
+    && grep -Eq "^bench: mnist_mlp/jax setting jit: host at 0% \(first 0%\): (this measurement published|the first kept)$" "$t/err" \
+    && [ "$(wc -l < "$t/cell.calls")" -ge 6 ] \
+    && "$PY" -c 'import json, sys; r = json.load(open(sys.argv[1]))["runs"]; assert all(0 <= x["host_speed"] < 0.9 and x["summary"]["train_images_per_s"]["n"] == 3 for x in r), r' "$t/pub-slow.json" \
+    && ok "bench --best-settings in a slow spell: measured again after the others, its host speed recorded" \
+    || bad "bench --best-settings slow: exit $rc, $(wc -l < "$t/cell.calls") processes, $(cat "$t/err")"
 else
   bad "verify --rerun --host-wait wrote no machine reference to SHOWDOWN_HOST_REF"
 fi

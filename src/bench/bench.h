@@ -121,8 +121,9 @@ int sd_bench_setting_rerun(const struct sd_run_view *p, long repeat, double host
 void sd_bench_setting_forget(void);
 /* `bench --best-settings`: every best-setting run of doc (source "bench-cpu", with its command) measured as
  * sd_bench_setting_rerun measures it, its phases taking the median, min and max over the repeat processes: the figure
- * a publication prints is measured as `verify --rerun` measures it again. A run that cannot be measured keeps its
- * figure and is counted in *kept. 0, or SD_EINTR. */
+ * a publication prints is measured as `verify --rerun` measures it again. Runs measured while the host ran below 90%
+ * of its speed are measured once more after the others (six times the wait, a fresh wait budget) and published from
+ * the faster host. A run that cannot be measured keeps its figure and is counted in *kept. 0, or SD_EINTR. */
 int sd_bench_settings_publish(json_t *doc, long repeat, double host_wait_s, int quiet, int *kept);
 
 /* `bench --describe`: the layer plan of workload at o's batch, printed to f as a table, or with json as one
