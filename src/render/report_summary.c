@@ -55,9 +55,10 @@ static const char *summary_data(rdoc *d) {
 }
 
 static const char *summary_length(rdoc *d) {
-    int epochs = 0, batches = 0, batch = 0, repeats = 0, any = 0;
+    int epochs = 0, batches = 0, batch = 0, repeats = 0, any = 0, procs = 0;
     for (int i = 0; i < d->m->nruns; i++) {
         const rm_run *r = &d->m->runs[i];
+        if (rb_is_measured(r) && r->setting && (!procs || r->nrepeats < procs)) procs = r->nrepeats;
         if (!rb_is_measured(r) || r->setting) continue;
         any = 1;
         int e = rb_pos_int(rb_run_setting(r, "epochs"));
@@ -67,12 +68,13 @@ static const char *summary_length(rdoc *d) {
         if (r->nrepeats > repeats) repeats = r->nrepeats;
     }
     if (!any) return NULL;
-    return render_printf(d->a, "Up to %d epoch%s per run%s, %d repeat%s (medians shown). %s Longer cells and confirmed "
+    return render_printf(d->a, "Up to %d epoch%s per run%s, %d repeat%s (medians shown). %s%s Longer cells and confirmed "
                                "rounds: `make report FULL=1`.",
                          epochs, epochs == 1 ? "" : "s",
                          batches ? render_printf(d->a, ", each cut to at most %d batches of up to %d images", batches, batch) : "",
                          repeats, repeats == 1 ? "" : "s",
-                         batches ? "A short first try: times per full epoch are projected from the timed batches." : "");
+                         batches ? "A short first try: times per full epoch are projected from the timed batches." : "",
+                         procs > 1 ? render_printf(d->a, " Best settings: the median of %d processes each.", procs) : "");
 }
 
 /* The fastest implementation of each workload. The one fastest on the most workloads is said once with its figures,
