@@ -222,7 +222,8 @@ open(os.path.join(os.path.dirname(a[0]), "cell.calls"), "a").write("call\n")
 for s in st.split(","):
     print(json.dumps({"setting": s, "version": os.environ.get("FAKE_VERSION", "9.9"), "batch": 128,
                       "train_images_per_s": 1000.0, "train_windows_s": [0.128, 0.130, 0.140],
-                      "infer_images_per_s": None, "peak_rss_mib": 100}))
+                      "infer_images_per_s": 2000.0 if os.environ.get("FAKE_INFER") else None,
+                      "infer_windows_s": [0.064, 0.064, 0.064], "peak_rss_mib": 100}))
 EOF
 "$PY" - "$t" "$PY" <<'PY'
 import json, sys
@@ -281,6 +282,28 @@ expect 1 "bench --best-settings with an interpreter that is not here" $SD bench 
 grep -q "mnist_mlp/jax setting jit: kept the figure of the pass that chose it: its interpreter .*no-python is not here" \
   "$t/err" && cmp -s <("$PY" -m json.tool --sort-keys "$t/best-nopy.json") <("$PY" -m json.tool --sort-keys "$t/pub-nopy.json") \
   && ok "a best setting that cannot be measured keeps its figure and is named" || bad "nopy: $(cat "$t/err")"
+
+# a run's inference figure beside its training figure (page 2's inference table) is a cell of its own, judged from
+# the same processes: a best setting with both phases gives two cells from 3 processes; a native bench run two cells
+"$PY" - "$t" <<'PY'
+import json, sys
+t = sys.argv[1]
+d = json.load(open(t + "/best.json"))
+b = d["runs"][0]
+b["rerun"]["env"].append("FAKE_INFER=1")
+b["summary"]["inference_s_per_1000_images"] = {"median": 0.5, "min": 0.5, "max": 0.5, "n": 1}
+json.dump(dict(d, runs=[b]), open(t + "/both.json", "w"))
+PY
+: > "$t/cell.calls"
+expect 0 "a best setting with a training and an inference figure" $SD verify "$t/both.json" --rerun --host-wait 0 --quiet
+grep -q "jax .* train_s_per_1000_images .* REPRODUCED" "$t/out" && grep -q "jax .* inference_s_per_1000_images .* 0.5 .* REPRODUCED" "$t/out" \
+  && grep -q "^2 cell(s): 2 reproduced" "$t/out" && [ "$(wc -l < "$t/cell.calls")" = 3 ] \
+  && ok "its training and inference figures: two cells REPRODUCED from the same 3 processes" \
+  || bad "both phases: $(wc -l < "$t/cell.calls") processes, $(cat "$t/out" "$t/err")"
+expect 0 "a native run checked against itself" $SD verify "$t/r.json" --results "$t/r.json"
+grep -q "mnist_mlp .* native .* steady_epoch_s .* REPRODUCED" "$t/out" \
+  && grep -q "mnist_mlp .* native .* inference_s_per_1000_images .* REPRODUCED" "$t/out" \
+  && ok "a native run's steady epoch and inference pass: two cells" || bad "native both: $(cat "$t/out")"
 
 # a rerun in a slow spell (a machine reference of ten canaries far faster than this host's): a native cell and a best
 # setting far slower than published are UNVERIFIABLE naming the host's speed, and measured again after the others

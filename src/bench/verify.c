@@ -30,6 +30,8 @@ typedef struct vcell {
     int unrunnable;                       /* its rerun cannot run here as published (interpreter, script) */
     const json_t *run;                    /* the published run */
     double mhost;                         /* the host's speed over the measurement (its canary; NAN: not known) */
+    json_t *mdoc;                         /* its rerun's results, kept for a sibling cell of the same run */
+    const struct vcell *sibling;          /* the cell of the same run whose rerun this one is judged from */
 } vcell;
 
 static const char *str(const json_t *v) { return json_is_string(v) ? json_string_value(v) : ""; }
@@ -272,6 +274,8 @@ static void judge(const sd_verify_opts *a, vcell *c, const sd_run_view *m) {
     }
 }
 
+#define INFER_KEY "inference_s_per_1000_images"
+
 typedef struct vctx {
     const sd_verify_opts *o;
     const json_t *pubdoc, *measured, *here;
@@ -305,7 +309,13 @@ static int check_cell(const vctx *x, const json_t *pub, vcell *c) {
     }
     json_t *rerun_doc = NULL;
     const json_t *m = NULL;
-    if (x->o->rerun) {
+    if (x->o->rerun && c->sibling) {   /* the run's other figure: judged from the same processes, not a rerun more */
+        rerun_doc = json_incref(c->sibling->mdoc);
+        c->unrunnable = c->sibling->unrunnable;
+        if (!rerun_doc && strncmp(c->sibling->why, "rerun failed", 12) == 0) snprintf(c->why, sizeof c->why, "%s", c->sibling->why);
+        else if (!rerun_doc && c->unrunnable) snprintf(c->why, sizeof c->why, "%s", c->sibling->why);
+        m = rerun_doc ? find_run(rerun_doc, &c->v, c->w, c->impl, c->be) : NULL;
+    } else if (x->o->rerun) {
         SD_TRY(rerun(x->o, c, &rerun_doc));
         m = rerun_doc ? find_run(rerun_doc, &c->v, c->w, c->impl, c->be) : NULL;
     } else if (x->measured) {
@@ -333,7 +343,8 @@ static int check_cell(const vctx *x, const json_t *pub, vcell *c) {
             snprintf(c->why + l, sizeof c->why - l, "%s", c->note);
         }
     }
-    json_decref(rerun_doc);
+    json_decref(c->mdoc);
+    c->mdoc = rerun_doc;
     return 0;
 }
 
@@ -368,15 +379,20 @@ static int measure_again(const vctx *x, vcell *cells, size_t n) {
         memset(&t.ms, 0, sizeof t.ms);
         t.macc = t.mhost = NAN;
         t.unrunnable = 0;
+        t.mdoc = NULL;
+        t.sibling = NULL;   /* measured again on its own, not from the first pass's processes */
         SD_TRY(check_cell(&y, c->run, &t));
         double first = c->mhost;
         char said[160];
         if (t.ms.n && t.mhost > first) {
+            json_decref(c->mdoc);
             *c = t;
             snprintf(said, sizeof said, ": the first rerun ran while this host was at %.0f%% of its speed", 100 * first);
         } else if (t.ms.n) {
+            json_decref(t.mdoc);
             snprintf(said, sizeof said, " with the host at %.0f%%: the first measurement kept", 100 * t.mhost);
         } else {
+            json_decref(t.mdoc);
             snprintf(said, sizeof said, ", with no figure (%s): the first measurement kept",
                      t.verdict ? t.verdict : "interrupted");
         }
@@ -506,7 +522,7 @@ int sd_verify(const sd_verify_opts *a, FILE *f) {
     vctx x = {a, pubdoc, measured, here, msource};
     vcounts k = {0};
     size_t i, cap = sd_results_count(pubdoc);
-    cells = calloc(cap ? cap : 1, sizeof *cells);
+    cells = calloc(cap ? 2 * cap : 1, sizeof *cells);   /* a run's time figure, and its inference figure beside it */
     if (!cells) { rc = sd_err(SD_ENOMEM, "out of memory"); goto done; }
     json_t *pub;
     sd_results_foreach(pubdoc, i, pub) {
@@ -533,7 +549,21 @@ int sd_verify(const sd_verify_opts *a, FILE *f) {
         sd_env_view ev;
         sd_env_view_of(c->env, &ev);
         device_str(c->dev, sizeof c->dev, &ev, ev.gpu_name || is_cudnn(c->be));
+        vcell first = *c;   /* before its verdict: the inference cell starts from here */
         if ((rc = check_cell(&x, pub, c)) != 0) break;
+        /* the inference pass a run publishes beside its training figure (page 2's inference table) is a cell too,
+         * judged from the same rerun */
+        sd_stat inf = sd_run_stat(&c->v, INFER_KEY);
+        if (c->metric && strcmp(c->metric, INFER_KEY) != 0 && !isnan(inf.median) && first.verdict == NULL) {
+            vcell *d = &cells[n];
+            *d = first;
+            d->env = json_incref(c->env);
+            d->metric = INFER_KEY;
+            d->pub = inf;
+            d->sibling = c;
+            n++;
+            if ((rc = check_cell(&x, pub, d)) != 0) break;
+        }
     }
     if (rc == 0 && a->rerun) rc = measure_again(&x, cells, n);
     /* the cells judged, an interrupted run's too */
@@ -553,7 +583,10 @@ int sd_verify(const sd_verify_opts *a, FILE *f) {
         if (wr) rc = wr;
     }
 done:
-    for (size_t j = 0; cells && j < n; j++) json_decref(cells[j].env);
+    for (size_t j = 0; cells && j < n; j++) {
+        json_decref(cells[j].env);
+        json_decref(cells[j].mdoc);
+    }
     free(cells);
     json_decref(pchecks);
     json_decref(out);
