@@ -54,6 +54,10 @@ int sd_host_retry(const sd_bench_opts *o, double speed, double cell_s);
 /* A new wait budget: the waits and retries so far no longer count against o->host_wait_total_s (a second pass
  * over the cells a spell slowed waits for its own). */
 void sd_host_budget_renew(void);
+/* A run whose host_speed is below this ran in a slow spell (the canary's fraction of the reference). */
+#define SD_HOST_SLOW 0.90
+/* A second pass after a slow spell waits this many times as long for a quiet host: the spells last minutes. */
+#define SD_HOST_AGAIN_WAIT 6
 /* The reference, images/s (0: no canary yet). */
 double sd_host_reference(void);
 /* The host's state over this process's cells so far. */

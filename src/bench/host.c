@@ -1,7 +1,7 @@
 /* host — whether this machine runs at its speed now. The hosts of small VMs slow both vCPUs in spells that neither
  * the load nor steal time shows, of seconds and of minutes; they slow small cache-bound training steps most. The
  * canary is such a step: mnist_mlp training on the native engine for a fifth of a second. A cell starts once the
- * canary is within HOST_SLOW of the reference, and is measured again when the canary after it was not.
+ * canary is within SD_HOST_SLOW of the reference, and is measured again when the canary after it was not.
  *
  * The reference is the tenth fastest canary of this process and of this machine's recent runs (the third while
  * few are known), kept in a small file for HOST_REF_KEEP_S: a spell of minutes covers a whole bench process, whose
@@ -24,7 +24,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define HOST_SLOW 0.90          /* a canary below this fraction of the reference ran in a slow spell */
 #define CANARY_BATCHES 12       /* about 0.2 s of mnist_mlp training on 2 cores of an EPYC */
 #define WAIT_STEP_S 0.5
 #define HOST_REF_KEEP_S (3 * 86400.0)   /* a machine's canaries older than this no longer count */
@@ -186,7 +185,7 @@ double sd_host_settle(const sd_bench_opts *o, volatile sig_atomic_t *stop) {
     }
     double v = canary(o), t0 = sd_now();
     keep(h, v);
-    while (isfinite(v) && v < HOST_SLOW * reference() && sd_now() - t0 < o->host_wait_s &&
+    while (isfinite(v) && v < SD_HOST_SLOW * reference() && sd_now() - t0 < o->host_wait_s &&
            h->waited_s + (sd_now() - t0) < o->host_wait_total_s && !(stop && *stop)) {
         struct timespec ts = {0, (long)(WAIT_STEP_S * 1e9)};
         nanosleep(&ts, NULL);
@@ -198,7 +197,7 @@ double sd_host_settle(const sd_bench_opts *o, volatile sig_atomic_t *stop) {
     if (waited > WAIT_STEP_S / 2) h->waits++;
     if (g_key[0]) save_ref();
     double ref = reference(), ratio = isfinite(v) && ref > 0 ? v / ref : NAN;
-    if (isfinite(ratio) && ratio < HOST_SLOW) h->slow++;
+    if (isfinite(ratio) && ratio < SD_HOST_SLOW) h->slow++;
     return ratio;
 }
 
@@ -217,7 +216,7 @@ void sd_host_budget_renew(void) { g_host.waited_s = g_host.retried_s = 0; }
 
 int sd_host_retry(const sd_bench_opts *o, double speed, double cell_s) {
     sd_host *h = &g_host;
-    if (!(isfinite(speed) && speed < HOST_SLOW) || h->waited_s + h->retried_s + cell_s > o->host_wait_total_s)
+    if (!(isfinite(speed) && speed < SD_HOST_SLOW) || h->waited_s + h->retried_s + cell_s > o->host_wait_total_s)
         return 0;
     h->retries++;
     h->retried_s += cell_s;

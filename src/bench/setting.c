@@ -251,17 +251,15 @@ static void adopt(json_t *run, const json_t *m) {
     else json_object_del(run, "host_speed");
 }
 
-#define PUBLISH_SLOW 0.90   /* a host speed below this: measured in a slow spell (bench/host.c's HOST_SLOW) */
-#define AGAIN_WAIT 6        /* the second pass waits six times as long for a quiet host: the spells last minutes */
-
 static int is_best(const json_t *run) {
     const char *src = json_string_value(json_object_get(run, "source"));
     return src && strcmp(src, "bench-cpu") == 0 && json_object_get(run, "rerun");
 }
 
 static double host_speed_of(const json_t *run) {
-    const json_t *h = json_object_get(run, "host_speed");
-    return h ? json_number_value(h) : NAN;
+    sd_run_view v;
+    sd_run_view_of(run, &v);
+    return v.host_speed;
 }
 
 /* One best run measured and adopted; again: only when its host ran faster than the first time. */
@@ -304,15 +302,15 @@ int sd_bench_settings_publish(json_t *doc, long repeat, double host_wait_s, int 
         if ((rc = publish_one(run, repeat, host_wait_s, quiet, "best setting", ++k, todo, 0, kept)) != 0) break;
     }
     /* those measured while the host ran slow: once more after the others, each published from the faster host */
-    sd_results_foreach(doc, i, run) slow += rc == 0 && host_wait_s > 0 && is_best(run) && host_speed_of(run) < PUBLISH_SLOW;
+    sd_results_foreach(doc, i, run) slow += rc == 0 && host_wait_s > 0 && is_best(run) && host_speed_of(run) < SD_HOST_SLOW;
     if (slow) {
         if (!quiet) fprintf(stderr, "bench: %zu best setting(s) ran while this host was slow: measuring them again\n", slow);
         sd_host_budget_renew();
         sd_bench_setting_forget();
         k = 0;
         sd_results_foreach(doc, i, run) {
-            if (!is_best(run) || !(host_speed_of(run) < PUBLISH_SLOW)) continue;
-            if ((rc = publish_one(run, repeat, host_wait_s * AGAIN_WAIT, quiet, "again", ++k, slow, 1, kept)) != 0) break;
+            if (!is_best(run) || !(host_speed_of(run) < SD_HOST_SLOW)) continue;
+            if ((rc = publish_one(run, repeat, host_wait_s * SD_HOST_AGAIN_WAIT, quiet, "again", ++k, slow, 1, kept)) != 0) break;
         }
     }
     sd_bench_setting_forget();

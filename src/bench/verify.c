@@ -230,7 +230,6 @@ static int rerun(const sd_verify_opts *a, vcell *c, json_t **doc) {
     return 0;
 }
 
-#define HOST_SLOW_SPEED 0.90   /* a host_speed below this: measured in a slow spell (bench/host.c's HOST_SLOW) */
 
 /* The verdict of a comparable cell with its measurement m. */
 static void judge(const sd_verify_opts *a, vcell *c, const sd_run_view *m) {
@@ -257,13 +256,13 @@ static void judge(const sd_verify_opts *a, vcell *c, const sd_run_view *m) {
         snprintf(c->why, sizeof c->why, "%s: the measured %.4g lies inside it, so this figure cannot be re-checked "
                  "to within %.3g%%", sp, c->ms.median, a->tolerance_pct);
         c->verdict = "UNVERIFIABLE";
-    } else if (c->ms.median > pv && m->host_speed > 0 && m->host_speed < HOST_SLOW_SPEED) {
+    } else if (c->ms.median > pv && m->host_speed > 0 && m->host_speed < SD_HOST_SLOW) {
         /* the machine itself ran slow (its canary, bench/host.c): a slower figure says nothing of the publication */
         snprintf(c->why, sizeof c->why, "%.1f%% slower than published, but measured while this host ran at %.0f%% of "
                  "its speed (its canary): rerun it when the host is quiet", (c->ms.median - pv) / pv * 100,
                  100 * m->host_speed);
         c->verdict = "UNVERIFIABLE";
-    } else if (c->ms.median < pv && c->v.host_speed > 0 && c->v.host_speed < HOST_SLOW_SPEED) {
+    } else if (c->ms.median < pv && c->v.host_speed > 0 && c->v.host_speed < SD_HOST_SLOW) {
         snprintf(c->why, sizeof c->why, "%.1f%% faster than published, which was measured while its host ran at "
                  "%.0f%% of its speed (its canary)", (pv - c->ms.median) / pv * 100, 100 * c->v.host_speed);
         c->verdict = "UNVERIFIABLE";
@@ -312,8 +311,7 @@ static int check_cell(const vctx *x, const json_t *pub, vcell *c) {
     if (x->o->rerun && c->sibling) {   /* the run's other figure: judged from the same processes, not a rerun more */
         rerun_doc = json_incref(c->sibling->mdoc);
         c->unrunnable = c->sibling->unrunnable;
-        if (!rerun_doc && strncmp(c->sibling->why, "rerun failed", 12) == 0) snprintf(c->why, sizeof c->why, "%s", c->sibling->why);
-        else if (!rerun_doc && c->unrunnable) snprintf(c->why, sizeof c->why, "%s", c->sibling->why);
+        if (!rerun_doc) snprintf(c->why, sizeof c->why, "%s", c->sibling->why);   /* why its rerun gave no figure */
         m = rerun_doc ? find_run(rerun_doc, &c->v, c->w, c->impl, c->be) : NULL;
     } else if (x->o->rerun) {
         SD_TRY(rerun(x->o, c, &rerun_doc));
@@ -351,11 +349,9 @@ static int check_cell(const vctx *x, const json_t *pub, vcell *c) {
 /* A rerun slower than published that did not reproduce while this host ran slow (its canary): measured once more
  * after the others. (A faster one the spell cannot explain.) */
 static int ran_slow(const vcell *c) {
-    return c->verdict && c->ms.n && c->ms.median > c->pub.median && c->mhost > 0 && c->mhost < HOST_SLOW_SPEED &&
+    return c->verdict && c->ms.n && c->ms.median > c->pub.median && c->mhost > 0 && c->mhost < SD_HOST_SLOW &&
            strcmp(c->verdict, "REPRODUCED");
 }
-
-#define AGAIN_WAIT 6   /* the second pass's cells wait six times as long (20 s: 2 min): the host's spells last minutes */
 
 /* The second pass: the cells that ran in a slow spell measured again with a wait budget of their own, each judged
  * by the measurement of the faster host (the one a spell slowed less). */
@@ -365,7 +361,7 @@ static int measure_again(const vctx *x, vcell *cells, size_t n) {
     if (!k) return 0;
     if (!x->o->quiet) fprintf(stderr, "verify: %zu cell(s) ran while this host was slow: measuring them again\n", k);
     sd_verify_opts o = *x->o;
-    o.host_wait_s *= AGAIN_WAIT;
+    o.host_wait_s *= SD_HOST_AGAIN_WAIT;   /* 20 s: 2 min */
     vctx y = *x;
     y.o = &o;
     sd_host_budget_renew();
@@ -554,7 +550,7 @@ int sd_verify(const sd_verify_opts *a, FILE *f) {
         /* the inference pass a run publishes beside its training figure (page 2's inference table) is a cell too,
          * judged from the same rerun */
         sd_stat inf = sd_run_stat(&c->v, INFER_KEY);
-        if (c->metric && strcmp(c->metric, INFER_KEY) != 0 && !isnan(inf.median) && first.verdict == NULL) {
+        if (c->metric && strcmp(c->metric, INFER_KEY) != 0 && !isnan(inf.median)) {
             vcell *d = &cells[n];
             *d = first;
             d->env = json_incref(c->env);
