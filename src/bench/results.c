@@ -202,6 +202,22 @@ void sd_run_view_of(const json_t *run, sd_run_view *v) {
 
 sd_stat sd_run_stat(const sd_run_view *v, const char *key) { return sd_stat_read(json_object_get(v->summary, key)); }
 
+sd_stat sd_run_published_stat(const sd_run_view *v, const char *key) {
+    sd_stat s = sd_run_stat(v, key);
+    sd_stat eps = sd_run_stat(v, "steady_epochs_s");
+    if (!isnan(s.median) && strcmp(key, "steady_epoch_s") == 0 && !isnan(eps.median)) {
+        s.min = fmin(s.min, eps.min);
+        s.max = fmax(s.max, eps.max);
+    }
+    return s;
+}
+
+double sd_run_spread_pct(const sd_run_view *v, const char *key) {
+    sd_stat s = sd_run_published_stat(v, key);
+    if (isnan(s.median)) return NAN;
+    return s.max > s.min && s.median > 0 ? (s.max - s.min) / s.median * 100 : 0;
+}
+
 /* Text of a scalar for an identity: strings as they are, numbers as written, null as "null"; 0 for others. */
 static int scalar_text(const json_t *v, char *buf, size_t n) {
     if (json_is_string(v)) snprintf(buf, n, "%s", json_string_value(v));
@@ -477,6 +493,7 @@ int sd_results_add_run(json_t *doc, const sd_run_info *ri) {
         if (r->infer_images > 0) {   /* inference timed apart */
             json_object_set_new(sample, "inference_s", json_real(r->infer_s));
             json_object_set_new(sample, "inference_images", json_integer(r->infer_images));
+            if (r->infer_passes > 0) json_object_set_new(sample, "inference_passes", json_integer(r->infer_passes));
             infgf[ninf] = r->flops_fwd * (double)r->infer_images / r->infer_s / 1e9;
             inf[ninf] = r->infer_s;
             inf1k[ninf++] = 1000.0 * r->infer_s / (double)r->infer_images;

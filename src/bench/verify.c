@@ -235,7 +235,7 @@ static int rerun(const sd_verify_opts *a, vcell *c, json_t **doc) {
 static void judge(const sd_verify_opts *a, vcell *c, const sd_run_view *m) {
     double pv = c->pub.median, tol = a->tolerance_pct / 100.0 * pv, pacc = c->v.accuracy.median;
     c->macc = m->accuracy.median;
-    double spread = c->pub.max > c->pub.min && pv > 0 ? (c->pub.max - c->pub.min) / pv * 100 : 0;
+    double spread = sd_run_spread_pct(&c->v, c->metric);
     char sp[160] = "";
     if (spread > a->tolerance_pct)
         snprintf(sp, sizeof sp, "published spread %.1f%% [%.4g-%.4g] is wider than the %.3g%% tolerance", spread,
@@ -426,8 +426,8 @@ static json_t *cell_out(FILE *f, const vcell *c, json_t *pchecks) {
     if (!cell) return NULL;
     if (c->ms.n) json_object_set_new(cell, "measured", json_pack("{s:f,s:f,s:f,s:i}", "median", c->ms.median, "min",
                                                                  c->ms.min, "max", c->ms.max, "n", c->ms.n));
-    if (c->metric && c->pub.max > c->pub.min && c->pub.median > 0)
-        json_object_set_new(cell, "published_spread_pct", json_real((c->pub.max - c->pub.min) / c->pub.median * 100));
+    double spread = c->metric ? sd_run_spread_pct(&c->v, c->metric) : NAN;
+    if (spread > 0) json_object_set_new(cell, "published_spread_pct", json_real(spread));
     if (!isnan(c->v.accuracy.median)) json_object_set_new(cell, "accuracy_published", json_real(c->v.accuracy.median));
     if (c->ms.n && !isnan(c->macc)) json_object_set_new(cell, "accuracy_measured", json_real(c->macc));
     if (c->v.note) json_object_set_new(cell, "note", json_string(c->v.note));
@@ -531,14 +531,8 @@ int sd_verify(const sd_verify_opts *a, FILE *f) {
         c->be = str(c->v.backend);
         if (!sd_in_list(a->only_workloads, c->w) || !sd_in_list(a->only_impls, c->impl)) continue;
         for (int t = 0; sd_published_time_keys[t] && !c->metric; t++) {
-            c->pub = sd_run_stat(&c->v, sd_published_time_keys[t]);
+            c->pub = sd_run_published_stat(&c->v, sd_published_time_keys[t]);
             if (!isnan(c->pub.median)) c->metric = sd_published_time_keys[t];
-        }
-        /* a steady figure's spread includes its run's own steady epochs (one repeat has no spread over repeats) */
-        sd_stat eps = sd_run_stat(&c->v, "steady_epochs_s");
-        if (c->metric && !strcmp(c->metric, "steady_epoch_s") && !isnan(eps.median)) {
-            c->pub.min = fmin(c->pub.min, eps.min);
-            c->pub.max = fmax(c->pub.max, eps.max);
         }
         c->env = sd_results_run_env(pubdoc, pub);
         n++;
@@ -549,7 +543,7 @@ int sd_verify(const sd_verify_opts *a, FILE *f) {
         if ((rc = check_cell(&x, pub, c)) != 0) break;
         /* the inference pass a run publishes beside its training figure (page 2's inference table) is a cell too,
          * judged from the same rerun */
-        sd_stat inf = sd_run_stat(&c->v, INFER_KEY);
+        sd_stat inf = sd_run_published_stat(&c->v, INFER_KEY);
         if (c->metric && strcmp(c->metric, INFER_KEY) != 0 && !isnan(inf.median)) {
             vcell *d = &cells[n];
             *d = first;

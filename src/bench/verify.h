@@ -11,6 +11,10 @@
 
 #include <stdio.h>
 
+/* The default tolerance, %: what a reader's rerun must land within (the report marks figures whose own spread is
+ * wider, which no rerun can be checked against) */
+#define SD_VERIFY_TOLERANCE_PCT 10.0
+
 typedef struct sd_verify_opts {
     const char *published;         /* the published results file */
     const char *results;           /* compare with this results file (NULL: the database, or the rerun) */

@@ -9,7 +9,7 @@
 #include <stdio.h>
 
 int cmd_verify(int argc, char **argv) {
-    sd_verify_opts a = {.tolerance_pct = 10, .acc_tolerance = 0.02, .repeat = 3, .host_wait_s = 20};
+    sd_verify_opts a = {.tolerance_pct = SD_VERIFY_TOLERANCE_PCT, .acc_tolerance = 0.02, .repeat = 3, .host_wait_s = 20};
     const sd_opt opts[] = {
         {"PUBLISHED.json", SD_OPT_ARG, &a.published, NULL, "the published results file to re-check", 0, 0},
         {"rerun", SD_OPT_FLAG, &a.rerun, NULL, "measure every comparable cell now, through bench (>= 3 repetitions)", 0, 0},

@@ -275,6 +275,10 @@ static int add_results(render_model *m, const char *path, json_t *root) {
                                           inf.min > 0 ? 1000 / inf.min : NAN};
         r->infer_gflops = v.inference_gflops.median;
         r->peak_bytes = v.peak_bytes;
+        r->train_spread_pct = r->infer_spread_pct = NAN;
+        for (int t = 0; sd_published_time_keys[t] && isnan(r->train_spread_pct); t++)   /* verify's training cell */
+            r->train_spread_pct = sd_run_spread_pct(&v, sd_published_time_keys[t]);
+        r->infer_spread_pct = sd_run_spread_pct(&v, "inference_s_per_1000_images");
         r->setting = render_strdup(a, v.setting);
         r->spec = render_strdup(a, v.spec);
         rc = read_epochs(a, r, &v, path);

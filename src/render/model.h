@@ -48,6 +48,8 @@ typedef struct rm_run {
     rm_stat infer_images_per_s;       /* a timed inference pass (measured runs); NAN when absent */
     double infer_gflops;              /* its GFLOP/s median; NAN when absent */
     long long peak_bytes;             /* the largest memory peak of its samples; 0 when not recorded */
+    double train_spread_pct;          /* its time figure's spread as verify judges it (sd_run_spread_pct); NAN: none */
+    double infer_spread_pct;          /* the inference figure's */
     const char *setting;              /* a framework's candidate setting ("compile", "jit"); NULL: as shipped */
     const char *precision;            /* settings.precision ("fp32", "bf16" ...); NULL when not recorded (fp32) */
     const char *spec;                 /* the workload file the run was built from, or NULL */

@@ -3,6 +3,7 @@
  * shipped, at the best setting and which, × native, peak memory, share of this machine's limit) and page 1's
  * ranking. A framework's best is its fastest measured setting; native's is its fastest back-end. */
 #include "render/report_sections.h"
+#include "bench/verify.h"
 #include "core/err.h"
 #include "nn/model.h"
 #include "nn/roofline.h"
@@ -286,6 +287,11 @@ static double pct_limit(const nn_machine *mc, const rm_run *r, int ph, double ip
     return gf > 0 ? 100 * gf * 1e9 / mc->peak : NAN;
 }
 
+/* Whether a run's figure in phase ph is wider in its own spread than verify's tolerance: no rerun can check it. */
+static int too_wide(const rm_run *r, int ph) {
+    return r && (ph == PH_TRAIN ? r->train_spread_pct : r->infer_spread_pct) > SD_VERIFY_TOLERANCE_PCT;
+}
+
 static const char *setting_label(const rm_run *r) {
     if (rb_is_native(r)) return rb_backend_name(r->backend) ? rb_backend_name(r->backend) : "native";
     return r->setting ? r->setting : "shipped";
@@ -310,7 +316,7 @@ static int phase_table(rdoc *d, const grid *g, int ph, const nn_machine *mc) {
     for (int c = 0; c < nc; c++) { t->cols[c] = cols[c]; t->units[c] = units[c]; heat[c] = NAN; }
     t->dec[0] = t->dec[1] = t->dec[4] = t->dec[5] = 0;
     t->dec[3] = 2;
-    int r = 0;
+    int r = 0, nwide = 0;
     for (int w = 0; w < g->nw; w++) {
         if (!g->has[w][ph]) continue;
         for (int fi = 0; fi < g->nf; fi++, r++) {
@@ -333,8 +339,14 @@ static int phase_table(rdoc *d, const grid *g, int ph, const nn_machine *mc) {
             v[3] = ratio(g, fi, w, ph);
             heat[r * nc + 3] = v[3];
             if (isnan(v[3])) tx[3] = "–";
-            for (int k = 0; k < 2; k++)   /* a slow framework's few images/s keep their digits */
+            for (int k = 0; k < 2; k++) {   /* a slow framework's few images/s keep their digits */
                 if (v[k] > 0 && v[k] < 10 && !tx[k]) tx[k] = render_printf(d->a, v[k] < 1 ? "%.2f" : "%.1f", v[k]);
+                if (!too_wide(k == 0 ? c->shipped : c->best, ph)) continue;
+                char num[64];
+                render_fmt_num(num, sizeof num, v[k], 0);
+                tx[k] = render_printf(d->a, "%s †", tx[k] ? tx[k] : num);
+                nwide++;
+            }
             v[4] = c->best->peak_bytes > 0 ? (double)c->best->peak_bytes / 1048576.0 : NAN;
             if (isnan(v[4])) tx[4] = "–";
             if (pct) {
@@ -349,9 +361,15 @@ static int phase_table(rdoc *d, const grid *g, int ph, const nn_machine *mc) {
     f->note = render_printf(d->a, "Steady-state %s images per second (medians), as shipped and at the framework's best "
                                   "setting, its fastest measured (native: its fastest back-end); × native: how many times "
                                   "longer than native, at the best setting; peak: the largest memory peak of the best "
-                                  "setting's repeats.%s%s%s%s",
-                            phase_name[ph], untried ? " Best settings not tried: " : "", untried ? untried : "",
+                                  "setting's repeats.%s%s%s%s%s",
+                            phase_name[ph],
+                            untried ? " Best settings not tried: " : "", untried ? untried : "",
                             untried ? "." : "",
+                            nwide ? render_printf(d->a, " †: the figure's own spread (over its processes or repeats, and "
+                                                        "a run's steady epochs) is wider than %.0f%%, the tolerance of "
+                                                        "`showdown verify --rerun`, which then calls it UNVERIFIABLE "
+                                                        "unless a rerun lands within %.0f%% of it.",
+                                                  SD_VERIFY_TOLERANCE_PCT, SD_VERIFY_TOLERANCE_PCT) : "",
                             pct ? " Of limit: the share of this machine's limit reached, the roofline floor of a batch "
                                   "(docs/roofline.md: each kernel's max of FLOPs over the measured sgemm peak and bytes "
                                   "over the measured bandwidth) over the measured time a batch; over 100% is possible "
