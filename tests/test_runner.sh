@@ -173,7 +173,7 @@ else bad "steady state of epochs 0.5, 0.3, 0.4: exit $rc"; cat "$t/stderr"; fi
 cat > "$t/infer" <<'EOF'
 #!/bin/sh
 echo '{"event":"hello","protocol":1,"framework":"pytorch","version":"0.fake","device":"fake cpu","parameters":23508032}'
-echo '{"event":"inference","timed_s":2.5,"images":64,"cold_s":3.0}'
+echo '{"event":"inference","timed_s":2.5,"images":64,"passes":3,"cold_s":3.0}'
 echo '{"event":"done","peak_bytes":0}'
 EOF
 chmod +x "$t/infer"
@@ -186,7 +186,8 @@ assert p["status"] == "ok" and p["mode"] == "inference", p
 s = p["summary"]
 assert abs(s["inference_s_per_1000_images"]["median"] - 2500 / 64) < 1e-6 and s["cold_pass_s"]["median"] == 3.0, s
 assert s["first_epoch_s"] is None and p["model"]["parameters"] == 23508032
-' "$t/infer.json"; then ok "inference fake: timed pass recorded (s per 1,000 images, cold pass apart)"
+assert p["samples"][0]["inference_passes"] == 3, p["samples"][0]
+' "$t/infer.json"; then ok "inference fake: timed pass recorded (s per 1,000 images, its passes, cold pass apart)"
 else bad "inference fake: exit $rc or wrong record"; cat "$t/stderr"; fi
 
 # the pytorch runner's interpreter: the newest torch of --venvs DIR/torch and Debian's (read from each

@@ -361,8 +361,9 @@ static int phase_table(rdoc *d, const grid *g, int ph, const nn_machine *mc) {
     f->note = render_printf(d->a, "Steady-state %s images per second (medians), as shipped and at the framework's best "
                                   "setting, its fastest measured (native: its fastest back-end); × native: how many times "
                                   "longer than native, at the best setting; peak: the largest memory peak of the best "
-                                  "setting's repeats.%s%s%s%s%s",
+                                  "setting's repeats.%s%s%s%s%s%s",
                             phase_name[ph],
+                            ph == PH_INFER ? " A run's inference figure is its fastest timed pass (or window)." : "",
                             untried ? " Best settings not tried: " : "", untried ? untried : "",
                             untried ? "." : "",
                             nwide ? render_printf(d->a, " †: the figure's own spread (over its processes or repeats, and "

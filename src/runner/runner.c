@@ -166,9 +166,10 @@ static int handle_line(state *s, const char *line, size_t len) {
     }
     if (strcmp(ev, "inference") == 0) {   /* a timed inference pass */
         double t = 0, cold = 0;
-        long long n = 0;
+        long long n = 0, passes = 1;
         SD_TRY_GOTO(rc, num(d, root, "timed_s", "inference event", 1, &t), out);
         SD_TRY_GOTO(rc, count(d, root, "images", "inference event", &n), out);
+        SD_TRY_GOTO(rc, jv_get_int(d, root, "passes", "inference event", 0, 1, 1000000, &passes), out);
         SD_TRY_GOTO(rc, num(d, root, "cold_s", "inference event", 0, &cold), out);
         if (!(t > 0)) { rc = jv_err(d, jv_get(root, "timed_s"), "timed_s must be positive"); goto out; }
         if ((double)n / t > SD_RESULTS_MAX_VALUE || t / (double)n * 1000.0 > SD_RESULTS_MAX_VALUE) {
@@ -177,6 +178,7 @@ static int handle_line(state *s, const char *line, size_t len) {
         }
         s->r->train.infer_s = t;
         s->r->train.infer_images = (long)n;
+        s->r->train.infer_passes = (int)passes;
         s->r->train.cold_s = cold;
         goto out;
     }

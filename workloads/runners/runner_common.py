@@ -788,8 +788,32 @@ def infer_pass(fw, x, nb, B):
         fw.forward(x[b * B:(b + 1) * B])
 
 
+# the timed inference figure is the fastest of several passes, as native times it (src/nn/train.h NN_INFER_*): a
+# pass of a few milliseconds timed once is at the mercy of the host's slow spells
+INFER_PASSES, INFER_MIN_S, INFER_FIT_S, INFER_MAX_PASSES = 3, 1.0, 5.0, 100
+
+
+def infer_more(k, best, total):
+    """Whether a pass more is timed after k passes, the fastest best seconds, total seconds in all."""
+    if k >= INFER_MAX_PASSES:
+        return False
+    return total < INFER_MIN_S or (k < INFER_PASSES and best * INFER_PASSES <= INFER_FIT_S)
+
+
+def infer_timed(fw, x, nb, B):
+    """The timed inference passes (infer_more): (the fastest pass's seconds, the passes)."""
+    best, total, k = float("inf"), 0.0, 0
+    while True:
+        t0 = time.perf_counter()
+        infer_pass(fw, x, nb, B)
+        dt = time.perf_counter() - t0
+        best, total, k = min(best, dt), total + dt, k + 1
+        if not infer_more(k, best, total):
+            return best, k
+
+
 def _inference_workload(a, spec, fw):
-    """An inference-only workload: untimed warm-up pass(es) over --test-n synthetic images, then one timed pass."""
+    """An inference-only workload: untimed warm-up pass(es) over --test-n synthetic images, then the timed passes."""
     B = a.batch
     x, _ = synthetic(a.test_n, tuple(int(v) for v in a.shape.split(",")), max(1, a.classes), a.synthetic_seed, 1)
     nb = _batches(len(x), B, a.max_batches)
@@ -812,9 +836,8 @@ def _inference_workload(a, spec, fw):
         if p == 0:
             cold = time.perf_counter() - t0
         emit({"event": "progress", "epoch": 0, "batch": nb, "batches": nb})
-    t0 = time.perf_counter()
-    infer_pass(fw, x, nb, B)
-    emit({"event": "inference", "timed_s": time.perf_counter() - t0, "images": nb * B, "cold_s": cold})
+    best, passes = infer_timed(fw, x, nb, B)
+    emit({"event": "inference", "timed_s": best, "images": nb * B, "passes": passes, "cold_s": cold})
 
 
 def _main(make, description):
@@ -927,7 +950,6 @@ def _main(make, description):
               "val_loss": vloss / (nvb * B), "accuracy": acc, "train_images": nb * B, "test_images": nvb * B})
         last = time.monotonic()
     # inference timed apart: the test batches through the trained model, outputs copied to the host
-    t2 = time.perf_counter()
-    infer_pass(fw, xte, nvb, B)
-    emit({"event": "inference", "timed_s": time.perf_counter() - t2, "images": nvb * B})
+    best, passes = infer_timed(fw, xte, nvb, B)
+    emit({"event": "inference", "timed_s": best, "images": nvb * B, "passes": passes})
     emit({"event": "done", "confusion": confusion, "peak_bytes": peak()})
