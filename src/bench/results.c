@@ -204,18 +204,22 @@ sd_stat sd_run_stat(const sd_run_view *v, const char *key) { return sd_stat_read
 
 sd_stat sd_run_published_stat(const sd_run_view *v, const char *key) {
     sd_stat s = sd_run_stat(v, key);
+    if (isnan(s.median) || strcmp(key, "steady_epoch_s") != 0) return s;
     sd_stat eps = sd_run_stat(v, "steady_epochs_s");
-    if (!isnan(s.median) && strcmp(key, "steady_epoch_s") == 0 && !isnan(eps.median)) {
+    if (!isnan(eps.median)) {
         s.min = fmin(s.min, eps.min);
         s.max = fmax(s.max, eps.max);
     }
     return s;
 }
 
-double sd_run_spread_pct(const sd_run_view *v, const char *key) {
-    sd_stat s = sd_run_published_stat(v, key);
+double sd_stat_spread_pct(sd_stat s) {
     if (isnan(s.median)) return NAN;
     return s.max > s.min && s.median > 0 ? (s.max - s.min) / s.median * 100 : 0;
+}
+
+double sd_run_spread_pct(const sd_run_view *v, const char *key) {
+    return sd_stat_spread_pct(sd_run_published_stat(v, key));
 }
 
 /* Text of a scalar for an identity: strings as they are, numbers as written, null as "null"; 0 for others. */

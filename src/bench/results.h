@@ -126,6 +126,7 @@ sd_stat sd_run_published_stat(const sd_run_view *v, const char *key);
 /* Its spread, (max - min) / median in %: 0 when it has none, NAN when the run has no such figure. A figure whose
  * spread is wider than verify's tolerance cannot be re-checked to within it (the report marks it). */
 double sd_run_spread_pct(const sd_run_view *v, const char *key);
+double sd_stat_spread_pct(sd_stat s);   /* the same of a statistic already read */
 
 /* What a run's figures depend on besides the hardware, as (what, value) text pairs in a fixed order: the
  * framework and its version (a publication's framework.name/.version or a runner's hello), then every scalar the

@@ -235,7 +235,7 @@ static int rerun(const sd_verify_opts *a, vcell *c, json_t **doc) {
 static void judge(const sd_verify_opts *a, vcell *c, const sd_run_view *m) {
     double pv = c->pub.median, tol = a->tolerance_pct / 100.0 * pv, pacc = c->v.accuracy.median;
     c->macc = m->accuracy.median;
-    double spread = sd_run_spread_pct(&c->v, c->metric);
+    double spread = sd_stat_spread_pct(c->pub);
     char sp[160] = "";
     if (spread > a->tolerance_pct)
         snprintf(sp, sizeof sp, "published spread %.1f%% [%.4g-%.4g] is wider than the %.3g%% tolerance", spread,
@@ -426,7 +426,7 @@ static json_t *cell_out(FILE *f, const vcell *c, json_t *pchecks) {
     if (!cell) return NULL;
     if (c->ms.n) json_object_set_new(cell, "measured", json_pack("{s:f,s:f,s:f,s:i}", "median", c->ms.median, "min",
                                                                  c->ms.min, "max", c->ms.max, "n", c->ms.n));
-    double spread = c->metric ? sd_run_spread_pct(&c->v, c->metric) : NAN;
+    double spread = c->metric ? sd_stat_spread_pct(c->pub) : NAN;
     if (spread > 0) json_object_set_new(cell, "published_spread_pct", json_real(spread));
     if (!isnan(c->v.accuracy.median)) json_object_set_new(cell, "accuracy_published", json_real(c->v.accuracy.median));
     if (c->ms.n && !isnan(c->macc)) json_object_set_new(cell, "accuracy_measured", json_real(c->macc));
