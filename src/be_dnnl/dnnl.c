@@ -246,6 +246,7 @@ int nn_dnnl_new(nn_backend **out, const nn_backend_opts *opts) {
     c->threads = be->opts.threads > 0 ? be->opts.threads : omp_get_num_procs();
     c->autotune = opts ? opts->autotune : 1;
     c->cdt = cdt;
+    c->amx = (dnnl_get_effective_cpu_isa() & dnnl_cpu_isa_avx512_core_amx) == dnnl_cpu_isa_avx512_core_amx;
     c->wgen = 1;
     dn_threads_on(c);
     nn_host_flush_denormals(c->threads);

@@ -38,6 +38,7 @@ typedef struct dnnl_ctx {
     int autotune;                 /* 1: let oneDNN choose Winograd for the convolutions it suits (--autotune) */
     dnnl_data_type_t cdt;         /* what convolutions and matmuls multiply: f32, or bf16 under --precision bf16
                                    * (their outputs, gradients and accumulation stay f32) */
+    int amx;                      /* oneDNN's instruction set here includes AMX (bf16 tile products) */
     /* Inference caches (folded, reordered weights) and the memory they were derived from: a write through the
      * table that overlaps a watched range bumps wgen, and every cache older than wgen is refilled. */
     struct watch { const char *lo, *hi; const void *owner; } *watch;

@@ -244,8 +244,10 @@ static int conv_inf_make(dnnl_ctx *c, const nn_op *op, conv_priv *p, const nn_co
     dnnl_alg_kind_t alg = conv_alg(c, op);
     dnnl_primitive_desc_t pd = NULL;
     /* Ask for the graph's blocked dst first: left to choose, a 1-channel input's inference convolution writes
-     * nhwc, and the reorder to nChw16c after it took longer than the convolution (mnist_cnn conv2d_1). */
-    int user_dst = f->y_fmt == NN_FMT_NCHW16C;
+     * nhwc, and the reorder to nChw16c after it took longer than the convolution (mnist_cnn conv2d_1). Not under
+     * bf16 on AMX: there oneDNN 2.6's AMX kernels write only nhwc, and a blocked dst fell back to the AVX512_BF16
+     * kernel, 15x slower on mnist_cnn's conv2d_2 (26 ms against 1.8 ms; the reorder after it costs 1.5 ms). */
+    int user_dst = f->y_fmt == NN_FMT_NCHW16C && !(c->cdt == dnnl_bf16 && c->amx);
     for (;;) {
         dnnl_convolution_desc_t fd;
         DNNL_CHECK(dnnl_convolution_forward_desc_init(&fd, f->train ? dnnl_forward_training : dnnl_forward_inference,
