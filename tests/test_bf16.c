@@ -175,9 +175,9 @@ static int kernel_is_bf16(const char *impl, const char *what) {
     return 0;
 }
 
-Test(bf16, conv2d, .timeout = 600) {
-    nn_backend *be = open_bf16(), *ref = open_named("ref", "fp32");
-    const nn_op shapes[] = {
+static const nn_op *conv_shapes(size_t *n) {
+    static nn_op shapes[7];
+    const nn_op s[] = {
         conv_op(8, 1, 28, 28, 32, 3, 1, 0),     /* mnist_cnn conv1 */
         conv_op(8, 32, 26, 26, 64, 3, 1, 0),    /* mnist_cnn conv2 */
         conv_op(4, 3, 32, 32, 50, 3, 1, 1),     /* cifar10_vgg conv1 */
@@ -186,9 +186,21 @@ Test(bf16, conv2d, .timeout = 600) {
         conv_op(1, 20, 9, 9, 33, 1, 1, 0),      /* 1x1 */
         conv_op(2, 8, 13, 12, 16, 5, 2, 2),     /* 5x5 stride 2 pad 2 */
     };
+    memcpy(shapes, s, sizeof s);
+    *n = sizeof s / sizeof s[0];
+    return shapes;
+}
+
+/* Every pass of every convolution in bf16 (on AMX dnnl otherwise times each pass in both types and keeps the
+ * faster, conv2d_chosen below). */
+Test(bf16, conv2d, .timeout = 600) {
+    setenv("SD_DNNL_BF16_PASSES", "all", 1);
+    nn_backend *be = open_bf16(), *ref = open_named("ref", "fp32");
+    size_t n;
+    const nn_op *shapes = conv_shapes(&n);
     g_worst = 0;
     char label[96];
-    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+    for (size_t i = 0; i < n; i++) {
         const nn_op o = shapes[i];
         snprintf(label, sizeof label, "conv n%d %d->%d %dx%d k%d s%d p%d", o.n, o.c, o.oc, o.h, o.w, o.kh, o.sh, o.ph);
         check_layer(be, ref, o, label);
@@ -199,6 +211,29 @@ Test(bf16, conv2d, .timeout = 600) {
     printf("backend_impl: %s\n", impl);
     cr_expect(strstr(impl, "oneDNN bf16") && kernel_is_bf16(impl, "conv fwd ") && kernel_is_bf16(impl, "bwd-data ") &&
               kernel_is_bf16(impl, "bwd-weights "), "not oneDNN's bf16 kernels: %s", impl);
+    nn_backend_free(ref);
+    nn_backend_free(be);
+}
+
+/* The same shapes with each pass in the type that timed faster (AMX): every output within bf16's tolerance
+ * whichever type ran, and the kernels named are the ones chosen. */
+Test(bf16, conv2d_chosen, .timeout = 600) {
+    unsetenv("SD_DNNL_BF16_PASSES");
+    nn_backend *be = open_bf16(), *ref = open_named("ref", "fp32");
+    size_t n;
+    const nn_op *shapes = conv_shapes(&n);
+    char label[96];
+    for (size_t i = 0; i < n; i++) {
+        const nn_op o = shapes[i];
+        snprintf(label, sizeof label, "chosen conv n%d %d->%d %dx%d k%d s%d p%d", o.n, o.c, o.oc, o.h, o.w, o.kh,
+                 o.sh, o.ph);
+        check_layer(be, ref, o, label);
+    }
+    char impl[1024];
+    impl_of(be, impl, sizeof impl);
+    printf("backend_impl: %s\n", impl);
+    cr_expect(strstr(impl, "conv fwd ") && strstr(impl, "bwd-data ") && strstr(impl, "bwd-weights "),
+              "the convolutions' kernels are not named: %s", impl);
     nn_backend_free(ref);
     nn_backend_free(be);
 }

@@ -133,6 +133,9 @@ static nn_backend *open_be(const char *name) {
     g_tf32 = strcmp(o.precision, "tf32") == 0;
     g_prec = g_tf32 ? P_TF32 : strcmp(o.precision, "fp16") == 0 ? P_FP16 : strcmp(o.precision, "bf16") == 0 ? P_BF16
                                                                                                             : P_FP32;
+    /* dnnl in bf16 on AMX times each convolution pass in bf16 and fp32 and keeps the faster: two builds of one
+     * model (fused and unfused) could choose differently. Every pass bf16 here, so they compare like with like. */
+    if (g_prec == P_BF16) setenv("SD_DNNL_BF16_PASSES", "all", 0);
     nn_backend *be = NULL;
     int rc = nn_backend_new(&be, name, &o, NULL, 0);
     /* only a missing device is a skip: a broken install (a library that does not load, cudnnCreate or

@@ -93,6 +93,7 @@ typedef struct conv_priv {
     stage w_dw;                                    /* diff weights: tmp -> user, with sum (+=) */
     int dy_shared;                                 /* backward data reads w_dy's copy of dy */
     size_t off_zero_b, off_db, off_dw;             /* zero bias (no b), diff bias, diff weights */
+    dnnl_data_type_t dt_f, dt_d, dt_w;             /* what forward, backward-data, backward-weights multiply */
 } conv_priv;
 
 typedef struct dense_priv {
@@ -177,6 +178,8 @@ int dn_pad_r(int in, int k, int s, int pl, int out, int *pr);
 
 /* ---- convolution (dnnl_conv.c) ------------------------------------------------------------------------------------ */
 int dn_conv_prepare(dnnl_ctx *c, nn_op *op, conv_priv *p);
+/* 1 if each convolution pass is timed in bf16 and fp32 at prepare and runs in the faster (bf16 on AMX) */
+int dn_conv_bf16_choose(const dnnl_ctx *c);
 void dn_conv_release(dnnl_ctx *c, conv_priv *p);
 int dn_conv2d_forward(nn_backend *be, const nn_op *op, float *y, const float *x, const float *w,
                       const float *b);

@@ -10,15 +10,18 @@
  * runs the workloads' layers at their batch sizes through it). Not on outputs smaller than its 4x4 tile: there
  * most of each tile is padding and direct is faster (docs/performance.md). Direct otherwise, and whenever oneDNN
  * has no Winograd implementation for the shape (nor for bf16, in oneDNN 2.6). */
-static dnnl_alg_kind_t conv_alg(const dnnl_ctx *c, const nn_op *op) {
+static dnnl_alg_kind_t conv_alg(const dnnl_ctx *c, const nn_op *op, dnnl_data_type_t dt) {
     const char *force = getenv("SD_DNNL_CONV_ALG");   /* direct|winograd: for experiments */
-    if ((force && strcmp(force, "direct") == 0) || c->cdt != dnnl_f32) return dnnl_convolution_direct;
+    if ((force && strcmp(force, "direct") == 0) || dt != dnnl_f32) return dnnl_convolution_direct;
     int wino = op->kh == 3 && op->kw == 3 && op->sh == 1 && op->sw == 1 && op->c >= 16 && op->oc >= 16;
     if (force && strcmp(force, "winograd") == 0) return wino ? dnnl_convolution_winograd : dnnl_convolution_direct;
     return c->autotune && wino && op->oh >= 4 && op->ow >= 4 ? dnnl_convolution_winograd : dnnl_convolution_direct;
 }
 
-int dn_conv_prepare(dnnl_ctx *c, nn_op *op, conv_priv *p) {
+/* The training primitives of one convolution, each pass (forward, backward-data, backward-weights) multiplying
+ * in its own type (p->dt_f, dt_d, dt_w: f32, or bf16 on bf16 copies of its inputs); outputs stay f32. note: name
+ * the kernels in the environment (not for a trial made only to be timed). */
+static int conv_make(dnnl_ctx *c, nn_op *op, conv_priv *p, int note) {
     const dnnl_dims_t xd = {op->n, op->c, op->h, op->w}, yd = {op->n, op->oc, op->oh, op->ow};
     const dnnl_dims_t wd = {op->oc, op->c, op->kh, op->kw}, bd = {op->oc};
     dnnl_dims_t st = {op->sh, op->sw}, pl = {op->ph, op->pw}, pr;
@@ -40,16 +43,21 @@ int dn_conv_prepare(dnnl_ctx *c, nn_op *op, conv_priv *p) {
     SD_TRY(dn_md_tag(&xa, 4, xd, act));
     SD_TRY(dn_md_tag(&ya, 4, yd, act));
     SD_TRY(dn_md_tag(&wa, 4, wd, dnnl_format_tag_any));
-    /* what the products read: x, w and dy in c->cdt (bf16 copies made by the stages below); y, dx, dw, db f32 */
-    dnnl_memory_desc_t xc, wc, yc;
-    SD_TRY(dn_md_tag_dt(&xc, 4, xd, c->cdt, act));
-    SD_TRY(dn_md_tag_dt(&yc, 4, yd, c->cdt, act));
-    SD_TRY(dn_md_tag_dt(&wc, 4, wd, c->cdt, dnnl_format_tag_any));
-    dnnl_alg_kind_t alg = conv_alg(c, op);   /* Winograd or direct, falling back to direct below */
+    /* what each pass's products read: x, w and dy in its type (bf16 copies made by the stages below) */
+    dnnl_memory_desc_t xf, wf, wdd, ydd, xw, yw;
+    SD_TRY(dn_md_tag_dt(&xf, 4, xd, p->dt_f, act));
+    SD_TRY(dn_md_tag_dt(&wf, 4, wd, p->dt_f, dnnl_format_tag_any));
+    SD_TRY(dn_md_tag_dt(&wdd, 4, wd, p->dt_d, dnnl_format_tag_any));
+    SD_TRY(dn_md_tag_dt(&ydd, 4, yd, p->dt_d, act));
+    SD_TRY(dn_md_tag_dt(&xw, 4, xd, p->dt_w, act));
+    SD_TRY(dn_md_tag_dt(&yw, 4, yd, p->dt_w, act));
+    /* Winograd or direct per pass, falling back to direct below */
+    dnnl_alg_kind_t af = conv_alg(c, op, p->dt_f), ad = conv_alg(c, op, p->dt_d), aw = conv_alg(c, op, p->dt_w);
 
-    /* forward (training: the same primitive serves inference) */
-    dnnl_convolution_desc_t fd, dd, bwd;
-    dnnl_primitive_desc_t fpd = NULL, dpd = NULL, wpd = NULL;
+    /* forward (training: the same primitive serves inference); a backward pass is made against a forward of its
+     * own type and algorithm (oneDNN's hint), which is the training forward where they agree */
+    dnnl_convolution_desc_t fd, dd, bwd, hd;
+    dnnl_primitive_desc_t fpd = NULL, dpd = NULL, wpd = NULL, hpd = NULL;
     dnnl_memory_desc_t dxa = xa;
     /* backward data: a diff_src blocked by 16 on a few channels pads them (3 -> 16) and runs slower than plain
      * nchw (docs/performance.md), so force nchw there. Its weights layout is its own (reordered from the user
@@ -57,18 +65,33 @@ int dn_conv_prepare(dnnl_ctx *c, nn_op *op, conv_priv *p) {
     if (op->c < 16) dxa = p->x_md;
     for (;;) {
         int rc = 0;
-        DNNL_CHECK(dnnl_convolution_forward_desc_init(&fd, dnnl_forward_training, alg, &xc, &wc, &p->b_md, &ya, st, pl, pr));
-        DNNL_CHECK(dnnl_convolution_backward_data_desc_init(&dd, alg, &dxa, &wc, &yc, st, pl, pr));
-        DNNL_CHECK(dnnl_convolution_backward_weights_desc_init(&bwd, alg, &xc, &wa, &p->b_md, &yc, st, pl, pr));
+        DNNL_CHECK(dnnl_convolution_forward_desc_init(&fd, dnnl_forward_training, af, &xf, &wf, &p->b_md, &ya, st, pl, pr));
+        DNNL_CHECK(dnnl_convolution_backward_data_desc_init(&dd, ad, &dxa, &wdd, &ydd, st, pl, pr));
+        DNNL_CHECK(dnnl_convolution_backward_weights_desc_init(&bwd, aw, &xw, &wa, &p->b_md, &yw, st, pl, pr));
         rc = dn_pd_new(c, &fpd, &fd, 0, NULL);
-        if (rc == 0) rc = dn_pd_new(c, &dpd, &dd, 0, fpd);
-        if (rc == 0) rc = dn_pd_new(c, &wpd, &bwd, 0, fpd);
+        for (int pass = 0; pass < 2 && rc == 0; pass++) {   /* backward-data, backward-weights */
+            dnnl_data_type_t dt = pass == 0 ? p->dt_d : p->dt_w;
+            dnnl_alg_kind_t alg = pass == 0 ? ad : aw;
+            if (dt != p->dt_f || alg != af) {
+                dnnl_memory_desc_t hx, hw;
+                SD_TRY(dn_md_tag_dt(&hx, 4, xd, dt, act));
+                SD_TRY(dn_md_tag_dt(&hw, 4, wd, dt, dnnl_format_tag_any));
+                DNNL_CHECK(dnnl_convolution_forward_desc_init(&hd, dnnl_forward_training, alg, &hx, &hw, &p->b_md, &ya,
+                                                              st, pl, pr));
+                rc = dn_pd_new(c, &hpd, &hd, 0, NULL);
+            }
+            if (rc == 0) rc = dn_pd_new(c, pass == 0 ? &dpd : &wpd, pass == 0 ? (void *)&dd : (void *)&bwd, 0,
+                                        hpd ? hpd : fpd);
+            if (hpd) dnnl_primitive_desc_destroy(hpd);
+            hpd = NULL;
+        }
         if (rc == 0) break;
         if (fpd) dnnl_primitive_desc_destroy(fpd);
         if (dpd) dnnl_primitive_desc_destroy(dpd);
+        if (wpd) dnnl_primitive_desc_destroy(wpd);
         fpd = dpd = wpd = NULL;
-        if (alg == dnnl_convolution_direct) return rc;
-        alg = dnnl_convolution_direct;   /* no Winograd kernel for this shape here */
+        if (af == dnnl_convolution_direct && ad == af && aw == af) return rc;
+        af = ad = aw = dnnl_convolution_direct;   /* no Winograd kernel for this shape here */
     }
     dnnl_memory_desc_t fx = *dnnl_primitive_desc_query_md(fpd, dnnl_query_src_md, 0);
     dnnl_memory_desc_t fw = *dnnl_primitive_desc_query_md(fpd, dnnl_query_weights_md, 0);
@@ -87,9 +110,11 @@ int dn_conv_prepare(dnnl_ctx *c, nn_op *op, conv_priv *p) {
     SD_TRY(dn_step_make(c, &p->fwd, fpd));
     SD_TRY(dn_step_make(c, &p->bwd_d, dpd));
     SD_TRY(dn_step_make(c, &p->bwd_w, wpd));
-    dn_note_impl(c, "conv fwd", p->fwd.prim);
-    dn_note_impl(c, "bwd-data", p->bwd_d.prim);
-    dn_note_impl(c, "bwd-weights", p->bwd_w.prim);
+    if (note) {
+        dn_note_impl(c, "conv fwd", p->fwd.prim);
+        dn_note_impl(c, "bwd-data", p->bwd_d.prim);
+        dn_note_impl(c, "bwd-weights", p->bwd_w.prim);
+    }
     SD_TRY(dn_step_arg(c, &p->fwd, DNNL_ARG_SRC, &fx));
     SD_TRY(dn_step_arg(c, &p->fwd, DNNL_ARG_WEIGHTS, &fw));
     SD_TRY(dn_step_arg(c, &p->fwd, DNNL_ARG_BIAS, &p->b_md));
@@ -121,6 +146,79 @@ int dn_conv_prepare(dnnl_ctx *c, nn_op *op, conv_priv *p) {
     return 0;
 }
 
+static void conv_train_release(conv_priv *p) {
+    dn_step_destroy(&p->fwd); dn_step_destroy(&p->bwd_d); dn_step_destroy(&p->bwd_w);
+    dn_stage_destroy(&p->f_x); dn_stage_destroy(&p->f_w); dn_stage_destroy(&p->f_y);
+    dn_stage_destroy(&p->d_dy);
+    dn_stage_destroy(&p->d_w); dn_stage_destroy(&p->d_dx);
+    dn_stage_destroy(&p->w_x); dn_stage_destroy(&p->w_dy); dn_stage_destroy(&p->w_dw);
+}
+
+static int conv_fwd(dnnl_ctx *c, const nn_op *op, conv_priv *p, float *y, const float *x, const float *w,
+                    const float *b);
+static int conv_bwd_w(dnnl_ctx *c, const nn_op *op, conv_priv *p, float *dw, float *db, const float *dy,
+                      const float *x);
+static int conv_bwd_d(dnnl_ctx *c, conv_priv *p, float *dx, const float *dy, const float *w);
+
+/* Seconds of one call of a pass on the scratch tensors t (x, y, w, dy, dx, dw), or -1 on an error. */
+static double conv_pass_s(dnnl_ctx *c, const nn_op *op, conv_priv *p, int pass, float *t[6]) {
+    double t0 = omp_get_wtime();
+    int rc = pass == 0 ? conv_fwd(c, op, p, t[1], t[0], t[2], NULL)
+           : pass == 1 ? conv_bwd_w(c, op, p, t[5], NULL, t[3], t[0])
+                       : conv_bwd_d(c, p, t[4], t[3], t[2]);
+    return rc ? -1 : omp_get_wtime() - t0;
+}
+
+/* Under bf16 on AMX, oneDNN 2.6's bf16 kernels are 2x fp32's on large images and up to 3x slower on small ones
+ * (backward-weights at 4x4, 512 channels: 47 ms against 18 ms; resnet18_cifar trained slower in bf16 than in
+ * fp32): each pass of each convolution is timed both ways here, as cuDNN's search times its algorithms, and runs
+ * in the faster type. The two alternate call by call, so a slow spell of the host slows both; each keeps its
+ * fastest of 3 calls after a first untimed one. SD_DNNL_BF16_PASSES=all keeps every pass bf16. */
+static int conv_choose(dnnl_ctx *c, nn_op *op, conv_priv *p) {
+    const size_t nx = nn_fmt_elems(op->fmt_in, op->n, op->c, op->h, op->w);
+    const size_t ny = nn_fmt_elems(op->fmt_out, op->n, op->oc, op->oh, op->ow);
+    const size_t nw = (size_t)op->oc * op->c * op->kh * op->kw;
+    const size_t n[6] = {nx, ny, nw, ny, nx, nw};   /* x, y, w, dy, dx, dw */
+    float *t[6] = {0};
+    conv_priv q;                                    /* the f32 primitives, beside p's bf16 ones */
+    memset(&q, 0, sizeof q);
+    q.dt_f = q.dt_d = q.dt_w = dnnl_f32;
+    int rc = conv_make(c, op, &q, 0);
+    for (int i = 0; i < 6 && rc == 0; i++) {
+        t[i] = aligned_alloc(ALIGN, (n[i] * sizeof(float) + ALIGN - 1) / ALIGN * ALIGN);
+        if (!t[i]) rc = sd_err(SD_ENOMEM, "dnnl: cannot allocate %zu bytes to time a convolution", n[i] * 4);
+        else memset(t[i], 0, n[i] * sizeof(float));
+    }
+    double best[2][3] = {{1e30, 1e30, 1e30}, {1e30, 1e30, 1e30}};   /* [bf16, f32][pass] */
+    for (int k = 0; k < 4 && rc == 0; k++)
+        for (int pass = 0; pass < 3 && rc == 0; pass++)
+            for (int v = 0; v < 2 && rc == 0; v++) {
+                double sec = conv_pass_s(c, op, v ? &q : p, pass, t);
+                if (sec < 0) rc = SD_EBACKEND;
+                else if (k > 0 && sec < best[v][pass]) best[v][pass] = sec;
+            }
+    for (int i = 0; i < 6; i++) free(t[i]);
+    conv_train_release(&q);
+    if (rc) return rc;
+    conv_train_release(p);
+    p->dt_f = best[1][0] < best[0][0] ? dnnl_f32 : dnnl_bf16;
+    p->dt_w = best[1][1] < best[0][1] ? dnnl_f32 : dnnl_bf16;
+    p->dt_d = best[1][2] < best[0][2] ? dnnl_f32 : dnnl_bf16;
+    return conv_make(c, op, p, 1);
+}
+
+int dn_conv_bf16_choose(const dnnl_ctx *c) {
+    const char *keep = getenv("SD_DNNL_BF16_PASSES");
+    return c->cdt == dnnl_bf16 && c->amx && c->autotune && !(keep && strcmp(keep, "all") == 0);
+}
+
+int dn_conv_prepare(dnnl_ctx *c, nn_op *op, conv_priv *p) {
+    p->dt_f = p->dt_d = p->dt_w = c->cdt;
+    const int choose = dn_conv_bf16_choose(c);
+    SD_TRY(conv_make(c, op, p, !choose));
+    return choose ? conv_choose(c, op, p) : 0;
+}
+
 static void watch_drop(dnnl_ctx *c, const void *owner);
 
 static void conv_inf_release(dnnl_ctx *c, conv_inf *q) {
@@ -137,20 +235,12 @@ static void conv_inf_release(dnnl_ctx *c, conv_inf *q) {
 void dn_conv_release(dnnl_ctx *c, conv_priv *p) {
     conv_inf_release(c, &p->inf);
     conv_inf_release(c, &p->inf_train);
-    dn_step_destroy(&p->fwd); dn_step_destroy(&p->bwd_d); dn_step_destroy(&p->bwd_w);
-    dn_stage_destroy(&p->f_x); dn_stage_destroy(&p->f_w); dn_stage_destroy(&p->f_y);
-    dn_stage_destroy(&p->d_dy);
-    dn_stage_destroy(&p->d_w); dn_stage_destroy(&p->d_dx);
-    dn_stage_destroy(&p->w_x); dn_stage_destroy(&p->w_dy); dn_stage_destroy(&p->w_dw);
+    conv_train_release(p);
 }
 
 
-int dn_conv2d_forward(nn_backend *be, const nn_op *op, float *y, const float *x, const float *w,
-                      const float *b) {
-    NEED_PRIV(op);
-    dnnl_ctx *c = CTX(be);
-    conv_priv *p = PRIV(op, conv_priv);
-    dn_threads_on(c);
+static int conv_fwd(dnnl_ctx *c, const nn_op *op, conv_priv *p, float *y, const float *x, const float *w,
+                    const float *b) {
     void *xs, *ws, *ys = dn_stage_out(c, &p->f_y, y);
     SD_TRY(dn_stage_in(c, &p->f_x, x, &xs));
     SD_TRY(dn_stage_in(c, &p->f_w, w, &ws));
@@ -162,12 +252,10 @@ int dn_conv2d_forward(nn_backend *be, const nn_op *op, float *y, const float *x,
     return dn_strm_wait(c);
 }
 
-int dn_conv2d_backward(nn_backend *be, const nn_op *op, float *dx, float *dw, float *db,
-                       const float *dy, const float *x, const float *w) {
-    NEED_PRIV(op);
-    dnnl_ctx *c = CTX(be);
-    conv_priv *p = PRIV(op, conv_priv);
-    dn_threads_on(c);
+/* Backward-weights, run before conv_bwd_d: its staged copy of dy stays in the temporaries for conv_bwd_d when
+ * they share it. */
+static int conv_bwd_w(dnnl_ctx *c, const nn_op *op, conv_priv *p, float *dw, float *db, const float *dy,
+                      const float *x) {
     void *xs, *dys;
     SD_TRY(dn_stage_in(c, &p->w_x, x, &xs));
     SD_TRY(dn_stage_in(c, &p->w_dy, dy, &dys));
@@ -179,16 +267,37 @@ int dn_conv2d_backward(nn_backend *be, const nn_op *op, float *dx, float *dw, fl
         const float *t = dbt;
         for (int o = 0; o < op->oc; o++) db[o] += t[o];
     }
-    if (dx) {
-        void *dyd, *wd, *dxs = dn_stage_out(c, &p->d_dx, dx);
-        if (p->dy_shared) dyd = dys;                            /* same layout as for weights: shared */
-        else SD_TRY(dn_stage_in(c, &p->d_dy, dy, &dyd));
-        SD_TRY(dn_stage_in(c, &p->d_w, w, &wd));
-        void *a2[3] = {dyd, wd, dxs};
-        SD_TRY(dn_step_run(c, &p->bwd_d, a2));
-        SD_TRY(dn_stage_out_done(c, &p->d_dx, dx));
-    }
     return dn_strm_wait(c);
+}
+
+static int conv_bwd_d(dnnl_ctx *c, conv_priv *p, float *dx, const float *dy, const float *w) {
+    void *dyd, *wd, *dxs = dn_stage_out(c, &p->d_dx, dx);
+    if (p->dy_shared) dyd = p->w_dy.on ? (char *)c->tmp + p->w_dy.off : (void *)dy;   /* conv_bwd_w's copy */
+    else SD_TRY(dn_stage_in(c, &p->d_dy, dy, &dyd));
+    SD_TRY(dn_stage_in(c, &p->d_w, w, &wd));
+    void *a2[3] = {dyd, wd, dxs};
+    SD_TRY(dn_step_run(c, &p->bwd_d, a2));
+    SD_TRY(dn_stage_out_done(c, &p->d_dx, dx));
+    return dn_strm_wait(c);
+}
+
+int dn_conv2d_forward(nn_backend *be, const nn_op *op, float *y, const float *x, const float *w,
+                      const float *b) {
+    NEED_PRIV(op);
+    dnnl_ctx *c = CTX(be);
+    dn_threads_on(c);
+    return conv_fwd(c, op, PRIV(op, conv_priv), y, x, w, b);
+}
+
+int dn_conv2d_backward(nn_backend *be, const nn_op *op, float *dx, float *dw, float *db,
+                       const float *dy, const float *x, const float *w) {
+    NEED_PRIV(op);
+    dnnl_ctx *c = CTX(be);
+    conv_priv *p = PRIV(op, conv_priv);
+    dn_threads_on(c);
+    SD_TRY(conv_bwd_w(c, op, p, dw, db, dy, x));
+    if (dx) SD_TRY(conv_bwd_d(c, p, dx, dy, w));
+    return 0;
 }
 
 /* ---- inference convolution (conv2d_infer) ------------------------------------------------------------- */
@@ -235,19 +344,19 @@ static int conv_inf_make(dnnl_ctx *c, const nn_op *op, conv_priv *p, const nn_co
     SD_TRY(dn_pad_r(op->w, op->kw, op->sw, op->pw, op->ow, &prw));
     pr[0] = prh; pr[1] = prw;
     dnnl_memory_desc_t xa, ya, wa, xu, yu, ru;
-    SD_TRY(dn_md_tag_dt(&xa, 4, xd, c->cdt, dnnl_format_tag_any));   /* bf16 copies of x and w under bf16 */
+    SD_TRY(dn_md_tag_dt(&xa, 4, xd, p->dt_f, dnnl_format_tag_any));   /* bf16 copies of x and w under bf16 */
     SD_TRY(dn_md_tag(&xu, 4, xd, dn_fmt_tag(f->x_fmt)));
     SD_TRY(dn_md_tag(&ya, 4, yd, dnnl_format_tag_any));
-    SD_TRY(dn_md_tag_dt(&wa, 4, wd, c->cdt, dnnl_format_tag_any));
+    SD_TRY(dn_md_tag_dt(&wa, 4, wd, p->dt_f, dnnl_format_tag_any));
     SD_TRY(dn_md_tag(&yu, 4, yd, dn_fmt_tag(f->y_fmt)));
     SD_TRY(dn_md_tag(&ru, 4, yd, dn_fmt_tag(f->res_fmt)));
-    dnnl_alg_kind_t alg = conv_alg(c, op);
+    dnnl_alg_kind_t alg = conv_alg(c, op, p->dt_f);
     dnnl_primitive_desc_t pd = NULL;
     /* Ask for the graph's blocked dst first: left to choose, a 1-channel input's inference convolution writes
      * nhwc, and the reorder to nChw16c after it took longer than the convolution (mnist_cnn conv2d_1). Not under
      * bf16 on AMX: there oneDNN 2.6's AMX kernels write only nhwc, and a blocked dst fell back to the AVX512_BF16
      * kernel, 15x slower on mnist_cnn's conv2d_2 (26 ms against 1.8 ms; the reorder after it costs 1.5 ms). */
-    int user_dst = f->y_fmt == NN_FMT_NCHW16C && !(c->cdt == dnnl_bf16 && c->amx);
+    int user_dst = f->y_fmt == NN_FMT_NCHW16C && !(p->dt_f == dnnl_bf16 && c->amx);
     for (;;) {
         dnnl_convolution_desc_t fd;
         DNNL_CHECK(dnnl_convolution_forward_desc_init(&fd, f->train ? dnnl_forward_training : dnnl_forward_inference,
