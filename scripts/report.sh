@@ -201,7 +201,7 @@ for prec in $PRECISIONS; do
 done
 # the pass above chose each best setting from one process; the figure published is measured as verify --rerun will
 # measure it again: the winning settings' command in three processes of their own, each once the host is quiet
-if grep -q '"source": "bench-cpu"' out/bench/report-bench.json; then
+if "$PYTHON" scripts/report_best.py --has-best out/bench/report-bench.json; then
   echo "report 3/$NSTEPS: the best settings measured in 3 processes each"
   "$SD" bench --best-settings out/bench/report-bench.json --repeat 3 --host-wait 20; rc=$?
   [ $rc -ne 130 ] || exit 130

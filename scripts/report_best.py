@@ -6,7 +6,7 @@ One run per workload, framework and setting, holding the phases that setting won
 seconds per 1,000 images, as the median of bench-cpu's rounds with their min and max, and the peak RSS; and the
 command that measures it (`rerun`: bench-cpu's cell script, cut to the settings that won), through which make report
 measures the published figure (showdown bench --best-settings) and verify --rerun measures it again.
-Usage: report_best.py RESULTS.json CPU.json"""
+Usage: report_best.py RESULTS.json CPU.json | report_best.py --has-best RESULTS.json (exit 0 if it holds such runs)"""
 import copy
 import json
 import os
@@ -98,6 +98,8 @@ def not_tried(doc, cpu):
 def main(argv):
     if len(argv) != 3:
         sys.exit(__doc__.splitlines()[-1])
+    if argv[1] == "--has-best":
+        return 0 if any(r.get("source") == "bench-cpu" for r in json.load(open(argv[2])).get("runs", [])) else 1
     results, cpu_path = argv[1], argv[2]
     try:
         cpu = json.load(open(cpu_path))
