@@ -139,11 +139,11 @@ static void dnnl_env(nn_backend *be, nn_env_fn add, void *user) {
     snprintf(buf, sizeof buf, "%d", c->threads);
     add(user, "backend_threads", buf);
     char impl[800];
-    const int choose = dn_conv_bf16_choose(c);
-    snprintf(impl, sizeof impl, "oneDNN %s%s%s%s", c->cdt != dnnl_bf16 ? "fp32" : "bf16 (convolutions and matmuls",
-             c->cdt != dnnl_bf16 ? "" : choose ? ", each convolution pass in bf16 or fp32, whichever timed faster at "
-             "set-up; fp32 elsewhere, GRU/LSTM fp32 on the host)" : "; fp32 elsewhere, GRU/LSTM fp32 on the host)",
-             c->impl[0] ? ": " : "", c->impl);
+    const char *what = c->cdt != dnnl_bf16 ? "fp32"
+                     : dn_conv_bf16_choose(c) ? "bf16 (convolutions and matmuls, each convolution pass in bf16 or fp32, "
+                                                "whichever timed faster at set-up; fp32 elsewhere, GRU/LSTM fp32 on the host)"
+                     : "bf16 (convolutions and matmuls; fp32 elsewhere, GRU/LSTM fp32 on the host)";
+    snprintf(impl, sizeof impl, "oneDNN %s%s%s", what, c->impl[0] ? ": " : "", c->impl);
     add(user, "backend_impl", impl);
     add(user, "denormals", NN_HOST_DENORMALS);
 }

@@ -18,6 +18,13 @@ static dnnl_alg_kind_t conv_alg(const dnnl_ctx *c, const nn_op *op, dnnl_data_ty
     return c->autotune && wino && op->oh >= 4 && op->ow >= 4 ? dnnl_convolution_winograd : dnnl_convolution_direct;
 }
 
+/* Name the kernels of a convolution's training primitives in the environment (backend_impl). */
+static void conv_note(dnnl_ctx *c, const conv_priv *p) {
+    dn_note_impl(c, "conv fwd", p->fwd.prim);
+    dn_note_impl(c, "bwd-data", p->bwd_d.prim);
+    dn_note_impl(c, "bwd-weights", p->bwd_w.prim);
+}
+
 /* The training primitives of one convolution, each pass (forward, backward-data, backward-weights) multiplying
  * in its own type (p->dt_f, dt_d, dt_w: f32, or bf16 on bf16 copies of its inputs); outputs stay f32. note: name
  * the kernels in the environment (not for a trial made only to be timed). */
@@ -110,11 +117,7 @@ static int conv_make(dnnl_ctx *c, nn_op *op, conv_priv *p, int note) {
     SD_TRY(dn_step_make(c, &p->fwd, fpd));
     SD_TRY(dn_step_make(c, &p->bwd_d, dpd));
     SD_TRY(dn_step_make(c, &p->bwd_w, wpd));
-    if (note) {
-        dn_note_impl(c, "conv fwd", p->fwd.prim);
-        dn_note_impl(c, "bwd-data", p->bwd_d.prim);
-        dn_note_impl(c, "bwd-weights", p->bwd_w.prim);
-    }
+    if (note) conv_note(c, p);
     SD_TRY(dn_step_arg(c, &p->fwd, DNNL_ARG_SRC, &fx));
     SD_TRY(dn_step_arg(c, &p->fwd, DNNL_ARG_WEIGHTS, &fw));
     SD_TRY(dn_step_arg(c, &p->fwd, DNNL_ARG_BIAS, &p->b_md));
@@ -200,10 +203,14 @@ static int conv_choose(dnnl_ctx *c, nn_op *op, conv_priv *p) {
     for (int i = 0; i < 6; i++) free(t[i]);
     conv_train_release(&q);
     if (rc) return rc;
-    conv_train_release(p);
     p->dt_f = best[1][0] < best[0][0] ? dnnl_f32 : dnnl_bf16;
     p->dt_w = best[1][1] < best[0][1] ? dnnl_f32 : dnnl_bf16;
     p->dt_d = best[1][2] < best[0][2] ? dnnl_f32 : dnnl_bf16;
+    if (p->dt_f == dnnl_bf16 && p->dt_w == dnnl_bf16 && p->dt_d == dnnl_bf16) {   /* p's primitives as they are */
+        conv_note(c, p);
+        return 0;
+    }
+    conv_train_release(p);
     return conv_make(c, op, p, 1);
 }
 
