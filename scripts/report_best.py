@@ -15,6 +15,11 @@ import sys
 IMPL = {"torch": "pytorch"}   # bench-cpu's side names that differ from bench --impl
 
 
+def is_best(run):
+    """A run this script added (a best setting), as against the bench cells it adds them to."""
+    return run.get("source") == "bench-cpu"
+
+
 def stat(s, invert=False):
     """A bench-cpu figure (img/s over rounds) as a results statistic; invert: seconds per 1,000 images."""
     f = (lambda v: 1000.0 / v) if invert else (lambda v: v)
@@ -86,7 +91,7 @@ def not_tried(doc, cpu):
     """The workloads of the results bench-cpu did not run, each framework that stopped after a timeout
     (bench_table --give-up) and the torch.compile candidates left out, as one sentence; "" when it tried everything."""
     ran = {c.get("workload") for c in cpu.get("cells", []) + cpu.get("rows", [])}
-    wls = sorted({r["workload"] for r in doc["runs"] if r.get("source") != "bench-cpu"} - ran)
+    wls = sorted({r["workload"] for r in doc["runs"] if not is_best(r)} - ran)
     parts = ["%s (the quick pass leaves %s to FULL=1)" % (", ".join(wls), "it" if len(wls) == 1 else "them")] if wls else []
     parts += ["%s from %s on (it timed out there)" % (IMPL.get(side, side), wl)
               for side, wl in sorted((cpu.get("gave_up") or {}).items())]
@@ -99,7 +104,7 @@ def main(argv):
     if len(argv) != 3:
         sys.exit(__doc__.splitlines()[-1])
     if argv[1] == "--has-best":
-        return 0 if any(r.get("source") == "bench-cpu" for r in json.load(open(argv[2])).get("runs", [])) else 1
+        return 0 if any(is_best(r) for r in json.load(open(argv[2])).get("runs", [])) else 1
     results, cpu_path = argv[1], argv[2]
     try:
         cpu = json.load(open(cpu_path))
@@ -108,7 +113,7 @@ def main(argv):
         return 0
     doc = json.load(open(results))
     prec = cpu.get("precision", "fp32")   # an earlier call's runs of this precision are replaced, others kept
-    doc["runs"] = [r for r in doc["runs"] if r.get("source") != "bench-cpu" or
+    doc["runs"] = [r for r in doc["runs"] if not is_best(r) or
                    r.get("settings", {}).get("precision", "fp32") != prec] + best_runs(cpu)
     # the machine's limits the roofline floors were computed against: the report's "% of this machine's limit"
     machines = [f.get("machine") for f in (cpu.get("roofline") or {}).values() if isinstance(f, dict)]
@@ -125,7 +130,7 @@ def main(argv):
     with open(tmp, "w") as f:
         json.dump(doc, f, indent=2)
     os.replace(tmp, results)
-    n = sum(1 for r in doc["runs"] if r.get("source") == "bench-cpu")
+    n = sum(1 for r in doc["runs"] if is_best(r))
     print("report: %d best-setting run(s) from %s added to %s" % (n, cpu_path, results))
     return 0
 
