@@ -17,9 +17,10 @@ VENVS=${VENVS:-.venv-frameworks}
 FULL=${FULL:-0}
 FRAMEWORKS=${REPORT_FRAMEWORKS:-all}
 WORKLOADS=${REPORT_WORKLOADS:-$(ls workloads/*.json | sed 's|.*/||; s|\.json$||' | paste -sd, -)}
-# The bench cells' length per workload group: the light workloads run 3 epochs of 20 batches (the steady epoch is
-# the faster of the last two), once; the heavy ones (over 0.5 GFLOP an example) fewer batches, densenet121_xray at batch 16 (its
-# batch 64 takes ~25 GB natively). A framework cell is capped at REPORT_CELL_SECONDS (fewer batches, said in the
+# The bench cells' length per workload group: the light workloads run 3 epochs of 16 batches (the steady epoch is
+# the faster of the last two); the heavy ones (over 0.5 GFLOP an example) fewer batches, densenet121_xray at batch 16
+# (its batch 64 takes ~25 GB natively). Three repeats, each framework's in a process of its own: a framework's short
+# cell moves by 10-70% between processes, so one process gives a figure that verify --rerun cannot reproduce. A framework cell is capped at REPORT_CELL_SECONDS (fewer batches, said in the
 # cell). FULL=1: longer cells, three repeats, no cap. REPORT_BENCH_ARGS: one length for every workload.
 HEAVY="densenet121_xray resnet50_features resnet18_cifar vgg16_cifar"
 if [ "$FULL" = 1 ]; then
@@ -29,10 +30,10 @@ if [ "$FULL" = 1 ]; then
                          *) echo "--epochs 2 --batches 50 --repeat 3";; esac; }
 else
   CELL_SECONDS=${REPORT_CELL_SECONDS:-3}
-  args_of() { case $1 in densenet121_xray) echo "--epochs 2 --batch 16 --batches 2 --repeat 1";;
-                         resnet50_features) echo "--batches 2 --repeat 1";;
-                         resnet18_cifar|vgg16_cifar) echo "--epochs 2 --batches 2 --repeat 1";;
-                         *) echo "--epochs 3 --batches 16 --repeat 1";; esac; }
+  args_of() { case $1 in densenet121_xray) echo "--epochs 2 --batch 16 --batches 2 --repeat 3";;
+                         resnet50_features) echo "--batches 2 --repeat 3";;
+                         resnet18_cifar|vgg16_cifar) echo "--epochs 2 --batches 2 --repeat 3";;
+                         *) echo "--epochs 3 --batches 16 --repeat 3";; esac; }
 fi
 # the groups light to heavy: the MLP and the recurrent nets (weight 1), then the convolutional nets by their cost a
 # step. A framework that overran its cell limit on one conv net would on the heavier ones too, so it is not run on
