@@ -24,6 +24,17 @@ BUILD   := build/rel
 SANFLAGS :=
 endif
 
+# oneDNN: Debian's (2.6, found by scripts/detect.sh) unless DNNL_PREFIX names another install (its include/ and
+# lib/; or DNNL_INC and DNNL_LIB apart, as PyPI's onednn wheels lay them out), e.g. a 3.x one: src/be_dnnl builds
+# against both (be_dnnl/dnnl_compat.h). That build goes to $(BUILD)-dnnl, its binary too, the library's directory
+# in its rpath.
+DNNL_PREFIX ?=
+DNNL_INC ?= $(if $(DNNL_PREFIX),$(DNNL_PREFIX)/include)
+DNNL_LIB ?= $(if $(DNNL_PREFIX),$(DNNL_PREFIX)/lib)
+ifneq ($(DNNL_INC),)
+BUILD   := $(BUILD)-dnnl
+endif
+
 # Everything a fresh Debian 12 needs beyond make itself: the compiler, the libraries, the test tools, Debian's
 # PyTorch (the framework measured on every machine) and Fashion-MNIST (the real data of the mnist workloads).
 DEB_PKGS := gcc libc6-dev git python3 pkg-config libdnnl-dev libcurl4-openssl-dev libgit2-dev libcairo2-dev libpango1.0-dev \
@@ -50,6 +61,9 @@ ifneq ($(filter-out $(NOCONFIG_GOALS),$(or $(MAKECMDGOALS),all)),)
 -include $(CONFIG_MK)
 endif
 HAVE_DNNL  ?= 0
+ifneq ($(DNNL_INC),)
+HAVE_DNNL  := 1
+endif
 HAVE_CUDNN ?= 0
 HAVE_TORCH ?= 0
 
@@ -67,6 +81,10 @@ OPT_DIRS := src/be_dnnl src/be_cudnn src/nccl
 SRC      := $(filter-out src/main.c $(addsuffix /%,$(OPT_DIRS)),$(wildcard src/*.c src/*/*.c))
 ifeq ($(HAVE_DNNL),1)
 SRC      += $(wildcard src/be_dnnl/*.c)
+ifneq ($(DNNL_INC),)
+CFLAGS_BASE += -I$(DNNL_INC)
+LDLIBS_BASE += -L$(DNNL_LIB) -Wl,-rpath,$(abspath $(DNNL_LIB))
+endif
 LDLIBS_BASE += -ldnnl
 endif
 CU_OBJ   :=
@@ -99,6 +117,8 @@ endif
 OBJ      := $(patsubst src/%.c,$(BUILD)/%.o,$(SRC)) $(CU_OBJ)
 LIB      := $(BUILD)/libshowdown.a
 ifeq ($(SANITIZE),1)
+BIN      := $(BUILD)/showdown
+else ifneq ($(DNNL_INC),)
 BIN      := $(BUILD)/showdown
 else
 BIN      := showdown

@@ -1,5 +1,6 @@
-/* be_dnnl — the oneDNN 2.x CPU back-end: every oneDNN call of showdown lives in be_dnnl/ (the *_desc_init API
- * it uses was removed in oneDNN 3.x). It computes what the reference back-end (be_ref/ref.c) computes on the same
+/* be_dnnl — the oneDNN CPU back-end: every oneDNN call of showdown lives in be_dnnl/, built against oneDNN 2.x
+ * (Debian 12's 2.6, the default) or 3.x (make DNNL_PREFIX=...; the calls whose API differs go through
+ * dnnl_compat.c). It computes what the reference back-end (be_ref/ref.c) computes on the same
  * canonical NCHW buffers: primitives are created once per op shape in prepare() (the inference convolution at its
  * first call) and reused, inputs are reordered into the layouts oneDNN prefers and outputs back, scratchpads are
  * user-managed and shared. Batch norm, concatenation, GRU and LSTM run their arithmetic on the host
@@ -13,13 +14,15 @@ static size_t dnnl_workspace_size(nn_backend *be, const nn_op *op) {
     case NN_OP_MAXPOOL: {
         if (op->priv) return PRIV(op, pool_priv)->ws_bytes;
         /* asked before prepare(): ask oneDNN, else the largest it uses (s32 per output) */
-        dnnl_pooling_desc_t fd;
+        dn_desc fd;
         dnnl_primitive_desc_t pd;
+        dnnl_memory_desc_t ws;
         size_t bytes = out * sizeof(int32_t);
         if (dn_pool_descs(op, dnnl_forward_training, &fd, NULL) == 0 && dn_pd_new(CTX(be), &pd, &fd, 0, NULL) == 0) {
-            bytes = dnnl_memory_desc_get_size(dnnl_primitive_desc_query_md(pd, dnnl_query_workspace_md, 0));
+            if (dn_md_query(pd, dnnl_query_workspace_md, 0, &ws) == 0) bytes = dn_md_size(&ws);
             dnnl_primitive_desc_destroy(pd);
         }
+        dn_md_scope_end();
         return bytes;
     }
     case NN_OP_DROPOUT: return nn_fmt_elems(op->fmt_out, op->n, op->oc, op->oh, op->ow);   /* mask, in y's layout */
@@ -104,6 +107,7 @@ static int dnnl_prepare(nn_backend *be, nn_op *op) {
     case NN_OP_GRU: case NN_OP_LSTM: rc = dn_rnn_prepare(c, op, op->priv); break;
     default: rc = dn_relu_prepare(c, op, op->priv); break;
     }
+    dn_md_scope_end();   /* the memory descriptors made on the way (oneDNN 3.x: handles) */
     if (rc < 0) dnnl_release(be, op);
     return rc;
 }

@@ -4,6 +4,7 @@
 #ifndef SD_BE_DNNL_BE_H
 #define SD_BE_DNNL_BE_H
 
+#include "be_dnnl/dnnl_compat.h"
 #include "be_dnnl/dnnl_rnn.h"
 #include "nn/backend_impl.h"
 #include "nn/host_ops.h"
@@ -155,7 +156,7 @@ int dn_step_make(dnnl_ctx *c, dstep *s, dnnl_primitive_desc_t pd);
 int dn_step_run(dnnl_ctx *c, dstep *s, void *const *ptr);
 size_t dn_bump(size_t *top, size_t bytes);
 int dn_attr_new(dnnl_primitive_attr_t *attr, int sum);
-int dn_pd_new(dnnl_ctx *c, dnnl_primitive_desc_t *pd, const void *desc, int sum,
+int dn_pd_new(dnnl_ctx *c, dnnl_primitive_desc_t *pd, const dn_desc *desc, int sum,
               const_dnnl_primitive_desc_t hint);
 int dn_reorder_make(dnnl_ctx *c, dstep *s, const dnnl_memory_desc_t *from, const dnnl_memory_desc_t *to,
                     int sum);
@@ -167,9 +168,6 @@ int dn_stage_out_done(dnnl_ctx *c, stage *st, void *user);
 void dn_stage_destroy(stage *st);
 int dn_md_tag(dnnl_memory_desc_t *md, int nd, const dnnl_dims_t dims, dnnl_format_tag_t tag);
 int dn_md_strides(dnnl_memory_desc_t *md, int nd, const dnnl_dims_t dims, const dnnl_dims_t strides);
-int dn_md_tag_dt(dnnl_memory_desc_t *md, int nd, const dnnl_dims_t dims, dnnl_data_type_t dt, dnnl_format_tag_t tag);
-int dn_md_strides_dt(dnnl_memory_desc_t *md, int nd, const dnnl_dims_t dims, dnnl_data_type_t dt,
-                     const dnnl_dims_t strides);
 dnnl_format_tag_t dn_fmt_tag(int fmt);
 void dn_threads_on(dnnl_ctx *c);
 int dn_strm_wait(dnnl_ctx *c);
@@ -198,7 +196,7 @@ int dn_dense_backward(nn_backend *be, const nn_op *op, float *dx, float *dw, flo
                       const float *dy, const float *x, const float *w);
 
 /* ---- pooling (dnnl_pool.c) ---------------------------------------------------------------------------------------- */
-int dn_pool_descs(const nn_op *op, dnnl_prop_kind_t prop, dnnl_pooling_desc_t *fd, dnnl_pooling_desc_t *bd);
+int dn_pool_descs(const nn_op *op, dnnl_prop_kind_t prop, dn_desc *fd, dn_desc *bd);
 int dn_pool_prepare(dnnl_ctx *c, nn_op *op, pool_priv *p);
 int dn_maxpool_forward(nn_backend *be, const nn_op *op, float *y, void *ws, const float *x);
 int dn_maxpool_backward(nn_backend *be, const nn_op *op, float *dx, const float *dy,

@@ -13,12 +13,11 @@ int dn_bn_prepare(dnnl_ctx *c, nn_op *op, bn_priv *p) {
     SD_TRY(dn_md_tag(&d, 4, (dnnl_dims_t){op->n, op->c, op->h, op->w}, dn_fmt_tag(op->fmt_out)));
     SD_TRY(dn_md_tag(&v, 1, (dnnl_dims_t){op->c}, dnnl_a));
     const unsigned ss = dnnl_use_scale | dnnl_use_shift;
-    dnnl_batch_normalization_desc_t ft, fi, bd;
+    dn_desc ft, fi, bd;
     dnnl_primitive_desc_t ftp, fip, bp;
-    DNNL_CHECK(dnnl_batch_normalization_forward_desc_init(&ft, dnnl_forward_training, &d, op->eps, ss));
-    DNNL_CHECK(dnnl_batch_normalization_forward_desc_init(&fi, dnnl_forward_inference, &d, op->eps,
-                                                          ss | dnnl_use_global_stats));
-    DNNL_CHECK(dnnl_batch_normalization_backward_desc_init(&bd, dnnl_backward, &d, &d, op->eps, ss));
+    SD_TRY(dn_bn_fwd_desc(&ft, dnnl_forward_training, &d, op->eps, ss));
+    SD_TRY(dn_bn_fwd_desc(&fi, dnnl_forward_inference, &d, op->eps, ss | dnnl_use_global_stats));
+    SD_TRY(dn_bn_bwd_desc(&bd, dnnl_backward, &d, &d, op->eps, ss));
     SD_TRY(dn_pd_new(c, &ftp, &ft, 0, NULL));
     int rc = dn_pd_new(c, &bp, &bd, 0, ftp);
     if (rc < 0) { dnnl_primitive_desc_destroy(ftp); return rc; }

@@ -9,13 +9,15 @@
  * cuDNN's search picks it): 2.25x fewer multiplications, errors within the parity tolerance (tests/test_parity.c
  * runs the workloads' layers at their batch sizes through it). Not on outputs smaller than its 4x4 tile: there
  * most of each tile is padding and direct is faster (docs/performance.md). Direct otherwise, and whenever oneDNN
- * has no Winograd implementation for the shape (nor for bf16, in oneDNN 2.6). */
+ * has no Winograd implementation for the shape (nor for bf16, in oneDNN 2.6). oneDNN 3.x has no CPU Winograd at all:
+ * direct there (DN_CPU_WINOGRAD), unless SD_DNNL_CONV_ALG=winograd asks (which then falls back to direct). */
 static dnnl_alg_kind_t conv_alg(const dnnl_ctx *c, const nn_op *op, dnnl_data_type_t dt) {
     const char *force = getenv("SD_DNNL_CONV_ALG");   /* direct|winograd: for experiments */
     if ((force && strcmp(force, "direct") == 0) || dt != dnnl_f32) return dnnl_convolution_direct;
     int wino = op->kh == 3 && op->kw == 3 && op->sh == 1 && op->sw == 1 && op->c >= 16 && op->oc >= 16;
     if (force && strcmp(force, "winograd") == 0) return wino ? dnnl_convolution_winograd : dnnl_convolution_direct;
-    return c->autotune && wino && op->oh >= 4 && op->ow >= 4 ? dnnl_convolution_winograd : dnnl_convolution_direct;
+    return DN_CPU_WINOGRAD && c->autotune && wino && op->oh >= 4 && op->ow >= 4 ? dnnl_convolution_winograd
+                                                                               : dnnl_convolution_direct;
 }
 
 /* Name the kernels of a convolution's training primitives in the environment (backend_impl). */
@@ -23,6 +25,10 @@ static void conv_note(dnnl_ctx *c, const conv_priv *p) {
     dn_note_impl(c, "conv fwd", p->fwd.prim);
     dn_note_impl(c, "bwd-data", p->bwd_d.prim);
     dn_note_impl(c, "bwd-weights", p->bwd_w.prim);
+}
+
+static void conv_md_free(conv_priv *p) {
+    dn_md_free(&p->x_md); dn_md_free(&p->y_md); dn_md_free(&p->w_md); dn_md_free(&p->b_md);
 }
 
 /* The training primitives of one convolution, each pass (forward, backward-data, backward-weights) multiplying
@@ -36,10 +42,11 @@ static int conv_make(dnnl_ctx *c, nn_op *op, conv_priv *p, int note) {
     SD_TRY(dn_pad_r(op->h, op->kh, op->sh, op->ph, op->oh, &prh));
     SD_TRY(dn_pad_r(op->w, op->kw, op->sw, op->pw, op->ow, &prw));
     pr[0] = prh; pr[1] = prw;
-    SD_TRY(dn_md_tag(&p->x_md, 4, xd, dn_fmt_tag(op->fmt_in)));    /* the graph's layouts (nn_fmt) */
-    SD_TRY(dn_md_tag(&p->y_md, 4, yd, dn_fmt_tag(op->fmt_out)));
-    SD_TRY(dn_md_tag(&p->w_md, 4, wd, dnnl_oihw));
-    SD_TRY(dn_md_tag(&p->b_md, 1, bd, dnnl_x));
+    conv_md_free(p);   /* the graph's layouts (nn_fmt), kept with p (the inference convolution reads w_md, b_md) */
+    SD_TRY(dn_md_tag_kept(&p->x_md, 4, xd, dnnl_f32, dn_fmt_tag(op->fmt_in)));
+    SD_TRY(dn_md_tag_kept(&p->y_md, 4, yd, dnnl_f32, dn_fmt_tag(op->fmt_out)));
+    SD_TRY(dn_md_tag_kept(&p->w_md, 4, wd, dnnl_f32, dnnl_oihw));
+    SD_TRY(dn_md_tag_kept(&p->b_md, 1, bd, dnnl_f32, dnnl_x));
     dnnl_memory_desc_t xa, ya, wa;
     /* SD_DNNL_ACT=nhwc|nchw forces the activation layout convolutions run in (default: oneDNN's choice,
      * nChw16c here); for layout experiments on other CPUs. */
@@ -63,7 +70,7 @@ static int conv_make(dnnl_ctx *c, nn_op *op, conv_priv *p, int note) {
 
     /* forward (training: the same primitive serves inference); a backward pass is made against a forward of its
      * own type and algorithm (oneDNN's hint), which is the training forward where they agree */
-    dnnl_convolution_desc_t fd, dd, bwd, hd;
+    dn_desc fd, dd, bwd, hd;
     dnnl_primitive_desc_t fpd = NULL, dpd = NULL, wpd = NULL, hpd = NULL;
     dnnl_memory_desc_t dxa = xa;
     /* backward data: a diff_src blocked by 16 on a few channels pads them (3 -> 16) and runs slower than plain
@@ -72,9 +79,9 @@ static int conv_make(dnnl_ctx *c, nn_op *op, conv_priv *p, int note) {
     if (op->c < 16) dxa = p->x_md;
     for (;;) {
         int rc = 0;
-        DNNL_CHECK(dnnl_convolution_forward_desc_init(&fd, dnnl_forward_training, af, &xf, &wf, &p->b_md, &ya, st, pl, pr));
-        DNNL_CHECK(dnnl_convolution_backward_data_desc_init(&dd, ad, &dxa, &wdd, &ydd, st, pl, pr));
-        DNNL_CHECK(dnnl_convolution_backward_weights_desc_init(&bwd, aw, &xw, &wa, &p->b_md, &yw, st, pl, pr));
+        SD_TRY(dn_conv_fwd_desc(&fd, dnnl_forward_training, af, &xf, &wf, &p->b_md, &ya, st, pl, pr));
+        SD_TRY(dn_conv_bwd_data_desc(&dd, ad, &dxa, &wdd, &ydd, st, pl, pr));
+        SD_TRY(dn_conv_bwd_weights_desc(&bwd, aw, &xw, &wa, &p->b_md, &yw, st, pl, pr));
         rc = dn_pd_new(c, &fpd, &fd, 0, NULL);
         for (int pass = 0; pass < 2 && rc == 0; pass++) {   /* backward-data, backward-weights */
             dnnl_data_type_t dt = pass == 0 ? p->dt_d : p->dt_w;
@@ -83,12 +90,10 @@ static int conv_make(dnnl_ctx *c, nn_op *op, conv_priv *p, int note) {
                 dnnl_memory_desc_t hx, hw;
                 SD_TRY(dn_md_tag_dt(&hx, 4, xd, dt, act));
                 SD_TRY(dn_md_tag_dt(&hw, 4, wd, dt, dnnl_format_tag_any));
-                DNNL_CHECK(dnnl_convolution_forward_desc_init(&hd, dnnl_forward_training, alg, &hx, &hw, &p->b_md, &ya,
-                                                              st, pl, pr));
+                SD_TRY(dn_conv_fwd_desc(&hd, dnnl_forward_training, alg, &hx, &hw, &p->b_md, &ya, st, pl, pr));
                 rc = dn_pd_new(c, &hpd, &hd, 0, NULL);
             }
-            if (rc == 0) rc = dn_pd_new(c, pass == 0 ? &dpd : &wpd, pass == 0 ? (void *)&dd : (void *)&bwd, 0,
-                                        hpd ? hpd : fpd);
+            if (rc == 0) rc = dn_pd_new(c, pass == 0 ? &dpd : &wpd, pass == 0 ? &dd : &bwd, 0, hpd ? hpd : fpd);
             if (hpd) dnnl_primitive_desc_destroy(hpd);
             hpd = NULL;
         }
@@ -100,18 +105,19 @@ static int conv_make(dnnl_ctx *c, nn_op *op, conv_priv *p, int note) {
         if (af == dnnl_convolution_direct && ad == af && aw == af) return rc;
         af = ad = aw = dnnl_convolution_direct;   /* no Winograd kernel for this shape here */
     }
-    dnnl_memory_desc_t fx = *dnnl_primitive_desc_query_md(fpd, dnnl_query_src_md, 0);
-    dnnl_memory_desc_t fw = *dnnl_primitive_desc_query_md(fpd, dnnl_query_weights_md, 0);
-    dnnl_memory_desc_t fy = *dnnl_primitive_desc_query_md(fpd, dnnl_query_dst_md, 0);
+    dnnl_memory_desc_t fx, fw, fy, ddx, dw_, ddy, wx, wdw, wdy, wdb;
+    SD_TRY(dn_md_query(fpd, dnnl_query_src_md, 0, &fx));
+    SD_TRY(dn_md_query(fpd, dnnl_query_weights_md, 0, &fw));
+    SD_TRY(dn_md_query(fpd, dnnl_query_dst_md, 0, &fy));
 
-    dnnl_memory_desc_t ddx = *dnnl_primitive_desc_query_md(dpd, dnnl_query_diff_src_md, 0);
-    dnnl_memory_desc_t dw_ = *dnnl_primitive_desc_query_md(dpd, dnnl_query_weights_md, 0);
-    dnnl_memory_desc_t ddy = *dnnl_primitive_desc_query_md(dpd, dnnl_query_diff_dst_md, 0);
+    SD_TRY(dn_md_query(dpd, dnnl_query_diff_src_md, 0, &ddx));
+    SD_TRY(dn_md_query(dpd, dnnl_query_weights_md, 0, &dw_));
+    SD_TRY(dn_md_query(dpd, dnnl_query_diff_dst_md, 0, &ddy));
 
-    dnnl_memory_desc_t wx = *dnnl_primitive_desc_query_md(wpd, dnnl_query_src_md, 0);
-    dnnl_memory_desc_t wdw = *dnnl_primitive_desc_query_md(wpd, dnnl_query_diff_weights_md, 0);
-    dnnl_memory_desc_t wdy = *dnnl_primitive_desc_query_md(wpd, dnnl_query_diff_dst_md, 0);
-    dnnl_memory_desc_t wdb = *dnnl_primitive_desc_query_md(wpd, dnnl_query_diff_weights_md, 1);
+    SD_TRY(dn_md_query(wpd, dnnl_query_src_md, 0, &wx));
+    SD_TRY(dn_md_query(wpd, dnnl_query_diff_weights_md, 0, &wdw));
+    SD_TRY(dn_md_query(wpd, dnnl_query_diff_dst_md, 0, &wdy));
+    SD_TRY(dn_md_query(wpd, dnnl_query_diff_weights_md, 1, &wdb));
 
     /* primitives (dn_step_make takes the pds) */
     SD_TRY(dn_step_make(c, &p->fwd, fpd));
@@ -140,8 +146,8 @@ static int conv_make(dnnl_ctx *c, nn_op *op, conv_priv *p, int note) {
     SD_TRY(dn_stage_make(c, &p->w_dy, &p->y_md, &wdy, 1, 0, &btop));
     SD_TRY(dn_stage_make(c, &p->w_dw, &p->w_md, &wdw, 0, 1, &btop));  /* dw += reorder(diff weights) */
     p->off_dw = p->w_dw.off;
-    p->off_db = dn_bump(&btop, dnnl_memory_desc_get_size(&wdb));
-    p->dy_shared = dnnl_memory_desc_equal(&ddy, &wdy);
+    p->off_db = dn_bump(&btop, dn_md_size(&wdb));
+    p->dy_shared = dn_md_equal(&ddy, &wdy);
     if (!p->dy_shared) SD_TRY(dn_stage_make(c, &p->d_dy, &p->y_md, &ddy, 1, 0, &btop));
     SD_TRY(dn_stage_make(c, &p->d_w, &p->w_md, &dw_, 1, 0, &btop));
     SD_TRY(dn_stage_make(c, &p->d_dx, &p->x_md, &ddx, 0, 0, &btop));
@@ -155,6 +161,7 @@ static void conv_train_release(conv_priv *p) {
     dn_stage_destroy(&p->d_dy);
     dn_stage_destroy(&p->d_w); dn_stage_destroy(&p->d_dx);
     dn_stage_destroy(&p->w_x); dn_stage_destroy(&p->w_dy); dn_stage_destroy(&p->w_dw);
+    conv_md_free(p);
 }
 
 static int conv_fwd(dnnl_ctx *c, const nn_op *op, conv_priv *p, float *y, const float *x, const float *w,
@@ -365,18 +372,17 @@ static int conv_inf_make(dnnl_ctx *c, const nn_op *op, conv_priv *p, const nn_co
      * kernel, 15x slower on mnist_cnn's conv2d_2 (26 ms against 1.8 ms; the reorder after it costs 1.5 ms). */
     int user_dst = f->y_fmt == NN_FMT_NCHW16C && !(p->dt_f == dnnl_bf16 && c->amx);
     for (;;) {
-        dnnl_convolution_desc_t fd;
-        DNNL_CHECK(dnnl_convolution_forward_desc_init(&fd, f->train ? dnnl_forward_training : dnnl_forward_inference,
-                                                      alg, &xa, &wa, &p->b_md,
-                                                      user_dst ? &yu : &ya, st, pl, pr));
+        dn_desc fd;
+        SD_TRY(dn_conv_fwd_desc(&fd, f->train ? dnnl_forward_training : dnnl_forward_inference, alg, &xa, &wa, &p->b_md,
+                                user_dst ? &yu : &ya, st, pl, pr));
         dnnl_primitive_attr_t attr;
         dnnl_post_ops_t po = NULL;
         SD_TRY(dn_attr_new(&attr, 0));
         dnnl_status_t r = dnnl_post_ops_create(&po);
-        if (r == dnnl_success && f->res) r = dnnl_post_ops_append_sum(po, 1.0f);
-        if (r == dnnl_success && f->relu) r = dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f);
+        if (r == dnnl_success && f->res) r = dn_post_ops_sum(po);
+        if (r == dnnl_success && f->relu) r = dn_post_ops_relu(po);
         if (r == dnnl_success) r = dnnl_primitive_attr_set_post_ops(attr, po);
-        if (r == dnnl_success) r = dnnl_primitive_desc_create(&pd, &fd, attr, c->eng, NULL);
+        if (r == dnnl_success) r = dn_pd_create(&pd, &fd, attr, c->eng, NULL);
         if (po) dnnl_post_ops_destroy(po);
         dnnl_primitive_attr_destroy(attr);
         if (r == dnnl_success) break;
@@ -387,9 +393,10 @@ static int conv_inf_make(dnnl_ctx *c, const nn_op *op, conv_priv *p, const nn_co
         alg = dnnl_convolution_direct;
         user_dst = f->y_fmt == NN_FMT_NCHW16C;
     }
-    dnnl_memory_desc_t fx = *dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
-    dnnl_memory_desc_t fw = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
-    dnnl_memory_desc_t fy = *dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
+    dnnl_memory_desc_t fx, fw, fy;
+    SD_TRY(dn_md_query(pd, dnnl_query_src_md, 0, &fx));
+    SD_TRY(dn_md_query(pd, dnnl_query_weights_md, 0, &fw));
+    SD_TRY(dn_md_query(pd, dnnl_query_dst_md, 0, &fy));
     SD_TRY(dn_step_make(c, &q->fwd, pd));
     dn_note_impl(c, "conv infer", q->fwd.prim);
     SD_TRY(dn_step_arg(c, &q->fwd, DNNL_ARG_SRC, &fx));
@@ -401,13 +408,13 @@ static int conv_inf_make(dnnl_ctx *c, const nn_op *op, conv_priv *p, const nn_co
     SD_TRY(dn_stage_make(c, &q->y, &yu, &fy, 0, 0, &top));
     q->off_wfold = dn_bump(&top, sizeof(float) * (size_t)op->oc * op->c * op->kh * op->kw);
     SD_TRY(dn_grow(&c->tmp, &c->tmp_bytes, top));
-    q->dst_bytes = dnnl_memory_desc_get_size(&fy);
-    if (f->res && !dnnl_memory_desc_equal(&ru, &fy)) {
+    q->dst_bytes = dn_md_size(&fy);
+    if (f->res && !dn_md_equal(&ru, &fy)) {
         q->res_on = 1;
         SD_TRY(dn_reorder_make(c, &q->res_r, &ru, &fy, 0));
     }
     SD_TRY(dn_reorder_make(c, &q->w_r, &p->w_md, &fw, 0));
-    size_t wb = dnnl_memory_desc_get_size(&fw);
+    size_t wb = dn_md_size(&fw);
     q->wbuf = aligned_alloc(ALIGN, (wb + ALIGN - 1) / ALIGN * ALIGN);
     q->bbuf = aligned_alloc(ALIGN, (sizeof(float) * op->oc + ALIGN - 1) / ALIGN * ALIGN);
     if (!q->wbuf || !q->bbuf) return sd_err(SD_ENOMEM, "dnnl: cannot allocate %zu bytes of inference weights", wb);
@@ -460,7 +467,11 @@ int dn_conv2d_infer(nn_backend *be, const nn_op *op, const nn_conv_fuse *f, floa
     conv_priv *p = PRIV(op, conv_priv);
     conv_inf *q = f->train ? &p->inf_train : &p->inf;
     dn_threads_on(c);
-    if (!q->made || q->key != fuse_key(f)) SD_TRY(conv_inf_make(c, op, p, f));
+    if (!q->made || q->key != fuse_key(f)) {
+        const int rc = conv_inf_make(c, op, p, f);
+        dn_md_scope_end();   /* the memory descriptors made on the way (oneDNN 3.x: handles) */
+        SD_TRY(rc);
+    }
     SD_TRY(conv_inf_weights(c, op, q, f, w, b));
     void *xs, *ys = dn_stage_out(c, &q->y, y);
     SD_TRY(dn_stage_in(c, &q->x, x, &xs));

@@ -18,10 +18,10 @@ int dn_dense_prepare(dnnl_ctx *c, nn_op *op, dense_priv *p) {
     SD_TRY(dn_md_strides_dt(&dyt, 2, (dnnl_dims_t){O, N}, t, (dnnl_dims_t){1, O}));  /* dy^T */
     SD_TRY(dn_md_strides(&dw, 2, (dnnl_dims_t){O, C}, (dnnl_dims_t){C, 1}));
     xu = dx; wu = dw; dyu = y;                                                        /* the caller's fp32 */
-    dnnl_matmul_desc_t md;
+    dn_desc md;
     dnnl_primitive_desc_t pd;
     /* y = x W^T + b */
-    DNNL_CHECK(dnnl_matmul_desc_init(&md, &x, &wt, &b, &y));
+    SD_TRY(dn_matmul_desc(&md, &x, &wt, &b, &y));
     SD_TRY(dn_pd_new(c, &pd, &md, 0, NULL));
     SD_TRY(dn_step_make(c, &p->fwd, pd));
     dn_note_impl(c, "matmul", p->fwd.prim);
@@ -30,14 +30,14 @@ int dn_dense_prepare(dnnl_ctx *c, nn_op *op, dense_priv *p) {
     SD_TRY(dn_step_arg(c, &p->fwd, DNNL_ARG_BIAS, &b));
     SD_TRY(dn_step_arg(c, &p->fwd, DNNL_ARG_DST, &y));
     /* dx = dy W */
-    DNNL_CHECK(dnnl_matmul_desc_init(&md, &dy, &w, NULL, &dx));
+    SD_TRY(dn_matmul_desc(&md, &dy, &w, NULL, &dx));
     SD_TRY(dn_pd_new(c, &pd, &md, 0, NULL));
     SD_TRY(dn_step_make(c, &p->bwd_d, pd));
     SD_TRY(dn_step_arg(c, &p->bwd_d, DNNL_ARG_SRC, &dy));
     SD_TRY(dn_step_arg(c, &p->bwd_d, DNNL_ARG_WEIGHTS, &w));
     SD_TRY(dn_step_arg(c, &p->bwd_d, DNNL_ARG_DST, &dx));
     /* dW += dy^T x  (sum post-op: accumulate) */
-    DNNL_CHECK(dnnl_matmul_desc_init(&md, &dyt, &x, NULL, &dw));
+    SD_TRY(dn_matmul_desc(&md, &dyt, &x, NULL, &dw));
     SD_TRY(dn_pd_new(c, &pd, &md, 1, NULL));
     SD_TRY(dn_step_make(c, &p->bwd_w, pd));
     SD_TRY(dn_step_arg(c, &p->bwd_w, DNNL_ARG_SRC, &dyt));

@@ -14,11 +14,10 @@ int dn_relu_prepare(dnnl_ctx *c, nn_op *op, relu_priv *p) {
         SD_TRY(dn_md_tag(&d, 4, (dnnl_dims_t){op->n, op->oc, op->oh, op->ow}, dnnl_nChw16c));
     else
         SD_TRY(dn_md_tag(&d, 1, (dnnl_dims_t){(dnnl_dim_t)numel_out(op)}, dnnl_a));
-    dnnl_eltwise_desc_t fd, bd;
+    dn_desc fd, bd;
     dnnl_primitive_desc_t fpd, bpd;
-    DNNL_CHECK(dnnl_eltwise_forward_desc_init(&fd, dnnl_forward_training, dnnl_eltwise_relu_use_dst_for_bwd, &d,
-                                              0.0f, 0.0f));
-    DNNL_CHECK(dnnl_eltwise_backward_desc_init(&bd, dnnl_eltwise_relu_use_dst_for_bwd, &d, &d, 0.0f, 0.0f));
+    SD_TRY(dn_eltwise_fwd_desc(&fd, dnnl_forward_training, dnnl_eltwise_relu_use_dst_for_bwd, &d, 0.0f, 0.0f));
+    SD_TRY(dn_eltwise_bwd_desc(&bd, dnnl_eltwise_relu_use_dst_for_bwd, &d, &d, 0.0f, 0.0f));
     SD_TRY(dn_pd_new(c, &fpd, &fd, 0, NULL));
     int rc = dn_pd_new(c, &bpd, &bd, 0, fpd);
     if (rc < 0) { dnnl_primitive_desc_destroy(fpd); return rc; }
@@ -85,9 +84,9 @@ int dn_optimizer_step(nn_backend *be, const nn_optim *o, float *p, const float *
 int dn_add_prepare(dnnl_ctx *c, nn_op *op, add_priv *p) {
     dnnl_memory_desc_t d;
     SD_TRY(dn_md_tag(&d, 1, (dnnl_dims_t){(dnnl_dim_t)numel_out(op)}, dnnl_a));
-    dnnl_binary_desc_t bd;
+    dn_desc bd;
     dnnl_primitive_desc_t pd;
-    DNNL_CHECK(dnnl_binary_desc_init(&bd, dnnl_binary_add, &d, &d, &d));
+    SD_TRY(dn_binary_desc(&bd, dnnl_binary_add, &d, &d, &d));
     SD_TRY(dn_pd_new(c, &pd, &bd, 0, NULL));
     SD_TRY(dn_step_make(c, &p->fwd, pd));
     SD_TRY(dn_step_arg(c, &p->fwd, DNNL_ARG_SRC_0, &d));

@@ -4,7 +4,7 @@
 /* ---- pooling: in nChw16c when the graph hands either side over so (nchw otherwise); the workspace is
  * oneDNN's, opaque to the graph ------------------------------------------------------------------------ */
 
-int dn_pool_descs(const nn_op *op, dnnl_prop_kind_t prop, dnnl_pooling_desc_t *fd, dnnl_pooling_desc_t *bd) {
+int dn_pool_descs(const nn_op *op, dnnl_prop_kind_t prop, dn_desc *fd, dn_desc *bd) {
     const dnnl_alg_kind_t alg = op->kind == NN_OP_MAXPOOL ? dnnl_pooling_max : dnnl_pooling_avg_exclude_padding;
     const dnnl_dims_t xd = {op->n, op->c, op->h, op->w}, yd = {op->n, op->oc, op->oh, op->ow};
     dnnl_dims_t st = {op->sh, op->sw}, k = {op->kh, op->kw}, pl = {op->ph, op->pw}, pr;
@@ -16,21 +16,21 @@ int dn_pool_descs(const nn_op *op, dnnl_prop_kind_t prop, dnnl_pooling_desc_t *f
     const int fmt = op->fmt_in == NN_FMT_NCHW16C || op->fmt_out == NN_FMT_NCHW16C ? NN_FMT_NCHW16C : NN_FMT_NCHW;
     SD_TRY(dn_md_tag(&x, 4, xd, dn_fmt_tag(fmt)));
     SD_TRY(dn_md_tag(&y, 4, yd, dn_fmt_tag(fmt)));
-    DNNL_CHECK(dnnl_pooling_forward_desc_init(fd, prop, alg, &x, &y, st, k, pl, pr));
-    if (bd) DNNL_CHECK(dnnl_pooling_backward_desc_init(bd, alg, &x, &y, st, k, pl, pr));
+    SD_TRY(dn_pool_fwd_desc(fd, prop, alg, &x, &y, st, k, pl, pr));
+    if (bd) SD_TRY(dn_pool_bwd_desc(bd, alg, &x, &y, st, k, pl, pr));
     return 0;
 }
 
 int dn_pool_prepare(dnnl_ctx *c, nn_op *op, pool_priv *p) {
-    dnnl_pooling_desc_t fd, bd;
+    dn_desc fd, bd;
     dnnl_primitive_desc_t fpd, bpd;
     SD_TRY(dn_pool_descs(op, dnnl_forward_training, &fd, &bd));
     SD_TRY(dn_pd_new(c, &fpd, &fd, 0, NULL));
     int rc = dn_pd_new(c, &bpd, &bd, 0, fpd);
     if (rc < 0) { dnnl_primitive_desc_destroy(fpd); return rc; }
-    const dnnl_memory_desc_t *x = dnnl_primitive_desc_query_md(fpd, dnnl_query_src_md, 0);
-    const dnnl_memory_desc_t *y = dnnl_primitive_desc_query_md(fpd, dnnl_query_dst_md, 0);
-    dnnl_memory_desc_t xm = *x, ym = *y, xu, yu;
+    dnnl_memory_desc_t xm, ym, xu, yu;
+    SD_TRY(dn_md_query(fpd, dnnl_query_src_md, 0, &xm));
+    SD_TRY(dn_md_query(fpd, dnnl_query_dst_md, 0, &ym));
     SD_TRY(dn_md_tag(&xu, 4, (dnnl_dims_t){op->n, op->c, op->h, op->w}, dn_fmt_tag(op->fmt_in)));
     SD_TRY(dn_md_tag(&yu, 4, (dnnl_dims_t){op->n, op->oc, op->oh, op->ow}, dn_fmt_tag(op->fmt_out)));
     size_t ftop = 0, btop = 0;
@@ -48,8 +48,9 @@ int dn_pool_prepare(dnnl_ctx *c, nn_op *op, pool_priv *p) {
         SD_TRY(dn_step_arg(c, &p->bwd, DNNL_ARG_DIFF_SRC, &xm));
         return 0;
     }
-    dnnl_memory_desc_t wsmd = *dnnl_primitive_desc_query_md(fpd, dnnl_query_workspace_md, 0);
-    p->ws_bytes = dnnl_memory_desc_get_size(&wsmd);
+    dnnl_memory_desc_t wsmd;
+    SD_TRY(dn_md_query(fpd, dnnl_query_workspace_md, 0, &wsmd));
+    p->ws_bytes = dn_md_size(&wsmd);
     SD_TRY(dn_step_make(c, &p->fwd, fpd));
     SD_TRY(dn_step_make(c, &p->bwd, bpd));
     SD_TRY(dn_step_arg(c, &p->fwd, DNNL_ARG_SRC, &xm));
@@ -58,7 +59,7 @@ int dn_pool_prepare(dnnl_ctx *c, nn_op *op, pool_priv *p) {
     SD_TRY(dn_step_arg(c, &p->bwd, DNNL_ARG_DIFF_DST, &ym));
     SD_TRY(dn_step_arg(c, &p->bwd, DNNL_ARG_WORKSPACE, &wsmd));
     SD_TRY(dn_step_arg(c, &p->bwd, DNNL_ARG_DIFF_SRC, &xm));
-    dnnl_pooling_desc_t id;
+    dn_desc id;
     dnnl_primitive_desc_t ipd;
     SD_TRY(dn_pool_descs(op, dnnl_forward_inference, &id, NULL));
     SD_TRY(dn_pd_new(c, &ipd, &id, 0, NULL));

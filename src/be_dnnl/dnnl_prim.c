@@ -12,7 +12,7 @@ void dn_step_destroy(dstep *s) {
 
 int dn_step_arg(dnnl_ctx *c, dstep *s, int arg, const dnnl_memory_desc_t *md) {
     if (s->nargs == MAX_ARGS) return sd_err(SD_ERROR, "dnnl: too many primitive arguments");
-    DNNL_CHECK(dnnl_memory_create(&s->mem[s->nargs], md, c->eng, DNNL_MEMORY_NONE));
+    DNNL_CHECK(dn_memory_create(&s->mem[s->nargs], md, c->eng));
     s->arg[s->nargs++] = arg;
     return 0;
 }
@@ -35,14 +35,14 @@ int dn_step_make(dnnl_ctx *c, dstep *s, dnnl_primitive_desc_t pd) {
         dnnl_primitive_desc_destroy(pd);
         return sd_err(SD_EBACKEND, "oneDNN: dnnl_primitive_create returned %d (%s)", (int)r, dnnl_status2str(r));
     }
-    const dnnl_memory_desc_t *smd = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
-    size_t sb = smd ? dnnl_memory_desc_get_size(smd) : 0;
-    int rc = 0;
+    dnnl_memory_desc_t smd;
+    int rc = dn_md_query(pd, dnnl_query_scratchpad_md, 0, &smd);
+    size_t sb = rc == 0 ? dn_md_size(&smd) : 0;
     if (sb > 0) {
         rc = dn_grow(&c->scratch, &c->scratch_bytes, sb);
         if (rc == 0) {
             s->scratch_idx = s->nargs;
-            rc = dn_step_arg(c, s, DNNL_ARG_SCRATCHPAD, smd);
+            rc = dn_step_arg(c, s, DNNL_ARG_SCRATCHPAD, &smd);
         }
     }
     dnnl_primitive_desc_destroy(pd);
@@ -54,7 +54,7 @@ int dn_step_run(dnnl_ctx *c, dstep *s, void *const *ptr) {
     dnnl_exec_arg_t a[MAX_ARGS];
     for (int i = 0, k = 0; i < s->nargs; i++) {
         void *p = i == s->scratch_idx ? c->scratch : ptr[k++];
-        DNNL_CHECK(dnnl_memory_set_data_handle_v2(s->mem[i], p, c->strm));
+        DNNL_CHECK(dn_memory_set(s->mem[i], p, c->strm));
         a[i].arg = s->arg[i];
         a[i].memory = s->mem[i];
     }
@@ -74,7 +74,7 @@ int dn_attr_new(dnnl_primitive_attr_t *attr, int sum) {
     if (sum) {
         dnnl_post_ops_t po;
         DNNL_CHECK(dnnl_post_ops_create(&po));
-        dnnl_status_t r1 = dnnl_post_ops_append_sum(po, 1.0f);
+        dnnl_status_t r1 = dn_post_ops_sum(po);
         dnnl_status_t r2 = r1 == dnnl_success ? dnnl_primitive_attr_set_post_ops(*attr, po) : r1;
         dnnl_post_ops_destroy(po);
         DNNL_CHECK(r2);
@@ -82,11 +82,11 @@ int dn_attr_new(dnnl_primitive_attr_t *attr, int sum) {
     return 0;
 }
 
-int dn_pd_new(dnnl_ctx *c, dnnl_primitive_desc_t *pd, const void *desc, int sum,
+int dn_pd_new(dnnl_ctx *c, dnnl_primitive_desc_t *pd, const dn_desc *desc, int sum,
               const_dnnl_primitive_desc_t hint) {
     dnnl_primitive_attr_t attr;
     SD_TRY(dn_attr_new(&attr, sum));
-    dnnl_status_t r = dnnl_primitive_desc_create(pd, desc, attr, c->eng, hint);
+    dnnl_status_t r = dn_pd_create(pd, desc, attr, c->eng, hint);
     dnnl_primitive_attr_destroy(attr);
     if (r != dnnl_success)
         return sd_err(SD_EBACKEND, "oneDNN: primitive_desc_create returned %d (%s)\nHINT: run with "
@@ -100,7 +100,7 @@ int dn_reorder_make(dnnl_ctx *c, dstep *s, const dnnl_memory_desc_t *from, const
     dnnl_primitive_attr_t attr;
     dnnl_primitive_desc_t pd;
     SD_TRY(dn_attr_new(&attr, sum));
-    dnnl_status_t st = dnnl_reorder_primitive_desc_create(&pd, from, c->eng, to, c->eng, attr);
+    dnnl_status_t st = dn_reorder_pd_create(&pd, from, to, c->eng, attr);
     dnnl_primitive_attr_destroy(attr);
     DNNL_CHECK(st);
     SD_TRY(dn_step_make(c, s, pd));
@@ -114,9 +114,9 @@ int dn_reorder_make(dnnl_ctx *c, dstep *s, const dnnl_memory_desc_t *from, const
 int dn_stage_make(dnnl_ctx *c, stage *st, const dnnl_memory_desc_t *user, const dnnl_memory_desc_t *chosen,
                   int in, int sum, size_t *top) {
     memset(st, 0, sizeof *st);
-    if (!sum && dnnl_memory_desc_equal(user, chosen)) return 0;
+    if (!sum && dn_md_equal(user, chosen)) return 0;
     st->on = 1;
-    st->off = dn_bump(top, dnnl_memory_desc_get_size(chosen));
+    st->off = dn_bump(top, dn_md_size(chosen));
     return in ? dn_reorder_make(c, &st->r, user, chosen, 0) : dn_reorder_make(c, &st->r, chosen, user, sum);
 }
 
@@ -142,15 +142,6 @@ int dn_stage_out_done(dnnl_ctx *c, stage *st, void *user) {
 
 void dn_stage_destroy(stage *st) { if (st->on) dn_step_destroy(&st->r); }
 
-int dn_md_tag_dt(dnnl_memory_desc_t *md, int nd, const dnnl_dims_t dims, dnnl_data_type_t dt, dnnl_format_tag_t tag) {
-    DNNL_CHECK(dnnl_memory_desc_init_by_tag(md, nd, dims, dt, tag));
-    return 0;
-}
-int dn_md_strides_dt(dnnl_memory_desc_t *md, int nd, const dnnl_dims_t dims, dnnl_data_type_t dt,
-                     const dnnl_dims_t strides) {
-    DNNL_CHECK(dnnl_memory_desc_init_by_strides(md, nd, dims, dt, strides));
-    return 0;
-}
 int dn_md_tag(dnnl_memory_desc_t *md, int nd, const dnnl_dims_t dims, dnnl_format_tag_t tag) {
     return dn_md_tag_dt(md, nd, dims, dnnl_f32, tag);
 }

@@ -31,33 +31,25 @@ int dn_rnn_prepare(dnnl_ctx *c, nn_op *op, rnn_priv *p) {
     SD_TRY(dn_md_tag(&wia, 5, (dnnl_dims_t){1, 1, H, p->G, H}, dnnl_format_tag_any));
     SD_TRY(dn_md_tag(&b, 4, (dnnl_dims_t){1, 1, p->GB, H}, dnnl_ldgo));
     wl = wla; wi = wia;
-    dnnl_rnn_desc_t fd, bd;
+    dn_desc fd, bd;
     const dnnl_rnn_direction_t dir = dnnl_unidirectional_left2right;
-    if (lstm) {
-        DNNL_CHECK(dnnl_lstm_forward_desc_init(&fd, dnnl_forward_training, dir, &src, NULL, NULL, &wl, &wi, &b,
-                                               &dst, NULL, NULL, 0));
-        DNNL_CHECK(dnnl_lstm_backward_desc_init(&bd, dnnl_backward, dir, &src, NULL, NULL, &wl, &wi, &b, &dst, NULL,
-                                                NULL, &src, NULL, NULL, &wla, &wia, &b, &dst, NULL, NULL, 0));
-    } else {
-        DNNL_CHECK(dnnl_lbr_gru_forward_desc_init(&fd, dnnl_forward_training, dir, &src, NULL, &wl, &wi, &b, &dst,
-                                                  NULL, 0));
-        DNNL_CHECK(dnnl_lbr_gru_backward_desc_init(&bd, dnnl_backward, dir, &src, NULL, &wl, &wi, &b, &dst, NULL,
-                                                   &src, NULL, &wla, &wia, &b, &dst, NULL, 0));
-    }
+    SD_TRY(dn_rnn_fwd_desc(&fd, lstm, dnnl_forward_training, dir, &src, &wl, &wi, &b, &dst));
+    SD_TRY(dn_rnn_bwd_desc(&bd, lstm, dnnl_backward, dir, &src, &wl, &wi, &b, &dst, &src, &wla, &wia, &b, &dst));
     dnnl_primitive_desc_t fpd, bpd;
     SD_TRY(dn_pd_new(c, &fpd, &fd, 0, NULL));
     int rc = dn_pd_new(c, &bpd, &bd, 0, fpd);
     if (rc < 0) { dnnl_primitive_desc_destroy(fpd); return rc; }
-    dnnl_memory_desc_t fwl = *dnnl_primitive_desc_query_md(fpd, dnnl_query_weights_md, 0);
-    dnnl_memory_desc_t fwi = *dnnl_primitive_desc_query_md(fpd, dnnl_query_weights_md, 1);
-    dnnl_memory_desc_t wsmd = *dnnl_primitive_desc_query_md(fpd, dnnl_query_workspace_md, 0);
-    dnnl_memory_desc_t bwl = *dnnl_primitive_desc_query_md(bpd, dnnl_query_weights_md, 0);
-    dnnl_memory_desc_t bwi = *dnnl_primitive_desc_query_md(bpd, dnnl_query_weights_md, 1);
-    dnnl_memory_desc_t dwl = *dnnl_primitive_desc_query_md(bpd, dnnl_query_diff_weights_md, 0);
-    dnnl_memory_desc_t dwi = *dnnl_primitive_desc_query_md(bpd, dnnl_query_diff_weights_md, 1);
-    p->ws_dnnl = (dnnl_memory_desc_get_size(&wsmd) + ALIGN - 1) / ALIGN * ALIGN;
-    p->bytes_dwl = dnnl_memory_desc_get_size(&dwl);
-    p->bytes_dwi = dnnl_memory_desc_get_size(&dwi);
+    dnnl_memory_desc_t fwl, fwi, wsmd, bwl, bwi, dwl, dwi;
+    SD_TRY(dn_md_query(fpd, dnnl_query_weights_md, 0, &fwl));
+    SD_TRY(dn_md_query(fpd, dnnl_query_weights_md, 1, &fwi));
+    SD_TRY(dn_md_query(fpd, dnnl_query_workspace_md, 0, &wsmd));
+    SD_TRY(dn_md_query(bpd, dnnl_query_weights_md, 0, &bwl));
+    SD_TRY(dn_md_query(bpd, dnnl_query_weights_md, 1, &bwi));
+    SD_TRY(dn_md_query(bpd, dnnl_query_diff_weights_md, 0, &dwl));
+    SD_TRY(dn_md_query(bpd, dnnl_query_diff_weights_md, 1, &dwi));
+    p->ws_dnnl = (dn_md_size(&wsmd) + ALIGN - 1) / ALIGN * ALIGN;
+    p->bytes_dwl = dn_md_size(&dwl);
+    p->bytes_dwi = dn_md_size(&dwi);
     rc = dn_step_make(c, &p->fwd, fpd);
     if (rc < 0) { dnnl_primitive_desc_destroy(bpd); return rc; }
     SD_TRY(dn_step_make(c, &p->bwd, bpd));
@@ -81,12 +73,12 @@ int dn_rnn_prepare(dnnl_ctx *c, nn_op *op, rnn_priv *p) {
     SD_TRY(dn_step_arg(c, &p->bwd, DNNL_ARG_DIFF_WEIGHTS_ITER, &dwi));
     SD_TRY(dn_step_arg(c, &p->bwd, DNNL_ARG_DIFF_BIAS, &b));
     size_t top = 0;
-    p->off_wl = dn_bump(&top, dnnl_memory_desc_get_size(&wlu));
-    p->off_wi = dn_bump(&top, dnnl_memory_desc_get_size(&wiu));
-    p->off_b = dn_bump(&top, dnnl_memory_desc_get_size(&b));
-    p->off_dwl = dn_bump(&top, dnnl_memory_desc_get_size(&wlu));
-    p->off_dwi = dn_bump(&top, dnnl_memory_desc_get_size(&wiu));
-    p->off_db = dn_bump(&top, dnnl_memory_desc_get_size(&b));
+    p->off_wl = dn_bump(&top, dn_md_size(&wlu));
+    p->off_wi = dn_bump(&top, dn_md_size(&wiu));
+    p->off_b = dn_bump(&top, dn_md_size(&b));
+    p->off_dwl = dn_bump(&top, dn_md_size(&wlu));
+    p->off_dwi = dn_bump(&top, dn_md_size(&wiu));
+    p->off_db = dn_bump(&top, dn_md_size(&b));
     p->off_ddst = dn_bump(&top, sizeof(float) * (size_t)(N * T * H));
     p->off_dsrc = dn_bump(&top, sizeof(float) * (size_t)(N * T * F));
     SD_TRY(dn_stage_make(c, &p->f_wl, &wlu, &fwl, 1, 0, &top));
