@@ -164,13 +164,14 @@ static void impl_of(nn_backend *be, char *out, size_t len) {
 }
 
 /* 1 if some kernel backend_impl names for what (e.g. "conv fwd ") is a bf16 one: avx512_core_bf16 (AVX512_BF16)
- * or avx512_core_amx_bf16 (AMX). The 1-channel backward-data may run fp32 gemm, so one of them is enough. */
+ * or avx512_core_amx_bf16 (AMX; oneDNN 3.x names its AMX kernels avx512_core_amx, without the type, and runs
+ * f32 without AMX). The 1-channel backward-data may run fp32 gemm, so one of them is enough. */
 static int kernel_is_bf16(const char *impl, const char *what) {
     for (const char *p = strstr(impl, what); p; p = strstr(p + 1, what)) {
         size_t n = strcspn(p + strlen(what), ",");
         char k[160];
         snprintf(k, sizeof k, "%.*s", (int)(n < sizeof k - 1 ? n : sizeof k - 1), p + strlen(what));
-        if (strstr(k, "avx512_core_bf16") || strstr(k, "avx512_core_amx_bf16")) return 1;
+        if (strstr(k, "avx512_core_bf16") || strstr(k, "avx512_core_amx")) return 1;
     }
     return 0;
 }
