@@ -40,7 +40,8 @@ int dn_bn_prepare(dnnl_ctx *c, nn_op *op, bn_priv *p) {
     SD_TRY(dn_step_arg(c, &p->bwd, DNNL_ARG_VARIANCE, &v));
     SD_TRY(dn_step_arg(c, &p->bwd, DNNL_ARG_DIFF_DST, &d));
     SD_TRY(dn_step_arg(c, &p->bwd, DNNL_ARG_SCALE, &v));
-    SD_TRY(dn_step_arg(c, &p->bwd, DNNL_ARG_SHIFT, &v));   /* oneDNN 2.6 requires it; backward does not read it */
+    if (!DN_V3)   /* oneDNN 2.6 requires it, backward does not read it; 3.x refuses it (invalid arguments) */
+        SD_TRY(dn_step_arg(c, &p->bwd, DNNL_ARG_SHIFT, &v));
     SD_TRY(dn_step_arg(c, &p->bwd, DNNL_ARG_DIFF_SRC, &d));
     SD_TRY(dn_step_arg(c, &p->bwd, DNNL_ARG_DIFF_SCALE, &v));
     SD_TRY(dn_step_arg(c, &p->bwd, DNNL_ARG_DIFF_SHIFT, &v));
@@ -351,6 +352,7 @@ int dn_batchnorm_backward(nn_backend *be, const nn_op *op, float *dx, float *dga
     void *dxs = dx ? (void *)dx : (char *)c->tmp + 2 * vb;
     const float *mean = ws, *var = (const float *)ws + C;
     void *args[9] = {(void *)x, (void *)mean, (void *)var, (void *)dy, (void *)gamma, (void *)gamma, dxs, dsc, dsh};
+    if (DN_V3) memmove(args + 5, args + 6, 3 * sizeof args[0]);   /* no shift argument (dn_bn_prepare) */
     SD_TRY(dn_step_run(c, &PRIV(op, bn_priv)->bwd, args));
     SD_TRY(dn_strm_wait(c));
     for (int k = 0; k < C; k++) { dgamma[k] += dsc[k]; dbeta[k] += dsh[k]; }
