@@ -239,6 +239,138 @@ Test(bf16, conv2d_chosen, .timeout = 600) {
     nn_backend_free(be);
 }
 
+/* Does this CPU have AMX (where dnnl times each convolution pass, backward-weights also as im2col + matmul)? */
+static int cpu_has_amx(void) {
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f) return 0;
+    char line[8192];
+    int yes = 0;
+    while (!yes && fgets(line, sizeof line, f))
+        if (strncmp(line, "flags", 5) == 0) yes = strstr(line, " amx_bf16") != NULL;
+    fclose(f);
+    return yes;
+}
+
+/* nchw <-> nChw16c (padded channels zero, as oneDNN requires of its inputs) */
+static float *to_blocked(const float *a, int n, int c, int hw) {
+    float *b = calloc(nn_fmt_elems(NN_FMT_NCHW16C, n, c, hw, 1), sizeof(float));
+    cr_assert_not_null(b);
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < c; k++)
+            for (int s = 0; s < hw; s++) b[nn_fmt16_at(c, hw, i, k, s)] = a[((size_t)i * c + k) * hw + s];
+    return b;
+}
+static void from_blocked(float *a, const float *b, int n, int c, int hw) {
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < c; k++)
+            for (int s = 0; s < hw; s++) a[((size_t)i * c + k) * hw + s] = b[nn_fmt16_at(c, hw, i, k, s)];
+}
+
+/* Backward only (dx written, dw and db accumulated onto dw0, db0), x and dy given nchw and passed to be in
+ * op.fmt_in / fmt_out; dx comes back nchw. db is NULL without a bias. */
+static void run_bwd(nn_backend *be, nn_op op, const float *x, const float *w, const float *dy, const float *dw0,
+                    const float *db0, float *dx, float *dw, float *db) {
+    const size_t nx = nn_fmt_elems(op.fmt_in, op.n, op.c, op.h, op.w);
+    const size_t ny = nn_fmt_elems(op.fmt_out, op.n, op.oc, op.oh, op.ow);
+    const size_t nw = (size_t)op.oc * op.c * op.kh * op.kw, nb = (size_t)op.oc;
+    const int bx = op.fmt_in == NN_FMT_NCHW16C, by = op.fmt_out == NN_FMT_NCHW16C;
+    float *xb = bx ? to_blocked(x, op.n, op.c, op.h * op.w) : NULL;
+    float *dyb = by ? to_blocked(dy, op.n, op.oc, op.oh * op.ow) : NULL;
+    op.priv = NULL;
+    if (be->ops->prepare) OK(be->ops->prepare(be, &op), be);
+    void *dX = dev(be, bx ? xb : x, nx * 4), *dW = dev(be, w, nw * 4), *dDY = dev(be, by ? dyb : dy, ny * 4);
+    void *dDX = dev(be, NULL, nx * 4), *dDW = dev(be, dw0, nw * 4), *dDB = op.has_bias ? dev(be, db0, nb * 4) : NULL;
+    OK(be->ops->conv2d_backward(be, &op, dDX, dDW, dDB, dDY, dX, dW), be);
+    float *g = host(be, dDX, nx);
+    if (bx) from_blocked(dx, g, op.n, op.c, op.h * op.w);
+    else memcpy(dx, g, nx * 4);
+    free(g);
+    g = host(be, dDW, nw);
+    memcpy(dw, g, nw * 4);
+    free(g);
+    if (op.has_bias) {
+        g = host(be, dDB, nb);
+        memcpy(db, g, nb * 4);
+        free(g);
+        nn_dev_free(be, dDB, nb * 4);
+    }
+    nn_dev_free(be, dX, nx * 4); nn_dev_free(be, dW, nw * 4); nn_dev_free(be, dDY, ny * 4);
+    nn_dev_free(be, dDX, nx * 4); nn_dev_free(be, dDW, nw * 4);
+    if (be->ops->release) be->ops->release(be, &op);
+    free(xb); free(dyb);
+}
+
+/* Backward-weights as im2col + one bf16 matmul, forced (SD_DNNL_BWDW=matmul; matmul1: one image per matmul call):
+ * dW and db (accumulated) and dx (backward-data then stages its own dy) against ref, over stride 1 and 2, padding,
+ * 1x1, 3x3 and 5x5, nchw and nChw16c inputs and outputs, with and without a bias, channels not multiples of 16. */
+static void bwdw_matmul(const char *mode) {
+    if (nn_backend_compiled("dnnl") && cpu_has_bf16() && !cpu_has_amx())
+        TU_SKIP("no AMX: backward-weights as a matmul is a candidate only on AMX");
+    unsetenv("SD_DNNL_BF16_PASSES");
+    setenv("SD_DNNL_BWDW", mode, 1);
+    nn_backend *be = open_bf16(), *ref = open_named("ref", "fp32");
+    struct { nn_op op; int fin, fout; } cases[] = {
+        {conv_op(4, 20, 9, 9, 33, 3, 1, 1), NN_FMT_NCHW, NN_FMT_NCHW},
+        {conv_op(2, 17, 11, 10, 19, 3, 2, 1), NN_FMT_NCHW16C, NN_FMT_NCHW16C},
+        {conv_op(3, 24, 8, 8, 40, 1, 1, 0), NN_FMT_NCHW16C, NN_FMT_NCHW},
+        {conv_op(2, 16, 9, 9, 32, 1, 2, 0), NN_FMT_NCHW, NN_FMT_NCHW16C},
+        {conv_op(2, 8, 13, 12, 16, 5, 2, 2), NN_FMT_NCHW16C, NN_FMT_NCHW16C},
+        {conv_op(4, 64, 4, 4, 48, 3, 1, 1), NN_FMT_NCHW16C, NN_FMT_NCHW16C},   /* resnet's small-image shape */
+        {conv_op(1, 3, 12, 12, 8, 3, 1, 0), NN_FMT_NCHW, NN_FMT_NCHW},
+    };
+    const size_t ncase = sizeof cases / sizeof cases[0];
+    double worst_w = 0;
+    for (size_t i = 0; i < ncase; i++) {
+        nn_op op = cases[i].op;
+        op.has_bias = i % 2 == 0;
+        const size_t nx = (size_t)op.n * op.c * op.h * op.w, ny = (size_t)op.n * op.oc * op.oh * op.ow;
+        const size_t nw = (size_t)op.oc * op.c * op.kh * op.kw, nb = (size_t)op.oc;
+        float *x = rnd_buf(nx, 1.0f), *w = rnd_buf(nw, 0.5f), *dy = rnd_buf(ny, 1.0f);
+        /* dw0, db0 as large as the gradients: an overwrite instead of += shows */
+        float *dw0 = rnd_buf(nw, 10.0f), *db0 = rnd_buf(nb, 10.0f);
+        float *rdx = malloc(nx * 4), *rdw = malloc(nw * 4), *rdb = malloc(nb * 4);
+        float *gdx = malloc(nx * 4), *gdw = malloc(nw * 4), *gdb = malloc(nb * 4);
+        cr_assert(rdx && rdw && rdb && gdx && gdw && gdb);
+        run_bwd(ref, op, x, w, dy, dw0, db0, rdx, rdw, rdb);
+        nn_op ob = op;
+        ob.fmt_in = cases[i].fin;
+        ob.fmt_out = cases[i].fout;
+        run_bwd(be, ob, x, w, dy, dw0, db0, gdx, gdw, gdb);
+        char what[160];
+        snprintf(what, sizeof what, "%s n%d %d->%d %dx%d k%d s%d p%d %s/%s%s", mode, op.n, op.c, op.oc, op.h, op.w,
+                 op.kh, op.sh, op.ph, cases[i].fin ? "nChw16c" : "nchw", cases[i].fout ? "nChw16c" : "nchw",
+                 op.has_bias ? " bias" : "");
+        char lab[200];
+        snprintf(lab, sizeof lab, "%s dw (+=)", what);
+        expect_close(lab, gdw, rdw, nw);
+        const double ew = tu_rel_err(gdw, rdw, nw);
+        if (ew > worst_w) worst_w = ew;
+        snprintf(lab, sizeof lab, "%s dx", what);
+        expect_close(lab, gdx, rdx, nx);
+        if (op.has_bias) {
+            snprintf(lab, sizeof lab, "%s db (+=)", what);
+            expect_close(lab, gdb, rdb, nb);
+        }
+        free(x); free(w); free(dy); free(dw0); free(db0);
+        free(rdx); free(rdw); free(rdb); free(gdx); free(gdw); free(gdb);
+    }
+    /* dW went through bf16 (the matmul), so it cannot sit at fp32's level */
+    cr_expect(worst_w > FP32_LEVEL, "largest dW error %.2e: at fp32's level, so no bf16 matmul ran", worst_w);
+    char impl[1024];
+    impl_of(be, impl, sizeof impl);
+    printf("backend_impl: %s\n", impl);
+    cr_expect(strstr(impl, "bwd-weights im2col+matmul ") && kernel_is_bf16(impl, "bwd-weights im2col+matmul "),
+              "backward-weights did not run as a bf16 matmul: %s", impl);
+    cr_expect(!strstr(impl, "bwd-weights jit") && !strstr(impl, "bwd-weights brg"),
+              "a backward-weights convolution was made though the matmul was forced: %s", impl);
+    unsetenv("SD_DNNL_BWDW");
+    nn_backend_free(ref);
+    nn_backend_free(be);
+}
+
+Test(bf16, conv2d_bwdw_matmul, .timeout = 600) { bwdw_matmul("matmul"); }
+Test(bf16, conv2d_bwdw_matmul1, .timeout = 600) { bwdw_matmul("matmul1"); }
+
 Test(bf16, dense, .timeout = 300) {
     nn_backend *be = open_bf16(), *ref = open_named("ref", "fp32");
     const int shapes[][3] = {{128, 784, 512}, {128, 512, 10}, {64, 9216, 128}, {3, 33, 65}, {1, 17, 3}};

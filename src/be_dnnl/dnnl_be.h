@@ -82,6 +82,18 @@ typedef struct conv_inf {
     const float *src[5];          /* w, b, gamma, beta, running they were filled from */
 } conv_inf;
 
+/* Backward-weights as one bf16 matmul, a third candidate under bf16 on AMX (conv_choose): dy converted to bf16
+ * nhwc and read transposed (dy^T [oc][n*oh*ow]), x unfolded into bf16 rows col[n*oh*ow][ic*kh*kw]
+ * (dn_im2col_bf16), dW += dy^T col written straight into the user's OIHW weights by a sum post-op. nb images per
+ * matmul call keep the column matrix (in ctx->tmp) bounded. */
+typedef struct conv_mm {
+    int on;                       /* made (conv_choose); in p: backward-weights runs this way */
+    dstep mm;                     /* dW[oc][ic*kh*kw] += A[oc][nb*oh*ow] B[nb*oh*ow][ic*kh*kw] */
+    stage dy;                     /* user dy (fp32) -> bf16 nhwc */
+    size_t off_col;               /* the column matrix of nb images in ctx->tmp */
+    int nb;                       /* images per matmul call (divides n) */
+} conv_mm;
+
 typedef struct conv_priv {
     dnnl_memory_desc_t x_md, w_md, b_md, y_md;     /* user layouts: nchw, oihw, x, nchw */
     conv_inf inf;
@@ -95,6 +107,7 @@ typedef struct conv_priv {
     int dy_shared;                                 /* backward data reads w_dy's copy of dy */
     size_t off_zero_b, off_db, off_dw;             /* zero bias (no b), diff bias, diff weights */
     dnnl_data_type_t dt_f, dt_d, dt_w;             /* what forward, backward-data, backward-weights multiply */
+    conv_mm mm;                                    /* mm.on: backward-weights as im2col + matmul (no bwd_w) */
 } conv_priv;
 
 typedef struct dense_priv {
@@ -186,6 +199,12 @@ int dn_conv2d_backward(nn_backend *be, const nn_op *op, float *dx, float *dw, fl
 void dn_touched(dnnl_ctx *c, const void *p, size_t bytes);
 int dn_conv2d_infer(nn_backend *be, const nn_op *op, const nn_conv_fuse *f, float *y, const float *x,
                     const float *w, const float *b);
+
+/* ---- im2col for backward-weights as a matmul (dnnl_im2col.c) ----------------------------------------------------- */
+/* col[r][ic*kh*kw] (bf16 bits) for rows r = (n - n0, oh, ow), n0 <= n < n0 + nb, of x in op->fmt_in */
+void dn_im2col_bf16(uint16_t *col, const float *x, const nn_op *op, int n0, int nb, int threads);
+/* db[o] += sum of dy (op->fmt_out) over n, oh, ow */
+void dn_conv_db_add(float *db, const float *dy, const nn_op *op, int threads);
 
 /* ---- dense (dnnl_dense.c) ----------------------------------------------------------------------------------------- */
 int dn_dense_prepare(dnnl_ctx *c, nn_op *op, dense_priv *p);

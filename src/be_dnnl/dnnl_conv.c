@@ -24,7 +24,8 @@ static dnnl_alg_kind_t conv_alg(const dnnl_ctx *c, const nn_op *op, dnnl_data_ty
 static void conv_note(dnnl_ctx *c, const conv_priv *p) {
     dn_note_impl(c, "conv fwd", p->fwd.prim);
     dn_note_impl(c, "bwd-data", p->bwd_d.prim);
-    dn_note_impl(c, "bwd-weights", p->bwd_w.prim);
+    if (p->mm.on) dn_note_impl(c, "bwd-weights im2col+matmul", p->mm.mm.prim);
+    else dn_note_impl(c, "bwd-weights", p->bwd_w.prim);
 }
 
 static void conv_md_free(conv_priv *p) {
@@ -33,7 +34,8 @@ static void conv_md_free(conv_priv *p) {
 
 /* The training primitives of one convolution, each pass (forward, backward-data, backward-weights) multiplying
  * in its own type (p->dt_f, dt_d, dt_w: f32, or bf16 on bf16 copies of its inputs); outputs stay f32. note: name
- * the kernels in the environment (not for a trial made only to be timed). */
+ * the kernels in the environment (not for a trial made only to be timed). With p->mm.on backward-weights is
+ * im2col + matmul (p->mm), and no backward-weights convolution is made. */
 static int conv_make(dnnl_ctx *c, nn_op *op, conv_priv *p, int note) {
     const dnnl_dims_t xd = {op->n, op->c, op->h, op->w}, yd = {op->n, op->oc, op->oh, op->ow};
     const dnnl_dims_t wd = {op->oc, op->c, op->kh, op->kw}, bd = {op->oc};
@@ -72,6 +74,7 @@ static int conv_make(dnnl_ctx *c, nn_op *op, conv_priv *p, int note) {
      * own type and algorithm (oneDNN's hint), which is the training forward where they agree */
     dn_desc fd, dd, bwd, hd;
     dnnl_primitive_desc_t fpd = NULL, dpd = NULL, wpd = NULL, hpd = NULL;
+    const int want_w = !p->mm.on;                  /* a backward-weights convolution */
     dnnl_memory_desc_t dxa = xa;
     /* backward data: a diff_src blocked by 16 on a few channels pads them (3 -> 16) and runs slower than plain
      * nchw (docs/performance.md), so force nchw there. Its weights layout is its own (reordered from the user
@@ -83,7 +86,7 @@ static int conv_make(dnnl_ctx *c, nn_op *op, conv_priv *p, int note) {
         SD_TRY(dn_conv_bwd_data_desc(&dd, ad, &dxa, &wdd, &ydd, st, pl, pr));
         SD_TRY(dn_conv_bwd_weights_desc(&bwd, aw, &xw, &wa, &p->b_md, &yw, st, pl, pr));
         rc = dn_pd_new(c, &fpd, &fd, 0, NULL);
-        for (int pass = 0; pass < 2 && rc == 0; pass++) {   /* backward-data, backward-weights */
+        for (int pass = 0; pass < (want_w ? 2 : 1) && rc == 0; pass++) {   /* backward-data, backward-weights */
             dnnl_data_type_t dt = pass == 0 ? p->dt_d : p->dt_w;
             dnnl_alg_kind_t alg = pass == 0 ? ad : aw;
             if (dt != p->dt_f || alg != af) {
@@ -114,15 +117,17 @@ static int conv_make(dnnl_ctx *c, nn_op *op, conv_priv *p, int note) {
     SD_TRY(dn_md_query(dpd, dnnl_query_weights_md, 0, &dw_));
     SD_TRY(dn_md_query(dpd, dnnl_query_diff_dst_md, 0, &ddy));
 
-    SD_TRY(dn_md_query(wpd, dnnl_query_src_md, 0, &wx));
-    SD_TRY(dn_md_query(wpd, dnnl_query_diff_weights_md, 0, &wdw));
-    SD_TRY(dn_md_query(wpd, dnnl_query_diff_dst_md, 0, &wdy));
-    SD_TRY(dn_md_query(wpd, dnnl_query_diff_weights_md, 1, &wdb));
+    if (want_w) {
+        SD_TRY(dn_md_query(wpd, dnnl_query_src_md, 0, &wx));
+        SD_TRY(dn_md_query(wpd, dnnl_query_diff_weights_md, 0, &wdw));
+        SD_TRY(dn_md_query(wpd, dnnl_query_diff_dst_md, 0, &wdy));
+        SD_TRY(dn_md_query(wpd, dnnl_query_diff_weights_md, 1, &wdb));
+    }
 
     /* primitives (dn_step_make takes the pds) */
     SD_TRY(dn_step_make(c, &p->fwd, fpd));
     SD_TRY(dn_step_make(c, &p->bwd_d, dpd));
-    SD_TRY(dn_step_make(c, &p->bwd_w, wpd));
+    if (want_w) SD_TRY(dn_step_make(c, &p->bwd_w, wpd));
     if (note) conv_note(c, p);
     SD_TRY(dn_step_arg(c, &p->fwd, DNNL_ARG_SRC, &fx));
     SD_TRY(dn_step_arg(c, &p->fwd, DNNL_ARG_WEIGHTS, &fw));
@@ -131,10 +136,12 @@ static int conv_make(dnnl_ctx *c, nn_op *op, conv_priv *p, int note) {
     SD_TRY(dn_step_arg(c, &p->bwd_d, DNNL_ARG_DIFF_DST, &ddy));
     SD_TRY(dn_step_arg(c, &p->bwd_d, DNNL_ARG_WEIGHTS, &dw_));
     SD_TRY(dn_step_arg(c, &p->bwd_d, DNNL_ARG_DIFF_SRC, &ddx));
-    SD_TRY(dn_step_arg(c, &p->bwd_w, DNNL_ARG_SRC, &wx));
-    SD_TRY(dn_step_arg(c, &p->bwd_w, DNNL_ARG_DIFF_DST, &wdy));
-    SD_TRY(dn_step_arg(c, &p->bwd_w, DNNL_ARG_DIFF_WEIGHTS, &wdw));
-    SD_TRY(dn_step_arg(c, &p->bwd_w, DNNL_ARG_DIFF_BIAS, &wdb));
+    if (want_w) {
+        SD_TRY(dn_step_arg(c, &p->bwd_w, DNNL_ARG_SRC, &wx));
+        SD_TRY(dn_step_arg(c, &p->bwd_w, DNNL_ARG_DIFF_DST, &wdy));
+        SD_TRY(dn_step_arg(c, &p->bwd_w, DNNL_ARG_DIFF_WEIGHTS, &wdw));
+        SD_TRY(dn_step_arg(c, &p->bwd_w, DNNL_ARG_DIFF_BIAS, &wdb));
+    }
 
     /* temporaries: forward and backward are separate calls, each from offset 0 */
     size_t ftop = 0, btop = 0;
@@ -142,12 +149,16 @@ static int conv_make(dnnl_ctx *c, nn_op *op, conv_priv *p, int note) {
     SD_TRY(dn_stage_make(c, &p->f_w, &p->w_md, &fw, 1, 0, &ftop));
     SD_TRY(dn_stage_make(c, &p->f_y, &p->y_md, &fy, 0, 0, &ftop));
     p->off_zero_b = dn_bump(&ftop, sizeof(float) * op->oc);
-    SD_TRY(dn_stage_make(c, &p->w_x, &p->x_md, &wx, 1, 0, &btop));
-    SD_TRY(dn_stage_make(c, &p->w_dy, &p->y_md, &wdy, 1, 0, &btop));
-    SD_TRY(dn_stage_make(c, &p->w_dw, &p->w_md, &wdw, 0, 1, &btop));  /* dw += reorder(diff weights) */
-    p->off_dw = p->w_dw.off;
-    p->off_db = dn_bump(&btop, dn_md_size(&wdb));
-    p->dy_shared = dn_md_equal(&ddy, &wdy);
+    if (want_w) {
+        SD_TRY(dn_stage_make(c, &p->w_x, &p->x_md, &wx, 1, 0, &btop));
+        SD_TRY(dn_stage_make(c, &p->w_dy, &p->y_md, &wdy, 1, 0, &btop));
+        SD_TRY(dn_stage_make(c, &p->w_dw, &p->w_md, &wdw, 0, 1, &btop));  /* dw += reorder(diff weights) */
+        p->off_dw = p->w_dw.off;
+        p->off_db = dn_bump(&btop, dn_md_size(&wdb));
+    } else {   /* the matmul path stages its own dy (from offset 0 of the temporaries) */
+        memset(&p->w_x, 0, sizeof p->w_x); memset(&p->w_dy, 0, sizeof p->w_dy); memset(&p->w_dw, 0, sizeof p->w_dw);
+    }
+    p->dy_shared = want_w && dn_md_equal(&ddy, &wdy);
     if (!p->dy_shared) SD_TRY(dn_stage_make(c, &p->d_dy, &p->y_md, &ddy, 1, 0, &btop));
     SD_TRY(dn_stage_make(c, &p->d_w, &p->w_md, &dw_, 1, 0, &btop));
     SD_TRY(dn_stage_make(c, &p->d_dx, &p->x_md, &ddx, 0, 0, &btop));
@@ -170,6 +181,67 @@ static int conv_bwd_w(dnnl_ctx *c, const nn_op *op, conv_priv *p, float *dw, flo
                       const float *x);
 static int conv_bwd_d(dnnl_ctx *c, conv_priv *p, float *dx, const float *dy, const float *w);
 
+/* ---- backward-weights as im2col + one bf16 matmul (conv_mm) ---------------------------------------------------- */
+
+/* Above this the column matrix is made a few images at a time (each chunk one matmul call, summing into dW). */
+#define MM_COL_MAX ((size_t)32 << 20)
+
+static void conv_mm_release(conv_mm *m) {
+    dn_step_destroy(&m->mm);
+    dn_stage_destroy(&m->dy);
+    memset(m, 0, sizeof *m);
+}
+
+/* The matmul, the bf16 nhwc dy stage and the column matrix's room in ctx->tmp, from offset 0 (backward-weights
+ * is a call of its own: what conv_make places there is not live across it, dy_shared being off). */
+static int conv_mm_make(dnnl_ctx *c, const nn_op *op, const conv_priv *p, conv_mm *m, int max_nb) {
+    conv_mm_release(m);
+    const dnnl_dim_t S = (dnnl_dim_t)op->oh * op->ow, O = op->oc, KC = (dnnl_dim_t)op->c * op->kh * op->kw;
+    int nb = op->n;
+    while (nb > 1 && (nb > max_nb || (size_t)nb * S * KC * 2 > MM_COL_MAX)) {   /* the largest divisor of n that fits */
+        nb--;
+        while (op->n % nb) nb--;
+    }
+    m->nb = nb;
+    const dnnl_dim_t K = nb * S;
+    const dnnl_dims_t yd = {op->n, op->oc, op->oh, op->ow};
+    dnnl_memory_desc_t dyb, a, b, d;
+    SD_TRY(dn_md_tag_dt(&dyb, 4, yd, dnnl_bf16, dnnl_nhwc));
+    /* dy nhwc is [n*oh*ow][oc] rows: its transpose [oc][n*oh*ow] is a strided view, no copy */
+    SD_TRY(dn_md_strides_dt(&a, 2, (dnnl_dims_t){O, K}, dnnl_bf16, (dnnl_dims_t){1, O}));
+    SD_TRY(dn_md_strides_dt(&b, 2, (dnnl_dims_t){K, KC}, dnnl_bf16, (dnnl_dims_t){KC, 1}));
+    SD_TRY(dn_md_strides(&d, 2, (dnnl_dims_t){O, KC}, (dnnl_dims_t){KC, 1}));   /* the user's OIHW dW */
+    dn_desc md;
+    dnnl_primitive_desc_t pd;
+    SD_TRY(dn_matmul_desc(&md, &a, &b, NULL, &d));
+    SD_TRY(dn_pd_new(c, &pd, &md, 1, NULL));                                    /* dW += (sum post-op) */
+    SD_TRY(dn_step_make(c, &m->mm, pd));
+    SD_TRY(dn_step_arg(c, &m->mm, DNNL_ARG_SRC, &a));
+    SD_TRY(dn_step_arg(c, &m->mm, DNNL_ARG_WEIGHTS, &b));
+    SD_TRY(dn_step_arg(c, &m->mm, DNNL_ARG_DST, &d));
+    size_t top = 0;
+    SD_TRY(dn_stage_make(c, &m->dy, &p->y_md, &dyb, 1, 0, &top));
+    m->off_col = dn_bump(&top, (size_t)K * KC * 2);
+    return dn_grow(&c->tmp, &c->tmp_bytes, top);
+}
+
+/* dw += dy^T col(x) and db += sum(dy) (conv_bwd_w's contract), nb images per matmul call */
+static int conv_mm_run(dnnl_ctx *c, const nn_op *op, conv_mm *m, float *dw, float *db, const float *dy,
+                       const float *x) {
+    void *dys;
+    SD_TRY(dn_stage_in(c, &m->dy, dy, &dys));
+    uint16_t *col = (uint16_t *)((char *)c->tmp + m->off_col);
+    const size_t a_bytes = (size_t)m->nb * op->oh * op->ow * op->oc * 2;   /* dy rows of nb images */
+    for (int n0 = 0, j = 0; n0 < op->n; n0 += m->nb, j++) {
+        if (j > 0) SD_TRY(dn_strm_wait(c));   /* the last matmul has read col */
+        dn_im2col_bf16(col, x, op, n0, m->nb, c->threads);
+        void *a[3] = {(char *)dys + (size_t)j * a_bytes, col, dw};
+        SD_TRY(dn_step_run(c, &m->mm, a));
+    }
+    if (db) dn_conv_db_add(db, dy, op, c->threads);   /* from fp32 dy, as oneDNN's diff_bias accumulates */
+    return dn_strm_wait(c);
+}
+
 /* Seconds of one call of a pass on the scratch tensors t (x, y, w, dy, dx, dw), or -1 on an error. */
 static double conv_pass_s(dnnl_ctx *c, const nn_op *op, conv_priv *p, int pass, float *t[6]) {
     double t0 = omp_get_wtime();
@@ -178,13 +250,24 @@ static double conv_pass_s(dnnl_ctx *c, const nn_op *op, conv_priv *p, int pass, 
                        : conv_bwd_d(c, p, t[4], t[3], t[2]);
     return rc ? -1 : omp_get_wtime() - t0;
 }
+static double conv_mm_s(dnnl_ctx *c, const nn_op *op, conv_mm *m, float *t[6]) {
+    double t0 = omp_get_wtime();
+    return conv_mm_run(c, op, m, t[5], NULL, t[3], t[0]) ? -1 : omp_get_wtime() - t0;
+}
 
 /* Under bf16 on AMX, oneDNN 2.6's bf16 kernels are 2x fp32's on large images and up to 3x slower on small ones
  * (backward-weights at 4x4, 512 channels: 47 ms against 18 ms; resnet18_cifar trained slower in bf16 than in
  * fp32): each pass of each convolution is timed both ways here, as cuDNN's search times its algorithms, and runs
  * in the faster type. The two alternate call by call, so a slow spell of the host slows both; each keeps its
- * fastest of 3 calls after a first untimed one. SD_DNNL_BF16_PASSES=all keeps every pass bf16. */
+ * fastest of 3 calls after a first untimed one. SD_DNNL_BF16_PASSES=all keeps every pass bf16.
+ * Backward-weights has a third candidate, im2col + one bf16 matmul (conv_mm): both versions' bf16 kernels are
+ * slowest there on small images (512->512 3x3 at 4x4: 50 ms a call), where the same product as a matmul took
+ * 4-10 ms (docs/roofline.md). SD_DNNL_BWDW=matmul always takes it, =off never, =matmul1 always with one image
+ * per matmul call (for tests and comparisons). */
 static int conv_choose(dnnl_ctx *c, nn_op *op, conv_priv *p) {
+    const char *bw = getenv("SD_DNNL_BWDW");
+    const int mm_one = bw && strcmp(bw, "matmul1") == 0;
+    const int mm_force = mm_one || (bw && strcmp(bw, "matmul") == 0), mm_try = !(bw && strcmp(bw, "off") == 0);
     const size_t nx = nn_fmt_elems(op->fmt_in, op->n, op->c, op->h, op->w);
     const size_t ny = nn_fmt_elems(op->fmt_out, op->n, op->oc, op->oh, op->ow);
     const size_t nw = (size_t)op->oc * op->c * op->kh * op->kw;
@@ -199,25 +282,42 @@ static int conv_choose(dnnl_ctx *c, nn_op *op, conv_priv *p) {
         if (!t[i]) rc = sd_err(SD_ENOMEM, "dnnl: cannot allocate %zu bytes to time a convolution", n[i] * 4);
         else memset(t[i], 0, n[i] * sizeof(float));
     }
-    double best[2][3] = {{1e30, 1e30, 1e30}, {1e30, 1e30, 1e30}};   /* [bf16, f32][pass] */
+    conv_mm m;                                      /* the im2col + matmul backward-weights */
+    memset(&m, 0, sizeof m);
+    int have_mm = 0;
+    if (rc == 0 && mm_try) {
+        const int r = conv_mm_make(c, op, p, &m, mm_one ? 1 : op->n);
+        if (r == 0) have_mm = 1;
+        else if (mm_force) rc = r;
+        else conv_mm_release(&m);                   /* no such matmul here: the two convolutions compete */
+    }
+    double best[3][3] = {{1e30, 1e30, 1e30}, {1e30, 1e30, 1e30}, {1e30, 1e30, 1e30}};   /* [bf16, f32, mm][pass] */
     for (int k = 0; k < 4 && rc == 0; k++)
         for (int pass = 0; pass < 3 && rc == 0; pass++)
-            for (int v = 0; v < 2 && rc == 0; v++) {
-                double sec = conv_pass_s(c, op, v ? &q : p, pass, t);
+            for (int v = 0; v < 3 && rc == 0; v++) {
+                if (v == 2 && (pass != 1 || !have_mm)) continue;
+                double sec = v == 2 ? conv_mm_s(c, op, &m, t) : conv_pass_s(c, op, v ? &q : p, pass, t);
                 if (sec < 0) rc = SD_EBACKEND;
                 else if (k > 0 && sec < best[v][pass]) best[v][pass] = sec;
             }
     for (int i = 0; i < 6; i++) free(t[i]);
     conv_train_release(&q);
+    const int use_mm = rc == 0 && have_mm && (mm_force || (best[2][1] < best[0][1] && best[2][1] < best[1][1]));
+    if (!use_mm) conv_mm_release(&m);
     if (rc) return rc;
     p->dt_f = best[1][0] < best[0][0] ? dnnl_f32 : dnnl_bf16;
     p->dt_w = best[1][1] < best[0][1] ? dnnl_f32 : dnnl_bf16;
     p->dt_d = best[1][2] < best[0][2] ? dnnl_f32 : dnnl_bf16;
-    if (p->dt_f == dnnl_bf16 && p->dt_w == dnnl_bf16 && p->dt_d == dnnl_bf16) {   /* p's primitives as they are */
+    if (!use_mm && p->dt_f == dnnl_bf16 && p->dt_w == dnnl_bf16 && p->dt_d == dnnl_bf16) {   /* p's as they are */
         conv_note(c, p);
         return 0;
     }
     conv_train_release(p);
+    if (use_mm) {   /* no backward-weights convolution is made; dt_w = dt_f asks no forward hint of its own */
+        p->mm = m;
+        p->mm.on = 1;
+        p->dt_w = p->dt_f;
+    }
     return conv_make(c, op, p, 1);
 }
 
@@ -227,6 +327,7 @@ int dn_conv_bf16_choose(const dnnl_ctx *c) {
 }
 
 int dn_conv_prepare(dnnl_ctx *c, nn_op *op, conv_priv *p) {
+    conv_mm_release(&p->mm);
     p->dt_f = p->dt_d = p->dt_w = c->cdt;
     const int choose = dn_conv_bf16_choose(c);
     SD_TRY(conv_make(c, op, p, !choose));
@@ -250,6 +351,7 @@ void dn_conv_release(dnnl_ctx *c, conv_priv *p) {
     conv_inf_release(c, &p->inf);
     conv_inf_release(c, &p->inf_train);
     conv_train_release(p);
+    conv_mm_release(&p->mm);
 }
 
 
@@ -270,6 +372,7 @@ static int conv_fwd(dnnl_ctx *c, const nn_op *op, conv_priv *p, float *y, const 
  * they share it. */
 static int conv_bwd_w(dnnl_ctx *c, const nn_op *op, conv_priv *p, float *dw, float *db, const float *dy,
                       const float *x) {
+    if (p->mm.on) return conv_mm_run(c, op, &p->mm, dw, db, dy, x);
     void *xs, *dys;
     SD_TRY(dn_stage_in(c, &p->w_x, x, &xs));
     SD_TRY(dn_stage_in(c, &p->w_dy, dy, &dys));

@@ -1,0 +1,94 @@
+/* dnnl_im2col — the unfolding of a convolution's input into bf16 rows for backward-weights as one matmul
+ * (dnnl_conv.c): row (n, oh, ow) holds x's receptive field in the order of OIHW weights' inner (ic, kh, kw), so
+ * dW[oc][ic*kh*kw] = dy^T col lands in the user's weight layout as it is. Padding positions are zeros. */
+#include "be_dnnl/dnnl_be.h"
+
+#include <stdint.h>
+
+/* fp32 -> bf16, rounding to nearest even (as oneDNN's reorders do); a NaN stays a NaN */
+static inline uint16_t bf16_of(float f) {
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40);
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (uint16_t)(u >> 16);
+}
+
+void dn_im2col_bf16(uint16_t *col, const float *x, const nn_op *op, int n0, int nb, int threads) {
+    const int C = op->c, H = op->h, W = op->w, KH = op->kh, KW = op->kw, OH = op->oh, OW = op->ow;
+    const size_t KK = (size_t)KH * KW, rowlen = (size_t)C * KK;
+    const long rows = (long)nb * OH * OW;
+    const int blocked = op->fmt_in == NN_FMT_NCHW16C, CB = (C + 15) / 16;
+    #pragma omp parallel for num_threads(threads) schedule(static)
+    for (long r = 0; r < rows; r++) {
+        const int n = n0 + (int)(r / ((long)OH * OW)), s = (int)(r % ((long)OH * OW));
+        const int ih0 = s / OW * op->sh - op->ph, iw0 = s % OW * op->sw - op->pw;
+        uint16_t *row = col + (size_t)r * rowlen;
+        if (blocked) {   /* [n][C/16][h][w][16]: 16 channels of a position are contiguous */
+            for (int cb = 0; cb < CB; cb++) {
+                const int cn = C - cb * 16 < 16 ? C - cb * 16 : 16;
+                uint16_t *out = row + (size_t)cb * 16 * KK;
+                for (int kh = 0; kh < KH; kh++) {
+                    const int ih = ih0 + kh;
+                    for (int kw = 0; kw < KW; kw++) {
+                        const int iw = iw0 + kw;
+                        uint16_t *o = out + (size_t)kh * KW + kw;
+                        if (ih < 0 || ih >= H || iw < 0 || iw >= W) {
+                            for (int j = 0; j < cn; j++) o[(size_t)j * KK] = 0;
+                            continue;
+                        }
+                        const float *src = x + ((((size_t)n * CB + cb) * H + ih) * W + iw) * 16;
+                        for (int j = 0; j < cn; j++) o[(size_t)j * KK] = bf16_of(src[j]);
+                    }
+                }
+            }
+        } else {         /* nchw: a kernel row is a contiguous run of x's row */
+            for (int ci = 0; ci < C; ci++) {
+                const float *plane = x + ((size_t)n * C + ci) * H * W;
+                uint16_t *out = row + (size_t)ci * KK;
+                for (int kh = 0; kh < KH; kh++) {
+                    const int ih = ih0 + kh;
+                    uint16_t *o = out + (size_t)kh * KW;
+                    if (ih < 0 || ih >= H) {
+                        memset(o, 0, sizeof *o * (size_t)KW);
+                        continue;
+                    }
+                    const float *src = plane + (size_t)ih * W;
+                    for (int kw = 0; kw < KW; kw++) {
+                        const int iw = iw0 + kw;
+                        o[kw] = iw < 0 || iw >= W ? 0 : bf16_of(src[iw]);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* db[o] += the sum of dy over n, oh, ow (dy in op->fmt_out, fp32) */
+void dn_conv_db_add(float *db, const float *dy, const nn_op *op, int threads) {
+    const int N = op->n, O = op->oc;
+    const size_t S = (size_t)op->oh * op->ow;
+    if (op->fmt_out == NN_FMT_NCHW16C) {
+        const int OB = (O + 15) / 16;
+        #pragma omp parallel for num_threads(threads) schedule(static)
+        for (int ob = 0; ob < OB; ob++) {
+            float acc[16] = {0};
+            for (int n = 0; n < N; n++) {
+                const float *p = dy + ((size_t)n * OB + ob) * S * 16;
+                for (size_t s = 0; s < S; s++)
+                    for (int j = 0; j < 16; j++) acc[j] += p[s * 16 + j];
+            }
+            for (int j = 0; j < 16 && ob * 16 + j < O; j++) db[ob * 16 + j] += acc[j];
+        }
+    } else {
+        #pragma omp parallel for num_threads(threads) schedule(static)
+        for (int o = 0; o < O; o++) {
+            float acc = 0;
+            for (int n = 0; n < N; n++) {
+                const float *p = dy + ((size_t)n * O + o) * S;
+                for (size_t s = 0; s < S; s++) acc += p[s];
+            }
+            db[o] += acc;
+        }
+    }
+}
