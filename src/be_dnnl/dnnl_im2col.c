@@ -37,7 +37,8 @@ void dn_im2col_bf16(uint16_t *col, const float *x, const nn_op *op, int n0, int 
                             for (int j = 0; j < cn; j++) o[(size_t)j * KK] = 0;
                             continue;
                         }
-                        /* all 16 lanes (a partial block is padded to 16 in memory; only cn are stored): the conversion vectorizes */
+                        /* all 16 lanes (a partial block is padded to 16 in memory; only cn are stored):
+                         * the conversion vectorizes */
                         const float *src = x + ((((size_t)n * CB + cb) * H + ih) * W + iw) * 16;
                         uint16_t v[16];
                         for (int j = 0; j < 16; j++) v[j] = bf16_of(src[j]);
