@@ -210,6 +210,21 @@ expect 9 "one repeat whose steady epochs spread 30%" $SD verify "$t/one-epochs.j
 grep -q "UNVERIFIABLE .*published spread [0-9.]*% \[.*\] is wider than the 10% tolerance" "$t/out" \
   && ok "a single-repeat figure whose steady epochs spread wider than the tolerance: UNVERIFIABLE" \
   || bad "steady epochs spread: $(cat "$t/out")"
+# from three repeats on, the figure is the repeats' median and its spread theirs: a slow epoch inside a repeat
+# (steady epochs spread 30%, repeats 2%) leaves it verifiable
+"$PY" - "$t" <<'PY'
+import json, sys
+t = sys.argv[1]
+r = json.load(open(t + "/narrow.json"))
+med = r["runs"][0]["summary"]["steady_epoch_s"]["median"]
+d = json.load(open(t + "/ok.json"))
+d["runs"][0]["summary"]["steady_epoch_s"] = {"median": med, "min": med * 0.99, "max": med * 1.01, "n": 3}
+d["runs"][0]["summary"]["steady_epochs_s"] = {"median": med, "min": med * 0.99, "max": med * 1.3, "n": 6}
+json.dump(d, open(t + "/three-epochs.json", "w"))
+PY
+expect 0 "three repeats within 2%, one slow steady epoch" $SD verify "$t/three-epochs.json" --results "$t/narrow.json"
+grep -q " REPRODUCED" "$t/out" && ! grep -q "UNVERIFIABLE" "$t/out" \
+  && ok "a 3-repeat figure's spread is its repeats', not its epochs': REPRODUCED" || bad "three: $(cat "$t/out")"
 
 # a best-setting run (bench-cpu's, as make report adds them) reruns its recorded cell script: here a fake one that
 # prints the figure it is given; the same figure REPRODUCED, another version NOT-COMPARABLE naming it, an

@@ -202,9 +202,12 @@ void sd_run_view_of(const json_t *run, sd_run_view *v) {
 
 sd_stat sd_run_stat(const sd_run_view *v, const char *key) { return sd_stat_read(json_object_get(v->summary, key)); }
 
+/* A steady figure of one or two repeats has too few for a spread of its own: its steady epochs' (2..N) stands in.
+ * From three repeats on, the figure is their median and its spread theirs; one slow epoch within a repeat moves
+ * neither (each repeat's steady epoch is its fastest). */
 sd_stat sd_run_published_stat(const sd_run_view *v, const char *key) {
     sd_stat s = sd_run_stat(v, key);
-    if (isnan(s.median) || strcmp(key, "steady_epoch_s") != 0) return s;
+    if (isnan(s.median) || strcmp(key, "steady_epoch_s") != 0 || s.n >= 3) return s;
     sd_stat eps = sd_run_stat(v, "steady_epochs_s");
     if (!isnan(eps.median)) {
         s.min = fmin(s.min, eps.min);

@@ -120,8 +120,9 @@ typedef struct sd_run_view {
 void sd_run_view_of(const json_t *run, sd_run_view *v);
 /* The statistic summary[key] of a run (sd_stat_read: NAN when absent or null). */
 sd_stat sd_run_stat(const sd_run_view *v, const char *key);
-/* The statistic a publication of summary[key] stands for, as verify judges it: a steady epoch's min and max take in
- * the run's own steady epochs (one repeat has no spread over repeats, its epochs do). */
+/* The statistic a publication of summary[key] stands for, as verify judges it: the steady epoch of fewer than 3
+ * repeats takes in the min and max of the run's own steady epochs (one repeat has no spread over repeats, its
+ * epochs do); from 3 repeats on, the repeats' spread is the figure's. */
 sd_stat sd_run_published_stat(const sd_run_view *v, const char *key);
 /* Its spread, (max - min) / median in %: 0 when it has none, NAN when the run has no such figure. A figure whose
  * spread is wider than verify's tolerance cannot be re-checked to within it (the report marks it). */
