@@ -2,17 +2,9 @@
  * (dnnl_conv.c): row (n, oh, ow) holds x's receptive field in the order of OIHW weights' inner (ic, kh, kw), so
  * dW[oc][ic*kh*kw] = dy^T col lands in the user's weight layout as it is. Padding positions are zeros. */
 #include "be_dnnl/dnnl_be.h"
+#include "be_cudnn/cudnn_half.h"   /* nn_f32_to_bf16: the rounding test_cudnn checks (a header, no CUDA needed) */
 
 #include <stdint.h>
-
-/* fp32 -> bf16, rounding to nearest even (as oneDNN's reorders do); a NaN stays a NaN */
-static inline uint16_t bf16_of(float f) {
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40);
-    u += 0x7fffu + ((u >> 16) & 1u);
-    return (uint16_t)(u >> 16);
-}
 
 void dn_im2col_bf16(uint16_t *col, const float *x, const nn_op *op, int n0, int nb, int threads) {
     const int C = op->c, H = op->h, W = op->w, KH = op->kh, KW = op->kw, OH = op->oh, OW = op->ow;
@@ -39,9 +31,9 @@ void dn_im2col_bf16(uint16_t *col, const float *x, const nn_op *op, int n0, int 
                         }
                         /* all 16 lanes (a partial block is padded to 16 in memory; only cn are stored):
                          * the conversion vectorizes */
-                        const float *src = x + ((((size_t)n * CB + cb) * H + ih) * W + iw) * 16;
+                        const float *src = x + nn_fmt16_at((size_t)C, (size_t)H * W, (size_t)n, (size_t)cb * 16, (size_t)ih * W + iw);
                         uint16_t v[16];
-                        for (int j = 0; j < 16; j++) v[j] = bf16_of(src[j]);
+                        for (int j = 0; j < 16; j++) v[j] = nn_f32_to_bf16(src[j]);
                         for (int j = 0; j < cn; j++) o[(size_t)j * KK] = v[j];
                     }
                 }
@@ -60,7 +52,7 @@ void dn_im2col_bf16(uint16_t *col, const float *x, const nn_op *op, int n0, int 
                     const float *src = plane + (size_t)ih * W;
                     for (int kw = 0; kw < KW; kw++) {
                         const int iw = iw0 + kw;
-                        o[kw] = iw < 0 || iw >= W ? 0 : bf16_of(src[iw]);
+                        o[kw] = iw < 0 || iw >= W ? 0 : nn_f32_to_bf16(src[iw]);
                     }
                 }
             }
@@ -78,7 +70,7 @@ void dn_conv_db_add(float *db, const float *dy, const nn_op *op, int threads) {
         for (int ob = 0; ob < OB; ob++) {
             float acc[16] = {0};
             for (int n = 0; n < N; n++) {
-                const float *p = dy + ((size_t)n * OB + ob) * S * 16;
+                const float *p = dy + nn_fmt16_at((size_t)O, S, (size_t)n, (size_t)ob * 16, 0);
                 for (size_t s = 0; s < S; s++)
                     for (int j = 0; j < 16; j++) acc[j] += p[s * 16 + j];
             }
