@@ -15,7 +15,7 @@
 #include "be_cudnn/cudnn_be.h"
 #include "be_cudnn/cu_dl.h"
 #endif
-#include "be_cudnn/cudnn_half.h"   /* no CUDA header: the conversions are tested on every build */
+#include "nn/half.h"           /* no CUDA header: the conversions are tested on every build */
 #include "nn/train.h"
 
 #include <dirent.h>
@@ -723,7 +723,7 @@ Test(kernels, relu_and_dropout_match_reference) {
     nn_backend_free(ref);
 }
 
-/* The 16-bit conversions of mixed precision (cudnn_half.h, what the conversion kernels run): fp32 -> IEEE half
+/* The 16-bit conversions of mixed precision (nn/half.h, what the conversion kernels run): fp32 -> IEEE half
  * against the compiler's _Float16 (round to nearest even) and fp32 -> bfloat16 against a rounding computed apart,
  * on a sweep of bit patterns through every exponent and on the edges (the largest half, 65520 rounding to inf,
  * the subnormal range and its ties, NaN, inf); half -> fp32 on all 65536 values; bf16 -> fp32 is exact. (An
@@ -1084,7 +1084,7 @@ Test(cudnn_algo, tolerance_per_family) {
 /* ---- on a GPU (make gpu-check): every convolution algorithm cuDNN accepts, and device memory ------------ */
 
 
-/* A device copy of n floats in precision prec's storage type (fp32, or 16-bit by cudnn_half.h as the back-end's
+/* A device copy of n floats in precision prec's storage type (fp32, or 16-bit by nn/half.h as the back-end's
  * conversion kernels make it), and back to fp32 on the host. */
 static void *dev_in(const float *h, size_t n, cu_prec prec) {
     void *d = NULL;
@@ -1281,7 +1281,7 @@ static int open_prec(const char *prec, nn_backend **be, char *why, size_t len) {
     return 1;
 }
 
-/* The conversion kernels compute on the device exactly what cudnn_half.h computes on the host (the functions
+/* The conversion kernels compute on the device exactly what nn/half.h computes on the host (the functions
  * tested above), bit for bit, NaNs included: fp32 -> fp16/bf16 on a sweep of patterns, and back (= and +=). */
 Test(cudnn_gpu, half_conversions_on_device, .timeout = 300) {
     nn_backend *be = NULL;

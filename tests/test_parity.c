@@ -13,7 +13,7 @@
 #include "core/err.h"
 #include "nn/model.h"
 #include "nn/train.h"
-#include "be_cudnn/cudnn_half.h"   /* the 16-bit roundings, for the emulated tolerance check (no CUDA needed) */
+#include "nn/half.h"           /* the 16-bit roundings, for the emulated tolerance check (no CUDA needed) */
 
 #include <math.h>
 #include <stdint.h>

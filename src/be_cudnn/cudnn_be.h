@@ -213,7 +213,7 @@ cudaError_t cu_launch_bce_loss(float *prob, float *loss, const float *logits, co
                                cudaStream_t s);
 cudaError_t cu_launch_bce_grad(float *dlogits, const float *prob, const float *targets, int n, int C,
                                cudaStream_t s);
-/* mixed precision (cudnn_half.h): dst[i] = the 16-bit (bf16 ? bfloat16 : IEEE half) of src[i]; back to fp32,
+/* mixed precision (nn/half.h): dst[i] = the 16-bit (bf16 ? bfloat16 : IEEE half) of src[i]; back to fp32,
  * dst[i] = (or += when accumulate) the widened src[i]. */
 cudaError_t cu_launch_to_half(uint16_t *dst, const float *src, size_t n, int bf16, cudaStream_t s);
 cudaError_t cu_launch_from_half(float *dst, const uint16_t *src, size_t n, int bf16, int accumulate, cudaStream_t s);

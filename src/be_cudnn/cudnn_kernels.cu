@@ -5,7 +5,7 @@
  * cudaGetLastError() for the caller's CUDA_CHECK. Built with -fmad=false: no FMA contraction, so the
  * element arithmetic rounds as on the host. */
 #include "be_cudnn/cudnn_be.h"
-#include "be_cudnn/cudnn_half.h"
+#include "nn/half.h"
 #include "nn/kernels.h"
 
 #define CU_BLOCK 256
@@ -143,7 +143,7 @@ cudaError_t cu_launch_xent_grad(float *dlogits, const float *prob, const int32_t
     return cudaGetLastError();
 }
 
-/* ---- mixed precision: fp32 <-> fp16 / bf16 (cudnn_half.h), loss scaling (nn_scale_elem) ------------------ */
+/* ---- mixed precision: fp32 <-> fp16 / bf16 (nn/half.h), loss scaling (nn_scale_elem) ------------------ */
 
 __global__ void k_to_half(uint16_t *dst, const float *src, size_t n, int bf16) {
     CU_FOR(i, n) dst[i] = bf16 ? nn_f32_to_bf16(src[i]) : nn_f32_to_f16(src[i]);

@@ -1,6 +1,6 @@
 /* cudnn_precision — the cuDNN back-end's precisions (fp32, tf32, fp16, bf16) and its mixed-precision products:
  * dense layers through cublasGemmEx and convolutions through cuDNN's legacy API on 16-bit copies of their operands,
- * made in one scratch buffer by the conversion kernels (cudnn_kernels.cu, cudnn_half.h) and widened back into
+ * made in one scratch buffer by the conversion kernels (cudnn_kernels.cu, nn/half.h) and widened back into
  * the fp32 buffers the engine keeps. Everything runs on the back-end's one stream, in the order written, so the
  * scratch regions can be reused within an op without waiting. */
 #include "be_cudnn/cudnn_be.h"

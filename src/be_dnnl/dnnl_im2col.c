@@ -2,7 +2,7 @@
  * (dnnl_conv.c): row (n, oh, ow) holds x's receptive field in the order of OIHW weights' inner (ic, kh, kw), so
  * dW[oc][ic*kh*kw] = dy^T col lands in the user's weight layout as it is. Padding positions are zeros. */
 #include "be_dnnl/dnnl_be.h"
-#include "be_cudnn/cudnn_half.h"   /* nn_f32_to_bf16: the rounding test_cudnn checks (a header, no CUDA needed) */
+#include "nn/half.h"   /* nn_f32_to_bf16: the rounding test_cudnn checks */
 
 #include <stdint.h>
 

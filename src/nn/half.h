@@ -1,9 +1,9 @@
-/* cudnn_half — the per-element conversions of the cuDNN back-end's mixed precision (--precision fp16|bf16):
- * fp32 to IEEE half and to bfloat16, round to nearest even, and back, on the bits. The conversion kernels of
- * cudnn_kernels.cu call them on the device and tests/test_cudnn.c checks them on the host (against the compiler's
- * _Float16 and an independent rounding), so what runs on the GPU is what was tested. No CUDA header needed. */
-#ifndef SD_BE_CUDNN_HALF_H
-#define SD_BE_CUDNN_HALF_H
+/* half — the per-element conversions of mixed precision (--precision fp16|bf16): fp32 to IEEE half and to
+ * bfloat16, round to nearest even, and back, on the bits. The back-ends share them: cuDNN's conversion kernels
+ * (cudnn_kernels.cu) on the device, dnnl's im2col on the host; tests/test_cudnn.c checks them (against the
+ * compiler's _Float16 and an independent rounding), so what runs is what was tested. No CUDA header needed. */
+#ifndef SD_NN_HALF_H
+#define SD_NN_HALF_H
 
 #include "nn/kernels.h"   /* SD_HD */
 
