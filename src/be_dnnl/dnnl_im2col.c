@@ -31,7 +31,8 @@ void dn_im2col_bf16(uint16_t *col, const float *x, const nn_op *op, int n0, int 
                         }
                         /* all 16 lanes (a partial block is padded to 16 in memory; only cn are stored):
                          * the conversion vectorizes */
-                        const float *src = x + nn_fmt16_at((size_t)C, (size_t)H * W, (size_t)n, (size_t)cb * 16, (size_t)ih * W + iw);
+                        const float *src = x + nn_fmt16_at((size_t)C, (size_t)H * W, (size_t)n, (size_t)cb * 16,
+                                                           (size_t)ih * W + iw);
                         uint16_t v[16];
                         for (int j = 0; j < 16; j++) v[j] = nn_f32_to_bf16(src[j]);
                         for (int j = 0; j < cn; j++) o[(size_t)j * KK] = v[j];
