@@ -213,6 +213,27 @@ Test(render, table_rows_add_up_to_the_table) {
     cairo_destroy(cr);
 }
 
+/* A grid too wide for its width (the showdown's inference grid: short ratios, a "failed", labels that wrap):
+ * the columns narrow, but no cell's single word breaks, so the row with "failed" is one line like the others. */
+Test(render, narrowed_grid_keeps_words_whole) {
+    enum { NR = 3, NC = 10 };
+    const char *rows[NR] = {"keras-tensorflow", "tinygrad", "chainer"};
+    const char *cols[NC] = {"babi_rnn", "imdb_gru", "mnist_hrnn", "mnist_mlp", "mnist_cnn", "cifar10_vgg",
+                            "resnet50_features", "resnet18_cifar", "vgg16_cifar", "densenet121_xray"};
+    const char *text[NR * NC];
+    double v[NR * NC];
+    for (int i = 0; i < NR * NC; i++) { v[i] = 2.5; text[i] = i % NC < 4 ? "n/a" : "2.5"; }
+    text[1 * NC + 4] = "failed";   /* tinygrad, mnist_cnn: a column of short numbers */
+    render_table t = {.nrows = NR, .ncols = NC, .row_head = "Framework", .rows = rows, .cols = cols, .v = v,
+                      .text = text, .compact = 1};
+    cairo_t *cr = render_measure_context();
+    double head, rh[NR];
+    cr_assert_eq(render_table_rows(cr, &t, 420, &head, rh), 0);
+    cr_expect_float_eq(rh[1], rh[2], 1e-6, "the row with one \"failed\" is %g high, a one-line row %g", rh[1], rh[2]);
+    cr_expect_gt(rh[0], rh[2], "the long label wraps (%g vs %g): the table was too wide", rh[0], rh[2]);
+    cairo_destroy(cr);
+}
+
 /* ---- the tables a template names rows of ----------------------------------------------------------- */
 /* Row k of the section kinds describes kind k, names are unique, every kind but free text has a builder,
  * and a template naming every kind reads back each one. */

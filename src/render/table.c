@@ -14,6 +14,7 @@
 
 typedef struct tlay {
     double lab_w, *col_w, group_h, head_h, *row_h, h;
+    double *min_w;     /* a column's widest word: the last resort narrows no column below it */
     int has_head;
     int *textcol;
     char *isbest;      /* nrows*ncols */
@@ -64,7 +65,7 @@ static render_rgb heat_rgb(double v) {
     return (render_rgb){lo.r + k * (hi.r - lo.r), lo.g + k * (hi.g - lo.g), lo.b + k * (hi.b - lo.b)};
 }
 
-static void lay_free(tlay *L) { free(L->col_w); free(L->row_h); free(L->textcol); free(L->isbest); }
+static void lay_free(tlay *L) { free(L->col_w); free(L->min_w); free(L->row_h); free(L->textcol); free(L->isbest); }
 
 /* Natural widths: each column fits its widest cell, unit and (up to a cap) header; returns their sum and
  * sets *labnat to the natural width of the row-label column. */
@@ -78,8 +79,17 @@ static double natural_widths(cairo_t *cr, const render_table *t, tlay *L, double
         for (int r = 0; r < nr; r++) {
             if (!(t->text && t->text[r * nc + c])) alltext = 0;
             cell_str(t, r, c, buf, sizeof buf);
-            render_text_size(cr, cell_missing(t, r, c) ? RENDER_FONT_ITALIC : RENDER_FONT_BOLD, buf, 0, &tw, NULL);
+            render_font f = cell_missing(t, r, c) ? RENDER_FONT_ITALIC : RENDER_FONT_BOLD;
+            render_text_size(cr, f, buf, 0, &tw, NULL);
             if (tw > vw) vw = tw;
+            for (char *word = buf; *word;) {   /* its words, one at a time */
+                size_t n = strcspn(word, " ");
+                char keep = word[n];
+                word[n] = 0;
+                render_text_size(cr, f, word, 0, &tw, NULL);
+                if (tw + 2 * PADX + 1 > L->min_w[c]) L->min_w[c] = tw + 2 * PADX + 1;
+                word += n + (keep != 0);
+            }
         }
         L->textcol[c] = alltext;
         if (t->compact && alltext && vw > 90) vw = 90;   /* a grid's text wraps before its row labels do */
@@ -105,6 +115,37 @@ static double natural_widths(cairo_t *cr, const render_table *t, tlay *L, double
     }
     *labnat_out = labnat + (2 * PADX + 1);   /* one rounding step, not two */
     return sum;
+}
+
+/* The last resort: every column narrows in proportion to fit avail (headers wrap), but none below its widest
+ * word ("failed" must not break to "faile|d") while the others can give the width; when even the words do not
+ * fit, all narrow alike. */
+static void narrow_all(tlay *L, int nc, double avail, double sum) {
+    double minsum = 0;
+    for (int c = 0; c < nc; c++) {
+        if (L->min_w[c] > L->col_w[c]) L->min_w[c] = L->col_w[c];   /* a grid's capped text column */
+        minsum += L->min_w[c];
+    }
+    if (minsum >= avail) {
+        for (int c = 0; c < nc; c++) L->col_w[c] *= avail / sum;
+        return;
+    }
+    char *pinned = calloc((size_t)nc + 1, 1);
+    if (!pinned) { for (int c = 0; c < nc; c++) L->col_w[c] *= avail / sum; return; }
+    for (int changed = 1; changed;) {   /* pin the columns the scale would cut below their word, rescale the rest */
+        changed = 0;
+        double fixed = 0, free_w = 0;
+        for (int c = 0; c < nc; c++) {
+            if (pinned[c]) fixed += L->min_w[c];
+            else free_w += L->col_w[c];
+        }
+        double k = free_w > 0 ? (avail - fixed) / free_w : 1;
+        for (int c = 0; c < nc; c++)
+            if (!pinned[c] && L->col_w[c] * k < L->min_w[c]) { pinned[c] = 1; changed = 1; }
+        if (changed) continue;
+        for (int c = 0; c < nc; c++) L->col_w[c] = pinned[c] ? L->min_w[c] : L->col_w[c] * k;
+    }
+    free(pinned);
 }
 
 /* Share the width w between the label column and the columns: spare width widens the number columns (up
@@ -160,8 +201,7 @@ static void fit_widths(const render_table *t, double w, double sum, double labna
         L->lab_w = w - sum < labfull ? w - sum : labfull;
         if (L->lab_w < 70) {
             L->lab_w = 70;
-            double k = (w - 70) / sum;   /* last resort: narrow every column (headers wrap) */
-            for (int c = 0; c < nc; c++) L->col_w[c] *= k;
+            narrow_all(L, nc, w - 70, sum);
         }
     }
 }
@@ -214,10 +254,11 @@ static int layout(cairo_t *cr, const render_table *t, double w, tlay *L) {
     memset(L, 0, sizeof *L);
     int nc = t->ncols, nr = t->nrows;
     L->col_w = calloc((size_t)nc + 1, sizeof *L->col_w);
+    L->min_w = calloc((size_t)nc + 1, sizeof *L->min_w);
     L->row_h = calloc((size_t)nr + 1, sizeof *L->row_h);
     L->textcol = calloc((size_t)nc + 1, sizeof *L->textcol);
     L->isbest = calloc((size_t)nr * nc + 1, 1);
-    if (!L->col_w || !L->row_h || !L->textcol || !L->isbest) { lay_free(L); return -1; }
+    if (!L->col_w || !L->min_w || !L->row_h || !L->textcol || !L->isbest) { lay_free(L); return -1; }
     mark_best(t, L->isbest);
     double labnat;
     double sum = natural_widths(cr, t, L, &labnat);
