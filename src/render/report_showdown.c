@@ -360,8 +360,13 @@ static int phase_table(rdoc *d, const grid *g, int ph, const nn_machine *mc) {
     const char *untried = render_model_env(d->m, "best_not_tried");
     f->note = render_printf(d->a, "Steady-state %s images per second (medians), as shipped and at the framework's best "
                                   "setting, its fastest measured (native: its fastest back-end); × native: how many times "
-                                  "longer than native, at the best setting; peak: the largest memory peak of the best "
-                                  "setting's repeats.%s%s%s%s%s%s",
+                                  "longer than native, at the best setting; peak: for native, the most its back-end held "
+                                  "at once (weights, activations, workspace); for a framework, its allocator's peak "
+                                  "on a GPU, and on the CPU its best-setting process's peak resident memory, the "
+                                  "interpreter and libraries included (–: as shipped on the CPU, where the bench cell "
+                                  "records none). On the CPU the two are not one measure: bench-cpu's table "
+                                  "(out/bench/cpu.json) has both sides' process peaks."
+                                  "%s%s%s%s%s%s",
                             phase_name[ph],
                             ph == PH_INFER ? " A run's inference figure is its fastest timed pass (or window)." : "",
                             untried ? " Best settings not tried: " : "", untried ? untried : "",
