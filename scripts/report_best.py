@@ -55,7 +55,7 @@ def best_runs(cpu):
                 "workload": row["workload"], "implementation": impl, "backend": "cpu", "status": "ok",
                 "source": "bench-cpu", "settings": {"setting": setting, "threads": cpu.get("threads"),
                                                     "precision": cpu.get("precision", "fp32")},
-                "summary": {}, "samples": [{"repeat": 1, "peak_bytes": 0}]})
+                "summary": {}, "samples": [{"repeat": 1, "peak_bytes": 0, "peak_rss_bytes": 0}]})
             if c.get("batch"):
                 r["settings"]["batch"] = c["batch"]
             if c.get("cmd"):   # what verify --rerun runs to measure it again
@@ -67,7 +67,7 @@ def best_runs(cpu):
             else:
                 r["summary"]["inference_s_per_1000_images"] = stat(s, invert=True)
             if rss:
-                r["samples"][0]["peak_bytes"] = max(r["samples"][0]["peak_bytes"], int(rss * 1048576))
+                r["samples"][0]["peak_rss_bytes"] = max(r["samples"][0]["peak_rss_bytes"], int(rss * 1048576))
     for r in runs.values():
         if r["workload"] not in trained:   # an inference workload, as bench marks its runs
             r["mode"] = "inference"

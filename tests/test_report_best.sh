@@ -50,14 +50,14 @@ runs = {(r["workload"], r["implementation"], r.get("settings", {}).get("setting"
 assert len(d["runs"]) == 5, "5 runs (1 bench + 4 best), got %d" % len(d["runs"])
 c = runs[("mnist_cnn", "pytorch", "compile")]
 assert c["summary"]["train_images_per_s"]["median"] == 1500 and "inference_s_per_1000_images" not in c["summary"], c
-assert c["samples"][0]["peak_bytes"] == 1000 * 1048576 and "mode" not in c, c
+assert c["samples"][0]["peak_rss_bytes"] == 1000 * 1048576 and "mode" not in c, c
 cl = runs[("mnist_cnn", "pytorch", "channels_last")]
 assert abs(cl["summary"]["inference_s_per_1000_images"]["median"] - 0.2) < 1e-12, cl
 assert abs(cl["summary"]["inference_s_per_1000_images"]["min"] - 1000 / 6000) < 1e-12 and "mode" not in cl, cl
 j = runs[("mnist_cnn", "jax", "jit")]
 assert set(j["summary"]) == {"train_images_per_s", "train_s_per_1000_images", "inference_s_per_1000_images"}, j
 assert abs(j["summary"]["train_s_per_1000_images"]["median"] - 1000 / 900) < 1e-12, j   # what verify compares
-assert j["samples"][0]["peak_bytes"] == 600 * 1048576, j
+assert j["samples"][0]["peak_rss_bytes"] == 600 * 1048576, j
 assert ("resnet50_features", "pytorch", "shipped") not in runs, "shipped is the bench cell's, not a best setting"
 for st in ("compile", "channels_last"):   # eager won nothing: its candidate is not run again
     assert runs[("mnist_cnn", "pytorch", st)]["rerun"]["args"] == ["--workload", "mnist_cnn", "--setting", "channels_last,compile"], runs[("mnist_cnn", "pytorch", st)]

@@ -156,6 +156,40 @@ Test(results, run_view) {
     json_decref(d);
 }
 
+/* Memory: the back-end's peak (peak_bytes) and the process's peak RSS (peak_rss_bytes) are read apart, the
+ * largest of the samples each; a best-setting run writes its processes' RSS as peak_rss_bytes; a best-setting run
+ * of results older than peak_rss_bytes held its RSS in peak_bytes and is read as RSS. */
+Test(results, memory_peaks_back_end_and_process) {
+    json_t *d = doc_of("{\"runs\": ["
+                       " {\"workload\": \"w\", \"samples\": [{\"peak_bytes\": 100, \"peak_rss_bytes\": 5000},"
+                       "                                  {\"peak_bytes\": 300, \"peak_rss_bytes\": 4000}]},"
+                       " {\"workload\": \"w\", \"source\": \"bench-cpu\", \"samples\": [{\"peak_bytes\": 7000}]}]}");
+    sd_run_view v;
+    sd_run_view_of(sd_results_run(d, 0), &v);
+    cr_expect_eq(v.peak_bytes, 300);
+    cr_expect_eq(v.peak_rss_bytes, 5000);
+    sd_run_view_of(sd_results_run(d, 1), &v);
+    cr_expect_eq(v.peak_rss_bytes, 7000, "an older best-setting run's peak_bytes is its RSS");
+    cr_expect_eq(v.peak_bytes, 0);
+    json_decref(d);
+
+    json_t *pub = doc_of("{\"workload\": \"w\", \"implementation\": \"pytorch\", \"source\": \"bench-cpu\","
+                         " \"settings\": {\"setting\": \"compile\"}}");
+    sd_run_view p;
+    sd_run_view_of(pub, &p);
+    const long long rss[2] = {600LL << 20, 650LL << 20};
+    double ips[2] = {100, 110};
+    sd_setting_run s = {.workload = "w", .implementation = "pytorch", .python = "python3", .version = "2.15",
+                        .published = &p, .train = sd_stat_of(ips, 2), .peak_rss_bytes = rss, .nrepeats = 2};
+    d = sd_results_new();
+    cr_assert_eq(sd_results_add_setting_run(d, &s), 0);
+    sd_run_view_of(sd_results_run(d, 0), &v);
+    cr_expect_eq(v.peak_rss_bytes, 650LL << 20);
+    cr_expect_eq(v.peak_bytes, 0);
+    json_decref(d);
+    json_decref(pub);
+}
+
 Test(results, epoch_time) {
     json_t *d = doc_of(two_runs);
     sd_stat s;

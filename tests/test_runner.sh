@@ -351,6 +351,8 @@ an, ap = n["summary"]["accuracy"]["median"], p["summary"]["accuracy"]["median"]
 print("real mnist_mlp: accuracy native %.4f pytorch %.4f" % (an, ap))
 assert abs(an - ap) <= 0.03, (an, ap)
 assert n["data"]["kind"] == p["data"]["kind"] == "real"
-' "$t/real.json"; then ok "real mnist_mlp: parameter counts equal, accuracy within 3 points"
+rn, rp = n["samples"][0].get("peak_rss_bytes", 0), p["samples"][0].get("peak_rss_bytes", 0)
+assert rn > 10 << 20 and rp > 10 << 20, ("each process records its peak RSS", rn, rp)
+' "$t/real.json"; then ok "real mnist_mlp: parameter counts equal, accuracy within 3 points, both peak RSS recorded"
 else bad "real mnist_mlp comparison"; fi
 exit $fail

@@ -218,7 +218,9 @@ static int run_one(const sd_bench_opts *a, const char *wname, const char *bname,
         if (!samples) { rc = sd_err(SD_ENOMEM, "out of memory"); goto done; }
         for (long r = 0; r < a->repeat; r++) {
             nn_backend_reset_peak(be);
+            const int rss = sd_rss_peak_reset() == 0;
             SD_TRY_GOTO(rc, nn_infer(&w, be, &test, &o, &samples[r]), done);
+            samples[r].peak_rss_bytes = rss ? (size_t)sd_rss_peak_bytes() : 0;
             nsamples++;
         }
         sd_run_info ri = {.w = &w, .implementation = "native", .be = be, .backend_note = note, .train = &test,
@@ -236,8 +238,10 @@ static int run_one(const sd_bench_opts *a, const char *wname, const char *bname,
     if (!samples) { rc = sd_err(SD_ENOMEM, "out of memory"); goto done; }
     for (long r = 0; r < a->repeat; r++) {
         nn_backend_reset_peak(be);
+        const int rss = sd_rss_peak_reset() == 0;   /* the peak of this repeat, not of the cells before it */
         SD_TRY_GOTO(rc, a->gpus > 1 ? nn_dp_train_replicas(be, (int)a->gpus, &w, &train, &test, &o, &samples[r], how, sizeof how)
                                     : nn_train(&w, be, &train, &test, &o, &samples[r]), done);
+        samples[r].peak_rss_bytes = rss ? (size_t)sd_rss_peak_bytes() : 0;
         nsamples++;
     }
     sd_run_info ri = {.w = &w, .implementation = "native", .be = be, .backend_note = note, .train = &train,

@@ -175,8 +175,16 @@ void sd_run_view_of(const json_t *run, sd_run_view *v) {
     v->setting = json_string_value(json_object_get(set, "setting"));
     v->spec = json_string_value(json_object_get(json_object_get(run, "model"), "spec"));
     for (size_t s = 0; s < json_array_size(v->samples); s++) {
-        long long pb = count_of(json_object_get(json_array_get(v->samples, s), "peak_bytes"), 1LL << 60);
+        const json_t *sample = json_array_get(v->samples, s);
+        long long pb = count_of(json_object_get(sample, "peak_bytes"), 1LL << 60);
+        long long rss = count_of(json_object_get(sample, "peak_rss_bytes"), 1LL << 60);
         if (pb > v->peak_bytes) v->peak_bytes = pb;
+        if (rss > v->peak_rss_bytes) v->peak_rss_bytes = rss;
+    }
+    const char *src = json_string_value(json_object_get(run, "source"));
+    if (v->peak_rss_bytes == 0 && src && strcmp(src, "bench-cpu") == 0) {
+        v->peak_rss_bytes = v->peak_bytes;   /* results older than peak_rss_bytes: a best setting's peak RSS */
+        v->peak_bytes = 0;
     }
     v->gflops = num(json_object_get(sum, "gflops"));
     v->epochs = (int)count_of(json_object_get(set, "epochs"), 1000000000);
@@ -496,6 +504,7 @@ int sd_results_add_run(json_t *doc, const sd_run_info *ri) {
         }
         json_t *sample = json_pack("{s:i,s:I,s:o,s:o}", "repeat", s + 1, "peak_bytes", (json_int_t)r->peak_bytes,
                                    "epochs", eps, "confusion", conf);
+        if (r->peak_rss_bytes > 0) json_object_set_new(sample, "peak_rss_bytes", json_integer((json_int_t)r->peak_rss_bytes));
         if (r->metric) json_object_set_new(sample, "metric", json_string(r->metric));
         if (r->infer_images > 0) {   /* inference timed apart */
             json_object_set_new(sample, "inference_s", json_real(r->infer_s));
@@ -592,7 +601,8 @@ int sd_results_add_setting_run(json_t *doc, const sd_setting_run *s) {
     if (s->infer.n) json_object_set_new(sum, "inference_s_per_1000_images", per_1000_json(s->infer));
     json_object_set_new(run, "summary", sum);
     for (int i = 0; i < s->nrepeats; i++)
-        json_array_append_new(samples, json_pack("{s:i,s:I}", "repeat", i + 1, "peak_bytes", (json_int_t)s->peak_bytes[i]));
+        json_array_append_new(samples, json_pack("{s:i,s:I,s:I}", "repeat", i + 1, "peak_bytes", (json_int_t)0,
+                                                 "peak_rss_bytes", (json_int_t)s->peak_rss_bytes[i]));
     json_object_set_new(run, "samples", samples);
     return sd_results_append(doc, run);
 }

@@ -101,7 +101,8 @@ typedef struct sd_run_view {
     double gflops;                /* published: a bare number; NAN when absent */
     sd_stat inference_s_per_1000; /* measured: seconds per 1,000 images of a timed inference pass */
     sd_stat inference_gflops;     /* measured: the inference pass's GFLOP/s */
-    long long peak_bytes;         /* the largest memory peak over the samples; 0 when none recorded */
+    long long peak_bytes;         /* the largest back-end (device allocator) peak over the samples; 0: none */
+    long long peak_rss_bytes;     /* the largest process peak resident memory over the samples; 0: none */
     double host_speed;            /* the host's speed it was measured at (bench/host.c); NAN when not recorded */
     const char *setting;          /* settings.setting: a framework's candidate ("compile", "jit"); NULL: as shipped */
     const char *spec;             /* model.spec: the workload file the run was built from; NULL when absent */
@@ -185,7 +186,7 @@ typedef struct sd_setting_run {
     const char *workload, *implementation, *python, *version;
     const sd_run_view *published;   /* its settings and source are the measurement's */
     sd_stat train, infer;           /* images/s (n = 0: the phase was not measured) */
-    const long long *peak_bytes;    /* nrepeats */
+    const long long *peak_rss_bytes;   /* nrepeats: each process's peak resident memory */
     int nrepeats;
 } sd_setting_run;
 /* Append such a run: images/s, and as times seconds per 1,000 images (train_s_per_1000_images,

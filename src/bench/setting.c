@@ -225,7 +225,7 @@ int sd_bench_setting_rerun(const sd_run_view *p, long repeat, double host_wait_s
         *doc = sd_results_new();
         sd_setting_run s = {.workload = json_string_value(p->workload), .implementation = json_string_value(p->implementation),
                             .python = p->rerun_python, .version = version, .published = p,
-                            .train = sd_stat_of(train, nt), .infer = sd_stat_of(infer, ni), .peak_bytes = peak,
+                            .train = sd_stat_of(train, nt), .infer = sd_stat_of(infer, ni), .peak_rss_bytes = peak,
                             .nrepeats = (int)repeat};
         if (!*doc || sd_results_add_setting_run(*doc, &s) != 0) {
             json_decref(*doc);

@@ -1,4 +1,4 @@
-/* util — comma lists and the project's directories (core/util.h). */
+/* util — comma lists, the project's directories, the process's peak memory (core/util.h). */
 #include "core/util.h"
 
 #include <libgen.h>
@@ -59,4 +59,22 @@ double sd_median_inplace(double *v, int n) {
     if (k == 0) return NAN;
     qsort(v, (size_t)k, sizeof *v, sd_cmp_double);
     return k % 2 ? v[k / 2] : 0.5 * (v[k / 2 - 1] + v[k / 2]);
+}
+
+int sd_rss_peak_reset(void) {
+    FILE *f = fopen("/proc/self/clear_refs", "w");
+    if (!f) return -1;
+    int ok = fputs("5", f) >= 0;
+    return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+long long sd_rss_peak_bytes(void) {
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f) return 0;
+    char line[256];
+    long long kib = 0;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "VmHWM: %lld kB", &kib) == 1) break;
+    fclose(f);
+    return kib > 0 ? kib * 1024 : 0;
 }

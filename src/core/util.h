@@ -1,5 +1,6 @@
 /* util — small helpers every layer may use: this binary as a child process, comma lists, the project's
- * directories found from the working directory or beside the executable, the one median. */
+ * directories found from the working directory or beside the executable, the one median, the process's
+ * peak resident memory. */
 #ifndef SD_UTIL_H
 #define SD_UTIL_H
 
@@ -22,5 +23,11 @@ int sd_cmp_double(const void *a, const void *b);
 /* The median of the non-NaN values of v[0..n) (mean of the middle two for an even count), NAN when there are
  * none. Reorders v. */
 double sd_median_inplace(double *v, int n);
+
+/* This process's peak resident memory (VmHWM) starts again from its present size (Linux 4.0+, clear_refs "5"):
+ * 0, or -1 where the kernel cannot (the peak then spans the process's life). */
+int sd_rss_peak_reset(void);
+/* This process's peak resident memory in bytes since it started or the last reset (VmHWM); 0 when unknown. */
+long long sd_rss_peak_bytes(void);
 
 #endif

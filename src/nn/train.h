@@ -36,6 +36,7 @@ typedef struct nn_train_result {
     nn_epoch_stats *epochs;    /* opts.epochs entries */
     int nepochs;
     size_t peak_bytes;         /* back-end memory peak */
+    size_t peak_rss_bytes;     /* the process's peak resident memory while it ran (set by bench; 0: unknown) */
     size_t nparams;
     double flops_fwd;          /* per example */
     double flops_train;        /* per example: forward + backward (data and weights) */

@@ -275,6 +275,7 @@ static int add_results(render_model *m, const char *path, json_t *root) {
                                           inf.min > 0 ? 1000 / inf.min : NAN};
         r->infer_gflops = v.inference_gflops.median;
         r->peak_bytes = v.peak_bytes;
+        r->peak_rss_bytes = v.peak_rss_bytes;
         r->train_spread_pct = r->infer_spread_pct = NAN;
         for (int t = 0; sd_published_time_keys[t] && isnan(r->train_spread_pct); t++)   /* verify's training cell */
             r->train_spread_pct = sd_run_spread_pct(&v, sd_published_time_keys[t]);

@@ -47,7 +47,8 @@ typedef struct rm_run {
     long long parameters;             /* 0 when absent */
     rm_stat infer_images_per_s;       /* a timed inference pass (measured runs); NAN when absent */
     double infer_gflops;              /* its GFLOP/s median; NAN when absent */
-    long long peak_bytes;             /* the largest memory peak of its samples; 0 when not recorded */
+    long long peak_bytes;             /* the largest back-end (device allocator) peak of its samples; 0: none */
+    long long peak_rss_bytes;         /* the largest process peak resident memory of its samples; 0: none */
     double train_spread_pct;          /* its time figure's spread as verify judges it (sd_run_spread_pct); NAN: none */
     double infer_spread_pct;          /* the inference figure's */
     const char *setting;              /* a framework's candidate setting ("compile", "jit"); NULL: as shipped */

@@ -311,9 +311,16 @@ static int phase_table(rdoc *d, const grid *g, int ph, const nn_machine *mc) {
     if (!f) return sd_err(SD_ENOMEM, "out of memory");
     t->compact = 1;   /* narrow numeric columns leave the row labels room for one line */
     t->row_head = "Workload · implementation";
+    /* memory like with like: on a GPU each side's device allocator peak, on the CPU each process's peak RSS */
+    int gpu = 0;
+    for (int w = 0; w < g->nw; w++) {
+        const rm_run *n = g->c[0][w][ph].best;
+        gpu |= n && n->backend && strcmp(n->backend, "cudnn") == 0;
+    }
     static const char *const cols[] = {"as shipped", "best", "best setting", "× native", "peak", "of limit"};
     static const char *const units[] = {"images/s", "images/s", "", "time", "MiB", "%"};
     for (int c = 0; c < nc; c++) { t->cols[c] = cols[c]; t->units[c] = units[c]; heat[c] = NAN; }
+    t->cols[4] = gpu ? "device peak" : "peak RSS";
     t->dec[0] = t->dec[1] = t->dec[4] = t->dec[5] = 0;
     t->dec[3] = 2;
     int r = 0, nwide = 0;
@@ -347,7 +354,8 @@ static int phase_table(rdoc *d, const grid *g, int ph, const nn_machine *mc) {
                 tx[k] = render_printf(d->a, "%s †", tx[k] ? tx[k] : num);
                 nwide++;
             }
-            v[4] = c->best->peak_bytes > 0 ? (double)c->best->peak_bytes / 1048576.0 : NAN;
+            const long long peak = gpu ? c->best->peak_bytes : c->best->peak_rss_bytes;
+            v[4] = peak > 0 ? (double)peak / 1048576.0 : NAN;
             if (isnan(v[4])) tx[4] = "–";
             if (pct) {
                 v[5] = pct_limit(mc, c->best, ph, c->best_v);
@@ -360,14 +368,14 @@ static int phase_table(rdoc *d, const grid *g, int ph, const nn_machine *mc) {
     const char *untried = render_model_env(d->m, "best_not_tried");
     f->note = render_printf(d->a, "Steady-state %s images per second (medians), as shipped and at the framework's best "
                                   "setting, its fastest measured (native: its fastest back-end); × native: how many times "
-                                  "longer than native, at the best setting; peak: for native, the most its back-end held "
-                                  "at once (weights, activations, workspace); for a framework, its allocator's peak "
-                                  "on a GPU, and on the CPU its best-setting process's peak resident memory, the "
-                                  "interpreter and libraries included (–: as shipped on the CPU, where the bench cell "
-                                  "records none). On the CPU the two are not one measure: bench-cpu's table "
-                                  "(out/bench/cpu.json) has both sides' process peaks."
-                                  "%s%s%s%s%s%s",
+                                  "longer than native, at the best setting; %s%s%s%s%s%s%s",
                             phase_name[ph],
+                            gpu ? "device peak: the most device memory each side's allocator held at once (native: "
+                                  "its back-end's buffers; a framework: its own allocator's peak)."
+                                : "peak RSS: the peak resident memory of the process that measured the best setting, "
+                                  "the most of its repeats (native: showdown's, reset at each repeat; a framework: its "
+                                  "runner's or best-setting process's, the interpreter, the framework and the data "
+                                  "included).",
                             ph == PH_INFER ? " A run's inference figure is its fastest timed pass (or window)." : "",
                             untried ? " Best settings not tried: " : "", untried ? untried : "",
                             untried ? "." : "",

@@ -201,6 +201,9 @@ static int handle_line(state *s, const char *line, size_t len) {
         long long peak = 0;
         SD_TRY_GOTO(rc, jv_get_int(d, root, "peak_bytes", "done event", 0, 0, 1LL << 60, &peak), out);
         s->r->train.peak_bytes = (size_t)peak;
+        long long rss = 0;   /* the runner process's peak resident memory (absent from older runners) */
+        SD_TRY_GOTO(rc, jv_get_int(d, root, "peak_rss_bytes", "done event", 0, 0, 1LL << 60, &rss), out);
+        s->r->train.peak_rss_bytes = (size_t)rss;
         s->done = 1;
         goto out;
     }

@@ -19,6 +19,13 @@ import time
 PROTOCOL = 1
 
 
+def peak_rss_bytes():
+    """This process's peak resident memory (ru_maxrss, KiB on Linux): the interpreter, the framework and its data,
+    as showdown records it for a native cell (core/util.c)."""
+    import resource
+    return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
+
+
 def emit(obj):
     sys.stdout.write(json.dumps(obj, separators=(",", ":")) + "\n")
     sys.stdout.flush()
@@ -894,7 +901,7 @@ def _main(make, description):
     peak = getattr(fw, "peak_bytes", lambda: 0)
     if "inference" in spec:
         _inference_workload(a, spec, fw)
-        emit({"event": "done", "peak_bytes": peak()})
+        emit({"event": "done", "peak_bytes": peak(), "peak_rss_bytes": peak_rss_bytes()})
         return
 
     xtr, ytr, xte, yte = load_data(a, spec)
@@ -952,4 +959,4 @@ def _main(make, description):
     # inference timed apart: the test batches through the trained model, outputs copied to the host
     best, passes = infer_timed(fw, xte, nvb, B)
     emit({"event": "inference", "timed_s": best, "images": nvb * B, "passes": passes})
-    emit({"event": "done", "confusion": confusion, "peak_bytes": peak()})
+    emit({"event": "done", "confusion": confusion, "peak_bytes": peak(), "peak_rss_bytes": peak_rss_bytes()})
