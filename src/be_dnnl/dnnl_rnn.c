@@ -13,6 +13,9 @@
 #include <oneapi/dnnl/dnnl.h>
 
 #include <omp.h>
+#ifdef __AVX512F__
+#include <immintrin.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,20 +76,34 @@ static inline void gru_gates(int n, int S, const float *a, const float *b, const
 /* The units past the last multiple of 16 (babi_rnn's 50: 2, imdb_gru's 100: 4) ran scalar after the vector loop,
  * 30% of babi_rnn's forward: they run as one vector of 16 on copies, gate stride 16, and are copied back. */
 #define TAIL 16
+#ifdef __AVX512F__
+/* a masked load and store of the r < 16 units: no call per copy (memcpy was 7% of babi_rnn's forward) */
+static inline void tail_in(float *dst, const float *src, int H, int u0, int r, int gates) {
+    const __mmask16 m = (__mmask16)((1u << r) - 1);
+    for (int q = 0; q < gates; q++) _mm512_storeu_ps(dst + q * TAIL, _mm512_maskz_loadu_ps(m, src + (size_t)q * H + u0));
+}
+static inline void tail_out(float *dst, const float *src, int H, int u0, int r, int gates) {
+    const __mmask16 m = (__mmask16)((1u << r) - 1);
+    for (int q = 0; q < gates; q++) _mm512_mask_storeu_ps(dst + (size_t)q * H + u0, m, _mm512_loadu_ps(src + q * TAIL));
+}
+#else
 static void tail_in(float *dst, const float *src, int H, int u0, int r, int gates) {
-    for (int q = 0; q < gates; q++) memcpy(dst + q * TAIL, src + (size_t)q * H + u0, sizeof(float) * r);
+    for (int q = 0; q < gates; q++) {
+        memcpy(dst + q * TAIL, src + (size_t)q * H + u0, sizeof(float) * r);
+        memset(dst + q * TAIL + r, 0, sizeof(float) * (TAIL - r));
+    }
 }
 static void tail_out(float *dst, const float *src, int H, int u0, int r, int gates) {
     for (int q = 0; q < gates; q++) memcpy(dst + (size_t)q * H + u0, src + q * TAIL, sizeof(float) * r);
 }
+#endif
 
 static void lstm_row(int H, const float *a, const float *b, const float *bx, const float *bh, float *c, float *h,
                      float *g, float *cw) {
     const int u0 = H / TAIL * TAIL, r = H - u0;
     lstm_gates(u0, H, a, b, bx, bh, c, h, g, cw);
     if (!r) return;
-    float A[4 * TAIL] = {0}, B[4 * TAIL] = {0}, X[4 * TAIL] = {0}, Y[4 * TAIL] = {0}, C[TAIL] = {0}, O[TAIL] = {0};
-    float G[4 * TAIL] = {0}, W[TAIL] = {0};
+    float A[4 * TAIL], B[4 * TAIL], X[4 * TAIL], Y[4 * TAIL], C[TAIL], O[TAIL], G[4 * TAIL], W[TAIL];   /* in: whole */
     tail_in(A, a, H, u0, r, 4);
     tail_in(B, b, H, u0, r, 4);
     tail_in(X, bx, H, u0, r, 4);
@@ -102,7 +119,7 @@ static void gru_row(int H, const float *a, const float *b, const float *bx, cons
     const int u0 = H / TAIL * TAIL, r = H - u0;
     gru_gates(u0, H, a, b, bx, bh, h, g);
     if (!r) return;
-    float A[3 * TAIL] = {0}, B[3 * TAIL] = {0}, X[3 * TAIL] = {0}, Y[3 * TAIL] = {0}, O[TAIL] = {0}, G[4 * TAIL] = {0};
+    float A[3 * TAIL], B[3 * TAIL], X[3 * TAIL], Y[3 * TAIL], O[TAIL], G[4 * TAIL];   /* tail_in fills whole lanes */
     tail_in(A, a, H, u0, r, 3);
     tail_in(B, b, H, u0, r, 3);
     tail_in(X, bx, H, u0, r, 3);
