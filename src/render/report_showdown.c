@@ -105,13 +105,16 @@ static const char *ratio_text(rdoc *d, double x) {
     return render_printf(d->a, x < 1 ? "%.2f×" : x < 10 ? "%.1f×" : "%.0f×", x);
 }
 
-/* A reason short enough for a cell: the error without its status prefix, cut at its first parenthesis. */
+/* A reason short enough for a cell: the error without its status prefix and the "<framework> runner" the row
+ * names, cut at its first colon or parenthesis ("timed out", "not run"; the whole error is in the appendix). */
 static const char *reason(rdoc *d, const rm_run *r) {
     const char *e = r->error ? r->error : "no reason recorded", *st = r->status;
     size_t sl = st ? strlen(st) : 0;
     if (st && strncmp(e, st, sl) == 0 && e[sl] == ':') e += sl + 1 + (e[sl + 1] == ' ');
     if (strncmp(e, "n/a: ", 5) == 0) e += 5;   /* a runner's own "n/a: no bf16 on CPU" */
-    size_t n = strcspn(e, "(");
+    const size_t il = r->implementation ? strlen(r->implementation) : 0;
+    if (il && strncmp(e, r->implementation, il) == 0 && strncmp(e + il, " runner ", 8) == 0) e += il + 8;
+    size_t n = strcspn(e, "(:");
     while (n > 0 && e[n - 1] == ' ') n--;
     if (n > 48) n = 48;
     const char *word = strcmp(rb_status_word(r), "failed") == 0 ? "failed" : "n/a";
