@@ -124,6 +124,9 @@ grep -q "batch: published 64, here 128" "$t/out" && ok "batch difference named" 
 # --rerun measures through bench with at least 3 repetitions (tolerance wide: this checks the path, not speed)
 expect 0 "--rerun" $SD verify "$t/rerun.json" --rerun --tolerance 1e8 --acc-tolerance 1 --json "$t/rr.json"
 "$PY" -c 'import json,sys; c=json.load(open(sys.argv[1]))["cells"][0]; assert c["measured"]["n"] >= 3, c; print("ok: rerun n =", c["measured"]["n"])' "$t/rr.json" || fail=1
+# a long rerun says where it is: the run of the file it measures, of how many
+grep -q "^verify: \[1/1\] rerunning mnist_mlp/" "$t/err" && ok "the rerun says its progress ([1/1])" \
+  || bad "no '[1/1]' progress: $(cat "$t/err")"
 
 # bench's own results, as `make report` writes them: a measured cell, a framework that is not installed
 # (unavailable: no summary) and, when Debian's PyTorch runs here, a framework cell; verify accepts them all
@@ -286,7 +289,7 @@ for r in runs:
     t = s["train_images_per_s"]
     assert t["n"] == 3 and abs(t["median"] - 1000 * 0.130 / 0.128) < 1e-6, t
     assert abs(s["train_s_per_1000_images"]["median"] - 1000 / t["median"]) < 1e-9, s
-    assert len(r["samples"]) == 3 and r["samples"][0]["peak_bytes"] == 100 * 1048576, r["samples"]
+    assert len(r["samples"]) == 3 and r["samples"][0]["peak_rss_bytes"] == 100 * 1048576, r["samples"]
     assert r["rerun"]["args"][-1] == "nhwc,jit" and r["settings"]["setting"] in ("jit", "nhwc"), r
 PY
 [ "$(wc -l < "$t/cell.calls")" = 3 ] && ok "bench --best-settings: the two settings of one command in 3 processes" \

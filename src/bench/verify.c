@@ -4,6 +4,7 @@
 #include "bench/bench.h"
 #include "bench/frameworks.h"
 #include "bench/results.h"
+#include "core/clock.h"
 #include "core/err.h"
 #include "core/util.h"
 #include "db/db.h"
@@ -167,6 +168,34 @@ static const json_t *find_run(const json_t *doc, const sd_run_view *p, const cha
     return first;
 }
 
+/* Progress of a rerun: the published run being checked (*pos of total in the filter), the reruns so far and when
+ * the first began, for "[k/N] ... ETA". */
+typedef struct vprog { size_t pos, total, reruns; double t0; } vprog;
+
+typedef struct vctx {
+    const sd_verify_opts *o;
+    const json_t *pubdoc, *measured, *here;
+    const char *msource;
+    vprog *prog;                          /* NULL: no progress said (the second pass counts its own) */
+} vctx;
+
+/* "[k/N] " and, after the first rerun, " · M min so far, about E min left" (the runs before it, skipped ones
+ * included, give the pace) */
+static void prog_head(const vctx *x, char *head, size_t hn, char *tail, size_t tn) {
+    head[0] = tail[0] = 0;
+    vprog *p = x->prog;
+    if (!p) return;
+    const double now = sd_now();
+    if (p->reruns == 0) p->t0 = now;
+    snprintf(head, hn, "[%zu/%zu] ", p->pos, p->total);
+    if (p->reruns > 0 && p->pos > 1) {
+        const double so_far = now - p->t0, left = so_far / (double)(p->pos - 1) * (double)(p->total - p->pos + 1);
+        snprintf(tail, tn, " · %.0f %s so far, about %.0f %s left", so_far < 120 ? so_far : so_far / 60,
+                 so_far < 120 ? "s" : "min", left < 120 ? left : left / 60, left < 120 ? "s" : "min");
+    }
+    p->reruns++;
+}
+
 /* Why a rerun's cell failed, from its results: the failed run's error, or the framework's equivalence check. */
 static const char *rerun_error(const json_t *doc) {
     size_t i;
@@ -183,12 +212,15 @@ static const char *rerun_error(const json_t *doc) {
 /* Rerun one cell through the bench layer with the published settings, under the published interpreter when it is
  * here (else the one bench finds: its versions are then compared like any other measurement's). *doc gets its
  * results, or stays NULL with c->why saying what went wrong. Only an interruption is returned. */
-static int rerun(const sd_verify_opts *a, vcell *c, json_t **doc) {
+static int rerun(const vctx *x, vcell *c, json_t **doc) {
+    const sd_verify_opts *a = x->o;
     const sd_run_view *p = &c->v;
+    char head[48], tail[96];
+    if (!a->quiet) prog_head(x, head, sizeof head, tail, sizeof tail);
     if (p->source && strcmp(p->source, "bench-cpu") == 0) {   /* a best setting: its cell script again */
         long n = a->repeat < 3 ? 3 : a->repeat;
-        if (!a->quiet) fprintf(stderr, "verify: rerunning %s/%s setting %s (%ld processes)\n", c->w, c->impl,
-                               p->setting ? p->setting : "?", n);
+        if (!a->quiet) fprintf(stderr, "verify: %srerunning %s/%s setting %s (%ld processes)%s\n", head, c->w, c->impl,
+                               p->setting ? p->setting : "?", n, tail);
         int rc = sd_bench_setting_rerun(p, n, a->host_wait_s, doc);
         if (rc == SD_EINTR) return rc;
         c->unrunnable = rc == SD_ENODEV;
@@ -216,7 +248,8 @@ static int rerun(const sd_verify_opts *a, vcell *c, json_t **doc) {
     o.host_wait_s = a->host_wait_s;   /* as make report measured: each cell once the host runs at its speed */
     o.workloads_dir = a->workloads;
     o.quiet = 1;
-    if (!a->quiet) fprintf(stderr, "verify: rerunning %s/%s/%s (%ld repetitions)\n", c->w, c->impl, c->be, o.repeat);
+    if (!a->quiet) fprintf(stderr, "verify: %srerunning %s/%s/%s (%ld repetitions)%s\n", head, c->w, c->impl, c->be,
+                           o.repeat, tail);
     sd_bench_outcome out;
     int rc = sd_bench_matrix_run(&o, &cell, 1, NULL, doc, &out);
     if (rc == SD_EINTR) return rc;
@@ -275,12 +308,6 @@ static void judge(const sd_verify_opts *a, vcell *c, const sd_run_view *m) {
 
 #define INFER_KEY "inference_s_per_1000_images"
 
-typedef struct vctx {
-    const sd_verify_opts *o;
-    const json_t *pubdoc, *measured, *here;
-    const char *msource;
-} vctx;
-
 /* Everything about one published run up to its verdict; only an interruption is returned. */
 static int check_cell(const vctx *x, const json_t *pub, vcell *c) {
     const char *status = json_string_value(c->v.status);
@@ -314,7 +341,7 @@ static int check_cell(const vctx *x, const json_t *pub, vcell *c) {
         if (!rerun_doc) snprintf(c->why, sizeof c->why, "%s", c->sibling->why);   /* why its rerun gave no figure */
         m = rerun_doc ? find_run(rerun_doc, &c->v, c->w, c->impl, c->be) : NULL;
     } else if (x->o->rerun) {
-        SD_TRY(rerun(x->o, c, &rerun_doc));
+        SD_TRY(rerun(x, c, &rerun_doc));
         m = rerun_doc ? find_run(rerun_doc, &c->v, c->w, c->impl, c->be) : NULL;
     } else if (x->measured) {
         m = find_run(x->measured, &c->v, c->w, c->impl, c->be);
@@ -364,6 +391,7 @@ static int measure_again(const vctx *x, vcell *cells, size_t n) {
     o.host_wait_s *= SD_HOST_AGAIN_WAIT;   /* 20 s: 2 min */
     vctx y = *x;
     y.o = &o;
+    y.prog = NULL;
     sd_host_budget_renew();
     sd_bench_setting_forget();   /* a best setting's processes too, not the first pass's outputs */
     for (size_t i = 0; i < n; i++) {
@@ -515,12 +543,18 @@ int sd_verify(const sd_verify_opts *a, FILE *f) {
     if (!out || !pchecks) { rc = sd_err(SD_ENOMEM, "out of memory"); goto done; }
     fprintf(f, "%-14s %-11s %-7s %-15s %12s %-26s %-16s %s\n", "workload", "impl", "backend", "metric", "published",
             "measured median [min-max]", "verdict", "why");
-    vctx x = {a, pubdoc, measured, here, msource};
+    vprog prog = {0};
+    vctx x = {a, pubdoc, measured, here, msource, a->rerun ? &prog : NULL};
     vcounts k = {0};
     size_t i, cap = sd_results_count(pubdoc);
+    json_t *pub;
+    sd_results_foreach(pubdoc, i, pub) {   /* the runs the filter keeps: the progress's N */
+        sd_run_view v;
+        sd_run_view_of(pub, &v);
+        prog.total += sd_in_list(a->only_workloads, str(v.workload)) && sd_in_list(a->only_impls, str(v.implementation));
+    }
     cells = calloc(cap ? 2 * cap : 1, sizeof *cells);   /* a run's time figure, and its inference figure beside it */
     if (!cells) { rc = sd_err(SD_ENOMEM, "out of memory"); goto done; }
-    json_t *pub;
     sd_results_foreach(pubdoc, i, pub) {
         vcell *c = &cells[n];
         c->macc = c->mhost = NAN;
@@ -530,6 +564,7 @@ int sd_verify(const sd_verify_opts *a, FILE *f) {
         c->impl = str(c->v.implementation);
         c->be = str(c->v.backend);
         if (!sd_in_list(a->only_workloads, c->w) || !sd_in_list(a->only_impls, c->impl)) continue;
+        prog.pos++;
         for (int t = 0; sd_published_time_keys[t] && !c->metric; t++) {
             c->pub = sd_run_published_stat(&c->v, sd_published_time_keys[t]);
             if (!isnan(c->pub.median)) c->metric = sd_published_time_keys[t];
