@@ -168,9 +168,9 @@ static const json_t *find_run(const json_t *doc, const sd_run_view *p, const cha
     return first;
 }
 
-/* Progress of a rerun: the published run being checked (*pos of total in the filter), the reruns so far and when
- * the first began, for "[k/N] ... ETA". */
-typedef struct vprog { size_t pos, total, reruns; double t0; } vprog;
+/* Progress of a rerun: the published run being checked (pos of total in the filter) and when the first rerun
+ * began (0: none yet), for "[k/N] ... ETA". */
+typedef struct vprog { size_t pos, total; double t0; } vprog;
 
 typedef struct vctx {
     const sd_verify_opts *o;
@@ -186,14 +186,14 @@ static void prog_head(const vctx *x, char *head, size_t hn, char *tail, size_t t
     vprog *p = x->prog;
     if (!p) return;
     const double now = sd_now();
-    if (p->reruns == 0) p->t0 = now;
+    const int first = p->t0 == 0;
+    if (first) p->t0 = now;
     snprintf(head, hn, "[%zu/%zu] ", p->pos, p->total);
-    if (p->reruns > 0 && p->pos > 1) {
+    if (!first && p->pos > 1) {
         const double so_far = now - p->t0, left = so_far / (double)(p->pos - 1) * (double)(p->total - p->pos + 1);
         snprintf(tail, tn, " · %.0f %s so far, about %.0f %s left", so_far < 120 ? so_far : so_far / 60,
                  so_far < 120 ? "s" : "min", left < 120 ? left : left / 60, left < 120 ? "s" : "min");
     }
-    p->reruns++;
 }
 
 /* Why a rerun's cell failed, from its results: the failed run's error, or the framework's equivalence check. */

@@ -32,8 +32,7 @@ static int inputs_table(rdoc *d, const char *id) {
 
 /* Data-parallel settings of a run on one CPU replica: "gpus 1" on a machine without a GPU says nothing true. */
 static int cpu_only_key(const rm_run *r, const char *key) {
-    int gpu = r->backend && strcmp(r->backend, "cudnn") == 0;
-    return !gpu && r->gpus <= 1 && (strcmp(key, "gpus") == 0 || strcmp(key, "global_batch") == 0);
+    return !rb_is_gpu(r) && r->gpus <= 1 && (strcmp(key, "gpus") == 0 || strcmp(key, "global_batch") == 0);
 }
 
 int rb_sec_methodology(rdoc *d, const rt_section *s) {

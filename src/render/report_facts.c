@@ -38,7 +38,7 @@ const char *rb_gpu_short(rdoc *d, const char *dev) {
  * and published runs that give "gpus". */
 const char *rb_device_of(rdoc *d, const rm_run *r) {
     const char *dev = "CPU";
-    int gpu = r->backend && strcmp(r->backend, "cudnn") == 0;
+    int gpu = rb_is_gpu(r);
     if (r->device) {
         const char *p = strstr(r->device, " (");
         dev = p ? render_printf(d->a, "%.*s", (int)(p - r->device), r->device) : r->device;
@@ -155,6 +155,8 @@ const char *rb_status_word(const rm_run *r) {
 }
 
 int rb_is_native(const rm_run *r) { return strcmp(r->implementation, "native") == 0; }
+
+int rb_is_gpu(const rm_run *r) { return r->backend && strcmp(r->backend, "cudnn") == 0; }
 
 int rb_is_measured(const rm_run *r) { return !r->published && !r->failed; }
 

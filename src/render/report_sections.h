@@ -49,6 +49,7 @@ int rb_idx_of(const char **a, int *n, const char *s, int max);
 /* The word a table cell shows for a run that has no figures. */
 const char *rb_status_word(const rm_run *r);
 int rb_is_native(const rm_run *r);
+int rb_is_gpu(const rm_run *r);      /* run by the cuDNN back-end: device memory, GPU clocks */
 int rb_is_measured(const rm_run *r);   /* not published, not failed */
 /* Seconds for one full epoch of the data set (*projected = 1 when projected from cut epochs); NAN if unknown. */
 double rb_full_epoch_s(const rm_run *r, int *projected);

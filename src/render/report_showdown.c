@@ -318,7 +318,7 @@ static int phase_table(rdoc *d, const grid *g, int ph, const nn_machine *mc) {
     int gpu = 0;
     for (int w = 0; w < g->nw; w++) {
         const rm_run *n = g->c[0][w][ph].best;
-        gpu |= n && n->backend && strcmp(n->backend, "cudnn") == 0;
+        gpu |= n && rb_is_gpu(n);
     }
     static const char *const cols[] = {"as shipped", "best", "best setting", "× native", "peak", "of limit"};
     static const char *const units[] = {"images/s", "images/s", "", "time", "MiB", "%"};

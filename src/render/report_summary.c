@@ -224,7 +224,7 @@ static const char *summary_backends(rdoc *d) {
                                                          "against, not an optimised path)", s);
     for (int i = 0; i < d->m->nruns; i++) {
         const rm_run *r = &d->m->runs[i];
-        if (!r->published && r->failed && rb_is_native(r) && r->backend && strcmp(r->backend, "cudnn") == 0) {
+        if (!r->published && r->failed && rb_is_native(r) && rb_is_gpu(r)) {
             s = render_printf(d->a, "%s; cuDNN built but not run (no GPU)", s);
             break;
         }
