@@ -3,7 +3,8 @@
 # (0 all reproduced, 5 a comparable cell did not, 9 some could not be checked), a --rerun through bench
 # with >= 3 repetitions, bench's own results (an unavailable framework among them) accepted, an implementation
 # difference NOT-COMPARABLE, a too-wide published spread named, reruns in a slow spell UNVERIFIABLE and measured
-# again after the others, positioned errors for a bad file, and the published CNN table on this machine.
+# again after the others, a SLOWER confirmed by a second rerun (UNVERIFIABLE when the two disagree), positioned
+# errors for a bad file, and the published CNN table on this machine.
 set -u
 SD=${SHOWDOWN:-./showdown}
 PY=${PYTHON:-/usr/bin/python3}
@@ -236,10 +237,14 @@ cat > "$t/cell.py" <<'EOF'
 import json, os, sys
 a = sys.argv
 st = a[a.index("--setting") + 1]
-open(os.path.join(os.path.dirname(a[0]), "cell.calls"), "a").write("call\n")
+calls = os.path.join(os.path.dirname(a[0]), "cell.calls")
+open(calls, "a").write("call\n")
+# FAKE_SLOW=f: f times slower, in the first FAKE_SLOW_CALLS processes (default all)
+n = sum(1 for _ in open(calls))
+f = float(os.environ.get("FAKE_SLOW", "1")) if n <= int(os.environ.get("FAKE_SLOW_CALLS", "1000000")) else 1.0
 for s in st.split(","):
     print(json.dumps({"setting": s, "version": os.environ.get("FAKE_VERSION", "9.9"), "batch": 128,
-                      "train_images_per_s": 1000.0, "train_windows_s": [0.128, 0.130, 0.140],
+                      "train_images_per_s": 1000.0 / f, "train_windows_s": [0.128 * f, 0.130 * f, 0.140 * f],
                       "infer_images_per_s": 2000.0 if os.environ.get("FAKE_INFER") else None,
                       "infer_windows_s": [0.064, 0.064, 0.064], "peak_rss_mib": 100}))
 EOF
@@ -322,6 +327,30 @@ expect 0 "a native run checked against itself" $SD verify "$t/r.json" --results 
 grep -q "mnist_mlp .* native .* steady_epoch_s .* REPRODUCED" "$t/out" \
   && grep -q "mnist_mlp .* native .* inference_s_per_1000_images .* REPRODUCED" "$t/out" \
   && ok "a native run's steady epoch and inference pass: two cells" || bad "native both: $(cat "$t/out")"
+
+# one rerun out of the tolerance is measured again after the others: SLOWER when the second agrees (two reruns, 6
+# processes), UNVERIFIABLE "two reruns disagree" when the second reproduces (a spell the canary missed)
+"$PY" - "$t" <<'PY'
+import json, sys
+t = sys.argv[1]
+d = json.load(open(t + "/best.json"))
+b = d["runs"][0]
+b["rerun"]["env"].append("FAKE_SLOW=2")
+json.dump(dict(d, runs=[b]), open(t + "/slow2.json", "w"))
+b["rerun"]["env"].append("FAKE_SLOW_CALLS=3")
+json.dump(dict(d, runs=[b]), open(t + "/slow-once.json", "w"))
+PY
+: > "$t/cell.calls"
+expect 5 "a rerun twice 2x slower" $SD verify "$t/slow2.json" --rerun --host-wait 0 --json "$t/s2.json"
+grep -q "^verify: 1 cell(s) outside the tolerance: measuring them again to confirm it$" "$t/err" \
+  && grep -q "jax .* train_s_per_1000_images .* SLOWER .*; confirmed by a second rerun after the others: 1.9[0-9]* (100.0% slower)" "$t/out" \
+  && [ "$(wc -l < "$t/cell.calls")" = 6 ] && ok "SLOWER confirmed by a second rerun (6 processes)" \
+  || bad "slow2: $(wc -l < "$t/cell.calls") processes, $(cat "$t/out" "$t/err")"
+: > "$t/cell.calls"
+expect 9 "a rerun 2x slower once, then at speed" $SD verify "$t/slow-once.json" --rerun --host-wait 0 --quiet
+grep -q "jax .* train_s_per_1000_images .* UNVERIFIABLE *two reruns disagree: the first measured 1.9[0-9]* (100.0% slower), a second after the others 0.9[0-9]* (REPRODUCED: within 10%" "$t/out" \
+  && [ "$(wc -l < "$t/cell.calls")" = 6 ] && ok "two reruns that disagree: UNVERIFIABLE naming both" \
+  || bad "slow-once: $(wc -l < "$t/cell.calls") processes, $(cat "$t/out" "$t/err")"
 
 # a rerun in a slow spell (a machine reference of ten canaries far faster than this host's): a native cell and a best
 # setting far slower than published are UNVERIFIABLE naming the host's speed, and measured again after the others

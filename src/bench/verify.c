@@ -380,13 +380,50 @@ static int ran_slow(const vcell *c) {
            strcmp(c->verdict, "REPRODUCED");
 }
 
+/* SLOWER or FASTER from one rerun: a spell its canary missed gives one too (such a FASTER and SLOWER came from the
+ * same report's reruns an hour apart), so it stands only when a second rerun after the others agrees. */
+static int to_confirm(const vcell *c) {
+    return c->verdict && (!strcmp(c->verdict, "SLOWER") || !strcmp(c->verdict, "FASTER"));
+}
+
+/* The second rerun t of a SLOWER or FASTER cell c: the verdict stands when t lies beyond the tolerance on the same
+ * side (a slow spell during t does not make a SLOWER doubtful); else the two reruns disagree: UNVERIFIABLE. */
+static void confirm(const sd_verify_opts *a, vcell *c, const vcell *t) {
+    double pv = c->pub.median, tol = a->tolerance_pct / 100.0 * pv;
+    size_t l = strlen(c->why);
+    if (!t->ms.n) {
+        snprintf(c->why + l, sizeof c->why - l, "; a second rerun after the others gave no figure (%s): not confirmed",
+                 t->verdict ? t->verdict : "interrupted");
+        return;
+    }
+    int slower = c->ms.median > pv;
+    int agree = strcmp(t->verdict, "REPRODUCED") && fabs(t->ms.median - pv) > tol && (t->ms.median > pv) == slower;
+    if (agree) {
+        snprintf(c->why + l, sizeof c->why - l, "; confirmed by a second rerun after the others: %.4g (%.1f%% %s)",
+                 t->ms.median, fabs(t->ms.median - pv) / pv * 100, slower ? "slower" : "faster");
+        return;
+    }
+    char first[160];
+    snprintf(first, sizeof first, "%.4g (%.1f%% %s)", c->ms.median, fabs(c->ms.median - pv) / pv * 100,
+             slower ? "slower" : "faster");
+    snprintf(c->why, sizeof c->why, "two reruns disagree: the first measured %s, a second after the others %.4g "
+             "(%s: %s)", first, t->ms.median, t->verdict, t->why);
+    c->verdict = "UNVERIFIABLE";
+}
+
 /* The second pass: the cells that ran in a slow spell measured again with a wait budget of their own, each judged
- * by the measurement of the faster host (the one a spell slowed less). */
+ * by the measurement of the faster host (the one a spell slowed less); a SLOWER or FASTER one measured again to
+ * confirm it. */
 static int measure_again(const vctx *x, vcell *cells, size_t n) {
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) k += ran_slow(&cells[i]) ? 1 : 0;
-    if (!k) return 0;
-    if (!x->o->quiet) fprintf(stderr, "verify: %zu cell(s) ran while this host was slow: measuring them again\n", k);
+    size_t k = 0, q = 0;
+    for (size_t i = 0; i < n; i++) {
+        k += ran_slow(&cells[i]) ? 1 : 0;
+        q += to_confirm(&cells[i]) ? 1 : 0;
+    }
+    if (!k && !q) return 0;
+    if (!x->o->quiet && k) fprintf(stderr, "verify: %zu cell(s) ran while this host was slow: measuring them again\n", k);
+    if (!x->o->quiet && q)
+        fprintf(stderr, "verify: %zu cell(s) outside the tolerance: measuring them again to confirm it\n", q);
     sd_verify_opts o = *x->o;
     o.host_wait_s *= SD_HOST_AGAIN_WAIT;   /* 20 s: 2 min */
     vctx y = *x;
@@ -396,7 +433,8 @@ static int measure_again(const vctx *x, vcell *cells, size_t n) {
     sd_bench_setting_forget();   /* a best setting's processes too, not the first pass's outputs */
     for (size_t i = 0; i < n; i++) {
         vcell *c = &cells[i];
-        if (!ran_slow(c)) continue;
+        int slow = ran_slow(c);
+        if (!slow && !to_confirm(c)) continue;
         vcell t = *c;
         t.verdict = NULL;
         t.why[0] = t.note[0] = 0;
@@ -406,6 +444,11 @@ static int measure_again(const vctx *x, vcell *cells, size_t n) {
         t.mdoc = NULL;
         t.sibling = NULL;   /* measured again on its own, not from the first pass's processes */
         SD_TRY(check_cell(&y, c->run, &t));
+        if (!slow) {
+            confirm(x->o, c, &t);
+            json_decref(t.mdoc);
+            continue;
+        }
         double first = c->mhost;
         char said[160];
         if (t.ms.n && t.mhost > first) {
