@@ -1,11 +1,11 @@
 /* dnnl_rnn — GRU and LSTM of the dnnl back-end on the host (see dnnl_rnn.h). Examples are independent in the
- * recurrence, so each thread runs the whole sequence of its slice of the batch with sequential sgemms and no
- * synchronisation per step; oneDNN 2.6's RNN primitive splits each step's small gemm between the threads and
- * joins them at every step, which is slower (docs/performance.md). The input projections
- * of all steps are one gemm where that pays (dims_of), and backward's weight gradients are gemms over all steps,
- * as in cuDNN. What backward reads (the workspace, the pre-activation gradients) is time-major, [T][N][...], so
- * that each step's rows are contiguous: batch-major, a step's rows of one example lay a whole sequence apart and
- * the backward's gate loop waited on their cache misses (docs/performance.md). */
+ * recurrence, so each thread runs the whole sequence of its slice of the batch with no synchronisation per step;
+ * oneDNN 2.6's RNN primitive splits each step's small gemm between the threads and joins them at every step, which
+ * is slower (docs/performance.md). With AVX-512 a forward step is one fused kernel (products and gates, `tile`);
+ * without, sgemms a step and the gate rows. The backward multiplies each step's gradients into the thread's weight
+ * gradients while they are in cache. What backward reads (the workspace, the pre-activation gradients) is
+ * time-major, [T][N][...], so that each step's rows are contiguous: batch-major, a step's rows of one example lay a
+ * whole sequence apart and the backward's gate loop waited on their cache misses (docs/performance.md). */
 #include "be_dnnl/dnnl_rnn.h"
 #include "nn/host_ops.h"
 #include "core/err.h"
@@ -43,10 +43,67 @@ static inline float exp_v(float x0) {
 static inline float sigm_v(float x) { return 1.0f / (1.0f + exp_v(-x)); }
 static inline float tanh_v(float x) { return 1.0f - 2.0f / (1.0f + exp_v(2.0f * x)); }
 
+typedef struct dims {
+    int N, T, F, H, G, GH, lstm, nt;
+    size_t per;                     /* examples per thread */
+    size_t mb;                      /* examples per sub-batch of a thread (bounds the input projections kept) */
+    int batched;                    /* input projections of all steps in one gemm (else one gemm a step) */
+} dims;
+
+/* Batched input projections of a sub-batch are kept for all its steps: ~8 MB a thread, but at least 64
+ * examples so that the per-step recurrent gemm keeps enough rows. */
+#define XG_BUDGET ((size_t)1 << 21)
+
+static dims dims_of(const nn_op *op, int threads) {
+    dims d;
+    d.N = op->n; d.T = op->c; d.F = op->w; d.H = op->units;
+    d.lstm = op->kind == NN_OP_LSTM;
+    d.G = d.lstm ? NN_LSTM_GATES : NN_GRU_GATES;
+    d.GH = d.G * d.H;
+    d.nt = threads < d.N ? threads : d.N;
+    if (d.nt < 1) d.nt = 1;
+    d.per = ((size_t)d.N + d.nt - 1) / d.nt;
+    /* Batching pays where the input side is as wide as the recurrent side; with a narrow input its product is
+     * store-bound and the batched result leaves the cache before its step reads it (docs/performance.md). */
+    d.batched = d.F >= d.H;
+    size_t mb = d.batched ? XG_BUDGET / ((size_t)d.T * d.GH) : d.per;
+    if (mb < 64) mb = 64;
+    d.mb = mb < d.per ? mb : d.per;
+    return d;
+}
+
+static void slice(const dims *d, int th, int *i0, int *i1) {
+    const size_t a = th * d->per, b = (th + 1) * d->per;
+    *i0 = a < (size_t)d->N ? (int)a : d->N;
+    *i1 = b < (size_t)d->N ? (int)b : d->N;
+}
+
+static size_t round16(size_t n) { return (n + 15) / 16 * 16; }
+
+
+/* Floats a thread of backward: dh, dc, two double column sums (4 GH floats), the step's pre-activation
+ * gradients ax (and the GRU's ah), and its partial weight gradients. */
+static size_t bwd_each(const dims *d) {
+    return round16(2 * d->per * d->H + 4 * (size_t)d->GH + (d->lstm ? 1 : 2) * d->per * d->GH +
+                   (size_t)d->GH * (d->F + d->H));
+}
+size_t dnnl_rnn_host_bwd_tmp_bytes(const nn_op *op, int threads) {
+    const dims d = dims_of(op, threads);
+    return sizeof(float) * d.nt * bwd_each(&d);
+}
+
+static int gemm(char ta, char tb, size_t M, size_t N, size_t K, const float *A, size_t lda, const float *B,
+                size_t ldb, float beta, float *C, size_t ldc) {
+    return dnnl_sgemm(ta, tb, (dnnl_dim_t)M, (dnnl_dim_t)N, (dnnl_dim_t)K, 1.0f, A, (dnnl_dim_t)lda, B,
+                      (dnnl_dim_t)ldb, beta, C, (dnnl_dim_t)ldc) == dnnl_success ? 0 : -1;
+}
+
 #ifdef __AVX512F__
-/* The gate rows in AVX-512, the units past the last multiple of 16 (babi_rnn's 50, imdb_gru's 100) as one masked
- * vector; reciprocals by rcp14 and one Newton step (~1 ulp), not vdivps. The portable rows below, auto-vectorised,
- * were a fifth of mnist_hrnn's CPU. */
+/* The forward in AVX-512: a step's recurrent and input products and its gates in one pass over registers. The
+ * weights are packed once a call, per block of 16 units, gates side by side, so that a tile of 4 rows holds all the
+ * gate pre-activations of 16 units and the gates run on it there: no gemm call a step (oneDNN's sgemm repacked W_h
+ * at every step, as large as the step's product at babi_rnn's 16 rows a thread), and no pre-activation buffer.
+ * Reciprocals by rcp14 and one Newton step (~1 ulp), not vdivps. */
 static inline __m512 exp16(__m512 x0) {
     /* max with NaN returns the constant: a NaN clamps to -87 and is put back at the end, as in exp_v */
     const __m512 x = _mm512_min_ps(_mm512_max_ps(x0, _mm512_set1_ps(-87.0f)), _mm512_set1_ps(88.0f));
@@ -73,47 +130,159 @@ static inline __m512 tanh16(__m512 x) {
     const __m512 e = exp16(_mm512_add_ps(x, x));
     return _mm512_fnmadd_ps(_mm512_set1_ps(2.0f), rcp16(_mm512_add_ps(_mm512_set1_ps(1.0f), e)), _mm512_set1_ps(1.0f));
 }
-static inline __mmask16 lanes(int H, int u) { return H - u >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (H - u)) - 1); }
-#define LD(p) _mm512_maskz_loadu_ps(m, (p))
-#define ST(p, v) _mm512_mask_storeu_ps((p), m, (v))
 
-/* One step of one row, as lstm_gates/gru_gates below (gate k of unit u at [k * H + u]). */
-static void lstm_row(int H, const float *a, const float *b, const float *bx, const float *bh, float *c, float *h,
-                     float *g, float *cw) {
-    for (int u = 0; u < H; u += 16) {
-        const __mmask16 m = lanes(H, u);
-        __m512 z[4];
-        for (int q = 0; q < 4; q++) {
-            const size_t o = (size_t)q * H + u;
-            z[q] = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(LD(a + o), LD(b + o)), LD(bx + o)), LD(bh + o));
+#define ROWS 4   /* rows of a tile: 4 x 4 accumulators */
+
+/* Floats of the packed weights: per block of 16 units, per k of [h_prev, x_t] (H + F), the G gates' 16 weights. */
+static size_t packed(const dims *d) { return round16((size_t)(d->H + 15) / 16 * (d->H + d->F) * d->G * 16); }
+static size_t fwd_each(const dims *d) { return round16(3 * d->per * d->H); }   /* a thread: h in, h out, c */
+
+size_t dnnl_rnn_host_fwd_tmp_bytes(const nn_op *op, int threads) {
+    const dims d = dims_of(op, threads);
+    return sizeof(float) * (packed(&d) + fwd_each(&d) * d.nt);
+}
+
+static void pack(const dims *d, const float *Wx, const float *Wh, float *wp) {
+    const int H = d->H, F = d->F, G = d->G, K = H + F;
+    #pragma omp parallel for num_threads(d->nt) schedule(static)
+    for (int ub = 0; ub < (H + 15) / 16; ub++)
+        for (int k = 0; k < K; k++)
+            for (int q = 0; q < G; q++)
+                for (int l = 0; l < 16; l++) {
+                    const int u = ub * 16 + l;
+                    wp[(((size_t)ub * K + k) * G + q) * 16 + l] =
+                        u >= H ? 0.0f : k < H ? Wh[((size_t)q * H + u) * H + k] : Wx[((size_t)q * H + u) * F + k - H];
+                }
+}
+
+/* A weight vector stays in a register for the tile's rows: GCC otherwise reloads it in every row's FMA, and the
+ * loads, not the FMAs, set the pace. */
+#define KEEP(v) __asm__("" : "+v"(v))
+
+/* acc[r][q] = the pre-activation of gate q, units of the block wp, row r: h[r] . W_h (when t > 0) + x[r] . W_x.
+ * The GRU's new gate keeps its input side apart, in acc[r][3] (nn = tanh(x W_xn + r (h W_hn + b_hn))). */
+static inline __attribute__((always_inline)) void tile(const int G, const int gru, int t, int H, int F,
+                                                       const float *wp, const float *const *h, const float *const *x,
+                                                       __m512 acc[ROWS][4]) {
+    for (int r = 0; r < ROWS; r++)
+        for (int q = 0; q < 4; q++) acc[r][q] = _mm512_setzero_ps();
+    if (t)
+        for (int k = 0; k < H; k++) {
+            __m512 w[4];
+            for (int q = 0; q < G; q++) w[q] = _mm512_load_ps(wp + ((size_t)k * G + q) * 16);
+            for (int q = 0; q < G; q++) KEEP(w[q]);
+            for (int r = 0; r < ROWS; r++) {
+                const __m512 b = _mm512_set1_ps(h[r][k]);
+                for (int q = 0; q < G; q++) acc[r][q] = _mm512_fmadd_ps(b, w[q], acc[r][q]);
+            }
         }
-        const __m512 ig = sigm16(z[0]), fg = sigm16(z[1]), gg = tanh16(z[2]), og = sigm16(z[3]);
-        const __m512 cn = _mm512_add_ps(_mm512_mul_ps(fg, LD(c + u)), _mm512_mul_ps(ig, gg));
-        ST(c + u, cn);
-        ST(h + u, _mm512_mul_ps(og, tanh16(cn)));
-        if (g) {
-            ST(g + u, ig); ST(g + H + u, fg); ST(g + 2 * (size_t)H + u, gg); ST(g + 3 * (size_t)H + u, og);
-            ST(cw + u, cn);
+    for (int f = 0; f < F; f++) {
+        __m512 w[4];
+        for (int q = 0; q < G; q++) w[q] = _mm512_load_ps(wp + ((size_t)(H + f) * G + q) * 16);
+        for (int q = 0; q < G; q++) KEEP(w[q]);
+        for (int r = 0; r < ROWS; r++) {
+            const __m512 b = _mm512_set1_ps(x[r][f]);
+            for (int q = 0; q < G; q++) {
+                const int a = gru && q == 2 ? 3 : q;
+                acc[r][a] = _mm512_fmadd_ps(b, w[q], acc[r][a]);
+            }
         }
     }
 }
 
-static void gru_row(int H, const float *a, const float *b, const float *bx, const float *bh, float *h, float *g) {
-    const size_t H2 = 2 * (size_t)H;
-    for (int u = 0; u < H; u += 16) {
-        const __mmask16 m = lanes(H, u);
-        const __m512 bhn = _mm512_add_ps(LD(b + H2 + u), LD(bh + H2 + u));
-        const __m512 r = sigm16(_mm512_add_ps(_mm512_add_ps(_mm512_add_ps(LD(a + u), LD(bx + u)), LD(b + u)), LD(bh + u)));
-        const __m512 z = sigm16(_mm512_add_ps(_mm512_add_ps(_mm512_add_ps(LD(a + H + u), LD(bx + H + u)), LD(b + H + u)),
-                                              LD(bh + H + u)));
-        const __m512 nn = tanh16(_mm512_add_ps(_mm512_add_ps(LD(a + H2 + u), LD(bx + H2 + u)), _mm512_mul_ps(r, bhn)));
-        const __m512 hp = LD(h + u);
-        ST(h + u, _mm512_add_ps(_mm512_mul_ps(_mm512_sub_ps(_mm512_set1_ps(1.0f), z), nn), _mm512_mul_ps(z, hp)));
-        if (g) { ST(g + u, r); ST(g + H + u, z); ST(g + H2 + u, nn); ST(g + 3 * (size_t)H + u, bhn); }
+int dnnl_rnn_host_forward(int threads, const nn_op *op, float *y, void *ws, const float *x, const float *w,
+                          float *tmp) {
+    const dims d = dims_of(op, threads);
+    const int T = d.T, F = d.F, H = d.H, G = d.G, K = H + F, lstm = d.lstm;
+    const float *Wx = w, *Wh = Wx + (size_t)d.GH * F, *bx = Wh + (size_t)d.GH * H, *bh = bx + d.GH;
+    const size_t rows = (size_t)d.N * T;
+    float *wp = tmp, *wsg = ws, *wsh = ws ? wsg + rows * 4 * H : NULL, *wsc = ws ? wsh + rows * H : NULL;
+    pack(&d, Wx, Wh, wp);
+    #pragma omp parallel num_threads(d.nt)
+    for (int sl = omp_get_thread_num(); sl < d.nt; sl += omp_get_num_threads()) {   /* fewer threads than asked: */
+        int i0, i1;                                                                    /* each takes more slices */
+        slice(&d, sl, &i0, &i1);
+        const int m = i1 - i0;
+        float *hb[2], *cs;
+        hb[0] = tmp + packed(&d) + fwd_each(&d) * omp_get_thread_num();
+        hb[1] = hb[0] + d.per * H;
+        cs = hb[1] + d.per * H;
+        if (m <= 0) continue;
+        memset(hb[0], 0, sizeof(float) * (size_t)m * H);   /* h0 = 0, c0 = 0 */
+        memset(cs, 0, sizeof(float) * (size_t)m * H);
+        for (int t = 0; t < T; t++) {
+            const float *hin = hb[t & 1];
+            float *hout = hb[~t & 1];
+            if (ws)
+                for (int j = 0; j < m; j++)
+                    memcpy(wsh + ((size_t)t * d.N + i0 + j) * H, hin + (size_t)j * H, sizeof(float) * H);
+            for (int ub = 0; ub < (H + 15) / 16; ub++) {
+                const int u = ub * 16;
+                const __mmask16 mk = H - u >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (H - u)) - 1);
+                const float *wb = wp + (size_t)ub * K * G * 16;
+                __m512 bias[4];
+                for (int q = 0; q < G; q++)
+                    bias[q] = _mm512_add_ps(_mm512_maskz_loadu_ps(mk, bx + (size_t)q * H + u),
+                                            _mm512_maskz_loadu_ps(mk, bh + (size_t)q * H + u));
+                const __m512 bhn = _mm512_maskz_loadu_ps(mk, bh + 2 * (size_t)H + u), bxn = _mm512_maskz_loadu_ps(mk, bx + 2 * (size_t)H + u);
+                for (int r0 = 0; r0 < m; r0 += ROWS) {
+                    const int nr = m - r0 < ROWS ? m - r0 : ROWS;
+                    const float *hr[ROWS], *xr[ROWS];
+                    for (int r = 0; r < ROWS; r++) {   /* past the last row: the last row again, not stored */
+                        const int j = r0 + (r < nr ? r : nr - 1);
+                        hr[r] = hin + (size_t)j * H;
+                        xr[r] = x + ((size_t)(i0 + j) * T + t) * F;
+                    }
+                    __m512 acc[ROWS][4];
+                    if (lstm) tile(4, 0, t, H, F, wb, hr, xr, acc);
+                    else tile(3, 1, t, H, F, wb, hr, xr, acc);
+                    for (int r = 0; r < nr; r++) {
+                        const int j = r0 + r;
+                        const size_t wrow = (size_t)t * d.N + i0 + j;
+                        float *c = cs + (size_t)j * H + u, *ho = hout + (size_t)j * H + u;
+                        float *g = ws ? wsg + wrow * 4 * H + u : NULL;
+                        if (lstm) {
+                            const __m512 ig = sigm16(_mm512_add_ps(acc[r][0], bias[0]));
+                            const __m512 fg = sigm16(_mm512_add_ps(acc[r][1], bias[1]));
+                            const __m512 gg = tanh16(_mm512_add_ps(acc[r][2], bias[2]));
+                            const __m512 og = sigm16(_mm512_add_ps(acc[r][3], bias[3]));
+                            const __m512 cn = _mm512_fmadd_ps(fg, _mm512_maskz_loadu_ps(mk, c), _mm512_mul_ps(ig, gg));
+                            _mm512_mask_storeu_ps(c, mk, cn);
+                            _mm512_mask_storeu_ps(ho, mk, _mm512_mul_ps(og, tanh16(cn)));
+                            if (g) {
+                                _mm512_mask_storeu_ps(g, mk, ig);
+                                _mm512_mask_storeu_ps(g + H, mk, fg);
+                                _mm512_mask_storeu_ps(g + 2 * (size_t)H, mk, gg);
+                                _mm512_mask_storeu_ps(g + 3 * (size_t)H, mk, og);
+                                _mm512_mask_storeu_ps(wsc + wrow * H + u, mk, cn);
+                            }
+                        } else {
+                            const __m512 rg = sigm16(_mm512_add_ps(acc[r][0], bias[0]));
+                            const __m512 zg = sigm16(_mm512_add_ps(acc[r][1], bias[1]));
+                            const __m512 hn = _mm512_add_ps(acc[r][2], bhn);   /* the recurrent n term */
+                            const __m512 nn = tanh16(_mm512_fmadd_ps(rg, hn, _mm512_add_ps(acc[r][3], bxn)));
+                            const __m512 hp = _mm512_maskz_loadu_ps(mk, hr[r] + u);
+                            _mm512_mask_storeu_ps(ho, mk, _mm512_fmadd_ps(zg, _mm512_sub_ps(hp, nn), nn));
+                            if (g) {
+                                _mm512_mask_storeu_ps(g, mk, rg);
+                                _mm512_mask_storeu_ps(g + H, mk, zg);
+                                _mm512_mask_storeu_ps(g + 2 * (size_t)H, mk, nn);
+                                _mm512_mask_storeu_ps(g + 3 * (size_t)H, mk, hn);
+                            }
+                        }
+                    }
+                }
+            }
+            if (op->ret_seq)
+                for (int j = 0; j < m; j++)
+                    memcpy(y + ((size_t)(i0 + j) * T + t) * H, hout + (size_t)j * H, sizeof(float) * H);
+        }
+        if (!op->ret_seq) memcpy(y + (size_t)i0 * H, hb[T & 1], sizeof(float) * (size_t)m * H);
     }
+    return 0;
 }
-#undef LD
-#undef ST
+#undef ROWS
+#undef KEEP
 #else
 /* One step of one row: the gates of units [0, n), gate k of unit u at [k * S + u] (S = H in the buffers), the
  * pre-activations' input side a and recurrent side b, biases bx and bh. LSTM: c updated, h written, and with a
@@ -188,44 +357,6 @@ static void gru_row(int H, const float *a, const float *b, const float *bx, cons
     tail_out(h, O, H, u0, r, 1);
     if (g) tail_out(g, G, H, u0, r, 4);
 }
-#endif
-
-typedef struct dims {
-    int N, T, F, H, G, GH, lstm, nt;
-    size_t per;                     /* examples per thread */
-    size_t mb;                      /* examples per sub-batch of a thread (bounds the input projections kept) */
-    int batched;                    /* input projections of all steps in one gemm (else one gemm a step) */
-} dims;
-
-/* Batched input projections of a sub-batch are kept for all its steps: ~8 MB a thread, but at least 64
- * examples so that the per-step recurrent gemm keeps enough rows. */
-#define XG_BUDGET ((size_t)1 << 21)
-
-static dims dims_of(const nn_op *op, int threads) {
-    dims d;
-    d.N = op->n; d.T = op->c; d.F = op->w; d.H = op->units;
-    d.lstm = op->kind == NN_OP_LSTM;
-    d.G = d.lstm ? NN_LSTM_GATES : NN_GRU_GATES;
-    d.GH = d.G * d.H;
-    d.nt = threads < d.N ? threads : d.N;
-    if (d.nt < 1) d.nt = 1;
-    d.per = ((size_t)d.N + d.nt - 1) / d.nt;
-    /* Batching pays where the input side is as wide as the recurrent side; with a narrow input its product is
-     * store-bound and the batched result leaves the cache before its step reads it (docs/performance.md). */
-    d.batched = d.F >= d.H;
-    size_t mb = d.batched ? XG_BUDGET / ((size_t)d.T * d.GH) : d.per;
-    if (mb < 64) mb = 64;
-    d.mb = mb < d.per ? mb : d.per;
-    return d;
-}
-
-static void slice(const dims *d, int th, int *i0, int *i1) {
-    const size_t a = th * d->per, b = (th + 1) * d->per;
-    *i0 = a < (size_t)d->N ? (int)a : d->N;
-    *i1 = b < (size_t)d->N ? (int)b : d->N;
-}
-
-static size_t round16(size_t n) { return (n + 15) / 16 * 16; }
 
 static size_t fwd_each(const dims *d) {   /* floats a thread: xg, hg, h, c */
     return round16(d->mb * ((size_t)(d->batched ? d->T : 1) * d->GH + d->GH + 2 * (size_t)d->H));
@@ -233,23 +364,6 @@ static size_t fwd_each(const dims *d) {   /* floats a thread: xg, hg, h, c */
 size_t dnnl_rnn_host_fwd_tmp_bytes(const nn_op *op, int threads) {
     const dims d = dims_of(op, threads);
     return sizeof(float) * fwd_each(&d) * d.nt;
-}
-
-/* Floats a thread of backward: dh, dc, two double column sums (4 GH floats), the step's pre-activation
- * gradients ax (and the GRU's ah), and its partial weight gradients. */
-static size_t bwd_each(const dims *d) {
-    return round16(2 * d->per * d->H + 4 * (size_t)d->GH + (d->lstm ? 1 : 2) * d->per * d->GH +
-                   (size_t)d->GH * (d->F + d->H));
-}
-size_t dnnl_rnn_host_bwd_tmp_bytes(const nn_op *op, int threads) {
-    const dims d = dims_of(op, threads);
-    return sizeof(float) * d.nt * bwd_each(&d);
-}
-
-static int gemm(char ta, char tb, size_t M, size_t N, size_t K, const float *A, size_t lda, const float *B,
-                size_t ldb, float beta, float *C, size_t ldc) {
-    return dnnl_sgemm(ta, tb, (dnnl_dim_t)M, (dnnl_dim_t)N, (dnnl_dim_t)K, 1.0f, A, (dnnl_dim_t)lda, B,
-                      (dnnl_dim_t)ldb, beta, C, (dnnl_dim_t)ldc) == dnnl_success ? 0 : -1;
 }
 
 int dnnl_rnn_host_forward(int threads, const nn_op *op, float *y, void *ws, const float *x, const float *w,
@@ -299,6 +413,8 @@ int dnnl_rnn_host_forward(int threads, const nn_op *op, float *y, void *ws, cons
     }
     return fail ? sd_err(SD_EBACKEND, "oneDNN: dnnl_sgemm failed in a %s forward", lstm ? "lstm" : "gru") : 0;
 }
+
+#endif
 
 int dnnl_rnn_host_backward(int threads, const nn_op *op, float *dx, float *dw, const float *dy, const float *x,
                            const float *w, const void *ws, float *tmp) {

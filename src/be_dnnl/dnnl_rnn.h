@@ -1,6 +1,5 @@
 /* dnnl_rnn — the dnnl back-end's GRU and LSTM on the host: the arithmetic of nn/host_rnn.c (the reference)
- * with its matrix products through oneDNN's sgemm, batched over time steps as cuDNN does, and the gates
- * with a vectorised exp. Private to be_dnnl. */
+ * with vector kernels for the steps' products and gates (dnnl_rnn.c). Private to be_dnnl. */
 #ifndef SD_BE_DNNL_RNN_H
 #define SD_BE_DNNL_RNN_H
 
