@@ -32,6 +32,9 @@ typedef struct sd_bench_opts {
     double host_wait_s;        /* > 0: before each cell, wait up to this long for the host to run at its speed
                                 * (bench/host.c); 0: start at once */
     double host_wait_total_s;  /* the most all cells of a run wait in all */
+    int again;                 /* with host_wait_s: the cells still slowed by a spell are measured once more after
+                                * the others and the faster host's measurement kept (1 by default; verify has
+                                * its own second pass) */
     int quiet;                 /* no progress or notes on stderr (failures are still said) */
 } sd_bench_opts;
 

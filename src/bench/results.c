@@ -349,6 +349,18 @@ int sd_results_store(db *d, int64_t run_id, const json_t *doc, size_t from, int 
     return 0;
 }
 
+int sd_results_store_again(db *d, int64_t run_id, const json_t *doc, size_t from, size_t to) {
+    for (size_t k = from; k < to; k++) {
+        const json_t *run = sd_results_run(doc, k);
+        sd_run_view v;
+        sd_run_view_of(run, &v);
+        db_result_cols c = {str_or(v.workload, NULL), str_or(v.implementation, NULL), str_or(v.backend, NULL),
+                            str_or(v.device, NULL), str_or(v.status, NULL), v.summary, v.samples};
+        SD_TRY(db_run_replace_result(d, run_id, (int64_t)k, &c, run));
+    }
+    return 0;
+}
+
 int sd_results_db_begin(db *d, const json_t *doc, const char *kind, const char *dir, int64_t *run_id) {
     sd_results_head h;
     sd_results_head_of(doc, &h);

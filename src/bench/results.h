@@ -173,6 +173,9 @@ int sd_run_epoch_time(const json_t *run, sd_stat *s, const char **metric);
  * own when there are none). bench stores each cell's runs as they come, then finishes with from = count. */
 struct db;
 int sd_results_store(struct db *d, int64_t run_id, const json_t *doc, size_t from, int finish);
+/* The runs [from, to) of doc, stored before at the same indexes, replaced in the database run: a cell measured
+ * again. */
+int sd_results_store_again(struct db *d, int64_t run_id, const json_t *doc, size_t from, size_t to);
 /* Start a database run with doc's head (tool, environment); kind and dir as db_run_begin. */
 int sd_results_db_begin(struct db *d, const json_t *doc, const char *kind, const char *dir, int64_t *run_id);
 /* Rebuild the results document of a database run (its head, then its runs), with the database's run_kind,

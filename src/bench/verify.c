@@ -248,6 +248,7 @@ static int rerun(const vctx *x, vcell *c, json_t **doc) {
     o.host_wait_s = a->host_wait_s;   /* as make report measured: each cell once the host runs at its speed */
     o.workloads_dir = a->workloads;
     o.quiet = 1;
+    o.again = 0;   /* verify measures a slowed cell again itself, after the others */
     if (!a->quiet) fprintf(stderr, "verify: %srerunning %s/%s/%s (%ld repetitions)%s\n", head, c->w, c->impl, c->be,
                            o.repeat, tail);
     sd_bench_outcome out;
@@ -263,6 +264,12 @@ static int rerun(const vctx *x, vcell *c, json_t **doc) {
     return 0;
 }
 
+
+/* "x.x% slower" or "x.x% faster": measured against published pv, in buf. */
+static const char *off_by(char *buf, size_t n, double measured, double pv) {
+    snprintf(buf, n, "%.1f%% %s", fabs(measured - pv) / pv * 100, measured > pv ? "slower" : "faster");
+    return buf;
+}
 
 /* The verdict of a comparable cell with its measurement m. */
 static void judge(const sd_verify_opts *a, vcell *c, const sd_run_view *m) {
@@ -300,8 +307,9 @@ static void judge(const sd_verify_opts *a, vcell *c, const sd_run_view *m) {
                  "%.0f%% of its speed (its canary)", (pv - c->ms.median) / pv * 100, 100 * c->v.host_speed);
         c->verdict = "UNVERIFIABLE";
     } else {
-        snprintf(c->why, sizeof c->why, "%.1f%% %s than published, outside the tolerance and the spread%s%s",
-                 fabs(c->ms.median - pv) / pv * 100, c->ms.median > pv ? "slower" : "faster", sp[0] ? "; " : "", sp);
+        char off[48];
+        snprintf(c->why, sizeof c->why, "%s than published, outside the tolerance and the spread%s%s",
+                 off_by(off, sizeof off, c->ms.median, pv), sp[0] ? "; " : "", sp);
         c->verdict = c->ms.median > pv ? "SLOWER" : "FASTER";
     }
 }
@@ -398,16 +406,14 @@ static void confirm(const sd_verify_opts *a, vcell *c, const vcell *t) {
     }
     int slower = c->ms.median > pv;
     int agree = strcmp(t->verdict, "REPRODUCED") && fabs(t->ms.median - pv) > tol && (t->ms.median > pv) == slower;
+    char off[48];
     if (agree) {
-        snprintf(c->why + l, sizeof c->why - l, "; confirmed by a second rerun after the others: %.4g (%.1f%% %s)",
-                 t->ms.median, fabs(t->ms.median - pv) / pv * 100, slower ? "slower" : "faster");
+        snprintf(c->why + l, sizeof c->why - l, "; confirmed by a second rerun after the others: %.4g (%s)",
+                 t->ms.median, off_by(off, sizeof off, t->ms.median, pv));
         return;
     }
-    char first[160];
-    snprintf(first, sizeof first, "%.4g (%.1f%% %s)", c->ms.median, fabs(c->ms.median - pv) / pv * 100,
-             slower ? "slower" : "faster");
-    snprintf(c->why, sizeof c->why, "two reruns disagree: the first measured %s, a second after the others %.4g "
-             "(%s: %s)", first, t->ms.median, t->verdict, t->why);
+    snprintf(c->why, sizeof c->why, "two reruns disagree: the first measured %.4g (%s), a second after the others "
+             "%.4g (%s: %s)", c->ms.median, off_by(off, sizeof off, c->ms.median, pv), t->ms.median, t->verdict, t->why);
     c->verdict = "UNVERIFIABLE";
 }
 

@@ -284,6 +284,33 @@ done:
     return rc;
 }
 
+int db_run_replace_result(db *d, int64_t run_id, int64_t seq, const db_result_cols *c, const json_t *run) {
+    static const char *sql = "UPDATE results SET workload = ?, implementation = ?, backend = ?, device = ?, status = ?,"
+                             " summary = ?, samples = ?, run = ? WHERE run_id = ? AND seq = ?";
+    sqlite3_stmt *st = NULL;
+    char *sum = dump(c->summary), *smp = dump(c->samples), *all = dump(run);
+    int rc = 0;
+    if (!all) { rc = sd_err(SD_ENOMEM, "cannot serialise a result"); goto done; }
+    if (sqlite3_prepare_v2(d->h, sql, -1, &st, NULL) != SQLITE_OK) { rc = sql_fail(d, "replace result"); goto done; }
+    bind_text(st, 1, c->workload ? c->workload : "?");
+    bind_text(st, 2, c->implementation ? c->implementation : "?");
+    bind_text(st, 3, c->backend ? c->backend : "?");
+    bind_text(st, 4, c->device);
+    bind_text(st, 5, c->status ? c->status : "ok");
+    bind_text(st, 6, sum);
+    bind_text(st, 7, smp);
+    bind_text(st, 8, all);
+    sqlite3_bind_int64(st, 9, run_id);
+    sqlite3_bind_int64(st, 10, seq);
+    if (sqlite3_step(st) != SQLITE_DONE) { rc = sql_fail(d, "replace result"); goto done; }
+    if (sqlite3_changes(d->h) != 1)
+        rc = sd_err(SD_ERROR, "%s: run %lld has no result %lld to replace", d->path, (long long)run_id, (long long)seq);
+done:
+    if (st) sqlite3_finalize(st);
+    free(sum); free(smp); free(all);
+    return rc;
+}
+
 int db_run_finish(db *d, int64_t run_id) { return mark_complete(d, run_id); }
 
 int db_runs_complete(db *d, const char *kind, int64_t except, int64_t *ids, int max, int *n) {

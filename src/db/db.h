@@ -41,6 +41,8 @@ typedef struct db_result_cols {
 int db_run_begin(db *d, const db_run_head *h, const char *kind, const char *dir, int64_t *run_id);
 /* Store one result (ok or failed) with its columns. last = 1 marks the run complete in the same transaction. */
 int db_run_add_result(db *d, int64_t run_id, const db_result_cols *c, const json_t *run, int last);
+/* Replace the result stored seq-th (0-based, as stored) of a run, columns and all: a cell measured again. */
+int db_run_replace_result(db *d, int64_t run_id, int64_t seq, const db_result_cols *c, const json_t *run);
 /* Mark a run complete on its own (a run with no results). */
 int db_run_finish(db *d, int64_t run_id);
 
