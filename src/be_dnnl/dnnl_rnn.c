@@ -81,12 +81,24 @@ static void slice(const dims *d, int th, int *i0, int *i1) {
 static size_t round16(size_t n) { return (n + 15) / 16 * 16; }
 
 
-/* Floats a thread of backward: dh, dc, two double column sums (4 GH floats), the step's pre-activation
- * gradients ax (and the GRU's ah), and its partial weight gradients. */
-static size_t bwd_each(const dims *d) {
-    return round16(2 * d->per * d->H + 4 * (size_t)d->GH + (d->lstm ? 1 : 2) * d->per * d->GH +
-                   (size_t)d->GH * (d->F + d->H));
+/* Steps whose weight gradients are one product in the backward. Where a step's dW += ax^T [x h] is small (under
+ * 2^20 multiply-adds: babi_rnn's 200 x 100 x 16 rows a thread) it ran far below the sgemm rate, half of that
+ * backward: S steps' rows (about 256) make one product of the same sum (backward 1.12-1.20x). Larger ones (imdb_gru
+ * 300 x 225 x 32, mnist_hrnn's second LSTM 512 x 256 x 16) measured no faster chunked: one step each. */
+static int chunk_steps(const dims *d) {
+    if ((size_t)d->GH * (d->F + d->H) * d->per >= (size_t)1 << 20) return 1;
+    const size_t s = 256 / (d->per ? d->per : 1);
+    return s < 2 ? 1 : s > (size_t)d->T ? d->T : (int)s;
 }
+/* Floats a thread of backward: dh, dc, two double column sums (4 GH floats), the chunk's pre-activation gradients
+ * ax (and the GRU's ah), with more than one step a chunk the copies of its x and h_prev rows, and its partial
+ * weight gradients (pw, last). */
+static size_t bwd_chunk(const dims *d) {
+    const size_t S = (size_t)chunk_steps(d);
+    return S * d->per * ((d->lstm ? 1 : 2) * (size_t)d->GH + (S > 1 ? (size_t)d->F + d->H : 0));
+}
+static size_t bwd_pw(const dims *d) { return 2 * d->per * d->H + 4 * (size_t)d->GH + bwd_chunk(d); }
+static size_t bwd_each(const dims *d) { return round16(bwd_pw(d) + (size_t)d->GH * (d->F + d->H)); }
 size_t dnnl_rnn_host_bwd_tmp_bytes(const nn_op *op, int threads) {
     const dims d = dims_of(op, threads);
     return sizeof(float) * d.nt * bwd_each(&d);
@@ -430,9 +442,13 @@ int dnnl_rnn_host_backward(int threads, const nn_op *op, float *dx, float *dw, c
         const int th = omp_get_thread_num();
         float *dh = tmp + each * th, *dc = dh + d.per * H;
         double *sx = (double *)(dc + d.per * H), *sh = sx + GH;
-        /* gradients of the step's pre-activations: ax for the input side, ah for the recurrent side (they differ
-         * in the GRU's new gate, whose recurrent part is scaled by r); the weight gradients of this thread's rows */
-        float *ax = (float *)(sh + GH), *ah = lstm ? ax : ax + d.per * GH, *pw = ah + d.per * GH;
+        /* gradients of the chunk's pre-activations, a step's rows after the other's: ax for the input side, ah
+         * for the recurrent side (they differ in the GRU's new gate, whose recurrent part is scaled by r); with
+         * more than one step a chunk, copies of their x and h_prev rows; the weight gradients of this thread */
+        const int S = chunk_steps(&d);
+        float *ax0 = (float *)(sh + GH), *ah0 = lstm ? ax0 : ax0 + (size_t)S * d.per * GH;
+        float *xc = ax0 + (size_t)(lstm ? 1 : 2) * S * d.per * GH, *hc = xc + (size_t)S * d.per * F;
+        float *pw = tmp + each * th + bwd_pw(&d);
         int rc = 0;
         memset(sx, 0, sizeof(double) * 2 * GH);
         memset(pw, 0, sizeof(float) * nw);
@@ -447,6 +463,8 @@ int dnnl_rnn_host_backward(int threads, const nn_op *op, float *dx, float *dw, c
             }
             for (int t = T - 1; t >= 0 && m > 0 && rc == 0; t--) {
                 const size_t w0 = (size_t)t * d.N + i0;   /* the workspace's first row of this step and slice */
+                const int slot = (T - 1 - t) % S;          /* the step's place in its chunk */
+                float *ax = ax0 + (size_t)slot * m * GH, *ah = lstm ? ax : ah0 + (size_t)slot * m * GH;
                 for (int j = 0; j < m; j++) {
                     const size_t wrow = w0 + j;
                     const float *g = wsg + wrow * 4 * H, *hp = wsh + wrow * H;
@@ -484,13 +502,24 @@ int dnnl_rnn_host_backward(int threads, const nn_op *op, float *dx, float *dw, c
                     }
                 }
                 /* while the step's gradients are in cache: dh_prev += ah W_h (nothing flows before t = 0),
-                 * dx_t = ax W_x (rows T*F apart), dW_x += ax^T x_t, dW_h += ah^T h_prev */
+                 * dx_t = ax W_x (rows T*F apart); then, a chunk at a time, dW_x += ax^T x_t, dW_h += ah^T h_prev */
                 const float *xs = x + ((size_t)i0 * T + t) * F;
                 if (t) rc = gemm('N', 'N', m, H, GH, ah, GH, Wh, H, 1.0f, dh, H);
                 if (rc == 0 && dx) rc = gemm('N', 'N', m, F, GH, ax, GH, Wx, F, 0.0f, dx + ((size_t)i0 * T + t) * F,
                                              (size_t)T * F);
-                if (rc == 0) rc = gemm('T', 'N', GH, F, m, ax, GH, xs, (size_t)T * F, 1.0f, pw, F);
-                if (rc == 0) rc = gemm('T', 'N', GH, H, m, ah, GH, wsh + w0 * H, H, 1.0f, pw + (size_t)GH * F, H);
+                if (S == 1) {
+                    if (rc == 0) rc = gemm('T', 'N', GH, F, m, ax, GH, xs, (size_t)T * F, 1.0f, pw, F);
+                    if (rc == 0) rc = gemm('T', 'N', GH, H, m, ah, GH, wsh + w0 * H, H, 1.0f, pw + (size_t)GH * F, H);
+                    continue;
+                }
+                for (int j = 0; j < m; j++)
+                    memcpy(xc + ((size_t)slot * m + j) * F, xs + (size_t)j * T * F, sizeof(float) * F);
+                memcpy(hc + (size_t)slot * m * H, wsh + w0 * H, sizeof(float) * (size_t)m * H);
+                if (slot == S - 1 || t == 0) {
+                    const size_t k = (size_t)(slot + 1) * m;
+                    if (rc == 0) rc = gemm('T', 'N', GH, F, k, ax0, GH, xc, F, 1.0f, pw, F);
+                    if (rc == 0) rc = gemm('T', 'N', GH, H, k, ah0, GH, hc, H, 1.0f, pw + (size_t)GH * F, H);
+                }
             }
         }
         if (rc) {
@@ -503,10 +532,7 @@ int dnnl_rnn_host_backward(int threads, const nn_op *op, float *dx, float *dw, c
         #pragma omp for schedule(static)
         for (size_t k = 0; k < nw; k++) {
             float sum = 0.0f;
-            for (int t2 = 0; t2 < omp_get_num_threads(); t2++) {
-                const double *px = (const double *)(tmp + each * t2 + 2 * d.per * H);
-                sum += ((const float *)(px + 2 * GH) + (lstm ? 1 : 2) * d.per * GH)[k];
-            }
+            for (int t2 = 0; t2 < omp_get_num_threads(); t2++) sum += (tmp + each * t2 + bwd_pw(&d))[k];
             dWx[k] += sum;   /* dW_h follows dW_x in dw as in pw */
         }
         #pragma omp single
