@@ -335,14 +335,19 @@ int sd_run_epoch_time(const json_t *run, sd_stat *s, const char **metric) {
 
 static const char *str_or(const json_t *v, const char *absent) { return json_is_string(v) ? json_string_value(v) : absent; }
 
+/* The database's columns of a run (they point into it). */
+static db_result_cols cols_of(const json_t *run) {
+    sd_run_view v;
+    sd_run_view_of(run, &v);
+    return (db_result_cols){str_or(v.workload, NULL), str_or(v.implementation, NULL), str_or(v.backend, NULL),
+                            str_or(v.device, NULL), str_or(v.status, NULL), v.summary, v.samples};
+}
+
 int sd_results_store(db *d, int64_t run_id, const json_t *doc, size_t from, int finish) {
     size_t n = sd_results_count(doc);
     for (size_t k = from; k < n; k++) {
         const json_t *run = sd_results_run(doc, k);
-        sd_run_view v;
-        sd_run_view_of(run, &v);
-        db_result_cols c = {str_or(v.workload, NULL), str_or(v.implementation, NULL), str_or(v.backend, NULL),
-                            str_or(v.device, NULL), str_or(v.status, NULL), v.summary, v.samples};
+        const db_result_cols c = cols_of(run);
         SD_TRY(db_run_add_result(d, run_id, &c, run, finish && k + 1 == n));
     }
     if (finish && from >= n) SD_TRY(db_run_finish(d, run_id));
@@ -352,10 +357,7 @@ int sd_results_store(db *d, int64_t run_id, const json_t *doc, size_t from, int 
 int sd_results_store_again(db *d, int64_t run_id, const json_t *doc, size_t from, size_t to) {
     for (size_t k = from; k < to; k++) {
         const json_t *run = sd_results_run(doc, k);
-        sd_run_view v;
-        sd_run_view_of(run, &v);
-        db_result_cols c = {str_or(v.workload, NULL), str_or(v.implementation, NULL), str_or(v.backend, NULL),
-                            str_or(v.device, NULL), str_or(v.status, NULL), v.summary, v.samples};
+        const db_result_cols c = cols_of(run);
         SD_TRY(db_run_replace_result(d, run_id, (int64_t)k, &c, run));
     }
     return 0;

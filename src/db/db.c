@@ -255,6 +255,19 @@ static int mark_complete(db *d, int64_t run_id) {
     return rc;
 }
 
+/* A result's eight columns, workload to run, bound from parameter i on (the insert's and the update's order). */
+static void bind_cols(sqlite3_stmt *st, int i, const db_result_cols *c, const char *sum, const char *smp,
+                      const char *all) {
+    bind_text(st, i, c->workload ? c->workload : "?");
+    bind_text(st, i + 1, c->implementation ? c->implementation : "?");
+    bind_text(st, i + 2, c->backend ? c->backend : "?");
+    bind_text(st, i + 3, c->device);
+    bind_text(st, i + 4, c->status ? c->status : "ok");
+    bind_text(st, i + 5, sum);
+    bind_text(st, i + 6, smp);
+    bind_text(st, i + 7, all);
+}
+
 int db_run_add_result(db *d, int64_t run_id, const db_result_cols *c, const json_t *run, int last) {
     static const char *sql = "INSERT INTO results (run_id, seq, workload, implementation, backend, device, status,"
                              " summary, samples, run) VALUES (?, (SELECT count(*) FROM results WHERE run_id = ?1),"
@@ -266,14 +279,7 @@ int db_run_add_result(db *d, int64_t run_id, const db_result_cols *c, const json
     if (!all) { rc = sd_err(SD_ENOMEM, "cannot serialise a result"); goto done; }
     if (sqlite3_prepare_v2(d->h, sql, -1, &st, NULL) != SQLITE_OK) { rc = sql_fail(d, "insert result"); goto done; }
     sqlite3_bind_int64(st, 1, run_id);
-    bind_text(st, 2, c->workload ? c->workload : "?");
-    bind_text(st, 3, c->implementation ? c->implementation : "?");
-    bind_text(st, 4, c->backend ? c->backend : "?");
-    bind_text(st, 5, c->device);
-    bind_text(st, 6, c->status ? c->status : "ok");
-    bind_text(st, 7, sum);
-    bind_text(st, 8, smp);
-    bind_text(st, 9, all);
+    bind_cols(st, 2, c, sum, smp, all);
     if (sqlite3_step(st) != SQLITE_DONE) { rc = sql_fail(d, "insert result"); goto done; }
     if (last) SD_TRY_GOTO(rc, mark_complete(d, run_id), done);
     rc = exec(d, "COMMIT");
@@ -292,14 +298,7 @@ int db_run_replace_result(db *d, int64_t run_id, int64_t seq, const db_result_co
     int rc = 0;
     if (!all) { rc = sd_err(SD_ENOMEM, "cannot serialise a result"); goto done; }
     if (sqlite3_prepare_v2(d->h, sql, -1, &st, NULL) != SQLITE_OK) { rc = sql_fail(d, "replace result"); goto done; }
-    bind_text(st, 1, c->workload ? c->workload : "?");
-    bind_text(st, 2, c->implementation ? c->implementation : "?");
-    bind_text(st, 3, c->backend ? c->backend : "?");
-    bind_text(st, 4, c->device);
-    bind_text(st, 5, c->status ? c->status : "ok");
-    bind_text(st, 6, sum);
-    bind_text(st, 7, smp);
-    bind_text(st, 8, all);
+    bind_cols(st, 1, c, sum, smp, all);
     sqlite3_bind_int64(st, 9, run_id);
     sqlite3_bind_int64(st, 10, seq);
     if (sqlite3_step(st) != SQLITE_DONE) { rc = sql_fail(d, "replace result"); goto done; }
