@@ -129,7 +129,7 @@ bench_cells() {
     --precision "$4" "${limit[@]}" --host-wait $HOST_WAIT --host-wait-total $HOST_WAIT_TOTAL --json "$5" "${@:6}"
   rc=$?; [ $rc -eq 0 ] || [ $rc -eq 1 ] || exit $rc
 }
-parts=(); part_args=(); part_prec=(); gi=0
+parts=(); gi=0
 rm -f out/bench/report-gave-up.txt
 for prec in $PRECISIONS; do
   gave_up=""   # "impl:workload" of the frameworks that overran the cell limit, in this precision
@@ -139,7 +139,7 @@ for prec in $PRECISIONS; do
     [ "$FULL" = 1 ] || for g in $gave_up; do run_impls=$(echo ",$run_impls," | sed "s/,${g%%:*},/,/; s/^,//; s/,$//"); done
     echo "report 2/$NSTEPS: group $gi: $wls ($args, $prec)"
     bench_cells "$wls" "$run_impls" "$args" "$prec" "out/bench/report-bench.part$gi.json"
-    parts+=("out/bench/report-bench.part$gi.json"); part_args+=("$args"); part_prec+=("$prec")
+    parts+=("out/bench/report-bench.part$gi.json")
     # a conv group's framework that overran the limit sits out the heavier ones
     if [ "$FULL" != 1 ] && [ "$(weight_of "${wls%%,*}")" -gt 1 ]; then
       gave_up="$gave_up $("$PYTHON" -c '
@@ -155,17 +155,8 @@ for r in json.load(open(sys.argv[1]))["runs"]:
     printf '  group %d: %d min %02d s: %s (%s)\n' $gi $((gs / 60)) $((gs % 60)) "$wls" "$prec" >> "$steps"
   done <<< "$groups"
 done
-# The cells that a host slow spell slowed all the same (host_speed < 0.9 after their wait and second try) once more,
-# now that the spell may be over: the figure of the faster host is kept (scripts/report_again.py).
-for i in "${!parts[@]}"; do
-  part=${parts[$i]}
-  while IFS=$'\t' read -r wl again_impls; do
-    [ -n "$wl" ] || continue
-    echo "report 2/$NSTEPS: $wl: $again_impls ran in a host slow spell: measured again"
-    bench_cells "$wl" "$again_impls" "${part_args[$i]}" "${part_prec[$i]}" out/bench/report-bench.again.json --no-db
-    "$PYTHON" scripts/report_again.py replace "$part" out/bench/report-bench.again.json || exit 1
-  done <<< "$("$PYTHON" scripts/report_again.py slow "$part")"
-done
+# (Each group's bench measures the cells a host slow spell still slowed once more after its others, and keeps the
+# figure of the faster host: bench --host-wait, src/bench/matrix.c.)
 "$PYTHON" scripts/report_merge.py out/bench/report-bench.json out/bench/report-gave-up.txt "${parts[@]}" || exit 1
 took "bench"
 
