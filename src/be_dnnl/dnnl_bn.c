@@ -75,6 +75,9 @@ static size_t span(const bn_geo *g) { return g->blocked ? g->hw * 16 : g->hw; }
 /* 16 lanes in one vector (GCC's vector extension; one zmm register here): the accumulators stay in registers,
  * which the compiler did not manage with per-lane arrays under omp simd (it kept them on the stack and every
  * iteration waited on its own stores: the fused backward ran at half the plain one's speed). */
+/* Without AVX-512 (-march=native on an older CPU) GCC notes that a v16 argument passes differently than with
+ * it: every function here is static, so no call crosses that ABI. */
+#pragma GCC diagnostic ignored "-Wpsabi"
 typedef float v16 __attribute__((vector_size(64), aligned(4)));
 typedef int v16i __attribute__((vector_size(64), aligned(4)));
 static inline v16 ld(const float *p) { return *(const v16 *)p; }
