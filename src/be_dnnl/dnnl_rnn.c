@@ -46,13 +46,7 @@ static inline float tanh_v(float x) { return 1.0f - 2.0f / (1.0f + exp_v(2.0f * 
 typedef struct dims {
     int N, T, F, H, G, GH, lstm, nt;
     size_t per;                     /* examples per thread */
-    size_t mb;                      /* examples per sub-batch of a thread (bounds the input projections kept) */
-    int batched;                    /* input projections of all steps in one gemm (else one gemm a step) */
 } dims;
-
-/* Batched input projections of a sub-batch are kept for all its steps: ~8 MB a thread, but at least 64
- * examples so that the per-step recurrent gemm keeps enough rows. */
-#define XG_BUDGET ((size_t)1 << 21)
 
 static dims dims_of(const nn_op *op, int threads) {
     dims d;
@@ -63,12 +57,6 @@ static dims dims_of(const nn_op *op, int threads) {
     d.nt = threads < d.N ? threads : d.N;
     if (d.nt < 1) d.nt = 1;
     d.per = ((size_t)d.N + d.nt - 1) / d.nt;
-    /* Batching pays where the input side is as wide as the recurrent side; with a narrow input its product is
-     * store-bound and the batched result leaves the cache before its step reads it (docs/performance.md). */
-    d.batched = d.F >= d.H;
-    size_t mb = d.batched ? XG_BUDGET / ((size_t)d.T * d.GH) : d.per;
-    if (mb < 64) mb = 64;
-    d.mb = mb < d.per ? mb : d.per;
     return d;
 }
 
@@ -232,11 +220,14 @@ int dnnl_rnn_host_forward(int threads, const nn_op *op, float *y, void *ws, cons
                 const int u = ub * 16;
                 const __mmask16 mk = H - u >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (H - u)) - 1);
                 const float *wb = wp + (size_t)ub * K * G * 16;
+                /* a gate's b_x + b_h; the GRU's n gate keeps them apart (r scales only the recurrent side's):
+                 * its b_hn in slot 2, b_xn in slot 3 */
                 __m512 bias[4];
-                for (int q = 0; q < G; q++)
-                    bias[q] = _mm512_add_ps(_mm512_maskz_loadu_ps(mk, bx + (size_t)q * H + u),
-                                            _mm512_maskz_loadu_ps(mk, bh + (size_t)q * H + u));
-                const __m512 bhn = _mm512_maskz_loadu_ps(mk, bh + 2 * (size_t)H + u), bxn = _mm512_maskz_loadu_ps(mk, bx + 2 * (size_t)H + u);
+                for (int q = 0; q < 4; q++) {
+                    const __m512 bxq = _mm512_maskz_loadu_ps(mk, bx + (size_t)(q < G ? q : 2) * H + u);
+                    const __m512 bhq = _mm512_maskz_loadu_ps(mk, bh + (size_t)(q < G ? q : 2) * H + u);
+                    bias[q] = lstm || q < 2 ? _mm512_add_ps(bxq, bhq) : q == 2 ? bhq : bxq;
+                }
                 for (int r0 = 0; r0 < m; r0 += ROWS) {
                     const int nr = m - r0 < ROWS ? m - r0 : ROWS;
                     const float *hr[ROWS], *xr[ROWS];
@@ -271,8 +262,8 @@ int dnnl_rnn_host_forward(int threads, const nn_op *op, float *y, void *ws, cons
                         } else {
                             const __m512 rg = sigm16(_mm512_add_ps(acc[r][0], bias[0]));
                             const __m512 zg = sigm16(_mm512_add_ps(acc[r][1], bias[1]));
-                            const __m512 hn = _mm512_add_ps(acc[r][2], bhn);   /* the recurrent n term */
-                            const __m512 nn = tanh16(_mm512_fmadd_ps(rg, hn, _mm512_add_ps(acc[r][3], bxn)));
+                            const __m512 hn = _mm512_add_ps(acc[r][2], bias[2]);   /* the recurrent n term */
+                            const __m512 nn = tanh16(_mm512_fmadd_ps(rg, hn, _mm512_add_ps(acc[r][3], bias[3])));
                             const __m512 hp = _mm512_maskz_loadu_ps(mk, hr[r] + u);
                             _mm512_mask_storeu_ps(ho, mk, _mm512_fmadd_ps(zg, _mm512_sub_ps(hp, nn), nn));
                             if (g) {
@@ -370,43 +361,64 @@ static void gru_row(int H, const float *a, const float *b, const float *bx, cons
     if (g) tail_out(g, G, H, u0, r, 4);
 }
 
-static size_t fwd_each(const dims *d) {   /* floats a thread: xg, hg, h, c */
-    return round16(d->mb * ((size_t)(d->batched ? d->T : 1) * d->GH + d->GH + 2 * (size_t)d->H));
+typedef struct sub {
+    size_t mb;                      /* examples per sub-batch of a thread (bounds the input projections kept) */
+    int batched;                    /* input projections of all steps in one gemm (else one gemm a step) */
+} sub;
+
+/* Batched input projections of a sub-batch are kept for all its steps: ~8 MB a thread, but at least 64
+ * examples so that the per-step recurrent gemm keeps enough rows. */
+#define XG_BUDGET ((size_t)1 << 21)
+
+static sub sub_of(const dims *d) {
+    sub b;
+    /* Batching pays where the input side is as wide as the recurrent side; with a narrow input its product is
+     * store-bound and the batched result leaves the cache before its step reads it (docs/performance.md). */
+    b.batched = d->F >= d->H;
+    size_t mb = b.batched ? XG_BUDGET / ((size_t)d->T * d->GH) : d->per;
+    if (mb < 64) mb = 64;
+    b.mb = mb < d->per ? mb : d->per;
+    return b;
+}
+static size_t fwd_each(const dims *d, const sub *b) {   /* floats a thread: xg, hg, h, c */
+    return round16(b->mb * ((size_t)(b->batched ? d->T : 1) * d->GH + d->GH + 2 * (size_t)d->H));
 }
 size_t dnnl_rnn_host_fwd_tmp_bytes(const nn_op *op, int threads) {
     const dims d = dims_of(op, threads);
-    return sizeof(float) * fwd_each(&d) * d.nt;
+    const sub sb = sub_of(&d);
+    return sizeof(float) * fwd_each(&d, &sb) * d.nt;
 }
 
 int dnnl_rnn_host_forward(int threads, const nn_op *op, float *y, void *ws, const float *x, const float *w,
                           float *tmp) {
     const dims d = dims_of(op, threads);
+    const sub sb = sub_of(&d);
     const int T = d.T, F = d.F, H = d.H, GH = d.GH, lstm = d.lstm;
     const float *Wx = w, *Wh = Wx + (size_t)GH * F, *bx = Wh + (size_t)GH * H, *bh = bx + GH;
-    const size_t rows = (size_t)d.N * T, each = fwd_each(&d);
+    const size_t rows = (size_t)d.N * T, each = fwd_each(&d, &sb);
     float *wsg = ws, *wsh = ws ? wsg + rows * 4 * H : NULL, *wsc = ws ? wsh + rows * H : NULL;
     int fail = 0;
     #pragma omp parallel num_threads(d.nt)
     for (int sl = omp_get_thread_num(); sl < d.nt; sl += omp_get_num_threads()) {   /* fewer threads than asked: */
         int i0, i1;                                                                    /* each takes more slices */
         slice(&d, sl, &i0, &i1);
-        float *xg = tmp + each * omp_get_thread_num(), *hg = xg + d.mb * (d.batched ? T : 1) * GH, *h = hg + d.mb * GH,
-              *cs = h + d.mb * H;
-        for (int s = i0; s < i1 && !fail; s += (int)d.mb) {
-            const int ms = i1 - s < (int)d.mb ? i1 - s : (int)d.mb;
+        float *xg = tmp + each * omp_get_thread_num(), *hg = xg + sb.mb * (sb.batched ? T : 1) * GH, *h = hg + sb.mb * GH,
+              *cs = h + sb.mb * H;
+        for (int s = i0; s < i1 && !fail; s += (int)sb.mb) {
+            const int ms = i1 - s < (int)sb.mb ? i1 - s : (int)sb.mb;
             /* xg[j*T + t] = W_x x_(s+j, t): the input side of every step in one product */
-            int rc = d.batched ? gemm('N', 'T', (size_t)ms * T, GH, F, x + (size_t)s * T * F, F, Wx, F, 0.0f, xg, GH)
+            int rc = sb.batched ? gemm('N', 'T', (size_t)ms * T, GH, F, x + (size_t)s * T * F, F, Wx, F, 0.0f, xg, GH)
                                : 0;
             memset(h, 0, sizeof(float) * (size_t)ms * H);
             memset(cs, 0, sizeof(float) * (size_t)ms * H);
             memset(hg, 0, sizeof(float) * (size_t)ms * GH);   /* h0 = 0: no recurrent term at t = 0 */
             for (int t = 0; t < T && rc == 0; t++) {
                 if (t) rc = gemm('N', 'T', ms, GH, H, h, H, Wh, H, 0.0f, hg, GH);
-                if (!d.batched && rc == 0)
+                if (!sb.batched && rc == 0)
                     rc = gemm('N', 'T', ms, GH, F, x + ((size_t)s * T + t) * F, (size_t)T * F, Wx, F, 0.0f, xg, GH);
                 for (int j = 0; j < ms && rc == 0; j++) {
                     const size_t row = (size_t)(s + j) * T + t, wrow = (size_t)t * d.N + s + j;
-                    const float *a = xg + ((size_t)j * (d.batched ? T : 1) + (d.batched ? t : 0)) * GH;
+                    const float *a = xg + ((size_t)j * (sb.batched ? T : 1) + (sb.batched ? t : 0)) * GH;
                     const float *b = hg + (size_t)j * GH;
                     float *hj = h + (size_t)j * H, *cj = cs + (size_t)j * H;
                     float *g = ws ? wsg + wrow * 4 * H : NULL, *hp = ws ? wsh + wrow * H : NULL;
