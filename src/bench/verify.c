@@ -8,6 +8,7 @@
 #include "core/err.h"
 #include "core/util.h"
 #include "db/db.h"
+#include "nn/backend.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -52,7 +53,6 @@ static void device_str(char *buf, size_t n, const sd_env_view *e, int is_gpu) {
     else snprintf(buf, n, "CPU %s", e->cpu_model ? e->cpu_model : "unknown");
 }
 
-static int is_cudnn(const char *be) { return be && strcmp(be, "cudnn") == 0; }
 
 /* Machine differences that make a published cell not comparable with this one. */
 static void env_diff(char *why, size_t n, const json_t *pub_env, const json_t *here_env, const char *pub_backend) {
@@ -60,7 +60,7 @@ static void env_diff(char *why, size_t n, const json_t *pub_env, const json_t *h
     sd_env_view_of(pub_env, &p);
     sd_env_view_of(here_env, &h);
     char a[320], b[400];
-    int pub_gpu = p.gpu_name || is_cudnn(pub_backend);
+    int pub_gpu = p.gpu_name || nn_backend_name_gpu(pub_backend);
     device_str(a, sizeof a, &p, pub_gpu);
     device_str(b, sizeof b, &h, h.gpu_name != NULL);
     if (pub_gpu != (h.gpu_name != NULL) || (p.gpu_name && h.gpu_name && strcasecmp(p.gpu_name, h.gpu_name) != 0) ||
@@ -143,7 +143,9 @@ static int measured_stat(const sd_run_view *m, const char *metric, sd_stat *out)
 }
 
 /* A framework runner's results name its device ("cuda", "cpu") where a published cell names a back-end. */
-static const char *runner_device(const char *pub_backend) { return is_cudnn(pub_backend) ? "cuda" : "cpu"; }
+static const char *runner_device(const char *pub_backend) {
+    return nn_backend_name_gpu(pub_backend) ? "cuda" : "cpu";
+}
 
 static int same_or_both_absent(const char *a, const char *b, const char *absent) {
     return strcmp(a ? a : absent, b ? b : absent) == 0;
@@ -622,7 +624,7 @@ int sd_verify(const sd_verify_opts *a, FILE *f) {
         n++;
         sd_env_view ev;
         sd_env_view_of(c->env, &ev);
-        device_str(c->dev, sizeof c->dev, &ev, ev.gpu_name || is_cudnn(c->be));
+        device_str(c->dev, sizeof c->dev, &ev, ev.gpu_name || nn_backend_name_gpu(c->be));
         vcell first = *c;   /* before its verdict: the inference cell starts from here */
         if ((rc = check_cell(&x, pub, c)) != 0) break;
         /* the inference pass a run publishes beside its training figure (page 2's inference table) is a cell too,

@@ -87,6 +87,8 @@ int nn_backend_new(nn_backend **out, const char *name, const nn_backend_opts *op
     return sd_err(SD_EUSAGE, "unknown back-end '%s' (expected auto, ref, dnnl or cudnn)", name);
 }
 
+int nn_backend_name_gpu(const char *name) { return name && strcmp(name, "cudnn") == 0; }
+
 void nn_backend_free(nn_backend *be) {
     if (be && be->ops->destroy) be->ops->destroy(be);
 }

@@ -176,6 +176,8 @@ void nn_backend_free(nn_backend *be);
 /* Names of the back-ends compiled into this binary, comma-separated ("ref,dnnl,cudnn"). */
 const char *nn_backend_list(void);
 int nn_backend_compiled(const char *name);
+/* Whether the back-end of this name runs on a GPU (device memory, GPU clocks): cudnn. NULL is not one. */
+int nn_backend_name_gpu(const char *name);
 
 /* What a user of a back-end reads; its ops table and fields are the engine's and the back-ends' business
  * (nn/backend_impl.h). */

@@ -239,7 +239,7 @@ int nn_dp_train_replicas(nn_backend *be0, int R, const sd_workload *w, const sd_
     if (R < 1 || R > NN_DP_MAX) return sd_err(SD_EUSAGE, "--gpus %d (1..%d)", R, NN_DP_MAX);
     nn_backend *bes[NN_DP_MAX] = {be0};
     nn_reducer *red = NULL;
-    int rc = 0, gpu = strcmp(be0->name, "cudnn") == 0;
+    int rc = 0, gpu = nn_backend_name_gpu(be0->name);
     for (int r = 1; r < R && rc == 0; r++) {
         nn_backend_opts bo = be0->opts;
         bo.device = gpu ? r : 0;

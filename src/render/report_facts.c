@@ -2,6 +2,7 @@
  * and column, the back-ends, the machine, the dates), and the one table of {placeholders} with their values. */
 #include "render/report_sections.h"
 #include "core/err.h"
+#include "nn/backend.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -156,7 +157,7 @@ const char *rb_status_word(const rm_run *r) {
 
 int rb_is_native(const rm_run *r) { return strcmp(r->implementation, "native") == 0; }
 
-int rb_is_gpu(const rm_run *r) { return r->backend && strcmp(r->backend, "cudnn") == 0; }
+int rb_is_gpu(const rm_run *r) { return nn_backend_name_gpu(r->backend); }
 
 int rb_is_measured(const rm_run *r) { return !r->published && !r->failed; }
 
