@@ -93,6 +93,37 @@ print("results", [(r["workload"], r.get("host_speed")) for r in runs], "database
       [(r["workload"], r.get("host_speed")) for r in rows], "complete", done) if not ok else None
 sys.exit(0 if ok else 1)
 PY
+# A runner a slow spell took past its time bound (killed: "timed_out") is measured again like a slowed cell, and
+# that measurement is published whatever the host's speed (a figure rather than none); one that times out again
+# stays failed, and bench exits 1.
+good='{"event":"hello","protocol":1,"framework":"pytorch","version":"0.fake","device":"fake cpu","parameters":669706}
+{"event":"epoch","epoch":1,"train_s":0.5,"val_s":0.25,"loss":2.0,"val_loss":1.5,"accuracy":0.5,"train_images":256,"test_images":256}
+{"event":"done"}'
+printf '#!/bin/sh\nif [ ! -e %s ]; then touch %s; echo %s; exec sleep 1000; fi\ncat <<"J"\n%s\nJ\n' "$t/once" "$t/once" \
+  "'{\"event\":\"hello\",\"protocol\":1,\"framework\":\"pytorch\",\"version\":\"0.fake\",\"device\":\"fake cpu\",\"parameters\":669706}'" \
+  "$good" > "$t/slowfirst"
+printf '#!/bin/sh\necho %s\nexec sleep 1000\n' \
+  "'{\"event\":\"hello\",\"protocol\":1,\"framework\":\"pytorch\",\"version\":\"0.fake\",\"device\":\"fake cpu\",\"parameters\":669706}'" \
+  > "$t/slowalways"
+chmod +x "$t/slowfirst" "$t/slowalways"
+for prog in slowfirst slowalways; do
+  SHOWDOWN_HOST_REF=$ref $SD bench --workload mnist_mlp --backend ref --data synthetic --epochs 1 --batches 2 --threads 1 \
+    --no-db --impl native,pytorch --runner "pytorch=$t/$prog" --runner-timeout 2 --host-wait 0.3 --host-wait-total 30 \
+    --json "$t/$prog.json" > /dev/null 2> "$t/err"; rc=$?
+  if [ $prog = slowfirst ]; then want=0; line="this measurement published"; st=ok; else want=1; line="the first kept"; st=failed; fi
+  grep -qE "^host: again [12]/2: mnist_mlp · pytorch: host at [0-9]+% \(first [0-9]+%, timed out\): $line$" "$t/err" \
+    && [ $rc -eq $want ] && ok "$prog: timed out in a spell, measured again: '$line', exit $rc" \
+    || bad "$prog: exit $rc (expected $want), again lines: $(grep '^host: again\|timed out' "$t/err")"
+  "$PY" - "$t/$prog.json" "$st" <<'PY' && ok "$prog: the pytorch run is $st" || fail=1
+import json, sys
+runs = {r["implementation"]: r for r in json.load(open(sys.argv[1]))["runs"]}
+p = runs["pytorch"]
+want = sys.argv[2]
+ok = p["status"] == want and ("timed_out" in p) == (want == "failed") and runs["native"]["status"] == "ok"
+print({k: p.get(k) for k in ("status", "timed_out", "error", "host_speed")}) if not ok else None
+sys.exit(0 if ok else 1)
+PY
+done
 # no budget left for a retry: measured once
 SHOWDOWN_HOST_REF=$ref $SD bench --workload mnist_mlp --backend ref --data synthetic --epochs 1 --batches 2 --threads 1 \
   --no-db --host-wait 0.6 --host-wait-total 0.6 --json "$t/r3.json" > /dev/null 2> "$t/err"

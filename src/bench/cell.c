@@ -478,7 +478,8 @@ static int record_status(const sd_bench_opts *a, const char *wname, const char *
         sd_results_add_status(doc, wname, impl, a->device, "unavailable", sd_errmsg());
     } else {
         fprintf(stderr, "showdown bench: %s through %s failed: %s\n", wname, impl, sd_errmsg());
-        sd_results_add_failure(doc, wname, impl, a->device, sd_errmsg());
+        if (rc == SD_ETIMEOUT) sd_results_add_timeout(doc, wname, impl, a->device, sd_errmsg());
+        else sd_results_add_failure(doc, wname, impl, a->device, sd_errmsg());
     }
     sd_results_note_precision(doc, a->precision);
     return rc != SD_EUNSUPPORTED && rc != SD_ENODEV;

@@ -150,6 +150,17 @@ static int all_ok(const json_t *doc, size_t from) {
     return n > from;
 }
 
+/* Whether a run of the document failed, or failed its equivalence check (a runner's output against native's). */
+static int any_failed(const json_t *doc) {
+    for (size_t i = 0; i < sd_results_count(doc); i++) {
+        sd_run_view v;
+        sd_run_view_of(sd_results_run(doc, i), &v);
+        const char *st = json_string_value(v.status), *eq = v.equivalence_status;
+        if ((st && strcmp(st, "failed") == 0) || (eq && strcmp(eq, "failed") == 0)) return 1;
+    }
+    return 0;
+}
+
 /* A database call failed: keep its message, say so now, and go on without the database. */
 static void db_lost(db **dbh, sd_bench_outcome *out) {
     snprintf(out->db_error, sizeof out->db_error, "%s", sd_errmsg());
@@ -158,14 +169,17 @@ static void db_lost(db **dbh, sd_bench_outcome *out) {
     *dbh = NULL;
 }
 
-/* Whether a cell's runs [a, b) all measured, in a slow spell (their host_speed, the cell's canaries' lower). */
+/* Whether a cell's runs [a, b) all ran in a slow spell (their host_speed, the cell's canaries' lower) and
+ * measured, or were killed past their time bound: a spell that halves the host's speed takes a runner past it. */
 static int slowed(const json_t *doc, size_t a, size_t b) {
     if (b <= a || sd_results_count(doc) < b) return 0;
     for (size_t k = a; k < b; k++) {
+        const json_t *run = sd_results_run(doc, k);
         sd_run_view v;
-        sd_run_view_of(sd_results_run(doc, k), &v);
+        sd_run_view_of(run, &v);
         const char *st = json_string_value(v.status);
-        if (!st || strcmp(st, "ok") != 0 || !(v.host_speed < SD_HOST_SLOW)) return 0;
+        const int ran = st && (strcmp(st, "ok") == 0 || json_is_true(json_object_get(run, "timed_out")));
+        if (!ran || !(v.host_speed < SD_HOST_SLOW)) return 0;
     }
     return 1;
 }
@@ -188,6 +202,7 @@ static int measure_again(const sd_bench_opts *o, const sd_bench_cell *cells, int
         sd_run_view v;
         sd_run_view_of(sd_results_run(doc, first[i]), &v);
         const double was = v.host_speed;
+        const int timed_out = json_is_true(json_object_get(sd_results_run(doc, first[i]), "timed_out"));
         double speed = sd_host_settle(&again, sd_sig_flag());
         int failed = 0, rc = sd_bench_cell_run(&again, &cells[i], doc, &failed);
         if (rc == SD_EINTR) {
@@ -195,7 +210,8 @@ static int measure_again(const sd_bench_opts *o, const sd_bench_cell *cells, int
             return rc;
         }
         const double now = rc == 0 ? sd_host_after(&again, speed) : NAN;
-        const int take = rc == 0 && !failed && all_ok(doc, end) && sd_results_count(doc) - end == n && now > was;
+        const int take = rc == 0 && !failed && all_ok(doc, end) && sd_results_count(doc) - end == n &&
+                         (now > was || timed_out);   /* a measurement at any speed, rather than none */
         for (size_t j = 0; take && j < n; j++) {   /* the new run's members in the first's object, in place */
             json_t *dst = sd_results_run(doc, first[i] + j);
             json_object_clear(dst);
@@ -204,12 +220,13 @@ static int measure_again(const sd_bench_opts *o, const sd_bench_cell *cells, int
         }
         sd_results_truncate(doc, end);
         if (!o->quiet)
-            fprintf(stderr, "host: again %d/%d: %s · %s: host at %.0f%% (first %.0f%%): %s\n", ++k, todo,
-                    cells[i].workload, cells[i].implementation, 100 * now, 100 * was,
+            fprintf(stderr, "host: again %d/%d: %s · %s: host at %.0f%% (first %.0f%%%s): %s\n", ++k, todo,
+                    cells[i].workload, cells[i].implementation, 100 * now, 100 * was, timed_out ? ", timed out" : "",
                     take ? "this measurement published" : rc ? "the first kept (this one failed)" : "the first kept");
         if (take && *dbh && (out->db_status = sd_results_store_again(*dbh, out->run_id, doc, first[i], first[i + 1])))
             db_lost(dbh, out);
     }
+    if (out->failed && !any_failed(doc)) out->failed = 0;   /* the cells that timed out measured this time */
     return 0;
 }
 

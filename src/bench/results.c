@@ -591,6 +591,13 @@ int sd_results_add_failure(json_t *doc, const char *workload, const char *implem
     return sd_results_add_status(doc, workload, implementation, backend, "failed", error);
 }
 
+int sd_results_add_timeout(json_t *doc, const char *workload, const char *implementation, const char *backend,
+                           const char *error) {
+    SD_TRY(sd_results_add_failure(doc, workload, implementation, backend, error));
+    json_t *run = sd_results_run(doc, sd_results_count(doc) - 1);
+    return json_object_set_new(run, "timed_out", json_true()) ? sd_err(SD_ENOMEM, "cannot record a timeout") : 0;
+}
+
 /* A statistic of rates (images/s) as seconds per 1,000 images: the fastest rate is the shortest time. */
 static json_t *per_1000_json(sd_stat r) {
     sd_stat t = {1000.0 / r.median, 1000.0 / r.max, 1000.0 / r.min, r.n};

@@ -204,6 +204,10 @@ void sd_results_note_host(json_t *doc, size_t from, double speed);
 /* Append a failed run with its error. */
 int sd_results_add_failure(json_t *doc, const char *workload, const char *implementation,
                            const char *backend, const char *error);
+/* A failed run that was killed past its time bound: "timed_out" true, so that a cell a slow spell ran past its
+ * bound is measured again (bench/matrix.c). */
+int sd_results_add_timeout(json_t *doc, const char *workload, const char *implementation, const char *backend,
+                           const char *error);
 /* Same with another status ("unavailable": a framework that is not installed; not a failure). */
 int sd_results_add_status(json_t *doc, const char *workload, const char *implementation, const char *backend,
                           const char *status, const char *error);

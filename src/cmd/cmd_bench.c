@@ -189,7 +189,8 @@ int cmd_bench(int argc, char **argv) {
                                                           "lines or not (default 86400)", 1, 100000000},
         {"host-wait", SD_OPT_DOUBLE, &o.host_wait_s, "S", "before each cell, wait up to S seconds for this host to run at "
                                                           "its speed (a short native canary; default 0: start at once); the cells a spell still "
-                                                          "slowed are measured once more after the others", 0, 3600},
+                                                          "slowed, or took past a runner's time bound, are measured "
+                                                          "once more after the others", 0, 3600},
         {"host-wait-total", SD_OPT_DOUBLE, &o.host_wait_total_s, "S", "with --host-wait, the most all cells wait, and "
                                                                       "are measured again after a slow spell, in all (default 600)", 0, 86400},
         {"device", SD_OPT_CHOICE, &o.device, "auto|cpu|cuda", "framework runners' device (default auto)", 0, 0},

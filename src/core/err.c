@@ -73,6 +73,7 @@ const char *sd_status_name(int status) {
     case SD_ENOTIMPL: return "not implemented";
     case SD_EINTR: return "interrupted";
     case SD_ELIMIT: return "limit";
+    case SD_ETIMEOUT: return "timed out";
     default: return "error";
     }
 }

@@ -21,6 +21,7 @@ enum sd_status {
     SD_ENOTIMPL = -11,   /* command or feature not built yet */
     SD_EINTR = -12,      /* interrupted by a signal */
     SD_ELIMIT = -13,     /* an input exceeds a documented bound */
+    SD_ETIMEOUT = -14,   /* a child ran past its time bound and was killed */
 };
 
 /* Exit codes, documented in README.md. */

@@ -373,9 +373,9 @@ static int watch(const sd_runner_opts *o, child *c, state *sp, int *exited) {
         if (o->stop && *o->stop) return sd_err(SD_EINTR, "interrupted");
         double t = sd_now();
         if (t - last > o->timeout_s)
-            return sd_err(SD_ERROR, "%s runner timed out: no output for %.0f s (killed)", o->framework, o->timeout_s);
+            return sd_err(SD_ETIMEOUT, "%s runner timed out: no output for %.0f s (killed)", o->framework, o->timeout_s);
         if (o->limit_s > 0 && t - start > o->limit_s)
-            return sd_err(SD_ERROR, "%s runner timed out: still running after %.0f s in all (--runner-limit; killed)",
+            return sd_err(SD_ETIMEOUT, "%s runner timed out: still running after %.0f s in all (--runner-limit; killed)",
                           o->framework, o->limit_s);
         if ((*exited = sd_proc_poll(&c->p)) < 0) return *exited;
         if (*exited) {
