@@ -3,18 +3,28 @@
 (tensorflow, jax or torch; showdown runs it as keras-tensorflow, keras-jax, keras-torch).
 
 The model is a Keras functional model of stock layers (Conv2D, MaxPooling2D, AveragePooling2D,
-GlobalAveragePooling2D, BatchNormalization, Dense, ReLU, Flatten, Add, Concatenate) wired as the plan connects
-them, channels_last as Keras defaults, trained with model.train_on_batch on the spec's loss (softmax cross-entropy,
-or binary cross-entropy on one-hot targets). The optimizer is a keras.optimizers.Optimizer subclass whose
-update_step is the spec's arithmetic (runner_common.Optimizer on keras.ops): Keras 3's stock RMSprop puts eps inside
-the sqrt (Keras 2, which the spec and the published runs follow, put it outside), which changes the early steps
-visibly. Likewise batch norm's training step moves the moving variance towards the unbiased batch variance, as the
-native engine does (Keras's towards the biased one). Dropout is the native engine's mask: each dropout layer
-multiplies by a mask given as an extra model input (ones at inference).
+GlobalAveragePooling2D, BatchNormalization, Dense, ReLU, Flatten, Add, Concatenate; Embedding, RepeatVector, GRU,
+RNN) wired as the plan connects them, channels_last as Keras defaults, trained with model.train_on_batch on the
+spec's loss (softmax cross-entropy, or binary cross-entropy on one-hot targets).
+
+Recurrent workloads: sequences are [n][steps][features]; an embedding reads the float-held ids (or the plan's range
+of them) cast to int32. GRU is Keras's GRU(reset_after=True), cuDNN's and PyTorch's formulation with two bias
+vectors, its gates reordered from native's r,z,n to Keras's z,r,h. LSTM is an RNN of Keras's LSTMCell (gates
+i,f,c,o = PyTorch's i,f,g,o) with PyTorch's second bias vector added: the native parameter count, and both biases
+trained as native trains them (Keras's single bias would move by one optimizer update where native's sum moves by
+two). A time-distributed LSTM (mnist_hrnn) runs the rows as one batch of sequences, as the native engine does.
+
+The optimizer is a keras.optimizers.Optimizer subclass whose update_step is the spec's arithmetic
+(runner_common.Optimizer on keras.ops): Keras 3's stock RMSprop puts eps inside the sqrt (Keras 2, which the spec
+and the published runs follow, put it outside), which changes the early steps visibly. Likewise batch norm's
+training step moves the moving variance towards the unbiased batch variance, as the native engine does (Keras's
+towards the biased one). Dropout is the native engine's mask: each dropout layer multiplies by a mask given as an
+extra model input (ones at inference).
 
 Under --precision bf16 the training model's layers take the `mixed_bfloat16` dtype policy (bf16 compute, fp32
 variables, Keras's own mixed precision) with a float32 output layer so the loss is fp32; a second, float32 model
 with the same weights (copied after training steps) runs the inference forward, so the equivalence check stays fp32.
+The recurrent layers (their cells too) take the policy as the others do; the embedding ids stay int32.
 """
 import os
 import sys
@@ -57,6 +67,7 @@ class Keras:
         self.bf16 = a.precision == "bf16"
         self.dtype = None   # the dtype policy of the layers being built (None: the global float32)
         self.BatchNorm = native_batchnorm(keras)
+        self.LSTMCell = lstm_cell(keras)
 
     def extras(self):
         return {"keras": self.keras.__version__, "backend": self.backend, "backend_version": self.be.__version__,
@@ -106,6 +117,37 @@ class Keras:
     def concat(self, L, xs, m):   # channels_last
         return self.keras.layers.Concatenate(axis=-1, dtype=self.dtype)(xs)
 
+    def embedding(self, L, xs, m):   # float-held ids [n][1][1][T] (or the range [lo, hi) of them) -> [n][T][E]
+        ops = self.keras.ops
+        ids = ops.reshape(xs[0], (-1, L.in_shape[0]))
+        if L.range:
+            ids = ids[:, L.range[0]:L.range[1]]
+        # int32 before any layer under the bf16 policy could round the ids (above 256)
+        return self.keras.layers.Embedding(L.vocab, L.units, name="l%d" % L.i, dtype=self.dtype)(ops.cast(ids, "int32"))
+
+    def repeat_vector(self, L, xs, m):   # [n][C] -> [n][T][C]
+        return self.keras.layers.RepeatVector(L.times, dtype=self.dtype)(xs[0])
+
+    def gru(self, L, xs, m):
+        """GRU(reset_after=True) is cuDNN's GRU; LSTM is Keras's cell with PyTorch's second bias (lstm_cell).
+        Input [n][steps][features], or time-distributed [n][rows][steps][1] (mnist_hrnn's per-row LSTM, every
+        row its own sequence); output every step's h or the last one's (the last one's per row when distributed)."""
+        K, ops, x = self.keras.layers, self.keras.ops, xs[0]
+        name = "l%d" % L.i
+        if L.op == "gru":
+            rnn = K.GRU(L.units, reset_after=True, return_sequences=L.ret_seq, name=name, dtype=self.dtype)
+        else:
+            rnn = K.RNN(self.LSTMCell(L.units, dtype=self.dtype), return_sequences=L.ret_seq, name=name,
+                        dtype=self.dtype)
+        if not L.distributed:
+            return rnn(x)
+        # the rows as one batch of sequences, as native and Keras 2's TimeDistributed (batch size not fixed) run
+        # them; Keras 3's TimeDistributed calls the layer once per row (28 recurrences, 2-3x slower here)
+        y = rnn(ops.reshape(x, (-1, L.steps, L.features)))   # native has no return_sequences here (plan.c)
+        return ops.reshape(y, (-1, L.out_shape[0], L.units))
+
+    lstm = gru
+
     def _model(self, layers, params, dtype):
         """The functional model of the plan, its layers under the dtype policy `dtype`, weights from params."""
         keras = self.keras
@@ -114,7 +156,7 @@ class Keras:
         inp = keras.Input((h, w, c), name="x")
         minputs = {}
         for L in self.drops:
-            shape = rc.to_nhwc(np.zeros((1,) + rc.mask_shape(L)), L).shape[1:]
+            shape = self._mask(np.zeros((1,) + rc.mask_shape(L)), L).shape[1:]
             minputs[L.i] = keras.Input(shape, name="mask%d" % L.i)
         outs = []   # layer i reads the outputs of its inputs (-1: the model input)
         for L in layers:
@@ -128,7 +170,9 @@ class Keras:
         self.dtype = None
         model = keras.Model([inp] + [minputs[L.i] for L in self.drops], x)
         for L in layers:
-            if L.i in params:
+            if L.op in ("embedding", "gru", "lstm"):
+                model.get_layer("l%d" % L.i).set_weights(rnn_weights(L, params[L.i]))
+            elif L.i in params:
                 W, b = params[L.i]
                 if L.op == "batchnorm":   # gamma, beta, moving mean 0 and variance 1
                     wts = [W, b, np.zeros_like(W), np.ones_like(W)]
@@ -141,6 +185,7 @@ class Keras:
     def build(self, layers, params, opt, batch):
         keras = self.keras
         self.drops = [L for L in layers if L.op == "dropout" and L.rate > 0]
+        self.seq_in = seq_inputs(layers)
         self.model = self._model(layers, params, "mixed_bfloat16" if self.bf16 else None)
         self.eval_model = self._model(layers, params, None) if self.bf16 else self.model
         self.stale = False   # the eval model's weights lag the trained ones
@@ -156,9 +201,13 @@ class Keras:
     def parameters(self):   # the trainable ones: batch norm's moving statistics are not parameters natively
         return sum(int(np.prod(v.shape)) for v in self.model.trainable_weights)
 
+    def _mask(self, m, L):
+        """A native dropout mask in the layout of its input: NHWC for a map, [n][steps][features] for a sequence."""
+        return m.reshape(len(m), L.in_shape[0], L.in_shape[2]) if self.seq_in[L.i] else rc.to_nhwc(m, L)
+
     def _ones(self, n):
         if n not in self.ones:
-            self.ones[n] = [rc.to_nhwc(np.ones((n,) + rc.mask_shape(L), np.float32), L) for L in self.drops]
+            self.ones[n] = [self._mask(np.ones((n,) + rc.mask_shape(L), np.float32), L) for L in self.drops]
         return self.ones[n]
 
     def forward(self, x):
@@ -168,10 +217,66 @@ class Keras:
         return np.asarray(self.eval_model.predict_on_batch([rc.to_nhwc(x, None)] + self._ones(len(x))))
 
     def train_step(self, x, y, masks, t):
-        masks = [rc.to_nhwc(m, L) for m, L in zip(masks, self.drops)]
+        masks = [self._mask(m, L) for m, L in zip(masks, self.drops)]
         loss = self.model.train_on_batch([rc.to_nhwc(x, None)] + masks, rc.one_hot(y, self.classes) if self.bce else y)
         self.stale = self.bf16
         return float(loss[0] if isinstance(loss, (list, tuple)) else loss) * len(y)
+
+
+def seq_inputs(layers):
+    """Per layer: is its (first) input a sequence ([n][steps][features] in Keras, [n][steps][1][features]
+    natively)? Embedding, repeat_vector and a recurrent layer returning sequences (or distributed) output one."""
+    seq, out = {}, {}
+    for L in layers:
+        j = L.inputs[0]
+        seq[L.i] = j >= 0 and out[j]
+        if L.op in ("embedding", "repeat_vector"):
+            out[L.i] = True
+        elif L.op in ("gru", "lstm"):
+            out[L.i] = L.ret_seq or L.distributed
+        else:
+            out[L.i] = seq[L.i] and L.op in rc.POINTWISE + ("add", "concat")
+    return seq
+
+
+GRU_ZRH = (1, 0, 2)   # Keras's GRU gates z, r, h from the native (PyTorch) r, z, n
+
+
+def rnn_weights(L, p):
+    """Layer L's native parameters (runner_common.param_shapes) as Keras's set_weights takes them. GRU: kernel
+    [F][3H] and recurrent kernel [H][3H] in gate order z,r,h, bias [2][3H] (input, recurrent); LSTM (gate order
+    i,f,c,o = PyTorch's i,f,g,o): kernel, recurrent kernel, bias (b_ih), recurrent_bias (b_hh)."""
+    if L.op == "embedding":
+        return [p[0]]
+    wih, whh, bih, bhh = p
+    if L.op == "gru":
+        H = L.units
+        rows = np.concatenate([np.arange(g * H, (g + 1) * H) for g in GRU_ZRH])
+        wih, whh, bih, bhh = wih[rows], whh[rows], bih[rows], bhh[rows]
+        return [np.ascontiguousarray(wih.T), np.ascontiguousarray(whh.T), np.stack([bih, bhh])]
+    return [np.ascontiguousarray(wih.T), np.ascontiguousarray(whh.T), bih, bhh]
+
+
+def lstm_cell(keras):
+    """Keras's LSTMCell with PyTorch's second bias vector (recurrent_bias, b_hh) beside its own (bias, b_ih):
+    the native model has both, so the parameter count is the native one (PROTOCOL.md kills a runner whose count
+    differs), and each trains as native's does (with one bias the sum would move by one update, not two)."""
+    ops = keras.ops
+
+    class LSTMCell2(keras.layers.LSTMCell):
+        def build(self, input_shape):
+            super().build(input_shape)
+            self.recurrent_bias = self.add_weight(shape=(4 * self.units,), name="recurrent_bias",
+                                                  initializer="zeros")
+
+        def call(self, inputs, states, training=False):
+            h, c = states
+            z = ops.matmul(inputs, self.kernel) + self.bias + ops.matmul(h, self.recurrent_kernel) + self.recurrent_bias
+            c, o = self._compute_carry_and_output_fused(ops.split(z, 4, axis=1), c)
+            h = o * self.activation(c)
+            return h, [h, c]
+
+    return LSTMCell2
 
 
 def native_batchnorm(keras):
@@ -200,6 +305,10 @@ def native_batchnorm(keras):
 def spec_optimizer(keras, opt):
     """A Keras optimizer doing runner_common.Optimizer's arithmetic with keras.ops (any backend)."""
     ops = keras.ops
+    dense = None
+    if keras.backend.backend() == "tensorflow":   # keras.ops.convert_to_tensor keeps IndexedSlices as they are
+        import tensorflow as tf
+        dense = tf.convert_to_tensor
 
     class SpecOptimizer(keras.optimizers.Optimizer):
         def build(self, var_list):
@@ -211,6 +320,8 @@ def spec_optimizer(keras, opt):
 
         def update_step(self, gradient, variable, learning_rate):
             k = self._get_variable_index(variable)
+            if dense is not None:   # an embedding's gradient is IndexedSlices: dense, as native updates every row
+                gradient = dense(gradient)
             bc = (1.0, 1.0)
             if opt.name == "adam":
                 t = ops.cast(self.iterations + 1, variable.dtype)
