@@ -2,7 +2,8 @@
 """chainer_runner -- the showdown runner protocol (PROTOCOL.md) for Chainer (define-by-run on NumPy, CPU).
 
 NCHW as the native engine (chainer.functions convolution_2d / max_pooling_2d with cover_all=False / linear,
-W [out][in]), so the native weights load unchanged; graph layers (add, concat) as the plan connects them; batch
+W [out][in]), so the native weights load unchanged; graph layers (add, concat) as the plan connects them; embedding (embed_id), repeat_vector and GRU/LSTM
+(runner_common.LayerModel's loop over the steps: linear, separate, stack); batch
 norm by batch_normalization in training (it moves the running statistics as the native engine does: decay =
 1 - momentum, the unbiased variance) and fixed_batch_normalization otherwise; the spec's optimizer runs on the
 NumPy arrays in place.

@@ -4,7 +4,8 @@
 NCHW as the native engine (mindspore.ops conv2d / max_pool2d / avg_pool2d / batch_norm / dense, dense weight
 [out][in]), so the native weights load unchanged; graph layers (add, concat) as the plan connects them; batch norm's
 running statistics are Parameters that ops.batch_norm moves as the native engine does (momentum, the unbiased
-variance). Gradients by mindspore.value_and_grad over the Parameters; the spec's optimizer
+variance); embedding (ops.gather), repeat_vector and GRU/LSTM (runner_common.LayerModel's loop over the steps:
+ops.dense, unbind, stack). Gradients by mindspore.value_and_grad over the Parameters; the spec's optimizer
 (runner_common.Optimizer) on MindSpore tensors, written back with Parameter.set_data.
 """
 import os

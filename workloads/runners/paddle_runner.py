@@ -2,7 +2,9 @@
 """paddle_runner -- the showdown runner protocol (PROTOCOL.md) for PaddlePaddle (dynamic graph, CPU).
 
 NCHW as the native engine (paddle.nn.functional conv2d / max_pool2d / avg_pool2d / batch_norm / linear); Paddle's
-linear weight is [in][out], so dense weights are transposed. Graph layers (add, concat) as the plan connects them.
+linear weight is [in][out], so dense weights are transposed. Graph layers (add, concat) as the plan connects them;
+embedding (F.embedding), repeat_vector and GRU/LSTM (runner_common.LayerModel's loop over the steps: paddle.matmul,
+unbind, stack), the native [out][in] recurrent weights unchanged.
 Parameters are Paddle tensors with gradients; after backward the spec's optimizer (runner_common.Optimizer) runs
 on Paddle tensors under no_grad.
 """
