@@ -2,7 +2,8 @@
 """chainer_runner -- the showdown runner protocol (PROTOCOL.md) for Chainer (define-by-run on NumPy, CPU).
 
 NCHW as the native engine (chainer.functions convolution_2d / max_pooling_2d with cover_all=False / linear,
-W [out][in]), so the native weights load unchanged; graph layers (add, concat) as the plan connects them; batch
+W [out][in]), so the native weights load unchanged; graph layers (add, concat) as the plan connects them; embedding (embed_id), repeat_vector and GRU/LSTM
+(runner_common.LayerModel's loop over the steps: linear, separate, stack); batch
 norm by batch_normalization in training (it moves the running statistics as the native engine does: decay =
 1 - momentum, the unbiased variance) and fixed_batch_normalization otherwise; the spec's optimizer runs on the
 NumPy arrays in place.
@@ -63,6 +64,37 @@ class Chainer(rc.LayerModel):
 
     def concat(self, L, p, xs, m):
         return self.F.concat(xs, axis=1)
+
+    def embedding(self, L, p, xs, m):   # float-held ids [n][T][1][1] (or the range [lo, hi) of them) -> [n][T][1][E]
+        x = xs[0]   # the model input: a NumPy array
+        ids = x.reshape(len(x), -1)
+        if L.range:
+            ids = ids[:, L.range[0]:L.range[1]]
+        return self.F.reshape(self.F.embed_id(ids.astype(np.int32), p[0]), (len(x), L.out_shape[0], 1, L.units))
+
+    def repeat_vector(self, L, p, xs, m):   # Keras RepeatVector: [n][C] -> [n][T][1][C]
+        n = xs[0].shape[0]
+        return self.F.broadcast_to(self.F.reshape(xs[0], (n, 1, 1, -1)), (n, L.times, 1, L.out_shape[2]))
+
+    # the hooks of runner_common.LayerModel.gru (GRU and LSTM): the loop over the steps in chainer.functions;
+    # separate (not a slice a step) so that the backward gathers the steps' gradients in one op
+    def rnn_reshape(self, x, shape):
+        return self.F.reshape(x, shape)
+
+    def rnn_linear(self, x, w):
+        return self.F.linear(x, w)
+
+    def rnn_unstack(self, x, axis):
+        return self.F.separate(x, axis)
+
+    def rnn_stack(self, xs, axis):
+        return self.F.stack(xs, axis)
+
+    def rnn_sigmoid(self, x):
+        return self.F.sigmoid(x)
+
+    def rnn_tanh(self, x):
+        return self.F.tanh(x)
 
     def build(self, layers, params, opt, batch):
         chainer = self.chainer

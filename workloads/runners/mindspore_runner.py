@@ -4,7 +4,8 @@
 NCHW as the native engine (mindspore.ops conv2d / max_pool2d / avg_pool2d / batch_norm / dense, dense weight
 [out][in]), so the native weights load unchanged; graph layers (add, concat) as the plan connects them; batch norm's
 running statistics are Parameters that ops.batch_norm moves as the native engine does (momentum, the unbiased
-variance). Gradients by mindspore.value_and_grad over the Parameters; the spec's optimizer
+variance); embedding (ops.gather), repeat_vector and GRU/LSTM (runner_common.LayerModel's loop over the steps:
+ops.dense, unbind, stack). Gradients by mindspore.value_and_grad over the Parameters; the spec's optimizer
 (runner_common.Optimizer) on MindSpore tensors, written back with Parameter.set_data.
 """
 import os
@@ -62,6 +63,38 @@ class MindSpore(rc.LayerModel):
 
     def concat(self, L, p, xs, m):
         return self.ops.cat(xs, axis=1)
+
+    def embedding(self, L, p, xs, m):   # float-held ids [n][T][1][1] (or the range [lo, hi) of them) -> [n][T][1][E]
+        ops = self.ops
+        n = xs[0].shape[0]
+        ids = ops.reshape(xs[0], (n, -1))
+        if L.range:
+            ids = ids[:, L.range[0]:L.range[1]]
+        return ops.reshape(ops.gather(p[0], ids.astype(self.ms.int32), 0), (n, L.out_shape[0], 1, L.units))
+
+    def repeat_vector(self, L, p, xs, m):   # Keras RepeatVector: [n][C] -> [n][T][1][C]
+        n = xs[0].shape[0]
+        return self.ops.broadcast_to(self.ops.reshape(xs[0], (n, 1, 1, -1)), (n, L.times, 1, L.out_shape[2]))
+
+    # the hooks of runner_common.LayerModel.gru (GRU and LSTM): the loop over the steps in mindspore.ops; unbind
+    # (not a slice a step) so that the backward gathers the steps' gradients in one op
+    def rnn_reshape(self, x, shape):
+        return self.ops.reshape(x, shape)
+
+    def rnn_linear(self, x, w):
+        return self.ops.dense(x, w)
+
+    def rnn_unstack(self, x, axis):
+        return self.ops.unbind(x, axis)
+
+    def rnn_stack(self, xs, axis):
+        return self.ops.stack(xs, axis)
+
+    def rnn_sigmoid(self, x):
+        return self.ops.sigmoid(x)
+
+    def rnn_tanh(self, x):
+        return self.ops.tanh(x)
 
     def per_example(self, z, t):
         if self.loss == "sigmoid_binary_cross_entropy":   # the mean over classes

@@ -2,7 +2,9 @@
 """paddle_runner -- the showdown runner protocol (PROTOCOL.md) for PaddlePaddle (dynamic graph, CPU).
 
 NCHW as the native engine (paddle.nn.functional conv2d / max_pool2d / avg_pool2d / batch_norm / linear); Paddle's
-linear weight is [in][out], so dense weights are transposed. Graph layers (add, concat) as the plan connects them.
+linear weight is [in][out], so dense weights are transposed. Graph layers (add, concat) as the plan connects them;
+embedding (F.embedding), repeat_vector and GRU/LSTM (runner_common.LayerModel's loop over the steps: paddle.matmul,
+unbind, stack), the native [out][in] recurrent weights unchanged.
 Parameters are Paddle tensors with gradients; after backward the spec's optimizer (runner_common.Optimizer) runs
 on Paddle tensors under no_grad.
 """
@@ -72,6 +74,39 @@ class Paddle(rc.LayerModel):
 
     def concat(self, L, p, xs, m):
         return self.paddle.concat(xs, axis=1)
+
+    def embedding(self, L, p, xs, m):   # float-held ids [n][T][1][1] (or the range [lo, hi) of them) -> [n][T][1][E]
+        paddle = self.paddle
+        n = xs[0].shape[0]
+        ids = paddle.reshape(xs[0], [n, -1])
+        if L.range:
+            ids = ids[:, L.range[0]:L.range[1]]
+        y = self.F.embedding(paddle.cast(ids, "int64"), p[0])
+        return paddle.reshape(y, [n, L.out_shape[0], 1, L.units])
+
+    def repeat_vector(self, L, p, xs, m):   # Keras RepeatVector: [n][C] -> [n][T][1][C]
+        n = xs[0].shape[0]
+        return self.paddle.expand(self.paddle.reshape(xs[0], [n, 1, 1, -1]), [n, L.times, 1, L.out_shape[2]])
+
+    # the hooks of runner_common.LayerModel.gru (GRU and LSTM): the loop over the steps in Paddle tensors; unbind
+    # (not a slice a step) so that the backward gathers the steps' gradients in one op
+    def rnn_reshape(self, x, shape):
+        return self.paddle.reshape(x, list(shape))
+
+    def rnn_linear(self, x, w):
+        return self.paddle.matmul(x, w, transpose_y=True)
+
+    def rnn_unstack(self, x, axis):
+        return self.paddle.unbind(x, axis)
+
+    def rnn_stack(self, xs, axis):
+        return self.paddle.stack(xs, axis)
+
+    def rnn_sigmoid(self, x):
+        return self.F.sigmoid(x)
+
+    def rnn_tanh(self, x):
+        return self.paddle.tanh(x)
 
     def build(self, layers, params, opt, batch):
         paddle = self.paddle

@@ -401,6 +401,13 @@ def param_shapes(L):
     return []
 
 
+def param_roles(L):
+    """The role of each of layer L's parameters (param_shapes order), as LayerModel.build_layers names them."""
+    if L.op in ("gru", "lstm"):
+        return ("w_ih", "w_hh", "b_ih", "b_hh")
+    return ("w", "b")
+
+
 def _uniform(shape, key, limit):
     """Uniform in [-limit, limit) from the counter-based stream `key` (model.c fill_uniform)."""
     u = u01(h64(U(key) ^ h64(np.arange(int(np.prod(shape)), dtype=np.uint64))))
@@ -688,9 +695,11 @@ class LayerModel:
     LOSSES = ("softmax_cross_entropy", "sigmoid_binary_cross_entropy", "none")
 
     def build_layers(self, layers, params, opt, wrap, zeros, buffer):
-        """wrap(array, L, role) -> the framework's parameter (role "w" or "b": weight or bias, batch norm's gamma
-        or beta); zeros(param) -> an optimizer state slot (none for an inference workload, opt None);
-        buffer(array, L, name) -> a batch norm running statistic (name "mean" or "var"), which self.stats holds."""
+        """wrap(array, L, role) -> the framework's parameter (role: param_roles(L), "w" or "b" for a weight or
+        bias, batch norm's gamma or beta, "w_ih" ... "b_hh" for a recurrent layer's); zeros(param) -> an optimizer
+        state slot (none for an inference workload, opt None); buffer(array, L, name) -> a batch norm running
+        statistic (name "mean" or "var"), which self.stats holds. self.p[i] is layer i's tuple of parameters in
+        param_shapes order (a conv or dense layer without bias: (W, None))."""
         self.layers, self.opt = layers, opt
         self.fns = []
         for L in layers:
@@ -701,8 +710,7 @@ class LayerModel:
         self.p, self.vars, self.stats = {}, [], {}
         for L in layers:
             if L.i in params:
-                W, b = params[L.i]
-                pv = (wrap(W, L, "w"), None if b is None else wrap(b, L, "b"))
+                pv = tuple(None if a is None else wrap(a, L, role) for a, role in zip(params[L.i], param_roles(L)))
                 self.p[L.i] = pv
                 self.vars += [v for v in pv if v is not None]
             if L.op == "batchnorm":   # running mean 0 and variance 1, as native's
@@ -745,6 +753,42 @@ class LayerModel:
 
     def add(self, L, p, xs, m):
         return sum(xs[1:], xs[0])
+
+    def gru(self, L, p, xs, m):
+        """cuDNN's (PyTorch's) GRU/LSTM as a loop over the steps in the framework's own ops, through the runner's
+        hooks rnn_reshape(x, shape), rnn_linear(x, w) (x w^T), rnn_unstack(x, axis) (a list),
+        rnn_stack(list, axis), rnn_sigmoid, rnn_tanh. The input viewed as [rows][steps][features]
+        (time_distributed: every row of the map its own sequence), zero initial state; gates r,z,n
+        (n = tanh(x W_in^T + b_in + r * (h W_hn^T + b_hn))) or i,f,g,o; the output every step's h
+        ([steps][1][units]) or the last one's ([units]; [rows][1][units] when distributed)."""
+        wih, whh, bih, bhh = p
+        H, x, sig, tanh = L.units, xs[0], self.rnn_sigmoid, self.rnn_tanh
+        n = x.shape[0]
+        gx = self.rnn_linear(self.rnn_reshape(x, (-1, L.features)), wih) + bih   # every step's input part at once
+        gx = self.rnn_reshape(gx, (-1, L.steps, gx.shape[-1]))
+
+        def gate(a, k):
+            return a[..., k * H:(k + 1) * H]
+        h = c = None   # the zero initial state: the products with it (exact zeros) are left out
+        hs = []
+        for g in self.rnn_unstack(gx, 1):
+            a = bhh if h is None else self.rnn_linear(h, whh) + bhh
+            if L.op == "lstm":
+                a = g + a
+                i, f, o = sig(gate(a, 0)), sig(gate(a, 1)), sig(gate(a, 3))
+                c = i * tanh(gate(a, 2)) if c is None else f * c + i * tanh(gate(a, 2))
+                h = o * tanh(c)
+            else:
+                r, z = sig(gate(g, 0) + gate(a, 0)), sig(gate(g, 1) + gate(a, 1))
+                nh = tanh(gate(g, 2) + r * gate(a, 2))
+                h = (1.0 - z) * nh if h is None else (1.0 - z) * nh + z * h
+            if L.ret_seq:
+                hs.append(h)
+        if L.ret_seq:
+            return self.rnn_reshape(self.rnn_stack(hs, 1), (n,) + tuple(L.out_shape))
+        return self.rnn_reshape(h, (n,) + tuple(L.out_shape)) if L.distributed else h
+
+    lstm = gru
 
     def parameters(self):
         return sum(int(np.prod(v.shape)) for v in self.vars)

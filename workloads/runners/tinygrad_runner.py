@@ -3,7 +3,9 @@
 CPU device; the training step under TinyJit).
 
 NCHW as the native engine (Tensor.conv2d / max_pool2d / avg_pool2d, x @ W.T for dense), so the native weights load
-unchanged; graph layers (add, concat) as the plan connects them; batch norm as tinygrad's nn.BatchNorm computes it
+unchanged; graph layers (add, concat) as the plan connects them; embedding (nn.Embedding's one-hot lookup),
+repeat_vector and GRU/LSTM (runner_common.LayerModel's loop over the steps: one kernel set per step, so a long
+sequence compiles for minutes); batch norm as tinygrad's nn.BatchNorm computes it
 (Tensor.batchnorm with the batch's statistics in training, the running ones, moved as native's, otherwise). The
 spec's optimizer (runner_common.Optimizer) on tinygrad tensors; it and the running statistics realised with
 assign inside the jitted step.
@@ -78,6 +80,40 @@ class Tinygrad(rc.LayerModel):
 
     def concat(self, L, p, xs, m):
         return xs[0].cat(*xs[1:], dim=1)
+
+    def embedding(self, L, p, xs, m):   # float-held ids [n][T][1][1] (or the range [lo, hi) of them) -> [n][T][1][E]
+        from tinygrad import dtypes
+        n = xs[0].shape[0]
+        ids = xs[0].reshape(n, -1)
+        if L.range:
+            ids = ids[:, L.range[0]:L.range[1]]
+        ids = ids.cast(dtypes.int32)
+        # tinygrad's nn.Embedding lookup: a one-hot compare against arange, which its scheduler turns into a load
+        y = (self.Tensor.arange(L.vocab) == ids.unsqueeze(-1)).unsqueeze(-1).where(p[0], 0).sum(-2)
+        return y.reshape(n, L.out_shape[0], 1, L.units)
+
+    def repeat_vector(self, L, p, xs, m):   # Keras RepeatVector: [n][C] -> [n][T][1][C]
+        n = xs[0].shape[0]
+        return xs[0].reshape(n, 1, 1, -1).expand(n, L.times, 1, L.out_shape[2])
+
+    # the hooks of runner_common.LayerModel.gru (GRU and LSTM): the loop over the steps in tinygrad Tensor ops
+    def rnn_reshape(self, x, shape):
+        return x.reshape(shape)
+
+    def rnn_linear(self, x, w):
+        return x @ w.T
+
+    def rnn_unstack(self, x, axis):
+        return [t.squeeze(axis) for t in x.split(1, dim=axis)]
+
+    def rnn_stack(self, xs, axis):
+        return xs[0].stack(*xs[1:], dim=axis)
+
+    def rnn_sigmoid(self, x):
+        return x.sigmoid()
+
+    def rnn_tanh(self, x):
+        return x.tanh()
 
     def per_example(self, z, t):
         if self.loss == "sigmoid_binary_cross_entropy":   # the mean over classes
