@@ -8,9 +8,8 @@
 # inference workload resnet50_features and the multi-label densenet121_xray (batch 2, one batch) in the keras,
 # paddle, mindspore, tinygrad and chainer runners: forward within 1e-4, the first sigmoid BCE loss within 1e-4
 # (tinygrad: densenet121_xray's forward only); the recurrent workloads babi_rnn, imdb_gru and mnist_hrnn in
-# paddle, mindspore, tinygrad and chainer: forward within 1e-4, the 2-batch training loss within 1e-3 (tinygrad:
-# babi_rnn's forward only); and --precision bf16 in each framework's own mixed precision, or `unsupported` with
-# the reason. Frameworks that are not installed are listed as skipped with the reason; none installed still passes.
+# paddle, mindspore, tinygrad and chainer: forward within 1e-4, the 2-batch training loss within 1e-3; and
+# --precision bf16 in each framework's own mixed precision, or `unsupported` with the reason. Frameworks that are not installed are listed as skipped with the reason; none installed still passes.
 set -u
 SD=${SHOWDOWN:-./showdown}
 PY=${PYTHON:-/usr/bin/python3}
