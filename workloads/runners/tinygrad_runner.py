@@ -96,7 +96,7 @@ class Tinygrad(rc.LayerModel):
         y = (self.Tensor.arange(L.vocab) == ids.unsqueeze(-1)).unsqueeze(-1).where(p[0], 0).sum(-2)
         if self.training:
             # its backward is a reduction over every (word, id) pair (8 s a step for imdb_gru's 30,000 words): the
-            # table's gradient scatter-added on the host instead, the output a leaf (train_step_eager)
+            # table's gradient scatter-added on the host instead, the output a leaf (eager_gradients)
             idn = ids.numpy().ravel()
 
             def back(d):
@@ -111,10 +111,10 @@ class Tinygrad(rc.LayerModel):
         n = xs[0].shape[0]
         return xs[0].reshape(n, 1, 1, -1).expand(n, L.times, 1, L.out_shape[2])
 
-    # GRU/LSTM outside the lazy graph: one graph over all the steps (each step's kernels distinct by the step's
-    # offset) took 9-13 min to schedule and compile for 150 steps. Here a step is a TinyJit cell (the same kernels
-    # every step, replayed), the layer's output a leaf tensor, and a training step runs backpropagation through
-    # time itself (train_step_rnn). The cell is runner_common.LayerModel.gru's step: gates r,z,n / i,f,g,o.
+    # GRU/LSTM outside the lazy graph, which over all the steps (each step's kernels distinct by its offset) takes
+    # 9-13 min to schedule and compile for 150 steps: a step is a TinyJit cell (the same kernels every step,
+    # replayed), the layer's output a leaf tensor, backpropagation through time in bptt (eager_gradients). The
+    # cell is runner_common.LayerModel.gru's step: gates r,z,n / i,f,g,o.
     def _cell(self, L, g, h, c, whh, bhh):
         H, a = L.units, h @ whh.T + bhh
         if L.op == "lstm":
