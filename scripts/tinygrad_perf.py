@@ -3,6 +3,7 @@
 plan by the tinygrad runner (workloads/runners/tinygrad_runner.py), timed on one resident synthetic batch as
 torch_perf.py times PyTorch. One setting, as the runner ships and as tinygrad is meant to be used:
   jit   the runner's training step and forward under TinyJit (the spec's optimizer arithmetic inside the step)
+        (a recurrent workload: each GRU/LSTM step a TinyJit cell, the rest of the step eager, as the runner runs it)
 The runner's dropout masks (one fixed set). The first calls (capture, kernel compilation) are not in the median.
 Prints one JSON object on stdout (torch_perf's fields); a workload the runner cannot build prints
 {"unsupported": ...} and exits 4."""

@@ -4,8 +4,8 @@
 NCHW as the native engine (mindspore.ops conv2d / max_pool2d / avg_pool2d / batch_norm / dense, dense weight
 [out][in]), so the native weights load unchanged; graph layers (add, concat) as the plan connects them; batch norm's
 running statistics are Parameters that ops.batch_norm moves as the native engine does (momentum, the unbiased
-variance); embedding (ops.gather), repeat_vector and GRU/LSTM (runner_common.LayerModel's loop over the steps:
-ops.dense, unbind, stack). Gradients by mindspore.value_and_grad over the Parameters; the spec's optimizer
+variance); embedding (ops.gather), repeat_vector, LSTM as MindSpore's fused ops.LSTM and GRU as
+runner_common.LayerModel's loop over the steps, each step a mindspore.jit graph. Gradients by mindspore.value_and_grad over the Parameters; the spec's optimizer
 (runner_common.Optimizer) on MindSpore tensors, written back with Parameter.set_data.
 """
 import os
@@ -76,25 +76,47 @@ class MindSpore(rc.LayerModel):
         n = xs[0].shape[0]
         return self.ops.broadcast_to(self.ops.reshape(xs[0], (n, 1, 1, -1)), (n, L.times, 1, L.out_shape[2]))
 
-    # the hooks of runner_common.LayerModel.gru (GRU and LSTM): the loop over the steps in mindspore.ops; unbind
-    # (not a slice a step) so that the backward gathers the steps' gradients in one op
-    def rnn_reshape(self, x, shape):
-        return self.ops.reshape(x, shape)
+    def lstm(self, L, p, xs, m):
+        """MindSpore's fused LSTM (ops.LSTM, what nn.LSTM runs on CPU: oneDNN's, gates i,f,g,o as cuDNN's, the two
+        bias vectors summed), time-major; the loop of single ops was 1-10 ms an op in PyNative."""
+        ops, ms, H = self.ops, self.ms, L.units
+        wih, whh, bih, bhh = p
+        n = xs[0].shape[0]
+        x = ops.transpose(ops.reshape(xs[0], (-1, L.steps, L.features)), (1, 0, 2))
+        if L.i not in self.fused:
+            self.fused[L.i] = ops.LSTM(L.features, H, 1, True, False, 0.0)
+        w = ops.concat((wih.view(-1, 1, 1), whh.view(-1, 1, 1), (bih + bhh).view(-1, 1, 1)))
+        h0 = ops.zeros((1, x.shape[1], H), ms.float32)
+        y = self.fused[L.i](x, h0, h0, w)[0]   # [steps][rows][units]
+        if L.ret_seq:
+            return ops.reshape(ops.transpose(y, (1, 0, 2)), (n,) + tuple(L.out_shape))
+        return ops.reshape(y[-1], (n,) + tuple(L.out_shape)) if L.distributed else y[-1]
 
-    def rnn_linear(self, x, w):
-        return self.ops.dense(x, w)
-
-    def rnn_unstack(self, x, axis):
-        return self.ops.unbind(x, axis)
-
-    def rnn_stack(self, xs, axis):
-        return self.ops.stack(xs, axis)
-
-    def rnn_sigmoid(self, x):
-        return self.ops.sigmoid(x)
-
-    def rnn_tanh(self, x):
-        return self.ops.tanh(x)
+    def gru(self, L, p, xs, m):
+        """runner_common.LayerModel.gru's GRU (gates r,z,n, n = tanh(x W_in^T + b_in + r * (h W_hn^T + b_hn))), its
+        step a mindspore.jit graph (one launch a step, not 20 PyNative ops): MindSpore has no GRU kernel on CPU
+        (DynamicGRUV2 is Ascend's; nn.GRU runs a loop of single ops there)."""
+        ops, H = self.ops, L.units
+        wih, whh, bih, bhh = p
+        n = xs[0].shape[0]
+        gx = ops.reshape(ops.dense(ops.reshape(xs[0], (-1, L.features)), wih, bih), (-1, L.steps, 3 * H))
+        grz, gn = (ops.unbind(t, 1) for t in ops.split(gx, [2 * H, H], 2))
+        if L.i not in self.fused:
+            def step(g1, g2, h, whh, bhh):
+                arz, an = ops.split(ops.dense(h, whh, bhh), [2 * H, H], -1)
+                r, z = ops.split(ops.sigmoid(g1 + arz), H, -1)
+                nh = ops.tanh(g2 + r * an)
+                return nh + z * (h - nh)
+            self.fused[L.i] = self.ms.jit(step)
+        step = self.fused[L.i]
+        h, hs = ops.zeros((gx.shape[0], H), self.ms.float32), []
+        for t in range(L.steps):
+            h = step(grz[t], gn[t], h, whh, bhh)
+            if L.ret_seq:
+                hs.append(h)
+        if L.ret_seq:
+            return ops.reshape(ops.stack(hs, 1), (n,) + tuple(L.out_shape))
+        return ops.reshape(h, (n,) + tuple(L.out_shape)) if L.distributed else h
 
     def per_example(self, z, t):
         if self.loss == "sigmoid_binary_cross_entropy":   # the mean over classes
@@ -103,6 +125,7 @@ class MindSpore(rc.LayerModel):
 
     def build(self, layers, params, opt, batch):
         ms, ops = self.ms, self.ops
+        self.fused = {}
         self.build_layers(layers, params, opt, lambda a, L, role: ms.Parameter(ms.Tensor(a), name="%s%d" % (role, L.i)),
                           ops.zeros_like,
                           lambda a, L, name: ms.Parameter(ms.Tensor(a), name="%s%d" % (name, L.i), requires_grad=False))
