@@ -174,11 +174,10 @@ static void db_lost(db **dbh, sd_bench_outcome *out) {
 static int slowed(const json_t *doc, size_t a, size_t b) {
     if (b <= a || sd_results_count(doc) < b) return 0;
     for (size_t k = a; k < b; k++) {
-        const json_t *run = sd_results_run(doc, k);
         sd_run_view v;
-        sd_run_view_of(run, &v);
+        sd_run_view_of(sd_results_run(doc, k), &v);
         const char *st = json_string_value(v.status);
-        const int ran = st && (strcmp(st, "ok") == 0 || json_is_true(json_object_get(run, "timed_out")));
+        const int ran = st && (strcmp(st, "ok") == 0 || v.timed_out);
         if (!ran || !(v.host_speed < SD_HOST_SLOW)) return 0;
     }
     return 1;
@@ -202,7 +201,7 @@ static int measure_again(const sd_bench_opts *o, const sd_bench_cell *cells, int
         sd_run_view v;
         sd_run_view_of(sd_results_run(doc, first[i]), &v);
         const double was = v.host_speed;
-        const int timed_out = json_is_true(json_object_get(sd_results_run(doc, first[i]), "timed_out"));
+        const int timed_out = v.timed_out;
         double speed = sd_host_settle(&again, sd_sig_flag());
         int failed = 0, rc = sd_bench_cell_run(&again, &cells[i], doc, &failed);
         if (rc == SD_EINTR) {

@@ -156,6 +156,7 @@ void sd_run_view_of(const json_t *run, sd_run_view *v) {
     v->equivalence_max_rel_diff = num(json_object_get(eq, "max_rel_diff"));
     v->framework_name = json_string_value(json_object_get(json_object_get(run, "framework"), "name"));
     v->host_speed = num(json_object_get(run, "host_speed"));
+    v->timed_out = json_is_true(json_object_get(run, "timed_out"));
     const json_t *set = json_object_get(run, "settings");
     v->settings = json_is_object(set) ? set : NULL;
     const json_t *g = json_object_get(v->settings && json_object_get(set, "gpus") ? set : run, "gpus");

@@ -104,6 +104,7 @@ typedef struct sd_run_view {
     long long peak_bytes;         /* the largest back-end (device allocator) peak over the samples; 0: none */
     long long peak_rss_bytes;     /* the largest process peak resident memory over the samples; 0: none */
     double host_speed;            /* the host's speed it was measured at (bench/host.c); NAN when not recorded */
+    int timed_out;                /* a failed run killed past its time bound (sd_results_add_timeout) */
     const char *setting;          /* settings.setting: a framework's candidate ("compile", "jit"); NULL: as shipped */
     const char *spec;             /* model.spec: the workload file the run was built from; NULL when absent */
     /* what a rerun needs to measure the same way: settings (0 / NULL when absent; autotune -1) and, for a

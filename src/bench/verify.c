@@ -53,7 +53,6 @@ static void device_str(char *buf, size_t n, const sd_env_view *e, int is_gpu) {
     else snprintf(buf, n, "CPU %s", e->cpu_model ? e->cpu_model : "unknown");
 }
 
-
 /* Machine differences that make a published cell not comparable with this one. */
 static void env_diff(char *why, size_t n, const json_t *pub_env, const json_t *here_env, const char *pub_backend) {
     sd_env_view p, h;
