@@ -239,18 +239,6 @@ Test(bf16, conv2d_chosen, .timeout = 600) {
     nn_backend_free(be);
 }
 
-/* Does this CPU have AMX (where dnnl times each convolution pass, backward-weights also as im2col + matmul)? */
-static int cpu_has_amx(void) {
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    if (!f) return 0;
-    char line[8192];
-    int yes = 0;
-    while (!yes && fgets(line, sizeof line, f))
-        if (strncmp(line, "flags", 5) == 0) yes = strstr(line, " amx_bf16") != NULL;
-    fclose(f);
-    return yes;
-}
-
 /* nchw <-> nChw16c (padded channels zero, as oneDNN requires of its inputs) */
 static float *to_blocked(const float *a, int n, int c, int hw) {
     float *b = calloc(nn_fmt_elems(NN_FMT_NCHW16C, n, c, hw, 1), sizeof(float));
@@ -304,8 +292,6 @@ static void run_bwd(nn_backend *be, nn_op op, const float *x, const float *w, co
  * dW and db (accumulated) and dx (backward-data then stages its own dy) against ref, over stride 1 and 2, padding,
  * 1x1, 3x3 and 5x5, nchw and nChw16c inputs and outputs, with and without a bias, channels not multiples of 16. */
 static void bwdw_matmul(const char *mode) {
-    if (nn_backend_compiled("dnnl") && cpu_has_bf16() && !cpu_has_amx())
-        TU_SKIP("no AMX: backward-weights as a matmul is a candidate only on AMX");
     unsetenv("SD_DNNL_BF16_PASSES");
     setenv("SD_DNNL_BWDW", mode, 1);
     nn_backend *be = open_bf16(), *ref = open_named("ref", "fp32");

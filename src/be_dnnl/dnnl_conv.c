@@ -330,8 +330,21 @@ int dn_conv_prepare(dnnl_ctx *c, nn_op *op, conv_priv *p) {
     conv_mm_release(&p->mm);
     p->dt_f = p->dt_d = p->dt_w = c->cdt;
     const int choose = dn_conv_bf16_choose(c);
-    SD_TRY(conv_make(c, op, p, !choose));
-    return choose ? conv_choose(c, op, p) : 0;
+    /* SD_DNNL_BWDW=matmul forces the matmul backward-weights in bf16 without the timing (no AMX): tests and
+     * comparisons run it on any CPU */
+    const char *bw = getenv("SD_DNNL_BWDW");
+    const int mm_force = !choose && c->cdt == dnnl_bf16 && bw && (!strcmp(bw, "matmul") || !strcmp(bw, "matmul1"));
+    SD_TRY(conv_make(c, op, p, !choose && !mm_force));
+    if (choose) return conv_choose(c, op, p);
+    if (!mm_force) return 0;
+    conv_mm m;
+    memset(&m, 0, sizeof m);
+    const int rc = conv_mm_make(c, op, p, &m, strcmp(bw, "matmul1") == 0 ? 1 : op->n);
+    if (rc) { conv_mm_release(&m); return rc; }
+    conv_train_release(p);
+    p->mm = m;
+    p->mm.on = 1;
+    return conv_make(c, op, p, 1);
 }
 
 static void watch_drop(dnnl_ctx *c, const void *owner);
