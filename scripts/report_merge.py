@@ -2,8 +2,8 @@
 """report_merge — joins the default report's bench groups (one `showdown bench` results file per group of workloads
 of equal length) into out/bench/report-bench.json: the first part's head and environment, every part's runs, the
 framework versions of all. A framework that sat out a group (it overran the cell limit on a lighter heavy workload;
-GAVE_UP lines "impl:workload workloads precision", scripts/report.sh) gets a failed cell for each workload it did
-not run, saying so, so that the report shows a reason instead of a hole. The parts are removed once it is written.
+GAVE_UP lines "impl:workload workloads precision", scripts/report.sh) gets a "not run" cell for each workload it did
+not run, saying why, so that the report shows a reason instead of a hole, and not a failure that never happened. The parts are removed once it is written.
 Usage: report_merge.py OUT GAVE_UP PART..."""
 import json
 import os
@@ -24,9 +24,8 @@ def merge(parts, gave_up_lines):
         for wl in wls.split(","):
             if (wl, impl, prec) in have:
                 continue
-            run = {"workload": wl, "implementation": impl, "backend": "auto", "status": "failed",
-                   "error": "%s runner not run: it overran the quick report's cell limit on %s (FULL=1 runs it)"
-                            % (impl, where)}
+            run = {"workload": wl, "implementation": impl, "backend": "auto", "status": "not run",
+                   "error": "not run: overran its cell limit on %s (the quick report; FULL=1 runs it)" % where}
             if prec != "fp32":
                 run["settings"] = {"precision": prec}
             doc["runs"].append(run)

@@ -1,7 +1,7 @@
 #!/bin/bash
 # test_report_pages — pages 1–2 answer "which framework, for what": from a results file shaped like the default
 # report's (tests/fixtures/report/make-showdown-fixture.py: native and ten frameworks on every workload, shipped and
-# at candidate settings, n/a and failed cells, one framework not installed), pdftotext of pages 1–2 names every
+# at candidate settings, n/a, failed and not-run cells, one framework not installed), pdftotext of pages 1–2 names every
 # framework and every workload, page 1 names the re-check command with the results file and ranks the frameworks,
 # page 2 holds the training and inference grids; the tables per phase give the best setting, n/a and failed
 # reasons and the share of this machine's limit; published GPU figures never reach pages 1–2; bf16 runs give the
@@ -77,6 +77,19 @@ pdftotext -layout "$t/o/showdown.pdf" "$t/all.txt"
 grep -q "Keras 3 on its back-ends, side by side" "$t/all.txt" && ok "Keras 3 back-ends table" || bad "no Keras back-ends table"
 grep -q "failed: timed out after 600 s" "$t/o/tables/phase-training.csv" && grep -q "failed: timed" "$t/all.txt" \
   && ok "a failed cell gives its reason" || bad "no 'failed: reason'"
+# a cell the quick report left out is "not run" with its reason, in the grid and the phase table, never "failed"
+python3 - "$t/o/tables/showdown-training.csv" "$t/o/tables/phase-training.csv" <<'EOF' \
+  && ok "a cell the quick report left out: 'not run' in the grid, 'not run: overran its cell limit on …' in the phase table" || fail=1
+import csv, sys
+grid = [[c.replace("\u200b", "") for c in r] for r in csv.reader(open(sys.argv[1]))]
+col = grid[0].index("vgg16_cifar") if "vgg16_cifar" in grid[0] else -1
+ch = [r for r in grid if r[0] == "chainer"]
+phase = [r for r in csv.reader(open(sys.argv[2])) if r[0].startswith("vgg16_cifar · chainer")]
+ok = col > 0 and ch and ch[0][col] == "not run" and phase and \
+    "not run: overran its cell limit on densenet121_xray" in ",".join(phase[0]) and "failed" not in ",".join(phase[0])
+print(grid[0], ch, phase) if not ok else None
+sys.exit(0 if ok else 1)
+EOF
 # the reason's headline only: the row names the framework, the appendix has the whole error
 grep -q '^densenet121_xray · chainer,.*,failed: timed out,' "$t/o/tables/phase-training.csv" \
   && ok "a runner's reason is cut to its headline (failed: timed out)" || bad "chainer's timeout not cut to 'failed: timed out'"

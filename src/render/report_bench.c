@@ -164,6 +164,7 @@ static const char *table_note(rdoc *d, const grid *g, const render_table *t, int
             continue;
         }
         const char *err = r->error ? r->error : "no reason recorded";
+        if (strcmp(rb_status_word(r), "not run") == 0 && strncmp(err, "not run: ", 9) == 0) err += 9;
         const char *colon = strchr(err, ':');   /* the first clause of the error is the reason */
         if (strcmp(rb_status_word(r), "failed") != 0) colon = NULL;   /* "unavailable: <why>", "unsupported: <op>" */
         note = render_printf(d->a, "%s Not run: %s (%.*s).", note, rb_row_of(d, r),

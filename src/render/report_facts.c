@@ -149,10 +149,13 @@ int rb_pos_int(const char *s) {
     return s && e != s && *e == 0 && v > 0 && v < 1000000 ? (int)v : 0;
 }
 
-/* The word a table cell shows for a run that has no figures. */
+/* The word a table cell shows for a run that has no figures: "not run" is a cell the quick report left out
+ * (scripts/report_merge.py), not a failure. */
 const char *rb_status_word(const rm_run *r) {
-    return r->status && (strcmp(r->status, "unavailable") == 0 || strcmp(r->status, "unsupported") == 0) ? r->status
-                                                                                                          : "failed";
+    static const char *const kept[] = {"unavailable", "unsupported", "not run"};
+    for (size_t i = 0; r->status && i < sizeof kept / sizeof kept[0]; i++)
+        if (strcmp(r->status, kept[i]) == 0) return kept[i];
+    return "failed";
 }
 
 int rb_is_native(const rm_run *r) { return strcmp(r->implementation, "native") == 0; }

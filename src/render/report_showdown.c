@@ -105,6 +105,13 @@ static const char *ratio_text(rdoc *d, double x) {
     return render_printf(d->a, x < 1 ? "%.2f×" : x < 10 ? "%.1f×" : "%.0f×", x);
 }
 
+/* A figure-less cell's word: "failed", "not run" (the quick report left it out), or "n/a" (unavailable,
+ * unsupported). */
+static const char *short_word(const rm_run *r) {
+    const char *w = rb_status_word(r);
+    return strcmp(w, "failed") == 0 || strcmp(w, "not run") == 0 ? w : "n/a";
+}
+
 /* A reason short enough for a cell: the error without its status prefix and the "<framework> runner" the row
  * names, cut at its first colon or parenthesis ("timed out", "not run"; the whole error is in the appendix). */
 static const char *reason(rdoc *d, const rm_run *r) {
@@ -117,14 +124,13 @@ static const char *reason(rdoc *d, const rm_run *r) {
     size_t n = strcspn(e, "(:");
     while (n > 0 && e[n - 1] == ' ') n--;
     if (n > 48) n = 48;
-    const char *word = strcmp(rb_status_word(r), "failed") == 0 ? "failed" : "n/a";
-    return render_printf(d->a, "%s: %.*s%s", word, (int)n, e, e[n] && n == 48 ? "…" : "");
+    return render_printf(d->a, "%s: %.*s%s", short_word(r), (int)n, e, e[n] && n == 48 ? "…" : "");
 }
 
 static const char *cell_word(const cell *c) {
     if (c->best) return NULL;
     if (!c->why) return "–";
-    return strcmp(rb_status_word(c->why), "failed") == 0 ? "failed" : "n/a";
+    return short_word(c->why);
 }
 
 /* A workload name that may wrap at its parts ("densenet121_xray" at "densenet|121_|xray"). */
@@ -196,7 +202,9 @@ static int heat_grid(rdoc *d, const grid *g, int ph) {
     f->note = render_printf(d->a, "How many times longer the same %s takes than on native (1 = as fast; under 1: faster). "
                                   "Each framework at its best setting (the tables of %s name it). Shade on a log scale: "
                                   "green at or under 1, pale yellow just over it, red at 100 and beyond. n/a: the runner "
-                                  "cannot build the workload; failed: it crashed or ran out of time; –: not run.",
+                                  "cannot build the workload; failed: it crashed or ran out of time; not run: the quick report "
+                                  "left it out after the framework overran its time on a lighter workload (FULL=1 runs "
+                                  "it); –: not measured.",
                             ph == PH_TRAIN ? "training step" : "inference pass", phase_name[ph]);
     return rb_add_fig(d, f);
 }
