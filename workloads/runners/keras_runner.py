@@ -185,7 +185,7 @@ class Keras:
     def build(self, layers, params, opt, batch):
         keras = self.keras
         self.drops = [L for L in layers if L.op == "dropout" and L.rate > 0]
-        self.seq_in = seq_inputs(layers)
+        self.seq_in = rc.layouts(layers)[0]
         self.model = self._model(layers, params, "mixed_bfloat16" if self.bf16 else None)
         self.eval_model = self._model(layers, params, None) if self.bf16 else self.model
         self.stale = False   # the eval model's weights lag the trained ones
@@ -221,22 +221,6 @@ class Keras:
         loss = self.model.train_on_batch([rc.to_nhwc(x, None)] + masks, rc.one_hot(y, self.classes) if self.bce else y)
         self.stale = self.bf16
         return float(loss[0] if isinstance(loss, (list, tuple)) else loss) * len(y)
-
-
-def seq_inputs(layers):
-    """Per layer: is its (first) input a sequence ([n][steps][features] in Keras, [n][steps][1][features]
-    natively)? Embedding, repeat_vector and a recurrent layer returning sequences (or distributed) output one."""
-    seq, out = {}, {}
-    for L in layers:
-        j = L.inputs[0]
-        seq[L.i] = j >= 0 and out[j]
-        if L.op in ("embedding", "repeat_vector"):
-            out[L.i] = True
-        elif L.op in ("gru", "lstm"):
-            out[L.i] = L.ret_seq or L.distributed
-        else:
-            out[L.i] = seq[L.i] and L.op in rc.POINTWISE + ("add", "concat")
-    return seq
 
 
 GRU_ZRH = (1, 0, 2)   # Keras's GRU gates z, r, h from the native (PyTorch) r, z, n

@@ -287,6 +287,30 @@ LOSS_OPS = ("softmax_cross_entropy", "sigmoid_binary_cross_entropy")   # the pla
 POINTWISE = ("relu", "dropout", "batchnorm")  # same shape out as in: a flat input stays flat
 
 
+def layouts(layers):
+    """Per layer index, for a framework that keeps channels last: is the layer's (first) input a sequence
+    ([n][steps][features]; natively [n][steps][1][features]), and is it flat ([n][features])? Embedding and
+    repeat_vector output sequences, a recurrent layer one when it returns sequences (or is distributed), flatten and
+    dense flat outputs; pointwise layers, add and concat pass their input's kind on. Returns (seq_in, flat_in)."""
+    seq, flat, seq_in, flat_in = {}, {}, {}, {}
+    for L in layers:
+        j = L.inputs[0]
+        si, fi = (False, False) if j < 0 else (seq[j], flat[j])
+        seq_in[L.i], flat_in[L.i] = si, fi
+        if L.op in ("embedding", "repeat_vector"):
+            seq[L.i], flat[L.i] = True, False
+        elif L.op in ("gru", "lstm"):
+            seq[L.i] = bool(L.ret_seq or L.distributed)
+            flat[L.i] = not seq[L.i]
+        elif L.op in ("flatten", "dense"):
+            seq[L.i], flat[L.i] = False, True
+        elif L.op in POINTWISE + ("add", "concat"):
+            seq[L.i], flat[L.i] = si, fi
+        else:
+            seq[L.i], flat[L.i] = False, False
+    return seq_in, flat_in
+
+
 def _dims(v):
     """A plan shape (1 to 3 dims) as (c, h, w): [n] -> (n, 1, 1), a sequence [T, F] -> (T, 1, F)."""
     v = [int(x) for x in v]

@@ -165,30 +165,10 @@ class TensorFlow:
 
     lstm = gru
 
-    def _layouts(self, layers):
-        """Per layer: is its output a sequence (native order), is it flat ([n][features])."""
-        seq, flat = {}, {}
-        for L in layers:
-            j = L.inputs[0]
-            si, fi = (False, False) if j < 0 else (seq[j], flat[j])
-            self.seq_in[L.i], self.flat_in[L.i] = si, fi
-            if L.op in ("embedding", "repeat_vector"):
-                seq[L.i], flat[L.i] = True, False
-            elif L.op in ("gru", "lstm"):
-                seq[L.i] = L.ret_seq or L.distributed
-                flat[L.i] = not seq[L.i]
-            elif L.op in ("flatten", "dense"):
-                seq[L.i], flat[L.i] = False, True
-            elif L.op in rc.POINTWISE + ("add", "concat"):
-                seq[L.i], flat[L.i] = si, fi
-            else:
-                seq[L.i], flat[L.i] = False, False
-
     def build(self, layers, params, opt, batch):
         tf = self.tf
         self.layers, self.opt = layers, opt
-        self.seq_in, self.flat_in = {}, {}
-        self._layouts(layers)
+        self.seq_in, self.flat_in = rc.layouts(layers)
         fns = []
         for L in layers:
             f = getattr(self, L.op, None)
