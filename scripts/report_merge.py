@@ -3,7 +3,8 @@
 of equal length) into out/bench/report-bench.json: the first part's head and environment, every part's runs, the
 framework versions of all. A framework that sat out a group (it overran the cell limit on a lighter heavy workload;
 GAVE_UP lines "impl:workload workloads precision", scripts/report.sh) gets a "not run" cell for each workload it did
-not run, saying why, so that the report shows a reason instead of a hole, and not a failure that never happened. The parts are removed once it is written.
+not run, saying why, so that the report shows a reason instead of a hole, and not a failure that never happened.
+The parts are removed once it is written.
 Usage: report_merge.py OUT GAVE_UP PART..."""
 import json
 import os

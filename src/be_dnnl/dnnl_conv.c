@@ -255,6 +255,25 @@ static double conv_mm_s(dnnl_ctx *c, const nn_op *op, conv_mm *m, float *t[6]) {
     return conv_mm_run(c, op, m, t[5], NULL, t[3], t[0]) ? -1 : omp_get_wtime() - t0;
 }
 
+/* SD_DNNL_BWDW: off, matmul (always the im2col + matmul backward-weights), matmul1 (one image per matmul call);
+ * unset or anything else: the matmul is a candidate the timing may choose */
+enum { BWDW_TRY, BWDW_OFF, BWDW_MATMUL, BWDW_MATMUL1 };
+static int bwdw_mode(void) {
+    const char *bw = getenv("SD_DNNL_BWDW");
+    return !bw ? BWDW_TRY : !strcmp(bw, "off") ? BWDW_OFF : !strcmp(bw, "matmul") ? BWDW_MATMUL
+           : !strcmp(bw, "matmul1") ? BWDW_MATMUL1 : BWDW_TRY;
+}
+
+/* p's primitives made again with m as its backward-weights: no backward-weights convolution is made; dt_w = dt_f
+ * asks no forward hint of its own */
+static int conv_take_mm(dnnl_ctx *c, nn_op *op, conv_priv *p, const conv_mm *m) {
+    conv_train_release(p);
+    p->mm = *m;
+    p->mm.on = 1;
+    p->dt_w = p->dt_f;
+    return conv_make(c, op, p, 1);
+}
+
 /* Under bf16 on AMX, oneDNN 2.6's bf16 kernels are 2x fp32's on large images and up to 3x slower on small ones
  * (backward-weights at 4x4, 512 channels: 47 ms against 18 ms; resnet18_cifar trained slower in bf16 than in
  * fp32): each pass of each convolution is timed both ways here, as cuDNN's search times its algorithms, and runs
@@ -265,9 +284,8 @@ static double conv_mm_s(dnnl_ctx *c, const nn_op *op, conv_mm *m, float *t[6]) {
  * 4-10 ms (docs/roofline.md). SD_DNNL_BWDW=matmul always takes it, =off never, =matmul1 always with one image
  * per matmul call (for tests and comparisons). */
 static int conv_choose(dnnl_ctx *c, nn_op *op, conv_priv *p) {
-    const char *bw = getenv("SD_DNNL_BWDW");
-    const int mm_one = bw && strcmp(bw, "matmul1") == 0;
-    const int mm_force = mm_one || (bw && strcmp(bw, "matmul") == 0), mm_try = !(bw && strcmp(bw, "off") == 0);
+    const int mode = bwdw_mode(), mm_one = mode == BWDW_MATMUL1;
+    const int mm_force = mode == BWDW_MATMUL || mm_one, mm_try = mode != BWDW_OFF;
     const size_t nx = nn_fmt_elems(op->fmt_in, op->n, op->c, op->h, op->w);
     const size_t ny = nn_fmt_elems(op->fmt_out, op->n, op->oc, op->oh, op->ow);
     const size_t nw = (size_t)op->oc * op->c * op->kh * op->kw;
@@ -312,12 +330,8 @@ static int conv_choose(dnnl_ctx *c, nn_op *op, conv_priv *p) {
         conv_note(c, p);
         return 0;
     }
+    if (use_mm) return conv_take_mm(c, op, p, &m);
     conv_train_release(p);
-    if (use_mm) {   /* no backward-weights convolution is made; dt_w = dt_f asks no forward hint of its own */
-        p->mm = m;
-        p->mm.on = 1;
-        p->dt_w = p->dt_f;
-    }
     return conv_make(c, op, p, 1);
 }
 
@@ -332,19 +346,16 @@ int dn_conv_prepare(dnnl_ctx *c, nn_op *op, conv_priv *p) {
     const int choose = dn_conv_bf16_choose(c);
     /* SD_DNNL_BWDW=matmul forces the matmul backward-weights in bf16 without the timing (no AMX): tests and
      * comparisons run it on any CPU */
-    const char *bw = getenv("SD_DNNL_BWDW");
-    const int mm_force = !choose && c->cdt == dnnl_bf16 && bw && (!strcmp(bw, "matmul") || !strcmp(bw, "matmul1"));
+    const int mode = bwdw_mode();
+    const int mm_force = !choose && c->cdt == dnnl_bf16 && (mode == BWDW_MATMUL || mode == BWDW_MATMUL1);
     SD_TRY(conv_make(c, op, p, !choose && !mm_force));
     if (choose) return conv_choose(c, op, p);
     if (!mm_force) return 0;
     conv_mm m;
     memset(&m, 0, sizeof m);
-    const int rc = conv_mm_make(c, op, p, &m, strcmp(bw, "matmul1") == 0 ? 1 : op->n);
+    const int rc = conv_mm_make(c, op, p, &m, mode == BWDW_MATMUL1 ? 1 : op->n);
     if (rc) { conv_mm_release(&m); return rc; }
-    conv_train_release(p);
-    p->mm = m;
-    p->mm.on = 1;
-    return conv_make(c, op, p, 1);
+    return conv_take_mm(c, op, p, &m);
 }
 
 static void watch_drop(dnnl_ctx *c, const void *owner);

@@ -163,10 +163,10 @@ static const char *table_note(rdoc *d, const grid *g, const render_table *t, int
             uninstalled = uninstalled ? render_printf(d->a, "%s, %s", uninstalled, r->implementation) : r->implementation;
             continue;
         }
-        const char *err = r->error ? r->error : "no reason recorded";
-        if (strcmp(rb_status_word(r), "not run") == 0 && strncmp(err, "not run: ", 9) == 0) err += 9;
+        const char *err = r->error ? r->error : "no reason recorded", *word = rb_status_word(r);
+        if (strcmp(word, "not run") == 0 && strncmp(err, "not run: ", 9) == 0) err += 9;
         const char *colon = strchr(err, ':');   /* the first clause of the error is the reason */
-        if (strcmp(rb_status_word(r), "failed") != 0) colon = NULL;   /* "unavailable: <why>", "unsupported: <op>" */
+        if (strcmp(word, "failed") != 0) colon = NULL;   /* "unavailable: <why>", "unsupported: <op>" */
         note = render_printf(d->a, "%s Not run: %s (%.*s).", note, rb_row_of(d, r),
                              colon ? (int)(colon - err) : (int)strlen(err), err);
     }
