@@ -20,7 +20,7 @@ median over rounds. A window SLOW_WINDOW or more slower than its cell's fastest 
 what share of windows were.
 Host canary: a 0.3 s native mnist_mlp cell (canary()) runs three times at the start and before and after every
 cell. A cell starts only once the canary is within HOST_SLOW of the reference, the tenth fastest canary of the
-run and of this machine's runs of the last three days (host_ref_file(), shared with showdown bench's canary
+run and of this machine's runs of the last three days (host_ref_io(), shared with showdown bench's canary
 under its own key), waiting --host-wait s at most; a process whose canary before or after was slow runs once
 more (--host-wait-total bounds the waits and these in all for the whole run); still slowed, its cells count
 with their figures, but two such rounds do not confirm each other.
@@ -47,7 +47,6 @@ BUSY_STEAL = 0.05    # fraction of CPU time stolen by the hypervisor
 SLOW_WINDOW = 1.25   # a window this much slower than its cell's fastest ran on a slowed host
 AGREE = 0.10         # a cell's round is confirmed by a second one within this below it
 HOST_SLOW = 0.90     # a host canary below this fraction of the reference (host_reference()) ran in a slow spell
-HOST_REF_KEEP_S = 3 * 86400   # a machine's canaries older than this no longer count in its reference
 HOST_REF_RANK = 10   # the reference is the tenth fastest: over days of canaries the third is a lucky one's speed
 # glibc's malloc maps a block above its dynamic threshold (which grows up to 32 MiB with the blocks freed) and the
 # kernel faults it in again on every pass, so PyTorch's CPU speed depends on its allocation history: a fixed
@@ -278,16 +277,6 @@ def in_slow_spell(v, host):
     return v is not None and v < HOST_SLOW * host["fastest"]
 
 
-def host_ref_file():
-    """The machine's recent canaries, shared with showdown's own (src/bench/host.c): $SHOWDOWN_HOST_REF (empty:
-    none), else the user's cache directory."""
-    e = os.environ.get("SHOWDOWN_HOST_REF")
-    if e is not None:
-        return e or None
-    base = os.environ.get("XDG_CACHE_HOME") or (os.path.join(os.environ["HOME"], ".cache") if os.environ.get("HOME") else "")
-    return os.path.join(base, "showdown", "host-canary") if base else None
-
-
 def host_ref_key(threads):
     """This canary's key in the file: the CPU, the threads and the canary (a perf cell, not showdown's own)."""
     model = "unknown"
@@ -302,40 +291,26 @@ def host_ref_key(threads):
     return "%s|%s threads|perf canary|release" % (model, threads)
 
 
-def host_ref_io(key, fastest=None):
-    """The file's recent canaries of KEY as [(unix time, images/s)]; with FASTEST, that list is written in place of
-    KEY's lines (other keys' recent lines kept; written aside and renamed, so the file stays whole)."""
-    path, now, mine, others = host_ref_file(), time.time(), [], []
-    if not path:
-        return []
+def host_ref_io(a, key, fastest=None):
+    """This machine's recent canaries of KEY as [(unix time, images/s)], fastest first; with FASTEST, that list
+    becomes KEY's. The file (shared with showdown bench's canary under its own key) is showdown's to read and write
+    (src/bench/host.c): `showdown perf --host-ref KEY [--host-ref-save]`. A failure keeps no reference."""
+    argv = [a.showdown, "perf", "--host-ref", key] + (["--host-ref-save"] if fastest is not None else [])
+    text = "".join("%.0f\t%.1f\n" % (t, v) for t, v in fastest) if fastest is not None else None
     try:
-        with open(path) as f:
-            for line in f:
-                parts = line.rstrip("\n").split("\t")
-                if len(parts) != 3 or not line.endswith("\n"):
-                    continue
-                try:
-                    t, v = float(parts[1]), float(parts[2])
-                except ValueError:
-                    continue
-                if now - t < HOST_REF_KEEP_S:
-                    (mine if parts[0] == key else others).append((parts[0], t, v))
-    except OSError:
-        pass
-    if fastest is None:
-        return [(t, v) for _, t, v in mine]
-    try:
-        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-        tmp = "%s.%d" % (path, os.getpid())
-        with open(tmp, "w") as f:
-            for k, t, v in others:
-                f.write("%s\t%.0f\t%.1f\n" % (k, t, v))
-            for t, v in fastest:
-                f.write("%s\t%.0f\t%.1f\n" % (key, t, v))
-        os.replace(tmp, path)
-    except OSError:
-        pass
-    return fastest
+        p = subprocess.run(argv, input=text, capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return [] if fastest is None else fastest
+    if fastest is not None:
+        return fastest
+    got = []
+    for line in p.stdout.splitlines() if p.returncode == 0 else []:
+        try:
+            t, v = line.split("\t")
+            got.append((float(t), float(v)))
+        except ValueError:
+            continue
+    return got
 
 
 def canary(a, env):
@@ -524,7 +499,7 @@ def measure(a):
     # cell wait
     host = {"fastest": 0.0, "samples": [], "waited_s": 0.0, "retried_s": 0.0, "retries": 0}
     ref_key = host_ref_key(a.threads)
-    machine = host_ref_io(ref_key) if a.host_wait >= 0 else []   # [(unix time, images/s)], the fastest three
+    machine = host_ref_io(a, ref_key) if a.host_wait >= 0 else []   # [(unix time, images/s)], the fastest three
     machine[:] = sorted(machine, key=lambda tv: -tv[1])[:HOST_REF_RANK]
     host["machine_reference"] = [v for _, v in machine]
     machine_n = len(machine)
@@ -539,7 +514,7 @@ def measure(a):
             # the tenth fastest of the run's and the file's, the third while few are known (fewer: the slowest)
             rank = HOST_REF_RANK if machine_n >= HOST_REF_RANK or len(host["samples"]) >= 30 else 3
             host["fastest"] = machine[min(rank, len(machine)) - 1][1]
-            host_ref_io(ref_key, machine)
+            host_ref_io(a, ref_key, machine)
         return v
 
     def slow(v):

@@ -134,6 +134,22 @@ SHOWDOWN_HOST_REF= $SD bench --workload mnist_mlp --backend ref --data synthetic
 [ "$(md5sum < "$ref")" = "$sum" ] && ok "SHOWDOWN_HOST_REF empty: no reference kept" || bad "the reference file changed"
 ls "$t" | grep -q '^host-canary\.' && bad "a temporary reference file left behind" || ok "no temporary file left"
 
+# perf --host-ref: bench-cpu's canaries reach the same file through showdown, which alone reads and writes it;
+# another key's lines and the fastest ten of this key's are kept, and a line that is not "time<TAB>images/s" is refused
+h="$t/hr"; now=$(date +%s)
+printf 'other key\t%s\t5.0\nk\t%s\t1.0\n' "$now" "$now" > "$h"
+seq 1 12 | awk -v now="$now" '{printf "%d\t%d.0\n", now - $1, 100 * $1}' \
+  | SHOWDOWN_HOST_REF=$h $SD perf --host-ref k --host-ref-save; rc=$?
+got=$(SHOWDOWN_HOST_REF=$h $SD perf --host-ref k | cut -f2 | paste -sd' ' -)
+[ $rc -eq 0 ] && [ "$got" = "1200.0 1100.0 1000.0 900.0 800.0 700.0 600.0 500.0 400.0 300.0" ] \
+  && grep -qxF "$(printf 'other key\t%s\t5.0' "$now")" "$h" && ok "perf --host-ref: the fastest ten of a key kept, other keys kept" \
+  || { bad "perf --host-ref: exit $rc, read back '$got'"; cat "$h"; }
+printf '%s\t1.0\nnot a line\n' "$now" | SHOWDOWN_HOST_REF=$h $SD perf --host-ref k --host-ref-save 2> "$t/err"; rc=$?
+[ $rc -eq 3 ] && grep -q "stdin:2: expected" "$t/err" && [ "$(SHOWDOWN_HOST_REF=$h $SD perf --host-ref k | wc -l)" -eq 10 ] \
+  && ok "perf --host-ref-save: a bad line is exit 3 naming it, the file unchanged" || bad "bad line: exit $rc, $(cat "$t/err")"
+$SD perf --host-ref-save < /dev/null 2> "$t/err"; rc=$?
+[ $rc -eq 2 ] && ok "--host-ref-save without --host-ref: exit 2" || bad "--host-ref-save alone: exit $rc"
+
 $SD bench --workload mnist_mlp --host-wait -1 > /dev/null 2> "$t/err"; rc=$?
 [ $rc -eq 2 ] && ok "--host-wait -1 is a usage error (exit 2)" || bad "--host-wait -1: exit $rc"
 exit $fail

@@ -65,6 +65,14 @@ void sd_host_budget_renew(void);
 double sd_host_reference(void);
 /* The host's state over this process's cells so far. */
 const sd_host *sd_host_state(void);
+/* The machine's recent canaries (bench/host.c alone reads and writes their file: $SHOWDOWN_HOST_REF, empty for
+ * none, else ~/.cache/showdown/host-canary), per key (the CPU, threads, canary and build). */
+#define SD_HOST_REF_KEEP 10
+typedef struct sd_canary { double t, v; } sd_canary;   /* when (unix time) and images/s */
+/* key's canaries of the last three days, the fastest SD_HOST_REF_KEEP at most, fastest first, into out; their count. */
+int sd_host_ref_load(const char *key, sd_canary *out);
+/* key's canaries become the fastest SD_HOST_REF_KEEP of c[0..n); the other keys' recent ones are kept. */
+void sd_host_ref_save(const char *key, const sd_canary *c, int n);
 
 /* The defaults of `showdown bench` (backend auto, fp32, repeat 1, seed 42, native, ...). */
 void sd_bench_opts_default(sd_bench_opts *o);

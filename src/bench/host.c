@@ -63,19 +63,19 @@ static double canary(const sd_bench_opts *o) {
 }
 
 /* The machine's recent canaries: the fastest KEEP, with when they ran (a file of lines "key\tunix time\timages/s";
- * the key names the CPU, the threads, the canary's back-end and the build, whose speeds differ). */
-#define KEEP 10   /* the reference is the tenth fastest: over days of canaries the third is a lucky one's speed */
+ * the key names the CPU, the threads, the canary's back-end and the build, whose speeds differ). This file is read
+ * and written here only; bench-cpu's canaries go through `showdown perf --host-ref`. */
+#define KEEP SD_HOST_REF_KEEP   /* the reference is the tenth fastest: over days of canaries the third is a lucky one's speed */
 #define FEW 30    /* with fewer canaries known (no history, a young process), the third fastest */
-typedef struct { double v, t; } fast_t;
-static fast_t g_fast[KEEP];   /* this process's and the file's fastest, descending */
+static sd_canary g_fast[KEEP];   /* this process's and the file's fastest, descending */
 static int g_loaded, g_file_n;   /* whether the file was read, and the canaries it held */
 static char g_key[600];
 
-static void put(fast_t *f, double v, double t) {
+static void put(sd_canary *f, double v, double t) {
     for (int i = 0; i < KEEP; i++)
         if (v > f[i].v) {
             for (int j = KEEP - 1; j > i; j--) f[j] = f[j - 1];
-            f[i] = (fast_t){v, t};
+            f[i] = (sd_canary){.t = t, .v = v};
             return;
         }
 }
@@ -109,43 +109,53 @@ static void make_key(const sd_bench_opts *o) {
     snprintf(g_key, sizeof g_key, "%s|%ld threads|%s|%s", model, threads, g_canary_backend, build);
 }
 
-static void load_ref(void) {
+int sd_host_ref_load(const char *key, sd_canary *out) {
     char path[PATH_MAX], line[1024];
-    FILE *f = ref_file(path, sizeof path) ? fopen(path, "r") : NULL;
+    sd_canary f[KEEP] = {{0}};
+    FILE *in = ref_file(path, sizeof path) ? fopen(path, "r") : NULL;
     double now = (double)time(NULL);
-    while (f && fgets(line, sizeof line, f)) {
+    while (in && fgets(line, sizeof line, in)) {
         char *t1 = strchr(line, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
         if (!t2) continue;
         *t1 = 0;
         double t = strtod(t1 + 1, NULL), v = strtod(t2 + 1, NULL);
-        if (strcmp(line, g_key) == 0 && isfinite(v) && v > 0 && now - t < HOST_REF_KEEP_S) {
-            put(g_fast, v, t);
-            g_file_n++;
-        }
+        if (strcmp(line, key) == 0 && isfinite(v) && v > 0 && now - t < HOST_REF_KEEP_S) put(f, v, t);
     }
-    if (f) fclose(f);
+    if (in) fclose(in);
+    int n = 0;
+    for (; n < KEEP && f[n].v > 0; n++) out[n] = f[n];
+    return n;
 }
 
-/* The file again: the other keys' recent lines as they were, this key's fastest KEEP. Written aside and renamed,
- * so that a bench killed meanwhile, or two at once, leave a whole file. */
-static void save_ref(void) {
+void sd_host_ref_save(const char *key, const sd_canary *c, int n) {
     char path[PATH_MAX], tmp[PATH_MAX + 32], line[1024];
     if (!ref_file(path, sizeof path) || sd_mkdir_p(path, 1) != 0) { sd_err_clear(); return; }
+    sd_canary f[KEEP] = {{0}};
+    for (int i = 0; i < n; i++)
+        if (isfinite(c[i].v) && c[i].v > 0) put(f, c[i].v, c[i].t);
+    /* written aside and renamed, so that a bench killed meanwhile, or two at once, leave a whole file */
     snprintf(tmp, sizeof tmp, "%s.%ld", path, (long)getpid());
     FILE *in = fopen(path, "r"), *out = fopen(tmp, "w");
     double now = (double)time(NULL);
+    size_t klen = strlen(key);
     while (out && in && fgets(line, sizeof line, in)) {
         char *t1 = strchr(line, '\t');
         if (!t1 || strchr(line, '\n') == NULL) continue;
-        if ((size_t)(t1 - line) == strlen(g_key) && strncmp(line, g_key, strlen(g_key)) == 0) continue;
+        if ((size_t)(t1 - line) == klen && strncmp(line, key, klen) == 0) continue;
         if (now - strtod(t1 + 1, NULL) < HOST_REF_KEEP_S) fputs(line, out);
     }
     for (int i = 0; out && i < KEEP; i++)
-        if (g_fast[i].v > 0) fprintf(out, "%s\t%.0f\t%.1f\n", g_key, g_fast[i].t, g_fast[i].v);
+        if (f[i].v > 0) fprintf(out, "%s\t%.0f\t%.1f\n", key, f[i].t, f[i].v);
     if (in) fclose(in);
     if (out && fclose(out) == 0) {
         if (rename(tmp, path) != 0) unlink(tmp);
     } else unlink(tmp);
+}
+
+static void load_ref(void) {
+    sd_canary f[KEEP];
+    g_file_n = sd_host_ref_load(g_key, f);
+    for (int i = 0; i < g_file_n; i++) put(g_fast, f[i].v, f[i].t);
 }
 
 static void keep(sd_host *h, double v) {
@@ -195,7 +205,7 @@ double sd_host_settle(const sd_bench_opts *o, volatile sig_atomic_t *stop) {
     double waited = sd_now() - t0;
     h->waited_s += waited;
     if (waited > WAIT_STEP_S / 2) h->waits++;
-    if (g_key[0]) save_ref();
+    if (g_key[0]) sd_host_ref_save(g_key, g_fast, KEEP);
     double ref = reference(), ratio = isfinite(v) && ref > 0 ? v / ref : NAN;
     if (isfinite(ratio) && ratio < SD_HOST_SLOW) h->slow++;
     return ratio;

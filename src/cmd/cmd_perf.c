@@ -2,6 +2,7 @@
  * images/s on one resident synthetic batch, median of repeats), per-layer GFLOP/s of the conv and dense
  * layers forward and backward, all against the sgemm ceiling measured on this machine in the same run.
  * No data loading, no validation: the engine's own speed, for `make bench` and `make bench-cpu`. */
+#include "bench/bench.h"
 #include "bench/results.h"
 #include "nn/backend_impl.h"
 #include "cmd/cli.h"
@@ -23,10 +24,10 @@
 #include <unistd.h>
 
 typedef struct perf_args {
-    const char *json, *workloads_dir, *precision;
+    const char *json, *workloads_dir, *precision, *host_ref;
     long threads, repeat, batch;
     double seconds;
-    int layers, quiet, no_ceiling, roofline;
+    int layers, quiet, no_ceiling, roofline, host_ref_save;
 } perf_args;
 
 /* Median seconds per call of fn over `repeat` timed runs (windows) of k calls, k chosen to fill `seconds`.
@@ -460,6 +461,37 @@ done:
     return rc;
 }
 
+/* --host-ref KEY: the machine's recent canaries of KEY as lines "unix time<TAB>images/s", fastest first; with
+ * --host-ref-save, such lines read from stdin become KEY's (bench-cpu keeps its canaries' reference so). */
+static int host_ref(const char *key, int save) {
+    sd_canary c[SD_HOST_REF_KEEP];
+    int n = 0;
+    if (!save) {
+        n = sd_host_ref_load(key, c);
+        for (int i = 0; i < n; i++) printf("%.0f\t%.1f\n", c[i].t, c[i].v);
+        return SD_EXIT_OK;
+    }
+    char line[256];
+    for (long no = 1; fgets(line, sizeof line, stdin); no++) {
+        char *end;
+        double t = strtod(line, &end), v = *end == '\t' ? strtod(end + 1, &end) : NAN;
+        if (!isfinite(t) || !isfinite(v) || v <= 0 || (*end && *end != '\n')) {
+            fprintf(stderr, "showdown perf: stdin:%ld: expected \"unix time<TAB>images/s\"\n", no);
+            return SD_EXIT_INPUT;
+        }
+        if (n < SD_HOST_REF_KEEP) {
+            c[n++] = (sd_canary){.t = t, .v = v};
+            continue;
+        }
+        int slowest = 0;   /* only the fastest are kept: a faster one takes the slowest's place */
+        for (int i = 1; i < n; i++)
+            if (c[i].v < c[slowest].v) slowest = i;
+        if (v > c[slowest].v) c[slowest] = (sd_canary){.t = t, .v = v};
+    }
+    sd_host_ref_save(key, c, n);
+    return SD_EXIT_OK;
+}
+
 int cmd_perf(int argc, char **argv) {
     perf_args a = {.repeat = 3, .seconds = 6, .precision = "fp32"};
     sd_list wl = {0}, bl = {0};
@@ -478,6 +510,10 @@ int cmd_perf(int argc, char **argv) {
          "with AVX512_BF16 or AMX, cuDNN) or fp16 (cuDNN; steps timed without loss scaling; docs/precision.md)", 0, 0},
         {"workloads", SD_OPT_STR, &a.workloads_dir, "DIR", "directory of workload specs (default ./workloads)", 0, 0},
         {"json", SD_OPT_OUT, &a.json, "FILE", "write the measurements as JSON to FILE, atomically", 0, 0},
+        {"host-ref", SD_OPT_STR, &a.host_ref, "KEY", "print this machine's recent host canaries of KEY (unix time, "
+         "images/s; the reference bench waits for) and measure nothing", 0, 0},
+        {"host-ref-save", SD_OPT_FLAG, &a.host_ref_save, NULL, "with --host-ref: KEY's canaries become the lines on stdin "
+         "(the fastest 10 kept)", 0, 0},
         {0},
     };
     int code = sd_cli_parse("perf", "[options]",
@@ -485,6 +521,11 @@ int cmd_perf(int argc, char **argv) {
                       "GFLOP/s against the sgemm ceiling measured in the same run (and per layer with --layers).",
                       opts, argc, argv);
     if (code >= 0) return code;
+    if (a.host_ref_save && !a.host_ref) {
+        fprintf(stderr, "showdown perf: --host-ref-save needs --host-ref KEY\n");
+        return SD_EXIT_USAGE;
+    }
+    if (a.host_ref) return host_ref(a.host_ref, a.host_ref_save);
     int rc = 0;
     sd_sig_install_immediate();
     if (a.threads <= 0) a.threads = sysconf(_SC_NPROCESSORS_ONLN);
