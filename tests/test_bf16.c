@@ -192,8 +192,8 @@ static const nn_op *conv_shapes(size_t *n) {
     return shapes;
 }
 
-/* Every pass of every convolution in bf16 (on AMX dnnl otherwise times each pass in both types and keeps the
- * faster, conv2d_chosen below). */
+/* Every pass of every convolution in bf16 (dnnl otherwise times each pass in both types and keeps the faster,
+ * conv2d_chosen below). */
 Test(bf16, conv2d, .timeout = 600) {
     setenv("SD_DNNL_BF16_PASSES", "all", 1);
     nn_backend *be = open_bf16(), *ref = open_named("ref", "fp32");
@@ -216,7 +216,7 @@ Test(bf16, conv2d, .timeout = 600) {
     nn_backend_free(be);
 }
 
-/* The same shapes with each pass in the type that timed faster (AMX): every output within bf16's tolerance
+/* The same shapes with each pass in the type that timed faster: every output within bf16's tolerance
  * whichever type ran, and the kernels named are the ones chosen. */
 Test(bf16, conv2d_chosen, .timeout = 600) {
     unsetenv("SD_DNNL_BF16_PASSES");
