@@ -277,8 +277,8 @@ static int conv_take_mm(dnnl_ctx *c, nn_op *op, conv_priv *p, const conv_mm *m) 
 /* Under bf16 on AMX, oneDNN 2.6's bf16 kernels are 2x fp32's on large images and up to 3x slower on small ones
  * (backward-weights at 4x4, 512 channels: 47 ms against 18 ms; resnet18_cifar trained slower in bf16 than in
  * fp32); on AVX512_BF16 alone fp32 Winograd beats bf16 direct on many 3x3 layers (mnist_cnn trained at 0.89x
- * fp32's speed all in bf16). So each pass of each convolution is timed both ways here, as cuDNN's search times its algorithms, and runs
- * in the faster type. The two alternate call by call, so a slow spell of the host slows both; each keeps its
+ * fp32's speed all in bf16). So each pass of each convolution is timed both ways here, as cuDNN's search times
+ * its algorithms, and runs in the faster type. The two alternate call by call, so a slow spell of the host slows both; each keeps its
  * fastest of 3 calls after a first untimed one. SD_DNNL_BF16_PASSES=all keeps every pass bf16.
  * Backward-weights has a third candidate, im2col + one bf16 matmul (conv_mm): both versions' bf16 kernels are
  * slowest there on small images (512->512 3x3 at 4x4: 50 ms a call), where the same product as a matmul took

@@ -464,31 +464,36 @@ done:
 /* --host-ref KEY: the machine's recent canaries of KEY as lines "unix time<TAB>images/s", fastest first; with
  * --host-ref-save, such lines read from stdin become KEY's (bench-cpu keeps its canaries' reference so). */
 static int host_ref(const char *key, int save) {
-    sd_canary c[SD_HOST_REF_KEEP];
-    int n = 0;
     if (!save) {
-        n = sd_host_ref_load(key, c);
+        sd_canary c[SD_HOST_REF_KEEP];
+        const int n = sd_host_ref_load(key, c);
         for (int i = 0; i < n; i++) printf("%.0f\t%.1f\n", c[i].t, c[i].v);
         return SD_EXIT_OK;
     }
+    sd_canary *c = NULL;   /* every line: sd_host_ref_save keeps the fastest */
+    size_t n = 0, cap = 0;
     char line[256];
     for (long no = 1; fgets(line, sizeof line, stdin); no++) {
         char *end;
         double t = strtod(line, &end), v = *end == '\t' ? strtod(end + 1, &end) : NAN;
         if (!isfinite(t) || !isfinite(v) || v <= 0 || (*end && *end != '\n')) {
             fprintf(stderr, "showdown perf: stdin:%ld: expected \"unix time<TAB>images/s\"\n", no);
+            free(c);
             return SD_EXIT_INPUT;
         }
-        if (n < SD_HOST_REF_KEEP) {
-            c[n++] = (sd_canary){.t = t, .v = v};
-            continue;
+        if (n == cap) {
+            sd_canary *more = realloc(c, (cap = cap ? 2 * cap : 64) * sizeof *c);
+            if (!more) {
+                free(c);
+                fprintf(stderr, "showdown perf: out of memory reading stdin\n");
+                return SD_EXIT_FAIL;
+            }
+            c = more;
         }
-        int slowest = 0;   /* only the fastest are kept: a faster one takes the slowest's place */
-        for (int i = 1; i < n; i++)
-            if (c[i].v < c[slowest].v) slowest = i;
-        if (v > c[slowest].v) c[slowest] = (sd_canary){.t = t, .v = v};
+        c[n++] = (sd_canary){.t = t, .v = v};
     }
-    sd_host_ref_save(key, c, n);
+    sd_host_ref_save(key, c, (int)n);
+    free(c);
     return SD_EXIT_OK;
 }
 
