@@ -627,7 +627,9 @@ typedef struct step_out {
 /* scaled: the backward loss-scaled by 65536 (fp16 under test, as training runs it). */
 static step_out run_step(nn_backend *be, const sd_workload *w, const float *x, const int32_t *lab, int scaled) {
     step_out o = {0};
+    setenv("SD_NO_BUFFER_REUSE", "1", 1);   /* the max poolings' input gradients are read after the pass */
     OK(nn_model_build(&o.m, w, be, w->batch, 42), be);
+    unsetenv("SD_NO_BUFFER_REUSE");
     nn_model *m = o.m;
     size_t nx = (size_t)w->batch * w->in_c * w->in_h * w->in_w;
     OK(be->ops->upload(be, m->x, x, nx * sizeof(float)), be);
@@ -1738,6 +1740,74 @@ Test(cpu, buffer_reuse_dropout, .timeout = 300) {
     reuse_vs_plain(dir, "drop_infer", 0, 0.6);
     spec_tmp_done(dir, "drop_infer");
 }
+
+/* ---- gradient buffers shared in training (nn/memory.c nn_mem_grads): the same step, bit for bit, in less memory --
+ * One training step with and without SD_NO_BUFFER_REUSE on the same back-end: the loss and every parameter's
+ * gradient equal, and the activation and gradient bytes (all but parameters, their gradients, optimizer state and
+ * input) at most max_ratio of the plain build's. */
+static void grad_reuse_vs_plain(const char *name, const char *dir, const char *workload, int hw, int batch,
+                                double max_ratio) {
+    nn_backend *be = open_be(name);
+    sd_workload w;
+    cr_assert_eq(sd_workload_load(&w, dir, workload), 0, "%s", sd_errmsg());
+    if (hw) { w.in_h = w.in_w = hw; }
+    w.batch = batch;
+    const size_t nx = (size_t)w.batch * w.in_c * w.in_h * w.in_w;
+    float *x = malloc(sizeof(float) * nx);
+    int32_t *lab = malloc(sizeof(int32_t) * (size_t)w.batch);
+    cr_assert(x && lab);
+    rng_state = 31337;
+    for (size_t i = 0; i < nx; i++) x[i] = (float)rnd_int(0, 9);   /* pixels, or token ids of an embedding */
+    for (int i = 0; i < w.batch; i++) lab[i] = rnd_int(0, w.classes - 1);
+    nn_model *m[2] = {NULL, NULL};
+    size_t bytes[2];
+    float *g[2], *loss[2];
+    for (int v = 0; v < 2; v++) {
+        if (v) setenv("SD_NO_BUFFER_REUSE", "1", 1);
+        const size_t b0 = be->bytes_in_use;
+        OK(nn_model_build(&m[v], &w, be, w.batch, 7), be);
+        if (v) unsetenv("SD_NO_BUFFER_REUSE");
+        const nn_model *mv = m[v];
+        cr_assert_eq(mv->training, 1, "%s is not a training model", workload);
+        bytes[v] = be->bytes_in_use - b0 - (2 * mv->nparams + mv->nstate + mv->nstats + nx) * sizeof(float);
+        OK(nn_model_upload_input(m[v], x), be);
+        OK(be->ops->upload(be, m[v]->labels, lab, sizeof(int32_t) * (size_t)w.batch), be);
+        OK(nn_model_forward(m[v], 1, 7), be);
+        OK(nn_model_backward(m[v]), be);
+        OK(be->ops->sync(be), be);
+        g[v] = host(be, m[v]->grads, m[v]->nparams);
+        loss[v] = host(be, m[v]->loss, (size_t)w.batch);
+    }
+    size_t differ = 0;
+    for (size_t i = 0; i < m[0]->nparams; i++) differ += memcmp(&g[0][i], &g[1][i], sizeof(float)) != 0;
+    const int loss_same = memcmp(loss[0], loss[1], sizeof(float) * (size_t)w.batch) == 0;
+    printf("%-5s %s step: %zu of %zu gradients differ with shared gradient buffers; loss %s; activation and "
+           "gradient bytes %zu shared vs %zu (%d gradient buffers for %d layers)\n", be->name, workload, differ,
+           m[0]->nparams, loss_same ? "equal" : "differs", bytes[0], bytes[1], m[0]->ngpool, m[0]->nlayers);
+    cr_expect_eq(differ, 0, "%s: %s: %zu gradients differ with shared gradient buffers", be->name, workload, differ);
+    cr_expect(loss_same, "%s: %s: the loss differs with shared gradient buffers", be->name, workload);
+    cr_expect(m[0]->ngpool > 0 && m[1]->ngpool == 0, "%s: %s: %d / %d gradient buffers", be->name, workload,
+              m[0]->ngpool, m[1]->ngpool);
+    cr_expect(bytes[0] <= max_ratio * bytes[1], "%s: %s: %zu bytes with shared gradients, %zu without", be->name,
+              workload, bytes[0], bytes[1]);
+    for (int v = 0; v < 2; v++) { free(g[v]); free(loss[v]); nn_model_free(m[v]); }
+    free(x); free(lab);
+    sd_workload_free(&w);
+    nn_backend_free(be);
+}
+static void grad_reuse_all(const char *name) {
+    grad_reuse_vs_plain(name, "workloads", "resnet18_cifar", 16, 2, 0.7);   /* residual adds, projections */
+    grad_reuse_vs_plain(name, "workloads", "mnist_cnn", 0, 4, 0.8);         /* relu under max pooling, dropout */
+    /* a chain whose every gradient is larger than the one after it shares nothing: the same bytes */
+    grad_reuse_vs_plain(name, "workloads", "imdb_gru", 0, 4, 1.0);          /* embedding, GRU */
+    grad_reuse_vs_plain(name, "workloads", "mnist_hrnn", 0, 4, 1.0);        /* LSTMs */
+    char dir[] = "/tmp/sd_parity_XXXXXX";
+    densenet_spec_tmp(dir, "16");                                           /* concat slabs */
+    grad_reuse_vs_plain(name, dir, "tiny_densenet", 0, 3, 0.8);
+    spec_tmp_done(dir, "tiny_densenet");
+}
+Test(ref, grad_reuse, .timeout = 600) { grad_reuse_all("ref"); }
+Test(dnnl, grad_reuse, .timeout = 600) { grad_reuse_all("dnnl"); }
 
 /* ---- recurrent ops: GRU / LSTM (sequences and last state), embedding --------------------------- */
 

@@ -67,6 +67,9 @@ void nn_model_free(nn_model *m) {
     for (int k = 0; k < m->npool; k++) nn_dev_free(be, m->pool[k], m->pool_bytes[k]);
     free(m->pool);
     free(m->pool_bytes);
+    for (int k = 0; k < m->ngpool; k++) nn_dev_free(be, m->gpool[k], m->gpool_bytes[k]);
+    free(m->gpool);
+    free(m->gpool_bytes);
     free(m->chains);
     free(m->inf_blocked);
     free(m->relu_pooled);
@@ -75,7 +78,7 @@ void nn_model_free(nn_model *m) {
         const int slab_view = m->slab && m->slab[i] >= 0 && m->slab[i] != i;   /* the slab is its last layer's */
         if (!nn_is_view(l) && !m->pool && !slab_view) {
             nn_dev_free(be, l->y, nn_y_bytes(l));
-            nn_dev_free(be, l->dy, nn_y_bytes(l));
+            if (!(m->dy_pooled && m->dy_pooled[i])) nn_dev_free(be, l->dy, nn_y_bytes(l));
         }
         nn_dev_free(be, l->ws, l->ws_bytes);
         if (be->ops->release && !nn_is_view(l)) be->ops->release(be, &l->op);
@@ -93,6 +96,7 @@ void nn_model_free(nn_model *m) {
     nn_dev_free(be, m->loss, (size_t)m->batch * sizeof(float));
     free(m->bn_relu);
     free(m->slab);
+    free(m->dy_pooled);
     free(m->consumers);
     free(m->written);
     free(m->layers);
@@ -224,6 +228,7 @@ int nn_model_build(nn_model **out, const sd_workload *w, nn_backend *be, int bat
     SD_TRY_GOTO(rc, nn_fuse_chains(m), fail);
     SD_TRY_GOTO(rc, alloc_layers(m), fail);
     SD_TRY_GOTO(rc, nn_fuse_relu_pool(m), fail);
+    SD_TRY_GOTO(rc, nn_mem_grads(m), fail);
     nn_layer *lastl = &m->layers[m->nlayers - 1];
     if (!nn_is_loss(lastl)) { m->out = lastl->y; m->out_elems = nn_out_elems(&lastl->op) / (size_t)batch; }
     SD_TRY_GOTO(rc, alloc_slabs(m, w, seed), fail);

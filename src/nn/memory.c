@@ -1,10 +1,12 @@
-/* memory — a built model's activation buffers. Training models give every layer an output buffer and a
- * gradient of its own (views share their input's, a batchnorm run with its relu has none, the concatenations of
- * a concat slab share its last one's: nn/fuse.c); inference-only models reuse buffers between layers whose
- * outputs are not alive at the same time. */
+/* memory — a built model's activation buffers. Training models give every layer an output buffer of its own
+ * (views share their input's, a batchnorm run with its relu has none, the concatenations of a concat slab share
+ * its last one's: nn/fuse.c) and share gradient buffers between layers whose gradients are not alive at the same
+ * time in the backward pass; inference-only models reuse buffers between layers whose outputs are not alive at
+ * the same time. */
 #include "nn/model_impl.h"
 #include "core/err.h"
 
+#include <limits.h>
 #include <stdlib.h>
 
 /* ---- buffer reuse (inference-only models) ------------------------------------------------------------------
@@ -39,10 +41,15 @@ static void pool_give(nn_model *m, const float *p, unsigned char *busy) {
 }
 
 /* The reuse plan: last[j] = the last layer reading layer j's buffer, head[t] = the convolution whose fused
- * chain layer t is in (or -1). None for a training model or with SD_NO_BUFFER_REUSE set. */
+ * chain layer t is in (or -1). None for a training model (its gradients: m->dy_pooled, nn_mem_grads) or with
+ * SD_NO_BUFFER_REUSE set. */
 int nn_mem_begin(nn_model *m, nn_mem *r) {
     *r = (nn_mem){0};
-    if (m->training || getenv("SD_NO_BUFFER_REUSE")) return 0;
+    if (getenv("SD_NO_BUFFER_REUSE")) return 0;
+    if (m->training) {
+        m->dy_pooled = calloc((size_t)m->nlayers, 1);
+        return m->dy_pooled ? 0 : sd_err(SD_ENOMEM, "out of memory");
+    }
     const int L = m->nlayers;
     r->last = malloc(sizeof *r->last * (size_t)L);
     r->head = malloc(sizeof *r->head * (size_t)L);
@@ -136,7 +143,8 @@ int nn_mem_output(nn_model *m, nn_mem *r, int i) {
             /* in a chain: the buffer is the chain's */
         } else if (last) rc = pool_take(m, bytes, busy, &l->y);
         else rc = nn_dev_alloc(be, (void **)&l->y, bytes);
-        if (!rc && m->training) rc = nn_dev_alloc(be, (void **)&l->dy, bytes);
+        if (!rc && m->training && m->dy_pooled) m->dy_pooled[i] = 1;   /* nn_mem_grads, after the fusions */
+        else if (!rc && m->training) rc = nn_dev_alloc(be, (void **)&l->dy, bytes);
     }
     if (!rc && last)   /* inputs read for the last time: their buffers are free for later layers */
         for (int k = 0; k < l->ninputs; k++) {
@@ -146,5 +154,70 @@ int nn_mem_output(nn_model *m, nn_mem *r, int i) {
             if (ow >= 0 && m->layers[ow].y == l->y) continue;   /* became this chain's output (in place) */
             if (ow >= 0 && last[ow] == i) pool_give(m, m->layers[ow].y, busy);
         }
+    return rc;
+}
+
+/* ---- gradient buffers (training models) ---------------------------------------------------------------------
+ * The backward pass runs layers L-1 .. 0. Layer b's gradient is first written by the last of its readers (in
+ * forward order) and last read by b's own backward, or by the batchnorm that runs with b when b is its relu; in
+ * between it must keep its buffer, outside it any other gradient may use it. Every write and read of the pass
+ * (nn/run.c: nn_model_backward) is one of: a layer's own dy; its inputs' owners' (the first writer overwrites,
+ * later ones add); a fused batchnorm's relu's dy; a max pooling's that does its relu's backward, into the relu's
+ * input's (that relu's own dy is never used: none). A concat slab's gradient stays the slab's own. */
+static void touch(int *lo, int *hi, const unsigned char *pooled, int b, int t) {
+    if (b < 0 || !pooled[b]) return;
+    if (t < lo[b]) lo[b] = t;
+    if (t > hi[b]) hi[b] = t;
+}
+
+int nn_mem_grads(nn_model *m) {
+    if (!m->dy_pooled) return 0;
+    const int L = m->nlayers;
+    int *lo = malloc(sizeof *lo * (size_t)L), *hi = malloc(sizeof *hi * (size_t)L), *buf = malloc(sizeof *buf * (size_t)L);
+    unsigned char *busy = calloc((size_t)L, 1);
+    m->gpool = calloc((size_t)L, sizeof *m->gpool);
+    m->gpool_bytes = calloc((size_t)L, sizeof *m->gpool_bytes);
+    int rc = lo && hi && buf && busy && m->gpool && m->gpool_bytes ? 0 : sd_err(SD_ENOMEM, "out of memory");
+    for (int i = 0; !rc && i < L; i++) { lo[i] = INT_MAX; hi[i] = -1; buf[i] = -1; }
+    for (int c = 0; !rc && c < L; c++) {
+        const nn_layer *l = &m->layers[c];
+        if (nn_is_view(l)) continue;   /* no backward of its own: its readers write its owner's */
+        touch(lo, hi, m->dy_pooled, c, c);
+        for (int k = 0; k < l->ninputs; k++) touch(lo, hi, m->dy_pooled, nn_owner_of(m->layers, l->inputs[k]), c);
+        if (m->bn_relu && m->bn_relu[c] >= 0) touch(lo, hi, m->dy_pooled, m->bn_relu[c], c);
+        if (l->op.kind == NN_OP_MAXPOOL && l->inputs[0] >= 0 && m->relu_pooled && m->relu_pooled[l->inputs[0]])
+            touch(lo, hi, m->dy_pooled, nn_owner_of(m->layers, m->layers[l->inputs[0]].input), c);
+    }
+    for (int r = 0; !rc && m->relu_pooled && r < L; r++)   /* its pooling does its backward: never touched */
+        if (m->relu_pooled[r]) hi[r] = -1;
+    for (int t = L - 1; !rc && t >= 0; t--) {
+        for (int b = 0; !rc && b < L; b++) {   /* first touched at t: the smallest free buffer that holds it */
+            if (hi[b] != t) continue;
+            const size_t bytes = nn_y_bytes(&m->layers[b]);
+            int best = -1;
+            for (int k = 0; k < m->ngpool; k++)
+                if (!busy[k] && m->gpool_bytes[k] >= bytes && (best < 0 || m->gpool_bytes[k] < m->gpool_bytes[best]))
+                    best = k;
+            if (best < 0) {
+                best = m->ngpool;
+                if ((rc = nn_dev_alloc(m->be, &m->gpool[best], bytes)) != 0) break;
+                m->gpool_bytes[best] = bytes;
+                m->ngpool++;
+            }
+            busy[best] = 1;
+            buf[b] = best;
+            m->layers[b].dy = m->gpool[best];
+        }
+        for (int b = 0; !rc && b < L; b++)   /* read for the last time at t */
+            if (lo[b] == t && buf[b] >= 0) busy[buf[b]] = 0;
+    }
+    for (int i = 0; !rc && i < L; i++) {   /* views take their input's, as nn_mem_alias gave them before */
+        nn_layer *l = &m->layers[i];
+        if (nn_is_view(l)) l->dy = l->input >= 0 ? m->layers[l->input].dy : NULL;
+    }
+    free(lo);
+    free(hi);
+    free(buf);
+    free(busy);
     return rc;
 }

@@ -74,6 +74,13 @@ typedef struct nn_model {
     void **pool;
     size_t *pool_bytes;
     int npool;
+    /* Training models share gradient buffers between layers whose gradients are not alive at the same time in
+     * the backward pass (nn_mem_grads): per layer, 1 when its dy is one of gpool's; the buffers, freed once each.
+     * NULL with SD_NO_BUFFER_REUSE set (every layer's gradient stays readable after the pass). */
+    unsigned char *dy_pooled;
+    void **gpool;
+    size_t *gpool_bytes;
+    int ngpool;
     /* Inference fusion (nn_model_build, when the back-end has conv2d_infer and SD_NO_FUSE is unset): per layer,
      * the chain a convolution runs at inference (last < 0: none). NULL: every layer runs on its own. */
     struct nn_fuse_chain *chains;
@@ -127,7 +134,8 @@ int nn_model_step(nn_model *m);   /* optimizer step over the slab, then gradient
  * by the embedding). */
 int nn_model_upload_input(nn_model *m, const float *x);
 /* Layer i's output (grad = 0) or its gradient (grad = 1), downloaded into host as NCHW [n][oc][oh][ow]
- * whatever layout the graph keeps it in (nn_fmt). */
+ * whatever layout the graph keeps it in (nn_fmt). A gradient after the backward pass is layer i's only in a
+ * model built with SD_NO_BUFFER_REUSE set: else its buffer may hold a later gradient of the pass (m->dy_pooled). */
 int nn_model_download_y(nn_model *m, int i, int grad, float *host);
 
 /* The plan (nn_model_plan at batch) as a "showdown-plan/1" document (nn/plan_json.c): schema, workload, input

@@ -68,5 +68,9 @@ int nn_mem_alias(nn_model *m, const nn_mem *r, int i);
 /* Layer i's output (and, training, gradient) buffers; then its inputs' buffers read for the last time go
  * back to the pool. */
 int nn_mem_output(nn_model *m, nn_mem *r, int i);
+/* A training model's gradient buffers (m->dy_pooled set by nn_mem_begin): each layer's taken from a pool when the
+ * backward pass first touches it and given back after its last reader; views then take their input's. After
+ * every fusion (nn_fuse_relu_pool included), which decides who writes and reads which gradient. */
+int nn_mem_grads(nn_model *m);
 
 #endif
