@@ -280,6 +280,7 @@ static int add_results(render_model *m, const char *path, json_t *root) {
         for (int t = 0; sd_published_time_keys[t] && isnan(r->train_spread_pct); t++)   /* verify's training cell */
             r->train_spread_pct = sd_run_spread_pct(&v, sd_published_time_keys[t]);
         r->infer_spread_pct = sd_run_spread_pct(&v, "inference_s_per_1000_images");
+        r->host_speed = v.host_speed;
         r->setting = render_strdup(a, v.setting);
         r->spec = render_strdup(a, v.spec);
         rc = read_epochs(a, r, &v, path);

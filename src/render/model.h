@@ -51,6 +51,7 @@ typedef struct rm_run {
     long long peak_rss_bytes;         /* the largest process peak resident memory of its samples; 0: none */
     double train_spread_pct;          /* its time figure's spread as verify judges it (sd_run_spread_pct); NAN: none */
     double infer_spread_pct;          /* the inference figure's */
+    double host_speed;                /* the host's speed it was measured at (its canary, bench/host.c); NAN: none */
     const char *setting;              /* a framework's candidate setting ("compile", "jit"); NULL: as shipped */
     const char *precision;            /* settings.precision ("fp32", "bf16" ...); NULL when not recorded (fp32) */
     const char *spec;                 /* the workload file the run was built from, or NULL */

@@ -3,6 +3,7 @@
  * shipped, at the best setting and which, × native, peak memory, share of this machine's limit) and page 1's
  * ranking. A framework's best is its fastest measured setting; native's is its fastest back-end. */
 #include "render/report_sections.h"
+#include "bench/bench.h"
 #include "bench/verify.h"
 #include "core/err.h"
 #include "nn/model.h"
@@ -303,6 +304,10 @@ static int too_wide(const rm_run *r, int ph) {
     return r && (ph == PH_TRAIN ? r->train_spread_pct : r->infer_spread_pct) > SD_VERIFY_TOLERANCE_PCT;
 }
 
+/* Whether a run was measured while the host ran slow (its canary below SD_HOST_SLOW after the waits ran out): a
+ * rerun on a quiet host comes out faster, and verify calls the figure UNVERIFIABLE. */
+static int ran_slow(const rm_run *r) { return r && r->host_speed > 0 && r->host_speed < SD_HOST_SLOW; }
+
 static const char *setting_label(const rm_run *r) {
     if (rb_is_native(r)) return rb_backend_name(r->backend) ? rb_backend_name(r->backend) : "native";
     return r->setting ? r->setting : "shipped";
@@ -334,7 +339,8 @@ static int phase_table(rdoc *d, const grid *g, int ph, const nn_machine *mc) {
     t->cols[4] = gpu ? "device peak" : "peak RSS";
     t->dec[0] = t->dec[1] = t->dec[4] = t->dec[5] = 0;
     t->dec[3] = 2;
-    int r = 0, nwide = 0;
+    int r = 0, nwide = 0, nslow = 0;
+    double slowest = 1;
     for (int w = 0; w < g->nw; w++) {
         if (!g->has[w][ph]) continue;
         for (int fi = 0; fi < g->nf; fi++, r++) {
@@ -359,11 +365,15 @@ static int phase_table(rdoc *d, const grid *g, int ph, const nn_machine *mc) {
             if (isnan(v[3])) tx[3] = "–";
             for (int k = 0; k < 2; k++) {   /* a slow framework's few images/s keep their digits */
                 if (v[k] > 0 && v[k] < 10 && !tx[k]) tx[k] = render_printf(d->a, v[k] < 1 ? "%.2f" : "%.1f", v[k]);
-                if (!too_wide(k == 0 ? c->shipped : c->best, ph)) continue;
+                const rm_run *run = k == 0 ? c->shipped : c->best;
+                const int wide = too_wide(run, ph), slow = ran_slow(run);
+                if (!wide && !slow) continue;
                 char num[64];
                 render_fmt_num(num, sizeof num, v[k], 0);
-                tx[k] = render_printf(d->a, "%s †", tx[k] ? tx[k] : num);
-                nwide++;
+                tx[k] = render_printf(d->a, "%s%s%s", tx[k] ? tx[k] : num, wide ? " †" : "", slow ? " ‡" : "");
+                nwide += wide;
+                nslow += slow;
+                if (slow && run->host_speed < slowest) slowest = run->host_speed;
             }
             const long long peak = gpu ? c->best->peak_bytes : c->best->peak_rss_bytes;
             v[4] = peak > 0 ? (double)peak / 1048576.0 : NAN;
@@ -379,7 +389,7 @@ static int phase_table(rdoc *d, const grid *g, int ph, const nn_machine *mc) {
     const char *untried = render_model_env(d->m, "best_not_tried");
     f->note = render_printf(d->a, "Steady-state %s images per second (medians), as shipped and at the framework's best "
                                   "setting, its fastest measured (native: its fastest back-end); × native: how many times "
-                                  "longer than native, at the best setting; %s%s%s%s%s%s%s",
+                                  "longer than native, at the best setting; %s%s%s%s%s%s%s%s",
                             phase_name[ph],
                             gpu ? "device peak: the most device memory each side's allocator held at once (native: "
                                   "its back-end's buffers; a framework: its own allocator's peak)."
@@ -395,6 +405,11 @@ static int phase_table(rdoc *d, const grid *g, int ph, const nn_machine *mc) {
                                                         "`showdown verify --rerun`, which then calls it UNVERIFIABLE "
                                                         "unless a rerun lands within %.0f%% of it.",
                                                   SD_VERIFY_TOLERANCE_PCT, SD_VERIFY_TOLERANCE_PCT) : "",
+                            nslow ? render_printf(d->a, " ‡: measured while this machine's host ran below %.0f%% of its "
+                                                        "speed (its canary; %.0f%% at the slowest) after the waits for it "
+                                                        "ran out: a rerun on a quiet host runs faster, and `showdown "
+                                                        "verify --rerun` calls such a figure UNVERIFIABLE.",
+                                                  100 * SD_HOST_SLOW, 100 * slowest) : "",
                             pct ? " Of limit: the share of this machine's limit reached, the roofline floor of a batch "
                                   "(docs/roofline.md: each kernel's max of FLOPs over the measured sgemm peak and bytes "
                                   "over the measured bandwidth) over the measured time a batch; over 100% is possible "
