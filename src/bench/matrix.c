@@ -172,9 +172,9 @@ static void db_lost(db **dbh, sd_bench_outcome *out) {
 /* Whether a cell's runs [a, b) all ran in a slow spell (their host_speed, the cell's canaries' lower; below
  * SD_HOST_QUIET for a native cell) and measured, or were killed past their time bound: a spell that halves the
  * host's speed takes a runner past it. */
-static int slowed(const json_t *doc, size_t a, size_t b, int native) {
+static int slowed(const json_t *doc, size_t a, size_t b, const sd_bench_cell *c) {
     if (b <= a || sd_results_count(doc) < b) return 0;
-    const double slow = native ? SD_HOST_QUIET : SD_HOST_SLOW;
+    const double slow = strcmp(c->implementation, "native") == 0 ? SD_HOST_QUIET : SD_HOST_SLOW;
     for (size_t k = a; k < b; k++) {
         sd_run_view v;
         sd_run_view_of(sd_results_run(doc, k), &v);
@@ -191,14 +191,14 @@ static int slowed(const json_t *doc, size_t a, size_t b, int native) {
 static int measure_again(const sd_bench_opts *o, const sd_bench_cell *cells, int ncells, const size_t *first,
                          json_t *doc, db **dbh, sd_bench_outcome *out) {
     int todo = 0, k = 0;
-    for (int i = 0; i < ncells; i++) todo += slowed(doc, first[i], first[i + 1], !strcmp(cells[i].implementation, "native"));
+    for (int i = 0; i < ncells; i++) todo += slowed(doc, first[i], first[i + 1], &cells[i]);
     if (!todo) return 0;
     if (!o->quiet) fprintf(stderr, "host: %d cell(s) ran while this host was slow: measuring them again\n", todo);
     sd_host_budget_renew();
     sd_bench_opts again = *o;
     again.host_wait_s *= SD_HOST_AGAIN_WAIT;
     for (int i = 0; i < ncells; i++) {
-        if (!slowed(doc, first[i], first[i + 1], !strcmp(cells[i].implementation, "native"))) continue;
+        if (!slowed(doc, first[i], first[i + 1], &cells[i])) continue;
         const size_t end = sd_results_count(doc), n = first[i + 1] - first[i];
         sd_run_view v;
         sd_run_view_of(sd_results_run(doc, first[i]), &v);

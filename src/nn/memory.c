@@ -14,18 +14,21 @@
  * later layer's output. Layers take buffers in order from a pool (the smallest free one that is large
  * enough, else a new one) and give their inputs' buffers back after their last reader; the model output is
  * never given back. SD_NO_BUFFER_REUSE=1 gives every layer its own (for comparisons). */
-static int pool_take(nn_model *m, size_t bytes, unsigned char *busy, float **out) {
+/* A pool is *n buffers buf[k] of size[k] bytes, busy[k] while they hold something alive (the activations'
+ * m->pool, the gradients' m->gpool). */
+static int pool_take(nn_backend *be, void **buf, size_t *size, int *n, unsigned char *busy, size_t bytes,
+                     float **out) {
     int best = -1;
-    for (int k = 0; k < m->npool; k++)
-        if (!busy[k] && m->pool_bytes[k] >= bytes && (best < 0 || m->pool_bytes[k] < m->pool_bytes[best])) best = k;
+    for (int k = 0; k < *n; k++)
+        if (!busy[k] && size[k] >= bytes && (best < 0 || size[k] < size[best])) best = k;
     if (best < 0) {
-        best = m->npool;
-        SD_TRY(nn_dev_alloc(m->be, &m->pool[best], bytes));
-        m->pool_bytes[best] = bytes;
-        m->npool++;
+        best = *n;
+        SD_TRY(nn_dev_alloc(be, &buf[best], bytes));
+        size[best] = bytes;
+        (*n)++;
     }
     busy[best] = 1;
-    *out = m->pool[best];
+    *out = buf[best];
     return 0;
 }
 /* The layer whose buffer layer j's output is, at inference: through views and through dropout, which is the
@@ -35,9 +38,9 @@ static int live_owner(const nn_model *m, int j) {
         j = m->layers[j].input;
     return j;
 }
-static void pool_give(nn_model *m, const float *p, unsigned char *busy) {
-    for (int k = 0; k < m->npool; k++)
-        if (m->pool[k] == p) busy[k] = 0;
+static void pool_give(void *const *buf, int n, unsigned char *busy, const float *p) {
+    for (int k = 0; k < n; k++)
+        if (buf[k] == p) busy[k] = 0;
 }
 
 /* The reuse plan: last[j] = the last layer reading layer j's buffer, head[t] = the convolution whose fused
@@ -137,11 +140,11 @@ int nn_mem_output(nn_model *m, nn_mem *r, int i) {
                 nn_y_bytes(&m->layers[ro]) == nn_y_bytes(end))
                 l->y = m->layers[ro].y;   /* the add reads the residual last: sum into it in place */
             else
-                rc = pool_take(m, nn_y_bytes(end), busy, &l->y);
+                rc = pool_take(be, m->pool, m->pool_bytes, &m->npool, busy, nn_y_bytes(end), &l->y);
             for (int t = i + 1; t <= fc->last && !rc; t++) if (head[t] == i) m->layers[t].y = l->y;
         } else if (last && head[i] >= 0) {
             /* in a chain: the buffer is the chain's */
-        } else if (last) rc = pool_take(m, bytes, busy, &l->y);
+        } else if (last) rc = pool_take(be, m->pool, m->pool_bytes, &m->npool, busy, bytes, &l->y);
         else rc = nn_dev_alloc(be, (void **)&l->y, bytes);
         if (!rc && m->training && m->dy_pooled) m->dy_pooled[i] = 1;   /* nn_mem_grads, after the fusions */
         else if (!rc && m->training) rc = nn_dev_alloc(be, (void **)&l->dy, bytes);
@@ -152,7 +155,7 @@ int nn_mem_output(nn_model *m, nn_mem *r, int i) {
             /* within a chain only its last layer's buffer is real (given back after its last reader) */
             if (ow >= 0 && head[ow] >= 0 && head[ow] == head[i]) continue;
             if (ow >= 0 && m->layers[ow].y == l->y) continue;   /* became this chain's output (in place) */
-            if (ow >= 0 && last[ow] == i) pool_give(m, m->layers[ow].y, busy);
+            if (ow >= 0 && last[ow] == i) pool_give(m->pool, m->npool, busy, m->layers[ow].y);
         }
     return rc;
 }
@@ -163,7 +166,7 @@ int nn_mem_output(nn_model *m, nn_mem *r, int i) {
  * between it must keep its buffer, outside it any other gradient may use it. Every write and read of the pass
  * (nn/run.c: nn_model_backward) is one of: a layer's own dy; its inputs' owners' (the first writer overwrites,
  * later ones add); a fused batchnorm's relu's dy; a max pooling's that does its relu's backward, into the relu's
- * input's (that relu's own dy is never used: none). A concat slab's gradient stays the slab's own. */
+ * input's (that relu's own dy is never used: it has none). A concat slab's gradient stays the slab's own. */
 static void touch(int *lo, int *hi, const unsigned char *pooled, int b, int t) {
     if (b < 0 || !pooled[b]) return;
     if (t < lo[b]) lo[b] = t;
@@ -173,12 +176,14 @@ static void touch(int *lo, int *hi, const unsigned char *pooled, int b, int t) {
 int nn_mem_grads(nn_model *m) {
     if (!m->dy_pooled) return 0;
     const int L = m->nlayers;
-    int *lo = malloc(sizeof *lo * (size_t)L), *hi = malloc(sizeof *hi * (size_t)L), *buf = malloc(sizeof *buf * (size_t)L);
+    int *lo = malloc(sizeof *lo * (size_t)L), *hi = malloc(sizeof *hi * (size_t)L);
     unsigned char *busy = calloc((size_t)L, 1);
     m->gpool = calloc((size_t)L, sizeof *m->gpool);
     m->gpool_bytes = calloc((size_t)L, sizeof *m->gpool_bytes);
-    int rc = lo && hi && buf && busy && m->gpool && m->gpool_bytes ? 0 : sd_err(SD_ENOMEM, "out of memory");
-    for (int i = 0; !rc && i < L; i++) { lo[i] = INT_MAX; hi[i] = -1; buf[i] = -1; }
+    int rc = lo && hi && busy && m->gpool && m->gpool_bytes ? 0 : sd_err(SD_ENOMEM, "out of memory");
+    for (int i = 0; !rc && i < L; i++) { lo[i] = INT_MAX; hi[i] = -1; }
+    for (int r = 0; !rc && m->relu_pooled && r < L; r++)   /* its pooling does its backward: no gradient */
+        if (m->relu_pooled[r]) m->dy_pooled[r] = 0;
     for (int c = 0; !rc && c < L; c++) {
         const nn_layer *l = &m->layers[c];
         if (nn_is_view(l)) continue;   /* no backward of its own: its readers write its owner's */
@@ -188,28 +193,13 @@ int nn_mem_grads(nn_model *m) {
         if (l->op.kind == NN_OP_MAXPOOL && l->inputs[0] >= 0 && m->relu_pooled && m->relu_pooled[l->inputs[0]])
             touch(lo, hi, m->dy_pooled, nn_owner_of(m->layers, m->layers[l->inputs[0]].input), c);
     }
-    for (int r = 0; !rc && m->relu_pooled && r < L; r++)   /* its pooling does its backward: never touched */
-        if (m->relu_pooled[r]) hi[r] = -1;
     for (int t = L - 1; !rc && t >= 0; t--) {
-        for (int b = 0; !rc && b < L; b++) {   /* first touched at t: the smallest free buffer that holds it */
-            if (hi[b] != t) continue;
-            const size_t bytes = nn_y_bytes(&m->layers[b]);
-            int best = -1;
-            for (int k = 0; k < m->ngpool; k++)
-                if (!busy[k] && m->gpool_bytes[k] >= bytes && (best < 0 || m->gpool_bytes[k] < m->gpool_bytes[best]))
-                    best = k;
-            if (best < 0) {
-                best = m->ngpool;
-                if ((rc = nn_dev_alloc(m->be, &m->gpool[best], bytes)) != 0) break;
-                m->gpool_bytes[best] = bytes;
-                m->ngpool++;
-            }
-            busy[best] = 1;
-            buf[b] = best;
-            m->layers[b].dy = m->gpool[best];
-        }
+        for (int b = 0; !rc && b < L; b++)   /* first touched at t: the smallest free buffer that holds it */
+            if (hi[b] == t)
+                rc = pool_take(m->be, m->gpool, m->gpool_bytes, &m->ngpool, busy, nn_y_bytes(&m->layers[b]),
+                               &m->layers[b].dy);
         for (int b = 0; !rc && b < L; b++)   /* read for the last time at t */
-            if (lo[b] == t && buf[b] >= 0) busy[buf[b]] = 0;
+            if (lo[b] == t) pool_give(m->gpool, m->ngpool, busy, m->layers[b].dy);
     }
     for (int i = 0; !rc && i < L; i++) {   /* views take their input's, as nn_mem_alias gave them before */
         nn_layer *l = &m->layers[i];
@@ -217,7 +207,6 @@ int nn_mem_grads(nn_model *m) {
     }
     free(lo);
     free(hi);
-    free(buf);
     free(busy);
     return rc;
 }

@@ -75,7 +75,8 @@ typedef struct nn_model {
     size_t *pool_bytes;
     int npool;
     /* Training models share gradient buffers between layers whose gradients are not alive at the same time in
-     * the backward pass (nn_mem_grads): per layer, 1 when its dy is one of gpool's; the buffers, freed once each.
+     * the backward pass (nn_mem_grads): per layer, 1 when its dy is one of gpool's (or NULL: none is needed); the
+     * buffers, freed once each.
      * NULL with SD_NO_BUFFER_REUSE set (every layer's gradient stays readable after the pass). */
     unsigned char *dy_pooled;
     void **gpool;
