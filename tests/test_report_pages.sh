@@ -195,6 +195,24 @@ pdftotext -layout "$t/s/showdown.pdf" - | tr '\n' ' ' | tr -s ' ' > "$t/s.txt"
 grep -qF "ran below 90% of its speed (its canary; 52% at the slowest)" "$t/s.txt" && ! grep -qF "ran below 90% of its speed" "$t/o.txt" \
   && ok "the note explains the ‡ and names the slowest speed, only where one is" || bad "no note for the ‡ (or one without a mark)"
 
+# a ratio either of whose figures ran slow is marked ‡ in the grids of page 2, and page 1's fastest of that workload
+python3 - "$t/s/tables/showdown-training.csv" "$t/s/tables/showdown-inference.csv" "$t/s/tables/summary.csv" \
+  "$t/o/tables/showdown-training.csv" "$t/o/tables/summary.csv" <<'EOF' \
+  && ok "the grids' ratio of pytorch's mnist_cnn and page 1's fastest of mnist_cnn are marked ‡, only there" || fail=1
+import csv, re, sys
+tr, inf, summ, otr, osumm = (list(csv.reader(open(p))) for p in sys.argv[1:6])
+def marks(g):
+    wl = [h.replace("\u200b", "") for h in g[0]]
+    return [(r[0], wl[i]) for r in g[1:] for i, c in enumerate(r) if i and "‡" in c]
+fastest = [r[1] for r in summ if r and r[0] == "Fastest"][0]
+ofastest = [r[1] for r in osumm if r and r[0] == "Fastest"][0]
+items = [x for x in re.split(r"[;,] (?=[a-z])", fastest.split(" (‡")[0]) if "‡" in x]
+ok = (marks(tr) == [("pytorch", "mnist_cnn")] and marks(inf) == [("pytorch", "mnist_cnn")] and not marks(otr)
+      and len(items) == 1 and "mnist_cnn" in items[0] and "slow spell" in fastest and "‡" not in ofastest)
+print("grids:", marks(tr), marks(inf), marks(otr), "fastest:", fastest, "|", ofastest) if not ok else None
+sys.exit(0 if ok else 1)
+EOF
+
 # the check must catch a dropped framework or workload
 python3 "$GEN" "$t/nofw.json" --drop-framework paddle && render "$t/nofw.json" "$t/a" \
   && m=$(missing "$t/names" "$t/a/p12") && [ "$m" = "paddle" ] && ok "a dropped framework is caught (missing: $m)" \

@@ -1,6 +1,7 @@
 /* report_facts — facts about the inputs that several sections and the template's texts state (a run's row
  * and column, the back-ends, the machine, the dates), and the one table of {placeholders} with their values. */
 #include "render/report_sections.h"
+#include "bench/bench.h"
 #include "core/err.h"
 #include "nn/backend.h"
 
@@ -163,6 +164,7 @@ int rb_is_native(const rm_run *r) { return strcmp(r->implementation, "native") =
 int rb_is_gpu(const rm_run *r) { return nn_backend_name_gpu(r->backend); }
 
 int rb_is_measured(const rm_run *r) { return !r->published && !r->failed; }
+int rb_ran_slow(const rm_run *r) { return r && r->host_speed > 0 && r->host_speed < SD_HOST_SLOW; }
 
 /* Seconds for one full epoch of the data set: the steady epoch when epochs were whole, else projected from the
  * timed batches' throughput (*projected = 1). NAN when neither is recorded. */

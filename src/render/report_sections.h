@@ -51,6 +51,8 @@ const char *rb_status_word(const rm_run *r);
 int rb_is_native(const rm_run *r);
 int rb_is_gpu(const rm_run *r);      /* run by the cuDNN back-end: device memory, GPU clocks */
 int rb_is_measured(const rm_run *r);   /* not published, not failed */
+/* measured while the host ran below SD_HOST_SLOW (its canary, after the waits ran out): a quiet rerun runs faster */
+int rb_ran_slow(const rm_run *r);
 /* Seconds for one full epoch of the data set (*projected = 1 when projected from cut epochs); NAN if unknown. */
 double rb_full_epoch_s(const rm_run *r, int *projected);
 /* The file name of a path. */

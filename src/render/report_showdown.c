@@ -188,6 +188,7 @@ static int heat_grid(rdoc *d, const grid *g, int ph) {
     render_fig *f = grid_fig(d, g, ph, cols, nc, nr, "Framework", "showdown",
                              "× native's time, each framework at its best setting", &t, &heat);
     if (!f) return sd_err(SD_ENOMEM, "out of memory");
+    int nslow = 0;
     for (int f2 = 1; f2 <= nr; f2++) {
         t->rows[f2 - 1] = g->fw[f2];   /* versions are on page 1 and in the tables per phase */
         for (int k = 0; k < nc; k++) {
@@ -196,7 +197,11 @@ static int heat_grid(rdoc *d, const grid *g, int ph) {
             heat[i] = x;
             t->v[i] = x;
             const char *word = cell_word(&g->c[f2][cols[k]][ph]);
-            t->text[i] = isnan(x) ? (word ? word : "–") : render_printf(d->a, x < 1 ? "%.2f" : x < 10 ? "%.1f" : "%.0f", x);
+            /* a ratio either of whose figures a slow spell measured: on a quiet host it comes out otherwise */
+            const int slow = !isnan(x) && (rb_ran_slow(g->c[f2][cols[k]][ph].best) || rb_ran_slow(g->c[0][cols[k]][ph].best));
+            nslow += slow;
+            t->text[i] = isnan(x) ? (word ? word : "–")
+                                  : render_printf(d->a, x < 1 ? "%.2f%s" : x < 10 ? "%.1f%s" : "%.0f%s", x, slow ? " ‡" : "");
         }
     }
     f->u.table = t;
@@ -205,8 +210,12 @@ static int heat_grid(rdoc *d, const grid *g, int ph) {
                                   "green at or under 1, pale yellow just over it, red at 100 and beyond. n/a: the runner "
                                   "cannot build the workload; failed: it crashed or ran out of time; not run: the quick report "
                                   "left it out after the framework overran its time on a lighter workload (FULL=1 runs "
-                                  "it); –: not measured.",
-                            ph == PH_TRAIN ? "training step" : "inference pass", phase_name[ph]);
+                                  "it); –: not measured.%s",
+                            ph == PH_TRAIN ? "training step" : "inference pass", phase_name[ph],
+                            nslow ? render_printf(d->a, " ‡: the framework's or native's figure was measured while this "
+                                                        "machine's host ran below %.0f%% of its speed (the tables of %s "
+                                                        "say which): on a quiet host the ratio comes out otherwise.",
+                                                  100 * SD_HOST_SLOW, phase_name[ph]) : "");
     return rb_add_fig(d, f);
 }
 
@@ -304,9 +313,6 @@ static int too_wide(const rm_run *r, int ph) {
     return r && (ph == PH_TRAIN ? r->train_spread_pct : r->infer_spread_pct) > SD_VERIFY_TOLERANCE_PCT;
 }
 
-/* Whether a run was measured while the host ran slow (its canary below SD_HOST_SLOW after the waits ran out): a
- * rerun on a quiet host comes out faster, and verify calls the figure UNVERIFIABLE. */
-static int ran_slow(const rm_run *r) { return r && r->host_speed > 0 && r->host_speed < SD_HOST_SLOW; }
 
 static const char *setting_label(const rm_run *r) {
     if (rb_is_native(r)) return rb_backend_name(r->backend) ? rb_backend_name(r->backend) : "native";
@@ -366,7 +372,7 @@ static int phase_table(rdoc *d, const grid *g, int ph, const nn_machine *mc) {
             for (int k = 0; k < 2; k++) {   /* a slow framework's few images/s keep their digits */
                 if (v[k] > 0 && v[k] < 10 && !tx[k]) tx[k] = render_printf(d->a, v[k] < 1 ? "%.2f" : "%.1f", v[k]);
                 const rm_run *run = k == 0 ? c->shipped : c->best;
-                const int wide = too_wide(run, ph), slow = ran_slow(run);
+                const int wide = too_wide(run, ph), slow = rb_ran_slow(run);
                 if (!wide && !slow) continue;
                 char num[64];
                 render_fmt_num(num, sizeof num, v[k], 0);

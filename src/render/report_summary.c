@@ -80,8 +80,8 @@ static const char *summary_length(rdoc *d) {
 /* The fastest implementation of each workload. The one fastest on the most workloads is said once with its figures,
  * the others by workload: a row of page 1's table, which must not push the table off page 1. */
 static const char *summary_fastest(rdoc *d) {
-    const char *wl[64], *name[64], *label[64], *fig[64];
-    int nw = rb_workloads(d, wl, 64), n = 0;
+    const char *wl[64], *name[64], *label[64], *fig[64], *mark[64];
+    int nw = rb_workloads(d, wl, 64), n = 0, nslow = 0;
     for (int w = 0; w < nw; w++) {
         const rm_run *best = NULL;
         for (int i = 0; i < d->m->nruns; i++) {
@@ -90,10 +90,17 @@ static const char *summary_fastest(rdoc *d) {
             if (!best || r->images_per_s.median > best->images_per_s.median) best = r;
         }
         if (!best) continue;
+        int slow = 0;   /* a contender a slow spell measured: on a quiet host another may come out fastest */
+        for (int i = 0; i < d->m->nruns; i++) {
+            const rm_run *r = &d->m->runs[i];
+            slow |= rb_is_measured(r) && strcmp(r->workload, wl[w]) == 0 && !isnan(r->images_per_s.median) && rb_ran_slow(r);
+        }
+        nslow += slow;
         char v[32];
         render_fmt_num(v, sizeof v, best->images_per_s.median, 0);
         name[n] = wl[w];
         label[n] = rb_impl_label(d, best);
+        mark[n] = slow ? " ‡" : "";
         fig[n++] = render_printf(d->a, "%s", v);
     }
     int top = -1, topn = 0;
@@ -105,14 +112,15 @@ static const char *summary_fastest(rdoc *d) {
     const char *figs = NULL, *rest = NULL;
     for (int i = 0; i < n; i++) {
         if (topn > 1 && strcmp(label[i], label[top]) == 0)
-            figs = cat(d, figs, ", ", render_printf(d->a, "%s %s", name[i], fig[i]));
+            figs = cat(d, figs, ", ", render_printf(d->a, "%s %s%s", name[i], fig[i], mark[i]));
         else
-            rest = cat(d, rest, "; ", render_printf(d->a, "%s: %s (%s images/s)", name[i], label[i], fig[i]));
+            rest = cat(d, rest, "; ", render_printf(d->a, "%s: %s (%s images/s)%s", name[i], label[i], fig[i], mark[i]));
     }
-    if (topn < 2) return rest;
+    const char *why = nslow ? " (‡: some measured in a host slow spell)" : "";
+    if (topn < 2) return rest ? render_printf(d->a, "%s%s", rest, why) : NULL;
     const char *head = topn == n ? render_printf(d->a, "%s on every workload (images/s): %s", label[top], figs)
                                  : render_printf(d->a, "%s on %d of %d workloads (images/s): %s", label[top], topn, n, figs);
-    return rest ? render_printf(d->a, "%s; elsewhere %s", head, rest) : head;
+    return render_printf(d->a, "%s%s%s%s", head, rest ? "; elsewhere " : "", rest ? rest : "", why);
 }
 
 /* The command a reader runs to re-check the measured figures: verify --rerun on the results file. By its file name:
