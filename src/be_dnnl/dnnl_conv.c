@@ -327,6 +327,13 @@ static int conv_choose(dnnl_ctx *c, nn_op *op, conv_priv *p) {
     p->dt_f = best[1][0] < best[0][0] ? dnnl_f32 : dnnl_bf16;
     p->dt_w = best[1][1] < best[0][1] ? dnnl_f32 : dnnl_bf16;
     p->dt_d = best[1][2] < best[0][2] ? dnnl_f32 : dnnl_bf16;
+    if (getenv("SD_DNNL_CHOOSE_LOG"))   /* which pass ran in which type, and by what margin: docs/precision.md */
+        fprintf(stderr, "choose: %dx%dx%dx%d->%d k%d s%d | fwd bf16 %.3f f32 %.3f -> %s | bwd-w bf16 %.3f f32 %.3f "
+                "mm %.3f -> %s | bwd-d bf16 %.3f f32 %.3f -> %s (ms)\n", op->n, op->c, op->h, op->w, op->oc, op->kh,
+                op->sh, 1e3 * best[0][0], 1e3 * best[1][0], p->dt_f == dnnl_f32 ? "f32" : "bf16", 1e3 * best[0][1],
+                1e3 * best[1][1], have_mm ? 1e3 * best[2][1] : -1.0,
+                use_mm ? "mm" : p->dt_w == dnnl_f32 ? "f32" : "bf16", 1e3 * best[0][2], 1e3 * best[1][2],
+                p->dt_d == dnnl_f32 ? "f32" : "bf16");
     if (!use_mm && p->dt_f == dnnl_bf16 && p->dt_w == dnnl_bf16 && p->dt_d == dnnl_bf16) {   /* p's as they are */
         conv_note(c, p);
         return 0;
