@@ -313,7 +313,6 @@ static int too_wide(const rm_run *r, int ph) {
     return r && (ph == PH_TRAIN ? r->train_spread_pct : r->infer_spread_pct) > SD_VERIFY_TOLERANCE_PCT;
 }
 
-
 static const char *setting_label(const rm_run *r) {
     if (rb_is_native(r)) return rb_backend_name(r->backend) ? rb_backend_name(r->backend) : "native";
     return r->setting ? r->setting : "shipped";

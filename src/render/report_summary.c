@@ -84,17 +84,14 @@ static const char *summary_fastest(rdoc *d) {
     int nw = rb_workloads(d, wl, 64), n = 0, nslow = 0;
     for (int w = 0; w < nw; w++) {
         const rm_run *best = NULL;
+        int slow = 0;   /* a contender a slow spell measured: on a quiet host another may come out fastest */
         for (int i = 0; i < d->m->nruns; i++) {
             const rm_run *r = &d->m->runs[i];
             if (!rb_is_measured(r) || strcmp(r->workload, wl[w]) != 0 || isnan(r->images_per_s.median)) continue;
             if (!best || r->images_per_s.median > best->images_per_s.median) best = r;
+            slow |= rb_ran_slow(r);
         }
         if (!best) continue;
-        int slow = 0;   /* a contender a slow spell measured: on a quiet host another may come out fastest */
-        for (int i = 0; i < d->m->nruns; i++) {
-            const rm_run *r = &d->m->runs[i];
-            slow |= rb_is_measured(r) && strcmp(r->workload, wl[w]) == 0 && !isnan(r->images_per_s.median) && rb_ran_slow(r);
-        }
         nslow += slow;
         char v[32];
         render_fmt_num(v, sizeof v, best->images_per_s.median, 0);
