@@ -3,7 +3,7 @@
 # CUDA inside, so the no-CUDA path), from a clean clone of this repository's HEAD. Asserts that the first
 # `make report` builds oneDNN and PyTorch in and the report ran on dnnl; that `make test` there passes and its
 # closing line counts every "skipped:" line, and that only what the root truly lacks (a GPU, CUDA, the
-# optional PyPI frameworks) is skipped; and that removing libdnnl-dev then `make` rebuilds without it and says so, installing it again
+# optional PyPI frameworks, bf16 instructions on a CPU without them) is skipped; and that removing libdnnl-dev then `make` rebuilds without it and says so, installing it again
 # and `make` rebuilds with it. Needs root and Debian's package mirror. Exit 0 only if every check holds.
 # FRESH_DIR (default build/fresh) holds the root and the logs; FRESH_KEEP=1 keeps the root afterwards.
 set -uo pipefail
@@ -116,9 +116,12 @@ nlines=$(grep -c 'skipped:' "$work/make-test.log")
 [ -n "$closing" ] || fail "make test printed no closing line"
 [ "${nskip:-x}" = "$nlines" ] || fail "the closing line says ${nskip:-?} skipped, the log has $nlines skipped: lines"
 grep 'skipped:' "$work/make-test.log" | sed 's/^/    /'
-# The root lacks a GPU, the CUDA toolkit and the PyPI frameworks (`make deps-frameworks`, optional by design).
+# The root lacks a GPU, the CUDA toolkit and the PyPI frameworks (`make deps-frameworks`, optional by design);
+# bf16 skips are what the root lacks only on a CPU without AVX512_BF16 and AMX (the host's CPU is the root's).
+nobf16='^$'
+grep -qwE 'avx512_bf16|amx_bf16' /proc/cpuinfo || nobf16='no avx512_bf16 on this CPU'
 other=$(grep 'skipped:' "$work/make-test.log" | grep -viE 'cuda|gpu|cudnn|nccl|device' |
-        grep -vE 'make deps-frameworks|\.venv-frameworks' || true)
+        grep -vE 'make deps-frameworks|\.venv-frameworks' | grep -vE "$nobf16" || true)
 [ -z "$other" ] || fail "skipped for a reason other than the missing GPU/CUDA/PyPI frameworks: $(echo "$other" | head -n 3)"
 
 # 3. Removing and reinstalling libdnnl-dev: each `make` redoes the detection and says so.

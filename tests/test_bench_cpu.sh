@@ -480,7 +480,15 @@ r = json.load(open(sys.argv[1]))["runs"][0]
 assert r["precision"] == "bf16" and r["backend"] == "dnnl" and r["train_images_per_s"] > 0, r' "$t/pb.json" \
     && ok "perf --precision bf16 on dnnl: the run records precision bf16" \
     || bad "perf --precision bf16: exit $rc: $(tail -2 "$t/pb.err")"
-else echo "skipped: perf --precision bf16 (no avx512_bf16 on this CPU, or no dnnl back-end)"; fi
+elif "$SD" env 2>/dev/null | grep -qE '^  dnnl +built'; then
+  # a CPU without bf16: the run is refused as a usage error that names the instruction set, not run in fp32
+  "$SD" perf --workload mnist_mlp --backend dnnl --precision bf16 --seconds 0.1 --repeat 1 --no-ceiling \
+      > /dev/null 2> "$t/pb.err"; rc=$?
+  [ $rc -eq 2 ] && grep -q "bf16 is not supported on this CPU" "$t/pb.err" && grep -q "AVX512_BF16 or AMX" "$t/pb.err" \
+    && ok "perf --precision bf16 on a CPU without AVX512_BF16: exit 2, says so" \
+    || bad "perf --precision bf16 without AVX512_BF16: exit $rc: $(cat "$t/pb.err")"
+  echo "skipped: perf --precision bf16 run (no avx512_bf16 on this CPU)"
+else echo "skipped: perf --precision bf16 (no dnnl back-end)"; fi
 
 # the real PyTorch cell, with whatever torch this machine has: the model is built from showdown's plan as the
 # pytorch runner builds it, and its parameter count is the native one
