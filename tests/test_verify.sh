@@ -2,7 +2,7 @@
 # test_verify — `showdown verify` on crafted published files: one cell of each verdict, the exit codes
 # (0 all reproduced, 5 a comparable cell did not, 9 some could not be checked), a --rerun through bench
 # with >= 3 repetitions, bench's own results (an unavailable framework among them) accepted, an implementation
-# difference NOT-COMPARABLE, a too-wide published spread named, reruns in a slow spell UNVERIFIABLE and measured
+# difference NOT-COMPARABLE, a too-wide published or measured spread named, reruns in a slow spell UNVERIFIABLE and measured
 # again after the others, a SLOWER confirmed by a second rerun (UNVERIFIABLE when the two disagree), positioned
 # errors for a bad file, and the published CNN table on this machine.
 set -u
@@ -229,6 +229,32 @@ PY
 expect 0 "three repeats within 2%, one slow steady epoch" $SD verify "$t/three-epochs.json" --results "$t/narrow.json"
 grep -q " REPRODUCED" "$t/out" && ! grep -q "UNVERIFIABLE" "$t/out" \
   && ok "a 3-repeat figure's spread is its repeats', not its epochs': REPRODUCED" || bad "three: $(cat "$t/out")"
+
+# a measurement whose own repeats spread wider than the tolerance: a published figure within the tolerance of its
+# range is UNVERIFIABLE, naming that spread; one beyond the tolerance of its fastest repeat stays SLOWER
+"$PY" - "$t" <<'PY'
+import json, sys
+t = sys.argv[1]
+r = json.load(open(t + "/narrow.json"))
+med = r["runs"][0]["summary"]["steady_epoch_s"]["median"]
+d = json.load(open(t + "/ok.json"))
+d["runs"][0]["summary"]["steady_epoch_s"] = {"median": med / 1.2, "min": med / 1.21, "max": med / 1.19, "n": 3}
+json.dump(d, open(t + "/pub-narrow.json", "w"))
+r["runs"][0]["summary"]["steady_epoch_s"] = {"median": med, "min": med / 1.12, "max": med * 1.1, "n": 3}
+json.dump(r, open(t + "/m-wide.json", "w"))     # fastest repeat 7% above the published figure, spread 21%
+r["runs"][0]["summary"]["steady_epoch_s"] = {"median": med, "min": med / 1.05, "max": med * 1.2, "n": 3}
+json.dump(r, open(t + "/m-wide-slow.json", "w"))  # fastest repeat 14% above it, spread 25%
+PY
+expect 9 "a measurement spreading 21%, its fastest repeat 7% off" $SD verify "$t/pub-narrow.json" --results "$t/m-wide.json" \
+  --json "$t/m-wide-v.json"
+grep -q "UNVERIFIABLE .*20.0% slower than published, but this measurement's own spread 2[01].[0-9]% \[.*\] is wider than the 10% tolerance" \
+  "$t/out" && "$PY" -c 'import json, sys; c = json.load(open(sys.argv[1]))["cells"][0]
+assert c["verdict"] == "UNVERIFIABLE" and 20 < c["measured_spread_pct"] < 22, c' "$t/m-wide-v.json" \
+  && ok "a rerun spreading wider than the tolerance around the published figure: UNVERIFIABLE, its spread named" \
+  || bad "measured spread: $(cat "$t/out")"
+expect 5 "a measurement spreading 25%, its fastest repeat 14% off" $SD verify "$t/pub-narrow.json" --results "$t/m-wide-slow.json"
+grep -q " SLOWER .*20.0% slower than published, outside the tolerance" "$t/out" \
+  && ok "a wide rerun whose fastest repeat is beyond the tolerance: SLOWER" || bad "wide slow: $(cat "$t/out")"
 
 # a best-setting run (bench-cpu's, as make report adds them) reruns its recorded cell script: here a fake one that
 # prints the figure it is given; the same figure REPRODUCED, another version NOT-COMPARABLE naming it, an

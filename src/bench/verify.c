@@ -30,6 +30,7 @@ typedef struct vcell {
     char why[1024], note[512];            /* note: said after the why (a substitute interpreter, ...) */
     char status_up[32];                   /* the verdict of a run that measured nothing: its status, upper case */
     int unrunnable;                       /* its rerun cannot run here as published (interpreter, script) */
+    int wide;                             /* UNVERIFIABLE because its measurement spreads wider than the tolerance */
     const json_t *run;                    /* the published run */
     double mhost;                         /* the host's speed over the measurement (its canary; NAN: not known) */
     json_t *mdoc;                         /* its rerun's results, kept for a sibling cell of the same run */
@@ -307,6 +308,16 @@ static void judge(const sd_verify_opts *a, vcell *c, const sd_run_view *m) {
         snprintf(c->why, sizeof c->why, "%.1f%% faster than published, which was measured while its host ran at "
                  "%.0f%% of its speed (its canary)", (pv - c->ms.median) / pv * 100, 100 * c->v.host_speed);
         c->verdict = "UNVERIFIABLE";
+    } else if (sd_stat_spread_pct(c->ms) > a->tolerance_pct && pv >= c->ms.min - tol && pv <= c->ms.max + tol) {
+        /* a rerun whose own processes differ by more than the tolerance has no median to within it; a figure
+         * beyond the tolerance of all of them is still SLOWER or FASTER */
+        char off[48];
+        snprintf(c->why, sizeof c->why, "%s than published, but this measurement's own spread %.1f%% [%.4g-%.4g] is "
+                 "wider than the %.3g%% tolerance and the published figure lies within it of that range: rerun it "
+                 "when the host is quiet", off_by(off, sizeof off, c->ms.median, pv), sd_stat_spread_pct(c->ms),
+                 c->ms.min, c->ms.max, a->tolerance_pct);
+        c->verdict = "UNVERIFIABLE";
+        c->wide = 1;
     } else {
         char off[48];
         snprintf(c->why, sizeof c->why, "%s than published, outside the tolerance and the spread%s%s",
@@ -406,7 +417,8 @@ static void confirm(const sd_verify_opts *a, vcell *c, const vcell *t) {
         return;
     }
     int slower = c->ms.median > pv;
-    int agree = strcmp(t->verdict, "REPRODUCED") && fabs(t->ms.median - pv) > tol && (t->ms.median > pv) == slower;
+    int agree = strcmp(t->verdict, "REPRODUCED") && !t->wide && fabs(t->ms.median - pv) > tol &&
+                (t->ms.median > pv) == slower;
     char off[48];
     if (agree) {
         snprintf(c->why + l, sizeof c->why - l, "; confirmed by a second rerun after the others: %.4g (%s)",
@@ -447,7 +459,7 @@ static int measure_again(const vctx *x, vcell *cells, size_t n) {
         t.why[0] = t.note[0] = 0;
         memset(&t.ms, 0, sizeof t.ms);
         t.macc = t.mhost = NAN;
-        t.unrunnable = 0;
+        t.unrunnable = t.wide = 0;
         t.mdoc = NULL;
         t.sibling = NULL;   /* measured again on its own, not from the first pass's processes */
         SD_TRY(check_cell(&y, c->run, &t));
@@ -506,6 +518,8 @@ static json_t *cell_out(FILE *f, const vcell *c, json_t *pchecks) {
                                                                  c->ms.min, "max", c->ms.max, "n", c->ms.n));
     double spread = c->metric ? sd_stat_spread_pct(c->pub) : NAN;
     if (spread > 0) json_object_set_new(cell, "published_spread_pct", json_real(spread));
+    double mspread = c->metric && c->ms.n ? sd_stat_spread_pct(c->ms) : NAN;
+    if (mspread > 0) json_object_set_new(cell, "measured_spread_pct", json_real(mspread));
     if (!isnan(c->v.accuracy.median)) json_object_set_new(cell, "accuracy_published", json_real(c->v.accuracy.median));
     if (c->ms.n && !isnan(c->macc)) json_object_set_new(cell, "accuracy_measured", json_real(c->macc));
     if (c->v.note) json_object_set_new(cell, "note", json_string(c->v.note));
