@@ -490,6 +490,19 @@ elif "$SD" env 2>/dev/null | grep -qE '^  dnnl +built'; then
   echo "skipped: perf --precision bf16 run (no avx512_bf16 on this CPU)"
 else echo "skipped: perf --precision bf16 (no dnnl back-end)"; fi
 
+# oneDNN's reference convolution and pooling are 40x slower than its kernels: none runs on this CPU (an AVX2 one
+# got them from the graph's AVX-512 layout, nChw16c, until the layout followed the instruction set)
+if "$SD" env 2>/dev/null | grep -qE '^  dnnl +built'; then
+  DNNL_VERBOSE=1 "$SD" perf --workload mnist_cnn,cifar10_vgg --backend dnnl --seconds 0.1 --repeat 1 --no-ceiling \
+      > "$t/vb.out" 2> "$t/vb.err"; rc=$?
+  isa=$(grep -m1 -o 'isa:[^,]*' "$t/vb.out")
+  nconv=$(grep -cE '^onednn_verbose,exec,cpu,(convolution|pooling)' "$t/vb.out")
+  refs=$(grep -E '^onednn_verbose,exec,cpu,(convolution|pooling)[^,]*,ref' "$t/vb.out" | cut -d, -f4-7 | sort -u)
+  [ $rc -eq 0 ] && [ "$nconv" -gt 0 ] && [ -z "$refs" ] \
+    && ok "perf on dnnl ($isa): $nconv convolution and pooling calls, none oneDNN's reference implementation" \
+    || bad "perf on dnnl ($isa): exit $rc, $nconv calls, reference ones: $(echo "$refs" | head -3)"
+fi
+
 # the real PyTorch cell, with whatever torch this machine has: the model is built from showdown's plan as the
 # pytorch runner builds it, and its parameter count is the native one
 if "${PYTHON:-/usr/bin/python3}" -c 'import torch, numpy' 2> /dev/null; then

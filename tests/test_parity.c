@@ -878,11 +878,32 @@ static void spec_tmp_done(const char *dir, const char *name) {
     rmdir(dir);
 }
 
+/* The graph's nChw16c layouts on any CPU: without AVX-512 the dnnl back-end keeps NCHW (its kernels block by 8
+ * there, and nChw16c gets oneDNN's reference ones) unless SD_DNNL_BLOCKED is set; these tests are about the
+ * layouts, not the kernels. Criterion runs each test in a process of its own. */
+static void blocked_layouts(void) { setenv("SD_DNNL_BLOCKED", "1", 1); }
+
+/* 1 if this CPU has what oneDNN's avx512_core kernels need */
+static int cpu_avx512_core(void) {
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[8192];
+    int yes = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, "flags", 5) == 0) {
+            yes = strstr(line, " avx512f") && strstr(line, " avx512bw") && strstr(line, " avx512vl") &&
+                  strstr(line, " avx512dq");
+            break;
+        }
+    if (f) fclose(f);
+    return yes;
+}
+
 /* Layouts on awkward shapes: channel counts that pad (5, 19, 17 -> 16, 32, 32), odd planes, stride 2, batch
  * normalisation in the chain (after bias-free convolutions: a bias before it has a zero gradient, all
  * rounding), a pooling that hands nChw16c back to NCHW before flatten, batch 1 and 3: one training step
  * against ref. */
 static void parity_layouts_odd(const char *name) {
+    blocked_layouts();
     nn_backend *be = open_be(name);   /* first: a skipped back-end leaves no temporary directory behind */
     const int negotiates = be->ops->layout_ok != NULL;
     nn_backend_free(be);
@@ -982,6 +1003,7 @@ static float *densenet_step(nn_backend *be, const char *dir, int no_fuse, size_t
 }
 
 static void parity_densenet(const char *name) {
+    blocked_layouts();
     nn_backend *be = open_be(name);   /* first: a skipped back-end leaves no temporary directory behind */
     const int fuses = be->ops->bn_fused_forward != NULL;
     char dir[] = "/tmp/sd_parity_XXXXXX";
@@ -1028,6 +1050,7 @@ static void parity_densenet(const char *name) {
  * with a projection: a tensor read twice must be whole 16-channel blocks to be blocked in training (its readers'
  * gradients are summed flat), so the 24-channel block stays NCHW. One training step against ref at batch 1 and 3. */
 static void parity_resnet_step(const char *name) {
+    blocked_layouts();
     nn_backend *be = open_be(name);
     const int negotiates = be->ops->layout_ok != NULL;
     nn_backend_free(be);
@@ -1399,6 +1422,7 @@ static void parity_concat_add(const char *name) {
  * of cs channels), input 0 already in place or copied; backward copies the slices out to each input's layout. Data
  * movement: bit-identical to ref's NCHW concat, and the slab's other channels untouched. */
 static void parity_concat_layouts(const char *name) {
+    blocked_layouts();
     nn_backend *be = open_be(name), *ref = open_ref();
     nn_op probe = {.kind = NN_OP_CONCAT, .ninputs = 2, .in_c = {16, 16}, .oc = 32};
     if (!be->ops->layout_ok || !be->ops->layout_ok(be, &probe, NN_FMT_NCHW16C)) {
@@ -1680,6 +1704,7 @@ static void parity_fused_inference_in(const char *name, const char *dir, const c
 }
 
 static void parity_fused_inference(const char *name, const char *workload, int hw, int batch, int want_blocked) {
+    blocked_layouts();
     parity_fused_inference_in(name, "workloads", workload, hw, batch, want_blocked);
 }
 
@@ -2003,6 +2028,7 @@ static void layouts_in(const char *be_name, const char *dir, const char *workloa
     nn_backend_free(be);
 }
 Test(dnnl, layouts) {
+    blocked_layouts();
     char got[1024];
     layouts_in("dnnl", "workloads", "cifar10_vgg", got, sizeof got);
     cr_expect_str_eq(got, "conv2d_1:-/B relu_1:B/B conv2d_2:B/B maxpool_1:B/B relu_2:B/B dropout_1:B/B "
@@ -2011,6 +2037,17 @@ Test(dnnl, layouts) {
     cr_expect_str_eq(got, "conv2d_1:-/B relu_1:B/B conv2d_2:B/B relu_2:B/B maxpool_1:B/-");
     layouts_in("ref", "workloads", "cifar10_vgg", got, sizeof got);
     cr_expect_str_eq(got, "");
+}
+
+/* Left to itself, the graph blocks by 16 only where oneDNN's kernels do (AVX-512); elsewhere it keeps NCHW and
+ * each convolution picks its own layout, not oneDNN's reference convolution and pooling on nChw16c. */
+Test(dnnl, layouts_follow_isa) {
+    if (!nn_backend_compiled("dnnl")) TU_SKIP("dnnl: not compiled into this build (%s)", nn_backend_list());
+    unsetenv("SD_DNNL_BLOCKED");
+    char got[1024];
+    layouts_in("dnnl", "workloads", "mnist_cnn", got, sizeof got);
+    if (cpu_avx512_core()) cr_expect_str_eq(got, "conv2d_1:-/B relu_1:B/B conv2d_2:B/B relu_2:B/B maxpool_1:B/-");
+    else cr_expect_str_eq(got, "", "without AVX-512 the graph keeps NCHW, got %s", got);
 }
 
 /* ---- the suite, once per back-end ------------------------------------------------------------------------ */

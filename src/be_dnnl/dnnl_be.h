@@ -40,6 +40,7 @@ typedef struct dnnl_ctx {
     dnnl_data_type_t cdt;         /* what convolutions and matmuls multiply: f32, or bf16 under --precision bf16
                                    * (their outputs, gradients and accumulation stay f32) */
     int amx;                      /* oneDNN's instruction set here includes AMX (bf16 tile products) */
+    int avx512;                   /* ... includes AVX-512 (its kernels read nChw16c; below it they block by 8) */
     /* Inference caches (folded, reordered weights) and the memory they were derived from: a write through the
      * table that overlaps a watched range bumps wgen, and every cache older than wgen is refilled. */
     struct watch { const char *lo, *hi; const void *owner; } *watch;
@@ -185,6 +186,8 @@ dnnl_format_tag_t dn_fmt_tag(int fmt);
 void dn_threads_on(dnnl_ctx *c);
 int dn_strm_wait(dnnl_ctx *c);
 void dn_note_impl(dnnl_ctx *c, const char *what, const_dnnl_primitive_t prim);
+/* 1 if oneDNN gave pd its reference implementation (what it falls back to for a layout no kernel takes) */
+int dn_pd_is_ref(const_dnnl_primitive_desc_t pd);
 int dn_pad_r(int in, int k, int s, int pl, int out, int *pr);
 
 /* ---- convolution (dnnl_conv.c) ------------------------------------------------------------------------------------ */

@@ -520,6 +520,12 @@ static int conv_inf_make(dnnl_ctx *c, const nn_op *op, conv_priv *p, const nn_co
         if (r == dnnl_success) r = dn_pd_create(&pd, &fd, attr, c->eng, NULL);
         if (po) dnnl_post_ops_destroy(po);
         dnnl_primitive_attr_destroy(attr);
+        /* a dst layout no kernel writes gets the reference convolution: then let the kernel choose */
+        if (r == dnnl_success && user_dst && dn_pd_is_ref(pd)) {
+            dnnl_primitive_desc_destroy(pd);
+            pd = NULL;
+            r = dnnl_unimplemented;
+        }
         if (r == dnnl_success) break;
         if (user_dst) { user_dst = 0; continue; }
         if (alg == dnnl_convolution_direct)

@@ -162,6 +162,12 @@ int dn_strm_wait(dnnl_ctx *c) {
     return 0;
 }
 
+int dn_pd_is_ref(const_dnnl_primitive_desc_t pd) {
+    const char *name = NULL;
+    return dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &name) == dnnl_success && name &&
+           strncmp(name, "ref", 3) == 0;
+}
+
 void dn_note_impl(dnnl_ctx *c, const char *what, const_dnnl_primitive_t prim) {
     const_dnnl_primitive_desc_t pd;
     const char *name = NULL;
