@@ -255,10 +255,10 @@ int nn_dnnl_new(nn_backend **out, const nn_backend_opts *opts) {
     c->threads = be->opts.threads > 0 ? be->opts.threads : omp_get_num_procs();
     c->autotune = opts ? opts->autotune : 1;
     c->cdt = cdt;
-    c->amx = (dnnl_get_effective_cpu_isa() & dnnl_cpu_isa_avx512_core_amx) == dnnl_cpu_isa_avx512_core_amx;
+    const dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
+    c->amx = (isa & dnnl_cpu_isa_avx512_core_amx) == dnnl_cpu_isa_avx512_core_amx;
     /* SD_DNNL_BLOCKED: the graph's nChw16c layouts on any CPU (tests of the layouts; slow without AVX-512) */
-    c->avx512 = (dnnl_get_effective_cpu_isa() & dnnl_cpu_isa_avx512_core) == dnnl_cpu_isa_avx512_core ||
-                getenv("SD_DNNL_BLOCKED");
+    c->avx512 = (isa & dnnl_cpu_isa_avx512_core) == dnnl_cpu_isa_avx512_core || getenv("SD_DNNL_BLOCKED");
     c->wgen = 1;
     dn_threads_on(c);
     nn_host_flush_denormals(c->threads);

@@ -162,17 +162,22 @@ int dn_strm_wait(dnnl_ctx *c) {
     return 0;
 }
 
-int dn_pd_is_ref(const_dnnl_primitive_desc_t pd) {
+/* oneDNN's name of the implementation pd runs ("jit:avx2", "ref:any"); NULL when it does not say */
+static const char *pd_impl(const_dnnl_primitive_desc_t pd) {
     const char *name = NULL;
-    return dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &name) == dnnl_success && name &&
-           strncmp(name, "ref", 3) == 0;
+    return dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &name) == dnnl_success ? name : NULL;
+}
+
+int dn_pd_is_ref(const_dnnl_primitive_desc_t pd) {
+    const char *name = pd_impl(pd);
+    return name && strncmp(name, "ref", 3) == 0;
 }
 
 void dn_note_impl(dnnl_ctx *c, const char *what, const_dnnl_primitive_t prim) {
     const_dnnl_primitive_desc_t pd;
-    const char *name = NULL;
     if (dnnl_primitive_get_primitive_desc(prim, &pd) != dnnl_success) return;
-    if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &name) != dnnl_success || !name) return;
+    const char *name = pd_impl(pd);
+    if (!name) return;
     char item[64];
     snprintf(item, sizeof item, "%s %s", what, name);
     if (strstr(c->impl, item)) return;

@@ -277,7 +277,7 @@ static const char *off_by(char *buf, size_t n, double measured, double pv) {
 static void judge(const sd_verify_opts *a, vcell *c, const sd_run_view *m) {
     double pv = c->pub.median, tol = a->tolerance_pct / 100.0 * pv, pacc = c->v.accuracy.median;
     c->macc = m->accuracy.median;
-    double spread = sd_stat_spread_pct(c->pub);
+    double spread = sd_stat_spread_pct(c->pub), mspread = sd_stat_spread_pct(c->ms);
     char sp[160] = "";
     if (spread > a->tolerance_pct)
         snprintf(sp, sizeof sp, "published spread %.1f%% [%.4g-%.4g] is wider than the %.3g%% tolerance", spread,
@@ -308,14 +308,14 @@ static void judge(const sd_verify_opts *a, vcell *c, const sd_run_view *m) {
         snprintf(c->why, sizeof c->why, "%.1f%% faster than published, which was measured while its host ran at "
                  "%.0f%% of its speed (its canary)", (pv - c->ms.median) / pv * 100, 100 * c->v.host_speed);
         c->verdict = "UNVERIFIABLE";
-    } else if (sd_stat_spread_pct(c->ms) > a->tolerance_pct && pv >= c->ms.min - tol && pv <= c->ms.max + tol) {
+    } else if (mspread > a->tolerance_pct && pv >= c->ms.min - tol && pv <= c->ms.max + tol) {
         /* a rerun whose own processes differ by more than the tolerance has no median to within it; a figure
          * beyond the tolerance of all of them is still SLOWER or FASTER */
         char off[48];
         snprintf(c->why, sizeof c->why, "%s than published, but this measurement's own spread %.1f%% [%.4g-%.4g] is "
                  "wider than the %.3g%% tolerance and the published figure lies within it of that range: rerun it "
-                 "when the host is quiet", off_by(off, sizeof off, c->ms.median, pv), sd_stat_spread_pct(c->ms),
-                 c->ms.min, c->ms.max, a->tolerance_pct);
+                 "when the host is quiet", off_by(off, sizeof off, c->ms.median, pv), mspread, c->ms.min, c->ms.max,
+                 a->tolerance_pct);
         c->verdict = "UNVERIFIABLE";
         c->wide = 1;
     } else {
