@@ -245,13 +245,13 @@ static float *to_blocked(const float *a, int n, int c, int hw) {
     cr_assert_not_null(b);
     for (int i = 0; i < n; i++)
         for (int k = 0; k < c; k++)
-            for (int s = 0; s < hw; s++) b[nn_fmt16_at(c, hw, i, k, s)] = a[((size_t)i * c + k) * hw + s];
+            for (int s = 0; s < hw; s++) b[nn_fmt_at(NN_FMT_NCHW16C, c, hw, i, k, s)] = a[((size_t)i * c + k) * hw + s];
     return b;
 }
 static void from_blocked(float *a, const float *b, int n, int c, int hw) {
     for (int i = 0; i < n; i++)
         for (int k = 0; k < c; k++)
-            for (int s = 0; s < hw; s++) a[((size_t)i * c + k) * hw + s] = b[nn_fmt16_at(c, hw, i, k, s)];
+            for (int s = 0; s < hw; s++) a[((size_t)i * c + k) * hw + s] = b[nn_fmt_at(NN_FMT_NCHW16C, c, hw, i, k, s)];
 }
 
 /* Backward only (dx written, dw and db accumulated onto dw0, db0), x and dy given nchw and passed to be in

@@ -878,24 +878,34 @@ static void spec_tmp_done(const char *dir, const char *name) {
     rmdir(dir);
 }
 
-/* The graph's nChw16c layouts on any CPU: without AVX-512 the dnnl back-end keeps NCHW (its kernels block by 8
- * there, and nChw16c gets oneDNN's reference ones) unless SD_DNNL_BLOCKED is set; these tests are about the
- * layouts, not the kernels. Criterion runs each test in a process of its own. */
-static void blocked_layouts(void) { setenv("SD_DNNL_BLOCKED", "1", 1); }
+/* The dnnl back-end blocks by what oneDNN's kernels use here (16 with AVX-512, 8 with AVX2); the layout tests
+ * run both blocks on any CPU (SD_DNNL_BLOCK; the other block gets oneDNN's slower kernels): they are about the
+ * layouts, not the kernels. test_block: 16, or 8 in the _8c tests (criterion runs each test in a process of its
+ * own). */
+static int test_block = 16;
+static int test_fmt(void) { return test_block == 8 ? NN_FMT_NCHW8C : NN_FMT_NCHW16C; }
+static void blocked_layouts(void) { setenv("SD_DNNL_BLOCK", test_block == 8 ? "8" : "16", 1); }
+static const char *fmt_name(int fmt) {
+    return fmt == NN_FMT_NCHW16C ? "nChw16c" : fmt == NN_FMT_NCHW8C ? "nChw8c" : "nchw";
+}
 
-/* 1 if this CPU has what oneDNN's avx512_core kernels need */
-static int cpu_avx512_core(void) {
+/* 1 if /proc/cpuinfo's flags include flag (" name") */
+static int cpu_flag(const char *flag) {
     FILE *f = fopen("/proc/cpuinfo", "r");
     char line[8192];
     int yes = 0;
     while (f && fgets(line, sizeof line, f))
         if (strncmp(line, "flags", 5) == 0) {
-            yes = strstr(line, " avx512f") && strstr(line, " avx512bw") && strstr(line, " avx512vl") &&
-                  strstr(line, " avx512dq");
+            yes = strstr(line, flag) != NULL;
             break;
         }
     if (f) fclose(f);
     return yes;
+}
+
+/* 1 if this CPU has what oneDNN's avx512_core kernels need */
+static int cpu_avx512_core(void) {
+    return cpu_flag(" avx512f") && cpu_flag(" avx512bw") && cpu_flag(" avx512vl") && cpu_flag(" avx512dq");
 }
 
 /* Layouts on awkward shapes: channel counts that pad (5, 19, 17 -> 16, 32, 32), odd planes, stride 2, batch
@@ -1045,10 +1055,10 @@ static void parity_densenet(const char *name) {
     spec_tmp_done(dir5, "tiny_densenet");
 }
 
-/* ---- a small ResNet: residual adds and tensors read twice in nChw16c in training (nn/fuse.c layouts) ---------
- * Basic blocks on an odd 11x13 input: 16 channels (identity shortcut), 32 with stride 2 and a projection, then 24
- * with a projection: a tensor read twice must be whole 16-channel blocks to be blocked in training (its readers'
- * gradients are summed flat), so the 24-channel block stays NCHW. One training step against ref at batch 1 and 3. */
+/* ---- a small ResNet: residual adds and tensors read twice, blocked, in training (nn/fuse.c layouts) ------------
+ * Basic blocks on an odd 11x13 input: 16 channels (identity shortcut), 32 with stride 2 and a projection, then 20
+ * with a projection: a tensor read twice must be whole blocks (of 16 or 8) to be blocked in training (its readers'
+ * gradients are summed flat), so the 20-channel block stays NCHW. One training step against ref at batch 1 and 3. */
 static void parity_resnet_step(const char *name) {
     blocked_layouts();
     nn_backend *be = open_be(name);
@@ -1070,7 +1080,7 @@ static void parity_resnet_step(const char *name) {
         "  \"layers\": [{\"op\": \"conv2d\", \"filters\": 16, \"kernel\": 3, \"padding\": 1, \"bias\": false},\n"
         "   {\"op\": \"batchnorm\"}, {\"op\": \"relu\"}, {\"block\": \"basic\", \"filters\": 16},\n"
         "   {\"block\": \"basic\", \"filters\": 32, \"stride\": 2, \"project\": true},\n"
-        "   {\"block\": \"basic\", \"filters\": 24, \"project\": true},\n"
+        "   {\"block\": \"basic\", \"filters\": 20, \"project\": true},\n"
         "   {\"op\": \"global_avgpool\"}, {\"op\": \"flatten\"}, {\"op\": \"dense\", \"units\": 5}],\n"
         "  \"loss\": \"softmax_cross_entropy\"},\n"
         " \"training\": {\"optimizer\": {\"name\": \"sgd\", \"lr\": 0.05, \"momentum\": 0.9}, \"batch\": 3, \"epochs\": 1}}\n");
@@ -1170,7 +1180,7 @@ static void slab_io(float *buf, float *nchw, int fmt, int n, int c, int cs, size
     for (int i = 0; i < n; i++)
         for (int ch = 0; ch < c; ch++)
             for (size_t q = 0; q < hw; q++) {
-                const size_t b = fmt ? nn_fmt16_at((size_t)cs, hw, (size_t)i, (size_t)ch, q) : ((size_t)i * cs + ch) * hw + q;
+                const size_t b = nn_fmt_at(fmt, (size_t)cs, hw, (size_t)i, (size_t)ch, q);
                 float *h = &nchw[((size_t)i * c + ch) * hw + q];
                 if (to) buf[b] = *h; else *h = buf[b];
             }
@@ -1251,10 +1261,12 @@ static void parity_bn_fused(const char *name) {
         nn_backend_free(ref); nn_backend_free(be);
         return;
     }
-    const int shapes[][8] = {/* n, c, h, w, cs (0: c), nChw16c, relu, dx_acc */
+    const int shapes[][8] = {/* n, c, h, w, cs (0: c), nn_fmt (1 nChw16c, 2 nChw8c), relu, dx_acc */
         {2, 64, 56, 56, 96, 1, 1, 1}, {3, 32, 5, 7, 64, 1, 1, 0}, {1, 19, 7, 9, 0, 1, 1, 0}, {3, 24, 3, 3, 0, 1, 0, 1},
         {3, 17, 5, 5, 0, 0, 1, 0}, {2, 5, 13, 11, 9, 0, 1, 1}, {4, 33, 1, 1, 0, 0, 0, 0}, {1, 1, 13, 11, 3, 0, 1, 1},
-        {2, 256, 7, 7, 512, 1, 1, 1}, {16, 16, 3, 3, 48, 1, 0, 0}};
+        {2, 256, 7, 7, 512, 1, 1, 1}, {16, 16, 3, 3, 48, 1, 0, 0},
+        {2, 64, 28, 28, 96, 2, 1, 1}, {3, 32, 5, 7, 64, 2, 1, 0}, {1, 19, 7, 9, 0, 2, 1, 0}, {3, 12, 3, 3, 0, 2, 0, 1},
+        {3, 5, 1, 1, 0, 2, 1, 0}, {16, 8, 3, 3, 40, 2, 0, 0}};
     char label[128];
     rng_state = 777;
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
@@ -1290,7 +1302,7 @@ static void parity_bn_fused(const char *name) {
         size_t nv[] = {nx, 2 * C, nx, C, C, nx};
         for (int k = 0; k < 6; k++) {
             snprintf(label, sizeof label, "bn%s n%d c%d/%d %dx%d %s%s %s", relu ? "+relu" : "", o.n, o.c, cs, o.h, o.w,
-                     o.fmt_in ? "nChw16c" : "nchw", acc ? " dx+=" : "", parts[k]);
+                     fmt_name(o.fmt_in), acc ? " dx+=" : "", parts[k]);
             EXPECT_CLOSE(be, label, qv[k], rv[k], nv[k]);
         }
         snprintf(label, sizeof label, "bn n%d c%d/%d %dx%d: the rest of dx's buffer", o.n, o.c, cs, o.h, o.w);
@@ -1425,12 +1437,13 @@ static void parity_concat_layouts(const char *name) {
     blocked_layouts();
     nn_backend *be = open_be(name), *ref = open_ref();
     nn_op probe = {.kind = NN_OP_CONCAT, .ninputs = 2, .in_c = {16, 16}, .oc = 32};
-    if (!be->ops->layout_ok || !be->ops->layout_ok(be, &probe, NN_FMT_NCHW16C)) {
-        printf("%-5s concat: no nChw16c concatenation (slabs stay whole)\n", be->name);
+    const int F = test_fmt();
+    if (!be->ops->layout_ok || !be->ops->layout_ok(be, &probe, F)) {
+        printf("%-5s concat: no %s concatenation (slabs stay whole)\n", be->name, fmt_name(F));
         nn_backend_free(ref); nn_backend_free(be);
         return;
     }
-    const int cases[][9] = {/* n, h, w, c0, c1, fmt0, fmt1, fmt_out, extra channels of the slab (cs - oc); in place */
+    const int cases[][9] = {/* n, h, w, c0, c1, blocked0, 1, out, extra channels of the slab (cs - oc); in place */
         {2, 7, 9, 64, 32, 0, 1, 1, 64}, {3, 5, 5, 32, 16, 1, 1, 1, 0}, {1, 13, 11, 16, 32, 1, 0, 0, 0},
         {2, 3, 3, 48, 16, 1, 1, 1, 32}, {1, 1, 1, 16, 16, 0, 0, 1, 16}};
     char label[128];
@@ -1440,7 +1453,8 @@ static void parity_concat_layouts(const char *name) {
             const int *s = cases[i];
             if (inplace && !s[7]) continue;   /* a slab is blocked */
             nn_op o = {.kind = NN_OP_CONCAT, .n = s[0], .h = s[1], .w = s[2], .oh = s[1], .ow = s[2], .ninputs = 2,
-                       .in_c = {s[3], s[4]}, .in_fmt = {s[5], s[6]}, .fmt_out = s[7], .cat_inplace = inplace};
+                       .in_c = {s[3], s[4]}, .in_fmt = {s[5] ? F : 0, s[6] ? F : 0}, .fmt_out = s[7] ? F : 0,
+                       .cat_inplace = inplace};
             o.c = s[3]; o.oc = s[3] + s[4];
             o.out_cs = s[8] ? o.oc + s[8] : 0;
             const int cs = o.out_cs ? o.out_cs : o.oc;
@@ -1675,12 +1689,12 @@ static void parity_fused_inference_in(const char *name, const char *dir, const c
     int blocked = 0, first = -1;
     for (int i = 0; i < m[1]->nlayers; i++)   /* blocked by the training layouts, or at inference only */
         if ((m[1]->inf_blocked && m[1]->inf_blocked[i]) ||
-            (m[1]->layers[i].op.fmt_out == NN_FMT_NCHW16C && m[1]->consumers[i] > 1)) {
+            (m[1]->layers[i].op.fmt_out != NN_FMT_NCHW && m[1]->consumers[i] > 1)) {
             blocked++;
             if (first < 0) first = i;
         }
-    printf("%-5s %s inference: %d layer outputs kept in nChw16c\n", be->name, workload, blocked);
-    if (want_blocked && strcmp(name, "dnnl") == 0) {   /* the back-end with conv2d_infer and nChw16c */
+    printf("%-5s %s inference: %d layer outputs kept blocked (%s)\n", be->name, workload, blocked, fmt_name(m[1]->blk_fmt));
+    if (want_blocked && strcmp(name, "dnnl") == 0) {   /* the back-end with conv2d_infer and blocked layouts */
         cr_expect(blocked >= want_blocked, "%s: %s: %d outputs kept blocked at inference, expected %d", be->name,
                   workload, blocked, want_blocked);
         if (first >= 0) {
@@ -2008,6 +2022,7 @@ static void parity_repeat(const char *name) {
 /* ---- layouts: which tensors the graph keeps in nChw16c on dnnl (nn/model.c choose_layouts) ------------------
  * cifar10_vgg: everything from the first convolution's output to the last pooling's input; the last pooling
  * writes NCHW because flatten (a view) and the dense layer after it read NCHW. The reference keeps NCHW. */
+static int layouts_blk;   /* the model's blocked layout, of the last layouts_in */
 static void layouts_in(const char *be_name, const char *dir, const char *workload, char *out, size_t len) {
     nn_backend *be = strcmp(be_name, "ref") == 0 ? open_ref() : open_be(be_name);
     sd_workload w;
@@ -2022,7 +2037,8 @@ static void layouts_in(const char *be_name, const char *dir, const char *workloa
         snprintf(out + l, len - l, "%s%s:%s/%s", l ? " " : "", m->layers[i].name, op->fmt_in ? "B" : "-",
                  op->fmt_out ? "B" : "-");
     }
-    printf("%-5s %s layouts (B = nChw16c, - = NCHW): %s\n", be->name, workload, out[0] ? out : "(all NCHW)");
+    layouts_blk = m->blk_fmt;
+    printf("%-5s %s layouts (B = %s, - = NCHW): %s\n", be->name, workload, fmt_name(m->blk_fmt), out[0] ? out : "(all NCHW)");
     nn_model_free(m);
     sd_workload_free(&w);
     nn_backend_free(be);
@@ -2039,15 +2055,32 @@ Test(dnnl, layouts) {
     cr_expect_str_eq(got, "");
 }
 
-/* Left to itself, the graph blocks by 16 only where oneDNN's kernels do (AVX-512); elsewhere it keeps NCHW and
- * each convolution picks its own layout, not oneDNN's reference convolution and pooling on nChw16c. */
+/* Left to itself, the graph blocks by what oneDNN's kernels here use: 16 with AVX-512, 8 with AVX2 (given the
+ * other block, oneDNN runs its reference convolution and pooling), none below. */
 Test(dnnl, layouts_follow_isa) {
     if (!nn_backend_compiled("dnnl")) TU_SKIP("dnnl: not compiled into this build (%s)", nn_backend_list());
-    unsetenv("SD_DNNL_BLOCKED");
+    unsetenv("SD_DNNL_BLOCK");
     char got[1024];
     layouts_in("dnnl", "workloads", "mnist_cnn", got, sizeof got);
-    if (cpu_avx512_core()) cr_expect_str_eq(got, "conv2d_1:-/B relu_1:B/B conv2d_2:B/B relu_2:B/B maxpool_1:B/-");
-    else cr_expect_str_eq(got, "", "without AVX-512 the graph keeps NCHW, got %s", got);
+    const int want = cpu_avx512_core() ? NN_FMT_NCHW16C : cpu_flag(" avx2") ? NN_FMT_NCHW8C : NN_FMT_NCHW;
+    cr_expect_eq(layouts_blk, want, "the graph blocks as %s, expected %s on this CPU", fmt_name(layouts_blk),
+                 fmt_name(want));
+    if (want != NN_FMT_NCHW) cr_expect_str_eq(got, "conv2d_1:-/B relu_1:B/B conv2d_2:B/B relu_2:B/B maxpool_1:B/-");
+    else cr_expect_str_eq(got, "", "without AVX2 the graph keeps NCHW, got %s", got);
+}
+
+/* The layout tests again in nChw8c (the graph's layout with AVX2), whatever this CPU */
+Test(dnnl, step_odd_layouts_8c, .timeout = 600) { test_block = 8; parity_layouts_odd("dnnl"); }
+Test(dnnl, step_densenet_8c, .timeout = 600) { test_block = 8; parity_densenet("dnnl"); }
+Test(dnnl, step_resnet_8c, .timeout = 600) { test_block = 8; parity_resnet_step("dnnl"); }
+Test(dnnl, concat_layouts_8c, .timeout = 300) { test_block = 8; parity_concat_layouts("dnnl"); }
+Test(dnnl, fused_inference_mnist_cnn_8c, .timeout = 600) {
+    test_block = 8;
+    parity_fused_inference("dnnl", "mnist_cnn", 0, 3, 0);
+}
+Test(dnnl, fused_inference_resnet18_8c, .timeout = 600) {
+    test_block = 8;
+    parity_fused_inference("dnnl", "resnet18_cifar", 0, 2, 8);
 }
 
 /* ---- the suite, once per back-end ------------------------------------------------------------------------ */

@@ -34,21 +34,22 @@ static size_t dnnl_workspace_size(nn_backend *be, const nn_op *op) {
     }
 }
 
-/* The graph's layout negotiation (nn/backend.h nn_fmt): convolution and pooling read and write nChw16c (and
- * reorder where one side is nchw); relu, dropout and batch normalisation keep it; an add keeps it when no channel
- * is padded (the graph asks only in inference-only models); a concatenation copies between the layouts of its
- * inputs and output when every input is whole 16-channel blocks (a concat slab's parts). */
+/* The graph's layout negotiation (nn/backend.h nn_fmt): convolution and pooling read and write the blocked
+ * layout (and reorder where one side is nchw); relu, dropout and batch normalisation keep it; an add keeps it when
+ * no channel is padded (the graph asks only in inference-only models); a concatenation copies between the layouts
+ * of its inputs and output when every input is whole blocks (a concat slab's parts). */
 static int dnnl_layout_ok(nn_backend *be, const nn_op *op, int fmt) {
     if (fmt == NN_FMT_NCHW) return 1;
-    /* without AVX-512, oneDNN's kernels block by 8: given nChw16c it runs its reference convolution and pooling
-     * (mnist_cnn on a Zen 3: 22 img/s training against 884 in nchw, each convolution choosing its own layout) */
-    if (fmt != NN_FMT_NCHW16C || !CTX(be)->avx512) return 0;
+    /* only the block oneDNN's kernels use here: given another, it runs its reference convolution and pooling
+     * (mnist_cnn on a Zen 3, AVX2, in nChw16c: 22 img/s training against 884 in nchw) */
+    if (fmt != CTX(be)->blk_fmt) return 0;
+    const int B = nn_fmt_block(fmt);
     switch (op->kind) {
     case NN_OP_CONV2D: case NN_OP_MAXPOOL: case NN_OP_AVGPOOL: case NN_OP_GLOBAL_AVGPOOL: case NN_OP_RELU:
     case NN_OP_DROPOUT: case NN_OP_BATCHNORM: return 1;
-    case NN_OP_ADD: return op->oc % 16 == 0;   /* flat add: no padded channels (inference-only models) */
+    case NN_OP_ADD: return op->oc % B == 0;   /* flat add: no padded channels (inference-only models) */
     case NN_OP_CONCAT:
-        for (int k = 0; k < op->ninputs; k++) if (op->in_c[k] % 16) return 0;
+        for (int k = 0; k < op->ninputs; k++) if (op->in_c[k] % B) return 0;
         return 1;
     default: return 0;
     }
@@ -257,8 +258,11 @@ int nn_dnnl_new(nn_backend **out, const nn_backend_opts *opts) {
     c->cdt = cdt;
     const dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
     c->amx = (isa & dnnl_cpu_isa_avx512_core_amx) == dnnl_cpu_isa_avx512_core_amx;
-    /* SD_DNNL_BLOCKED: the graph's nChw16c layouts on any CPU (tests of the layouts; slow without AVX-512) */
-    c->avx512 = (isa & dnnl_cpu_isa_avx512_core) == dnnl_cpu_isa_avx512_core || getenv("SD_DNNL_BLOCKED");
+    /* SD_DNNL_BLOCK=16|8: that block on any CPU (tests of the layouts; slow where oneDNN's kernels block otherwise) */
+    const char *blk = getenv("SD_DNNL_BLOCK");
+    if (blk && *blk) c->blk_fmt = atoi(blk) == 16 ? NN_FMT_NCHW16C : atoi(blk) == 8 ? NN_FMT_NCHW8C : NN_FMT_NCHW;
+    else if ((isa & dnnl_cpu_isa_avx512_core) == dnnl_cpu_isa_avx512_core) c->blk_fmt = NN_FMT_NCHW16C;
+    else if ((isa & dnnl_cpu_isa_avx2) == dnnl_cpu_isa_avx2) c->blk_fmt = NN_FMT_NCHW8C;
     c->wgen = 1;
     dn_threads_on(c);
     nn_host_flush_denormals(c->threads);

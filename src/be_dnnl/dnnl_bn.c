@@ -1,4 +1,4 @@
-/* dnnl_bn — batch normalisation on the host, with the relu after it fused (bn_fused_*), on NCHW or nChw16c, on x
+/* dnnl_bn — batch normalisation on the host, with the relu after it fused (bn_fused_*), on NCHW or blocked (nChw16c, nChw8c), on x
  * that may be a channel slice of a bigger buffer (op->in_cs), adding its data gradient into what dx holds (dx_acc). oneDNN 2.6's
  * batch-norm primitives measured slower on both layouts (docs/performance.md); SD_DNNL_BN_PRIMITIVE=1 runs the
  * unfused layers through them, for comparison. Same arithmetic as the reference (nn/host_ops.c) up to rounding:
@@ -50,27 +50,28 @@ int dn_bn_prepare(dnnl_ctx *c, nn_op *op, bn_priv *p) {
 }
 
 /* ---- host kernels ----------------------------------------------------------------------------------------------
- * A group is what one thread normalises at a time: a 16-channel block of nChw16c (16 lanes, one vector here) or one
- * channel of NCHW (its plane cut into 16-float rows, lanes across positions, and a tail). The tensor is n examples of
+ * A group is what one thread normalises at a time: a 16-channel block of nChw16c (16 lanes, one vector here), an
+ * 8-channel block of nChw8c (two positions a vector: lanes l and l + 8 are channel l) or one channel of NCHW (its
+ * plane cut into 16-float rows, lanes across positions, and a tail). The tensor is n examples of
  * HW positions; example i of group g starts at x + base(i, g), the stride counting the buffer's channels (cs). */
 #define RUN 128   /* positions summed in float before they go into the double sums */
 
 typedef struct bn_geo {
-    int n, c, cs, blocked;    /* examples, channels, channels of the buffer x and dx live in, nChw16c */
+    int n, c, cs, blk;        /* examples, channels, channels of the buffer x and dx live in, block (1: NCHW) */
     size_t hw;
 } bn_geo;
 
 static bn_geo geo_of(const nn_op *op) {
     return (bn_geo){.n = op->n, .c = op->c, .cs = op->in_cs ? op->in_cs : op->c,
-                    .blocked = op->fmt_in == NN_FMT_NCHW16C, .hw = (size_t)op->h * op->w};
+                    .blk = nn_fmt_block(op->fmt_in), .hw = (size_t)op->h * op->w};
 }
-static int groups(const bn_geo *g) { return g->blocked ? (g->c + 15) / 16 : g->c; }
+static int groups(const bn_geo *g) { return (g->c + g->blk - 1) / g->blk; }
 /* Offset of example i of group q in a buffer of cs channels (y and dy: of c channels, ys). */
 static size_t at(const bn_geo *g, int cs, int i, int q) {
-    return g->blocked ? ((size_t)i * ((cs + 15) / 16) + q) * g->hw * 16 : ((size_t)i * cs + q) * g->hw;
+    return ((size_t)i * (size_t)((cs + g->blk - 1) / g->blk) + (size_t)q) * g->hw * (size_t)g->blk;
 }
-/* Floats of one example of a group, and the lanes (channels) of a group: nChw16c rows are lanes by channel. */
-static size_t span(const bn_geo *g) { return g->blocked ? g->hw * 16 : g->hw; }
+/* Floats of one example of a group: blocked rows are positions of blk channels. */
+static size_t span(const bn_geo *g) { return g->hw * (size_t)g->blk; }
 
 /* 16 lanes in one vector (GCC's vector extension; one zmm register here): the accumulators stay in registers,
  * which the compiler did not manage with per-lane arrays under omp simd (it kept them on the stack and every
@@ -88,8 +89,8 @@ static inline v16 bn_v(v16 x, v16 mean, v16 sc, v16 b) { return (x - mean) * sc 
 static inline float bn_s(float x, float mean, float sc, float b) { return (x - mean) * sc + b; }
 
 /* Per-channel sums over a group, in double: s1 += x - k, s2 += (x - k)^2 (k: a shift near the mean, which keeps
- * the variance from cancelling). Lane l is channel l of the group (blocked) or every 16th position of a channel's
- * plane (NCHW; fold() adds the lanes up). */
+ * the variance from cancelling). Lane l is channel l of the group (nChw16c), channel l mod 8 (nChw8c) or every
+ * 16th position of a channel's plane (NCHW); fold() adds up the lanes of a channel. */
 static void sums_x(const float *x, size_t len, const float *k, double *s1, double *s2) {
     const v16 kv = ld(k);
     for (size_t o = 0; o < len; o += 16 * RUN) {
@@ -173,22 +174,26 @@ static inline __attribute__((always_inline)) void apply_dx(float *dx, const floa
         else apply_dx(dx, dy, x, len, mean, sc, b, A, B, C, 0, 0);                                      \
     } while (0)
 
-/* Channel of lane l of group q (-1: a padded channel of nChw16c). */
+/* Channel of lane l of group q (-1: a padded channel of a block). */
 static int chan(const bn_geo *g, int q, int l) {
-    if (!g->blocked) return q;
-    const int ch = q * 16 + l;
+    if (g->blk == 1) return q;
+    const int ch = q * g->blk + l % g->blk;
     return ch < g->c ? ch : -1;
 }
+/* 1 if lane l is the first holding its channel (the one that writes the channel's results). */
+static int first_lane(const bn_geo *g, int l) { return l < g->blk; }
 /* Per-lane values of a group from per-channel ones (NCHW: the channel's in every lane); 0 on padded channels. */
 static void lanes(const bn_geo *g, int q, const float *per_ch, float *out) {
     for (int l = 0; l < 16; l++) { const int ch = chan(g, q, l); out[l] = ch >= 0 ? per_ch[ch] : 0.0f; }
 }
-/* Per-channel double sums from per-lane ones (NCHW: the 16 lanes of the channel summed). */
+/* Per-channel double sums from per-lane ones: each lane gets the sum of the lanes of its channel (NCHW: all 16,
+ * nChw8c: l and l + 8). */
 static void fold(const bn_geo *g, double *s) {
-    if (g->blocked) return;
-    double t = 0;
-    for (int l = 0; l < 16; l++) t += s[l];
-    for (int l = 0; l < 16; l++) s[l] = t;
+    for (int l = 0; l < g->blk; l++) {
+        double t = 0;
+        for (int k = l; k < 16; k += g->blk) t += s[k];
+        for (int k = l; k < 16; k += g->blk) s[k] = t;
+    }
 }
 
 /* Training forward: batch mean, biased variance, scale and shift into saved ([4][C]), y = relu?(bn(x)) (y: c
@@ -216,7 +221,7 @@ static void bn_forward_train(int threads, const bn_geo *g, int relu, float *y, f
             mean[l] = (float)(k[l] + d);
             sc[l] = ch >= 0 ? (float)(gamma[ch] / sqrt(var + eps)) : 0.0f;
             b[l] = ch >= 0 ? beta[ch] : 0.0f;
-            if (ch >= 0 && (g->blocked || l == 0)) {
+            if (ch >= 0 && first_lane(g, l)) {
                 saved[ch] = mean[l]; saved[C + ch] = (float)var; saved[2 * C + ch] = sc[l]; saved[3 * C + ch] = b[l];
             }
         }
@@ -267,7 +272,7 @@ static void bn_backward(int threads, const bn_geo *g, int relu, int acc, float *
             const int ch = chan(g, q, l);
             if (ch < 0) { A[l] = B[l] = Cc[l] = 0; continue; }
             const double sdyx = s2[l] * invstd[l];   /* sum of dz xhat */
-            if (g->blocked || l == 0) { dbeta[ch] += (float)s1[l]; dgamma[ch] += (float)sdyx; }
+            if (first_lane(g, l)) { dbeta[ch] += (float)s1[l]; dgamma[ch] += (float)sdyx; }
             /* dx = gamma invstd / M (M dz - sum dz - xhat sum dz xhat) */
             const double k0 = gamma[ch] * invstd[l] / M;
             A[l] = (float)(k0 * M);

@@ -502,10 +502,10 @@ static int conv_inf_make(dnnl_ctx *c, const nn_op *op, conv_priv *p, const nn_co
     dnnl_alg_kind_t alg = conv_alg(c, op, p->dt_f);
     dnnl_primitive_desc_t pd = NULL;
     /* Ask for the graph's blocked dst first: left to choose, a 1-channel input's inference convolution writes
-     * nhwc, and the reorder to nChw16c after it took longer than the convolution (mnist_cnn conv2d_1). Not under
+     * nhwc, and the reorder to the blocked layout after it took longer than the convolution (mnist_cnn conv2d_1). Not under
      * bf16 on AMX: there oneDNN 2.6's AMX kernels write only nhwc, and a blocked dst fell back to the AVX512_BF16
      * kernel, 15x slower on mnist_cnn's conv2d_2 (26 ms against 1.8 ms; the reorder after it costs 1.5 ms). */
-    int user_dst = f->y_fmt == NN_FMT_NCHW16C && !(p->dt_f == dnnl_bf16 && c->amx);
+    int user_dst = f->y_fmt != NN_FMT_NCHW && !(p->dt_f == dnnl_bf16 && c->amx);
     for (;;) {
         dn_desc fd;
         SD_TRY(dn_conv_fwd_desc(&fd, f->train ? dnnl_forward_training : dnnl_forward_inference, alg, &xa, &wa, &p->b_md,
@@ -532,7 +532,7 @@ static int conv_inf_make(dnnl_ctx *c, const nn_op *op, conv_priv *p, const nn_co
             return sd_err(SD_EBACKEND, "oneDNN: inference convolution: primitive_desc_create returned %d (%s)\nHINT: "
                           "run with DNNL_VERBOSE=1 to see the primitive oneDNN rejected", (int)r, dnnl_status2str(r));
         alg = dnnl_convolution_direct;
-        user_dst = f->y_fmt == NN_FMT_NCHW16C;
+        user_dst = f->y_fmt != NN_FMT_NCHW;
     }
     dnnl_memory_desc_t fx, fw, fy;
     SD_TRY(dn_md_query(pd, dnnl_query_src_md, 0, &fx));

@@ -10,8 +10,8 @@ int dn_relu_prepare(dnnl_ctx *c, nn_op *op, relu_priv *p) {
     dnnl_memory_desc_t d;
     if (op->fmt_in != op->fmt_out)
         return sd_err(SD_ERROR, "internal: dnnl relu with input layout %d, output %d", op->fmt_in, op->fmt_out);
-    if (op->fmt_out == NN_FMT_NCHW16C)   /* the graph's blocked layout; padded channels stay 0 */
-        SD_TRY(dn_md_tag(&d, 4, (dnnl_dims_t){op->n, op->oc, op->oh, op->ow}, dnnl_nChw16c));
+    if (op->fmt_out != NN_FMT_NCHW)   /* the graph's blocked layout; padded channels stay 0 */
+        SD_TRY(dn_md_tag(&d, 4, (dnnl_dims_t){op->n, op->oc, op->oh, op->ow}, dn_fmt_tag(op->fmt_out)));
     else
         SD_TRY(dn_md_tag(&d, 1, (dnnl_dims_t){(dnnl_dim_t)numel_out(op)}, dnnl_a));
     dn_desc fd, bd;
@@ -105,30 +105,32 @@ int dn_add_forward(nn_backend *be, const nn_op *op, float *y, const float *a, co
     return dn_strm_wait(c);
 }
 
-/* concat: host copies between the graph's layouts (input k in op->in_fmt[k], the output in op->fmt_out; NCHW16C
- * only with every part a whole number of 16-channel blocks, dnnl_layout_ok), into a concat slab's view (op->out_cs
+/* concat: host copies between the graph's layouts (input k in op->in_fmt[k], the output in op->fmt_out; blocked
+ * only with every part a whole number of blocks, dnnl_layout_ok), into a concat slab's view (op->out_cs
  * channels), skipping an input already in place (op->cat_inplace). Forward copies the parts into y, backward the
  * slices of dy back out (a NULL dx is skipped); the side only read is passed without its const. */
 static void cat_part(const nn_op *op, float *y, float *part, int k, int off, int i, int backward) {
     const size_t hw = (size_t)op->h * op->w, C = (size_t)op->in_c[k];
     const size_t cs = op->out_cs ? (size_t)op->out_cs : (size_t)op->oc;
-    const int yb = op->fmt_out == NN_FMT_NCHW16C, pb = op->in_fmt[k] == NN_FMT_NCHW16C;
+    /* the graph uses one blocked layout: B channels a block on whichever side is blocked */
+    const int yb = op->fmt_out != NN_FMT_NCHW, pb = op->in_fmt[k] != NN_FMT_NCHW;
+    const size_t B = (size_t)nn_fmt_block(yb ? op->fmt_out : op->in_fmt[k]);
     float *p = part + (size_t)i * C * hw;   /* a whole number of blocks when blocked: no padding */
     if (yb == pb) {   /* the same layout: one run (blocked: off is a whole number of blocks) */
-        float *row = y + (yb ? ((size_t)i * ((cs + 15) / 16) + (size_t)off / 16) * hw * 16 : ((size_t)i * cs + off) * hw);
+        float *row = y + (yb ? ((size_t)i * ((cs + B - 1) / B) + (size_t)off / B) * hw * B : ((size_t)i * cs + off) * hw);
         memcpy(backward ? p : row, backward ? row : p, sizeof(float) * C * hw);
         return;
     }
-    /* one side nChw16c, the other nchw: block cb of the blocked side, its 16 planes on the other */
-    float *blk0 = yb ? y + ((size_t)i * ((cs + 15) / 16) + (size_t)off / 16) * hw * 16 : p;
+    /* one side blocked, the other nchw: block cb of the blocked side, its B planes on the other */
+    float *blk0 = yb ? y + ((size_t)i * ((cs + B - 1) / B) + (size_t)off / B) * hw * B : p;
     float *pl0 = yb ? p : y + ((size_t)i * cs + off) * hw;
     const int to_blk = yb != backward;   /* writing the blocked side */
-    for (size_t cb = 0; cb < C / 16; cb++) {
-        float *blk = blk0 + cb * hw * 16, *pl = pl0 + cb * 16 * hw;
+    for (size_t cb = 0; cb < C / B; cb++) {
+        float *blk = blk0 + cb * hw * B, *pl = pl0 + cb * B * hw;
         for (size_t q = 0; q < hw; q++)
-            for (int l = 0; l < 16; l++) {
-                if (to_blk) blk[q * 16 + l] = pl[(size_t)l * hw + q];
-                else pl[(size_t)l * hw + q] = blk[q * 16 + l];
+            for (size_t l = 0; l < B; l++) {
+                if (to_blk) blk[q * B + l] = pl[l * hw + q];
+                else pl[l * hw + q] = blk[q * B + l];
             }
     }
 }

@@ -10,16 +10,16 @@ void dn_im2col_bf16(uint16_t *col, const float *x, const nn_op *op, int n0, int 
     const int C = op->c, H = op->h, W = op->w, KH = op->kh, KW = op->kw, OH = op->oh, OW = op->ow;
     const size_t KK = (size_t)KH * KW, rowlen = (size_t)C * KK;
     const long rows = (long)nb * OH * OW;
-    const int blocked = op->fmt_in == NN_FMT_NCHW16C, CB = (C + 15) / 16;
+    const int B = nn_fmt_block(op->fmt_in), blocked = B > 1, CB = (C + B - 1) / B;
     #pragma omp parallel for num_threads(threads) schedule(static)
     for (long r = 0; r < rows; r++) {
         const int n = n0 + (int)(r / ((long)OH * OW)), s = (int)(r % ((long)OH * OW));
         const int ih0 = s / OW * op->sh - op->ph, iw0 = s % OW * op->sw - op->pw;
         uint16_t *row = col + (size_t)r * rowlen;
-        if (blocked) {   /* [n][C/16][h][w][16]: 16 channels of a position are contiguous */
+        if (blocked) {   /* [n][C/B][h][w][B]: B channels of a position are contiguous */
             for (int cb = 0; cb < CB; cb++) {
-                const int cn = C - cb * 16 < 16 ? C - cb * 16 : 16;
-                uint16_t *out = row + (size_t)cb * 16 * KK;
+                const int cn = C - cb * B < B ? C - cb * B : B;
+                uint16_t *out = row + (size_t)cb * B * KK;
                 for (int kh = 0; kh < KH; kh++) {
                     const int ih = ih0 + kh;
                     for (int kw = 0; kw < KW; kw++) {
@@ -29,12 +29,12 @@ void dn_im2col_bf16(uint16_t *col, const float *x, const nn_op *op, int n0, int 
                             for (int j = 0; j < cn; j++) o[(size_t)j * KK] = 0;
                             continue;
                         }
-                        /* all 16 lanes (a partial block is padded to 16 in memory; only cn are stored):
+                        /* all B lanes (a partial block is padded to B in memory; only cn are stored):
                          * the conversion vectorizes */
-                        const float *src = x + nn_fmt16_at((size_t)C, (size_t)H * W, (size_t)n, (size_t)cb * 16,
-                                                           (size_t)ih * W + iw);
+                        const float *src = x + nn_fmt_at(op->fmt_in, (size_t)C, (size_t)H * W, (size_t)n,
+                                                         (size_t)(cb * B), (size_t)ih * W + iw);
                         uint16_t v[16];
-                        for (int j = 0; j < 16; j++) v[j] = nn_f32_to_bf16(src[j]);
+                        for (int j = 0; j < B; j++) v[j] = nn_f32_to_bf16(src[j]);
                         for (int j = 0; j < cn; j++) o[(size_t)j * KK] = v[j];
                     }
                 }
@@ -65,17 +65,17 @@ void dn_im2col_bf16(uint16_t *col, const float *x, const nn_op *op, int n0, int 
 void dn_conv_db_add(float *db, const float *dy, const nn_op *op, int threads) {
     const int N = op->n, O = op->oc;
     const size_t S = (size_t)op->oh * op->ow;
-    if (op->fmt_out == NN_FMT_NCHW16C) {
-        const int OB = (O + 15) / 16;
+    if (op->fmt_out != NN_FMT_NCHW) {
+        const int B = nn_fmt_block(op->fmt_out), OB = (O + B - 1) / B;
         #pragma omp parallel for num_threads(threads) schedule(static)
         for (int ob = 0; ob < OB; ob++) {
             float acc[16] = {0};
             for (int n = 0; n < N; n++) {
-                const float *p = dy + nn_fmt16_at((size_t)O, S, (size_t)n, (size_t)ob * 16, 0);
+                const float *p = dy + nn_fmt_at(op->fmt_out, (size_t)O, S, (size_t)n, (size_t)(ob * B), 0);
                 for (size_t s = 0; s < S; s++)
-                    for (int j = 0; j < 16; j++) acc[j] += p[s * 16 + j];
+                    for (int j = 0; j < B; j++) acc[j] += p[s * (size_t)B + (size_t)j];
             }
-            for (int j = 0; j < 16 && ob * 16 + j < O; j++) db[ob * 16 + j] += acc[j];
+            for (int j = 0; j < B && ob * B + j < O; j++) db[ob * B + j] += acc[j];
         }
     } else {
         #pragma omp parallel for num_threads(threads) schedule(static)

@@ -13,7 +13,7 @@ int dn_pool_descs(const nn_op *op, dnnl_prop_kind_t prop, dn_desc *fd, dn_desc *
     SD_TRY(dn_pad_r(op->w, op->kw, op->sw, op->pw, op->ow, &prw));
     pr[0] = prh; pr[1] = prw;
     dnnl_memory_desc_t x, y;
-    const int fmt = op->fmt_in == NN_FMT_NCHW16C || op->fmt_out == NN_FMT_NCHW16C ? NN_FMT_NCHW16C : NN_FMT_NCHW;
+    const int fmt = op->fmt_in != NN_FMT_NCHW ? op->fmt_in : op->fmt_out;   /* the blocked one if either is */
     SD_TRY(dn_md_tag(&x, 4, xd, dn_fmt_tag(fmt)));
     SD_TRY(dn_md_tag(&y, 4, yd, dn_fmt_tag(fmt)));
     SD_TRY(dn_pool_fwd_desc(fd, prop, alg, &x, &y, st, k, pl, pr));

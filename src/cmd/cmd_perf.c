@@ -160,8 +160,8 @@ static int profile_steps(nn_model *m, model_arg *ma, int training, json_t *run, 
         const char *name = i < L ? m->layers[i].name : "optimizer";
         const char *kind = i < L ? nn_op_name(m->layers[i].op.kind) : "step + zero grads";
         const nn_op *op = i < L ? &m->layers[i].op : NULL;
-        const char *fi = op && op->fmt_in == NN_FMT_NCHW16C ? "nChw16c" : "nchw";
-        const char *fo = op && op->fmt_out == NN_FMT_NCHW16C ? "nChw16c" : "nchw";
+        static const char *const fmt_name[] = {"nchw", "nChw16c", "nChw8c"};
+        const char *fi = op ? fmt_name[op->fmt_in] : "nchw", *fo = op ? fmt_name[op->fmt_out] : "nchw";
         char lay[32] = "";
         if (op && (op->fmt_in || op->fmt_out)) snprintf(lay, sizeof lay, "  %s -> %s", fi, fo);
         printf("      %-14s %-18s fwd %7.3f ms  bwd %7.3f ms  %5.1f%%%s\n", name, kind, f * 1e3, b * 1e3,

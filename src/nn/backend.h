@@ -124,17 +124,21 @@ static inline long long nn_rnn_params(int gates, int f, int h) {
  * agreed on another layout for a chain of layers (nn_model_build, "layouts"): then the producer writes it,
  * the element-wise ops between keep it, the consumer reads it, and their gradients use it too.
  * NN_FMT_NCHW16C is oneDNN's nChw16c: channels in blocks of 16, the block innermost, [n][C/16][h][w][16],
- * channels padded with zeros to a multiple of 16. The model input, the model output, the loss, flatten and
+ * channels padded with zeros to a multiple of 16; NN_FMT_NCHW8C the same by 8 (nChw8c, what oneDNN's AVX2
+ * kernels block by). A model uses one of them. The model input, the model output, the loss, flatten and
  * any tensor read by more than one layer stay NCHW. */
-typedef enum nn_fmt { NN_FMT_NCHW = 0, NN_FMT_NCHW16C = 1 } nn_fmt;
+typedef enum nn_fmt { NN_FMT_NCHW = 0, NN_FMT_NCHW16C = 1, NN_FMT_NCHW8C = 2 } nn_fmt;
+/* Channels in a block of fmt: 16, 8, or 1 (NCHW). */
+static inline int nn_fmt_block(int fmt) { return fmt == NN_FMT_NCHW16C ? 16 : fmt == NN_FMT_NCHW8C ? 8 : 1; }
 /* Floats of an n x c x h x w tensor in fmt (with padding). */
 static inline size_t nn_fmt_elems(int fmt, int n, int c, int h, int w) {
-    size_t cp = fmt == NN_FMT_NCHW16C ? (size_t)(c + 15) / 16 * 16 : (size_t)c;
-    return (size_t)n * cp * (size_t)h * (size_t)w;
+    const size_t B = (size_t)nn_fmt_block(fmt);
+    return (size_t)n * (((size_t)c + B - 1) / B * B) * (size_t)h * (size_t)w;
 }
-/* Where element (n, c, hw) of a tensor with C channels and HW = h*w positions sits in NN_FMT_NCHW16C. */
-static inline size_t nn_fmt16_at(size_t C, size_t HW, size_t n, size_t c, size_t hw) {
-    return ((n * ((C + 15) / 16) + c / 16) * HW + hw) * 16 + c % 16;
+/* Where element (n, c, hw) of a tensor with C channels and HW = h*w positions sits in fmt. */
+static inline size_t nn_fmt_at(int fmt, size_t C, size_t HW, size_t n, size_t c, size_t hw) {
+    const size_t B = (size_t)nn_fmt_block(fmt);
+    return ((n * ((C + B - 1) / B) + c / B) * HW + hw) * B + c % B;
 }
 
 typedef enum nn_optim_kind {

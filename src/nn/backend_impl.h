@@ -104,7 +104,7 @@ typedef struct nn_backend_ops {
     int (*add_forward)(nn_backend *be, const nn_op *op, float *y, const float *a, const float *b);
     /* Channel concatenation of op->ninputs inputs x[i] ([n][in_c[i]][h][w]) into y ([n][oc][h][w]).
      * Backward writes the slices of dy into dx[i] (overwrite); dx[i] NULL: skipped. A back-end whose layout_ok
-     * takes a concat in NCHW16C also honours op->in_fmt, op->out_cs and op->cat_inplace (a concat slab). */
+     * takes a concat blocked also honours op->in_fmt, op->out_cs and op->cat_inplace (a concat slab). */
     int (*concat_forward)(nn_backend *be, const nn_op *op, float *y, const float *const *x);
     int (*concat_backward)(nn_backend *be, const nn_op *op, float *const *dx, const float *dy);
     /* Batch normalisation per channel c: y = gamma[c] * (x - mean[c]) / sqrt(var[c] + eps) + beta[c].

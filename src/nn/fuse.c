@@ -1,4 +1,4 @@
-/* fuse — how a built model runs beyond one primitive per layer: the activation layouts (NCHW16C chains where
+/* fuse — how a built model runs beyond one primitive per layer: the activation layouts (blocked chains where
  * the back-end takes them), the convolutions fused with what follows them at inference, a relu whose backward
  * its max pooling does, a batchnorm and its relu as one call, and chains of concatenations sharing one buffer.
  * Decided once, by nn_model_build; nn/memory.c and nn/run.c follow the decisions. */
@@ -8,7 +8,8 @@
 #include <stdlib.h>
 
 /* ---- layouts (nn/backend.h, nn_fmt) ----------------------------------------------------------------------
- * A layer writes NN_FMT_NCHW16C when the back-end can run it so and so can every layer reading its output; an
+ * The model's blocked layout (m->blk_fmt) is the first of NCHW16C and NCHW8C the back-end takes for any of its
+ * layers. A layer writes it when the back-end can run it so and so can every layer reading its output; an
  * element-wise layer (relu, dropout, batchnorm) and an add have their inputs' layout (the back-end adds flat
  * buffers). No view, loss or model output is blocked. In a training model a tensor read by several layers has
  * its readers' gradients summed into its own with flat adds, so it is blocked only with no padded channels.
@@ -26,10 +27,22 @@ static int only_consumer(const nn_model *m, int i) {   /* the one layer reading 
     return n == 1 ? who : -1;
 }
 
+static int blocked_fmt(const nn_model *m) {
+    static const int cand[] = {NN_FMT_NCHW16C, NN_FMT_NCHW8C};
+    for (size_t f = 0; f < sizeof cand / sizeof cand[0]; f++)
+        for (int t = 0; t < m->nlayers; t++)
+            if (!nn_is_view(&m->layers[t]) && !nn_is_loss(&m->layers[t]) &&
+                m->be->ops->layout_ok(m->be, &m->layers[t].op, cand[f]))
+                return cand[f];
+    return NN_FMT_NCHW;
+}
+
 int nn_fuse_layouts(nn_model *m) {
     nn_backend *be = m->be;
-    const int L = m->nlayers, F = NN_FMT_NCHW16C;
+    m->blk_fmt = NN_FMT_NCHW;
     if (!be->ops->layout_ok || getenv("SD_LAYOUT_NCHW")) return 0;   /* SD_LAYOUT_NCHW: for comparisons */
+    const int L = m->nlayers, F = m->blk_fmt = blocked_fmt(m), B = nn_fmt_block(F);
+    if (F == NN_FMT_NCHW) return 0;
     unsigned char *b = malloc((size_t)L);
     SD_ALLOC_CHECK(b);
     for (int t = 0; t < L; t++) {
@@ -53,7 +66,7 @@ int nn_fuse_layouts(nn_model *m) {
                     if (!b[j] && (elementwise(c) || c->op.kind == NN_OP_ADD)) ok = 0;
                 }
             }
-            if (m->training && readers > 1 && l->op.oc % 16) ok = 0;   /* its gradient is summed flat */
+            if (m->training && readers > 1 && l->op.oc % B) ok = 0;   /* its gradient is summed flat */
             if (!ok) { b[t] = 0; changed = 1; }
         }
     }
@@ -103,20 +116,20 @@ int nn_fuse_train_ok(const nn_model *m, int i) {
 
 /* A training model's layouts serve its backward pass too: a tensor read by several layers (a residual block's
  * output) stays NCHW, and at inference each fused convolution reading it reordered it in, after the one
- * writing it had reordered it out. At inference such a chain's output is written in NCHW16C instead when
+ * writing it had reordered it out. At inference such a chain's output is written in m->blk_fmt instead when
  * every reader is a fused convolution (its input) or a fused residual add (its other input): those take
- * either layout. m->inf_blocked marks the layers whose buffer holds NCHW16C after an inference pass. */
+ * either layout. m->inf_blocked marks the layers whose buffer holds m->blk_fmt after an inference pass. */
 static int inference_layouts(nn_model *m) {
     nn_backend *be = m->be;
-    const int L = m->nlayers, F = NN_FMT_NCHW16C;
-    if (!m->chains || !m->training || !be->ops->layout_ok || getenv("SD_LAYOUT_NCHW")) return 0;
+    const int L = m->nlayers, F = m->blk_fmt;
+    if (!m->chains || !m->training || !be->ops->layout_ok || F == NN_FMT_NCHW) return 0;
     m->inf_blocked = calloc((size_t)L, 1);
     SD_ALLOC_CHECK(m->inf_blocked);
     for (int i = 0; i < L; i++) {
         nn_fuse_chain *fc = &m->chains[i];
         if (fc->last < 0 || fc->y_fmt == F || fc->last == L - 1) continue;
         const nn_layer *e = &m->layers[fc->last];
-        if (e->op.oc % 16 || !be->ops->layout_ok(be, &m->layers[i].op, F)) continue;   /* no padded channels */
+        if (e->op.oc % nn_fmt_block(F) || !be->ops->layout_ok(be, &m->layers[i].op, F)) continue;   /* no padded channels */
         int ok = 1, readers = 0;
         for (int j = fc->last + 1; j < L && ok; j++) {
             const nn_layer *r = &m->layers[j];
@@ -192,7 +205,7 @@ int nn_fuse_bn_relu(nn_model *m) {
     return 0;
 }
 
-/* ---- concat slabs (training models, when the back-end has bn_fused_* and takes concatenations in NCHW16C) ------
+/* ---- concat slabs (training models, when the back-end has bn_fused_* and takes concatenations blocked) ------
  * A dense block concatenates each layer's output onto the tensor before it, concat_k = concat(concat_k-1, y_k);
  * kept for the backward pass, those outputs grow with the square of the block's depth. A chain of such
  * concatenations shares one buffer instead, the last one's (its slab; Pleiss et al. 2017, "Memory-efficient
@@ -200,13 +213,13 @@ int nn_fuse_bn_relu(nn_model *m) {
  * inputs and its backward copies out only their gradients. A view's readers read it with the slab's example
  * stride and add their data gradient into the slab's gradient (bn_fused_*, dx_acc), so each reader other than
  * the next concatenation must be a batchnorm whose layer chain (element-wise layers, then one that reads the
- * result) takes NCHW16C, the slab's layout. SD_NO_FUSE=1 keeps every concatenation whole. */
+ * result) takes m->blk_fmt, the slab's layout. SD_NO_FUSE=1 keeps every concatenation whole. */
 
 /* 1 if layer r, a reader of a slab view, can read it: a batchnorm whose chain to its next non-element-wise layer
- * takes NCHW16C throughout (one reader at each step). */
+ * takes m->blk_fmt throughout (one reader at each step). */
 static int slab_reader_ok(const nn_model *m, int r) {
     nn_backend *be = m->be;
-    const int F = NN_FMT_NCHW16C;
+    const int F = m->blk_fmt;
     if (m->layers[r].op.kind != NN_OP_BATCHNORM) return 0;
     for (int t = r;;) {
         const nn_layer *l = &m->layers[t];
@@ -229,7 +242,7 @@ static int slab_ok(const nn_model *m, int first, int last) {
     nn_backend *be = m->be;
     if (last == m->nlayers - 1) return 0;
     for (int t = first;; t = next_in_chain(m, t)) {
-        if (!be->ops->layout_ok(be, &m->layers[t].op, NN_FMT_NCHW16C)) return 0;
+        if (!be->ops->layout_ok(be, &m->layers[t].op, m->blk_fmt)) return 0;
         const int next = t == last ? -1 : next_in_chain(m, t);
         int readers = 0;
         for (int j = t + 1; j < m->nlayers; j++)
@@ -245,7 +258,7 @@ static int slab_ok(const nn_model *m, int first, int last) {
 
 /* The layouts a slab's views and their readers' chains run in, their strides, and m->slab. */
 static void slab_apply(nn_model *m, int first, int last) {
-    const int F = NN_FMT_NCHW16C, cs = m->layers[last].op.oc;
+    const int F = m->blk_fmt, cs = m->layers[last].op.oc;
     for (int t = first;; t = next_in_chain(m, t)) {
         nn_layer *c = &m->layers[t];
         c->op.fmt_out = F;
@@ -270,7 +283,7 @@ static void slab_apply(nn_model *m, int first, int last) {
 int nn_fuse_slabs(nn_model *m) {
     const nn_backend_ops *o = m->be->ops;
     if (!m->training || !o->bn_fused_forward || !o->bn_fused_backward || !o->layout_ok || getenv("SD_NO_FUSE") ||
-        getenv("SD_LAYOUT_NCHW"))
+        m->blk_fmt == NN_FMT_NCHW)
         return 0;
     m->slab = malloc(sizeof *m->slab * (size_t)m->nlayers);
     SD_ALLOC_CHECK(m->slab);

@@ -74,7 +74,7 @@ void nn_host_transpose(int R, int C, const float *restrict in, float *restrict o
         for (int c = 0; c < C; c++) out[(size_t)c * R + r] = in[(size_t)r * C + c];
 }
 
-/* Dropout over NCHW, or over the graph's blocked nChw16c (nn/backend.h nn_fmt; op->fmt_in == op->fmt_out).
+/* Dropout over NCHW, or over the graph's blocked nChw16c or nChw8c (nn/backend.h nn_fmt; op->fmt_in == op->fmt_out).
  * Element (n, c, hw) is kept by nn_dropout_keep(seed, its NCHW index) in either layout, so every back-end and
  * layout drops the same units. The mask (the workspace) is stored in the op's layout, element for element
  * with y, so the apply pass and backward are one contiguous loop; padded channels are never kept (y = 0).
@@ -83,24 +83,25 @@ static void dropout_run(int threads, const nn_op *op, float *y, uint8_t *mask, c
                         int backward) {
     const float scale = 1.0f / (1.0f - op->rate);
     const long total = (long)nn_fmt_elems(op->fmt_out, op->n, op->oc, op->oh, op->ow);
-    if (!backward && op->fmt_out == NN_FMT_NCHW16C) {
-        const long C = op->oc, CB = (C + 15) / 16, HW = (long)op->oh * op->ow, N = op->n;
+    if (!backward && op->fmt_out != NN_FMT_NCHW) {
+        const long B = nn_fmt_block(op->fmt_out), C = op->oc, CB = (C + B - 1) / B, HW = (long)op->oh * op->ow,
+                   N = op->n;
         #pragma omp parallel for collapse(2) num_threads(threads) schedule(static)
         for (long n = 0; n < N; n++)
             for (long cb = 0; cb < CB; cb++) {
-                const size_t at = nn_fmt16_at((size_t)C, (size_t)HW, (size_t)n, (size_t)cb * 16, 0);
-                const size_t i0 = ((size_t)n * C + (size_t)cb * 16) * (size_t)HW;   /* NCHW index of (n, 16cb, 0) */
+                const size_t at = nn_fmt_at(op->fmt_out, (size_t)C, (size_t)HW, (size_t)n, (size_t)(cb * B), 0);
+                const size_t i0 = ((size_t)n * C + (size_t)(cb * B)) * (size_t)HW;   /* NCHW index of (n, B cb, 0) */
                 for (long h0 = 0; h0 < HW; h0 += 256) {   /* the hashes over contiguous NCHW indices */
                     const long hn = HW - h0 < 256 ? HW - h0 : 256;
                     uint8_t keep[256];
-                    for (long k = 0; k < 16; k++) {
+                    for (long k = 0; k < B; k++) {
                         const size_t ik = i0 + (size_t)k * HW + (size_t)h0;
-                        if (cb * 16 + k < C)
+                        if (cb * B + k < C)
                             for (long j = 0; j < hn; j++)
                                 keep[j] = (uint8_t)nn_dropout_keep(seed, (uint64_t)(ik + j), op->rate);
                         else   /* a padded channel is never kept */
                             memset(keep, 0, (size_t)hn);
-                        for (long j = 0; j < hn; j++) mask[at + (size_t)(h0 + j) * 16 + k] = keep[j];
+                        for (long j = 0; j < hn; j++) mask[at + (size_t)((h0 + j) * B + k)] = keep[j];
                     }
                 }
             }

@@ -29,7 +29,7 @@ typedef struct nn_fuse_chain {
     int x_fmt, y_fmt, res_fmt;   /* the layouts at inference (inference_layouts) */
 } nn_fuse_chain;
 
-/* Activation layouts (op.fmt_in / fmt_out) where the back-end takes NCHW16C; SD_LAYOUT_NCHW: all NCHW. */
+/* Activation layouts (op.fmt_in / fmt_out) where the back-end takes its blocked layout; SD_LAYOUT_NCHW: all NCHW. */
 int nn_fuse_layouts(nn_model *m);
 /* m->chains (and, for a training model, m->inf_blocked) when the back-end has conv2d_infer and SD_NO_FUSE
  * is unset; else m->chains stays NULL. */
@@ -40,7 +40,7 @@ int nn_fuse_train_ok(const nn_model *m, int i);
  * m->consumers). */
 int nn_fuse_relu_pool(nn_model *m);
 /* m->slab and the layouts and strides of the slabs' views and readers (training models, when the back-end has
- * bn_fused_* and takes concatenations in NCHW16C, SD_NO_FUSE and SD_LAYOUT_NCHW unset); after nn_fuse_layouts. */
+ * bn_fused_* and takes concatenations blocked, SD_NO_FUSE and SD_LAYOUT_NCHW unset); after nn_fuse_layouts. */
 int nn_fuse_slabs(nn_model *m);
 /* m->bn_relu (training models, when the back-end has bn_fused_* and SD_NO_FUSE is unset); after nn_fuse_slabs. */
 int nn_fuse_bn_relu(nn_model *m);

@@ -254,18 +254,18 @@ int nn_model_download_y(nn_model *m, int i, int grad, float *host) {
     const float *src = grad ? l->dy : l->y;
     if (!src) return sd_err(SD_ERROR, "internal: layer %s has no %s buffer", l->name, grad ? "gradient" : "output");
     const nn_op *op = &l->op;
-    const int fmt = !grad && m->infer_last && m->inf_blocked && m->inf_blocked[i] ? NN_FMT_NCHW16C : op->fmt_out;
+    const int fmt = !grad && m->infer_last && m->inf_blocked && m->inf_blocked[i] ? m->blk_fmt : op->fmt_out;
     if (fmt == NN_FMT_NCHW) return m->be->ops->download(m->be, host, src, nn_out_elems(op) * sizeof(float));
     const size_t CS = op->out_cs ? (size_t)op->out_cs : (size_t)op->oc;   /* a slab view: its first oc channels */
     const size_t all = nn_fmt_elems(fmt, op->n, (int)CS, op->oh, op->ow);
     float *b = malloc(all * sizeof(float) + 1);
     SD_ALLOC_CHECK(b);
     int rc = m->be->ops->download(m->be, b, src, all * sizeof(float));
-    if (rc == 0) {   /* nChw16c -> nchw */
+    if (rc == 0) {   /* blocked -> nchw */
         const size_t C = (size_t)op->oc, HW = (size_t)op->oh * op->ow;
         for (size_t n = 0; n < (size_t)op->n; n++)
             for (size_t ch = 0; ch < C; ch++)
-                for (size_t hw = 0; hw < HW; hw++) host[(n * C + ch) * HW + hw] = b[nn_fmt16_at(CS, HW, n, ch, hw)];
+                for (size_t hw = 0; hw < HW; hw++) host[(n * C + ch) * HW + hw] = b[nn_fmt_at(fmt, CS, HW, n, ch, hw)];
     }
     free(b);
     return rc;
