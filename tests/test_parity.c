@@ -885,9 +885,6 @@ static void spec_tmp_done(const char *dir, const char *name) {
 static int test_block = 16;
 static int test_fmt(void) { return test_block == 8 ? NN_FMT_NCHW8C : NN_FMT_NCHW16C; }
 static void blocked_layouts(void) { setenv("SD_DNNL_BLOCK", test_block == 8 ? "8" : "16", 1); }
-static const char *fmt_name(int fmt) {
-    return fmt == NN_FMT_NCHW16C ? "nChw16c" : fmt == NN_FMT_NCHW8C ? "nChw8c" : "nchw";
-}
 
 /* 1 if /proc/cpuinfo's flags include flag (" name") */
 static int cpu_flag(const char *flag) {
@@ -1302,7 +1299,7 @@ static void parity_bn_fused(const char *name) {
         size_t nv[] = {nx, 2 * C, nx, C, C, nx};
         for (int k = 0; k < 6; k++) {
             snprintf(label, sizeof label, "bn%s n%d c%d/%d %dx%d %s%s %s", relu ? "+relu" : "", o.n, o.c, cs, o.h, o.w,
-                     fmt_name(o.fmt_in), acc ? " dx+=" : "", parts[k]);
+                     nn_fmt_name(o.fmt_in), acc ? " dx+=" : "", parts[k]);
             EXPECT_CLOSE(be, label, qv[k], rv[k], nv[k]);
         }
         snprintf(label, sizeof label, "bn n%d c%d/%d %dx%d: the rest of dx's buffer", o.n, o.c, cs, o.h, o.w);
@@ -1439,7 +1436,7 @@ static void parity_concat_layouts(const char *name) {
     nn_op probe = {.kind = NN_OP_CONCAT, .ninputs = 2, .in_c = {16, 16}, .oc = 32};
     const int F = test_fmt();
     if (!be->ops->layout_ok || !be->ops->layout_ok(be, &probe, F)) {
-        printf("%-5s concat: no %s concatenation (slabs stay whole)\n", be->name, fmt_name(F));
+        printf("%-5s concat: no %s concatenation (slabs stay whole)\n", be->name, nn_fmt_name(F));
         nn_backend_free(ref); nn_backend_free(be);
         return;
     }
@@ -1693,7 +1690,7 @@ static void parity_fused_inference_in(const char *name, const char *dir, const c
             blocked++;
             if (first < 0) first = i;
         }
-    printf("%-5s %s inference: %d layer outputs kept blocked (%s)\n", be->name, workload, blocked, fmt_name(m[1]->blk_fmt));
+    printf("%-5s %s inference: %d layer outputs kept blocked (%s)\n", be->name, workload, blocked, nn_fmt_name(m[1]->blk_fmt));
     if (want_blocked && strcmp(name, "dnnl") == 0) {   /* the back-end with conv2d_infer and blocked layouts */
         cr_expect(blocked >= want_blocked, "%s: %s: %d outputs kept blocked at inference, expected %d", be->name,
                   workload, blocked, want_blocked);
@@ -2038,7 +2035,7 @@ static void layouts_in(const char *be_name, const char *dir, const char *workloa
                  op->fmt_out ? "B" : "-");
     }
     layouts_blk = m->blk_fmt;
-    printf("%-5s %s layouts (B = %s, - = NCHW): %s\n", be->name, workload, fmt_name(m->blk_fmt), out[0] ? out : "(all NCHW)");
+    printf("%-5s %s layouts (B = %s, - = NCHW): %s\n", be->name, workload, nn_fmt_name(m->blk_fmt), out[0] ? out : "(all NCHW)");
     nn_model_free(m);
     sd_workload_free(&w);
     nn_backend_free(be);
@@ -2063,8 +2060,8 @@ Test(dnnl, layouts_follow_isa) {
     char got[1024];
     layouts_in("dnnl", "workloads", "mnist_cnn", got, sizeof got);
     const int want = cpu_avx512_core() ? NN_FMT_NCHW16C : cpu_flag(" avx2") ? NN_FMT_NCHW8C : NN_FMT_NCHW;
-    cr_expect_eq(layouts_blk, want, "the graph blocks as %s, expected %s on this CPU", fmt_name(layouts_blk),
-                 fmt_name(want));
+    cr_expect_eq(layouts_blk, want, "the graph blocks as %s, expected %s on this CPU", nn_fmt_name(layouts_blk),
+                 nn_fmt_name(want));
     if (want != NN_FMT_NCHW) cr_expect_str_eq(got, "conv2d_1:-/B relu_1:B/B conv2d_2:B/B relu_2:B/B maxpool_1:B/-");
     else cr_expect_str_eq(got, "", "without AVX2 the graph keeps NCHW, got %s", got);
 }

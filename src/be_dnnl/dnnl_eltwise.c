@@ -116,14 +116,13 @@ static void cat_part(const nn_op *op, float *y, float *part, int k, int off, int
     const int yb = op->fmt_out != NN_FMT_NCHW, pb = op->in_fmt[k] != NN_FMT_NCHW;
     const size_t B = (size_t)nn_fmt_block(yb ? op->fmt_out : op->in_fmt[k]);
     float *p = part + (size_t)i * C * hw;   /* a whole number of blocks when blocked: no padding */
-    if (yb == pb) {   /* the same layout: one run (blocked: off is a whole number of blocks) */
-        float *row = y + (yb ? ((size_t)i * ((cs + B - 1) / B) + (size_t)off / B) * hw * B : ((size_t)i * cs + off) * hw);
+    float *row = y + nn_fmt_at(op->fmt_out, cs, hw, (size_t)i, (size_t)off, 0);   /* blocked: off is whole blocks */
+    if (yb == pb) {   /* the same layout: one run */
         memcpy(backward ? p : row, backward ? row : p, sizeof(float) * C * hw);
         return;
     }
     /* one side blocked, the other nchw: block cb of the blocked side, its B planes on the other */
-    float *blk0 = yb ? y + ((size_t)i * ((cs + B - 1) / B) + (size_t)off / B) * hw * B : p;
-    float *pl0 = yb ? p : y + ((size_t)i * cs + off) * hw;
+    float *blk0 = yb ? row : p, *pl0 = yb ? p : row;
     const int to_blk = yb != backward;   /* writing the blocked side */
     for (size_t cb = 0; cb < C / B; cb++) {
         float *blk = blk0 + cb * hw * B, *pl = pl0 + cb * B * hw;

@@ -160,10 +160,9 @@ static int profile_steps(nn_model *m, model_arg *ma, int training, json_t *run, 
         const char *name = i < L ? m->layers[i].name : "optimizer";
         const char *kind = i < L ? nn_op_name(m->layers[i].op.kind) : "step + zero grads";
         const nn_op *op = i < L ? &m->layers[i].op : NULL;
-        static const char *const fmt_name[] = {"nchw", "nChw16c", "nChw8c"};
-        const char *fi = op ? fmt_name[op->fmt_in] : "nchw", *fo = op ? fmt_name[op->fmt_out] : "nchw";
         char lay[32] = "";
-        if (op && (op->fmt_in || op->fmt_out)) snprintf(lay, sizeof lay, "  %s -> %s", fi, fo);
+        if (op && (op->fmt_in || op->fmt_out))
+            snprintf(lay, sizeof lay, "  %s -> %s", nn_fmt_name(op->fmt_in), nn_fmt_name(op->fmt_out));
         printf("      %-14s %-18s fwd %7.3f ms  bwd %7.3f ms  %5.1f%%%s\n", name, kind, f * 1e3, b * 1e3,
                100 * (f + b) / total, lay);
         json_array_append_new(ops, json_pack("{s:s, s:s, s:f, s:f}", "op", name, "kind", kind, "fwd_ms", f * 1e3,

@@ -130,6 +130,10 @@ static inline long long nn_rnn_params(int gates, int f, int h) {
 typedef enum nn_fmt { NN_FMT_NCHW = 0, NN_FMT_NCHW16C = 1, NN_FMT_NCHW8C = 2 } nn_fmt;
 /* Channels in a block of fmt: 16, 8, or 1 (NCHW). */
 static inline int nn_fmt_block(int fmt) { return fmt == NN_FMT_NCHW16C ? 16 : fmt == NN_FMT_NCHW8C ? 8 : 1; }
+/* oneDNN's name of fmt: "nchw", "nChw16c", "nChw8c". */
+static inline const char *nn_fmt_name(int fmt) {
+    return fmt == NN_FMT_NCHW16C ? "nChw16c" : fmt == NN_FMT_NCHW8C ? "nChw8c" : "nchw";
+}
 /* Floats of an n x c x h x w tensor in fmt (with padding). */
 static inline size_t nn_fmt_elems(int fmt, int n, int c, int h, int w) {
     const size_t B = (size_t)nn_fmt_block(fmt);

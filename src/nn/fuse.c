@@ -122,7 +122,7 @@ int nn_fuse_train_ok(const nn_model *m, int i) {
 static int inference_layouts(nn_model *m) {
     nn_backend *be = m->be;
     const int L = m->nlayers, F = m->blk_fmt;
-    if (!m->chains || !m->training || !be->ops->layout_ok || F == NN_FMT_NCHW) return 0;
+    if (!m->chains || !m->training || F == NN_FMT_NCHW) return 0;   /* blocked: the back-end has layout_ok */
     m->inf_blocked = calloc((size_t)L, 1);
     SD_ALLOC_CHECK(m->inf_blocked);
     for (int i = 0; i < L; i++) {
@@ -282,7 +282,7 @@ static void slab_apply(nn_model *m, int first, int last) {
 
 int nn_fuse_slabs(nn_model *m) {
     const nn_backend_ops *o = m->be->ops;
-    if (!m->training || !o->bn_fused_forward || !o->bn_fused_backward || !o->layout_ok || getenv("SD_NO_FUSE") ||
+    if (!m->training || !o->bn_fused_forward || !o->bn_fused_backward || getenv("SD_NO_FUSE") ||
         m->blk_fmt == NN_FMT_NCHW)
         return 0;
     m->slab = malloc(sizeof *m->slab * (size_t)m->nlayers);
