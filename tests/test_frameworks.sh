@@ -221,40 +221,46 @@ for wl in wls:
 PYEOF
 }
 
-# 6. every installed framework against the native engine
+# 6-7. Every installed framework, each in its own job with its own scratch folder, two at a time (every run is
+# on one thread, and the machine has two cores); a job's lines come back in order after all have ended.
 venv_of() { case $1 in pytorch) echo "";; keras-tensorflow) echo tensorflow;; keras-jax) echo jax;; keras-torch) echo torch;; *) echo "$1";; esac; }
-ran=0
-for impl in tensorflow keras-tensorflow keras-jax keras-torch jax paddle mindspore tinygrad chainer; do
-  v=$(venv_of $impl)
-  if [ ! -x "$VENVS/$v/bin/python" ]; then echo "skipped: $impl (not installed: no $VENVS/$v/bin/python; make deps-frameworks)"; continue; fi
-  pair_bench $impl mnist_mlp,mnist_cnn 16 2 600 "$t/$impl.json"; rc=$?
-  if [ $rc -eq 0 ] && check_vs_native "$t/$impl.json" $impl mnist_mlp,mnist_cnn 1e-3 mnist_mlp,mnist_cnn
-  then ok "$impl: parameter counts equal, forward within 1e-4, 2-batch training loss within 1e-3 (mnist_mlp, mnist_cnn)"; ran=$((ran+1))
-  else bad "$impl: exit $rc"; tail -5 "$t/stderr"; fi
-done
-echo "frameworks checked: $ran"
+has() { case " $2 " in *" $1 "*) return 0;; esac; return 1; }
+PAIR="tensorflow keras-tensorflow keras-jax keras-torch jax paddle mindspore tinygrad chainer"
+GRAPH="keras-tensorflow keras-jax keras-torch paddle mindspore tinygrad chainer"
+RNN="paddle mindspore tinygrad chainer"
 
-# 6b. the inference workload and the multi-label one (graph layers, batch norm, pooling, concat; sigmoid BCE) in
-# the runners that build them through runner_common.LayerModel or Keras, beside native, batch 2, one batch: equal
-# parameter counts, forward within 1e-4 of native, densenet121_xray's first training loss (the sigmoid BCE of the
-# initial weights) within 1e-4 of native's, the validation loss after the step within 1e-3, a ROC AUC. tinygrad
-# compiles densenet121_xray's training step for minutes (a cold kernel cache): its forward only, the runner started
-# by hand on the native export (the forward of 8 images and one inference batch of them)
-for impl in keras-tensorflow keras-jax keras-torch paddle mindspore tinygrad chainer; do
+framework_checks() { # IMPL: sections 6, 6b, 6c and 7 for one framework, in the scratch folder $t
+  local impl=$1 v rc wls p
   v=$(venv_of $impl)
-  if [ ! -x "$VENVS/$v/bin/python" ]; then echo "skipped: $impl (not installed: no $VENVS/$v/bin/python; make deps-frameworks)"; continue; fi
-  wls=resnet50_features,densenet121_xray; [ $impl = tinygrad ] && wls=resnet50_features
-  pair_bench $impl $wls 2 1 1800 "$t/$impl-graph.json"; rc=$?
-  if [ $rc -eq 0 ] && check_vs_native "$t/$impl-graph.json" $impl $wls 1e-4 densenet121_xray
-  then ok "$impl: $wls (parameter counts, forward within 1e-4$([ $impl = tinygrad ] || echo ', sigmoid BCE within 1e-4'))"
-  else bad "$impl $wls: exit $rc"; tail -5 "$t/stderr"; fi
-  [ $impl = tinygrad ] || continue
-  $SD bench --workload densenet121_xray --data synthetic --export-weights "$t/ex-dn" > /dev/null 2> "$t/stderr" \
-    && $SD bench --workload densenet121_xray --describe --json > "$t/dn.plan" 2>> "$t/stderr" \
-    && "$VENVS/$v/bin/python" workloads/runners/tinygrad_runner.py --spec workloads/densenet121_xray.json --plan "$t/dn.plan" \
-         --data synthetic --synthetic-seed 1 --train-n 8 --test-n 8 --shape 3,224,224 --classes 14 --epochs 0 --batch 8 \
-         --threads 1 --equivalence "$t/ex-dn" > "$t/tg-dn.out" 2>> "$t/stderr"; rc=$?
-  if [ $rc -eq 0 ] && "$PY" - "$t/tg-dn.out" <<'PYEOF'
+  # 6. against the native engine: mnist_mlp and mnist_cnn, 2 batches of 16
+  if has $impl "$PAIR"; then
+    if [ ! -x "$VENVS/$v/bin/python" ]; then echo "skipped: $impl (not installed: no $VENVS/$v/bin/python; make deps-frameworks)"; return; fi
+    pair_bench $impl mnist_mlp,mnist_cnn 16 2 600 "$t/$impl.json"; rc=$?
+    if [ $rc -eq 0 ] && check_vs_native "$t/$impl.json" $impl mnist_mlp,mnist_cnn 1e-3 mnist_mlp,mnist_cnn
+    then ok "$impl: parameter counts equal, forward within 1e-4, 2-batch training loss within 1e-3 (mnist_mlp, mnist_cnn)"
+    else bad "$impl: exit $rc"; tail -5 "$t/stderr"; fi
+  fi
+
+  # 6b. the inference workload and the multi-label one (graph layers, batch norm, pooling, concat; sigmoid BCE) in
+  # the runners that build them through runner_common.LayerModel or Keras, beside native, batch 2, one batch: equal
+  # parameter counts, forward within 1e-4 of native, densenet121_xray's first training loss (the sigmoid BCE of the
+  # initial weights) within 1e-4 of native's, the validation loss after the step within 1e-3, a ROC AUC. tinygrad
+  # compiles densenet121_xray's training step for minutes (a cold kernel cache): its forward only, the runner started
+  # by hand on the native export (the forward of 8 images and one inference batch of them)
+  if has $impl "$GRAPH"; then
+    wls=resnet50_features,densenet121_xray; [ $impl = tinygrad ] && wls=resnet50_features
+    pair_bench $impl $wls 2 1 1800 "$t/$impl-graph.json"; rc=$?
+    if [ $rc -eq 0 ] && check_vs_native "$t/$impl-graph.json" $impl $wls 1e-4 densenet121_xray
+    then ok "$impl: $wls (parameter counts, forward within 1e-4$([ $impl = tinygrad ] || echo ', sigmoid BCE within 1e-4'))"
+    else bad "$impl $wls: exit $rc"; tail -5 "$t/stderr"; fi
+  fi
+  if [ $impl = tinygrad ]; then
+    $SD bench --workload densenet121_xray --data synthetic --export-weights "$t/ex-dn" > /dev/null 2> "$t/stderr" \
+      && $SD bench --workload densenet121_xray --describe --json > "$t/dn.plan" 2>> "$t/stderr" \
+      && "$VENVS/$v/bin/python" workloads/runners/tinygrad_runner.py --spec workloads/densenet121_xray.json --plan "$t/dn.plan" \
+           --data synthetic --synthetic-seed 1 --train-n 8 --test-n 8 --shape 3,224,224 --classes 14 --epochs 0 --batch 8 \
+           --threads 1 --equivalence "$t/ex-dn" > "$t/tg-dn.out" 2>> "$t/stderr"; rc=$?
+    if [ $rc -eq 0 ] && "$PY" - "$t/tg-dn.out" <<'PYEOF'
 import json, sys
 ev = {e["event"]: e for e in map(json.loads, open(sys.argv[1]))}
 assert ev["hello"]["parameters"] == 6968206, ev["hello"]
@@ -262,31 +268,31 @@ assert ev["equivalence"]["max_rel_diff"] <= 1e-4 and "done" in ev, ev
 print("tinygrad densenet121_xray: %d parameters, forward max rel diff %.1e"
       % (ev["hello"]["parameters"], ev["equivalence"]["max_rel_diff"]))
 PYEOF
-  then ok "tinygrad: densenet121_xray forward of the native export within 1e-4"
-  else bad "tinygrad densenet121_xray equivalence: exit $rc"; tail -5 "$t/stderr" "$t/tg-dn.out"; fi
-done
+    then ok "tinygrad: densenet121_xray forward of the native export within 1e-4"
+    else bad "tinygrad densenet121_xray equivalence: exit $rc"; tail -5 "$t/stderr" "$t/tg-dn.out"; fi
+  fi
 
-# 6c. the recurrent workloads (embedding with a range, repeat_vector, GRU, LSTM, time-distributed LSTM) in the
-# runners that build them through runner_common.LayerModel, beside native, synthetic data, 2 batches of 16: equal
-# parameter counts, forward within 1e-4 of native, the first epoch's training loss within 1e-3 (the second step's
-# loss follows the first update, so the gradients are checked too)
-for impl in paddle mindspore tinygrad chainer; do
-  if [ ! -x "$VENVS/$impl/bin/python" ]; then echo "skipped: $impl recurrent (not installed: no $VENVS/$impl/bin/python; make deps-frameworks)"; continue; fi
-  wls=babi_rnn,imdb_gru,mnist_hrnn
-  pair_bench $impl $wls 16 2 1800 "$t/$impl-rnn.json"; rc=$?
-  if [ $rc -eq 0 ] && check_vs_native "$t/$impl-rnn.json" $impl $wls 1e-3 $wls
-  then ok "$impl: $wls (parameter counts, forward within 1e-4, 2-batch training loss within 1e-3)"
-  else bad "$impl $wls: exit $rc"; tail -5 "$t/stderr"; fi
-done
+  # 6c. the recurrent workloads (embedding with a range, repeat_vector, GRU, LSTM, time-distributed LSTM) in the
+  # runners that build them through runner_common.LayerModel, beside native, synthetic data, 2 batches of 16: equal
+  # parameter counts, forward within 1e-4 of native, the first epoch's training loss within 1e-3 (the second step's
+  # loss follows the first update, so the gradients are checked too)
+  if has $impl "$RNN"; then
+    wls=babi_rnn,imdb_gru,mnist_hrnn
+    pair_bench $impl $wls 16 2 1800 "$t/$impl-rnn.json"; rc=$?
+    if [ $rc -eq 0 ] && check_vs_native "$t/$impl-rnn.json" $impl $wls 1e-3 $wls
+    then ok "$impl: $wls (parameter counts, forward within 1e-4, 2-batch training loss within 1e-3)"
+    else bad "$impl $wls: exit $rc"; tail -5 "$t/stderr"; fi
+  fi
 
-# 7. --precision bf16: the frameworks with a CPU mixed precision train in it (the first epoch's loss moves off
-# fp32's by more than fp32 rounding and by less than bf16's error allows; the equivalence forward stays fp32 within
-# 1e-4; the run records precision bf16); the others are `unsupported` with the reason
-for impl in pytorch tensorflow keras-tensorflow keras-jax keras-torch jax paddle mindspore tinygrad chainer; do
-  v=$(venv_of $impl); v=${v:-torch}
-  if [ ! -x "$VENVS/$v/bin/python" ]; then echo "skipped: $impl bf16 (not installed: no $VENVS/$v/bin/python; make deps-frameworks)"; continue; fi
+  # 7. --precision bf16: the frameworks with a CPU mixed precision train in it (the first epoch's loss moves off
+  # fp32's by more than fp32 rounding and by less than bf16's error allows; the equivalence forward stays fp32 within
+  # 1e-4; the run records precision bf16); the others are `unsupported` with the reason. The fp32 run is section 6's
+  # (the same framework settings); pytorch, which has no section 6 here, runs its own.
+  v=${v:-torch}
+  if [ ! -x "$VENVS/$v/bin/python" ]; then echo "skipped: $impl bf16 (not installed: no $VENVS/$v/bin/python; make deps-frameworks)"; return; fi
   rc=0
   for p in fp32 bf16; do
+    [ $p = fp32 ] && has $impl "$PAIR" && { cp "$t/$impl.json" "$t/$impl-fp32.json" || rc=1; continue; }
     $SD bench --workload mnist_mlp,mnist_cnn --data synthetic --epochs 1 --batch 16 --batches 2 --threads 1 --quiet \
        --no-db --impl $impl --precision $p --venvs "$VENVS" --runner-timeout 600 --json "$t/$impl-$p.json" \
        > "$t/stdout" 2> "$t/stderr" || rc=$?
@@ -314,5 +320,26 @@ for wl in ("mnist_mlp", "mnist_cnn"):
 PYEOF
   then ok "$impl: --precision bf16 (mnist_mlp, mnist_cnn)"
   else bad "$impl bf16: exit $rc"; tail -5 "$t/stderr"; fi
+}
+
+# The longest jobs first, so the two lanes end close together.
+ALL="tinygrad mindspore paddle chainer keras-tensorflow keras-jax keras-torch tensorflow jax pytorch"
+top=$t
+for impl in $ALL; do
+  while [ "$(jobs -rp | wc -l)" -ge 2 ]; do wait -n; done
+  mkdir -p "$top/$impl"
+  ( trap - EXIT; t=$top/$impl; fail=0; framework_checks $impl; echo $fail > "$t/verdict" ) > "$top/$impl.log" 2>&1 &
 done
+wait
+ran=0
+for impl in $ALL; do
+  cat "$top/$impl.log"
+  case $(cat "$top/$impl/verdict" 2>/dev/null) in
+    0) ;;
+    1) fail=1 ;;
+    *) fail=1; echo "FAIL: $impl: its checks ended without a verdict" ;;
+  esac
+  grep -q "^ok: $impl: parameter counts equal" "$top/$impl.log" && ran=$((ran+1))
+done
+echo "frameworks checked: $ran"
 exit $fail
