@@ -1,8 +1,8 @@
 /* dnnl_rnn — GRU and LSTM of the dnnl back-end on the host (see dnnl_rnn.h). Examples are independent in the
  * recurrence, so each thread runs the whole sequence of its slice of the batch with no synchronisation per step;
  * oneDNN 2.6's RNN primitive splits each step's small gemm between the threads and joins them at every step, which
- * is slower (docs/performance.md). With AVX-512 a forward step is one fused kernel (products and gates, `tile`);
- * without, sgemms a step and the gate rows. The backward multiplies each step's gradients into the thread's weight
+ * is slower (docs/performance.md). With AVX-512 or AVX2 a forward step is one fused kernel (products and gates,
+ * `tile`); without, sgemms a step and the gate rows. The backward multiplies each step's gradients into the thread's weight
  * gradients while they are in cache. What backward reads (the workspace, the pre-activation gradients) is
  * time-major, [T][N][...], so that each step's rows are contiguous: batch-major, a step's rows of one example lay a
  * whole sequence apart and the backward's gate loop waited on their cache misses (docs/performance.md). */
@@ -13,7 +13,7 @@
 #include <oneapi/dnnl/dnnl.h>
 
 #include <omp.h>
-#ifdef __AVX512F__
+#if defined(__AVX512F__) || defined(__AVX2__)
 #include <immintrin.h>
 #endif
 #include <stdlib.h>
@@ -98,43 +98,94 @@ static int gemm(char ta, char tb, size_t M, size_t N, size_t K, const float *A, 
                       (dnnl_dim_t)ldb, beta, C, (dnnl_dim_t)ldc) == dnnl_success ? 0 : -1;
 }
 
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
+/* The forward in vectors of VL units (AVX-512: 16, AVX2: 8): a step's recurrent and input products and its gates in
+ * one pass over registers. The weights are packed once a call, per block of VL units, gates side by side, so that a
+ * tile of ROWS rows holds all the gate pre-activations of VL units and the gates run on it there: no gemm call a step
+ * (oneDNN's sgemm repacked W_h at every step, as large as the step's product at babi_rnn's 16 rows a thread), and no
+ * pre-activation buffer. Reciprocals by the approximate reciprocal and one Newton step, not a division. */
 #ifdef __AVX512F__
-/* The forward in AVX-512: a step's recurrent and input products and its gates in one pass over registers. The
- * weights are packed once a call, per block of 16 units, gates side by side, so that a tile of 4 rows holds all the
- * gate pre-activations of 16 units and the gates run on it there: no gemm call a step (oneDNN's sgemm repacked W_h
- * at every step, as large as the step's product at babi_rnn's 16 rows a thread), and no pre-activation buffer.
- * Reciprocals by rcp14 and one Newton step (~1 ulp), not vdivps. */
-static inline __m512 exp16(__m512 x0) {
-    /* max with NaN returns the constant: a NaN clamps to -87 and is put back at the end, as in exp_v */
-    const __m512 x = _mm512_min_ps(_mm512_max_ps(x0, _mm512_set1_ps(-87.0f)), _mm512_set1_ps(88.0f));
-    const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504f)),
-                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    const __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(1.42860677e-6f), _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693145752f), x));
-    __m512 p = _mm512_set1_ps(1.0f / 720.0f);
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-    return _mm512_mask_mov_ps(_mm512_scalef_ps(p, n), _mm512_cmp_ps_mask(x0, x0, _CMP_UNORD_Q), x0);
+#define VL 16
+#define ROWS 4   /* rows of a tile: 4 x 4 accumulators of the 32 registers */
+typedef __m512 vf;
+typedef __mmask16 vm;
+static inline vf vset1(float a) { return _mm512_set1_ps(a); }
+static inline vf vzero(void) { return _mm512_setzero_ps(); }
+static inline vf vload(const float *p) { return _mm512_load_ps(p); }
+static inline vf vadd(vf a, vf b) { return _mm512_add_ps(a, b); }
+static inline vf vsub(vf a, vf b) { return _mm512_sub_ps(a, b); }
+static inline vf vmul(vf a, vf b) { return _mm512_mul_ps(a, b); }
+static inline vf vfmadd(vf a, vf b, vf c) { return _mm512_fmadd_ps(a, b, c); }    /* a b + c */
+static inline vf vfnmadd(vf a, vf b, vf c) { return _mm512_fnmadd_ps(a, b, c); }  /* c - a b */
+static inline vf vmin(vf a, vf b) { return _mm512_min_ps(a, b); }
+static inline vf vmax(vf a, vf b) { return _mm512_max_ps(a, b); }
+static inline vm vmask(int n) { return n >= 16 ? (vm)0xFFFF : (vm)((1u << n) - 1); }
+static inline vf vloadm(vm k, const float *p) { return _mm512_maskz_loadu_ps(k, p); }
+static inline void vstorem(float *p, vm k, vf v) { _mm512_mask_storeu_ps(p, k, v); }
+static inline vf vround(vf x) { return _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+static inline vf vscale(vf p, vf n) { return _mm512_scalef_ps(p, n); }   /* p 2^n */
+static inline vf vkeep_nan(vf r, vf x) { return _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), x); }
+static inline vf vrcp(vf d) {   /* d >= 1 here: no zero, no infinity; rcp14 and a Newton step, ~1 ulp */
+    const vf r = _mm512_rcp14_ps(d);
+    return vmul(r, vfnmadd(d, r, vset1(2.0f)));
 }
-static inline __m512 rcp16(__m512 d) {   /* d >= 1 here: no zero, no infinity */
-    const __m512 r = _mm512_rcp14_ps(d);
-    return _mm512_mul_ps(r, _mm512_fnmadd_ps(d, r, _mm512_set1_ps(2.0f)));
+#else
+#define VL 8
+#define ROWS 2   /* 2 x 4 accumulators, 4 weights and a broadcast of the 16 registers */
+typedef __m256 vf;
+typedef struct { __m256i k; int full; } vm;   /* AVX2's masked moves are slow: whole vectors move plainly */
+static inline vf vset1(float a) { return _mm256_set1_ps(a); }
+static inline vf vzero(void) { return _mm256_setzero_ps(); }
+static inline vf vload(const float *p) { return _mm256_load_ps(p); }
+static inline vf vadd(vf a, vf b) { return _mm256_add_ps(a, b); }
+static inline vf vsub(vf a, vf b) { return _mm256_sub_ps(a, b); }
+static inline vf vmul(vf a, vf b) { return _mm256_mul_ps(a, b); }
+static inline vf vfmadd(vf a, vf b, vf c) { return _mm256_fmadd_ps(a, b, c); }
+static inline vf vfnmadd(vf a, vf b, vf c) { return _mm256_fnmadd_ps(a, b, c); }
+static inline vf vmin(vf a, vf b) { return _mm256_min_ps(a, b); }
+static inline vf vmax(vf a, vf b) { return _mm256_max_ps(a, b); }
+static inline vm vmask(int n) {
+    return (vm){_mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)), n >= 8};
 }
-static inline __m512 sigm16(__m512 x) {
-    return rcp16(_mm512_add_ps(_mm512_set1_ps(1.0f), exp16(_mm512_sub_ps(_mm512_setzero_ps(), x))));
+static inline vf vloadm(vm k, const float *p) {   /* masked lanes 0, not read */
+    return k.full ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, k.k);
 }
-static inline __m512 tanh16(__m512 x) {
-    const __m512 e = exp16(_mm512_add_ps(x, x));
-    return _mm512_fnmadd_ps(_mm512_set1_ps(2.0f), rcp16(_mm512_add_ps(_mm512_set1_ps(1.0f), e)), _mm512_set1_ps(1.0f));
+static inline void vstorem(float *p, vm k, vf v) {
+    if (k.full) _mm256_storeu_ps(p, v);
+    else _mm256_maskstore_ps(p, k.k, v);
 }
+static inline vf vround(vf x) { return _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+static inline vf vscale(vf p, vf n) {   /* p 2^n for integral n in [-126, 127]: the exponent bits built directly */
+    const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+    return vmul(p, _mm256_castsi256_ps(e));
+}
+static inline vf vkeep_nan(vf r, vf x) { return _mm256_blendv_ps(r, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q)); }
+static inline vf vrcp(vf d) {   /* d >= 1 here; rcp's 12 bits and a Newton step: ~2 ulp */
+    const vf r = _mm256_rcp_ps(d);
+    return vmul(r, vfnmadd(d, r, vset1(2.0f)));
+}
+#endif
 
-#define ROWS 4   /* rows of a tile: 4 x 4 accumulators */
+static inline vf vexp(vf x0) {
+    /* max with NaN returns the constant: a NaN clamps to -87 (so n is an int in [-126, 127]) and is put back at the
+     * end, as in exp_v */
+    const vf x = vmin(vmax(x0, vset1(-87.0f)), vset1(88.0f));
+    const vf n = vround(vmul(x, vset1(1.44269504f)));
+    const vf r = vfnmadd(n, vset1(1.42860677e-6f), vfnmadd(n, vset1(0.693145752f), x));
+    vf p = vset1(1.0f / 720.0f);
+    p = vfmadd(p, r, vset1(1.0f / 120.0f));
+    p = vfmadd(p, r, vset1(1.0f / 24.0f));
+    p = vfmadd(p, r, vset1(1.0f / 6.0f));
+    p = vfmadd(p, r, vset1(0.5f));
+    p = vfmadd(p, r, vset1(1.0f));
+    p = vfmadd(p, r, vset1(1.0f));
+    return vkeep_nan(vscale(p, n), x0);
+}
+static inline vf vsigm(vf x) { return vrcp(vadd(vset1(1.0f), vexp(vsub(vzero(), x)))); }
+static inline vf vtanh(vf x) { return vfnmadd(vset1(2.0f), vrcp(vadd(vset1(1.0f), vexp(vadd(x, x)))), vset1(1.0f)); }
 
-/* Floats of the packed weights: per block of 16 units, per k of [h_prev, x_t] (H + F), the G gates' 16 weights. */
-static size_t packed(const dims *d) { return round16((size_t)(d->H + 15) / 16 * (d->H + d->F) * d->G * 16); }
+/* Floats of the packed weights: per block of VL units, per k of [h_prev, x_t] (H + F), the G gates' VL weights. */
+static size_t packed(const dims *d) { return round16((size_t)(d->H + VL - 1) / VL * (d->H + d->F) * d->G * VL); }
 static size_t fwd_each(const dims *d) { return round16(3 * d->per * d->H); }   /* a thread: h in, h out, c */
 
 size_t dnnl_rnn_host_fwd_tmp_bytes(const nn_op *op, int threads) {
@@ -145,12 +196,12 @@ size_t dnnl_rnn_host_fwd_tmp_bytes(const nn_op *op, int threads) {
 static void pack(const dims *d, const float *Wx, const float *Wh, float *wp) {
     const int H = d->H, F = d->F, G = d->G, K = H + F;
     #pragma omp parallel for num_threads(d->nt) schedule(static)
-    for (int ub = 0; ub < (H + 15) / 16; ub++)
+    for (int ub = 0; ub < (H + VL - 1) / VL; ub++)
         for (int k = 0; k < K; k++)
             for (int q = 0; q < G; q++)
-                for (int l = 0; l < 16; l++) {
-                    const int u = ub * 16 + l;
-                    wp[(((size_t)ub * K + k) * G + q) * 16 + l] =
+                for (int l = 0; l < VL; l++) {
+                    const int u = ub * VL + l;
+                    wp[(((size_t)ub * K + k) * G + q) * VL + l] =
                         u >= H ? 0.0f : k < H ? Wh[((size_t)q * H + u) * H + k] : Wx[((size_t)q * H + u) * F + k - H];
                 }
 }
@@ -163,28 +214,28 @@ static void pack(const dims *d, const float *Wx, const float *Wh, float *wp) {
  * The GRU's new gate keeps its input side apart, in acc[r][3] (nn = tanh(x W_xn + r (h W_hn + b_hn))). */
 static inline __attribute__((always_inline)) void tile(const int G, const int gru, int t, int H, int F,
                                                        const float *wp, const float *const *h, const float *const *x,
-                                                       __m512 acc[ROWS][4]) {
+                                                       vf acc[ROWS][4]) {
     for (int r = 0; r < ROWS; r++)
-        for (int q = 0; q < 4; q++) acc[r][q] = _mm512_setzero_ps();
+        for (int q = 0; q < 4; q++) acc[r][q] = vzero();
     if (t)
         for (int k = 0; k < H; k++) {
-            __m512 w[4];
-            for (int q = 0; q < G; q++) w[q] = _mm512_load_ps(wp + ((size_t)k * G + q) * 16);
+            vf w[4];
+            for (int q = 0; q < G; q++) w[q] = vload(wp + ((size_t)k * G + q) * VL);
             for (int q = 0; q < G; q++) KEEP(w[q]);
             for (int r = 0; r < ROWS; r++) {
-                const __m512 b = _mm512_set1_ps(h[r][k]);
-                for (int q = 0; q < G; q++) acc[r][q] = _mm512_fmadd_ps(b, w[q], acc[r][q]);
+                const vf b = vset1(h[r][k]);
+                for (int q = 0; q < G; q++) acc[r][q] = vfmadd(b, w[q], acc[r][q]);
             }
         }
     for (int f = 0; f < F; f++) {
-        __m512 w[4];
-        for (int q = 0; q < G; q++) w[q] = _mm512_load_ps(wp + ((size_t)(H + f) * G + q) * 16);
+        vf w[4];
+        for (int q = 0; q < G; q++) w[q] = vload(wp + ((size_t)(H + f) * G + q) * VL);
         for (int q = 0; q < G; q++) KEEP(w[q]);
         for (int r = 0; r < ROWS; r++) {
-            const __m512 b = _mm512_set1_ps(x[r][f]);
+            const vf b = vset1(x[r][f]);
             for (int q = 0; q < G; q++) {
                 const int a = gru && q == 2 ? 3 : q;
-                acc[r][a] = _mm512_fmadd_ps(b, w[q], acc[r][a]);
+                acc[r][a] = vfmadd(b, w[q], acc[r][a]);
             }
         }
     }
@@ -216,17 +267,17 @@ int dnnl_rnn_host_forward(int threads, const nn_op *op, float *y, void *ws, cons
             if (ws)
                 for (int j = 0; j < m; j++)
                     memcpy(wsh + ((size_t)t * d.N + i0 + j) * H, hin + (size_t)j * H, sizeof(float) * H);
-            for (int ub = 0; ub < (H + 15) / 16; ub++) {
-                const int u = ub * 16;
-                const __mmask16 mk = H - u >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (H - u)) - 1);
-                const float *wb = wp + (size_t)ub * K * G * 16;
+            for (int ub = 0; ub < (H + VL - 1) / VL; ub++) {
+                const int u = ub * VL;
+                const vm mk = vmask(H - u);
+                const float *wb = wp + (size_t)ub * K * G * VL;
                 /* a gate's b_x + b_h; the GRU's n gate keeps them apart (r scales only the recurrent side's):
                  * its b_hn in slot 2, b_xn in slot 3 */
-                __m512 bias[4];
+                vf bias[4];
                 for (int q = 0; q < 4; q++) {
-                    const __m512 bxq = _mm512_maskz_loadu_ps(mk, bx + (size_t)(q < G ? q : 2) * H + u);
-                    const __m512 bhq = _mm512_maskz_loadu_ps(mk, bh + (size_t)(q < G ? q : 2) * H + u);
-                    bias[q] = lstm || q < 2 ? _mm512_add_ps(bxq, bhq) : q == 2 ? bhq : bxq;
+                    const vf bxq = vloadm(mk, bx + (size_t)(q < G ? q : 2) * H + u);
+                    const vf bhq = vloadm(mk, bh + (size_t)(q < G ? q : 2) * H + u);
+                    bias[q] = lstm || q < 2 ? vadd(bxq, bhq) : q == 2 ? bhq : bxq;
                 }
                 for (int r0 = 0; r0 < m; r0 += ROWS) {
                     const int nr = m - r0 < ROWS ? m - r0 : ROWS;
@@ -236,7 +287,7 @@ int dnnl_rnn_host_forward(int threads, const nn_op *op, float *y, void *ws, cons
                         hr[r] = hin + (size_t)j * H;
                         xr[r] = x + ((size_t)(i0 + j) * T + t) * F;
                     }
-                    __m512 acc[ROWS][4];
+                    vf acc[ROWS][4];
                     if (lstm) tile(4, 0, t, H, F, wb, hr, xr, acc);
                     else tile(3, 1, t, H, F, wb, hr, xr, acc);
                     for (int r = 0; r < nr; r++) {
@@ -245,32 +296,32 @@ int dnnl_rnn_host_forward(int threads, const nn_op *op, float *y, void *ws, cons
                         float *c = cs + (size_t)j * H + u, *ho = hout + (size_t)j * H + u;
                         float *g = ws ? wsg + wrow * 4 * H + u : NULL;
                         if (lstm) {
-                            const __m512 ig = sigm16(_mm512_add_ps(acc[r][0], bias[0]));
-                            const __m512 fg = sigm16(_mm512_add_ps(acc[r][1], bias[1]));
-                            const __m512 gg = tanh16(_mm512_add_ps(acc[r][2], bias[2]));
-                            const __m512 og = sigm16(_mm512_add_ps(acc[r][3], bias[3]));
-                            const __m512 cn = _mm512_fmadd_ps(fg, _mm512_maskz_loadu_ps(mk, c), _mm512_mul_ps(ig, gg));
-                            _mm512_mask_storeu_ps(c, mk, cn);
-                            _mm512_mask_storeu_ps(ho, mk, _mm512_mul_ps(og, tanh16(cn)));
+                            const vf ig = vsigm(vadd(acc[r][0], bias[0]));
+                            const vf fg = vsigm(vadd(acc[r][1], bias[1]));
+                            const vf gg = vtanh(vadd(acc[r][2], bias[2]));
+                            const vf og = vsigm(vadd(acc[r][3], bias[3]));
+                            const vf cn = vfmadd(fg, vloadm(mk, c), vmul(ig, gg));
+                            vstorem(c, mk, cn);
+                            vstorem(ho, mk, vmul(og, vtanh(cn)));
                             if (g) {
-                                _mm512_mask_storeu_ps(g, mk, ig);
-                                _mm512_mask_storeu_ps(g + H, mk, fg);
-                                _mm512_mask_storeu_ps(g + 2 * (size_t)H, mk, gg);
-                                _mm512_mask_storeu_ps(g + 3 * (size_t)H, mk, og);
-                                _mm512_mask_storeu_ps(wsc + wrow * H + u, mk, cn);
+                                vstorem(g, mk, ig);
+                                vstorem(g + H, mk, fg);
+                                vstorem(g + 2 * (size_t)H, mk, gg);
+                                vstorem(g + 3 * (size_t)H, mk, og);
+                                vstorem(wsc + wrow * H + u, mk, cn);
                             }
                         } else {
-                            const __m512 rg = sigm16(_mm512_add_ps(acc[r][0], bias[0]));
-                            const __m512 zg = sigm16(_mm512_add_ps(acc[r][1], bias[1]));
-                            const __m512 hn = _mm512_add_ps(acc[r][2], bias[2]);   /* the recurrent n term */
-                            const __m512 nn = tanh16(_mm512_fmadd_ps(rg, hn, _mm512_add_ps(acc[r][3], bias[3])));
-                            const __m512 hp = _mm512_maskz_loadu_ps(mk, hr[r] + u);
-                            _mm512_mask_storeu_ps(ho, mk, _mm512_fmadd_ps(zg, _mm512_sub_ps(hp, nn), nn));
+                            const vf rg = vsigm(vadd(acc[r][0], bias[0]));
+                            const vf zg = vsigm(vadd(acc[r][1], bias[1]));
+                            const vf hn = vadd(acc[r][2], bias[2]);   /* the recurrent n term */
+                            const vf nn = vtanh(vfmadd(rg, hn, vadd(acc[r][3], bias[3])));
+                            const vf hp = vloadm(mk, hr[r] + u);
+                            vstorem(ho, mk, vfmadd(zg, vsub(hp, nn), nn));
                             if (g) {
-                                _mm512_mask_storeu_ps(g, mk, rg);
-                                _mm512_mask_storeu_ps(g + H, mk, zg);
-                                _mm512_mask_storeu_ps(g + 2 * (size_t)H, mk, nn);
-                                _mm512_mask_storeu_ps(g + 3 * (size_t)H, mk, hn);
+                                vstorem(g, mk, rg);
+                                vstorem(g + H, mk, zg);
+                                vstorem(g + 2 * (size_t)H, mk, nn);
+                                vstorem(g + 3 * (size_t)H, mk, hn);
                             }
                         }
                     }
@@ -286,6 +337,7 @@ int dnnl_rnn_host_forward(int threads, const nn_op *op, float *y, void *ws, cons
 }
 #undef ROWS
 #undef KEEP
+#undef VL
 #else
 /* One step of one row: the gates of units [0, n), gate k of unit u at [k * S + u] (S = H in the buffers), the
  * pre-activations' input side a and recurrent side b, biases bx and bh. LSTM: c updated, h written, and with a
