@@ -253,6 +253,28 @@ Test(gradcheck, dropout_mask_and_scale) {
     nn_backend_free(be);
 }
 
+/* The mask's integer threshold (bits >= ceil(rate 2^24)) keeps exactly the elements the rule u >= rate keeps, u the
+ * 24 bits times 2^-24 in float, which the framework runners reproduce: every rate near a threshold step, the edges. */
+Test(gradcheck, dropout_threshold_is_the_float_rule) {
+    const float rates[] = {0.0f, -0.5f, 0.1f, 0.2f, 0.25f, 1.0f / 3.0f, 0.5f, 0.9f, 0.99999994f, 1.0f, 1.5f,
+                           5.9604645e-8f, 1.0f / 16777216.0f * 3.0f, nextafterf(0.25f, 0.0f), nextafterf(0.25f, 1.0f)};
+    for (size_t r = 0; r < sizeof rates / sizeof *rates; r++) {
+        const float rate = rates[r];
+        const uint32_t thr = nn_dropout_threshold(rate);
+        /* the bits on either side of the threshold, and a sample of hashes */
+        for (int64_t b = (int64_t)thr - 2; b <= (int64_t)thr + 2; b++) {
+            if (b < 0 || b >= 16777216) continue;
+            const float u = (float)b * (1.0f / 16777216.0f);
+            cr_assert_eq((uint32_t)b >= thr, u >= rate, "rate %.9g bits %lld: threshold %u", rate, (long long)b, thr);
+        }
+        for (uint64_t i = 0; i < 20000; i++) {
+            const float u = (float)nn_dropout_bits(3, i) * (1.0f / 16777216.0f);
+            cr_assert_eq(nn_dropout_keep(3, i, rate), u >= rate, "rate %.9g element %llu", rate, (unsigned long long)i);
+        }
+    }
+    cr_assert_eq(nn_dropout_threshold(NAN), 16777216u);   /* u >= NaN: nothing kept */
+}
+
 typedef struct xent_ctx { nn_backend *be; nn_op op; float *z, *p, *l; int32_t *lab; } xent_ctx;
 static double xent_loss(void *v) {
     xent_ctx *c = v;

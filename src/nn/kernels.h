@@ -22,11 +22,19 @@ SD_HD uint64_t nn_hash64(uint64_t x) {
     return x ^ (x >> 31);
 }
 
+/* Element i's 24 random bits: u = bits 2^-24 is uniform in [0,1). */
+SD_HD uint32_t nn_dropout_bits(uint64_t seed, uint64_t i) { return (uint32_t)(nn_hash64(seed ^ nn_hash64(i)) >> 40); }
+
+/* u = bits 2^-24 is exact, so u >= rate exactly when bits >= ceil(rate 2^24): an integer compare, which vectorises
+ * where the float conversion did not. A NaN rate keeps nothing, as u >= NaN. */
+SD_HD uint32_t nn_dropout_threshold(float rate) {
+    if (!(rate > 0.0f)) return rate == rate ? 0u : 16777216u;
+    return rate < 1.0f ? (uint32_t)ceil((double)rate * 16777216.0) : 16777216u;
+}
+
 /* 1 if element i is kept by dropout with drop probability rate. */
 SD_HD int nn_dropout_keep(uint64_t seed, uint64_t i, float rate) {
-    uint64_t h = nn_hash64(seed ^ nn_hash64(i));
-    float u = (float)(h >> 40) * (1.0f / 16777216.0f);   /* 24 random bits -> [0,1) */
-    return u >= rate;
+    return nn_dropout_bits(seed, i) >= nn_dropout_threshold(rate);
 }
 
 /* SGD with momentum (PyTorch form; equal to Keras' for a constant lr). state v. */
