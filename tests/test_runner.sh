@@ -251,32 +251,34 @@ else ok "no runner expands the spec: every one builds showdown's plan"; fi
 # the forward pass of the native export (--export-weights: weights, 8 inputs, logits) within 1e-4, then one
 # training batch of 4 through bench beside native: the same parameter count, the training loss and the validation
 # loss after it (batch norm's running statistics, updated once) within 1e-4 (keras: the loss within 1e-3)
+# Each framework is a job with its own scratch folder $t/FW, two at a time (every run is on one thread); the native
+# exports they read are made first.
 runner_cases() { # impl venv-name runner env loss-tolerance workloads...
   local fw=$1 venv=$2 runner=$3 env=$4 tol=$5 w dargs rc grc eq got; shift 5
-  local JPY=$V/$venv/bin/python
+  local JPY=$V/$venv/bin/python s=$t/$fw
+  mkdir -p "$s"
   local mod=$venv; [ "$runner" = keras_runner.py ] && mod=keras
   if ! [ -x "$JPY" ] || ! env $env TF_CPP_MIN_LOG_LEVEL=2 "$JPY" -c "import $mod, numpy" 2>/dev/null; then
     echo "skipped: $fw cases (no $JPY importing $mod; make deps-frameworks)"; return
   fi
   for w in "$@"; do
-    [ -f "$t/ex-$w/index.json" ] || $SD bench --workload $w --data synthetic --export-weights "$t/ex-$w" > /dev/null 2> "$t/stderr" \
-      || { bad "$w: --export-weights: $(tail -1 "$t/stderr")"; continue; }
-    $SD bench --workload $w --describe --json > "$t/$w.plan" 2> "$t/stderr" || { bad "$w: describe: $(cat "$t/stderr")"; continue; }
+    [ -f "$t/ex-$w/index.json" ] || { bad "$w: no native export"; continue; }
+    $SD bench --workload $w --describe --json > "$s/$w.plan" 2> "$s/stderr" || { bad "$w: describe: $(cat "$s/stderr")"; continue; }
     dargs=$("$PY" -c 'import json, sys
 s, p = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 emb = [l["vocab"] for l in p["layers"] if l["op"] == "embedding"]
 print(("--data synthetic-tokens --vocab %d" % emb[0]) if emb else "--data synthetic",
-      "--shape", ",".join(str(v) for v in s["data"]["shape"]), "--classes", s["data"]["classes"])' workloads/$w.json "$t/$w.plan")
-    env $env "$JPY" workloads/runners/$runner --spec workloads/$w.json --plan "$t/$w.plan" $dargs --synthetic-seed 1 \
-       --train-n 4 --test-n 4 --epochs 0 --batch 4 --threads 1 --equivalence "$t/ex-$w" > "$t/jeq.out" 2>&1; rc=$?
+      "--shape", ",".join(str(v) for v in s["data"]["shape"]), "--classes", s["data"]["classes"])' workloads/$w.json "$s/$w.plan")
+    env $env "$JPY" workloads/runners/$runner --spec workloads/$w.json --plan "$s/$w.plan" $dargs --synthetic-seed 1 \
+       --train-n 4 --test-n 4 --epochs 0 --batch 4 --threads 1 --equivalence "$t/ex-$w" > "$s/jeq.out" 2>&1; rc=$?
     eq=$("$PY" -c 'import json, sys
 e = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
 q = [x for x in e if x["event"] == "equivalence"]
-print("%.1e" % q[0]["max_rel_diff"] if q and q[0]["max_rel_diff"] <= 1e-4 else "bad")' "$t/jeq.out" 2>&1)
+print("%.1e" % q[0]["max_rel_diff"] if q and q[0]["max_rel_diff"] <= 1e-4 else "bad")' "$s/jeq.out" 2>&1)
     if [ $rc -eq 0 ] && [ "$eq" != bad ] && [ -n "$eq" ]; then ok "$fw $w: forward of the native export within 1e-4 ($eq)"
-    else bad "$fw $w: equivalence exit $rc '$eq'"; tail -3 "$t/jeq.out"; fi
+    else bad "$fw $w: equivalence exit $rc '$eq'"; tail -3 "$s/jeq.out"; fi
     $SD bench --workload $w --data synthetic --epochs 1 --batch 4 --batches 1 --backend ref --threads 1 --quiet --no-db \
-       --impl native,$fw --venvs "$V" --runner-timeout 600 --json "$t/j-$w.json" > /dev/null 2> "$t/stderr"; rc=$?
+       --impl native,$fw --venvs "$V" --runner-timeout 600 --json "$s/j-$w.json" > /dev/null 2> "$s/stderr"; rc=$?
     got=$("$PY" -c 'import json, sys
 by = {r["implementation"]: r for r in json.load(open(sys.argv[1]))["runs"]}
 n, j, tol = by["native"], by[sys.argv[2]], float(sys.argv[3])
@@ -286,17 +288,35 @@ en, ej = n["samples"][0]["epochs"][0], j["samples"][0]["epochs"][0]
 for k in ("loss", "val_loss"):
     assert abs(en[k] - ej[k]) <= tol * abs(en[k]), (k, en[k], ej[k])
 print("%d parameters, loss native %.7f %s %.7f, validation %.7f %.7f"
-      % (j["model"]["parameters"], en["loss"], sys.argv[2], ej["loss"], en["val_loss"], ej["val_loss"]))' "$t/j-$w.json" $fw $tol 2>&1); grc=$?
+      % (j["model"]["parameters"], en["loss"], sys.argv[2], ej["loss"], en["val_loss"], ej["val_loss"]))' "$s/j-$w.json" $fw $tol 2>&1); grc=$?
     if [ $rc -eq 0 ] && [ $grc -eq 0 ]; then ok "$fw $w: one training batch beside native ($got)"
-    else bad "$fw $w: bench exit $rc: $got"; tail -3 "$t/stderr"; fi
+    else bad "$fw $w: bench exit $rc: $got"; tail -3 "$s/stderr"; fi
   done
 }
-for fw in jax tensorflow; do
-  runner_cases $fw $fw ${fw}_runner.py "" 1e-4 resnet18_cifar babi_rnn imdb_gru mnist_hrnn
+for w in resnet18_cifar babi_rnn imdb_gru mnist_hrnn; do
+  $SD bench --workload $w --data synthetic --export-weights "$t/ex-$w" > /dev/null 2> "$t/stderr" \
+    || bad "$w: --export-weights: $(tail -1 "$t/stderr")"
 done
-# Keras 3 on each back-end (the venv showdown runs it from) builds the recurrent workloads from stock layers
-for be in tensorflow jax torch; do
-  runner_cases keras-$be $be keras_runner.py KERAS_BACKEND=$be 1e-3 babi_rnn imdb_gru mnist_hrnn
+# jax and tensorflow on a graph and the recurrent workloads; Keras 3 on each back-end (the venv showdown runs it
+# from) builds the recurrent workloads from stock layers
+CASES=("jax jax jax_runner.py - 1e-4 resnet18_cifar babi_rnn imdb_gru mnist_hrnn"
+       "tensorflow tensorflow tensorflow_runner.py - 1e-4 resnet18_cifar babi_rnn imdb_gru mnist_hrnn"
+       "keras-tensorflow tensorflow keras_runner.py KERAS_BACKEND=tensorflow 1e-3 babi_rnn imdb_gru mnist_hrnn"
+       "keras-jax jax keras_runner.py KERAS_BACKEND=jax 1e-3 babi_rnn imdb_gru mnist_hrnn"
+       "keras-torch torch keras_runner.py KERAS_BACKEND=torch 1e-3 babi_rnn imdb_gru mnist_hrnn")
+for c in "${CASES[@]}"; do
+  set -- $c; [ "$4" = - ] && set -- "$1" "$2" "$3" "" "${@:5}"
+  while [ "$(jobs -rp | wc -l)" -ge 2 ]; do wait -n; done
+  ( trap - EXIT; fail=0; runner_cases "$@"; echo $fail > "$t/$1.verdict" ) > "$t/$1.log" 2>&1 &
+done
+wait
+for c in "${CASES[@]}"; do
+  set -- $c; cat "$t/$1.log"
+  case $(cat "$t/$1.verdict" 2>/dev/null) in
+    0) ;;
+    1) fail=1 ;;
+    *) fail=1; echo "FAIL: $1 cases ended without a verdict" ;;
+  esac
 done
 
 # the real PyTorch runner against the native engine on Fashion-MNIST
