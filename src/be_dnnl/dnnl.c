@@ -13,6 +13,7 @@ static size_t dnnl_workspace_size(nn_backend *be, const nn_op *op) {
     switch (op->kind) {
     case NN_OP_MAXPOOL: {
         if (op->priv) return PRIV(op, pool_priv)->ws_bytes;
+        if (dn_pool_host(op)) return dn_pool_host_ws_bytes(op);
         /* asked before prepare(): ask oneDNN, else the largest it uses (s32 per output) */
         dn_desc fd;
         dnnl_primitive_desc_t pd;

@@ -123,6 +123,7 @@ typedef struct pool_priv {
     dstep fwd_inf;                /* max pooling at inference: no workspace written */
     size_t ws_bytes;
     stage f_x, f_y, b_dy, b_dx;   /* reorders where the graph's layouts differ from the primitive's */
+    int host;                     /* max pooling of a blocked tensor on the host (dn_pool_host): none of the above */
 } pool_priv;
 
 typedef struct relu_priv {
@@ -221,6 +222,8 @@ int dn_dense_backward(nn_backend *be, const nn_op *op, float *dx, float *dw, flo
 /* ---- pooling (dnnl_pool.c) ---------------------------------------------------------------------------------------- */
 int dn_pool_descs(const nn_op *op, dnnl_prop_kind_t prop, dn_desc *fd, dn_desc *bd);
 int dn_pool_prepare(dnnl_ctx *c, nn_op *op, pool_priv *p);
+int dn_pool_host(const nn_op *op);                   /* max pooling that runs on the host (dnnl_pool.c) */
+size_t dn_pool_host_ws_bytes(const nn_op *op);
 int dn_maxpool_forward(nn_backend *be, const nn_op *op, float *y, void *ws, const float *x);
 int dn_maxpool_backward(nn_backend *be, const nn_op *op, float *dx, const float *dy,
                         const float *x, const float *y, const void *ws);
