@@ -3,7 +3,7 @@
  * and "bf16all" (y, dx, dW in bf16 too, as PyTorch's autocast runs them),
  * every memory format chosen by oneDNN (format_tag any): the best case, no reorders timed. PROBE_ACT=nhwc (or
  * nchw) fixes the activations' layout (x, y, dx, dy), the weights' staying any. PROBE_MM=1 times instead each
- * backward-weights as one matmul (probe_mm).
+ * backward-weights as one matmul (probe_mm). PROBE_F32=1: f32 only (a CPU without bf16 kernels, such as AVX2).
  * Per pass: 2 untimed calls, then the median of 5 timed calls (ms a call), and the implementation's name.
  *
  *   oneDNN 2.6 (Debian):  cc -O2 -std=c11 scripts/dnnl-probe.c -ldnnl -o dnnl-probe26
@@ -215,8 +215,9 @@ int main(int argc, char **argv) {
             if (probe_mm(&layers[i], dnnl_f32) || probe_mm(&layers[i], dnnl_bf16)) return 1;
             continue;
         }
-        if (probe(&layers[i], dnnl_f32, dnnl_f32) || probe(&layers[i], dnnl_bf16, dnnl_f32)
-            || probe(&layers[i], dnnl_bf16, dnnl_bf16)) return 1;
+        if (probe(&layers[i], dnnl_f32, dnnl_f32)) return 1;
+        if (getenv("PROBE_F32")) continue;   /* a CPU without bf16 kernels (AVX2): f32 only */
+        if (probe(&layers[i], dnnl_bf16, dnnl_f32) || probe(&layers[i], dnnl_bf16, dnnl_bf16)) return 1;
     }
     dnnl_stream_destroy(strm);
     dnnl_engine_destroy(eng);
