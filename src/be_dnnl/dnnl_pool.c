@@ -28,16 +28,19 @@ int dn_pool_descs(const nn_op *op, dnnl_prop_kind_t prop, dn_desc *fd, dn_desc *
  * of the first maximum (the reference's rule: only a greater value replaces it; compares with NaN are false), kept as
  * u8 per output element for backward. Backward writes each dx vector once where the windows tile the plane (stride =
  * kernel, no padding: dx = dy where the index is this position, else 0), else zeroes dx and adds lane by lane.
+ * y (and dy) may be NCHW instead, as before a dense layer; the workspace stays in the input's blocks.
  * nChw16c (AVX-512) keeps oneDNN's, not measured against this; so does SD_DNNL_POOL_ONEDNN set when the op is
  * prepared, for comparison. */
 #ifdef __AVX2__
 #include <immintrin.h>
 
 int dn_pool_host(const nn_op *op) {
-    return op->kind == NN_OP_MAXPOOL && op->fmt_in == NN_FMT_NCHW8C && op->fmt_out == NN_FMT_NCHW8C
-           && op->kh * op->kw <= 255 && !getenv("SD_DNNL_POOL_ONEDNN");
+    return op->kind == NN_OP_MAXPOOL && op->fmt_in == NN_FMT_NCHW8C
+           && (op->fmt_out == NN_FMT_NCHW8C || op->fmt_out == NN_FMT_NCHW) && op->kh * op->kw <= 255
+           && !getenv("SD_DNNL_POOL_ONEDNN");
 }
-size_t dn_pool_host_ws_bytes(const nn_op *op) { return nn_fmt_elems(op->fmt_out, op->n, op->oc, op->oh, op->ow); }
+/* the workspace in the input's blocks, whatever y's layout */
+size_t dn_pool_host_ws_bytes(const nn_op *op) { return nn_fmt_elems(op->fmt_in, op->n, op->oc, op->oh, op->ow); }
 
 static inline void store_idx8(uint8_t *dst, __m256 idx) {   /* 8 window indices (0..255, as floats) as bytes */
     const __m128i i32lo = _mm256_castsi256_si128(_mm256_cvtps_epi32(idx)), i32hi = _mm256_extracti128_si256(_mm256_cvtps_epi32(idx), 1);
@@ -47,10 +50,12 @@ static inline void store_idx8(uint8_t *dst, __m256 idx) {   /* 8 window indices 
 
 static void host_maxpool_fwd(int threads, const nn_op *op, float *restrict y, uint8_t *restrict ws,
                              const float *restrict x) {
-    const int B = 8, H = op->h, W = op->w, OH = op->oh, OW = op->ow;
-    const long planes = (long)op->n * ((op->c + B - 1) / B);
+    const int B = 8, H = op->h, W = op->w, OH = op->oh, OW = op->ow, C = op->c, nchw = op->fmt_out == NN_FMT_NCHW;
+    const long CB = (C + B - 1) / B, planes = (long)op->n * CB;
     #pragma omp parallel for num_threads(threads) schedule(static)
     for (long pl = 0; pl < planes; pl++) {
+        const long n = pl / CB, cb = pl % CB;
+        const int L = C - cb * B < B ? (int)(C - cb * B) : B;   /* the block's real channels */
         const float *xp = x + (size_t)pl * H * W * B;
         for (int oh = 0; oh < OH; oh++) {
             const int h0 = oh * op->sh - op->ph;
@@ -70,7 +75,11 @@ static void host_maxpool_fwd(int threads, const nn_op *op, float *restrict y, ui
                         best = _mm256_blendv_ps(best, a, gt);
                         idx = _mm256_blendv_ps(idx, k, gt);
                     }
-                _mm256_storeu_ps(y + o, best);
+                if (nchw) {   /* y in NCHW (the pooling before a dense layer): the block's real channels apart */
+                    float t[8];
+                    _mm256_storeu_ps(t, best);
+                    for (int l = 0; l < L; l++) y[(((size_t)n * C + cb * B + l) * OH + oh) * OW + ow] = t[l];
+                } else _mm256_storeu_ps(y + o, best);
                 if (ws) store_idx8(ws + o, idx);
             }
         }
@@ -79,20 +88,26 @@ static void host_maxpool_fwd(int threads, const nn_op *op, float *restrict y, ui
 
 static void host_maxpool_bwd(int threads, const nn_op *op, float *restrict dx, const float *restrict dy,
                              const uint8_t *restrict ws) {
-    const int B = 8, H = op->h, W = op->w, OH = op->oh, OW = op->ow;
-    const long planes = (long)op->n * ((op->c + B - 1) / B);
+    const int B = 8, H = op->h, W = op->w, OH = op->oh, OW = op->ow, C = op->c, nchw = op->fmt_out == NN_FMT_NCHW;
+    const long CB = (C + B - 1) / B, planes = (long)op->n * CB;
     const int tiles = op->sh == op->kh && op->sw == op->kw && op->ph == 0 && op->pw == 0;
     #pragma omp parallel for num_threads(threads) schedule(static)
     for (long pl = 0; pl < planes; pl++) {   /* windows overlap only within a plane: no two threads add to one dx */
         float *dxp = dx + (size_t)pl * H * W * B;
-        const float *dyp = dy + (size_t)pl * OH * OW * B;
+        const long n = pl / CB, cb = pl % CB;
+        const int L = C - cb * B < B ? (int)(C - cb * B) : B;
+        const float *dyp = nchw ? NULL : dy + (size_t)pl * OH * OW * B;
         const uint8_t *wp = ws + (size_t)pl * OH * OW * B;
         if (!tiles || OH * op->kh != H || OW * op->kw != W) memset(dxp, 0, sizeof(float) * (size_t)H * W * B);
         for (int oh = 0; oh < OH; oh++)
             for (int ow = 0; ow < OW; ow++) {
                 const size_t o = ((size_t)oh * OW + ow) * B;
+                float t[8] = {0};   /* dy of the block's lanes; padded ones 0 */
+                if (nchw)
+                    for (int l = 0; l < L; l++) t[l] = dy[(((size_t)n * C + cb * B + l) * OH + oh) * OW + ow];
+                else memcpy(t, dyp + o, sizeof t);
                 if (tiles) {
-                    const __m256 g = _mm256_loadu_ps(dyp + o);
+                    const __m256 g = _mm256_loadu_ps(t);
                     const __m256i at = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(wp + o)));
                     for (int r = 0; r < op->kh; r++)
                         for (int q = 0; q < op->kw; q++) {
@@ -105,7 +120,7 @@ static void host_maxpool_bwd(int threads, const nn_op *op, float *restrict dx, c
                     const int k = wp[o + l];
                     if (k == 255) continue;
                     const int ih = oh * op->sh - op->ph + k / op->kw, iw = ow * op->sw - op->pw + k % op->kw;
-                    dxp[((size_t)ih * W + iw) * B + l] += dyp[o + l];
+                    dxp[((size_t)ih * W + iw) * B + l] += t[l];
                 }
             }
     }
