@@ -78,7 +78,7 @@ static void host_maxpool_fwd(int threads, const nn_op *op, float *restrict y, ui
                 if (nchw) {   /* y in NCHW (the pooling before a dense layer): the block's real channels apart */
                     float t[8];
                     _mm256_storeu_ps(t, best);
-                    for (int l = 0; l < L; l++) y[(((size_t)n * C + cb * B + l) * OH + oh) * OW + ow] = t[l];
+                    for (int l = 0; l < L; l++) y[nn_fmt_at(NN_FMT_NCHW, C, (size_t)OH * OW, n, cb * B + l, (size_t)oh * OW + ow)] = t[l];
                 } else _mm256_storeu_ps(y + o, best);
                 if (ws) store_idx8(ws + o, idx);
             }
@@ -104,7 +104,7 @@ static void host_maxpool_bwd(int threads, const nn_op *op, float *restrict dx, c
                 const size_t o = ((size_t)oh * OW + ow) * B;
                 float t[8] = {0};   /* dy of the block's lanes; padded ones 0 */
                 if (nchw)
-                    for (int l = 0; l < L; l++) t[l] = dy[(((size_t)n * C + cb * B + l) * OH + oh) * OW + ow];
+                    for (int l = 0; l < L; l++) t[l] = dy[nn_fmt_at(NN_FMT_NCHW, C, (size_t)OH * OW, n, cb * B + l, (size_t)oh * OW + ow)];
                 else memcpy(t, dyp + o, sizeof t);
                 if (tiles) {
                     const __m256 g = _mm256_loadu_ps(t);
