@@ -284,6 +284,95 @@ static void parity_conv(const char *name) {
     nn_backend_free(be);
 }
 
+/* ---- conv2d as host Winograd F(4x4,3x3) (be_dnnl/dnnl_wino.c) --------------------------------------------------
+ * SD_DNNL_WINO=on runs every 3x3 stride-1 convolution between blocked tensors there, untimed: forward, backward-data
+ * (the turned, transposed weights), and the inference call with bias, residual and relu. Against the reference in
+ * NCHW: odd channels (padded lanes must stay 0), planes not a multiple of the 4x4 tile, pad 0 and 1, tiny planes. */
+static void slab_io(float *buf, float *nchw, int fmt, int n, int c, int cs, size_t hw, int to);
+static void env_impl(void *user, const char *key, const char *value) {
+    if (strcmp(key, "backend_impl") == 0) snprintf(user, 800, "%s", value);
+}
+
+static void parity_conv_winograd(int block) {
+    setenv("SD_DNNL_WINO", "on", 1);
+    setenv("SD_DNNL_BLOCK", block == 8 ? "8" : "16", 1);
+    nn_backend *be = open_be("dnnl"), *ref = open_ref();
+    const int fmt = block == 8 ? NN_FMT_NCHW8C : NN_FMT_NCHW16C;
+    const nn_op shapes[] = {
+        conv_op(2, 16, 8, 8, 16, 3, 3, 1, 1, 1),
+        conv_op(2, 50, 13, 11, 37, 3, 3, 1, 1, 1),   /* odd channels and sizes */
+        conv_op(3, 32, 26, 26, 64, 3, 3, 1, 0, 1),   /* mnist_cnn conv2 at batch 3 */
+        conv_op(1, 9, 5, 7, 20, 3, 3, 1, 0, 0),      /* no bias, pad 0 */
+        conv_op(2, 64, 4, 4, 24, 3, 3, 1, 1, 1),     /* one tile */
+        conv_op(1, 8, 2, 3, 8, 3, 3, 1, 1, 1),       /* a plane smaller than the tile */
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        nn_op op = shapes[i];
+        const size_t nx = (size_t)op.n * op.c * op.h * op.w, ny = (size_t)op.n * op.oc * op.oh * op.ow;
+        const size_t nw = (size_t)op.oc * op.c * 9, nb = (size_t)op.oc;
+        float *x = rnd_buf(nx, 1.0f), *w = rnd_buf(nw, 0.5f), *b = op.has_bias ? rnd_buf(nb, 0.5f) : NULL;
+        float *dy = rnd_buf(ny, 1.0f), *res = rnd_buf(ny, 1.0f), *zw = calloc(nw, 4), *zb = calloc(nb, 4);
+        cr_assert(zw && zb);
+        layer_out r = run_layer(ref, op, x, w, b, dy, zw, zb);
+        nn_op bo = op;
+        bo.fmt_in = bo.fmt_out = fmt;
+        const size_t bx = nn_fmt_elems(fmt, op.n, op.c, op.h, op.w), by = nn_fmt_elems(fmt, op.n, op.oc, op.oh, op.ow);
+        float *hx = calloc(bx, 4), *hdy = calloc(by, 4), *hres = calloc(by, 4);
+        cr_assert(hx && hdy && hres);
+        slab_io(hx, x, fmt, op.n, op.c, op.c, (size_t)op.h * op.w, 1);
+        slab_io(hdy, dy, fmt, op.n, op.oc, op.oc, (size_t)op.oh * op.ow, 1);
+        slab_io(hres, res, fmt, op.n, op.oc, op.oc, (size_t)op.oh * op.ow, 1);
+        prepare(be, &bo);
+        void *dX = dev(be, hx, bx * 4), *dW = dev(be, w, nw * 4), *dB = b ? dev(be, b, nb * 4) : NULL;
+        void *dY = dev(be, NULL, by * 4), *dDY = dev(be, hdy, by * 4), *dDX = dev(be, NULL, bx * 4);
+        void *dDW = dev(be, NULL, nw * 4), *dDB = dev(be, NULL, nb * 4), *dR = dev(be, hres, by * 4);
+        void *dYi = dev(be, NULL, by * 4);
+        OK(be->ops->conv2d_forward(be, &bo, dY, dX, dW, dB), be);
+        OK(be->ops->conv2d_backward(be, &bo, dDX, dDW, dDB, dDY, dX, dW), be);
+        const nn_conv_fuse f = {.res = dR, .res_fmt = fmt, .y_fmt = fmt, .x_fmt = fmt, .relu = 1};
+        OK(be->ops->conv2d_infer(be, &bo, &f, dYi, dX, dW, dB), be);
+        float *gy = host(be, dY, by), *gdx = host(be, dDX, bx), *gyi = host(be, dYi, by);
+        float *y = malloc(ny * 4), *dx = malloc(nx * 4), *yi = malloc(ny * 4), *want = malloc(ny * 4);
+        cr_assert(y && dx && yi && want);
+        slab_io(gy, y, fmt, op.n, op.oc, op.oc, (size_t)op.oh * op.ow, 0);
+        slab_io(gdx, dx, fmt, op.n, op.c, op.c, (size_t)op.h * op.w, 0);
+        slab_io(gyi, yi, fmt, op.n, op.oc, op.oc, (size_t)op.oh * op.ow, 0);
+        for (size_t k = 0; k < ny; k++) want[k] = r.y[k] + res[k] > 0 ? r.y[k] + res[k] : 0.0f;
+        char what[128];
+        snprintf(what, sizeof what, "winograd %dc n%d %d->%d %dx%d p%d y", block, op.n, op.c, op.oc, op.h, op.w, op.ph);
+        EXPECT_CLOSE(be, what, y, r.y, ny);
+        snprintf(what, sizeof what, "winograd %dc n%d %d->%d %dx%d p%d dx", block, op.n, op.c, op.oc, op.h, op.w, op.ph);
+        EXPECT_CLOSE(be, what, dx, r.dx, nx);
+        snprintf(what, sizeof what, "winograd %dc n%d %d->%d %dx%d p%d relu(y+res)", block, op.n, op.c, op.oc, op.h,
+                 op.w, op.ph);
+        EXPECT_CLOSE(be, what, yi, want, ny);
+        /* the padded channels of the last block stay exactly 0 */
+        const int cpad = (op.oc + block - 1) / block * block;
+        int dirty = 0;
+        for (int n = 0; n < op.n; n++)
+            for (int ch = op.oc; ch < cpad; ch++)
+                for (size_t q = 0; q < (size_t)op.oh * op.ow; q++) {
+                    const size_t at = nn_fmt_at(fmt, (size_t)op.oc, (size_t)op.oh * op.ow, (size_t)n, (size_t)ch, q);
+                    dirty |= gy[at] != 0.0f || gyi[at] != 0.0f;
+                }
+        cr_expect(!dirty, "winograd %dc %d->%d: a padded output channel is not 0", block, op.c, op.oc);
+        release(be, &bo);
+        nn_dev_free(be, dX, bx * 4); nn_dev_free(be, dW, nw * 4); if (dB) nn_dev_free(be, dB, nb * 4);
+        nn_dev_free(be, dY, by * 4); nn_dev_free(be, dDY, by * 4); nn_dev_free(be, dDX, bx * 4);
+        nn_dev_free(be, dDW, nw * 4); nn_dev_free(be, dDB, nb * 4); nn_dev_free(be, dR, by * 4);
+        nn_dev_free(be, dYi, by * 4);
+        free(gy); free(gdx); free(gyi); free(y); free(dx); free(yi); free(want);
+        free(hx); free(hdy); free(hres); free(x); free(w); free(b); free(dy); free(res); free(zw); free(zb);
+        free_out(&r);
+    }
+    char impl[800] = "";
+    be->ops->env(be, env_impl, impl);
+    cr_expect(strstr(impl, "conv fwd host winograd") && strstr(impl, "bwd-data host winograd") &&
+              strstr(impl, "conv infer host winograd"), "the host Winograd did not run: backend_impl \"%s\"", impl);
+    nn_backend_free(ref);
+    nn_backend_free(be);
+}
+
 static void parity_dense(const char *name) {
     nn_backend *be = open_be(name), *ref = open_ref();
     const int shapes[][4] = {/* n, c, oc, bias */
@@ -308,8 +397,6 @@ static void parity_dense(const char *name) {
 }
 
 /* ---- maxpool ------------------------------------------------------------------------------------------ */
-static void slab_io(float *buf, float *nchw, int fmt, int n, int c, int cs, size_t hw, int to);
-
 static void run_pool(nn_backend *be, nn_op op, const float *x, const float *dy, float **y, float **dx) {
     size_t nx = nn_fmt_elems(op.fmt_in, op.n, op.c, op.h, op.w), ny = nn_fmt_elems(op.fmt_out, op.n, op.oc, op.oh, op.ow);
     prepare(be, &op);
@@ -2157,6 +2244,8 @@ static void parity_rnn_primitive(nn_op_kind kind) {
     parity_rnn("dnnl", kind);
     unsetenv("SD_DNNL_RNN_PRIMITIVE");
 }
+Test(dnnl, conv2d_winograd_8c, .timeout = 300) { parity_conv_winograd(8); }
+Test(dnnl, conv2d_winograd_16c, .timeout = 300) { parity_conv_winograd(16); }
 Test(dnnl, gru_primitive, .timeout = 300) { parity_rnn_primitive(NN_OP_GRU); }
 Test(dnnl, gru_nan_input) { rnn_nan_input("dnnl", NN_OP_GRU); }
 Test(dnnl, lstm_nan_input) { rnn_nan_input("dnnl", NN_OP_LSTM); }

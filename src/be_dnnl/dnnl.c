@@ -170,6 +170,8 @@ static void dnnl_destroy(nn_backend *be) {
         if (c->eng) dnnl_engine_destroy(c->eng);
         free(c->scratch);
         free(c->tmp);
+        free(c->wino_tmp);
+        free(c->wino_u);
         free(c->watch);
         free(c);
     }

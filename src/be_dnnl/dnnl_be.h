@@ -47,6 +47,10 @@ typedef struct dnnl_ctx {
     struct watch { const char *lo, *hi; const void *owner; } *watch;
     int nwatch, capwatch;
     uint64_t wgen;
+    void *wino_tmp;               /* the host Winograd convolutions' per-thread chunks (dnnl_wino.c) */
+    size_t wino_bytes;
+    void *wino_u;                 /* a training convolution's transformed weights, made again at each call */
+    size_t wino_u_bytes;
 } dnnl_ctx;
 
 #define CTX(be) ((dnnl_ctx *)(be)->ctx)
@@ -67,6 +71,16 @@ typedef struct stage {
     size_t off;                   /* offset of the reordered copy in ctx->tmp */
 } stage;
 
+/* A convolution run as Winograd F(4x4,3x3) on the host (dnnl_wino.c): its transformed weights and bias. */
+typedef struct dn_wino {
+    int on;                       /* made: the convolution runs here, not in oneDNN */
+    int B, icp, ocp;              /* the tensors' channel block; channels padded to it */
+    int tc;                       /* tiles per chunk a thread takes through all three steps */
+    size_t per_thread;            /* bytes of ctx->wino_tmp a thread uses */
+    float *u;                     /* transformed weights [36][icp][ocp]: own_u, else ctx->wino_u, set per call */
+    int own_u;
+    float *bias;                  /* [ocp], zero past oc */
+} dn_wino;
 /* The inference convolution (conv2d_infer): its own forward_inference primitive with batch norm folded into
  * the weights and bias, the residual sum and relu as post-ops; the folded weights, reordered into the layout
  * the primitive wants, are kept between calls (until ctx->wgen moves). Made at the first call. */
@@ -82,6 +96,7 @@ typedef struct conv_inf {
     size_t dst_bytes;
     uint64_t gen;                 /* ctx->wgen when wbuf/bbuf were filled (0: never) */
     const float *src[5];          /* w, b, gamma, beta, running they were filled from */
+    dn_wino wino;                 /* wino.on: runs as host Winograd (the timed choice), fwd is unused */
 } conv_inf;
 
 /* Backward-weights as one bf16 matmul, a third candidate under bf16 on AMX (conv_choose): dy converted to bf16
@@ -110,6 +125,7 @@ typedef struct conv_priv {
     size_t off_zero_b, off_db, off_dw;             /* zero bias (no b), diff bias, diff weights */
     dnnl_data_type_t dt_f, dt_d, dt_w;             /* what forward, backward-data, backward-weights multiply */
     conv_mm mm;                                    /* mm.on: backward-weights as im2col + matmul (no bwd_w) */
+    dn_wino wf, wd;                                /* on: forward, backward-data as host Winograd instead */
 } conv_priv;
 
 typedef struct dense_priv {
@@ -188,6 +204,7 @@ dnnl_format_tag_t dn_fmt_tag(int fmt);
 void dn_threads_on(dnnl_ctx *c);
 int dn_strm_wait(dnnl_ctx *c);
 void dn_note_impl(dnnl_ctx *c, const char *what, const_dnnl_primitive_t prim);
+void dn_note_host(dnnl_ctx *c, const char *what, const char *name);   /* a kernel of ours, by name */
 /* 1 if oneDNN gave pd its reference implementation (what it falls back to for a layout no kernel takes) */
 int dn_pd_is_ref(const_dnnl_primitive_desc_t pd);
 int dn_pad_r(int in, int k, int s, int pl, int out, int *pr);
@@ -205,6 +222,16 @@ void dn_touched(dnnl_ctx *c, const void *p, size_t bytes);
 int dn_conv2d_infer(nn_backend *be, const nn_op *op, const nn_conv_fuse *f, float *y, const float *x,
                     const float *w, const float *b);
 
+/* ---- Winograd F(4x4,3x3) on the host (dnnl_wino.c) ---------------------------------------------------------------- */
+/* 1 if op (a 3x3 stride-1 convolution with x and y in one blocked layout) can run there; SD_DNNL_WINO=off: never */
+int dn_wino_ok(const nn_op *op, int x_fmt, int y_fmt);
+int dn_wino_forced(void);                            /* SD_DNNL_WINO=on: wherever dn_wino_ok, untimed */
+/* shared_u: the transformed weights go to ctx->wino_u (grown here) and k->u is set before each use */
+int dn_wino_make(dnnl_ctx *c, dn_wino *k, const nn_op *op, int shared_u);
+void dn_wino_release(dn_wino *k);
+void dn_wino_weights(dn_wino *k, const nn_op *op, const float *w, const float *bias, int flip, int threads);
+/* y = relu(conv(x) + bias + res) in op->fmt_out, res and relu optional */
+int dn_wino_run(dnnl_ctx *c, const dn_wino *k, const nn_op *op, float *y, const float *x, const float *res, int relu);
 /* ---- im2col for backward-weights as a matmul (dnnl_im2col.c) ----------------------------------------------------- */
 /* col[r][ic*kh*kw] (bf16 bits) for rows r = (n - n0, oh, ow), n0 <= n < n0 + nb, of x in op->fmt_in */
 void dn_im2col_bf16(uint16_t *col, const float *x, const nn_op *op, int n0, int nb, int threads);

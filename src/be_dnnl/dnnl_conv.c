@@ -179,7 +179,7 @@ static int conv_fwd(dnnl_ctx *c, const nn_op *op, conv_priv *p, float *y, const 
                     const float *b);
 static int conv_bwd_w(dnnl_ctx *c, const nn_op *op, conv_priv *p, float *dw, float *db, const float *dy,
                       const float *x);
-static int conv_bwd_d(dnnl_ctx *c, conv_priv *p, float *dx, const float *dy, const float *w);
+static int conv_bwd_d(dnnl_ctx *c, const nn_op *op, conv_priv *p, float *dx, const float *dy, const float *w);
 
 /* ---- backward-weights as im2col + one bf16 matmul (conv_mm) ---------------------------------------------------- */
 
@@ -247,7 +247,7 @@ static double conv_pass_s(dnnl_ctx *c, const nn_op *op, conv_priv *p, int pass, 
     double t0 = omp_get_wtime();
     int rc = pass == 0 ? conv_fwd(c, op, p, t[1], t[0], t[2], NULL)
            : pass == 1 ? conv_bwd_w(c, op, p, t[5], NULL, t[3], t[0])
-                       : conv_bwd_d(c, p, t[4], t[3], t[2]);
+                       : conv_bwd_d(c, op, p, t[4], t[3], t[2]);
     return rc ? -1 : omp_get_wtime() - t0;
 }
 static double conv_mm_s(dnnl_ctx *c, const nn_op *op, conv_mm *m, float *t[6]) {
@@ -343,6 +343,85 @@ static int conv_choose(dnnl_ctx *c, nn_op *op, conv_priv *p) {
     return conv_make(c, op, p, 1);
 }
 
+/* ---- forward and backward-data of a training step as host Winograd (dnnl_wino.c) ------------------------------- */
+
+/* Backward-data of a 3x3 stride-1 convolution is a 3x3 stride-1 convolution of dy with the weights turned by 180
+ * degrees and their channels swapped, padded by 2 - pad: d describes it. */
+static void wino_bwd_op(const nn_op *op, nn_op *d) {
+    *d = *op;
+    d->c = op->oc; d->oc = op->c; d->h = op->oh; d->w = op->ow; d->oh = op->h; d->ow = op->w;
+    d->ph = 2 - op->ph; d->pw = 2 - op->pw;
+    d->fmt_in = op->fmt_out; d->fmt_out = op->fmt_in;
+}
+
+/* The weights change at every step, so each call transforms them first (into ctx->wino_u). */
+static int wino_fwd(dnnl_ctx *c, const nn_op *op, conv_priv *p, float *y, const float *x, const float *w,
+                    const float *b) {
+    p->wf.u = c->wino_u;
+    dn_wino_weights(&p->wf, op, w, b, 0, c->threads);
+    return dn_wino_run(c, &p->wf, op, y, x, NULL, 0);
+}
+static int wino_bwd_d(dnnl_ctx *c, const nn_op *op, conv_priv *p, float *dx, const float *dy, const float *w) {
+    nn_op d;
+    wino_bwd_op(op, &d);
+    p->wd.u = c->wino_u;
+    dn_wino_weights(&p->wd, &d, w, NULL, 1, c->threads);
+    return dn_wino_run(c, &p->wd, &d, dx, dy, NULL, 0);
+}
+
+/* fp32 forward and backward-data, where the host Winograd can run them, timed against oneDNN's primitives as
+ * conv_choose times bf16 against fp32 (alternating, fastest of 3 after an untimed call, the weights' transform
+ * included), each pass then running in the faster. SD_DNNL_WINO=on takes it untimed, =off never. */
+static int conv_wino_choose(dnnl_ctx *c, nn_op *op, conv_priv *p) {
+    if (p->dt_f != dnnl_f32 || p->dt_d != dnnl_f32) return 0;
+    const int forced = dn_wino_forced();
+    if (!forced && !c->autotune) return 0;
+    nn_op d;
+    wino_bwd_op(op, &d);
+    const int okf = dn_wino_ok(op, op->fmt_in, op->fmt_out), okd = dn_wino_ok(&d, d.fmt_in, d.fmt_out);
+    if (okf) SD_TRY(dn_wino_make(c, &p->wf, op, 1));
+    if (okd) SD_TRY(dn_wino_make(c, &p->wd, &d, 1));
+    if (!okf && !okd) return 0;
+    if (forced) {
+        if (okf) dn_note_host(c, "conv fwd", "host winograd");
+        if (okd) dn_note_host(c, "bwd-data", "host winograd");
+        return 0;
+    }
+    const size_t nx = nn_fmt_elems(op->fmt_in, op->n, op->c, op->h, op->w);
+    const size_t ny = nn_fmt_elems(op->fmt_out, op->n, op->oc, op->oh, op->ow);
+    const size_t nw = (size_t)op->oc * op->c * op->kh * op->kw;
+    const size_t n[6] = {nx, ny, nw, ny, nx, nw};   /* x, y, w, dy, dx, dw */
+    float *t[6] = {0};
+    int rc = 0;
+    for (int i = 0; i < 6 && rc == 0; i++) {
+        t[i] = aligned_alloc(ALIGN, (n[i] * sizeof(float) + ALIGN - 1) / ALIGN * ALIGN);
+        if (!t[i]) rc = sd_err(SD_ENOMEM, "dnnl: cannot allocate %zu bytes to time a convolution", n[i] * 4);
+        else memset(t[i], 0, n[i] * sizeof(float));
+    }
+    double best[2][2] = {{1e30, 1e30}, {1e30, 1e30}};   /* [pass: fwd, bwd-d][oneDNN, host] */
+    for (int k = 0; k < 4 && rc == 0; k++)
+        for (int pass = 0; pass < 2 && rc == 0; pass++)
+            for (int v = 0; v < 2 && rc == 0; v++) {
+                if (!(pass == 0 ? okf : okd)) continue;
+                (pass == 0 ? &p->wf : &p->wd)->on = v;
+                const double sec = conv_pass_s(c, op, p, pass == 0 ? 0 : 2, t);
+                if (sec < 0) rc = SD_EBACKEND;
+                else if (k > 0 && sec < best[pass][v]) best[pass][v] = sec;
+            }
+    for (int i = 0; i < 6; i++) free(t[i]);
+    p->wf.on = okf && best[0][1] < best[0][0];
+    p->wd.on = okd && best[1][1] < best[1][0];
+    if (!p->wf.on) dn_wino_release(&p->wf);
+    if (!p->wd.on) dn_wino_release(&p->wd);
+    if (getenv("SD_DNNL_CHOOSE_LOG"))
+        fprintf(stderr, "choose: %dx%dx%dx%d->%d k3 s1 train | fwd oneDNN %.3f host winograd %.3f | bwd-d oneDNN %.3f "
+                "host winograd %.3f (ms)\n", op->n, op->c, op->h, op->w, op->oc, 1e3 * best[0][0], 1e3 * best[0][1],
+                1e3 * best[1][0], 1e3 * best[1][1]);
+    if (p->wf.on) dn_note_host(c, "conv fwd", "host winograd");
+    if (p->wd.on) dn_note_host(c, "bwd-data", "host winograd");
+    return rc;
+}
+
 int dn_conv_bf16_choose(const dnnl_ctx *c) {
     const char *keep = getenv("SD_DNNL_BF16_PASSES");
     return c->cdt == dnnl_bf16 && c->autotune && !(keep && strcmp(keep, "all") == 0);
@@ -356,9 +435,11 @@ int dn_conv_prepare(dnnl_ctx *c, nn_op *op, conv_priv *p) {
      * SD_DNNL_BF16_PASSES=all): tests and comparisons run it so */
     const int mode = bwdw_mode();
     const int mm_force = !choose && c->cdt == dnnl_bf16 && (mode == BWDW_MATMUL || mode == BWDW_MATMUL1);
+    dn_wino_release(&p->wf);
+    dn_wino_release(&p->wd);
     SD_TRY(conv_make(c, op, p, !choose && !mm_force));
     if (choose) return conv_choose(c, op, p);
-    if (!mm_force) return 0;
+    if (!mm_force) return conv_wino_choose(c, op, p);
     conv_mm m;
     memset(&m, 0, sizeof m);
     const int rc = conv_mm_make(c, op, p, &m, mode == BWDW_MATMUL1 ? 1 : op->n);
@@ -376,6 +457,7 @@ static void conv_inf_release(dnnl_ctx *c, conv_inf *q) {
     dn_step_destroy(&q->w_r);
     free(q->wbuf);
     free(q->bbuf);
+    dn_wino_release(&q->wino);
     memset(q, 0, sizeof *q);
 }
 
@@ -384,11 +466,14 @@ void dn_conv_release(dnnl_ctx *c, conv_priv *p) {
     conv_inf_release(c, &p->inf_train);
     conv_train_release(p);
     conv_mm_release(&p->mm);
+    dn_wino_release(&p->wf);
+    dn_wino_release(&p->wd);
 }
 
 
 static int conv_fwd(dnnl_ctx *c, const nn_op *op, conv_priv *p, float *y, const float *x, const float *w,
                     const float *b) {
+    if (p->wf.on) return wino_fwd(c, op, p, y, x, w, b);
     void *xs, *ws, *ys = dn_stage_out(c, &p->f_y, y);
     SD_TRY(dn_stage_in(c, &p->f_x, x, &xs));
     SD_TRY(dn_stage_in(c, &p->f_w, w, &ws));
@@ -419,7 +504,8 @@ static int conv_bwd_w(dnnl_ctx *c, const nn_op *op, conv_priv *p, float *dw, flo
     return dn_strm_wait(c);
 }
 
-static int conv_bwd_d(dnnl_ctx *c, conv_priv *p, float *dx, const float *dy, const float *w) {
+static int conv_bwd_d(dnnl_ctx *c, const nn_op *op, conv_priv *p, float *dx, const float *dy, const float *w) {
+    if (p->wd.on) return wino_bwd_d(c, op, p, dx, dy, w);
     void *dyd, *wd, *dxs = dn_stage_out(c, &p->d_dx, dx);
     if (p->dy_shared) dyd = p->w_dy.on ? (char *)c->tmp + p->w_dy.off : (void *)dy;   /* conv_bwd_w's copy */
     else SD_TRY(dn_stage_in(c, &p->d_dy, dy, &dyd));
@@ -445,7 +531,7 @@ int dn_conv2d_backward(nn_backend *be, const nn_op *op, float *dx, float *dw, fl
     conv_priv *p = PRIV(op, conv_priv);
     dn_threads_on(c);
     SD_TRY(conv_bwd_w(c, op, p, dw, db, dy, x));
-    if (dx) SD_TRY(conv_bwd_d(c, p, dx, dy, w));
+    if (dx) SD_TRY(conv_bwd_d(c, op, p, dx, dy, w));
     return 0;
 }
 
@@ -586,8 +672,12 @@ static int conv_inf_weights(dnnl_ctx *c, const nn_op *op, conv_inf *q, const nn_
     } else {
         for (int o = 0; o < O; o++) q->bbuf[o] = b ? b[o] : 0.0f;
     }
-    void *a[2] = {(void *)wsrc, q->wbuf};
-    SD_TRY(dn_step_run(c, &q->w_r, a));
+    if (q->wino.on) {
+        dn_wino_weights(&q->wino, op, wsrc, q->bbuf, 0, c->threads);
+    } else {
+        void *a[2] = {(void *)wsrc, q->wbuf};
+        SD_TRY(dn_step_run(c, &q->w_r, a));
+    }
     watch_drop(c, q);
     SD_TRY(watch_add(c, q, w, sizeof(float) * (size_t)O * K));
     SD_TRY(watch_add(c, q, b, b ? sizeof(float) * O : 0));
@@ -601,6 +691,67 @@ static int conv_inf_weights(dnnl_ctx *c, const nn_op *op, conv_inf *q, const nn_
     return 0;
 }
 
+/* One inference call with q's kernel: oneDNN's primitive or the host Winograd. */
+static int conv_inf_run(dnnl_ctx *c, const nn_op *op, conv_inf *q, const nn_conv_fuse *f, float *y, const float *x,
+                        const float *res) {
+    if (q->wino.on) return dn_wino_run(c, &q->wino, op, y, x, res, f->relu);
+    void *xs, *ys = dn_stage_out(c, &q->y, y);
+    SD_TRY(dn_stage_in(c, &q->x, x, &xs));
+    if (res) {   /* the sum post-op adds to what dst holds */
+        if (q->res_on) {
+            void *a[2] = {(void *)res, ys};
+            SD_TRY(dn_step_run(c, &q->res_r, a));
+        } else if (ys != (void *)res) {
+            memcpy(ys, res, q->dst_bytes);
+        }
+    }
+    void *args[4] = {xs, q->wbuf, q->bbuf, ys};
+    SD_TRY(dn_step_run(c, &q->fwd, args));
+    SD_TRY(dn_stage_out_done(c, &q->y, y));
+    return dn_strm_wait(c);
+}
+
+/* Where the host Winograd can run this convolution (fp32, 3x3 stride 1, one blocked layout in and out), time it
+ * against oneDNN's primitive at the first call, as conv_choose times bf16 against fp32: the two alternate call by
+ * call on the call's own x and residual into a scratch y, each keeping its fastest of 3 after an untimed one, and
+ * the faster runs from then on. oneDNN's direct kernels win on small planes and few channels, where most of a 6x6
+ * tile is padding or the 36 products are too small to run at the sgemm's pace. SD_DNNL_WINO=on takes it untimed,
+ * =off never. */
+static int conv_inf_choose(dnnl_ctx *c, const nn_op *op, conv_priv *p, conv_inf *q, const nn_conv_fuse *f,
+                           const float *x, const float *w, const float *b) {
+    if (p->dt_f != dnnl_f32 || !dn_wino_ok(op, f->x_fmt, f->y_fmt) || (f->res && f->res_fmt != f->y_fmt)) return 0;
+    const int forced = dn_wino_forced();
+    if (!forced && !c->autotune) return 0;
+    SD_TRY(dn_wino_make(c, &q->wino, op, 0));
+    if (forced) return 0;
+    const size_t ny = nn_fmt_elems(f->y_fmt, op->n, op->oc, op->oh, op->ow);
+    float *ty = aligned_alloc(ALIGN, (ny * sizeof(float) + ALIGN - 1) / ALIGN * ALIGN);
+    if (!ty) return sd_err(SD_ENOMEM, "dnnl: cannot allocate %zu bytes to time a convolution", ny * 4);
+    memset(ty, 0, ny * sizeof(float));
+    /* both kernels get the unfolded weights: only the time counts, and conv_inf_weights fills them after */
+    dn_wino_weights(&q->wino, op, w, b, 0, c->threads);
+    void *a[2] = {(void *)w, q->wbuf};
+    int rc = dn_step_run(c, &q->w_r, a);
+    for (int o = 0; o < op->oc; o++) q->bbuf[o] = b ? b[o] : 0.0f;
+    double best[2] = {1e30, 1e30};
+    dn_wino keep = q->wino;
+    for (int k = 0; k < 4 && rc == 0; k++)
+        for (int v = 0; v < 2 && rc == 0; v++) {
+            q->wino.on = v;
+            const double t0 = omp_get_wtime();
+            rc = conv_inf_run(c, op, q, f, ty, x, f->res);
+            const double s = omp_get_wtime() - t0;
+            if (k > 0 && s < best[v]) best[v] = s;
+        }
+    free(ty);
+    q->wino = keep;
+    if (getenv("SD_DNNL_CHOOSE_LOG"))
+        fprintf(stderr, "choose: %dx%dx%dx%d->%d k3 s1 %s | oneDNN %.3f host winograd %.3f (ms)\n", op->n, op->c,
+                op->h, op->w, op->oc, f->train ? "train-fwd" : "infer", 1e3 * best[0], 1e3 * best[1]);
+    if (rc == 0 && best[1] >= best[0]) dn_wino_release(&q->wino);
+    return rc;
+}
+
 int dn_conv2d_infer(nn_backend *be, const nn_op *op, const nn_conv_fuse *f, float *y, const float *x,
                     const float *w, const float *b) {
     NEED_PRIV(op);
@@ -612,20 +763,9 @@ int dn_conv2d_infer(nn_backend *be, const nn_op *op, const nn_conv_fuse *f, floa
         const int rc = conv_inf_make(c, op, p, f);
         dn_md_scope_end();   /* the memory descriptors made on the way (oneDNN 3.x: handles) */
         SD_TRY(rc);
+        SD_TRY(conv_inf_choose(c, op, p, q, f, x, w, b));
+        if (q->wino.on) dn_note_host(c, f->train ? "conv train-fwd" : "conv infer", "host winograd");
     }
     SD_TRY(conv_inf_weights(c, op, q, f, w, b));
-    void *xs, *ys = dn_stage_out(c, &q->y, y);
-    SD_TRY(dn_stage_in(c, &q->x, x, &xs));
-    if (f->res) {   /* the sum post-op adds to what dst holds */
-        if (q->res_on) {
-            void *a[2] = {(void *)f->res, ys};
-            SD_TRY(dn_step_run(c, &q->res_r, a));
-        } else if (ys != (void *)f->res) {
-            memcpy(ys, f->res, q->dst_bytes);
-        }
-    }
-    void *args[4] = {xs, q->wbuf, q->bbuf, ys};
-    SD_TRY(dn_step_run(c, &q->fwd, args));
-    SD_TRY(dn_stage_out_done(c, &q->y, y));
-    return dn_strm_wait(c);
+    return conv_inf_run(c, op, q, f, y, x, f->res);
 }

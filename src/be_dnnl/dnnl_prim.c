@@ -179,7 +179,11 @@ void dn_note_impl(dnnl_ctx *c, const char *what, const_dnnl_primitive_t prim) {
     const_dnnl_primitive_desc_t pd;
     if (dnnl_primitive_get_primitive_desc(prim, &pd) != dnnl_success) return;
     const char *name = pd_impl(pd);
-    if (!name) return;
+    if (name) dn_note_host(c, what, name);
+}
+
+/* Name a kernel in the environment (backend_impl) once: "what name" */
+void dn_note_host(dnnl_ctx *c, const char *what, const char *name) {
     char item[64];
     snprintf(item, sizeof item, "%s %s", what, name);
     if (strstr(c->impl, item)) return;
