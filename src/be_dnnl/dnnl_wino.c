@@ -52,12 +52,19 @@ int dn_wino_make(dnnl_ctx *c, dn_wino *k, const nn_op *op, int shared_u) {
     }
     if (k->u) memset(k->u, 0, nu * sizeof(float));
     memset(k->bias, 0, (size_t)k->ocp * sizeof(float));
-    /* a chunk of tiles per thread: V [36][tc][icp] and M [36][tc][ocp], about 1 MiB together */
+    /* A chunk of tiles per thread: V [36][tc][icp] and M [36][tc][ocp], about 1 MiB together, but at least 32 tiles:
+     * every chunk reads all of U (36 icp x ocp), which for 512 channels is 38 MB, and at 8 tiles a chunk (what 1 MiB
+     * holds there) the products waited on memory (512->512 at 4x4 ran 2x slower than oneDNN's direct kernel); never
+     * more than a thread's share of the tiles. */
     const size_t per_tile = (size_t)TILES_XI * (k->icp + k->ocp) * sizeof(float);
     const char *kb = getenv("SD_DNNL_WINO_KB");   /* the chunk's size, for experiments */
     size_t budget = (kb && atol(kb) > 0 ? (size_t)atol(kb) : 1024) * 1024;
-    k->tc = (int)(budget / per_tile);
-    if (k->tc < 8) k->tc = 8;
+    const long tiles = (long)op->n * ((op->oh + 3) / 4) * ((op->ow + 3) / 4);
+    const long share = (tiles + c->threads - 1) / c->threads;
+    long tc = (long)(budget / per_tile);
+    if (tc < 32) tc = 32;
+    if (tc > share) tc = share;
+    k->tc = (int)(tc < 1 ? 1 : tc);
     k->per_thread = (size_t)k->tc * per_tile;
     SD_TRY(dn_grow(&c->wino_tmp, &c->wino_bytes, k->per_thread * (size_t)c->threads));
     k->on = 1;
@@ -76,20 +83,29 @@ void dn_wino_weights(dn_wino *k, const nn_op *op, const float *w, const float *b
                                   {0, 0, 1}};
     const int C = op->c, O = op->oc, icp = k->icp, ocp = k->ocp;
     const size_t xs = (size_t)icp * ocp;
+    /* 8 output channels at a time, so the transform runs in vectors and U's rows are written 8 floats at a time: in
+     * training it is redone at every call, 4x the weights' size */
     #pragma omp parallel for num_threads(threads) schedule(static)
     for (int i = 0; i < C; i++)
-        for (int o = 0; o < O; o++) {   /* U's rows are written along o */
-            const float *src = flip ? w + ((size_t)i * O + o) * 9 : w + ((size_t)o * C + i) * 9;
-            float g[3][3], t[6][3];
+        for (int o0 = 0; o0 < ocp; o0 += 8) {
+            v8 g[3][3], t[6][3];
             for (int a = 0; a < 3; a++)
-                for (int b = 0; b < 3; b++) g[a][b] = flip ? src[(2 - a) * 3 + (2 - b)] : src[a * 3 + b];
+                for (int b = 0; b < 3; b++) {
+                    const int at = flip ? (2 - a) * 3 + (2 - b) : a * 3 + b;
+                    for (int l = 0; l < 8; l++) {
+                        const int o = o0 + l;
+                        g[a][b][l] = o >= O ? 0.0f : flip ? w[((size_t)i * O + o) * 9 + at] : w[((size_t)o * C + i) * 9 + at];
+                    }
+                }
             for (int r = 0; r < 6; r++)
                 for (int b = 0; b < 3; b++) t[r][b] = G[r][0] * g[0][b] + G[r][1] * g[1][b] + G[r][2] * g[2][b];
             for (int r = 0; r < 6; r++)
-                for (int s = 0; s < 6; s++)
-                    k->u[(size_t)(r * 6 + s) * xs + (size_t)i * ocp + o] =
-                        t[r][0] * G[s][0] + t[r][1] * G[s][1] + t[r][2] * G[s][2];
+                for (int q = 0; q < 6; q++)
+                    st8(k->u + (size_t)(r * 6 + q) * xs + (size_t)i * ocp + o0,
+                        t[r][0] * G[q][0] + t[r][1] * G[q][1] + t[r][2] * G[q][2]);
         }
+    for (int xi = 0; xi < TILES_XI; xi++)   /* padded input channels: a shared U holds another layer's there */
+        memset(k->u + (size_t)xi * xs + (size_t)C * ocp, 0, sizeof(float) * (size_t)(icp - C) * ocp);
     for (int o = 0; o < ocp; o++) k->bias[o] = bias && o < O ? bias[o] : 0.0f;
 }
 
