@@ -286,7 +286,8 @@ static void parity_conv(const char *name) {
 
 /* ---- conv2d as host Winograd F(4x4,3x3) (be_dnnl/dnnl_wino.c) --------------------------------------------------
  * SD_DNNL_WINO=on runs every 3x3 stride-1 convolution between blocked tensors there, untimed: forward, backward-data
- * (the turned, transposed weights), and the inference call with bias, residual and relu. Against the reference in
+ * (the turned, transposed weights), backward-weights (dw and db accumulate), and the inference call with bias,
+ * residual and relu. Against the reference in
  * NCHW: odd channels (padded lanes must stay 0), planes not a multiple of the 4x4 tile, pad 0 and 1, tiny planes. */
 static void slab_io(float *buf, float *nchw, int fmt, int n, int c, int cs, size_t hw, int to);
 static void env_impl(void *user, const char *key, const char *value) {
@@ -311,9 +312,8 @@ static void parity_conv_winograd(int block) {
         const size_t nx = (size_t)op.n * op.c * op.h * op.w, ny = (size_t)op.n * op.oc * op.oh * op.ow;
         const size_t nw = (size_t)op.oc * op.c * 9, nb = (size_t)op.oc;
         float *x = rnd_buf(nx, 1.0f), *w = rnd_buf(nw, 0.5f), *b = op.has_bias ? rnd_buf(nb, 0.5f) : NULL;
-        float *dy = rnd_buf(ny, 1.0f), *res = rnd_buf(ny, 1.0f), *zw = calloc(nw, 4), *zb = calloc(nb, 4);
-        cr_assert(zw && zb);
-        layer_out r = run_layer(ref, op, x, w, b, dy, zw, zb);
+        float *dy = rnd_buf(ny, 1.0f), *res = rnd_buf(ny, 1.0f), *zw = rnd_buf(nw, 1.0f), *zb = rnd_buf(nb, 1.0f);
+        layer_out r = run_layer(ref, op, x, w, b, dy, zw, zb);   /* r.dx_skip_dw: dw after one backward (+=) */
         nn_op bo = op;
         bo.fmt_in = bo.fmt_out = fmt;
         const size_t bx = nn_fmt_elems(fmt, op.n, op.c, op.h, op.w), by = nn_fmt_elems(fmt, op.n, op.oc, op.oh, op.ow);
@@ -325,13 +325,16 @@ static void parity_conv_winograd(int block) {
         prepare(be, &bo);
         void *dX = dev(be, hx, bx * 4), *dW = dev(be, w, nw * 4), *dB = b ? dev(be, b, nb * 4) : NULL;
         void *dY = dev(be, NULL, by * 4), *dDY = dev(be, hdy, by * 4), *dDX = dev(be, NULL, bx * 4);
-        void *dDW = dev(be, NULL, nw * 4), *dDB = dev(be, NULL, nb * 4), *dR = dev(be, hres, by * 4);
+        void *dDW = dev(be, zw, nw * 4), *dDB = dev(be, zb, nb * 4), *dR = dev(be, hres, by * 4);
         void *dYi = dev(be, NULL, by * 4);
         OK(be->ops->conv2d_forward(be, &bo, dY, dX, dW, dB), be);
         OK(be->ops->conv2d_backward(be, &bo, dDX, dDW, dDB, dDY, dX, dW), be);
         const nn_conv_fuse f = {.res = dR, .res_fmt = fmt, .y_fmt = fmt, .x_fmt = fmt, .relu = 1};
         OK(be->ops->conv2d_infer(be, &bo, &f, dYi, dX, dW, dB), be);
-        float *gy = host(be, dY, by), *gdx = host(be, dDX, bx), *gyi = host(be, dYi, by);
+        float *gy = host(be, dY, by), *gdx = host(be, dDX, bx), *gyi = host(be, dYi, by), *gdw = host(be, dDW, nw);
+        float *gdb = host(be, dDB, nb), *db1 = malloc(nb * 4);
+        cr_assert(db1);
+        for (size_t k = 0; k < nb; k++) db1[k] = zb[k] + (r.db[k] - zb[k]) / 2;   /* r.db: two backwards */
         float *y = malloc(ny * 4), *dx = malloc(nx * 4), *yi = malloc(ny * 4), *want = malloc(ny * 4);
         cr_assert(y && dx && yi && want);
         slab_io(gy, y, fmt, op.n, op.oc, op.oc, (size_t)op.oh * op.ow, 0);
@@ -346,6 +349,12 @@ static void parity_conv_winograd(int block) {
         snprintf(what, sizeof what, "winograd %dc n%d %d->%d %dx%d p%d relu(y+res)", block, op.n, op.c, op.oc, op.h,
                  op.w, op.ph);
         EXPECT_CLOSE(be, what, yi, want, ny);
+        snprintf(what, sizeof what, "winograd %dc n%d %d->%d %dx%d p%d dw (+=)", block, op.n, op.c, op.oc, op.h, op.w,
+                 op.ph);
+        EXPECT_CLOSE(be, what, gdw, r.dx_skip_dw, nw);
+        snprintf(what, sizeof what, "winograd %dc n%d %d->%d %dx%d p%d db (+=)", block, op.n, op.c, op.oc, op.h, op.w,
+                 op.ph);
+        EXPECT_CLOSE(be, what, gdb, db1, nb);
         /* the padded channels of the last block stay exactly 0 */
         const int cpad = (op.oc + block - 1) / block * block;
         int dirty = 0;
@@ -361,6 +370,7 @@ static void parity_conv_winograd(int block) {
         nn_dev_free(be, dY, by * 4); nn_dev_free(be, dDY, by * 4); nn_dev_free(be, dDX, bx * 4);
         nn_dev_free(be, dDW, nw * 4); nn_dev_free(be, dDB, nb * 4); nn_dev_free(be, dR, by * 4);
         nn_dev_free(be, dYi, by * 4);
+        free(gdw); free(gdb); free(db1);
         free(gy); free(gdx); free(gyi); free(y); free(dx); free(yi); free(want);
         free(hx); free(hdy); free(hres); free(x); free(w); free(b); free(dy); free(res); free(zw); free(zb);
         free_out(&r);
@@ -368,6 +378,7 @@ static void parity_conv_winograd(int block) {
     char impl[800] = "";
     be->ops->env(be, env_impl, impl);
     cr_expect(strstr(impl, "conv fwd host winograd") && strstr(impl, "bwd-data host winograd") &&
+              strstr(impl, "bwd-weights host winograd") &&
               strstr(impl, "conv infer host winograd"), "the host Winograd did not run: backend_impl \"%s\"", impl);
     nn_backend_free(ref);
     nn_backend_free(be);

@@ -51,6 +51,8 @@ typedef struct dnnl_ctx {
     size_t wino_bytes;
     void *wino_u;                 /* a training convolution's transformed weights, made again at each call */
     size_t wino_u_bytes;
+    void *wino_du;                /* backward-weights: each thread's sums of the transformed gradient */
+    size_t wino_du_bytes;
 } dnnl_ctx;
 
 #define CTX(be) ((dnnl_ctx *)(be)->ctx)
@@ -125,7 +127,7 @@ typedef struct conv_priv {
     size_t off_zero_b, off_db, off_dw;             /* zero bias (no b), diff bias, diff weights */
     dnnl_data_type_t dt_f, dt_d, dt_w;             /* what forward, backward-data, backward-weights multiply */
     conv_mm mm;                                    /* mm.on: backward-weights as im2col + matmul (no bwd_w) */
-    dn_wino wf, wd;                                /* on: forward, backward-data as host Winograd instead */
+    dn_wino wf, wd, ww;                            /* on: forward, backward-data, backward-weights as host Winograd */
 } conv_priv;
 
 typedef struct dense_priv {
@@ -232,6 +234,9 @@ void dn_wino_release(dn_wino *k);
 void dn_wino_weights(dn_wino *k, const nn_op *op, const float *w, const float *bias, int flip, int threads);
 /* y = relu(conv(x) + bias + res) in op->fmt_out, res and relu optional */
 int dn_wino_run(dnnl_ctx *c, const dn_wino *k, const nn_op *op, float *y, const float *x, const float *res, int relu);
+int dn_wino_make_bwd_w(dnnl_ctx *c, dn_wino *k, const nn_op *op);
+/* dw (OIHW) += the weights' gradient of y = conv(x) for dy; x in op->fmt_in, dy in op->fmt_out */
+int dn_wino_bwd_w(dnnl_ctx *c, const dn_wino *k, const nn_op *op, float *dw, const float *dy, const float *x);
 /* ---- im2col for backward-weights as a matmul (dnnl_im2col.c) ----------------------------------------------------- */
 /* col[r][ic*kh*kw] (bf16 bits) for rows r = (n - n0, oh, ow), n0 <= n < n0 + nb, of x in op->fmt_in */
 void dn_im2col_bf16(uint16_t *col, const float *x, const nn_op *op, int n0, int nb, int threads);

@@ -369,22 +369,26 @@ static int wino_bwd_d(dnnl_ctx *c, const nn_op *op, conv_priv *p, float *dx, con
     return dn_wino_run(c, &p->wd, &d, dx, dy, NULL, 0);
 }
 
-/* fp32 forward and backward-data, where the host Winograd can run them, timed against oneDNN's primitives as
- * conv_choose times bf16 against fp32 (alternating, fastest of 3 after an untimed call, the weights' transform
- * included), each pass then running in the faster. SD_DNNL_WINO=on takes it untimed, =off never. */
+/* fp32 forward, backward-weights and backward-data, where the host Winograd can run them, timed against oneDNN's
+ * primitives as conv_choose times bf16 against fp32 (alternating, fastest of 3 after an untimed call, the weights'
+ * transform included), each pass then running in the faster. SD_DNNL_WINO=on takes it untimed, =off never. */
 static int conv_wino_choose(dnnl_ctx *c, nn_op *op, conv_priv *p) {
-    if (p->dt_f != dnnl_f32 || p->dt_d != dnnl_f32) return 0;
+    if (p->dt_f != dnnl_f32 || p->dt_d != dnnl_f32 || p->dt_w != dnnl_f32) return 0;
     const int forced = dn_wino_forced();
     if (!forced && !c->autotune) return 0;
     nn_op d;
     wino_bwd_op(op, &d);
     const int okf = dn_wino_ok(op, op->fmt_in, op->fmt_out), okd = dn_wino_ok(&d, d.fmt_in, d.fmt_out);
     if (okf) SD_TRY(dn_wino_make(c, &p->wf, op, 1));
+    if (okf) SD_TRY(dn_wino_make_bwd_w(c, &p->ww, op));
     if (okd) SD_TRY(dn_wino_make(c, &p->wd, &d, 1));
     if (!okf && !okd) return 0;
+    static const char *const what[3] = {"conv fwd", "bwd-weights", "bwd-data"};
+    dn_wino *k[3] = {&p->wf, &p->ww, &p->wd};
+    const int ok[3] = {okf, okf, okd};
     if (forced) {
-        if (okf) dn_note_host(c, "conv fwd", "host winograd");
-        if (okd) dn_note_host(c, "bwd-data", "host winograd");
+        for (int pass = 0; pass < 3; pass++)
+            if (ok[pass]) dn_note_host(c, what[pass], "host winograd");
         return 0;
     }
     const size_t nx = nn_fmt_elems(op->fmt_in, op->n, op->c, op->h, op->w);
@@ -398,27 +402,26 @@ static int conv_wino_choose(dnnl_ctx *c, nn_op *op, conv_priv *p) {
         if (!t[i]) rc = sd_err(SD_ENOMEM, "dnnl: cannot allocate %zu bytes to time a convolution", n[i] * 4);
         else memset(t[i], 0, n[i] * sizeof(float));
     }
-    double best[2][2] = {{1e30, 1e30}, {1e30, 1e30}};   /* [pass: fwd, bwd-d][oneDNN, host] */
-    for (int k = 0; k < 4 && rc == 0; k++)
-        for (int pass = 0; pass < 2 && rc == 0; pass++)
-            for (int v = 0; v < 2 && rc == 0; v++) {
-                if (!(pass == 0 ? okf : okd)) continue;
-                (pass == 0 ? &p->wf : &p->wd)->on = v;
-                const double sec = conv_pass_s(c, op, p, pass == 0 ? 0 : 2, t);
+    double best[3][2] = {{1e30, 1e30}, {1e30, 1e30}, {1e30, 1e30}};   /* [pass: fwd, bwd-w, bwd-d][oneDNN, host] */
+    for (int r = 0; r < 4 && rc == 0; r++)
+        for (int pass = 0; pass < 3 && rc == 0; pass++)
+            for (int v = 0; v < 2 && rc == 0 && ok[pass]; v++) {
+                k[pass]->on = v;
+                const double sec = conv_pass_s(c, op, p, pass, t);
                 if (sec < 0) rc = SD_EBACKEND;
-                else if (k > 0 && sec < best[pass][v]) best[pass][v] = sec;
+                else if (r > 0 && sec < best[pass][v]) best[pass][v] = sec;
             }
     for (int i = 0; i < 6; i++) free(t[i]);
-    p->wf.on = okf && best[0][1] < best[0][0];
-    p->wd.on = okd && best[1][1] < best[1][0];
-    if (!p->wf.on) dn_wino_release(&p->wf);
-    if (!p->wd.on) dn_wino_release(&p->wd);
+    for (int pass = 0; pass < 3; pass++) {
+        k[pass]->on = ok[pass] && best[pass][1] < best[pass][0];
+        if (!k[pass]->on) dn_wino_release(k[pass]);
+        else dn_note_host(c, what[pass], "host winograd");
+    }
     if (getenv("SD_DNNL_CHOOSE_LOG"))
-        fprintf(stderr, "choose: %dx%dx%dx%d->%d k3 s1 train | fwd oneDNN %.3f host winograd %.3f | bwd-d oneDNN %.3f "
-                "host winograd %.3f (ms)\n", op->n, op->c, op->h, op->w, op->oc, 1e3 * best[0][0], 1e3 * best[0][1],
-                1e3 * best[1][0], 1e3 * best[1][1]);
-    if (p->wf.on) dn_note_host(c, "conv fwd", "host winograd");
-    if (p->wd.on) dn_note_host(c, "bwd-data", "host winograd");
+        fprintf(stderr, "choose: %dx%dx%dx%d->%d k3 s1 train | fwd oneDNN %.3f host winograd %.3f | bwd-w oneDNN %.3f "
+                "host winograd %.3f | bwd-d oneDNN %.3f host winograd %.3f (ms)\n", op->n, op->c, op->h, op->w, op->oc,
+                1e3 * best[0][0], 1e3 * best[0][1], 1e3 * best[1][0], 1e3 * best[1][1], 1e3 * best[2][0],
+                1e3 * best[2][1]);
     return rc;
 }
 
@@ -437,6 +440,7 @@ int dn_conv_prepare(dnnl_ctx *c, nn_op *op, conv_priv *p) {
     const int mm_force = !choose && c->cdt == dnnl_bf16 && (mode == BWDW_MATMUL || mode == BWDW_MATMUL1);
     dn_wino_release(&p->wf);
     dn_wino_release(&p->wd);
+    dn_wino_release(&p->ww);
     SD_TRY(conv_make(c, op, p, !choose && !mm_force));
     if (choose) return conv_choose(c, op, p);
     if (!mm_force) return conv_wino_choose(c, op, p);
@@ -468,6 +472,7 @@ void dn_conv_release(dnnl_ctx *c, conv_priv *p) {
     conv_mm_release(&p->mm);
     dn_wino_release(&p->wf);
     dn_wino_release(&p->wd);
+    dn_wino_release(&p->ww);
 }
 
 
@@ -490,6 +495,11 @@ static int conv_fwd(dnnl_ctx *c, const nn_op *op, conv_priv *p, float *y, const 
 static int conv_bwd_w(dnnl_ctx *c, const nn_op *op, conv_priv *p, float *dw, float *db, const float *dy,
                       const float *x) {
     if (p->mm.on) return conv_mm_run(c, op, &p->mm, dw, db, dy, x);
+    if (p->ww.on) {
+        SD_TRY(dn_wino_bwd_w(c, &p->ww, op, dw, dy, x));
+        if (db) dn_conv_db_add(db, dy, op, c->threads);
+        return 0;
+    }
     void *xs, *dys;
     SD_TRY(dn_stage_in(c, &p->w_x, x, &xs));
     SD_TRY(dn_stage_in(c, &p->w_dy, dy, &dys));
@@ -507,7 +517,8 @@ static int conv_bwd_w(dnnl_ctx *c, const nn_op *op, conv_priv *p, float *dw, flo
 static int conv_bwd_d(dnnl_ctx *c, const nn_op *op, conv_priv *p, float *dx, const float *dy, const float *w) {
     if (p->wd.on) return wino_bwd_d(c, op, p, dx, dy, w);
     void *dyd, *wd, *dxs = dn_stage_out(c, &p->d_dx, dx);
-    if (p->dy_shared) dyd = p->w_dy.on ? (char *)c->tmp + p->w_dy.off : (void *)dy;   /* conv_bwd_w's copy */
+    if (p->dy_shared && p->ww.on) SD_TRY(dn_stage_in(c, &p->w_dy, dy, &dyd));   /* conv_bwd_w made no copy */
+    else if (p->dy_shared) dyd = p->w_dy.on ? (char *)c->tmp + p->w_dy.off : (void *)dy;   /* conv_bwd_w's copy */
     else SD_TRY(dn_stage_in(c, &p->d_dy, dy, &dyd));
     SD_TRY(dn_stage_in(c, &p->d_w, w, &wd));
     void *a2[3] = {dyd, wd, dxs};

@@ -155,10 +155,35 @@ static inline void out_tf(const float *m, size_t xstride, v8 y[4][4]) {
     }
 }
 
+/* V [36][tc][icp] of tiles t0 .. t0 + tn - 1 of x (op->fmt_in) */
+static void in_chunk(const dn_wino *k, const nn_op *op, const float *x, float *V, long t0, long tn) {
+    const int B = k->B, H = op->h, W = op->w, icp = k->icp, CB = icp / B;
+    const int TW = (op->ow + 3) / 4;
+    const long TI = (long)((op->oh + 3) / 4) * TW;
+    const size_t vx = (size_t)k->tc * icp;
+    for (long t = 0; t < tn; t++) {
+        const long tt = t0 + t, n = tt / TI, ty = tt % TI / TW, tx = tt % TW;
+        const int y0 = (int)ty * 4 - op->ph, x0 = (int)tx * 4 - op->pw;
+        const int inside = y0 >= 0 && x0 >= 0 && y0 + 6 <= H && x0 + 6 <= W;
+        for (int cb = 0; cb < CB; cb++)
+            for (int g = 0; g < B; g += 8) {
+                const float *xp = x + (size_t)(n * CB + cb) * H * W * B + g;
+                v8 d[6][6];
+                for (int i = 0; i < 6; i++)
+                    for (int j = 0; j < 6; j++) {
+                        const int iy = y0 + i, ix = x0 + j;
+                        d[i][j] = inside || (iy >= 0 && iy < H && ix >= 0 && ix < W)
+                                      ? ld8(xp + ((size_t)iy * W + ix) * B) : bc8(0.0f);
+                    }
+                in_tf(d, V + (size_t)t * icp + (size_t)cb * B + g, vx);
+            }
+    }
+}
+
 int dn_wino_run(dnnl_ctx *c, const dn_wino *k, const nn_op *op, float *y, const float *x, const float *res,
                 int relu) {
-    const int B = k->B, H = op->h, W = op->w, OH = op->oh, OW = op->ow, icp = k->icp, ocp = k->ocp, tc = k->tc;
-    const int TH = (OH + 3) / 4, TW = (OW + 3) / 4, CB = icp / B, OB = ocp / B;
+    const int B = k->B, OH = op->oh, OW = op->ow, icp = k->icp, ocp = k->ocp, tc = k->tc;
+    const int TH = (OH + 3) / 4, TW = (OW + 3) / 4, OB = ocp / B;
     const long TI = (long)TH * TW, T = (long)op->n * TI, chunks = (T + tc - 1) / tc;
     const size_t vx = (size_t)tc * icp, mx = (size_t)tc * ocp, ux = (size_t)icp * ocp;   /* strides between xi */
     int fail = 0;
@@ -169,23 +194,7 @@ int dn_wino_run(dnnl_ctx *c, const dn_wino *k, const nn_op *op, float *y, const 
         #pragma omp for schedule(static)
         for (long ch = 0; ch < chunks; ch++) {
             const long t0 = ch * tc, tn = T - t0 < tc ? T - t0 : tc;
-            for (long t = 0; t < tn; t++) {   /* input transform */
-                const long tt = t0 + t, n = tt / TI, ty = tt % TI / TW, tx = tt % TW;
-                const int y0 = (int)ty * 4 - op->ph, x0 = (int)tx * 4 - op->pw;
-                const int inside = y0 >= 0 && x0 >= 0 && y0 + 6 <= H && x0 + 6 <= W;
-                for (int cb = 0; cb < CB; cb++)
-                    for (int g = 0; g < B; g += 8) {
-                        const float *xp = x + (size_t)(n * CB + cb) * H * W * B + g;
-                        v8 d[6][6];
-                        for (int i = 0; i < 6; i++)
-                            for (int j = 0; j < 6; j++) {
-                                const int iy = y0 + i, ix = x0 + j;
-                                d[i][j] = inside || (iy >= 0 && iy < H && ix >= 0 && ix < W)
-                                              ? ld8(xp + ((size_t)iy * W + ix) * B) : bc8(0.0f);
-                            }
-                        in_tf(d, V + (size_t)t * icp + (size_t)cb * B + g, vx);
-                    }
-            }
+            in_chunk(k, op, x, V, t0, tn);
             for (int xi = 0; xi < TILES_XI && !fail; xi++)
                 if (dnnl_sgemm('N', 'N', tn, ocp, icp, 1.0f, V + xi * vx, icp, k->u + xi * ux, ocp, 0.0f,
                                M + xi * mx, ocp) != dnnl_success) fail = 1;
@@ -214,4 +223,108 @@ int dn_wino_run(dnnl_ctx *c, const dn_wino *k, const nn_op *op, float *y, const 
         }
     }
     return fail ? sd_err(SD_EBACKEND, "oneDNN: dnnl_sgemm failed in a Winograd convolution") : 0;
+}
+
+/* ---- backward-weights: dW += G^T [sum over tiles of (Bt d B) (.) (A dy At)] G ------------------------------------
+ * The same identity read backwards (y = At [(G g Gt) (.) (Bt d B)] A is linear in g): per tile the input's transform
+ * as in forward and dy's 4x4 tile (zero past the output's edge) taken to 6x6 by A; the 36 products now sum over the
+ * tiles, dU[xi] += V[xi]^T Y[xi] (icp x ocp). Each thread sums its chunks into its own dU (ctx->wino_du); the
+ * threads' sums are added and taken back to 3x3 at the end. */
+static inline void dy_tf(v8 d[4][4], float *y, size_t xstride) {
+    v8 t[6][4];
+    for (int j = 0; j < 4; j++) {
+        const v8 d0 = d[0][j], d1 = d[1][j], d2 = d[2][j], d3 = d[3][j];
+        t[0][j] = d0;
+        t[1][j] = d0 + d1 + d2 + d3;
+        t[2][j] = d0 - d1 + d2 - d3;
+        t[3][j] = d0 + 2 * d1 + 4 * d2 + 8 * d3;
+        t[4][j] = d0 - 2 * d1 + 4 * d2 - 8 * d3;
+        t[5][j] = d3;
+    }
+    for (int i = 0; i < 6; i++) {
+        const v8 d0 = t[i][0], d1 = t[i][1], d2 = t[i][2], d3 = t[i][3];
+        float *o = y + (size_t)i * 6 * xstride;
+        st8(o, d0);
+        st8(o + xstride, d0 + d1 + d2 + d3);
+        st8(o + 2 * xstride, d0 - d1 + d2 - d3);
+        st8(o + 3 * xstride, d0 + 2 * d1 + 4 * d2 + 8 * d3);
+        st8(o + 4 * xstride, d0 - 2 * d1 + 4 * d2 - 8 * d3);
+        st8(o + 5 * xstride, d3);
+    }
+}
+
+int dn_wino_make_bwd_w(dnnl_ctx *c, dn_wino *k, const nn_op *op) {
+    SD_TRY(dn_wino_make(c, k, op, 1));
+    const size_t du = (size_t)TILES_XI * k->icp * k->ocp * sizeof(float);
+    return dn_grow(&c->wino_du, &c->wino_du_bytes, du * (size_t)c->threads);
+}
+
+int dn_wino_bwd_w(dnnl_ctx *c, const dn_wino *k, const nn_op *op, float *dw, const float *dy, const float *x) {
+    static const float G[6][3] = {{1.0f / 4, 0, 0},
+                                  {-1.0f / 6, -1.0f / 6, -1.0f / 6},
+                                  {-1.0f / 6, 1.0f / 6, -1.0f / 6},
+                                  {1.0f / 24, 1.0f / 12, 1.0f / 6},
+                                  {1.0f / 24, -1.0f / 12, 1.0f / 6},
+                                  {0, 0, 1}};
+    const int B = k->B, OH = op->oh, OW = op->ow, icp = k->icp, ocp = k->ocp, tc = k->tc, nt = c->threads;
+    const int TH = (OH + 3) / 4, TW = (OW + 3) / 4, OB = ocp / B, C = op->c, O = op->oc;
+    const long TI = (long)TH * TW, T = (long)op->n * TI, chunks = (T + tc - 1) / tc;
+    const size_t vx = (size_t)tc * icp, mx = (size_t)tc * ocp, ux = (size_t)icp * ocp;
+    int fail = 0;
+    #pragma omp parallel num_threads(nt) reduction(| : fail)
+    {
+        const int me = omp_get_thread_num();
+        float *V = (float *)((char *)c->wino_tmp + k->per_thread * (size_t)me);
+        float *Y = V + (size_t)TILES_XI * vx;
+        float *dU = (float *)c->wino_du + (size_t)me * TILES_XI * ux;
+        memset(dU, 0, sizeof(float) * TILES_XI * ux);
+        #pragma omp for schedule(static)
+        for (long ch = 0; ch < chunks; ch++) {
+            const long t0 = ch * tc, tn = T - t0 < tc ? T - t0 : tc;
+            in_chunk(k, op, x, V, t0, tn);
+            for (long t = 0; t < tn; t++) {
+                const long tt = t0 + t, n = tt / TI, ty = tt % TI / TW, tx = tt % TW;
+                const int rows = OH - (int)ty * 4 < 4 ? OH - (int)ty * 4 : 4, cols = OW - (int)tx * 4 < 4 ? OW - (int)tx * 4 : 4;
+                for (int ob = 0; ob < OB; ob++)
+                    for (int g = 0; g < B; g += 8) {
+                        const float *yp = dy + (size_t)(n * OB + ob) * OH * OW * B + g;
+                        v8 d[4][4];
+                        for (int r = 0; r < 4; r++)
+                            for (int q = 0; q < 4; q++)
+                                d[r][q] = r < rows && q < cols
+                                              ? ld8(yp + ((size_t)(ty * 4 + r) * OW + (size_t)(tx * 4 + q)) * B) : bc8(0.0f);
+                        dy_tf(d, Y + (size_t)t * ocp + (size_t)ob * B + g, mx);
+                    }
+            }
+            for (int xi = 0; xi < TILES_XI && !fail; xi++)
+                if (dnnl_sgemm('T', 'N', icp, ocp, tn, 1.0f, V + xi * vx, icp, Y + xi * mx, ocp, 1.0f, dU + xi * ux,
+                               ocp) != dnnl_success) fail = 1;
+        }
+        #pragma omp barrier
+        /* the threads' sums, back to 3x3: dW[o][i] += G^T dU[.][i][o] G, 8 output channels at a time */
+        #pragma omp for schedule(static)
+        for (int i = 0; i < C; i++)
+            for (int o0 = 0; o0 < O; o0 += 8) {
+                v8 u[6][6], t[3][6];
+                for (int xi = 0; xi < TILES_XI; xi++) {
+                    v8 a = bc8(0.0f);
+                    for (int th = 0; th < nt; th++)
+                        a += ld8((const float *)c->wino_du + ((size_t)th * TILES_XI + xi) * ux + (size_t)i * ocp + o0);
+                    u[xi / 6][xi % 6] = a;
+                }
+                for (int a = 0; a < 3; a++)
+                    for (int q = 0; q < 6; q++) {
+                        v8 v = bc8(0.0f);
+                        for (int r = 0; r < 6; r++) v += G[r][a] * u[r][q];
+                        t[a][q] = v;
+                    }
+                for (int a = 0; a < 3; a++)
+                    for (int b = 0; b < 3; b++) {
+                        v8 v = bc8(0.0f);
+                        for (int q = 0; q < 6; q++) v += t[a][q] * G[q][b];
+                        for (int l = 0; l < 8 && o0 + l < O; l++) dw[((size_t)(o0 + l) * C + i) * 9 + a * 3 + b] += v[l];
+                    }
+            }
+    }
+    return fail ? sd_err(SD_EBACKEND, "oneDNN: dnnl_sgemm failed in a Winograd backward-weights") : 0;
 }
