@@ -173,6 +173,7 @@ static void dnnl_destroy(nn_backend *be) {
         free(c->wino_tmp);
         free(c->wino_u);
         free(c->wino_du);
+        free(c->picks);
         free(c->watch);
         free(c);
     }

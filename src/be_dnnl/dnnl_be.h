@@ -53,6 +53,10 @@ typedef struct dnnl_ctx {
     size_t wino_u_bytes;
     void *wino_du;                /* backward-weights: each thread's sums of the transformed gradient */
     size_t wino_du_bytes;
+    /* The host-Winograd-or-oneDNN choices made so far, by shape: a convolution of a shape already timed takes the
+     * same kernels (the same results bit for bit, as two builds of one model in a process must give) untimed. */
+    struct wino_pick { int key[12]; int pick; } *picks;
+    int npicks, cappicks;
 } dnnl_ctx;
 
 #define CTX(be) ((dnnl_ctx *)(be)->ctx)

@@ -343,6 +343,30 @@ static int conv_choose(dnnl_ctx *c, nn_op *op, conv_priv *p) {
     return conv_make(c, op, p, 1);
 }
 
+/* ---- the choices by shape (dnnl_ctx.picks) ---------------------------------------------------------------------- */
+static void pick_key(const nn_op *op, int what, int key[12]) {
+    const int k[12] = {what, op->n, op->c, op->h, op->w, op->oc, op->ph, op->pw, op->fmt_in, op->fmt_out, op->has_bias,
+                       0};
+    memcpy(key, k, sizeof k);
+}
+static int pick_find(const dnnl_ctx *c, const int key[12]) {
+    for (int i = 0; i < c->npicks; i++)
+        if (memcmp(c->picks[i].key, key, sizeof c->picks[i].key) == 0) return c->picks[i].pick;
+    return -1;
+}
+static int pick_add(dnnl_ctx *c, const int key[12], int pick) {
+    if (c->npicks == c->cappicks) {
+        const int cap = c->cappicks ? 2 * c->cappicks : 32;
+        void *n = realloc(c->picks, sizeof *c->picks * (size_t)cap);
+        if (!n) return sd_err(SD_ENOMEM, "dnnl: out of memory");
+        c->picks = n;
+        c->cappicks = cap;
+    }
+    memcpy(c->picks[c->npicks].key, key, sizeof c->picks[c->npicks].key);
+    c->picks[c->npicks++].pick = pick;
+    return 0;
+}
+
 /* ---- forward and backward-data of a training step as host Winograd (dnnl_wino.c) ------------------------------- */
 
 /* Backward-data of a 3x3 stride-1 convolution is a 3x3 stride-1 convolution of dy with the weights turned by 180
@@ -391,6 +415,16 @@ static int conv_wino_choose(dnnl_ctx *c, nn_op *op, conv_priv *p) {
             if (ok[pass]) dn_note_host(c, what[pass], "host winograd");
         return 0;
     }
+    int key[12];
+    pick_key(op, -1, key);
+    const int known = pick_find(c, key);
+    if (known >= 0) {
+        for (int pass = 0; pass < 3; pass++) {
+            k[pass]->on = ok[pass] && (known >> pass & 1);
+            if (!k[pass]->on) dn_wino_release(k[pass]);
+        }
+        return 0;
+    }
     const size_t nx = nn_fmt_elems(op->fmt_in, op->n, op->c, op->h, op->w);
     const size_t ny = nn_fmt_elems(op->fmt_out, op->n, op->oc, op->oh, op->ow);
     const size_t nw = (size_t)op->oc * op->c * op->kh * op->kw;
@@ -412,11 +446,14 @@ static int conv_wino_choose(dnnl_ctx *c, nn_op *op, conv_priv *p) {
                 else if (r > 0 && sec < best[pass][v]) best[pass][v] = sec;
             }
     for (int i = 0; i < 6; i++) free(t[i]);
+    int pick = 0;
     for (int pass = 0; pass < 3; pass++) {
         k[pass]->on = ok[pass] && best[pass][1] < best[pass][0];
         if (!k[pass]->on) dn_wino_release(k[pass]);
         else dn_note_host(c, what[pass], "host winograd");
+        pick |= k[pass]->on << pass;
     }
+    if (rc == 0) rc = pick_add(c, key, pick);
     if (getenv("SD_DNNL_CHOOSE_LOG"))
         fprintf(stderr, "choose: %dx%dx%dx%d->%d k3 s1 train | fwd oneDNN %.3f host winograd %.3f | bwd-w oneDNN %.3f "
                 "host winograd %.3f | bwd-d oneDNN %.3f host winograd %.3f (ms)\n", op->n, op->c, op->h, op->w, op->oc,
@@ -735,6 +772,13 @@ static int conv_inf_choose(dnnl_ctx *c, const nn_op *op, conv_priv *p, conv_inf 
     if (!forced && !c->autotune) return 0;
     SD_TRY(dn_wino_make(c, &q->wino, op, 0));
     if (forced) return 0;
+    int key[12];
+    pick_key(op, fuse_key(f) | (f->train ? 64 : 0), key);
+    const int known = pick_find(c, key);
+    if (known >= 0) {
+        if (!known) dn_wino_release(&q->wino);
+        return 0;
+    }
     const size_t ny = nn_fmt_elems(f->y_fmt, op->n, op->oc, op->oh, op->ow);
     float *ty = aligned_alloc(ALIGN, (ny * sizeof(float) + ALIGN - 1) / ALIGN * ALIGN);
     if (!ty) return sd_err(SD_ENOMEM, "dnnl: cannot allocate %zu bytes to time a convolution", ny * 4);
@@ -760,7 +804,7 @@ static int conv_inf_choose(dnnl_ctx *c, const nn_op *op, conv_priv *p, conv_inf 
         fprintf(stderr, "choose: %dx%dx%dx%d->%d k3 s1 %s | oneDNN %.3f host winograd %.3f (ms)\n", op->n, op->c,
                 op->h, op->w, op->oc, f->train ? "train-fwd" : "infer", 1e3 * best[0], 1e3 * best[1]);
     if (rc == 0 && best[1] >= best[0]) dn_wino_release(&q->wino);
-    return rc;
+    return rc ? rc : pick_add(c, key, q->wino.on);
 }
 
 int dn_conv2d_infer(nn_backend *be, const nn_op *op, const nn_conv_fuse *f, float *y, const float *x,
