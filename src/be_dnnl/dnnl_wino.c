@@ -10,6 +10,14 @@
 
 #define TILES_XI 36                      /* 6x6 transformed positions */
 
+/* the weights' transform, U = G g Gt (and backward-weights' way back, dW = Gt dU G) */
+static const float G[6][3] = {{1.0f / 4, 0, 0},
+                              {-1.0f / 6, -1.0f / 6, -1.0f / 6},
+                              {-1.0f / 6, 1.0f / 6, -1.0f / 6},
+                              {1.0f / 24, 1.0f / 12, 1.0f / 6},
+                              {1.0f / 24, -1.0f / 12, 1.0f / 6},
+                              {0, 0, 1}};
+
 typedef float v8 __attribute__((vector_size(32)));
 typedef int v8i __attribute__((vector_size(32)));
 static inline v8 ld8(const float *p) { v8 v; memcpy(&v, p, sizeof v); return v; }
@@ -75,12 +83,6 @@ int dn_wino_make(dnnl_ctx *c, dn_wino *k, const nn_op *op, int shared_u) {
  * channels. flip: the convolution is the backward-data of w [op->c][op->oc][3][3] (its output channels are w's
  * input ones): g is w[i][o] turned by 180 degrees. */
 void dn_wino_weights(dn_wino *k, const nn_op *op, const float *w, const float *bias, int flip, int threads) {
-    static const float G[6][3] = {{1.0f / 4, 0, 0},
-                                  {-1.0f / 6, -1.0f / 6, -1.0f / 6},
-                                  {-1.0f / 6, 1.0f / 6, -1.0f / 6},
-                                  {1.0f / 24, 1.0f / 12, 1.0f / 6},
-                                  {1.0f / 24, -1.0f / 12, 1.0f / 6},
-                                  {0, 0, 1}};
     const int C = op->c, O = op->oc, icp = k->icp, ocp = k->ocp;
     const size_t xs = (size_t)icp * ocp;
     /* 8 output channels at a time, so the transform runs in vectors and U's rows are written 8 floats at a time: in
@@ -260,12 +262,6 @@ int dn_wino_make_bwd_w(dnnl_ctx *c, dn_wino *k, const nn_op *op) {
 }
 
 int dn_wino_bwd_w(dnnl_ctx *c, const dn_wino *k, const nn_op *op, float *dw, const float *dy, const float *x) {
-    static const float G[6][3] = {{1.0f / 4, 0, 0},
-                                  {-1.0f / 6, -1.0f / 6, -1.0f / 6},
-                                  {-1.0f / 6, 1.0f / 6, -1.0f / 6},
-                                  {1.0f / 24, 1.0f / 12, 1.0f / 6},
-                                  {1.0f / 24, -1.0f / 12, 1.0f / 6},
-                                  {0, 0, 1}};
     const int B = k->B, OH = op->oh, OW = op->ow, icp = k->icp, ocp = k->ocp, tc = k->tc, nt = c->threads;
     const int TH = (OH + 3) / 4, TW = (OW + 3) / 4, OB = ocp / B, C = op->c, O = op->oc;
     const long TI = (long)TH * TW, T = (long)op->n * TI, chunks = (T + tc - 1) / tc;
