@@ -243,6 +243,20 @@ static int conv_mm_run(dnnl_ctx *c, const nn_op *op, conv_mm *m, float *dw, floa
 }
 
 /* Seconds of one call of a pass on the scratch tensors t (x, y, w, dy, dx, dw), or -1 on an error. */
+/* Zeroed x, y, w, dy, dx, dw of op's shapes (t[0..5], NULL where not made), for the timed choices. */
+static int conv_timing_bufs(const nn_op *op, float *t[6]) {
+    const size_t nx = nn_fmt_elems(op->fmt_in, op->n, op->c, op->h, op->w);
+    const size_t ny = nn_fmt_elems(op->fmt_out, op->n, op->oc, op->oh, op->ow);
+    const size_t nw = (size_t)op->oc * op->c * op->kh * op->kw;
+    const size_t n[6] = {nx, ny, nw, ny, nx, nw};
+    for (int i = 0; i < 6; i++) {
+        t[i] = aligned_alloc(ALIGN, (n[i] * sizeof(float) + ALIGN - 1) / ALIGN * ALIGN);
+        if (!t[i]) return sd_err(SD_ENOMEM, "dnnl: cannot allocate %zu bytes to time a convolution", n[i] * 4);
+        memset(t[i], 0, n[i] * sizeof(float));
+    }
+    return 0;
+}
+
 static double conv_pass_s(dnnl_ctx *c, const nn_op *op, conv_priv *p, int pass, float *t[6]) {
     double t0 = omp_get_wtime();
     int rc = pass == 0 ? conv_fwd(c, op, p, t[1], t[0], t[2], NULL)
@@ -287,20 +301,12 @@ static int conv_take_mm(dnnl_ctx *c, nn_op *op, conv_priv *p, const conv_mm *m) 
 static int conv_choose(dnnl_ctx *c, nn_op *op, conv_priv *p) {
     const int mode = bwdw_mode(), mm_one = mode == BWDW_MATMUL1;
     const int mm_force = mode == BWDW_MATMUL || mm_one, mm_try = mode != BWDW_OFF;
-    const size_t nx = nn_fmt_elems(op->fmt_in, op->n, op->c, op->h, op->w);
-    const size_t ny = nn_fmt_elems(op->fmt_out, op->n, op->oc, op->oh, op->ow);
-    const size_t nw = (size_t)op->oc * op->c * op->kh * op->kw;
-    const size_t n[6] = {nx, ny, nw, ny, nx, nw};   /* x, y, w, dy, dx, dw */
     float *t[6] = {0};
     conv_priv q;                                    /* the f32 primitives, beside p's bf16 ones */
     memset(&q, 0, sizeof q);
     q.dt_f = q.dt_d = q.dt_w = dnnl_f32;
     int rc = conv_make(c, op, &q, 0);
-    for (int i = 0; i < 6 && rc == 0; i++) {
-        t[i] = aligned_alloc(ALIGN, (n[i] * sizeof(float) + ALIGN - 1) / ALIGN * ALIGN);
-        if (!t[i]) rc = sd_err(SD_ENOMEM, "dnnl: cannot allocate %zu bytes to time a convolution", n[i] * 4);
-        else memset(t[i], 0, n[i] * sizeof(float));
-    }
+    if (rc == 0) rc = conv_timing_bufs(op, t);
     conv_mm m;                                      /* the im2col + matmul backward-weights */
     memset(&m, 0, sizeof m);
     int have_mm = 0;
@@ -425,17 +431,8 @@ static int conv_wino_choose(dnnl_ctx *c, nn_op *op, conv_priv *p) {
         }
         return 0;
     }
-    const size_t nx = nn_fmt_elems(op->fmt_in, op->n, op->c, op->h, op->w);
-    const size_t ny = nn_fmt_elems(op->fmt_out, op->n, op->oc, op->oh, op->ow);
-    const size_t nw = (size_t)op->oc * op->c * op->kh * op->kw;
-    const size_t n[6] = {nx, ny, nw, ny, nx, nw};   /* x, y, w, dy, dx, dw */
     float *t[6] = {0};
-    int rc = 0;
-    for (int i = 0; i < 6 && rc == 0; i++) {
-        t[i] = aligned_alloc(ALIGN, (n[i] * sizeof(float) + ALIGN - 1) / ALIGN * ALIGN);
-        if (!t[i]) rc = sd_err(SD_ENOMEM, "dnnl: cannot allocate %zu bytes to time a convolution", n[i] * 4);
-        else memset(t[i], 0, n[i] * sizeof(float));
-    }
+    int rc = conv_timing_bufs(op, t);
     double best[3][2] = {{1e30, 1e30}, {1e30, 1e30}, {1e30, 1e30}};   /* [pass: fwd, bwd-w, bwd-d][oneDNN, host] */
     for (int r = 0; r < 4 && rc == 0; r++)
         for (int pass = 0; pass < 3 && rc == 0; pass++)
