@@ -504,6 +504,21 @@ if "$SD" env 2>/dev/null | grep -qE '^  dnnl +built'; then
     || bad "perf on dnnl ($isa): exit $rc, $nconv calls, reference ones: $(echo "$refs" | head -3)"
 fi
 
+# the roofline's Winograd probe runs its three shapes in the graph's blocked layout, so the engine's own Winograd
+# (blocked tensors only) is among what it times: each shape shows up in the back-end's Winograd choice (in plain
+# NCHW none did, and the probe read oneDNN's direct kernel, under the sgemm peak, as the Winograd rate)
+if "$SD" env 2>/dev/null | grep -qE '^  dnnl +built'; then
+  SD_DNNL_CHOOSE_LOG=1 "$SD" perf --workload mnist_mlp --backend dnnl --seconds 0.1 --repeat 1 --roofline \
+      > "$t/wp.out" 2> "$t/wp.err"; rc=$?
+  nshape=0
+  for sh in '32x128x32x32->128 k3 s1 train' '64x64x32x32->64 k3 s1 train' '16x256x16x16->256 k3 s1 train'; do
+    grep -qF "choose: $sh | fwd oneDNN" "$t/wp.err" && nshape=$((nshape + 1))
+  done
+  [ $rc -eq 0 ] && [ $nshape -eq 3 ] && grep -q '^Winograd: forward [0-9.]*, backward [0-9.]* GFLOP/s' "$t/wp.out" \
+    && ok "perf --roofline: the Winograd probe's 3 shapes go through the back-end's Winograd choice (blocked layout)" \
+    || bad "perf --roofline Winograd probe: exit $rc, $nshape of 3 shapes chose: $(grep -m3 choose "$t/wp.err")"
+fi
+
 # the real PyTorch cell, with whatever torch this machine has: the model is built from showdown's plan as the
 # pytorch runner builds it, and its parameter count is the native one
 if "${PYTHON:-/usr/bin/python3}" -c 'import torch, numpy' 2> /dev/null; then
