@@ -320,15 +320,18 @@ static int conv_once(void *p) {
 }
 
 /* One Winograd-eligible shape's forward and backward through dnnl (--autotune on, as in bench: each pass takes
- * the faster of oneDNN's kernel and the engine's own Winograd), as the direct convolution's FLOPs per second. */
-static int wino_shape(nn_backend *be, int C, int H, int N, double *fwd, double *bwd) {
+ * the faster of oneDNN's kernel and the engine's own Winograd), as the direct convolution's FLOPs per second.
+ * *fmt: the layout it ran in. */
+static int wino_shape(nn_backend *be, const int shape[3], double *fwd, double *bwd, int *fmt) {
+    const int C = shape[0], H = shape[1], N = shape[2];
     conv_arg g = {.be = be, .op = {.kind = NN_OP_CONV2D, .n = N, .c = C, .h = H, .w = H, .oc = C, .oh = H, .ow = H,
                                    .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .has_bias = 1}};
-    /* the blocked layout a workload's graph gives these layers here (nChw16c with AVX-512, nChw8c with AVX2),
-     * which the engine's own Winograd needs; C is a whole number of blocks, so no padding */
+    /* the blocked layout a workload's graph gives these layers here (nChw16c with AVX-512, nChw8c with AVX2): the
+     * engine's own Winograd takes blocked tensors only; C is a whole number of blocks, so no padding */
     static const int cand[] = {NN_FMT_NCHW16C, NN_FMT_NCHW8C};
     for (int f = 0; f < 2 && be->ops->layout_ok && !getenv("SD_LAYOUT_NCHW"); f++)
         if (be->ops->layout_ok(be, &g.op, cand[f])) { g.op.fmt_in = g.op.fmt_out = cand[f]; break; }
+    *fmt = g.op.fmt_in;
     size_t act = sizeof(float) * (size_t)N * C * H * H, wb = sizeof(float) * (size_t)C * C * 9, bb = sizeof(float) * C;
     float **bufs[] = {&g.x, &g.y, &g.dx, &g.w, &g.dw, &g.b, &g.db};
     const size_t sizes[] = {act, act, act, wb, wb, bb, bb};
@@ -353,9 +356,8 @@ done:
 }
 
 /* The Winograd rates (the shapes nn_roofline_winograd names): the fastest of three shapes, forward and backward
- * apart. One shape is not the machine's limit: on an AVX2 Zen 3 the engine's own Winograd ran 128->128 on 32x32
- * below the sgemm ceiling, while cifar10_vgg's layers ran at 1.4x it, past a floor counted at that one shape.
- * NaN when dnnl is not built. */
+ * apart, since a floor is the best the machine does and the rate moves with the shape (405-491 GFLOP/s forward
+ * over these three on an AVX2 Zen 3). NaN when dnnl is not built. */
 static int measure_winograd(int threads, double *fwd, double *bwd, char *how, size_t howlen) {
     *fwd = *bwd = NAN;
     if (!nn_backend_compiled("dnnl")) { snprintf(how, howlen, "not measured (no dnnl back-end)"); return 0; }
@@ -363,20 +365,22 @@ static int measure_winograd(int threads, double *fwd, double *bwd, char *how, si
     nn_backend *be = NULL;
     SD_TRY(nn_backend_new(&be, "dnnl", &bo, NULL, 0));
     static const int shapes[][3] = {{128, 32, 32}, {64, 32, 64}, {256, 16, 16}};   /* channels, plane, batch */
-    int rc = 0, bf = 0, bb = 0;
+    int rc = 0, bf = 0, bb = 0, fmt = NN_FMT_NCHW;
+    char list[128] = "";
     for (int i = 0; i < 3 && !rc; i++) {
         double f = NAN, b = NAN;
-        rc = wino_shape(be, shapes[i][0], shapes[i][1], shapes[i][2], &f, &b);
+        rc = wino_shape(be, shapes[i], &f, &b, &fmt);
         if (!rc && !(f <= *fwd)) { *fwd = f; bf = i; }
         if (!rc && !(b <= *bwd)) { *bwd = b; bb = i; }
+        size_t at = strlen(list);
+        snprintf(list + at, sizeof list - at, "%s%d->%d on %dx%d batch %d", i ? ", " : "", shapes[i][0], shapes[i][0],
+                 shapes[i][1], shapes[i][1], shapes[i][2]);
     }
     nn_backend_free(be);
     SD_TRY(rc);
-    snprintf(how, howlen, "3x3 convs through dnnl with --autotune, %d threads, median of 5, the fastest of %d->%d on "
-             "%dx%d batch %d, %d->%d on %dx%d batch %d, %d->%d on %dx%d batch %d: forward %d->%d, backward %d->%d",
-             threads, shapes[0][0], shapes[0][0], shapes[0][1], shapes[0][1], shapes[0][2], shapes[1][0],
-             shapes[1][0], shapes[1][1], shapes[1][1], shapes[1][2], shapes[2][0], shapes[2][0], shapes[2][1],
-             shapes[2][1], shapes[2][2], shapes[bf][0], shapes[bf][0], shapes[bb][0], shapes[bb][0]);
+    snprintf(how, howlen, "3x3 convs in %s through dnnl with --autotune, %d threads, median of 5; the fastest of %s "
+             "(forward: %d->%d, backward: %d->%d)", nn_fmt_name(fmt), threads, list, shapes[bf][0], shapes[bf][0],
+             shapes[bb][0], shapes[bb][0]);
     return 0;
 }
 
