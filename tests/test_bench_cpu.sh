@@ -502,12 +502,10 @@ if "$SD" env 2>/dev/null | grep -qE '^  dnnl +built'; then
   [ $rc -eq 0 ] && [ "$nconv" -gt 0 ] && [ -z "$refs" ] \
     && ok "perf on dnnl ($isa): $nconv convolution and pooling calls, none oneDNN's reference implementation" \
     || bad "perf on dnnl ($isa): exit $rc, $nconv calls, reference ones: $(echo "$refs" | head -3)"
-fi
 
-# the roofline's Winograd probe runs its three shapes in the graph's blocked layout, so the engine's own Winograd
-# (blocked tensors only) is among what it times: each shape shows up in the back-end's Winograd choice (in plain
-# NCHW none did, and the probe read oneDNN's direct kernel, under the sgemm peak, as the Winograd rate)
-if "$SD" env 2>/dev/null | grep -qE '^  dnnl +built'; then
+  # the roofline's Winograd probe runs its three shapes in the graph's blocked layout, so the engine's own Winograd
+  # (blocked tensors only) is among what it times: each shape shows up in the back-end's Winograd choice (in plain
+  # NCHW none did, and the probe read oneDNN's direct kernel, under the sgemm peak, as the Winograd rate)
   SD_DNNL_CHOOSE_LOG=1 "$SD" perf --workload mnist_mlp --backend dnnl --seconds 0.1 --repeat 1 --roofline \
       > "$t/wp.out" 2> "$t/wp.err"; rc=$?
   nshape=0

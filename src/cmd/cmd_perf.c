@@ -328,10 +328,7 @@ static int wino_shape(nn_backend *be, const int shape[3], double *fwd, double *b
                                    .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .has_bias = 1}};
     /* the blocked layout a workload's graph gives these layers here (nChw16c with AVX-512, nChw8c with AVX2): the
      * engine's own Winograd takes blocked tensors only; C is a whole number of blocks, so no padding */
-    static const int cand[] = {NN_FMT_NCHW16C, NN_FMT_NCHW8C};
-    for (int f = 0; f < 2 && be->ops->layout_ok && !getenv("SD_LAYOUT_NCHW"); f++)
-        if (be->ops->layout_ok(be, &g.op, cand[f])) { g.op.fmt_in = g.op.fmt_out = cand[f]; break; }
-    *fmt = g.op.fmt_in;
+    *fmt = g.op.fmt_in = g.op.fmt_out = nn_layout_blocked(be, &g.op);
     size_t act = sizeof(float) * (size_t)N * C * H * H, wb = sizeof(float) * (size_t)C * C * 9, bb = sizeof(float) * C;
     float **bufs[] = {&g.x, &g.y, &g.dx, &g.w, &g.dw, &g.b, &g.db};
     const size_t sizes[] = {act, act, act, wb, wb, bb, bb};

@@ -27,20 +27,32 @@ static int only_consumer(const nn_model *m, int i) {   /* the one layer reading 
     return n == 1 ? who : -1;
 }
 
+static const int blk_cand[] = {NN_FMT_NCHW16C, NN_FMT_NCHW8C};   /* the preferred first */
+#define N_BLK_CAND (sizeof blk_cand / sizeof blk_cand[0])
+
+static int blocked_allowed(nn_backend *be) {   /* SD_LAYOUT_NCHW: for comparisons */
+    return be->ops->layout_ok && !getenv("SD_LAYOUT_NCHW");
+}
+
+int nn_layout_blocked(nn_backend *be, const nn_op *op) {
+    for (size_t f = 0; f < N_BLK_CAND && blocked_allowed(be); f++)
+        if (be->ops->layout_ok(be, op, blk_cand[f])) return blk_cand[f];
+    return NN_FMT_NCHW;
+}
+
 static int blocked_fmt(const nn_model *m) {
-    static const int cand[] = {NN_FMT_NCHW16C, NN_FMT_NCHW8C};
-    for (size_t f = 0; f < sizeof cand / sizeof cand[0]; f++)
+    for (size_t f = 0; f < N_BLK_CAND; f++)
         for (int t = 0; t < m->nlayers; t++)
             if (!nn_is_view(&m->layers[t]) && !nn_is_loss(&m->layers[t]) &&
-                m->be->ops->layout_ok(m->be, &m->layers[t].op, cand[f]))
-                return cand[f];
+                m->be->ops->layout_ok(m->be, &m->layers[t].op, blk_cand[f]))
+                return blk_cand[f];
     return NN_FMT_NCHW;
 }
 
 int nn_fuse_layouts(nn_model *m) {
     nn_backend *be = m->be;
     m->blk_fmt = NN_FMT_NCHW;
-    if (!be->ops->layout_ok || getenv("SD_LAYOUT_NCHW")) return 0;   /* SD_LAYOUT_NCHW: for comparisons */
+    if (!blocked_allowed(be)) return 0;
     const int L = m->nlayers, F = m->blk_fmt = blocked_fmt(m), B = nn_fmt_block(F);
     if (F == NN_FMT_NCHW) return 0;
     unsigned char *b = malloc((size_t)L);
