@@ -87,11 +87,6 @@ static size_t bwd_chunk(const dims *d) {
 }
 static size_t bwd_pw(const dims *d) { return 2 * d->per * d->H + 4 * (size_t)d->GH + bwd_chunk(d); }
 static size_t bwd_each(const dims *d) { return round16(bwd_pw(d) + (size_t)d->GH * (d->F + d->H)); }
-size_t dnnl_rnn_host_bwd_tmp_bytes(const nn_op *op, int threads) {
-    const dims d = dims_of(op, threads);
-    return sizeof(float) * d.nt * bwd_each(&d);
-}
-
 static int gemm(char ta, char tb, size_t M, size_t N, size_t K, const float *A, size_t lda, const float *B,
                 size_t ldb, float beta, float *C, size_t ldc) {
     return dnnl_sgemm(ta, tb, (dnnl_dim_t)M, (dnnl_dim_t)N, (dnnl_dim_t)K, 1.0f, A, (dnnl_dim_t)lda, B,
@@ -335,6 +330,84 @@ int dnnl_rnn_host_forward(int threads, const nn_op *op, float *y, void *ws, cons
     }
     return 0;
 }
+
+/* The backward's per-step products dh_prev += ah W_h and dx_t = ax W_x where a thread's step has few rows
+ * (babi_rnn's and imdb_gru's 16): an sgemm call repacks the whole weight matrix for a product of the same size,
+ * twice a step. Here W_h and W_x are packed once a call, in blocks of VL columns, and a tile of MR rows x NV
+ * vectors of columns stays in registers over k of G H. */
+#if VL == 16
+#define MR 4
+#define NV 4   /* 16 accumulators, 4 weights and a broadcast of the 32 registers */
+#else
+#define MR 4
+#define NV 2   /* 8 accumulators, 2 weights and a broadcast of the 16: 8 FMAs in flight cover their latency */
+#endif
+#define MM_ROWS 64   /* rows a thread at most: above, sgemm's packing is paid back within the call */
+
+static int bwd_mm(const dims *d) { return d->per <= MM_ROWS; }
+/* Floats of B [K][n] packed: per block of VL columns, per k, VL values (zero past n). */
+static int blocks(int n) { return (n + VL - 1) / VL; }
+static size_t panel(size_t K, size_t n) { return round16((size_t)blocks((int)n) * K * VL); }
+static size_t bwd_panels(const dims *d) {
+    return bwd_mm(d) ? panel(d->GH, d->H) + panel(d->GH, d->F) : 0;
+}
+static void pack_block(size_t K, size_t n, const float *B, size_t ldb, size_t nb, float *bp) {
+    float *o = bp + nb * K * VL;
+    for (size_t k = 0; k < K; k++)
+        for (size_t l = 0; l < VL; l++) {
+            const size_t c = nb * VL + l;
+            o[k * VL + l] = c < n ? B[k * ldb + c] : 0.0f;
+        }
+}
+
+static inline __attribute__((always_inline)) void mm_tile(const int nv, int K, const float *const *a,
+                                                          const float *bp, vf acc[MR][NV]) {
+    for (int r = 0; r < MR; r++)
+        for (int v = 0; v < NV; v++) acc[r][v] = vzero();
+    for (int k = 0; k < K; k++) {
+        vf w[NV];
+        for (int v = 0; v < nv; v++) w[v] = vload(bp + ((size_t)v * K + k) * VL);
+        for (int v = 0; v < nv; v++) KEEP(w[v]);
+        for (int r = 0; r < MR; r++) {
+            const vf b = vset1(a[r][k]);
+            for (int v = 0; v < nv; v++) acc[r][v] = vfmadd(b, w[v], acc[r][v]);
+        }
+    }
+}
+
+/* C = A B, or C += A B with add: A [m][K] with rows lda apart, B packed (K x n), C's rows ldc apart. Rows past
+ * m in the last tile repeat the last row and are not stored. */
+static void mm_packed(int m, int K, int n, const float *A, size_t lda, const float *bp, int add, float *C,
+                      size_t ldc) {
+    const int nb = blocks(n);
+    for (int r0 = 0; r0 < m; r0 += MR) {
+        const int nr = m - r0 < MR ? m - r0 : MR;
+        const float *a[MR];
+        for (int r = 0; r < MR; r++) a[r] = A + (size_t)(r0 + (r < nr ? r : nr - 1)) * lda;
+        for (int b0 = 0; b0 < nb; b0 += NV) {
+            const int nv = nb - b0 < NV ? nb - b0 : NV;
+            const float *p = bp + (size_t)b0 * K * VL;
+            vf acc[MR][NV];
+            if (nv == NV) mm_tile(NV, K, a, p, acc);
+            else if (nv == 1) mm_tile(1, K, a, p, acc);
+#if NV > 2
+            else if (nv == 2) mm_tile(2, K, a, p, acc);
+            else mm_tile(3, K, a, p, acc);
+#endif
+            for (int r = 0; r < nr; r++)
+                for (int v = 0; v < nv; v++) {
+                    const int c0 = (b0 + v) * VL;
+                    float *cp = C + (size_t)(r0 + r) * ldc + c0;
+                    const vm mk = vmask(n - c0);
+                    vstorem(cp, mk, add ? vadd(vloadm(mk, cp), acc[r][v]) : acc[r][v]);
+                }
+        }
+    }
+}
+#define HAVE_MM_PACKED
+#undef MR
+#undef NV
+#undef MM_ROWS
 #undef ROWS
 #undef KEEP
 #undef VL
@@ -491,6 +564,14 @@ int dnnl_rnn_host_forward(int threads, const nn_op *op, float *y, void *ws, cons
 }
 
 #endif
+#ifndef HAVE_MM_PACKED
+static size_t bwd_panels(const dims *d) { (void)d; return 0; }
+#endif
+
+size_t dnnl_rnn_host_bwd_tmp_bytes(const nn_op *op, int threads) {
+    const dims d = dims_of(op, threads);
+    return sizeof(float) * (d.nt * bwd_each(&d) + bwd_panels(&d));
+}
 
 int dnnl_rnn_host_backward(int threads, const nn_op *op, float *dx, float *dw, const float *dy, const float *x,
                            const float *w, const void *ws, float *tmp) {
@@ -516,6 +597,18 @@ int dnnl_rnn_host_backward(int threads, const nn_op *op, float *dx, float *dw, c
         int rc = 0;
         memset(sx, 0, sizeof(double) * 2 * GH);
         memset(pw, 0, sizeof(float) * nw);
+#ifdef HAVE_MM_PACKED
+        const int mm = bwd_mm(&d);
+        float *ph = tmp + each * d.nt, *px = ph + panel(GH, H);   /* W_h and W_x packed, shared */
+        if (mm) {
+            const int nbh = blocks(H), nbx = blocks(F);
+            #pragma omp for schedule(static)
+            for (int b = 0; b < nbh + nbx; b++) {
+                if (b < nbh) pack_block(GH, H, Wh, H, b, ph);
+                else pack_block(GH, F, Wx, F, b - nbh, px);
+            }
+        }
+#endif
         for (int sl = th; sl < d.nt && rc == 0; sl += omp_get_num_threads()) {
             int i0, i1;
             slice(&d, sl, &i0, &i1);
@@ -568,9 +661,18 @@ int dnnl_rnn_host_backward(int threads, const nn_op *op, float *dx, float *dw, c
                 /* while the step's gradients are in cache: dh_prev += ah W_h (nothing flows before t = 0),
                  * dx_t = ax W_x (rows T*F apart); then, a chunk at a time, dW_x += ax^T x_t, dW_h += ah^T h_prev */
                 const float *xs = x + ((size_t)i0 * T + t) * F;
-                if (t) rc = gemm('N', 'N', m, H, GH, ah, GH, Wh, H, 1.0f, dh, H);
-                if (rc == 0 && dx) rc = gemm('N', 'N', m, F, GH, ax, GH, Wx, F, 0.0f, dx + ((size_t)i0 * T + t) * F,
-                                             (size_t)T * F);
+#ifdef HAVE_MM_PACKED
+                if (mm) {
+                    if (t) mm_packed(m, GH, H, ah, GH, ph, 1, dh, H);
+                    if (dx) mm_packed(m, GH, F, ax, GH, px, 0, dx + ((size_t)i0 * T + t) * F, (size_t)T * F);
+                } else
+#endif
+                {
+                    if (t) rc = gemm('N', 'N', m, H, GH, ah, GH, Wh, H, 1.0f, dh, H);
+                    if (rc == 0 && dx)
+                        rc = gemm('N', 'N', m, F, GH, ax, GH, Wx, F, 0.0f, dx + ((size_t)i0 * T + t) * F,
+                                  (size_t)T * F);
+                }
                 if (S == 1) {
                     if (rc == 0) rc = gemm('T', 'N', GH, F, m, ax, GH, xs, (size_t)T * F, 1.0f, pw, F);
                     if (rc == 0) rc = gemm('T', 'N', GH, H, m, ah, GH, wsh + w0 * H, H, 1.0f, pw + (size_t)GH * F, H);
