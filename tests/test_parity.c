@@ -2025,14 +2025,16 @@ static void parity_rnn(const char *name, nn_op_kind kind) {
     /* ... and imdb_gru's F and H at its batch, and an odd batch split unevenly over the threads, large
      * enough for the dnnl GRU's sgemm to take its blocked kernels, and a long batch that dnnl's host path
      * splits into sub-batches (two per thread, the second short); and babi_rnn's F and H at its batch, whose
-     * backward products run on the dnnl host path's packed weights (few rows a thread) */
-    int shapes[14][5] = {{1, 1, 1, 1, 0}, {1, 1, 3, 5, 1}, {3, 7, 5, 3, 1}, {5, 4, 9, 17, 0}, {2, 13, 16, 8, 0},
-                         {64, 6, 125, 100, 0}, {33, 4, 64, 48, 1}, {140, 110, 100, 96, 1}, {32, 9, 50, 50, 0}};
-    for (int k = 9; k < 14; k++) {
+     * backward products run on the dnnl host path's packed weights (few rows a thread), in one chunk of steps
+     * for the weight gradients and, longer, in full chunks and a short last one */
+    int shapes[15][5] = {{1, 1, 1, 1, 0}, {1, 1, 3, 5, 1}, {3, 7, 5, 3, 1}, {5, 4, 9, 17, 0}, {2, 13, 16, 8, 0},
+                         {64, 6, 125, 100, 0}, {33, 4, 64, 48, 1}, {140, 110, 100, 96, 1}, {32, 9, 50, 50, 0},
+                         {32, 41, 50, 50, 1}};
+    for (int k = 10; k < 15; k++) {
         shapes[k][0] = rnd_int(1, 9); shapes[k][1] = rnd_int(1, 12); shapes[k][2] = rnd_int(1, 33);
         shapes[k][3] = rnd_int(1, 40); shapes[k][4] = rnd_int(0, 1);
     }
-    for (int k = 0; k < 14; k++) {
+    for (int k = 0; k < 15; k++) {
         const int n = shapes[k][0], T = shapes[k][1], F = shapes[k][2], H = shapes[k][3], rs = shapes[k][4];
         nn_op op = {.kind = kind, .n = n, .c = T, .h = 1, .w = F, .units = H, .ret_seq = rs, .has_bias = 1,
                     .oc = rs ? T : H, .oh = 1, .ow = rs ? H : 1};
