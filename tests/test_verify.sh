@@ -4,7 +4,7 @@
 # with >= 3 repetitions, bench's own results (an unavailable framework among them) accepted, an implementation
 # difference NOT-COMPARABLE, a too-wide published or measured spread named, reruns in a slow spell UNVERIFIABLE and measured
 # again after the others, a SLOWER confirmed by a second rerun (UNVERIFIABLE when the two disagree), positioned
-# errors for a bad file, and the published CNN table on this machine.
+# errors for a bad file, an interrupted rerun's verdicts kept, and the published CNN table on this machine.
 set -u
 SD=${SHOWDOWN:-./showdown}
 PY=${PYTHON:-/usr/bin/python3}
@@ -268,6 +268,9 @@ open(calls, "a").write("call\n")
 # FAKE_SLOW=f: f times slower, in the first FAKE_SLOW_CALLS processes (default all)
 n = sum(1 for _ in open(calls))
 f = float(os.environ.get("FAKE_SLOW", "1")) if n <= int(os.environ.get("FAKE_SLOW_CALLS", "1000000")) else 1.0
+if os.environ.get("FAKE_SLEEP"):   # a process that takes long (the run an interruption lands in)
+    import time
+    time.sleep(float(os.environ["FAKE_SLEEP"]))
 for s in st.split(","):
     print(json.dumps({"setting": s, "version": os.environ.get("FAKE_VERSION", "9.9"), "batch": 128,
                       "train_images_per_s": 1000.0 / f, "train_windows_s": [0.128 * f, 0.130 * f, 0.140 * f],
@@ -377,6 +380,47 @@ expect 9 "a rerun 2x slower once, then at speed" $SD verify "$t/slow-once.json" 
 grep -q "jax .* train_s_per_1000_images .* UNVERIFIABLE *two reruns disagree: the first measured 1.9[0-9]* (100.0% slower), a second after the others 0.9[0-9]* (REPRODUCED: within 10%" "$t/out" \
   && [ "$(wc -l < "$t/cell.calls")" = 6 ] && ok "two reruns that disagree: UNVERIFIABLE naming both" \
   || bad "slow-once: $(wc -l < "$t/cell.calls") processes, $(cat "$t/out" "$t/err")"
+
+# an interrupted rerun keeps what it measured (a reader's rerun of a report takes hours): SIGINT while the third run's
+# process sleeps ends it within seconds with exit 130, the child gone; the table and the --json file hold the two runs
+# checked before, the SLOWER no second rerun confirmed said UNVERIFIABLE
+"$PY" - "$t" <<'PY'
+import copy, json, sys
+t = sys.argv[1]
+d = json.load(open(t + "/best.json"))
+a = d["runs"][0]
+def run(setting, env):
+    r = copy.deepcopy(a)
+    r["settings"]["setting"] = setting
+    r["rerun"]["args"] = ["--workload", "mnist_mlp", "--setting", setting]
+    r["rerun"]["env"] += env
+    return r
+json.dump(dict(d, runs=[run("jit", []), run("nhwc", ["FAKE_SLOW=2"]), run("jit", ["FAKE_SLEEP=120"])]),
+          open(t + "/intr.json", "w"))
+PY
+: > "$t/cell.calls"
+$SD verify "$t/intr.json" --rerun --host-wait 0 --json "$t/intr-v.json" > "$t/out" 2> "$t/err" &
+vp=$!
+for i in $(seq 1 600); do [ "$(wc -l < "$t/cell.calls")" -ge 7 ] && break; sleep 0.1; done
+t0=$(date +%s)
+kill -INT $vp
+wait $vp
+rc=$?
+took=$(( $(date +%s) - t0 ))
+[ $rc -eq 130 ] && [ $took -le 10 ] && ok "an interrupted rerun exits 130 within seconds (${took} s)" \
+  || bad "interrupted rerun: exit $rc after ${took} s: $(cat "$t/err")"
+pgrep -f "FAKE_SLEEP|$t/cell.py" > /dev/null && bad "the interrupted rerun's child still runs" \
+  || ok "the interrupted rerun's child is gone"
+grep -q "jax .* train_s_per_1000_images .* REPRODUCED" "$t/out" \
+  && grep -q "jax .* UNVERIFIABLE .*100.0% slower than published.*; interrupted before a second rerun could confirm it" "$t/out" \
+  && grep -q "^interrupted: 2 of 3 published runs checked" "$t/out" \
+  && ok "the interrupted rerun's table keeps the two runs checked" || bad "interrupted table: $(cat "$t/out" "$t/err")"
+"$PY" -c 'import json, sys
+v = json.load(open(sys.argv[1]))
+assert v["interrupted"] == {"runs_checked": 2, "runs_total": 3}, v.get("interrupted")
+assert [c["verdict"] for c in v["cells"]] == ["REPRODUCED", "UNVERIFIABLE"], v["cells"]
+assert v["counts"]["REPRODUCED"] == 1 and v["counts"]["UNVERIFIABLE"] == 1, v["counts"]' "$t/intr-v.json" \
+  && ok "its --json file is written, interrupted: 2 of 3 runs" || bad "interrupted json: $(head -c 600 "$t/intr-v.json" 2>&1)"
 
 # a rerun in a slow spell (a machine reference of ten canaries far faster than this host's): a native cell and a best
 # setting far slower than published are UNVERIFIABLE naming the host's speed, and measured again after the others

@@ -35,6 +35,7 @@ typedef struct vcell {
     double mhost;                         /* the host's speed over the measurement (its canary; NAN: not known) */
     json_t *mdoc;                         /* its rerun's results, kept for a sibling cell of the same run */
     const struct vcell *sibling;          /* the cell of the same run whose rerun this one is judged from */
+    int again;                            /* measured again after the others */
 } vcell;
 
 static const char *str(const json_t *v) { return json_is_string(v) ? json_string_value(v) : ""; }
@@ -466,6 +467,7 @@ static int measure_again(const vctx *x, vcell *cells, size_t n) {
         if (!slow) {
             confirm(x->o, c, &t);
             json_decref(t.mdoc);
+            c->again = 1;
             continue;
         }
         double first = c->mhost;
@@ -484,8 +486,20 @@ static int measure_again(const vctx *x, vcell *cells, size_t n) {
         }
         size_t l = strlen(c->why);
         snprintf(c->why + l, sizeof c->why - l, "; measured again after the others%s", said);
+        c->again = 1;
     }
     return 0;
+}
+
+/* An interrupted rerun keeps what it measured: a SLOWER or FASTER that no second rerun confirmed does not stand. */
+static void unconfirmed(vcell *cells, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        vcell *c = &cells[i];
+        if (!to_confirm(c) || c->again) continue;
+        size_t l = strlen(c->why);
+        snprintf(c->why + l, sizeof c->why - l, "; interrupted before a second rerun could confirm it");
+        c->verdict = "UNVERIFIABLE";
+    }
 }
 
 static void count(vcounts *k, const char *verdict) {
@@ -655,7 +669,9 @@ int sd_verify(const sd_verify_opts *a, FILE *f) {
         }
     }
     if (rc == 0 && a->rerun) rc = measure_again(&x, cells, n);
-    /* the cells judged, an interrupted run's too */
+    /* the cells judged, an interrupted run's too: hours of reruns are not lost to a signal */
+    const int intr = rc == SD_EINTR;
+    if (intr) unconfirmed(cells, n);
     for (size_t j = 0; j < n; j++) {
         if (!cells[j].verdict) continue;
         count(&k, cells[j].verdict);
@@ -665,8 +681,18 @@ int sd_verify(const sd_verify_opts *a, FILE *f) {
             break;
         }
     }
-    if (rc) goto done;
+    if (rc && !intr) goto done;
     rc = finish(f, &k, out, pchecks);
+    if (intr) {
+        size_t judged = 0;
+        for (size_t j = 0; j < n; j++) judged += cells[j].verdict && !cells[j].sibling;
+        fprintf(f, "interrupted: %zu of %zu published runs checked; the others are not in this table (--workload and "
+                "--impl check a part)\n", judged, prog.total);
+        json_object_set_new(out, "interrupted", json_pack("{s:I,s:I}", "runs_checked", (json_int_t)judged,
+                                                          "runs_total", (json_int_t)prog.total));
+        rc = sd_err(SD_EINTR, "interrupted: the verdicts of the %zu runs checked are kept%s%s", judged,
+                    a->json ? " in " : "", a->json ? a->json : "");
+    }
     if (a->json) {
         int wr = sd_json_write_atomic(out, a->json);
         if (wr) rc = wr;

@@ -34,10 +34,13 @@ int cmd_verify(int argc, char **argv) {
                       "NOT-COMPARABLE (naming the machine, implementation or settings differences), MISSING (no\n"
                       "measurement). A run the publication never measured (unavailable, failed) is shown as such.\n"
                       "Exit 0: every measured cell reproduced; 5: a comparable cell did not; 9: some cells could not\n"
-                      "be checked, or none was measured; 3: a bad or empty published file.",
+                      "be checked, or none was measured; 3: a bad or empty published file; 130: a rerun interrupted\n"
+                      "(the cells checked before the signal are printed, and written with --json).",
                       opts, argc, argv);
     if (code >= 0) return code;
-    sd_sig_install_immediate();
+    /* a rerun stops at its next check and keeps the verdicts so far (hours of measurement); a second signal exits */
+    if (a.rerun) sd_sig_install();
+    else sd_sig_install_immediate();
     int rc = sd_verify(&a, stdout);
     return rc < 0 ? sd_cli_fail("verify", rc) : rc;
 }

@@ -5,6 +5,7 @@
 #include "core/proc.h"
 #include "core/clock.h"
 #include "core/err.h"
+#include "core/sig.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -302,8 +303,13 @@ int sd_proc_capture(const sd_proc_opts *o, double timeout_s, char *buf, size_t n
     for (;;) {
         double left = end - sd_now();
         if (left <= 0) { timed_out = 1; break; }
+        if (sd_sig_pending()) {   /* the command stops at its next check: the child with it */
+            sd_proc_end(&p, 1.0);
+            return sd_err(SD_EINTR, "interrupted");
+        }
         struct pollfd pl = {.fd = p.out, .events = POLLIN};
-        if (poll(&pl, 1, (int)(left * 1000) + 1) <= 0) continue;
+        /* polled in slices, so that a signal landing just before the wait is seen within a quarter second */
+        if (poll(&pl, 1, left > 0.25 ? 250 : (int)(left * 1000) + 1) <= 0) continue;
         ssize_t k = read(p.out, buf + len, n - 1 - len);
         if (k < 0 && (errno == EINTR || errno == EAGAIN)) continue;
         if (k <= 0) break;
