@@ -102,7 +102,7 @@ done
 7|another run holds the lock
 8|network failure (online `score` with no query answered: the scores are still printed and written, from the snapshot)
 9|`verify`: no comparable cell failed, but some were NOT-COMPARABLE, MISSING or UNVERIFIABLE (nothing was checked there), or the published file measured nothing
-130|interrupted by SIGINT (also while blocked reading an input); no partial results file is written, temp files are removed
+130|interrupted by SIGINT (also while blocked reading an input); `bench` writes no partial results file and removes its temp files; `verify --rerun` prints the verdicts of the cells it checked and writes them with --json, marked interrupted
 143|interrupted by SIGTERM; as 130
 TABLE
 } > "$t/exit-codes.md"
