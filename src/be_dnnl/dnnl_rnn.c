@@ -20,7 +20,8 @@
 #include <string.h>
 
 /* e^x within ~2 ulp: 2^n e^r, r in [-ln2/2, ln2/2], e^r by its degree-6 Taylor polynomial (error < 1.2e-7);
- * plain arithmetic, so that the gate loops vectorise. */
+ * plain arithmetic, so that the gate loops vectorise. Its selects' comparisons go into vector code only without
+ * trapping math: this file builds with -fno-trapping-math (Makefile); under GCC's default its loops stay scalar. */
 static inline float exp_v(float x0) {
     /* Selects, not fmaxf/fminf: GCC calls those through the PLT without -ffinite-math-only, and the calls kept the
      * gate loops scalar (58% of an LSTM forward). A NaN compares false and clamps to -87, so the exponent is
