@@ -2,7 +2,8 @@
 # Runs every test executable and shell test given as arguments, one line per suite, and ends with the plain
 # closing line "tests: N passed, N failed, N skipped". Passed and failed count suites; skipped counts every
 # "skipped:" line printed above it: whole suites that skipped, and the parts of passing suites that did (a
-# back-end, a tool, a data set). Exit code 0 only if none failed.
+# back-end, a tool, a data set). Each suite's line gives its wall time in brackets, so a slow suite shows where
+# CI's time goes. Exit code 0 only if none failed.
 # First comes the "features" check: what this machine has installed must be built in and runnable
 # (libdnnl-dev -> the dnnl back-end, python3-torch -> the pytorch runner, a CUDA toolkit -> the cudnn
 # back-end built); a build without them fails here instead of skipping their tests. Only a GPU may be missing.
@@ -25,22 +26,22 @@ features() {
   fi
 }
 
-report() { # name rc log
-  name=$1; rc=$2; log=$3
+report() { # name rc log seconds
+  name=$1; rc=$2; log=$3; took=${4:+ [$4 s]}
   # A sanitizer report fails the suite even where the runner (Criterion) would not notice it.
   if [ "$rc" -eq 0 ] && grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' "$log"; then
     echo "sanitizer report in $log:"; grep -m3 -E 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' "$log"; rc=1
   fi
   if [ "$rc" -eq 77 ]; then
     reason=$(grep -m1 'skipped:' "$log" | sed 's/.*skipped: *//')
-    skipped=$((skipped+1)); echo "SKIP $name: skipped: ${reason:-no reason given}"
+    skipped=$((skipped+1)); echo "SKIP $name$took: skipped: ${reason:-no reason given}"
   elif [ "$rc" -eq 0 ]; then
-    passed=$((passed+1)); echo "PASS $name $(grep -m1 'Synthesis' "$log" | sed 's/.*Synthesis: //')"
+    passed=$((passed+1)); echo "PASS $name$took $(grep -m1 'Synthesis' "$log" | sed 's/.*Synthesis: //')"
     n=$(grep -h 'skipped:' "$log" | sed 's/.*skipped: */skipped: /' | sort -u | tee "$log.skips" | wc -l)
     sed 's/^/     /' "$log.skips"; rm -f "$log.skips"
     skipped=$((skipped+n))
   else
-    failed=$((failed+1)); failures="$failures $name"; echo "FAIL $name (exit $rc), last lines of $log:"
+    failed=$((failed+1)); failures="$failures $name"; echo "FAIL $name$took (exit $rc), last lines of $log:"
     tail -n 25 "$log" | sed 's/^/   | /'
   fi
 }
@@ -50,11 +51,13 @@ features >"$log" 2>&1; report features $? "$log"
 for t in "$@"; do
   name=$(basename "$t" .sh)
   log="${BUILD:-build}/test-logs/$name.log"
+  t0=$(date +%s)
   case "$t" in
     *.sh) bash "$t" >"$log" 2>&1 ;;
     *)    "$t" --jobs 2 >"$log" 2>&1 ;;
   esac
-  report "$name" $? "$log"
+  rc=$?
+  report "$name" $rc "$log" $(( $(date +%s) - t0 ))
 done
 echo "tests: $passed passed, $failed failed, $skipped skipped"
 [ $failed -eq 0 ]
