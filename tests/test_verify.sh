@@ -453,6 +453,24 @@ for x in c:
 PY
   [ "$(wc -l < "$t/cell.calls")" -ge 6 ] && ok "the best setting's processes ran again, not taken from the first pass" \
     || bad "the cell script ran $(wc -l < "$t/cell.calls") times"
+  # a run whose training and inference figures both ran in the spell is measured again once, not once per figure
+  "$PY" - "$t" <<'PY'
+import json, sys
+t = sys.argv[1]
+d = json.load(open(t + "/both.json"))
+b = d["runs"][0]
+for k in ("train_s_per_1000_images", "inference_s_per_1000_images"):
+    b["summary"][k] = {"median": 1e-4, "min": 1e-4, "max": 1e-4, "n": 1}
+json.dump(d, open(t + "/both-slow.json", "w"))
+PY
+  : > "$t/cell.calls"
+  SHOWDOWN_HOST_REF="$t/ref-fast" $SD verify "$t/both-slow.json" --rerun --host-wait 0.2 --json "$t/both-slow-v.json" \
+    > "$t/out" 2> "$t/err"; rc=$?
+  [ $rc -eq 9 ] && grep -q "^verify: 2 cell(s) ran while this host was slow: measuring them again$" "$t/err" \
+    && [ "$(grep -c "UNVERIFIABLE .*; measured again after the others" "$t/out")" = 2 ] \
+    && [ "$(grep -c "^verify: rerunning mnist_mlp/jax setting jit" "$t/err")" = 1 ] \
+    && ok "a run's two figures in a spell: both measured again from one rerun of the run, not one each" \
+    || bad "both figures slow: exit $rc, $(cat "$t/out" "$t/err")"
   # make report's publication of a best setting in the same spell: measured again after the others, and published
   # from the faster host (here both at about 0%), with the host's speed recorded
   : > "$t/cell.calls"

@@ -451,7 +451,10 @@ static int measure_again(const vctx *x, vcell *cells, size_t n) {
     y.prog = NULL;
     sd_host_budget_renew();
     sd_bench_setting_forget();   /* a best setting's processes too, not the first pass's outputs */
-    for (size_t i = 0; i < n; i++) {
+    vcell last = {0};            /* the last cell measured again (its rerun's results), and which cell it was */
+    const vcell *last_of = NULL;
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
         vcell *c = &cells[i];
         int slow = ran_slow(c);
         if (!slow && !to_confirm(c)) continue;
@@ -462,8 +465,15 @@ static int measure_again(const vctx *x, vcell *cells, size_t n) {
         t.macc = t.mhost = NAN;
         t.unrunnable = t.wide = 0;
         t.mdoc = NULL;
-        t.sibling = NULL;   /* measured again on its own, not from the first pass's processes */
-        SD_TRY(check_cell(&y, c->run, &t));
+        /* not from the first pass's processes; the run's other figure, when that was just measured again, from
+         * those processes (a run's training and inference figures ran in a spell together) */
+        t.sibling = c->sibling && c->sibling == last_of ? &last : NULL;
+        if ((rc = check_cell(&y, c->run, &t)) != 0) break;
+        t.sibling = c->sibling;
+        json_decref(last.mdoc);
+        last = t;
+        last.mdoc = json_incref(t.mdoc);
+        last_of = c;
         if (!slow) {
             confirm(x->o, c, &t);
             json_decref(t.mdoc);
@@ -488,7 +498,8 @@ static int measure_again(const vctx *x, vcell *cells, size_t n) {
         snprintf(c->why + l, sizeof c->why - l, "; measured again after the others%s", said);
         c->again = 1;
     }
-    return 0;
+    json_decref(last.mdoc);
+    return rc;
 }
 
 /* An interrupted rerun keeps what it measured: a SLOWER or FASTER that no second rerun confirmed does not stand. */
