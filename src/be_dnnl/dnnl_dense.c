@@ -80,21 +80,38 @@ int dn_dense_backward(nn_backend *be, const nn_op *op, float *dx, float *dw, flo
     dnnl_ctx *c = CTX(be);
     dense_priv *p = PRIV(op, dense_priv);
     dn_threads_on(c);
-    void *dys, *xs;
-    SD_TRY(dn_stage_in(c, &p->s_dy, dy, &dys));
-    SD_TRY(dn_stage_in(c, &p->s_x, x, &xs));
-    void *a1[3] = {dys, xs, dw};
-    SD_TRY(dn_step_run(c, &p->bwd_w, a1));
-    if (db) {   /* from the fp32 dy */
-        const int N = op->n, O = op->oc;
+    const int N = op->n, C = op->c, O = op->oc;
+    /* fp32: the two products by dnnl_sgemm on the caller's buffers (dy^T read in place); with the row-wise db below,
+     * mnist_mlp's dense backward took 12-16% less time than through the matmul primitives */
+    const int f32 = c->cdt == dnnl_f32;
+    void *dys = (void *)dy, *xs = (void *)x;
+    if (f32) {
+        if (dnnl_sgemm('T', 'N', O, C, N, 1.0f, dy, O, x, C, 1.0f, dw, C) != dnnl_success)   /* dW += dy^T x */
+            return sd_err(SD_EBACKEND, "oneDNN: dnnl_sgemm failed in a dense backward");
+    } else {
+        SD_TRY(dn_stage_in(c, &p->s_dy, dy, &dys));
+        SD_TRY(dn_stage_in(c, &p->s_x, x, &xs));
+        void *a1[3] = {dys, xs, dw};
+        SD_TRY(dn_step_run(c, &p->bwd_w, a1));
+    }
+    if (db) {   /* from the fp32 dy: column sums over runs of 64 columns, row by row (a strided walk down each
+                 * column was 10x slower), each sum in the same order as a column's */
+        const int T = (O + 63) / 64;
         #pragma omp parallel for num_threads(c->threads) schedule(static)
-        for (int o = 0; o < O; o++) {
-            float s = 0;
-            for (int i = 0; i < N; i++) s += dy[(size_t)i * O + o];
-            db[o] += s;
+        for (int t = 0; t < T; t++) {
+            const int o0 = 64 * t, m = O - o0 < 64 ? O - o0 : 64;
+            float s[64] = {0};
+            for (int i = 0; i < N; i++) {
+                const float *r = dy + (size_t)i * O + o0;
+                for (int k = 0; k < m; k++) s[k] += r[k];
+            }
+            for (int k = 0; k < m; k++) db[o0 + k] += s[k];
         }
     }
-    if (dx) {
+    if (dx && f32) {   /* dx = dy W */
+        if (dnnl_sgemm('N', 'N', N, C, O, 1.0f, dy, O, w, C, 0.0f, dx, C) != dnnl_success)
+            return sd_err(SD_EBACKEND, "oneDNN: dnnl_sgemm failed in a dense backward");
+    } else if (dx) {
         void *ws;
         SD_TRY(dn_stage_in(c, &p->s_w, w, &ws));
         void *a2[3] = {dys, ws, dx};
