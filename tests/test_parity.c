@@ -294,12 +294,14 @@ static void env_impl(void *user, const char *key, const char *value) {
     if (strcmp(key, "backend_impl") == 0) snprintf(user, 800, "%s", value);
 }
 
-static void parity_conv_winograd(int block) {
-    setenv("SD_DNNL_WINO", "on", 1);
+/* gemm: SD_DNNL_GEMM=on instead, the backward passes of small outputs as sgemm over the column matrix (dnnl_conv.c
+ * conv_gemm_choose): VGG-16's 2x2 and 4x4, odd channels, stride 2, a 1x1 kernel, no bias. */
+static void parity_conv_blocked(int block, int gemm) {
+    setenv(gemm ? "SD_DNNL_GEMM" : "SD_DNNL_WINO", "on", 1);
     setenv("SD_DNNL_BLOCK", block == 8 ? "8" : "16", 1);
     nn_backend *be = open_be("dnnl"), *ref = open_ref();
     const int fmt = block == 8 ? NN_FMT_NCHW8C : NN_FMT_NCHW16C;
-    const nn_op shapes[] = {
+    const nn_op wshapes[] = {
         conv_op(2, 16, 8, 8, 16, 3, 3, 1, 1, 1),
         conv_op(2, 50, 13, 11, 37, 3, 3, 1, 1, 1),   /* odd channels and sizes */
         conv_op(3, 32, 26, 26, 64, 3, 3, 1, 0, 1),   /* mnist_cnn conv2 at batch 3 */
@@ -307,10 +309,19 @@ static void parity_conv_winograd(int block) {
         conv_op(2, 64, 4, 4, 24, 3, 3, 1, 1, 1),     /* one tile */
         conv_op(1, 8, 2, 3, 8, 3, 3, 1, 1, 1),       /* a plane smaller than the tile */
     };
-    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+    const nn_op gshapes[] = {
+        conv_op(3, 32, 2, 2, 24, 3, 3, 1, 1, 1),     /* VGG-16's last block on CIFAR */
+        conv_op(2, 20, 4, 4, 13, 3, 3, 1, 1, 1),     /* 4x4, odd output channels */
+        conv_op(2, 9, 7, 6, 12, 3, 3, 2, 1, 0),      /* stride 2, odd input channels, no bias */
+        conv_op(2, 24, 3, 3, 8, 1, 1, 1, 0, 1),      /* 1x1 */
+    };
+    const nn_op *shapes = gemm ? gshapes : wshapes;
+    const char *tag = gemm ? "sgemm" : "winograd";
+    const size_t nshapes = gemm ? sizeof gshapes / sizeof gshapes[0] : sizeof wshapes / sizeof wshapes[0];
+    for (size_t i = 0; i < nshapes; i++) {
         nn_op op = shapes[i];
         const size_t nx = (size_t)op.n * op.c * op.h * op.w, ny = (size_t)op.n * op.oc * op.oh * op.ow;
-        const size_t nw = (size_t)op.oc * op.c * 9, nb = (size_t)op.oc;
+        const size_t nw = (size_t)op.oc * op.c * op.kh * op.kw, nb = (size_t)op.oc;
         float *x = rnd_buf(nx, 1.0f), *w = rnd_buf(nw, 0.5f), *b = op.has_bias ? rnd_buf(nb, 0.5f) : NULL;
         float *dy = rnd_buf(ny, 1.0f), *res = rnd_buf(ny, 1.0f), *zw = rnd_buf(nw, 1.0f), *zb = rnd_buf(nb, 1.0f);
         layer_out r = run_layer(ref, op, x, w, b, dy, zw, zb);   /* r.dx_skip_dw: dw after one backward (+=) */
@@ -342,17 +353,17 @@ static void parity_conv_winograd(int block) {
         slab_io(gyi, yi, fmt, op.n, op.oc, op.oc, (size_t)op.oh * op.ow, 0);
         for (size_t k = 0; k < ny; k++) want[k] = r.y[k] + res[k] > 0 ? r.y[k] + res[k] : 0.0f;
         char what[128];
-        snprintf(what, sizeof what, "winograd %dc n%d %d->%d %dx%d p%d y", block, op.n, op.c, op.oc, op.h, op.w, op.ph);
+        snprintf(what, sizeof what, "%s %dc n%d %d->%d %dx%d p%d y", tag, block, op.n, op.c, op.oc, op.h, op.w, op.ph);
         EXPECT_CLOSE(be, what, y, r.y, ny);
-        snprintf(what, sizeof what, "winograd %dc n%d %d->%d %dx%d p%d dx", block, op.n, op.c, op.oc, op.h, op.w, op.ph);
+        snprintf(what, sizeof what, "%s %dc n%d %d->%d %dx%d p%d dx", tag, block, op.n, op.c, op.oc, op.h, op.w, op.ph);
         EXPECT_CLOSE(be, what, dx, r.dx, nx);
-        snprintf(what, sizeof what, "winograd %dc n%d %d->%d %dx%d p%d relu(y+res)", block, op.n, op.c, op.oc, op.h,
+        snprintf(what, sizeof what, "%s %dc n%d %d->%d %dx%d p%d relu(y+res)", tag, block, op.n, op.c, op.oc, op.h,
                  op.w, op.ph);
         EXPECT_CLOSE(be, what, yi, want, ny);
-        snprintf(what, sizeof what, "winograd %dc n%d %d->%d %dx%d p%d dw (+=)", block, op.n, op.c, op.oc, op.h, op.w,
+        snprintf(what, sizeof what, "%s %dc n%d %d->%d %dx%d p%d dw (+=)", tag, block, op.n, op.c, op.oc, op.h, op.w,
                  op.ph);
         EXPECT_CLOSE(be, what, gdw, r.dx_skip_dw, nw);
-        snprintf(what, sizeof what, "winograd %dc n%d %d->%d %dx%d p%d db (+=)", block, op.n, op.c, op.oc, op.h, op.w,
+        snprintf(what, sizeof what, "%s %dc n%d %d->%d %dx%d p%d db (+=)", tag, block, op.n, op.c, op.oc, op.h, op.w,
                  op.ph);
         EXPECT_CLOSE(be, what, gdb, db1, nb);
         /* the padded channels of the last block stay exactly 0 */
@@ -364,7 +375,7 @@ static void parity_conv_winograd(int block) {
                     const size_t at = nn_fmt_at(fmt, (size_t)op.oc, (size_t)op.oh * op.ow, (size_t)n, (size_t)ch, q);
                     dirty |= gy[at] != 0.0f || gyi[at] != 0.0f;
                 }
-        cr_expect(!dirty, "winograd %dc %d->%d: a padded output channel is not 0", block, op.c, op.oc);
+        cr_expect(!dirty, "%s %dc %d->%d: a padded output channel is not 0", tag, block, op.c, op.oc);
         release(be, &bo);
         nn_dev_free(be, dX, bx * 4); nn_dev_free(be, dW, nw * 4); if (dB) nn_dev_free(be, dB, nb * 4);
         nn_dev_free(be, dY, by * 4); nn_dev_free(be, dDY, by * 4); nn_dev_free(be, dDX, bx * 4);
@@ -377,9 +388,13 @@ static void parity_conv_winograd(int block) {
     }
     char impl[800] = "";
     be->ops->env(be, env_impl, impl);
-    cr_expect(strstr(impl, "conv fwd host winograd") && strstr(impl, "bwd-data host winograd") &&
-              strstr(impl, "bwd-weights host winograd") &&
-              strstr(impl, "conv infer host winograd"), "the host Winograd did not run: backend_impl \"%s\"", impl);
+    if (gemm)
+        cr_expect(strstr(impl, "bwd-data sgemm") && strstr(impl, "bwd-weights sgemm"),
+                  "the sgemm backward did not run: backend_impl \"%s\"", impl);
+    else
+        cr_expect(strstr(impl, "conv fwd host winograd") && strstr(impl, "bwd-data host winograd") &&
+                  strstr(impl, "bwd-weights host winograd") &&
+                  strstr(impl, "conv infer host winograd"), "the host Winograd did not run: backend_impl \"%s\"", impl);
     nn_backend_free(ref);
     nn_backend_free(be);
 }
@@ -2258,8 +2273,11 @@ static void parity_rnn_primitive(nn_op_kind kind) {
     parity_rnn("dnnl", kind);
     unsetenv("SD_DNNL_RNN_PRIMITIVE");
 }
-Test(dnnl, conv2d_winograd_8c, .timeout = 300) { parity_conv_winograd(8); }
-Test(dnnl, conv2d_winograd_16c, .timeout = 300) { parity_conv_winograd(16); }
+Test(dnnl, conv2d_winograd_8c, .timeout = 300) { parity_conv_blocked(8, 0); }
+Test(dnnl, conv2d_winograd_16c, .timeout = 300) { parity_conv_blocked(16, 0); }
+Test(dnnl, conv2d_sgemm_8c, .timeout = 300) { parity_conv_blocked(8, 1); }
+Test(dnnl, conv2d_sgemm_16c, .timeout = 300) { parity_conv_blocked(16, 1); }
+Test(dnnl, conv2d_sgemm_nchw, .timeout = 300) { setenv("SD_DNNL_GEMM", "on", 1); parity_conv("dnnl"); }
 Test(dnnl, gru_primitive, .timeout = 300) { parity_rnn_primitive(NN_OP_GRU); }
 Test(dnnl, gru_nan_input) { rnn_nan_input("dnnl", NN_OP_GRU); }
 Test(dnnl, lstm_nan_input) { rnn_nan_input("dnnl", NN_OP_LSTM); }

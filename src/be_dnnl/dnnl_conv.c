@@ -459,6 +459,93 @@ static int conv_wino_choose(dnnl_ctx *c, nn_op *op, conv_priv *p) {
     return rc;
 }
 
+/* ---- fp32 backward of a small output as sgemm (conv_gemm_choose) -----------------------------------------------
+ * At VGG-16's 2x2 and 4x4 outputs on CIFAR, oneDNN 2.6's backward kernels ran at 19-35% and 80-90% of the sgemm
+ * peak (docs/performance.md): with the image positions few, the column matrix col[n*oh*ow][ic*kh*kw] is small and
+ * each pass is one sgemm on the user's OIHW weights: dW += dy^T col, and dcol = dy W folded back into dx. */
+#define GEMM_MAX_S 16                        /* output positions (oh*ow) up to which the sgemm passes compete */
+#define GEMM_COL_MAX ((size_t)64 << 20)      /* bytes of the column matrix and dy's rows */
+
+static size_t gemm_bytes(const nn_op *op) {
+    const size_t M = (size_t)op->n * op->oh * op->ow;
+    return M * ((size_t)op->c * op->kh * op->kw + (size_t)op->oc) * sizeof(float);
+}
+static int gemm_ok(const dnnl_ctx *c, const nn_op *op) {
+    return c->cdt == dnnl_f32 && op->oh * op->ow <= GEMM_MAX_S && gemm_bytes(op) <= GEMM_COL_MAX;
+}
+/* SD_DNNL_GEMM=on: both backward passes as sgemm wherever gemm_ok, untimed; =off: never */
+static int gemm_mode(void) {
+    const char *e = getenv("SD_DNNL_GEMM");
+    return !e ? 0 : !strcmp(e, "on") ? 1 : !strcmp(e, "off") ? -1 : 0;
+}
+
+/* ctx->tmp from offset 0: dy's rows [n*oh*ow][oc], then the column matrix (room made by conv_gemm_choose) */
+static int gemm_bwd_w(dnnl_ctx *c, const nn_op *op, float *dw, float *db, const float *dy, const float *x) {
+    const int M = op->n * op->oh * op->ow, KC = op->c * op->kh * op->kw, O = op->oc;
+    float *rows = c->tmp, *col = rows + (size_t)M * O;
+    dn_rows_of(rows, dy, op, c->threads);
+    dn_im2col_f32(col, x, op, c->threads);
+    if (dnnl_sgemm('T', 'N', O, KC, M, 1.0f, rows, O, col, KC, 1.0f, dw, KC) != dnnl_success)
+        return sd_err(SD_EBACKEND, "oneDNN: dnnl_sgemm failed in a convolution's backward-weights");
+    if (db) dn_conv_db_add(db, dy, op, c->threads);
+    return 0;
+}
+static int gemm_bwd_d(dnnl_ctx *c, const nn_op *op, float *dx, const float *dy, const float *w) {
+    const int M = op->n * op->oh * op->ow, KC = op->c * op->kh * op->kw, O = op->oc;
+    float *rows = c->tmp, *col = rows + (size_t)M * O;
+    dn_rows_of(rows, dy, op, c->threads);
+    if (dnnl_sgemm('N', 'N', M, KC, O, 1.0f, rows, O, w, KC, 0.0f, col, KC) != dnnl_success)
+        return sd_err(SD_EBACKEND, "oneDNN: dnnl_sgemm failed in a convolution's backward-data");
+    dn_col2im_f32(dx, col, op, c->threads);
+    return 0;
+}
+
+/* Backward-weights and backward-data of a small fp32 output as sgemm, each timed against the pass as it is
+ * (oneDNN's, or the host Winograd conv_wino_choose took), as conv_wino_choose times: alternating, fastest of 3
+ * after an untimed call; the choice kept by shape. */
+static int conv_gemm_choose(dnnl_ctx *c, nn_op *op, conv_priv *p) {
+    p->gw = p->gd = 0;
+    const int mode = gemm_mode();
+    if (mode < 0 || !gemm_ok(c, op) || (!mode && !c->autotune)) return 0;
+    SD_TRY(dn_grow(&c->tmp, &c->tmp_bytes, gemm_bytes(op)));
+    if (mode > 0) {
+        p->gw = p->gd = 1;
+        dn_note_host(c, "bwd-weights", "sgemm");
+        dn_note_host(c, "bwd-data", "sgemm");
+        return 0;
+    }
+    int key[12];
+    pick_key(op, -2, key);
+    int pick = pick_find(c, key);
+    double best[2][2] = {{1e30, 1e30}, {1e30, 1e30}};   /* [bwd-w, bwd-d][as it is, sgemm] */
+    if (pick < 0) {
+        float *t[6] = {0};
+        int rc = conv_timing_bufs(op, t);
+        for (int r = 0; r < 4 && rc == 0; r++)
+            for (int pass = 1; pass < 3 && rc == 0; pass++)
+                for (int v = 0; v < 2 && rc == 0; v++) {
+                    if (pass == 1) p->gw = v; else p->gd = v;
+                    const double sec = conv_pass_s(c, op, p, pass, t);
+                    if (sec < 0) rc = SD_EBACKEND;
+                    else if (r > 0 && sec < best[pass - 1][v]) best[pass - 1][v] = sec;
+                }
+        for (int i = 0; i < 6; i++) free(t[i]);
+        p->gw = p->gd = 0;
+        if (rc) return rc;
+        pick = (best[0][1] < best[0][0]) | (best[1][1] < best[1][0]) << 1;
+        SD_TRY(pick_add(c, key, pick));
+        if (getenv("SD_DNNL_CHOOSE_LOG"))
+            fprintf(stderr, "choose: %dx%dx%dx%d->%d k%d s%d train | bwd-w as is %.3f sgemm %.3f | bwd-d as is %.3f "
+                    "sgemm %.3f (ms)\n", op->n, op->c, op->h, op->w, op->oc, op->kh, op->sh, 1e3 * best[0][0],
+                    1e3 * best[0][1], 1e3 * best[1][0], 1e3 * best[1][1]);
+    }
+    p->gw = pick & 1;
+    p->gd = pick >> 1 & 1;
+    if (p->gw) dn_note_host(c, "bwd-weights", "sgemm");
+    if (p->gd) dn_note_host(c, "bwd-data", "sgemm");
+    return 0;
+}
+
 int dn_conv_bf16_choose(const dnnl_ctx *c) {
     const char *keep = getenv("SD_DNNL_BF16_PASSES");
     return c->cdt == dnnl_bf16 && c->autotune && !(keep && strcmp(keep, "all") == 0);
@@ -466,6 +553,7 @@ int dn_conv_bf16_choose(const dnnl_ctx *c) {
 
 int dn_conv_prepare(dnnl_ctx *c, nn_op *op, conv_priv *p) {
     conv_mm_release(&p->mm);
+    p->gw = p->gd = 0;
     p->dt_f = p->dt_d = p->dt_w = c->cdt;
     const int choose = dn_conv_bf16_choose(c);
     /* SD_DNNL_BWDW=matmul forces the matmul backward-weights in bf16 also where nothing is timed (--autotune off,
@@ -477,7 +565,10 @@ int dn_conv_prepare(dnnl_ctx *c, nn_op *op, conv_priv *p) {
     dn_wino_release(&p->ww);
     SD_TRY(conv_make(c, op, p, !choose && !mm_force));
     if (choose) return conv_choose(c, op, p);
-    if (!mm_force) return conv_wino_choose(c, op, p);
+    if (!mm_force) {
+        SD_TRY(conv_wino_choose(c, op, p));
+        return conv_gemm_choose(c, op, p);
+    }
     conv_mm m;
     memset(&m, 0, sizeof m);
     const int rc = conv_mm_make(c, op, p, &m, mode == BWDW_MATMUL1 ? 1 : op->n);
@@ -529,6 +620,7 @@ static int conv_fwd(dnnl_ctx *c, const nn_op *op, conv_priv *p, float *y, const 
 static int conv_bwd_w(dnnl_ctx *c, const nn_op *op, conv_priv *p, float *dw, float *db, const float *dy,
                       const float *x) {
     if (p->mm.on) return conv_mm_run(c, op, &p->mm, dw, db, dy, x);
+    if (p->gw) return gemm_bwd_w(c, op, dw, db, dy, x);
     if (p->ww.on) {
         SD_TRY(dn_wino_bwd_w(c, &p->ww, op, dw, dy, x));
         if (db) dn_conv_db_add(db, dy, op, c->threads);
@@ -550,8 +642,9 @@ static int conv_bwd_w(dnnl_ctx *c, const nn_op *op, conv_priv *p, float *dw, flo
 
 static int conv_bwd_d(dnnl_ctx *c, const nn_op *op, conv_priv *p, float *dx, const float *dy, const float *w) {
     if (p->wd.on) return wino_bwd_d(c, op, p, dx, dy, w);
+    if (p->gd) return gemm_bwd_d(c, op, dx, dy, w);
     void *dyd, *wd, *dxs = dn_stage_out(c, &p->d_dx, dx);
-    if (p->dy_shared && p->ww.on) SD_TRY(dn_stage_in(c, &p->w_dy, dy, &dyd));   /* conv_bwd_w made no copy */
+    if (p->dy_shared && (p->ww.on || p->gw)) SD_TRY(dn_stage_in(c, &p->w_dy, dy, &dyd));   /* bwd_w made no copy */
     else if (p->dy_shared) dyd = p->w_dy.on ? (char *)c->tmp + p->w_dy.off : (void *)dy;   /* conv_bwd_w's copy */
     else SD_TRY(dn_stage_in(c, &p->d_dy, dy, &dyd));
     SD_TRY(dn_stage_in(c, &p->d_w, w, &wd));

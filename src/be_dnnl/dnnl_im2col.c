@@ -5,6 +5,7 @@
 #include "nn/half.h"   /* nn_f32_to_bf16: the rounding test_cudnn checks */
 
 #include <stdint.h>
+#include <string.h>
 
 void dn_im2col_bf16(uint16_t *col, const float *x, const nn_op *op, int n0, int nb, int threads) {
     const int C = op->c, H = op->h, W = op->w, KH = op->kh, KW = op->kw, OH = op->oh, OW = op->ow;
@@ -88,4 +89,71 @@ void dn_conv_db_add(float *db, const float *dy, const nn_op *op, int threads) {
             db[o] += acc;
         }
     }
+}
+
+/* ---- fp32 convolution passes as one sgemm, for small outputs (dnnl_conv.c, conv_gemm_choose) ------------------ */
+
+/* col[n*oh*ow][ic*kh*kw] of all op->n images, fp32, in dn_im2col_bf16's order; padding positions are zeros */
+void dn_im2col_f32(float *col, const float *x, const nn_op *op, int threads) {
+    const int C = op->c, H = op->h, W = op->w, KH = op->kh, KW = op->kw, OH = op->oh, OW = op->ow;
+    const size_t KK = (size_t)KH * KW, rowlen = (size_t)C * KK, S = (size_t)OH * OW;
+    const long rows = (long)op->n * (long)S;
+    #pragma omp parallel for num_threads(threads) schedule(static)
+    for (long r = 0; r < rows; r++) {
+        const size_t n = (size_t)r / S, s = (size_t)r % S;
+        const int ih0 = (int)(s / OW) * op->sh - op->ph, iw0 = (int)(s % OW) * op->sw - op->pw;
+        float *row = col + (size_t)r * rowlen;
+        for (int ci = 0; ci < C; ci++)
+            for (int kh = 0; kh < KH; kh++) {
+                const int ih = ih0 + kh;
+                for (int kw = 0; kw < KW; kw++) {
+                    const int iw = iw0 + kw;
+                    row[(size_t)ci * KK + (size_t)kh * KW + kw] =
+                        ih < 0 || ih >= H || iw < 0 || iw >= W ? 0.0f
+                        : x[nn_fmt_at(op->fmt_in, (size_t)C, (size_t)H * W, n, (size_t)ci, (size_t)ih * W + iw)];
+                }
+            }
+    }
+}
+
+/* dx (op->fmt_in, overwritten, a blocked layout's padded lanes zero) = each column entry added back at the input
+ * position it was read from. One thread owns an image's block of channels, so no two add to one element. */
+void dn_col2im_f32(float *dx, const float *col, const nn_op *op, int threads) {
+    const int C = op->c, H = op->h, W = op->w, KH = op->kh, KW = op->kw, OH = op->oh, OW = op->ow;
+    const size_t KK = (size_t)KH * KW, rowlen = (size_t)C * KK, S = (size_t)OH * OW, HW = (size_t)H * W;
+    const int B = nn_fmt_block(op->fmt_in), CB = (C + B - 1) / B;
+    #pragma omp parallel for collapse(2) num_threads(threads) schedule(static)
+    for (int n = 0; n < op->n; n++)
+        for (int cb = 0; cb < CB; cb++) {
+            float *blk = dx + nn_fmt_at(op->fmt_in, (size_t)C, HW, (size_t)n, (size_t)cb * B, 0);
+            if (B > 1) memset(blk, 0, sizeof(float) * HW * (size_t)B);   /* [h][w][B], padded lanes too */
+            else memset(blk, 0, sizeof(float) * HW);
+            const int c1 = (cb + 1) * B < C ? (cb + 1) * B : C;
+            for (size_t s = 0; s < S; s++) {
+                const int ih0 = (int)(s / OW) * op->sh - op->ph, iw0 = (int)(s % OW) * op->sw - op->pw;
+                const float *row = col + ((size_t)n * S + s) * rowlen;
+                for (int kh = 0; kh < KH; kh++) {
+                    const int ih = ih0 + kh;
+                    if (ih < 0 || ih >= H) continue;
+                    for (int kw = 0; kw < KW; kw++) {
+                        const int iw = iw0 + kw;
+                        if (iw < 0 || iw >= W) continue;
+                        const size_t at = (size_t)ih * W + iw;
+                        for (int ci = cb * B; ci < c1; ci++)
+                            blk[B > 1 ? at * B + (size_t)(ci - cb * B) : at] += row[(size_t)ci * KK + (size_t)kh * KW + kw];
+                    }
+                }
+            }
+        }
+}
+
+/* rows[n*oh*ow][oc] = dy (op->fmt_out) */
+void dn_rows_of(float *rows, const float *dy, const nn_op *op, int threads) {
+    const int O = op->oc;
+    const size_t S = (size_t)op->oh * op->ow;
+    #pragma omp parallel for num_threads(threads) schedule(static)
+    for (int n = 0; n < op->n; n++)
+        for (size_t s = 0; s < S; s++)
+            for (int o = 0; o < O; o++)
+                rows[((size_t)n * S + s) * O + o] = dy[nn_fmt_at(op->fmt_out, (size_t)O, S, (size_t)n, (size_t)o, s)];
 }
