@@ -2278,6 +2278,26 @@ Test(dnnl, conv2d_winograd_16c, .timeout = 300) { parity_conv_blocked(16, 0); }
 Test(dnnl, conv2d_sgemm_8c, .timeout = 300) { parity_conv_blocked(8, 1); }
 Test(dnnl, conv2d_sgemm_16c, .timeout = 300) { parity_conv_blocked(16, 1); }
 Test(dnnl, conv2d_sgemm_nchw, .timeout = 300) { setenv("SD_DNNL_GEMM", "on", 1); parity_conv("dnnl"); }
+/* a training step whose convolutions all have outputs of 16 positions or fewer (4x4, then 2x2 after pooling), with
+ * their backward passes as sgemm between blocked layers: each parameter's gradient and update against the reference */
+Test(dnnl, step_small_sgemm, .timeout = 300) {
+    setenv("SD_DNNL_GEMM", "on", 1);
+    blocked_layouts();
+    char dir[] = "/tmp/sd_parity_XXXXXX";
+    spec_tmp(dir, "tiny_small",
+        "{\"schema\": \"showdown-workload/2\", \"name\": \"tiny_small\", \"title\": \"small planes\",\n"
+        " \"data\": {\"dataset\": \"synthetic\", \"shape\": [3, 4, 4], \"classes\": 5, \"train\": 64, \"test\": 16},\n"
+        " \"model\": {\"init\": {\"weights\": \"glorot_uniform\", \"bias\": \"zeros\"},\n"
+        "  \"layers\": [{\"op\": \"conv2d\", \"filters\": 16, \"kernel\": 3, \"padding\": 1}, {\"op\": \"relu\"},\n"
+        "   {\"op\": \"conv2d\", \"filters\": 24, \"kernel\": 3, \"padding\": 1}, {\"op\": \"relu\"},\n"
+        "   {\"op\": \"maxpool\", \"size\": 2},\n"
+        "   {\"op\": \"conv2d\", \"filters\": 16, \"kernel\": 3, \"padding\": 1}, {\"op\": \"relu\"},\n"
+        "   {\"op\": \"flatten\"}, {\"op\": \"dense\", \"units\": 5}],\n"
+        "  \"loss\": \"softmax_cross_entropy\"},\n"
+        " \"training\": {\"optimizer\": {\"name\": \"sgd\", \"lr\": 0.05, \"momentum\": 0.9}, \"batch\": 3, \"epochs\": 1}}\n");
+    parity_train_step_in("dnnl", dir, "tiny_small", 0);
+    spec_tmp_done(dir, "tiny_small");
+}
 Test(dnnl, gru_primitive, .timeout = 300) { parity_rnn_primitive(NN_OP_GRU); }
 Test(dnnl, gru_nan_input) { rnn_nan_input("dnnl", NN_OP_GRU); }
 Test(dnnl, lstm_nan_input) { rnn_nan_input("dnnl", NN_OP_LSTM); }

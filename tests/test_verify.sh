@@ -463,9 +463,7 @@ for k in ("train_s_per_1000_images", "inference_s_per_1000_images"):
     b["summary"][k] = {"median": 1e-4, "min": 1e-4, "max": 1e-4, "n": 1}
 json.dump(d, open(t + "/both-slow.json", "w"))
 PY
-  : > "$t/cell.calls"
-  SHOWDOWN_HOST_REF="$t/ref-fast" $SD verify "$t/both-slow.json" --rerun --host-wait 0.2 --json "$t/both-slow-v.json" \
-    > "$t/out" 2> "$t/err"; rc=$?
+  SHOWDOWN_HOST_REF="$t/ref-fast" $SD verify "$t/both-slow.json" --rerun --host-wait 0.2 > "$t/out" 2> "$t/err"; rc=$?
   [ $rc -eq 9 ] && grep -q "^verify: 2 cell(s) ran while this host was slow: measuring them again$" "$t/err" \
     && [ "$(grep -c "UNVERIFIABLE .*; measured again after the others" "$t/out")" = 2 ] \
     && [ "$(grep -c "^verify: rerunning mnist_mlp/jax setting jit" "$t/err")" = 1 ] \
