@@ -389,7 +389,7 @@ static void parity_conv_blocked(int block, int gemm) {
     char impl[800] = "";
     be->ops->env(be, env_impl, impl);
     if (gemm)
-        cr_expect(strstr(impl, "bwd-data sgemm") && strstr(impl, "bwd-weights sgemm"),
+        cr_expect(strstr(impl, "conv fwd sgemm") && strstr(impl, "bwd-data sgemm") && strstr(impl, "bwd-weights sgemm"),
                   "the sgemm backward did not run: backend_impl \"%s\"", impl);
     else
         cr_expect(strstr(impl, "conv fwd host winograd") && strstr(impl, "bwd-data host winograd") &&

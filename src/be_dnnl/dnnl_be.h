@@ -132,7 +132,7 @@ typedef struct conv_priv {
     dnnl_data_type_t dt_f, dt_d, dt_w;             /* what forward, backward-data, backward-weights multiply */
     conv_mm mm;                                    /* mm.on: backward-weights as im2col + matmul (no bwd_w) */
     dn_wino wf, wd, ww;                            /* on: forward, backward-data, backward-weights as host Winograd */
-    int gw, gd;                                    /* backward-weights, backward-data as sgemm (small outputs) */
+    int gf, gw, gd;                                /* forward, backward-weights, backward-data as sgemm (small outputs) */
 } conv_priv;
 
 typedef struct dense_priv {
@@ -247,10 +247,11 @@ int dn_wino_bwd_w(dnnl_ctx *c, const dn_wino *k, const nn_op *op, float *dw, con
 void dn_im2col_bf16(uint16_t *col, const float *x, const nn_op *op, int n0, int nb, int threads);
 /* db[o] += sum of dy (op->fmt_out) over n, oh, ow */
 void dn_conv_db_add(float *db, const float *dy, const nn_op *op, int threads);
-/* fp32 backward of a convolution with a small output as sgemm calls (dnnl_conv.c, conv_gemm_choose) */
+/* fp32 passes of a convolution with a small output as sgemm calls (dnnl_conv.c, conv_gemm_choose) */
 void dn_im2col_f32(float *col, const float *x, const nn_op *op, int threads);
 void dn_col2im_f32(float *dx, const float *col, const nn_op *op, int threads);
 void dn_rows_of(float *rows, const float *dy, const nn_op *op, int threads);
+void dn_rows_to(float *y, const float *rows, const float *b, const nn_op *op, int threads);
 
 /* ---- dense (dnnl_dense.c) ----------------------------------------------------------------------------------------- */
 int dn_dense_prepare(dnnl_ctx *c, nn_op *op, dense_priv *p);

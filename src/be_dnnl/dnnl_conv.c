@@ -459,10 +459,11 @@ static int conv_wino_choose(dnnl_ctx *c, nn_op *op, conv_priv *p) {
     return rc;
 }
 
-/* ---- fp32 backward of a small output as sgemm (conv_gemm_choose) -----------------------------------------------
- * At VGG-16's 2x2 and 4x4 outputs on CIFAR, oneDNN 2.6's backward kernels ran at 19-35% and 80-90% of the sgemm
+/* ---- fp32 passes of a small output as sgemm (conv_gemm_choose) -------------------------------------------------
+ * At VGG-16's 2x2 and 4x4 outputs on CIFAR, oneDNN 2.6's kernels ran at 19-35% (backward) and 54-90% of the sgemm
  * peak (docs/performance.md): with the image positions few, the column matrix col[n*oh*ow][ic*kh*kw] is small and
- * each pass is one sgemm on the user's OIHW weights: dW += dy^T col, and dcol = dy W folded back into dx. */
+ * each pass is one sgemm on the user's OIHW weights: y = col W^T + b, dW += dy^T col, and dcol = dy W folded back
+ * into dx. */
 #define GEMM_MAX_S 16                        /* output positions (oh*ow) up to which the sgemm passes compete */
 #define GEMM_COL_MAX ((size_t)64 << 20)      /* bytes of the column matrix and dy's rows */
 
@@ -473,13 +474,22 @@ static size_t gemm_bytes(const nn_op *op) {
 static int gemm_ok(const dnnl_ctx *c, const nn_op *op) {
     return c->cdt == dnnl_f32 && op->oh * op->ow <= GEMM_MAX_S && gemm_bytes(op) <= GEMM_COL_MAX;
 }
-/* SD_DNNL_GEMM=on: both backward passes as sgemm wherever gemm_ok, untimed; =off: never */
+/* SD_DNNL_GEMM=on: the three passes as sgemm wherever gemm_ok, untimed; =off: never */
 static int gemm_mode(void) {
     const char *e = getenv("SD_DNNL_GEMM");
     return !e ? 0 : !strcmp(e, "on") ? 1 : !strcmp(e, "off") ? -1 : 0;
 }
 
-/* ctx->tmp from offset 0: dy's rows [n*oh*ow][oc], then the column matrix (room made by conv_gemm_choose) */
+/* ctx->tmp from offset 0: y's or dy's rows [n*oh*ow][oc], then the column matrix (room made by conv_gemm_choose) */
+static int gemm_fwd(dnnl_ctx *c, const nn_op *op, float *y, const float *x, const float *w, const float *b) {
+    const int M = op->n * op->oh * op->ow, KC = op->c * op->kh * op->kw, O = op->oc;
+    float *rows = c->tmp, *col = rows + (size_t)M * O;
+    dn_im2col_f32(col, x, op, c->threads);
+    if (dnnl_sgemm('N', 'T', M, O, KC, 1.0f, col, KC, w, KC, 0.0f, rows, O) != dnnl_success)
+        return sd_err(SD_EBACKEND, "oneDNN: dnnl_sgemm failed in a convolution's forward");
+    dn_rows_to(y, rows, b, op, c->threads);
+    return 0;
+}
 static int gemm_bwd_w(dnnl_ctx *c, const nn_op *op, float *dw, float *db, const float *dy, const float *x) {
     const int M = op->n * op->oh * op->ow, KC = op->c * op->kh * op->kw, O = op->oc;
     float *rows = c->tmp, *col = rows + (size_t)M * O;
@@ -500,16 +510,17 @@ static int gemm_bwd_d(dnnl_ctx *c, const nn_op *op, float *dx, const float *dy, 
     return 0;
 }
 
-/* Backward-weights and backward-data of a small fp32 output as sgemm, each timed against the pass as it is
+/* Forward, backward-weights and backward-data of a small fp32 output as sgemm, each timed against the pass as it is
  * (oneDNN's, or the host Winograd conv_wino_choose took), as conv_wino_choose times: alternating, fastest of 3
  * after an untimed call; the choice kept by shape. */
 static int conv_gemm_choose(dnnl_ctx *c, nn_op *op, conv_priv *p) {
-    p->gw = p->gd = 0;
+    p->gf = p->gw = p->gd = 0;
     const int mode = gemm_mode();
     if (mode < 0 || !gemm_ok(c, op) || (!mode && !c->autotune)) return 0;
     SD_TRY(dn_grow(&c->tmp, &c->tmp_bytes, gemm_bytes(op)));
     if (mode > 0) {
-        p->gw = p->gd = 1;
+        p->gf = p->gw = p->gd = 1;
+        dn_note_host(c, "conv fwd", "sgemm");
         dn_note_host(c, "bwd-weights", "sgemm");
         dn_note_host(c, "bwd-data", "sgemm");
         return 0;
@@ -517,30 +528,33 @@ static int conv_gemm_choose(dnnl_ctx *c, nn_op *op, conv_priv *p) {
     int key[12];
     pick_key(op, -2, key);
     int pick = pick_find(c, key);
-    double best[2][2] = {{1e30, 1e30}, {1e30, 1e30}};   /* [bwd-w, bwd-d][as it is, sgemm] */
+    double best[3][2] = {{1e30, 1e30}, {1e30, 1e30}, {1e30, 1e30}};   /* [fwd, bwd-w, bwd-d][as it is, sgemm] */
     if (pick < 0) {
         float *t[6] = {0};
         int rc = conv_timing_bufs(op, t);
         for (int r = 0; r < 4 && rc == 0; r++)
-            for (int pass = 1; pass < 3 && rc == 0; pass++)
+            for (int pass = 0; pass < 3 && rc == 0; pass++)
                 for (int v = 0; v < 2 && rc == 0; v++) {
-                    if (pass == 1) p->gw = v; else p->gd = v;
+                    *(pass == 0 ? &p->gf : pass == 1 ? &p->gw : &p->gd) = v;
                     const double sec = conv_pass_s(c, op, p, pass, t);
                     if (sec < 0) rc = SD_EBACKEND;
-                    else if (r > 0 && sec < best[pass - 1][v]) best[pass - 1][v] = sec;
+                    else if (r > 0 && sec < best[pass][v]) best[pass][v] = sec;
                 }
         for (int i = 0; i < 6; i++) free(t[i]);
-        p->gw = p->gd = 0;
+        p->gf = p->gw = p->gd = 0;
         if (rc) return rc;
-        pick = (best[0][1] < best[0][0]) | (best[1][1] < best[1][0]) << 1;
+        pick = (best[1][1] < best[1][0]) | (best[2][1] < best[2][0]) << 1 | (best[0][1] < best[0][0]) << 2;
         SD_TRY(pick_add(c, key, pick));
         if (getenv("SD_DNNL_CHOOSE_LOG"))
-            fprintf(stderr, "choose: %dx%dx%dx%d->%d k%d s%d train | bwd-w as is %.3f sgemm %.3f | bwd-d as is %.3f "
-                    "sgemm %.3f (ms)\n", op->n, op->c, op->h, op->w, op->oc, op->kh, op->sh, 1e3 * best[0][0],
-                    1e3 * best[0][1], 1e3 * best[1][0], 1e3 * best[1][1]);
+            fprintf(stderr, "choose: %dx%dx%dx%d->%d k%d s%d train | fwd as is %.3f sgemm %.3f | bwd-w as is %.3f "
+                    "sgemm %.3f | bwd-d as is %.3f sgemm %.3f (ms)\n", op->n, op->c, op->h, op->w, op->oc, op->kh,
+                    op->sh, 1e3 * best[0][0], 1e3 * best[0][1], 1e3 * best[1][0], 1e3 * best[1][1], 1e3 * best[2][0],
+                    1e3 * best[2][1]);
     }
     p->gw = pick & 1;
     p->gd = pick >> 1 & 1;
+    p->gf = pick >> 2 & 1;
+    if (p->gf) dn_note_host(c, "conv fwd", "sgemm");
     if (p->gw) dn_note_host(c, "bwd-weights", "sgemm");
     if (p->gd) dn_note_host(c, "bwd-data", "sgemm");
     return 0;
@@ -553,7 +567,7 @@ int dn_conv_bf16_choose(const dnnl_ctx *c) {
 
 int dn_conv_prepare(dnnl_ctx *c, nn_op *op, conv_priv *p) {
     conv_mm_release(&p->mm);
-    p->gw = p->gd = 0;
+    p->gf = p->gw = p->gd = 0;
     p->dt_f = p->dt_d = p->dt_w = c->cdt;
     const int choose = dn_conv_bf16_choose(c);
     /* SD_DNNL_BWDW=matmul forces the matmul backward-weights in bf16 also where nothing is timed (--autotune off,
@@ -603,6 +617,7 @@ void dn_conv_release(dnnl_ctx *c, conv_priv *p) {
 
 static int conv_fwd(dnnl_ctx *c, const nn_op *op, conv_priv *p, float *y, const float *x, const float *w,
                     const float *b) {
+    if (p->gf) return gemm_fwd(c, op, y, x, w, b);
     if (p->wf.on) return wino_fwd(c, op, p, y, x, w, b);
     void *xs, *ws, *ys = dn_stage_out(c, &p->f_y, y);
     SD_TRY(dn_stage_in(c, &p->f_x, x, &xs));

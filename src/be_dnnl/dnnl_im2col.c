@@ -157,3 +157,18 @@ void dn_rows_of(float *rows, const float *dy, const nn_op *op, int threads) {
             for (int o = 0; o < O; o++)
                 rows[((size_t)n * S + s) * O + o] = dy[nn_fmt_at(op->fmt_out, (size_t)O, S, (size_t)n, (size_t)o, s)];
 }
+
+/* y (op->fmt_out, a blocked layout's padded lanes zero) = rows[n*oh*ow][oc] + b (b NULL: none) */
+void dn_rows_to(float *y, const float *rows, const float *b, const nn_op *op, int threads) {
+    const int O = op->oc, B = nn_fmt_block(op->fmt_out), OB = (O + B - 1) / B;
+    const size_t S = (size_t)op->oh * op->ow;
+    #pragma omp parallel for collapse(2) num_threads(threads) schedule(static)
+    for (int n = 0; n < op->n; n++)
+        for (int ob = 0; ob < OB; ob++)
+            for (size_t s = 0; s < S; s++)
+                for (int j = 0; j < B; j++) {
+                    const int o = ob * B + j;
+                    const size_t at = nn_fmt_at(op->fmt_out, (size_t)O, S, (size_t)n, (size_t)ob * B, s) + (size_t)j;
+                    y[at] = o >= O ? 0.0f : rows[((size_t)n * S + s) * O + o] + (b ? b[o] : 0.0f);
+                }
+}
