@@ -29,20 +29,22 @@ int dn_dense_prepare(dnnl_ctx *c, nn_op *op, dense_priv *p) {
     SD_TRY(dn_step_arg(c, &p->fwd, DNNL_ARG_WEIGHTS, &wt));
     SD_TRY(dn_step_arg(c, &p->fwd, DNNL_ARG_BIAS, &b));
     SD_TRY(dn_step_arg(c, &p->fwd, DNNL_ARG_DST, &y));
-    /* dx = dy W */
-    SD_TRY(dn_matmul_desc(&md, &dy, &w, NULL, &dx));
-    SD_TRY(dn_pd_new(c, &pd, &md, 0, NULL));
-    SD_TRY(dn_step_make(c, &p->bwd_d, pd));
-    SD_TRY(dn_step_arg(c, &p->bwd_d, DNNL_ARG_SRC, &dy));
-    SD_TRY(dn_step_arg(c, &p->bwd_d, DNNL_ARG_WEIGHTS, &w));
-    SD_TRY(dn_step_arg(c, &p->bwd_d, DNNL_ARG_DST, &dx));
-    /* dW += dy^T x  (sum post-op: accumulate) */
-    SD_TRY(dn_matmul_desc(&md, &dyt, &x, NULL, &dw));
-    SD_TRY(dn_pd_new(c, &pd, &md, 1, NULL));
-    SD_TRY(dn_step_make(c, &p->bwd_w, pd));
-    SD_TRY(dn_step_arg(c, &p->bwd_w, DNNL_ARG_SRC, &dyt));
-    SD_TRY(dn_step_arg(c, &p->bwd_w, DNNL_ARG_WEIGHTS, &x));
-    SD_TRY(dn_step_arg(c, &p->bwd_w, DNNL_ARG_DST, &dw));
+    if (t != dnnl_f32) {   /* fp32's backward calls dnnl_sgemm (dn_dense_backward) */
+        /* dx = dy W */
+        SD_TRY(dn_matmul_desc(&md, &dy, &w, NULL, &dx));
+        SD_TRY(dn_pd_new(c, &pd, &md, 0, NULL));
+        SD_TRY(dn_step_make(c, &p->bwd_d, pd));
+        SD_TRY(dn_step_arg(c, &p->bwd_d, DNNL_ARG_SRC, &dy));
+        SD_TRY(dn_step_arg(c, &p->bwd_d, DNNL_ARG_WEIGHTS, &w));
+        SD_TRY(dn_step_arg(c, &p->bwd_d, DNNL_ARG_DST, &dx));
+        /* dW += dy^T x  (sum post-op: accumulate) */
+        SD_TRY(dn_matmul_desc(&md, &dyt, &x, NULL, &dw));
+        SD_TRY(dn_pd_new(c, &pd, &md, 1, NULL));
+        SD_TRY(dn_step_make(c, &p->bwd_w, pd));
+        SD_TRY(dn_step_arg(c, &p->bwd_w, DNNL_ARG_SRC, &dyt));
+        SD_TRY(dn_step_arg(c, &p->bwd_w, DNNL_ARG_WEIGHTS, &x));
+        SD_TRY(dn_step_arg(c, &p->bwd_w, DNNL_ARG_DST, &dw));
+    }
     /* temporaries, one layout for forward and backward: the zero bias, then the bf16 copies (none under f32,
      * where the stages are off and the matmuls read the caller's buffers) */
     size_t top = 0;
