@@ -195,7 +195,7 @@ $(BUILD)/tests/%: tests/%.c $(LIB) tests/testutil.h
 test: deps
 	@$(MAKE) --no-print-directory $(BIN) $(TEST_BIN) $(FUZZ_REPLAY)
 	@if [ "$(FUZZ_OK)" = 1 ]; then $(MAKE) --no-print-directory fuzz; else echo "test: no $(FUZZ_CC) with libFuzzer: the fuzz smoke run will be skipped"; fi
-	@SHOWDOWN_HOST_REF= LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp):print_suppressions=0 SHOWDOWN=$(abspath $(BIN)) BUILD=$(BUILD) CU=$(CU) PYTHON=$(PYTHON) FUZZ_SECONDS=$(FUZZ_SECONDS) sh scripts/run-tests.sh $(TEST_BIN) $(TEST_SH)
+	@SHOWDOWN_HOST_REF= LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp):print_suppressions=0 SHOWDOWN=$(abspath $(BIN)) BUILD=$(BUILD) CU=$(CU) PYTHON=$(PYTHON) FUZZ_SECONDS=$(FUZZ_SECONDS) bash scripts/run-tests.sh $(TEST_BIN) $(TEST_SH)
 
 # ---- fuzzing ------------------------------------------------------------------------------------
 # One libFuzzer target per parser of outside bytes (fuzz/fuzz_<target>.c) over the library compiled again

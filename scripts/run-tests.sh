@@ -1,9 +1,11 @@
-#!/bin/sh
-# Runs every test executable and shell test given as arguments, one line per suite, and ends with the plain
-# closing line "tests: N passed, N failed, N skipped". Passed and failed count suites; skipped counts every
+#!/bin/bash
+# Runs every test executable and shell test given as arguments, one line per suite as each ends, and ends with
+# the plain closing line "tests: N passed, N failed, N skipped". Passed and failed count suites; skipped counts every
 # "skipped:" line printed above it: whole suites that skipped, and the parts of passing suites that did (a
 # back-end, a tool, a data set). Each suite's line gives its wall time in brackets, so a slow suite shows where
 # CI's time goes. Exit code 0 only if none failed.
+# TEST_JOBS suites (default 2) run at once: most suites wait on processes they start, not on the CPU, and CI runs
+# the whole list twice. Suites in the same SERIAL group (the Slurm ones: each starts daemons) run one after another.
 # First comes the "features" check: what this machine has installed must be built in and runnable
 # (libdnnl-dev -> the dnnl back-end, python3-torch -> the pytorch runner, a CUDA toolkit -> the cudnn
 # back-end built); a build without them fails here instead of skipping their tests. Only a GPU may be missing.
@@ -48,16 +50,47 @@ report() { # name rc log seconds
 
 log="${BUILD:-build}/test-logs/features.log"
 features >"$log" 2>&1; report features $? "$log"
-for t in "$@"; do
-  name=$(basename "$t" .sh)
-  log="${BUILD:-build}/test-logs/$name.log"
+
+run_one() { # test log: runs one suite, then writes "rc seconds" to log.rc
+  local t0 rc
   t0=$(date +%s)
-  case "$t" in
-    *.sh) bash "$t" >"$log" 2>&1 ;;
-    *)    "$t" --jobs 2 >"$log" 2>&1 ;;
+  case "$1" in
+    *.sh) bash "$1" >"$2" 2>&1 ;;
+    *)    "$1" --jobs 2 >"$2" 2>&1 ;;
   esac
   rc=$?
-  report "$name" $rc "$log" $(( $(date +%s) - t0 ))
+  echo "$rc $(( $(date +%s) - t0 ))" > "$2.rc"
+}
+logof() { echo "${BUILD:-build}/test-logs/$(basename "$1" .sh).log"; }
+finish() { # the suites a finished job ran, reported in their order
+  local t rc secs
+  for t in $1; do
+    read -r rc secs < "$(logof "$t").rc" 2>/dev/null || { rc=1; secs=; }
+    report "$(basename "$t" .sh)" "$rc" "$(logof "$t")" $secs
+  done
+}
+# Jobs: each suite alone, except the members of a SERIAL group, which share one job.
+serial=" test_slurm test_slurm_states "
+jobs=(); group=""
+for t in "$@"; do
+  case "$serial" in *" $(basename "$t" .sh) "*) group="$group $t"; continue ;; esac
+  jobs+=("$t")
+done
+[ -n "$group" ] && jobs+=("$group")
+declare -A running=()
+trap 'kill ${!running[*]} 2>/dev/null; exit 130' INT TERM
+max=${TEST_JOBS:-2}
+for job in "${jobs[@]}"; do
+  while [ ${#running[@]} -ge "$max" ]; do
+    wait -n -p done_pid "${!running[@]}"
+    finish "${running[$done_pid]}"; unset "running[$done_pid]"
+  done
+  ( for t in $job; do rm -f "$(logof "$t").rc"; run_one "$t" "$(logof "$t")"; done ) &
+  running[$!]=$job
+done
+while [ ${#running[@]} -gt 0 ]; do
+  wait -n -p done_pid "${!running[@]}"
+  finish "${running[$done_pid]}"; unset "running[$done_pid]"
 done
 echo "tests: $passed passed, $failed failed, $skipped skipped"
 [ $failed -eq 0 ]
