@@ -303,6 +303,7 @@ static void bwdw_matmul(const char *mode) {
         {conv_op(2, 8, 13, 12, 16, 5, 2, 2), NN_FMT_NCHW16C, NN_FMT_NCHW16C},
         {conv_op(4, 64, 4, 4, 48, 3, 1, 1), NN_FMT_NCHW16C, NN_FMT_NCHW16C},   /* resnet's small-image shape */
         {conv_op(1, 3, 12, 12, 8, 3, 1, 0), NN_FMT_NCHW, NN_FMT_NCHW},
+        {conv_op(1, 20, 12, 12, 8, 9, 1, 1), NN_FMT_NCHW16C, NN_FMT_NCHW},    /* over 64 kernel positions */
     };
     const size_t ncase = sizeof cases / sizeof cases[0];
     double worst_w = 0;
@@ -356,6 +357,60 @@ static void bwdw_matmul(const char *mode) {
 
 Test(bf16, conv2d_bwdw_matmul, .timeout = 600) { bwdw_matmul("matmul"); }
 Test(bf16, conv2d_bwdw_matmul1, .timeout = 600) { bwdw_matmul("matmul1"); }
+
+/* Forward and backward-data of small outputs (oh*ow <= 16) as bf16 matmuls over the column matrix, forced
+ * (SD_DNNL_GEMM=on): y, dx, dw (+=) and db against ref at 4x4, 2x2, stride 2, 1x1 and 5x5, channels not multiples
+ * of 16, in nchw; dx again between nChw16c tensors with and without a bias; and the matmuls are what ran. */
+Test(bf16, conv2d_small_matmul, .timeout = 600) {
+    unsetenv("SD_DNNL_BF16_PASSES");
+    setenv("SD_DNNL_GEMM", "on", 1);
+    nn_backend *be = open_bf16(), *ref = open_named("ref", "fp32");
+    const nn_op shapes[] = {
+        conv_op(4, 64, 4, 4, 48, 3, 1, 1),      /* resnet18_cifar's last stage, fewer channels */
+        conv_op(3, 40, 2, 2, 24, 3, 1, 1),      /* vgg16_cifar's 2x2 */
+        conv_op(2, 17, 7, 8, 19, 3, 2, 1),      /* stride 2 into 4x4 */
+        conv_op(2, 33, 4, 4, 20, 1, 1, 0),      /* 1x1 */
+        conv_op(2, 8, 6, 6, 16, 5, 2, 2),       /* 5x5 stride 2 pad 2 */
+    };
+    g_worst = 0;
+    char label[128];
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        const nn_op o = shapes[i];
+        snprintf(label, sizeof label, "small mm n%d %d->%d %dx%d k%d s%d p%d", o.n, o.c, o.oc, o.h, o.w, o.kh, o.sh,
+                 o.ph);
+        check_layer(be, ref, o, label);
+    }
+    cr_expect(g_worst > FP32_LEVEL, "largest error %.2e: at fp32's level, so no bf16 matmul ran", g_worst);
+    for (int bias = 0; bias < 2; bias++) {   /* dx between blocked tensors: col2im into nChw16c */
+        nn_op op = conv_op(2, 20, 4, 4, 36, 3, 1, 1);
+        op.has_bias = bias;
+        const size_t nx = (size_t)op.n * op.c * op.h * op.w, ny = (size_t)op.n * op.oc * op.oh * op.ow;
+        const size_t nw = (size_t)op.oc * op.c * op.kh * op.kw, nb = (size_t)op.oc;
+        float *x = rnd_buf(nx, 1.0f), *w = rnd_buf(nw, 0.5f), *dy = rnd_buf(ny, 1.0f);
+        float *dw0 = rnd_buf(nw, 10.0f), *db0 = rnd_buf(nb, 10.0f);
+        float *rdx = malloc(nx * 4), *rdw = malloc(nw * 4), *rdb = malloc(nb * 4);
+        float *gdx = malloc(nx * 4), *gdw = malloc(nw * 4), *gdb = malloc(nb * 4);
+        cr_assert(rdx && rdw && rdb && gdx && gdw && gdb);
+        run_bwd(ref, op, x, w, dy, dw0, db0, rdx, rdw, rdb);
+        nn_op ob = op;
+        ob.fmt_in = ob.fmt_out = NN_FMT_NCHW16C;
+        run_bwd(be, ob, x, w, dy, dw0, db0, gdx, gdw, gdb);
+        snprintf(label, sizeof label, "small mm nChw16c%s dx", bias ? " bias" : "");
+        expect_close(label, gdx, rdx, nx);
+        snprintf(label, sizeof label, "small mm nChw16c%s dw (+=)", bias ? " bias" : "");
+        expect_close(label, gdw, rdw, nw);
+        free(x); free(w); free(dy); free(dw0); free(db0);
+        free(rdx); free(rdw); free(rdb); free(gdx); free(gdw); free(gdb);
+    }
+    char impl[1024];
+    impl_of(be, impl, sizeof impl);
+    printf("backend_impl: %s\n", impl);
+    cr_expect(kernel_is_bf16(impl, "conv fwd im2col+matmul ") && kernel_is_bf16(impl, "bwd-data matmul+col2im "),
+              "forward and backward-data did not run as bf16 matmuls: %s", impl);
+    unsetenv("SD_DNNL_GEMM");
+    nn_backend_free(ref);
+    nn_backend_free(be);
+}
 
 Test(bf16, dense, .timeout = 300) {
     nn_backend *be = open_bf16(), *ref = open_named("ref", "fp32");

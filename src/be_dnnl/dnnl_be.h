@@ -117,6 +117,17 @@ typedef struct conv_mm {
     int nb;                       /* images per matmul call (divides n) */
 } conv_mm;
 
+/* bf16 forward and backward-data of a small output (oh*ow <= 16) as one matmul each over the column matrix
+ * col[n*oh*ow][ic*kh*kw] (dnnl_conv.c conv_bm): y rows = col W^T, dcol = dy W folded back into dx. */
+typedef struct conv_bm {
+    int f, d;                     /* forward, backward-data run this way */
+    int made;
+    dstep mf;                     /* rows[M][oc] (f32) = col[M][KC] (bf16) x W^T (bf16 OIHW read as [KC][oc]) */
+    dstep md;                     /* dcol[M][KC] (f32) = dy[M][oc] (bf16 nhwc) x W[oc][KC] */
+    stage w;                      /* user OIHW f32 -> bf16 OIHW, at ctx->tmp offset 0 in both calls */
+    stage dy;                     /* user dy -> bf16 nhwc */
+    size_t off_col, off_rows, off_dcol;
+} conv_bm;
 typedef struct conv_priv {
     dnnl_memory_desc_t x_md, w_md, b_md, y_md;     /* user layouts: nchw, oihw, x, nchw */
     conv_inf inf;
@@ -133,6 +144,7 @@ typedef struct conv_priv {
     conv_mm mm;                                    /* mm.on: backward-weights as im2col + matmul (no bwd_w) */
     dn_wino wf, wd, ww;                            /* on: forward, backward-data, backward-weights as host Winograd */
     int gf, gw, gd;                                /* forward, backward-weights, backward-data as sgemm (small outputs) */
+    conv_bm bm;                                    /* bf16: forward, backward-data as matmuls (small outputs) */
 } conv_priv;
 
 typedef struct dense_priv {

@@ -242,6 +242,108 @@ static int conv_mm_run(dnnl_ctx *c, const nn_op *op, conv_mm *m, float *dw, floa
     return dn_strm_wait(c);
 }
 
+/* ---- bf16 forward and backward-data of a small output as matmuls (conv_bm) ------------------------------------
+ * On AMX, oneDNN 2.6's bf16 convolutions at 4x4 and 2x2 outputs ran at 300-700 GFLOP/s against 1,100-2,500 at 8x8
+ * and larger (resnet18_cifar, vgg16_cifar; docs/precision.md): there the column matrix is small and each pass is
+ * one bf16 matmul, as the fp32 passes are one sgemm (conv_gemm_choose) and backward-weights one matmul (conv_mm). */
+#define BM_MAX_S 16                           /* output positions (oh*ow) up to which the matmuls compete */
+#define BM_BYTES_MAX ((size_t)96 << 20)       /* ctx->tmp bytes they need */
+
+/* SD_DNNL_GEMM=on: the small-output passes as sgemm (fp32, gemm_ok) or as bf16 matmuls (bf16, bm_ok) wherever they
+ * can run, untimed; =off: never */
+static int gemm_mode(void) {
+    const char *e = getenv("SD_DNNL_GEMM");
+    return !e ? 0 : !strcmp(e, "on") ? 1 : !strcmp(e, "off") ? -1 : 0;
+}
+static void conv_bm_release(conv_bm *m) {
+    dn_step_destroy(&m->mf); dn_step_destroy(&m->md);
+    dn_stage_destroy(&m->w); dn_stage_destroy(&m->dy);
+    memset(m, 0, sizeof *m);
+}
+static size_t bm_bytes(const nn_op *op) {
+    const size_t M = (size_t)op->n * op->oh * op->ow, KC = (size_t)op->c * op->kh * op->kw, O = (size_t)op->oc;
+    const size_t f = M * KC * 2 + M * O * 4, d = M * O * 2 + M * KC * 4;
+    return O * KC * 2 + (f > d ? f : d) + 4 * 4096;
+}
+static int bm_ok(const dnnl_ctx *c, const nn_op *op) {
+    return c->cdt == dnnl_bf16 && op->oh * op->ow <= BM_MAX_S && bm_bytes(op) <= BM_BYTES_MAX;
+}
+/* Both matmuls and the stages; ctx->tmp: the bf16 weights from offset 0, then (forward) the bf16 column matrix and
+ * y's f32 rows, or (backward-data) dy's bf16 rows and the f32 dcol. */
+static int conv_bm_make(dnnl_ctx *c, const nn_op *op, const conv_priv *p, conv_bm *m) {
+    conv_bm_release(m);
+    const dnnl_dim_t M = (dnnl_dim_t)op->n * op->oh * op->ow, O = op->oc, KC = (dnnl_dim_t)op->c * op->kh * op->kw;
+    const dnnl_dims_t wd = {op->oc, op->c, op->kh, op->kw}, yd = {op->n, op->oc, op->oh, op->ow};
+    dnnl_memory_desc_t wb, dyb, a, b, d;
+    dn_desc desc;
+    dnnl_primitive_desc_t pd;
+    /* forward: A = col [M][KC], B = W^T, a strided view [KC][O] of OIHW, C = rows [M][O] */
+    SD_TRY(dn_md_strides_dt(&a, 2, (dnnl_dims_t){M, KC}, dnnl_bf16, (dnnl_dims_t){KC, 1}));
+    SD_TRY(dn_md_strides_dt(&b, 2, (dnnl_dims_t){KC, O}, dnnl_bf16, (dnnl_dims_t){1, KC}));
+    SD_TRY(dn_md_strides(&d, 2, (dnnl_dims_t){M, O}, (dnnl_dims_t){O, 1}));
+    SD_TRY(dn_matmul_desc(&desc, &a, &b, NULL, &d));
+    SD_TRY(dn_pd_new(c, &pd, &desc, 0, NULL));
+    SD_TRY(dn_step_make(c, &m->mf, pd));
+    SD_TRY(dn_step_arg(c, &m->mf, DNNL_ARG_SRC, &a));
+    SD_TRY(dn_step_arg(c, &m->mf, DNNL_ARG_WEIGHTS, &b));
+    SD_TRY(dn_step_arg(c, &m->mf, DNNL_ARG_DST, &d));
+    /* backward-data: A = dy [M][O] (nhwc rows), B = W [O][KC], C = dcol [M][KC] */
+    SD_TRY(dn_md_strides_dt(&a, 2, (dnnl_dims_t){M, O}, dnnl_bf16, (dnnl_dims_t){O, 1}));
+    SD_TRY(dn_md_strides_dt(&b, 2, (dnnl_dims_t){O, KC}, dnnl_bf16, (dnnl_dims_t){KC, 1}));
+    SD_TRY(dn_md_strides(&d, 2, (dnnl_dims_t){M, KC}, (dnnl_dims_t){KC, 1}));
+    SD_TRY(dn_matmul_desc(&desc, &a, &b, NULL, &d));
+    SD_TRY(dn_pd_new(c, &pd, &desc, 0, NULL));
+    SD_TRY(dn_step_make(c, &m->md, pd));
+    SD_TRY(dn_step_arg(c, &m->md, DNNL_ARG_SRC, &a));
+    SD_TRY(dn_step_arg(c, &m->md, DNNL_ARG_WEIGHTS, &b));
+    SD_TRY(dn_step_arg(c, &m->md, DNNL_ARG_DST, &d));
+    size_t top = 0;
+    SD_TRY(dn_md_tag_dt(&wb, 4, wd, dnnl_bf16, dnnl_oihw));
+    SD_TRY(dn_stage_make(c, &m->w, &p->w_md, &wb, 1, 0, &top));
+    const size_t wtop = top;
+    m->off_col = dn_bump(&top, (size_t)M * KC * 2);
+    m->off_rows = dn_bump(&top, (size_t)M * O * 4);
+    size_t btop = wtop;
+    SD_TRY(dn_md_tag_dt(&dyb, 4, yd, dnnl_bf16, dnnl_nhwc));
+    SD_TRY(dn_stage_make(c, &m->dy, &p->y_md, &dyb, 1, 0, &btop));
+    m->off_dcol = dn_bump(&btop, (size_t)M * KC * 4);
+    m->made = 1;
+    return dn_grow(&c->tmp, &c->tmp_bytes, top > btop ? top : btop);
+}
+static int bm_fwd(dnnl_ctx *c, const nn_op *op, conv_bm *m, float *y, const float *x, const float *w,
+                  const float *b) {
+    void *ws;
+    SD_TRY(dn_stage_in(c, &m->w, w, &ws));
+    uint16_t *col = (uint16_t *)((char *)c->tmp + m->off_col);
+    float *rows = (float *)((char *)c->tmp + m->off_rows);
+    dn_im2col_bf16(col, x, op, 0, op->n, c->threads);
+    void *a[3] = {col, ws, rows};
+    SD_TRY(dn_step_run(c, &m->mf, a));
+    SD_TRY(dn_strm_wait(c));
+    dn_rows_to(y, rows, b, op, c->threads);
+    return 0;
+}
+static int bm_bwd_d(dnnl_ctx *c, const nn_op *op, conv_bm *m, float *dx, const float *dy, const float *w) {
+    void *ws, *dys;
+    SD_TRY(dn_stage_in(c, &m->w, w, &ws));
+    SD_TRY(dn_stage_in(c, &m->dy, dy, &dys));
+    float *dcol = (float *)((char *)c->tmp + m->off_dcol);
+    void *a[3] = {dys, ws, dcol};
+    SD_TRY(dn_step_run(c, &m->md, a));
+    SD_TRY(dn_strm_wait(c));
+    dn_col2im_f32(dx, dcol, op, c->threads);
+    return 0;
+}
+static double bm_pass_s(dnnl_ctx *c, const nn_op *op, conv_bm *m, int pass, float *t[6]) {
+    double t0 = omp_get_wtime();
+    int rc = pass == 0 ? bm_fwd(c, op, m, t[1], t[0], t[2], NULL) : bm_bwd_d(c, op, m, t[4], t[3], t[2]);
+    return rc ? -1 : omp_get_wtime() - t0;
+}
+static void bm_note(dnnl_ctx *c, const conv_bm *m) {
+    if (m->f) dn_note_impl(c, "conv fwd im2col+matmul", m->mf.prim);
+    if (m->d) dn_note_impl(c, "bwd-data matmul+col2im", m->md.prim);
+}
+
 /* Seconds of one call of a pass on the scratch tensors t (x, y, w, dy, dx, dw), or -1 on an error. */
 /* Zeroed x, y, w, dy, dx, dw of op's shapes (t[0..5], NULL where not made), for the timed choices. */
 static int conv_timing_bufs(const nn_op *op, float *t[6]) {
@@ -316,12 +418,23 @@ static int conv_choose(dnnl_ctx *c, nn_op *op, conv_priv *p) {
         else if (mm_force) rc = r;
         else conv_mm_release(&m);                   /* no such matmul here: the two convolutions compete */
     }
-    double best[3][3] = {{1e30, 1e30, 1e30}, {1e30, 1e30, 1e30}, {1e30, 1e30, 1e30}};   /* [bf16, f32, mm][pass] */
+    const int gm = gemm_mode();                     /* forward and backward-data as bf16 matmuls (conv_bm) */
+    int have_bm = 0;
+    if (rc == 0 && gm >= 0 && bm_ok(c, op)) {
+        const int r = conv_bm_make(c, op, p, &p->bm);
+        if (r == 0) have_bm = 1;
+        else if (gm > 0) rc = r;
+        else conv_bm_release(&p->bm);
+    }
+    double best[4][3] = {{1e30, 1e30, 1e30}, {1e30, 1e30, 1e30}, {1e30, 1e30, 1e30},
+                         {1e30, 1e30, 1e30}};   /* [bf16, f32, mm, bm][pass] */
     for (int k = 0; k < 4 && rc == 0; k++)
         for (int pass = 0; pass < 3 && rc == 0; pass++)
-            for (int v = 0; v < 3 && rc == 0; v++) {
+            for (int v = 0; v < 4 && rc == 0; v++) {
                 if (v == 2 && (pass != 1 || !have_mm)) continue;
-                double sec = v == 2 ? conv_mm_s(c, op, &m, t) : conv_pass_s(c, op, v ? &q : p, pass, t);
+                if (v == 3 && (pass == 1 || !have_bm || gm > 0)) continue;
+                double sec = v == 2 ? conv_mm_s(c, op, &m, t)
+                           : v == 3 ? bm_pass_s(c, op, &p->bm, pass, t) : conv_pass_s(c, op, v ? &q : p, pass, t);
                 if (sec < 0) rc = SD_EBACKEND;
                 else if (k > 0 && sec < best[v][pass]) best[v][pass] = sec;
             }
@@ -329,17 +442,24 @@ static int conv_choose(dnnl_ctx *c, nn_op *op, conv_priv *p) {
     conv_train_release(&q);
     const int use_mm = rc == 0 && have_mm && (mm_force || (best[2][1] < best[0][1] && best[2][1] < best[1][1]));
     if (!use_mm) conv_mm_release(&m);
+    if (have_bm && rc == 0) {
+        p->bm.f = gm > 0 || (best[3][0] < best[0][0] && best[3][0] < best[1][0]);
+        p->bm.d = gm > 0 || (best[3][2] < best[0][2] && best[3][2] < best[1][2]);
+    }
+    if (!p->bm.f && !p->bm.d) conv_bm_release(&p->bm);
     if (rc) return rc;
     p->dt_f = best[1][0] < best[0][0] ? dnnl_f32 : dnnl_bf16;
     p->dt_w = best[1][1] < best[0][1] ? dnnl_f32 : dnnl_bf16;
     p->dt_d = best[1][2] < best[0][2] ? dnnl_f32 : dnnl_bf16;
     if (getenv("SD_DNNL_CHOOSE_LOG"))   /* which pass ran in which type, and by what margin: docs/precision.md */
-        fprintf(stderr, "choose: %dx%dx%dx%d->%d k%d s%d | fwd bf16 %.3f f32 %.3f -> %s | bwd-w bf16 %.3f f32 %.3f "
-                "mm %.3f -> %s | bwd-d bf16 %.3f f32 %.3f -> %s (ms)\n", op->n, op->c, op->h, op->w, op->oc, op->kh,
-                op->sh, 1e3 * best[0][0], 1e3 * best[1][0], p->dt_f == dnnl_f32 ? "f32" : "bf16", 1e3 * best[0][1],
-                1e3 * best[1][1], have_mm ? 1e3 * best[2][1] : -1.0,
-                use_mm ? "mm" : p->dt_w == dnnl_f32 ? "f32" : "bf16", 1e3 * best[0][2], 1e3 * best[1][2],
-                p->dt_d == dnnl_f32 ? "f32" : "bf16");
+        fprintf(stderr, "choose: %dx%dx%dx%d->%d k%d s%d | fwd bf16 %.3f f32 %.3f mm %.3f -> %s | bwd-w bf16 %.3f f32 "
+                "%.3f mm %.3f -> %s | bwd-d bf16 %.3f f32 %.3f mm %.3f -> %s (ms)\n", op->n, op->c, op->h, op->w,
+                op->oc, op->kh, op->sh, 1e3 * best[0][0], 1e3 * best[1][0], have_bm ? 1e3 * best[3][0] : -1.0,
+                p->bm.f ? "mm" : p->dt_f == dnnl_f32 ? "f32" : "bf16", 1e3 * best[0][1], 1e3 * best[1][1],
+                have_mm ? 1e3 * best[2][1] : -1.0, use_mm ? "mm" : p->dt_w == dnnl_f32 ? "f32" : "bf16",
+                1e3 * best[0][2], 1e3 * best[1][2], have_bm ? 1e3 * best[3][2] : -1.0,
+                p->bm.d ? "mm" : p->dt_d == dnnl_f32 ? "f32" : "bf16");
+    bm_note(c, &p->bm);
     if (!use_mm && p->dt_f == dnnl_bf16 && p->dt_w == dnnl_bf16 && p->dt_d == dnnl_bf16) {   /* p's as they are */
         conv_note(c, p);
         return 0;
@@ -474,11 +594,6 @@ static size_t gemm_bytes(const nn_op *op) {
 static int gemm_ok(const dnnl_ctx *c, const nn_op *op) {
     return c->cdt == dnnl_f32 && op->oh * op->ow <= GEMM_MAX_S && gemm_bytes(op) <= GEMM_COL_MAX;
 }
-/* SD_DNNL_GEMM=on: the three passes as sgemm wherever gemm_ok, untimed; =off: never */
-static int gemm_mode(void) {
-    const char *e = getenv("SD_DNNL_GEMM");
-    return !e ? 0 : !strcmp(e, "on") ? 1 : !strcmp(e, "off") ? -1 : 0;
-}
 
 /* ctx->tmp from offset 0: y's or dy's rows [n*oh*ow][oc], then the column matrix (room made by conv_gemm_choose) */
 static int gemm_fwd(dnnl_ctx *c, const nn_op *op, float *y, const float *x, const float *w, const float *b) {
@@ -567,6 +682,7 @@ int dn_conv_bf16_choose(const dnnl_ctx *c) {
 
 int dn_conv_prepare(dnnl_ctx *c, nn_op *op, conv_priv *p) {
     conv_mm_release(&p->mm);
+    conv_bm_release(&p->bm);
     p->gf = p->gw = p->gd = 0;
     p->dt_f = p->dt_d = p->dt_w = c->cdt;
     const int choose = dn_conv_bf16_choose(c);
@@ -579,6 +695,11 @@ int dn_conv_prepare(dnnl_ctx *c, nn_op *op, conv_priv *p) {
     dn_wino_release(&p->ww);
     SD_TRY(conv_make(c, op, p, !choose && !mm_force));
     if (choose) return conv_choose(c, op, p);
+    if (c->cdt == dnnl_bf16 && gemm_mode() > 0 && bm_ok(c, op)) {   /* bf16 untimed: the matmuls only if forced */
+        SD_TRY(conv_bm_make(c, op, p, &p->bm));
+        p->bm.f = p->bm.d = 1;
+        bm_note(c, &p->bm);
+    }
     if (!mm_force) {
         SD_TRY(conv_wino_choose(c, op, p));
         return conv_gemm_choose(c, op, p);
@@ -609,6 +730,7 @@ void dn_conv_release(dnnl_ctx *c, conv_priv *p) {
     conv_inf_release(c, &p->inf_train);
     conv_train_release(p);
     conv_mm_release(&p->mm);
+    conv_bm_release(&p->bm);
     dn_wino_release(&p->wf);
     dn_wino_release(&p->wd);
     dn_wino_release(&p->ww);
@@ -617,6 +739,7 @@ void dn_conv_release(dnnl_ctx *c, conv_priv *p) {
 
 static int conv_fwd(dnnl_ctx *c, const nn_op *op, conv_priv *p, float *y, const float *x, const float *w,
                     const float *b) {
+    if (p->bm.f) return bm_fwd(c, op, &p->bm, y, x, w, b);
     if (p->gf) return gemm_fwd(c, op, y, x, w, b);
     if (p->wf.on) return wino_fwd(c, op, p, y, x, w, b);
     void *xs, *ws, *ys = dn_stage_out(c, &p->f_y, y);
@@ -657,6 +780,7 @@ static int conv_bwd_w(dnnl_ctx *c, const nn_op *op, conv_priv *p, float *dw, flo
 
 static int conv_bwd_d(dnnl_ctx *c, const nn_op *op, conv_priv *p, float *dx, const float *dy, const float *w) {
     if (p->wd.on) return wino_bwd_d(c, op, p, dx, dy, w);
+    if (p->bm.d) return bm_bwd_d(c, op, &p->bm, dx, dy, w);
     if (p->gd) return gemm_bwd_d(c, op, dx, dy, w);
     void *dyd, *wd, *dxs = dn_stage_out(c, &p->d_dx, dx);
     if (p->dy_shared && (p->ww.on || p->gw)) SD_TRY(dn_stage_in(c, &p->w_dy, dy, &dyd));   /* bwd_w made no copy */
