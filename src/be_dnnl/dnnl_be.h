@@ -121,7 +121,6 @@ typedef struct conv_mm {
  * col[n*oh*ow][ic*kh*kw] (dnnl_conv.c conv_bm): y rows = col W^T, dcol = dy W folded back into dx. */
 typedef struct conv_bm {
     int f, d;                     /* forward, backward-data run this way */
-    int made;
     dstep mf;                     /* rows[M][oc] (f32) = col[M][KC] (bf16) x W^T (bf16 OIHW read as [KC][oc]) */
     dstep md;                     /* dcol[M][KC] (f32) = dy[M][oc] (bf16 nhwc) x W[oc][KC] */
     stage w;                      /* user OIHW f32 -> bf16 OIHW, at ctx->tmp offset 0 in both calls */

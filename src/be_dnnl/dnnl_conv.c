@@ -307,7 +307,6 @@ static int conv_bm_make(dnnl_ctx *c, const nn_op *op, const conv_priv *p, conv_b
     SD_TRY(dn_md_tag_dt(&dyb, 4, yd, dnnl_bf16, dnnl_nhwc));
     SD_TRY(dn_stage_make(c, &m->dy, &p->y_md, &dyb, 1, 0, &btop));
     m->off_dcol = dn_bump(&btop, (size_t)M * KC * 4);
-    m->made = 1;
     return dn_grow(&c->tmp, &c->tmp_bytes, top > btop ? top : btop);
 }
 static int bm_fwd(dnnl_ctx *c, const nn_op *op, conv_bm *m, float *y, const float *x, const float *w,
