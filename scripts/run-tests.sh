@@ -79,18 +79,16 @@ done
 [ -n "$group" ] && jobs+=("$group")
 declare -A running=()
 trap 'kill ${!running[*]} 2>/dev/null; exit 130' INT TERM
+reap() { # waits for one job to end and reports its suites
+  wait -n -p done_pid "${!running[@]}"
+  finish "${running[$done_pid]}"; unset "running[$done_pid]"
+}
 max=${TEST_JOBS:-2}
 for job in "${jobs[@]}"; do
-  while [ ${#running[@]} -ge "$max" ]; do
-    wait -n -p done_pid "${!running[@]}"
-    finish "${running[$done_pid]}"; unset "running[$done_pid]"
-  done
+  while [ ${#running[@]} -ge "$max" ]; do reap; done
   ( for t in $job; do rm -f "$(logof "$t").rc"; run_one "$t" "$(logof "$t")"; done ) &
   running[$!]=$job
 done
-while [ ${#running[@]} -gt 0 ]; do
-  wait -n -p done_pid "${!running[@]}"
-  finish "${running[$done_pid]}"; unset "running[$done_pid]"
-done
+while [ ${#running[@]} -gt 0 ]; do reap; done
 echo "tests: $passed passed, $failed failed, $skipped skipped"
 [ $failed -eq 0 ]
