@@ -239,19 +239,19 @@ Test(bf16, conv2d_chosen, .timeout = 600) {
     nn_backend_free(be);
 }
 
-/* nchw <-> nChw16c (padded channels zero, as oneDNN requires of its inputs) */
-static float *to_blocked(const float *a, int n, int c, int hw) {
-    float *b = calloc(nn_fmt_elems(NN_FMT_NCHW16C, n, c, hw, 1), sizeof(float));
+/* nchw <-> fmt (nChw16c: padded channels zero, as oneDNN requires of its inputs; nhwc) */
+static float *to_blocked(int fmt, const float *a, int n, int c, int hw) {
+    float *b = calloc(nn_fmt_elems(fmt, n, c, hw, 1), sizeof(float));
     cr_assert_not_null(b);
     for (int i = 0; i < n; i++)
         for (int k = 0; k < c; k++)
-            for (int s = 0; s < hw; s++) b[nn_fmt_at(NN_FMT_NCHW16C, c, hw, i, k, s)] = a[((size_t)i * c + k) * hw + s];
+            for (int s = 0; s < hw; s++) b[nn_fmt_at(fmt, c, hw, i, k, s)] = a[((size_t)i * c + k) * hw + s];
     return b;
 }
-static void from_blocked(float *a, const float *b, int n, int c, int hw) {
+static void from_blocked(int fmt, float *a, const float *b, int n, int c, int hw) {
     for (int i = 0; i < n; i++)
         for (int k = 0; k < c; k++)
-            for (int s = 0; s < hw; s++) a[((size_t)i * c + k) * hw + s] = b[nn_fmt_at(NN_FMT_NCHW16C, c, hw, i, k, s)];
+            for (int s = 0; s < hw; s++) a[((size_t)i * c + k) * hw + s] = b[nn_fmt_at(fmt, c, hw, i, k, s)];
 }
 
 /* Backward only (dx written, dw and db accumulated onto dw0, db0), x and dy given nchw and passed to be in
@@ -261,16 +261,16 @@ static void run_bwd(nn_backend *be, nn_op op, const float *x, const float *w, co
     const size_t nx = nn_fmt_elems(op.fmt_in, op.n, op.c, op.h, op.w);
     const size_t ny = nn_fmt_elems(op.fmt_out, op.n, op.oc, op.oh, op.ow);
     const size_t nw = (size_t)op.oc * op.c * op.kh * op.kw, nb = (size_t)op.oc;
-    const int bx = op.fmt_in == NN_FMT_NCHW16C, by = op.fmt_out == NN_FMT_NCHW16C;
-    float *xb = bx ? to_blocked(x, op.n, op.c, op.h * op.w) : NULL;
-    float *dyb = by ? to_blocked(dy, op.n, op.oc, op.oh * op.ow) : NULL;
+    const int bx = op.fmt_in != NN_FMT_NCHW, by = op.fmt_out != NN_FMT_NCHW;
+    float *xb = bx ? to_blocked(op.fmt_in, x, op.n, op.c, op.h * op.w) : NULL;
+    float *dyb = by ? to_blocked(op.fmt_out, dy, op.n, op.oc, op.oh * op.ow) : NULL;
     op.priv = NULL;
     if (be->ops->prepare) OK(be->ops->prepare(be, &op), be);
     void *dX = dev(be, bx ? xb : x, nx * 4), *dW = dev(be, w, nw * 4), *dDY = dev(be, by ? dyb : dy, ny * 4);
     void *dDX = dev(be, NULL, nx * 4), *dDW = dev(be, dw0, nw * 4), *dDB = op.has_bias ? dev(be, db0, nb * 4) : NULL;
     OK(be->ops->conv2d_backward(be, &op, dDX, dDW, dDB, dDY, dX, dW), be);
     float *g = host(be, dDX, nx);
-    if (bx) from_blocked(dx, g, op.n, op.c, op.h * op.w);
+    if (bx) from_blocked(op.fmt_in, dx, g, op.n, op.c, op.h * op.w);
     else memcpy(dx, g, nx * 4);
     free(g);
     g = host(be, dDW, nw);
@@ -290,7 +290,8 @@ static void run_bwd(nn_backend *be, nn_op op, const float *x, const float *w, co
 
 /* Backward-weights as im2col + one bf16 matmul, forced (SD_DNNL_BWDW=matmul; matmul1: one image per matmul call):
  * dW and db (accumulated) and dx (backward-data then stages its own dy) against ref, over stride 1 and 2, padding,
- * 1x1, 3x3 and 5x5, nchw and nChw16c inputs and outputs, with and without a bias, channels not multiples of 16. */
+ * 1x1, 3x3 and 5x5, nchw, nChw16c and nhwc inputs and outputs, with and without a bias, channels not multiples of
+ * 16. */
 static void bwdw_matmul(const char *mode) {
     unsetenv("SD_DNNL_BF16_PASSES");
     setenv("SD_DNNL_BWDW", mode, 1);
@@ -304,6 +305,9 @@ static void bwdw_matmul(const char *mode) {
         {conv_op(4, 64, 4, 4, 48, 3, 1, 1), NN_FMT_NCHW16C, NN_FMT_NCHW16C},   /* resnet's small-image shape */
         {conv_op(1, 3, 12, 12, 8, 3, 1, 0), NN_FMT_NCHW, NN_FMT_NCHW},
         {conv_op(1, 20, 12, 12, 8, 9, 1, 1), NN_FMT_NCHW16C, NN_FMT_NCHW},    /* over 64 kernel positions */
+        {conv_op(2, 17, 11, 10, 19, 3, 2, 1), NN_FMT_NHWC, NN_FMT_NHWC},      /* nhwc (SD_DNNL_BLOCK=nhwc) */
+        {conv_op(3, 24, 8, 8, 40, 1, 1, 0), NN_FMT_NHWC, NN_FMT_NCHW},
+        {conv_op(2, 16, 9, 9, 32, 1, 2, 0), NN_FMT_NCHW, NN_FMT_NHWC},
     };
     const size_t ncase = sizeof cases / sizeof cases[0];
     double worst_w = 0;
@@ -325,7 +329,7 @@ static void bwdw_matmul(const char *mode) {
         run_bwd(be, ob, x, w, dy, dw0, db0, gdx, gdw, gdb);
         char what[160];
         snprintf(what, sizeof what, "%s n%d %d->%d %dx%d k%d s%d p%d %s/%s%s", mode, op.n, op.c, op.oc, op.h, op.w,
-                 op.kh, op.sh, op.ph, cases[i].fin ? "nChw16c" : "nchw", cases[i].fout ? "nChw16c" : "nchw",
+                 op.kh, op.sh, op.ph, nn_fmt_name(cases[i].fin), nn_fmt_name(cases[i].fout),
                  op.has_bias ? " bias" : "");
         char lab[200];
         snprintf(lab, sizeof lab, "%s dw (+=)", what);
@@ -381,7 +385,8 @@ Test(bf16, conv2d_small_matmul, .timeout = 600) {
         check_layer(be, ref, o, label);
     }
     cr_expect(g_worst > FP32_LEVEL, "largest error %.2e: at fp32's level, so no bf16 matmul ran", g_worst);
-    for (int bias = 0; bias < 2; bias++) {   /* dx between blocked tensors: col2im into nChw16c */
+    for (int v = 0; v < 4; v++) {   /* dx between blocked tensors: col2im into nChw16c, and into nhwc */
+        const int bias = v & 1, fmt = v < 2 ? NN_FMT_NCHW16C : NN_FMT_NHWC;
         nn_op op = conv_op(2, 20, 4, 4, 36, 3, 1, 1);
         op.has_bias = bias;
         const size_t nx = (size_t)op.n * op.c * op.h * op.w, ny = (size_t)op.n * op.oc * op.oh * op.ow;
@@ -393,11 +398,11 @@ Test(bf16, conv2d_small_matmul, .timeout = 600) {
         cr_assert(rdx && rdw && rdb && gdx && gdw && gdb);
         run_bwd(ref, op, x, w, dy, dw0, db0, rdx, rdw, rdb);
         nn_op ob = op;
-        ob.fmt_in = ob.fmt_out = NN_FMT_NCHW16C;
+        ob.fmt_in = ob.fmt_out = fmt;
         run_bwd(be, ob, x, w, dy, dw0, db0, gdx, gdw, gdb);
-        snprintf(label, sizeof label, "small mm nChw16c%s dx", bias ? " bias" : "");
+        snprintf(label, sizeof label, "small mm %s%s dx", nn_fmt_name(fmt), bias ? " bias" : "");
         expect_close(label, gdx, rdx, nx);
-        snprintf(label, sizeof label, "small mm nChw16c%s dw (+=)", bias ? " bias" : "");
+        snprintf(label, sizeof label, "small mm %s%s dw (+=)", nn_fmt_name(fmt), bias ? " bias" : "");
         expect_close(label, gdw, rdw, nw);
         free(x); free(w); free(dy); free(dw0); free(db0);
         free(rdx); free(rdw); free(rdb); free(gdx); free(gdw); free(gdb);

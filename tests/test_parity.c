@@ -1026,12 +1026,14 @@ static void spec_tmp_done(const char *dir, const char *name) {
 }
 
 /* The dnnl back-end blocks by what oneDNN's kernels use here (16 with AVX-512, 8 with AVX2); the layout tests
- * run both blocks on any CPU (SD_DNNL_BLOCK; the other block gets oneDNN's slower kernels): they are about the
- * layouts, not the kernels. test_block: 16, or 8 in the _8c tests (criterion runs each test in a process of its
- * own). */
-static int test_block = 16;
-static int test_fmt(void) { return test_block == 8 ? NN_FMT_NCHW8C : NN_FMT_NCHW16C; }
-static void blocked_layouts(void) { setenv("SD_DNNL_BLOCK", test_block == 8 ? "8" : "16", 1); }
+ * run both blocks and nhwc on any CPU (SD_DNNL_BLOCK; the other block gets oneDNN's slower kernels): they are
+ * about the layouts, not the kernels. test_block: 16, 8 in the _8c tests, 0 (nhwc) in the _nhwc tests (criterion
+ * runs each test in a process of its own). */
+static int test_block = 16;   /* 0: nhwc */
+static int test_fmt(void) { return test_block == 8 ? NN_FMT_NCHW8C : test_block == 0 ? NN_FMT_NHWC : NN_FMT_NCHW16C; }
+static void blocked_layouts(void) {
+    setenv("SD_DNNL_BLOCK", test_block == 8 ? "8" : test_block == 0 ? "nhwc" : "16", 1);
+}
 
 /* 1 if /proc/cpuinfo's flags include flag (" name") */
 static int cpu_flag(const char *flag) {
@@ -1078,8 +1080,11 @@ static void parity_layouts_odd(const char *name) {
     if (negotiates) {   /* the chain is the one meant: all of it nChw16c up to the last pooling */
         char got[1024];
         layouts_in(name, dir, "odd_layouts", got, sizeof got);
-        cr_expect_str_eq(got, "conv2d_1:-/B batchnorm_1:B/B relu_1:B/B dropout_1:B/B conv2d_2:B/B relu_2:B/B "
-                              "maxpool_1:B/B conv2d_3:B/B batchnorm_2:B/B dropout_2:B/B maxpool_2:B/-");
+        if (test_block == 0)   /* nhwc: batch norm over 5 and 17 channels (not whole groups of 16) stays NCHW */
+            cr_expect_str_eq(got, "conv2d_2:-/B relu_2:B/B maxpool_1:B/B conv2d_3:B/-");
+        else
+            cr_expect_str_eq(got, "conv2d_1:-/B batchnorm_1:B/B relu_1:B/B dropout_1:B/B conv2d_2:B/B relu_2:B/B "
+                                  "maxpool_1:B/B conv2d_3:B/B batchnorm_2:B/B dropout_2:B/B maxpool_2:B/-");
     }
     parity_train_step_in(name, dir, "odd_layouts", 1);
     parity_train_step_in(name, dir, "odd_layouts", 3);
@@ -1165,7 +1170,14 @@ static void parity_densenet(const char *name) {
     if (fuses) {   /* the concatenations in slabs, the batchnorms with their relus, the layouts meant */
         char got[2048];
         layouts_in(name, dir, "tiny_densenet", got, sizeof got);
-        cr_expect_str_eq(got, "conv2d_1:-/B batchnorm_1:B/B relu_1:B/B batchnorm_2:B/B relu_2:B/B conv2d_2:B/B "
+        if (test_block == 0)   /* nhwc: the 24-channel bottleneck's batch norm stays NCHW, and so its chain */
+            cr_expect_str_eq(got, "conv2d_1:-/B batchnorm_1:B/B relu_1:B/B batchnorm_2:B/B relu_2:B/B conv2d_2:B/- "
+                             "conv2d_3:-/B concat_1:B/B batchnorm_4:B/B relu_4:B/B conv2d_4:B/- conv2d_5:-/B "
+                             "concat_2:B/B batchnorm_6:B/B relu_6:B/B conv2d_6:B/- conv2d_7:-/B concat_3:B/B "
+                             "batchnorm_8:B/B relu_8:B/B conv2d_8:B/B avgpool_1:B/B batchnorm_9:B/B relu_9:B/B "
+                             "conv2d_9:B/- conv2d_10:-/B concat_4:B/B batchnorm_11:B/B relu_11:B/B conv2d_11:B/- "
+                             "conv2d_12:-/B concat_5:B/B batchnorm_13:B/B relu_13:B/B global_avgpool_1:B/-");
+        else cr_expect_str_eq(got, "conv2d_1:-/B batchnorm_1:B/B relu_1:B/B batchnorm_2:B/B relu_2:B/B conv2d_2:B/B "
                          "batchnorm_3:B/B relu_3:B/B conv2d_3:B/B concat_1:B/B batchnorm_4:B/B relu_4:B/B conv2d_4:B/B "
                          "batchnorm_5:B/B relu_5:B/B conv2d_5:B/B concat_2:B/B batchnorm_6:B/B relu_6:B/B conv2d_6:B/B "
                          "batchnorm_7:B/B relu_7:B/B conv2d_7:B/B concat_3:B/B batchnorm_8:B/B relu_8:B/B conv2d_8:B/B "
@@ -1231,7 +1243,12 @@ static void parity_resnet_step(const char *name) {
     if (negotiates) {
         char got[2048];
         layouts_in(name, dir, "tiny_resnet", got, sizeof got);
-        cr_expect_str_eq(got, "conv2d_1:-/B batchnorm_1:B/B relu_1:B/B conv2d_2:B/B batchnorm_2:B/B relu_2:B/B "
+        if (test_block == 0)   /* nhwc: the last block's 20-channel batch norms stay NCHW */
+            cr_expect_str_eq(got, "conv2d_1:-/B batchnorm_1:B/B relu_1:B/B conv2d_2:B/B batchnorm_2:B/B relu_2:B/B "
+                             "conv2d_3:B/B batchnorm_3:B/B add_1:B/B relu_3:B/B conv2d_4:B/B batchnorm_4:B/B "
+                             "relu_4:B/B conv2d_5:B/B batchnorm_5:B/B conv2d_6:B/B batchnorm_6:B/B add_2:B/B "
+                             "relu_5:B/B conv2d_7:B/- conv2d_9:B/-");
+        else cr_expect_str_eq(got, "conv2d_1:-/B batchnorm_1:B/B relu_1:B/B conv2d_2:B/B batchnorm_2:B/B relu_2:B/B "
                          "conv2d_3:B/B batchnorm_3:B/B add_1:B/B relu_3:B/B conv2d_4:B/B batchnorm_4:B/B relu_4:B/B "
                          "conv2d_5:B/B batchnorm_5:B/B conv2d_6:B/B batchnorm_6:B/B add_2:B/B relu_5:B/B "
                          "conv2d_7:B/B batchnorm_7:B/B relu_6:B/B conv2d_8:B/- conv2d_9:B/-");
@@ -2227,6 +2244,20 @@ Test(dnnl, fused_inference_mnist_cnn_8c, .timeout = 600) {
 }
 Test(dnnl, fused_inference_resnet18_8c, .timeout = 600) {
     test_block = 8;
+    parity_fused_inference("dnnl", "resnet18_cifar", 0, 2, 8);
+}
+
+/* The layout tests again in nhwc (SD_DNNL_BLOCK=nhwc: what oneDNN 2.6's AMX convolutions take), whatever this CPU */
+Test(dnnl, step_odd_layouts_nhwc, .timeout = 600) { test_block = 0; parity_layouts_odd("dnnl"); }
+Test(dnnl, step_densenet_nhwc, .timeout = 600) { test_block = 0; parity_densenet("dnnl"); }
+Test(dnnl, step_resnet_nhwc, .timeout = 600) { test_block = 0; parity_resnet_step("dnnl"); }
+Test(dnnl, concat_layouts_nhwc, .timeout = 300) { test_block = 0; parity_concat_layouts("dnnl"); }
+Test(dnnl, fused_inference_mnist_cnn_nhwc, .timeout = 600) {
+    test_block = 0;
+    parity_fused_inference("dnnl", "mnist_cnn", 0, 3, 0);
+}
+Test(dnnl, fused_inference_resnet18_nhwc, .timeout = 600) {
+    test_block = 0;
     parity_fused_inference("dnnl", "resnet18_cifar", 0, 2, 8);
 }
 

@@ -44,13 +44,15 @@ static int dnnl_layout_ok(nn_backend *be, const nn_op *op, int fmt) {
     /* only the block oneDNN's kernels use here: given another, it runs its reference convolution and pooling
      * (mnist_cnn on a Zen 3, AVX2, in nChw16c: 22 img/s training against 884 in nchw) */
     if (fmt != CTX(be)->blk_fmt) return 0;
-    const int B = nn_fmt_block(fmt);
+    const size_t B = nn_fmt_block(fmt, (size_t)op->oc);   /* nhwc: never padded */
     switch (op->kind) {
     case NN_OP_CONV2D: case NN_OP_MAXPOOL: case NN_OP_AVGPOOL: case NN_OP_GLOBAL_AVGPOOL: case NN_OP_RELU:
-    case NN_OP_DROPOUT: case NN_OP_BATCHNORM: return 1;
-    case NN_OP_ADD: return op->oc % B == 0;   /* flat add: no padded channels (inference-only models) */
+    case NN_OP_DROPOUT: return 1;
+    /* the host kernels take 16 channels a thread: nhwc only in whole groups of 16 */
+    case NN_OP_BATCHNORM: return fmt != NN_FMT_NHWC || op->c % 16 == 0;
+    case NN_OP_ADD: return (size_t)op->oc % B == 0;   /* flat add: no padded channels (inference-only models) */
     case NN_OP_CONCAT:
-        for (int k = 0; k < op->ninputs; k++) if (op->in_c[k] % B) return 0;
+        for (int k = 0; k < op->ninputs && fmt != NN_FMT_NHWC; k++) if ((size_t)op->in_c[k] % B) return 0;
         return 1;
     default: return 0;
     }
@@ -263,9 +265,13 @@ int nn_dnnl_new(nn_backend **out, const nn_backend_opts *opts) {
     c->cdt = cdt;
     const dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
     c->amx = (isa & dnnl_cpu_isa_avx512_core_amx) == dnnl_cpu_isa_avx512_core_amx;
-    /* SD_DNNL_BLOCK=16|8: that block on any CPU (tests of the layouts; slow where oneDNN's kernels block otherwise) */
+    /* SD_DNNL_BLOCK=16|8|nhwc: that layout on any CPU (tests of the layouts; slow where oneDNN's kernels block
+     * otherwise). nhwc is what oneDNN 2.6's AMX convolutions take, but not the default under bf16 on AMX: it was
+     * faster on some workloads there and slower on others (docs/precision.md, "On AMX"). */
     const char *blk = getenv("SD_DNNL_BLOCK");
-    if (blk && *blk) c->blk_fmt = atoi(blk) == 16 ? NN_FMT_NCHW16C : atoi(blk) == 8 ? NN_FMT_NCHW8C : NN_FMT_NCHW;
+    if (blk && *blk)
+        c->blk_fmt = strcmp(blk, "nhwc") == 0 ? NN_FMT_NHWC : atoi(blk) == 16 ? NN_FMT_NCHW16C
+                     : atoi(blk) == 8 ? NN_FMT_NCHW8C : NN_FMT_NCHW;
     else if ((isa & dnnl_cpu_isa_avx512_core) == dnnl_cpu_isa_avx512_core) c->blk_fmt = NN_FMT_NCHW16C;
     else if ((isa & dnnl_cpu_isa_avx2) == dnnl_cpu_isa_avx2) c->blk_fmt = NN_FMT_NCHW8C;
     c->wgen = 1;

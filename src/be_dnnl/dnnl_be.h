@@ -40,8 +40,9 @@ typedef struct dnnl_ctx {
     dnnl_data_type_t cdt;         /* what convolutions and matmuls multiply: f32, or bf16 under --precision bf16
                                    * (their outputs, gradients and accumulation stay f32) */
     int amx;                      /* oneDNN's instruction set here includes AMX (bf16 tile products) */
-    int blk_fmt;                  /* the graph's blocked layout, the block oneDNN's kernels here use: nChw16c with
-                                   * AVX-512, nChw8c with AVX2, none below (nn_fmt; SD_DNNL_BLOCK=8|16 sets it) */
+    int blk_fmt;                  /* the graph's blocked layout, the one oneDNN's kernels here use: nChw16c with
+                                   * AVX-512, nChw8c with AVX2, none below (nn_fmt; SD_DNNL_BLOCK=8|16|nhwc
+                                   * sets it) */
     /* Inference caches (folded, reordered weights) and the memory they were derived from: a write through the
      * table that overlaps a watched range bumps wgen, and every cache older than wgen is refilled. */
     struct watch { const char *lo, *hi; const void *owner; } *watch;

@@ -1,8 +1,9 @@
-/* dnnl_bn — batch normalisation on the host, with the relu after it fused (bn_fused_*), on NCHW or blocked (nChw16c, nChw8c), on x
- * that may be a channel slice of a bigger buffer (op->in_cs), adding its data gradient into what dx holds (dx_acc). oneDNN 2.6's
- * batch-norm primitives measured slower on both layouts (docs/performance.md); SD_DNNL_BN_PRIMITIVE=1 runs the
- * unfused layers through them, for comparison. Same arithmetic as the reference (nn/host_ops.c) up to rounding:
- * statistics summed in float over short runs and in double across them. */
+/* dnnl_bn — batch normalisation on the host, with the relu after it fused (bn_fused_*), on NCHW, blocked (nChw16c,
+ * nChw8c) or nhwc, on x that may be a channel slice of a bigger buffer (op->in_cs), adding its data gradient into
+ * what dx holds (dx_acc). oneDNN 2.6's batch-norm primitives measured slower on both blocked and plain layouts
+ * (docs/performance.md); SD_DNNL_BN_PRIMITIVE=1 runs the unfused layers through them, for comparison. Same
+ * arithmetic as the reference (nn/host_ops.c) up to rounding: statistics summed in float over short runs and in
+ * double across them. */
 #include "be_dnnl/dnnl_be.h"
 
 int dn_bn_prepare(dnnl_ctx *c, nn_op *op, bn_priv *p) {
@@ -52,25 +53,32 @@ int dn_bn_prepare(dnnl_ctx *c, nn_op *op, bn_priv *p) {
 /* ---- host kernels ----------------------------------------------------------------------------------------------
  * A group is what one thread normalises at a time: a 16-channel block of nChw16c (16 lanes, one vector here), an
  * 8-channel block of nChw8c (two positions a vector: lanes l and l + 8 are channel l) or one channel of NCHW (its
- * plane cut into 16-float rows, lanes across positions, and a tail). The tensor is n examples of
+ * plane cut into 16-float rows, lanes across positions, and a tail), or 16 channels of nhwc (a row of 16 lanes at
+ * each position, the buffer's channels apart). The tensor is n examples of
  * HW positions; example i of group g starts at x + base(i, g), the stride counting the buffer's channels (cs). */
 #define RUN 128   /* positions summed in float before they go into the double sums */
 
 typedef struct bn_geo {
     int n, c, cs, blk;        /* examples, channels, channels of the buffer x and dx live in, block (1: NCHW) */
+    int nhwc;                 /* nhwc: a group is 16 of a position's channels (blk 16, c a multiple of 16) */
     size_t hw;
+    size_t sx, sy;            /* floats from one row of 16 lanes to the next in x, dx and in y, dy: 16, or the
+                               * buffers' channels in nhwc */
 } bn_geo;
 
 static bn_geo geo_of(const nn_op *op) {
-    return (bn_geo){.n = op->n, .c = op->c, .cs = op->in_cs ? op->in_cs : op->c,
-                    .blk = nn_fmt_block(op->fmt_in), .hw = (size_t)op->h * op->w};
+    const int cs = op->in_cs ? op->in_cs : op->c, nhwc = op->fmt_in == NN_FMT_NHWC;
+    return (bn_geo){.n = op->n, .c = op->c, .cs = cs, .blk = nhwc ? 16 : (int)nn_fmt_block(op->fmt_in, 1),
+                    .nhwc = nhwc, .hw = (size_t)op->h * op->w, .sx = nhwc ? (size_t)cs : 16,
+                    .sy = nhwc ? (size_t)op->c : 16};
 }
 static int groups(const bn_geo *g) { return (g->c + g->blk - 1) / g->blk; }
 /* Offset of example i of group q in a buffer of cs channels (y and dy: of c channels, ys). */
 static size_t at(const bn_geo *g, int cs, int i, int q) {
+    if (g->nhwc) return (size_t)i * g->hw * (size_t)cs + (size_t)q * 16;
     return ((size_t)i * (size_t)((cs + g->blk - 1) / g->blk) + (size_t)q) * g->hw * (size_t)g->blk;
 }
-/* Floats of one example of a group: blocked rows are positions of blk channels. */
+/* Lanes of one example of a group: blocked rows are positions of blk channels (nhwc: rows of 16 at a stride). */
 static size_t span(const bn_geo *g) { return g->hw * (size_t)g->blk; }
 
 /* 16 lanes in one vector (GCC's vector extension; one zmm register here): the accumulators stay in registers,
@@ -89,15 +97,17 @@ static inline v16 bn_v(v16 x, v16 mean, v16 sc, v16 b) { return (x - mean) * sc 
 static inline float bn_s(float x, float mean, float sc, float b) { return (x - mean) * sc + b; }
 
 /* Per-channel sums over a group, in double: s1 += x - k, s2 += (x - k)^2 (k: a shift near the mean, which keeps
- * the variance from cancelling). Lane l is channel l of the group (nChw16c), channel l mod 8 (nChw8c) or every
- * 16th position of a channel's plane (NCHW); fold() adds up the lanes of a channel. */
-static void sums_x(const float *x, size_t len, const float *k, double *s1, double *s2) {
+ * the variance from cancelling). Lane l is channel l of the group (nChw16c, nhwc), channel l mod 8 (nChw8c) or
+ * every 16th position of a channel's plane (NCHW); fold() adds up the lanes of a channel. The kernels here read
+ * len lanes as rows of 16 a stride apart (sx, sy: 16 where they are contiguous; a tail of fewer than 16 only
+ * there). */
+static void sums_x(const float *x, size_t sx, size_t len, const float *k, double *s1, double *s2) {
     const v16 kv = ld(k);
     for (size_t o = 0; o < len; o += 16 * RUN) {
         const size_t end = o + 16 * RUN < len ? o + 16 * RUN : len;
         v16 a = {0}, q = {0};
         size_t e = o;
-        for (; e + 16 <= end; e += 16) { const v16 d = ld(x + e) - kv; a += d; q += d * d; }
+        for (; e + 16 <= end; e += 16) { const v16 d = ld(x + e / 16 * sx) - kv; a += d; q += d * d; }
         for (; e < end; e++) {   /* a plane's tail (NCHW) */
             const float d = x[e] - k[e % 16];
             a[e % 16] += d; q[e % 16] += d * d;
@@ -108,7 +118,8 @@ static void sums_x(const float *x, size_t len, const float *k, double *s1, doubl
 
 /* Backward sums over a group: s1 += dz, s2 += dz (x - mean), with dz = dy where the relu passed it (relu: the
  * forward's value recomputed from x, sc and b, bit for bit, instead of reading its output). */
-static inline __attribute__((always_inline)) void sums_dy(const float *dy, const float *x, size_t len,
+static inline __attribute__((always_inline)) void sums_dy(const float *dy, size_t sy, const float *x, size_t sx,
+                                                          size_t len,
                                                           const float *mean, const float *sc, const float *b,
                                                           int relu, double *s1, double *s2) {
     const v16 mv = ld(mean), sv = ld(sc), bv = ld(b);
@@ -117,7 +128,8 @@ static inline __attribute__((always_inline)) void sums_dy(const float *dy, const
         v16 a = {0}, q = {0};
         size_t e = o;
         for (; e + 16 <= end; e += 16) {
-            const v16 xv = ld(x + e), dz = relu ? mask_pos(ld(dy + e), bn_v(xv, mv, sv, bv)) : ld(dy + e);
+            const float *dp = dy + e / 16 * sy;
+            const v16 xv = ld(x + e / 16 * sx), dz = relu ? mask_pos(ld(dp), bn_v(xv, mv, sv, bv)) : ld(dp);
             a += dz; q += dz * (xv - mv);
         }
         for (; e < end; e++) {
@@ -130,13 +142,14 @@ static inline __attribute__((always_inline)) void sums_dy(const float *dy, const
 }
 
 /* y = max?(0, (x - mean) sc + b) per lane. */
-static inline __attribute__((always_inline)) void apply(float *y, const float *x, size_t len, const float *mean,
-                                                        const float *sc, const float *b, int relu) {
+static inline __attribute__((always_inline)) void apply(float *y, size_t sy, const float *x, size_t sx, size_t len,
+                                                        const float *mean, const float *sc, const float *b,
+                                                        int relu) {
     const v16 mv = ld(mean), sv = ld(sc), bv = ld(b);
     size_t e = 0;
     for (; e + 16 <= len; e += 16) {
-        const v16 v = bn_v(ld(x + e), mv, sv, bv);
-        st(y + e, relu ? mask_pos(v, v) : v);
+        const v16 v = bn_v(ld(x + e / 16 * sx), mv, sv, bv);
+        st(y + e / 16 * sy, relu ? mask_pos(v, v) : v);
     }
     for (; e < len; e++) {
         const float v = bn_s(x[e], mean[e % 16], sc[e % 16], b[e % 16]);
@@ -145,16 +158,19 @@ static inline __attribute__((always_inline)) void apply(float *y, const float *x
 }
 
 /* dx (+)= A dz - B - C (x - mean) per lane (dz as in sums_dy). */
-static inline __attribute__((always_inline)) void apply_dx(float *dx, const float *dy, const float *x, size_t len,
+static inline __attribute__((always_inline)) void apply_dx(float *dx, const float *dy, size_t sy, const float *x,
+                                                           size_t sx, size_t len,
                                                            const float *mean, const float *sc, const float *b,
                                                            const float *A, const float *B, const float *C, int relu,
                                                            int acc) {
     const v16 mv = ld(mean), sv = ld(sc), shv = ld(b), av = ld(A), bv = ld(B), cv = ld(C);
     size_t e = 0;
     for (; e + 16 <= len; e += 16) {
-        const v16 xv = ld(x + e), dz = relu ? mask_pos(ld(dy + e), bn_v(xv, mv, sv, shv)) : ld(dy + e);
+        const float *dp = dy + e / 16 * sy;
+        float *dxp = dx + e / 16 * sx;   /* dx lives in x's buffer layout */
+        const v16 xv = ld(x + e / 16 * sx), dz = relu ? mask_pos(ld(dp), bn_v(xv, mv, sv, shv)) : ld(dp);
         const v16 v = av * dz - bv - cv * (xv - mv);
-        st(dx + e, acc ? ld(dx + e) + v : v);
+        st(dxp, acc ? ld(dxp) + v : v);
     }
     for (; e < len; e++) {
         const int l = (int)(e % 16);
@@ -165,13 +181,14 @@ static inline __attribute__((always_inline)) void apply_dx(float *dx, const floa
 }
 
 /* The kernels above with relu and acc as constants, so that each combination compiles to its own loop. */
-#define APPLY(y, x, len, mean, sc, b, relu) \
-    do { if (relu) apply(y, x, len, mean, sc, b, 1); else apply(y, x, len, mean, sc, b, 0); } while (0)
-#define APPLY_DX(dx, dy, x, len, mean, sc, b, A, B, C, relu, acc) do {                                \
-        if (relu && acc) apply_dx(dx, dy, x, len, mean, sc, b, A, B, C, 1, 1);                          \
-        else if (relu) apply_dx(dx, dy, x, len, mean, sc, b, A, B, C, 1, 0);                            \
-        else if (acc) apply_dx(dx, dy, x, len, mean, sc, b, A, B, C, 0, 1);                             \
-        else apply_dx(dx, dy, x, len, mean, sc, b, A, B, C, 0, 0);                                      \
+#define APPLY(y, sy, x, sx, len, mean, sc, b, relu) do {                                                \
+        if (relu) apply(y, sy, x, sx, len, mean, sc, b, 1); else apply(y, sy, x, sx, len, mean, sc, b, 0);  \
+    } while (0)
+#define APPLY_DX(dx, dy, sy, x, sx, len, mean, sc, b, A, B, C, relu, acc) do {                          \
+        if (relu && acc) apply_dx(dx, dy, sy, x, sx, len, mean, sc, b, A, B, C, 1, 1);                  \
+        else if (relu) apply_dx(dx, dy, sy, x, sx, len, mean, sc, b, A, B, C, 1, 0);                    \
+        else if (acc) apply_dx(dx, dy, sy, x, sx, len, mean, sc, b, A, B, C, 0, 1);                     \
+        else apply_dx(dx, dy, sy, x, sx, len, mean, sc, b, A, B, C, 0, 0);                              \
     } while (0)
 
 /* Channel of lane l of group q (-1: a padded channel of a block). */
@@ -208,11 +225,11 @@ static void bn_forward_train(int threads, const bn_geo *g, int relu, float *y, f
         /* shift: the mean of example 0's values of each channel */
         double k0[16] = {0}, k1[16] = {0};
         float zero[16] = {0}, k[16], mean[16], sc[16], b[16];
-        sums_x(x + at(g, g->cs, 0, q), len, zero, k0, k1);
+        sums_x(x + at(g, g->cs, 0, q), g->sx, len, zero, k0, k1);
         fold(g, k0);
         for (int l = 0; l < 16; l++) k[l] = (float)(k0[l] / (double)g->hw);
         double s1[16] = {0}, s2[16] = {0};
-        for (int i = 0; i < g->n; i++) sums_x(x + at(g, g->cs, i, q), len, k, s1, s2);
+        for (int i = 0; i < g->n; i++) sums_x(x + at(g, g->cs, i, q), g->sx, len, k, s1, s2);
         fold(g, s1);
         fold(g, s2);
         for (int l = 0; l < 16; l++) {
@@ -225,7 +242,8 @@ static void bn_forward_train(int threads, const bn_geo *g, int relu, float *y, f
                 saved[ch] = mean[l]; saved[C + ch] = (float)var; saved[2 * C + ch] = sc[l]; saved[3 * C + ch] = b[l];
             }
         }
-        for (int i = 0; i < g->n; i++) APPLY(y + at(g, C, i, q), x + at(g, g->cs, i, q), len, mean, sc, b, relu);
+        for (int i = 0; i < g->n; i++)
+            APPLY(y + at(g, C, i, q), g->sy, x + at(g, g->cs, i, q), g->sx, len, mean, sc, b, relu);
     }
 }
 
@@ -242,7 +260,8 @@ static void bn_forward_infer(int threads, const bn_geo *g, int relu, float *y, c
             sc[l] = ch >= 0 ? (float)(gamma[ch] / sqrt((double)running[C + ch] + eps)) : 0.0f;
             b[l] = ch >= 0 ? beta[ch] : 0.0f;
         }
-        for (int i = 0; i < g->n; i++) APPLY(y + at(g, C, i, q), x + at(g, g->cs, i, q), len, mean, sc, b, relu);
+        for (int i = 0; i < g->n; i++)
+            APPLY(y + at(g, C, i, q), g->sy, x + at(g, g->cs, i, q), g->sx, len, mean, sc, b, relu);
     }
 }
 
@@ -264,8 +283,8 @@ static void bn_backward(int threads, const bn_geo *g, int relu, int acc, float *
             invstd[l] = ch >= 0 ? 1.0 / sqrt((double)saved[C + ch] + eps) : 0.0;
         }
         for (int i = 0; i < g->n; i++)
-            if (relu) sums_dy(dy + at(g, C, i, q), x + at(g, g->cs, i, q), len, mean, sc, sh, 1, s1, s2);
-            else sums_dy(dy + at(g, C, i, q), x + at(g, g->cs, i, q), len, mean, sc, sh, 0, s1, s2);
+            if (relu) sums_dy(dy + at(g, C, i, q), g->sy, x + at(g, g->cs, i, q), g->sx, len, mean, sc, sh, 1, s1, s2);
+            else sums_dy(dy + at(g, C, i, q), g->sy, x + at(g, g->cs, i, q), g->sx, len, mean, sc, sh, 0, s1, s2);
         fold(g, s1);
         fold(g, s2);
         for (int l = 0; l < 16; l++) {
@@ -281,8 +300,8 @@ static void bn_backward(int threads, const bn_geo *g, int relu, int acc, float *
         }
         if (!dx) continue;
         for (int i = 0; i < g->n; i++)
-            APPLY_DX(dx + at(g, g->cs, i, q), dy + at(g, C, i, q), x + at(g, g->cs, i, q), len, mean, sc, sh, A, B,
-                     Cc, relu, acc);
+            APPLY_DX(dx + at(g, g->cs, i, q), dy + at(g, C, i, q), g->sy, x + at(g, g->cs, i, q), g->sx, len, mean,
+                     sc, sh, A, B, Cc, relu, acc);
     }
 }
 

@@ -106,15 +106,29 @@ int dn_add_forward(nn_backend *be, const nn_op *op, float *y, const float *a, co
 }
 
 /* concat: host copies between the graph's layouts (input k in op->in_fmt[k], the output in op->fmt_out; blocked
- * only with every part a whole number of blocks, dnnl_layout_ok), into a concat slab's view (op->out_cs
+ * only with every part a whole number of blocks, dnnl_layout_ok; nhwc any), into a concat slab's view (op->out_cs
  * channels), skipping an input already in place (op->cat_inplace). Forward copies the parts into y, backward the
  * slices of dy back out (a NULL dx is skipped); the side only read is passed without its const. */
 static void cat_part(const nn_op *op, float *y, float *part, int k, int off, int i, int backward) {
     const size_t hw = (size_t)op->h * op->w, C = (size_t)op->in_c[k];
     const size_t cs = op->out_cs ? (size_t)op->out_cs : (size_t)op->oc;
+    const int yf = op->fmt_out, pf = op->in_fmt[k];
+    if (yf == NN_FMT_NHWC || pf == NN_FMT_NHWC) {   /* position by position: C channels at a stride of cs */
+        for (size_t q = 0; q < hw; q++) {
+            float *a = y + nn_fmt_at(yf, cs, hw, (size_t)i, (size_t)off, q);
+            float *b = part + nn_fmt_at(pf, C, hw, (size_t)i, 0, q);
+            if (yf == pf) { memcpy(backward ? b : a, backward ? a : b, sizeof(float) * C); continue; }
+            const size_t sa = yf == NN_FMT_NHWC ? 1 : hw, sb = pf == NN_FMT_NHWC ? 1 : hw;   /* one is nchw */
+            for (size_t l = 0; l < C; l++) {
+                if (backward) b[l * sb] = a[l * sa];
+                else a[l * sa] = b[l * sb];
+            }
+        }
+        return;
+    }
     /* the graph uses one blocked layout: B channels a block on whichever side is blocked */
-    const int yb = op->fmt_out != NN_FMT_NCHW, pb = op->in_fmt[k] != NN_FMT_NCHW;
-    const size_t B = (size_t)nn_fmt_block(yb ? op->fmt_out : op->in_fmt[k]);
+    const int yb = yf != NN_FMT_NCHW, pb = pf != NN_FMT_NCHW;
+    const size_t B = nn_fmt_block(yb ? yf : pf, C);
     float *p = part + (size_t)i * C * hw;   /* a whole number of blocks when blocked: no padding */
     float *row = y + nn_fmt_at(op->fmt_out, cs, hw, (size_t)i, (size_t)off, 0);   /* blocked: off is whole blocks */
     if (yb == pb) {   /* the same layout: one run */

@@ -11,13 +11,14 @@ void dn_im2col_bf16(uint16_t *col, const float *x, const nn_op *op, int n0, int 
     const int C = op->c, H = op->h, W = op->w, KH = op->kh, KW = op->kw, OH = op->oh, OW = op->ow;
     const size_t KK = (size_t)KH * KW, rowlen = (size_t)C * KK;
     const long rows = (long)nb * OH * OW;
-    const int B = nn_fmt_block(op->fmt_in), blocked = B > 1, CB = (C + B - 1) / B;
+    const int B = (int)nn_fmt_block(op->fmt_in, (size_t)C), blocked = B > 1, CB = (C + B - 1) / B;
+    const int padded = op->fmt_in != NN_FMT_NHWC;   /* a partial block is B floats in memory (nhwc: one block of C) */
     #pragma omp parallel for num_threads(threads) schedule(static)
     for (long r = 0; r < rows; r++) {
         const int n = n0 + (int)(r / ((long)OH * OW)), s = (int)(r % ((long)OH * OW));
         const int ih0 = s / OW * op->sh - op->ph, iw0 = s % OW * op->sw - op->pw;
         uint16_t *row = col + (size_t)r * rowlen;
-        if (blocked) {   /* [n][C/B][h][w][B]: B channels of a position are contiguous */
+        if (blocked) {   /* [n][C/B][h][w][B] (nhwc: B = C): B channels of a position are contiguous */
             for (int cb = 0; cb < CB; cb++) {
                 const int cn = C - cb * B < B ? C - cb * B : B;
                 uint16_t *out = row + (size_t)cb * B * KK;
@@ -30,13 +31,17 @@ void dn_im2col_bf16(uint16_t *col, const float *x, const nn_op *op, int n0, int 
                             for (int j = 0; j < cn; j++) o[(size_t)j * KK] = 0;
                             continue;
                         }
-                        /* all B lanes (a partial block is padded to B in memory; only cn are stored):
-                         * the conversion vectorizes */
+                        /* 16 lanes at a time, all of a padded block's (only cn are stored): the conversion
+                         * vectorizes */
                         const float *src = x + nn_fmt_at(op->fmt_in, (size_t)C, (size_t)H * W, (size_t)n,
                                                          (size_t)(cb * B), (size_t)ih * W + iw);
-                        uint16_t v[16];
-                        for (int j = 0; j < B; j++) v[j] = nn_f32_to_bf16(src[j]);
-                        for (int j = 0; j < cn; j++) o[(size_t)j * KK] = v[j];
+                        for (int j0 = 0; j0 < cn; j0 += 16) {
+                            const int all = padded ? B - j0 : cn - j0, lanes = all < 16 ? all : 16;
+                            const int keep = cn - j0 < 16 ? cn - j0 : 16;
+                            uint16_t v[16];
+                            for (int j = 0; j < lanes; j++) v[j] = nn_f32_to_bf16(src[j0 + j]);
+                            for (int j = 0; j < keep; j++) o[(size_t)(j0 + j) * KK] = v[j];
+                        }
                     }
                 }
             }
@@ -67,14 +72,20 @@ void dn_conv_db_add(float *db, const float *dy, const nn_op *op, int threads) {
     const int N = op->n, O = op->oc;
     const size_t S = (size_t)op->oh * op->ow;
     if (op->fmt_out != NN_FMT_NCHW) {
-        const int B = nn_fmt_block(op->fmt_out), OB = (O + B - 1) / B;
+        /* 16 channels a thread at a time: a block of nChw16c / nChw8c (rows of B at each position), or 16 of an
+         * nhwc position's O */
+        const int nhwc = op->fmt_out == NN_FMT_NHWC, B = nhwc ? 16 : (int)nn_fmt_block(op->fmt_out, (size_t)O);
+        const int OB = (O + B - 1) / B;
+        const size_t step = nhwc ? (size_t)O : (size_t)B;   /* floats from one position to the next */
         #pragma omp parallel for num_threads(threads) schedule(static)
         for (int ob = 0; ob < OB; ob++) {
             float acc[16] = {0};
+            const int lanes = nhwc && O - ob * B < B ? O - ob * B : B;
             for (int n = 0; n < N; n++) {
-                const float *p = dy + nn_fmt_at(op->fmt_out, (size_t)O, S, (size_t)n, (size_t)(ob * B), 0);
+                const float *p = dy + (nhwc ? (size_t)n * S * (size_t)O + (size_t)(ob * B)
+                                            : nn_fmt_at(op->fmt_out, (size_t)O, S, (size_t)n, (size_t)(ob * B), 0));
                 for (size_t s = 0; s < S; s++)
-                    for (int j = 0; j < B; j++) acc[j] += p[s * (size_t)B + (size_t)j];
+                    for (int j = 0; j < lanes; j++) acc[j] += p[s * step + (size_t)j];
             }
             for (int j = 0; j < B && ob * B + j < O; j++) db[ob * B + j] += acc[j];
         }
@@ -121,7 +132,7 @@ void dn_im2col_f32(float *col, const float *x, const nn_op *op, int threads) {
 void dn_col2im_f32(float *dx, const float *col, const nn_op *op, int threads) {
     const int C = op->c, H = op->h, W = op->w, KH = op->kh, KW = op->kw, OH = op->oh, OW = op->ow;
     const size_t KK = (size_t)KH * KW, rowlen = (size_t)C * KK, S = (size_t)OH * OW, HW = (size_t)H * W;
-    const int B = nn_fmt_block(op->fmt_in), CB = (C + B - 1) / B;
+    const int B = (int)nn_fmt_block(op->fmt_in, (size_t)C), CB = (C + B - 1) / B;   /* nhwc: one block of C */
     #pragma omp parallel for collapse(2) num_threads(threads) schedule(static)
     for (int n = 0; n < op->n; n++)
         for (int cb = 0; cb < CB; cb++) {
@@ -160,7 +171,7 @@ void dn_rows_of(float *rows, const float *dy, const nn_op *op, int threads) {
 
 /* y (op->fmt_out, a blocked layout's padded lanes zero) = rows[n*oh*ow][oc] + b (b NULL: none) */
 void dn_rows_to(float *y, const float *rows, const float *b, const nn_op *op, int threads) {
-    const int O = op->oc, B = nn_fmt_block(op->fmt_out), OB = (O + B - 1) / B;
+    const int O = op->oc, B = (int)nn_fmt_block(op->fmt_out, (size_t)O), OB = (O + B - 1) / B;
     const size_t S = (size_t)op->oh * op->ow;
     #pragma omp parallel for collapse(2) num_threads(threads) schedule(static)
     for (int n = 0; n < op->n; n++)

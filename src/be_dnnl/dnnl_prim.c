@@ -151,7 +151,8 @@ int dn_md_strides(dnnl_memory_desc_t *md, int nd, const dnnl_dims_t dims, const 
 
 /* The oneDNN tag of an activation layout (nn/backend.h nn_fmt). */
 dnnl_format_tag_t dn_fmt_tag(int fmt) {
-    return fmt == NN_FMT_NCHW16C ? dnnl_nChw16c : fmt == NN_FMT_NCHW8C ? dnnl_nChw8c : dnnl_nchw;
+    return fmt == NN_FMT_NCHW16C ? dnnl_nChw16c : fmt == NN_FMT_NCHW8C ? dnnl_nChw8c : fmt == NN_FMT_NHWC ? dnnl_nhwc
+                                                                                                     : dnnl_nchw;
 }
 
 /* Threads: oneDNN's OpenMP build uses omp_get_max_threads() of the calling thread. */

@@ -29,7 +29,8 @@ int dn_wino_ok(const nn_op *op, int x_fmt, int y_fmt) {
     if (e && strcmp(e, "off") == 0) return 0;
     return op->kind == NN_OP_CONV2D && op->kh == 3 && op->kw == 3 && op->sh == 1 && op->sw == 1 && op->ph >= 0 &&
            op->ph <= 2 && op->pw >= 0 && op->pw <= 2 && op->oh == op->h + 2 * op->ph - 2 &&
-           op->ow == op->w + 2 * op->pw - 2 && op->oh > 0 && op->ow > 0 && x_fmt == y_fmt && nn_fmt_block(x_fmt) >= 8;
+           op->ow == op->w + 2 * op->pw - 2 && op->oh > 0 && op->ow > 0 && x_fmt == y_fmt &&
+           (x_fmt == NN_FMT_NCHW16C || x_fmt == NN_FMT_NCHW8C);   /* a fixed block of 8 or 16 lanes */
 }
 
 /* 1 when SD_DNNL_WINO=on asks for it wherever dn_wino_ok allows (tests, comparisons): nothing is timed */
@@ -46,7 +47,7 @@ void dn_wino_release(dn_wino *k) {
 
 int dn_wino_make(dnnl_ctx *c, dn_wino *k, const nn_op *op, int shared_u) {
     dn_wino_release(k);
-    k->B = nn_fmt_block(op->fmt_out);
+    k->B = (int)nn_fmt_block(op->fmt_out, (size_t)op->oc);
     k->icp = (op->c + k->B - 1) / k->B * k->B;
     k->ocp = (op->oc + k->B - 1) / k->B * k->B;
     const size_t nu = (size_t)TILES_XI * k->icp * k->ocp;

@@ -125,23 +125,26 @@ static inline long long nn_rnn_params(int gates, int f, int h) {
  * the element-wise ops between keep it, the consumer reads it, and their gradients use it too.
  * NN_FMT_NCHW16C is oneDNN's nChw16c: channels in blocks of 16, the block innermost, [n][C/16][h][w][16],
  * channels padded with zeros to a multiple of 16; NN_FMT_NCHW8C the same by 8 (nChw8c, what oneDNN's AVX2
- * kernels block by). A model uses one of them. The model input, the model output, the loss, flatten and
- * any tensor read by more than one layer stay NCHW. */
-typedef enum nn_fmt { NN_FMT_NCHW = 0, NN_FMT_NCHW16C = 1, NN_FMT_NCHW8C = 2 } nn_fmt;
-/* Channels in a block of fmt: 16, 8, or 1 (NCHW). */
-static inline int nn_fmt_block(int fmt) { return fmt == NN_FMT_NCHW16C ? 16 : fmt == NN_FMT_NCHW8C ? 8 : 1; }
-/* oneDNN's name of fmt: "nchw", "nChw16c", "nChw8c". */
+ * kernels block by). NN_FMT_NHWC is nhwc, [n][h][w][C]: one block of all C channels, never padded (what
+ * oneDNN 2.6's AMX convolutions read and write; SD_DNNL_BLOCK=nhwc). A model uses one of them. The model input, the model output,
+ * the loss, flatten and any tensor read by more than one layer stay NCHW. */
+typedef enum nn_fmt { NN_FMT_NCHW = 0, NN_FMT_NCHW16C = 1, NN_FMT_NCHW8C = 2, NN_FMT_NHWC = 3 } nn_fmt;
+/* Channels in a block of fmt for a tensor of C channels: 16, 8, C (NHWC) or 1 (NCHW). */
+static inline size_t nn_fmt_block(int fmt, size_t C) {
+    return fmt == NN_FMT_NCHW16C ? 16 : fmt == NN_FMT_NCHW8C ? 8 : fmt == NN_FMT_NHWC ? (C ? C : 1) : 1;
+}
+/* oneDNN's name of fmt: "nchw", "nChw16c", "nChw8c", "nhwc". */
 static inline const char *nn_fmt_name(int fmt) {
-    return fmt == NN_FMT_NCHW16C ? "nChw16c" : fmt == NN_FMT_NCHW8C ? "nChw8c" : "nchw";
+    return fmt == NN_FMT_NCHW16C ? "nChw16c" : fmt == NN_FMT_NCHW8C ? "nChw8c" : fmt == NN_FMT_NHWC ? "nhwc" : "nchw";
 }
 /* Floats of an n x c x h x w tensor in fmt (with padding). */
 static inline size_t nn_fmt_elems(int fmt, int n, int c, int h, int w) {
-    const size_t B = (size_t)nn_fmt_block(fmt);
+    const size_t B = nn_fmt_block(fmt, (size_t)c);
     return (size_t)n * (((size_t)c + B - 1) / B * B) * (size_t)h * (size_t)w;
 }
 /* Where element (n, c, hw) of a tensor with C channels and HW = h*w positions sits in fmt. */
 static inline size_t nn_fmt_at(int fmt, size_t C, size_t HW, size_t n, size_t c, size_t hw) {
-    const size_t B = (size_t)nn_fmt_block(fmt);
+    const size_t B = nn_fmt_block(fmt, C);
     return ((n * ((C + B - 1) / B) + c / B) * HW + hw) * B + c % B;
 }
 

@@ -175,7 +175,8 @@ int nn_dev_alloc(nn_backend *be, void **out, size_t bytes);
 void nn_dev_free(nn_backend *be, void *p, size_t bytes);
 
 /* The blocked layout the graph gives op's tensors on be where the op alone decides (NN_FMT_NCHW16C before
- * NN_FMT_NCHW8C, as nn_fuse_layouts prefers them; NN_FMT_NCHW: none, or SD_LAYOUT_NCHW set). nn/fuse.c. */
+ * NN_FMT_NCHW8C before NN_FMT_NHWC, as nn_fuse_layouts prefers them; NN_FMT_NCHW: none, or SD_LAYOUT_NCHW set).
+ * nn/fuse.c. */
 int nn_layout_blocked(nn_backend *be, const nn_op *op);
 
 /* Constructors, one per back-end. */

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 
 /* ---- layouts (nn/backend.h, nn_fmt) ----------------------------------------------------------------------
- * The model's blocked layout (m->blk_fmt) is the first of NCHW16C and NCHW8C the back-end takes for any of its
- * layers. A layer writes it when the back-end can run it so and so can every layer reading its output; an
+ * The model's blocked layout (m->blk_fmt) is the first of NCHW16C, NCHW8C and NHWC the back-end takes for any of
+ * its layers. A layer writes it when the back-end can run it so and so can every layer reading its output; an
  * element-wise layer (relu, dropout, batchnorm) and an add have their inputs' layout (the back-end adds flat
  * buffers). No view, loss or model output is blocked. In a training model a tensor read by several layers has
  * its readers' gradients summed into its own with flat adds, so it is blocked only with no padded channels.
@@ -27,7 +27,7 @@ static int only_consumer(const nn_model *m, int i) {   /* the one layer reading 
     return n == 1 ? who : -1;
 }
 
-static const int blk_cand[] = {NN_FMT_NCHW16C, NN_FMT_NCHW8C};   /* the preferred first */
+static const int blk_cand[] = {NN_FMT_NCHW16C, NN_FMT_NCHW8C, NN_FMT_NHWC};   /* the preferred first */
 #define N_BLK_CAND (sizeof blk_cand / sizeof blk_cand[0])
 
 static int blocked_allowed(nn_backend *be) {   /* SD_LAYOUT_NCHW: for comparisons */
@@ -53,7 +53,7 @@ int nn_fuse_layouts(nn_model *m) {
     nn_backend *be = m->be;
     m->blk_fmt = NN_FMT_NCHW;
     if (!blocked_allowed(be)) return 0;
-    const int L = m->nlayers, F = m->blk_fmt = blocked_fmt(m), B = nn_fmt_block(F);
+    const int L = m->nlayers, F = m->blk_fmt = blocked_fmt(m);
     if (F == NN_FMT_NCHW) return 0;
     unsigned char *b = malloc((size_t)L);
     SD_ALLOC_CHECK(b);
@@ -78,7 +78,8 @@ int nn_fuse_layouts(nn_model *m) {
                     if (!b[j] && (elementwise(c) || c->op.kind == NN_OP_ADD)) ok = 0;
                 }
             }
-            if (m->training && readers > 1 && l->op.oc % B) ok = 0;   /* its gradient is summed flat */
+            /* its gradient is summed flat: no padded channels */
+            if (m->training && readers > 1 && (size_t)l->op.oc % nn_fmt_block(F, (size_t)l->op.oc)) ok = 0;
             if (!ok) { b[t] = 0; changed = 1; }
         }
     }
@@ -141,7 +142,8 @@ static int inference_layouts(nn_model *m) {
         nn_fuse_chain *fc = &m->chains[i];
         if (fc->last < 0 || fc->y_fmt == F || fc->last == L - 1) continue;
         const nn_layer *e = &m->layers[fc->last];
-        if (e->op.oc % nn_fmt_block(F) || !be->ops->layout_ok(be, &m->layers[i].op, F)) continue;   /* no padded channels */
+        if ((size_t)e->op.oc % nn_fmt_block(F, (size_t)e->op.oc) || !be->ops->layout_ok(be, &m->layers[i].op, F))
+            continue;   /* no padded channels */
         int ok = 1, readers = 0;
         for (int j = fc->last + 1; j < L && ok; j++) {
             const nn_layer *r = &m->layers[j];

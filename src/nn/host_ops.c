@@ -74,7 +74,7 @@ void nn_host_transpose(int R, int C, const float *restrict in, float *restrict o
         for (int c = 0; c < C; c++) out[(size_t)c * R + r] = in[(size_t)r * C + c];
 }
 
-/* Dropout over NCHW, or over the graph's blocked nChw16c or nChw8c (nn/backend.h nn_fmt; op->fmt_in == op->fmt_out).
+/* Dropout over NCHW, or over the graph's nChw16c, nChw8c or nhwc (nn/backend.h nn_fmt; op->fmt_in == op->fmt_out).
  * Element (n, c, hw) is kept by nn_dropout_keep(seed, its NCHW index) in either layout, so every back-end and
  * layout drops the same units. The mask (the workspace) is stored in the op's layout, element for element
  * with y, so the apply pass and backward are one contiguous loop; padded channels are never kept (y = 0).
@@ -84,8 +84,8 @@ static void dropout_run(int threads, const nn_op *op, float *y, uint8_t *mask, c
     const float scale = 1.0f / (1.0f - op->rate);
     const long total = (long)nn_fmt_elems(op->fmt_out, op->n, op->oc, op->oh, op->ow);
     if (!backward && op->fmt_out != NN_FMT_NCHW) {
-        const long B = nn_fmt_block(op->fmt_out), C = op->oc, CB = (C + B - 1) / B, HW = (long)op->oh * op->ow,
-                   N = op->n;
+        const long B = (long)nn_fmt_block(op->fmt_out, (size_t)op->oc), C = op->oc, CB = (C + B - 1) / B,
+                   HW = (long)op->oh * op->ow, N = op->n;
         const uint32_t thr = nn_dropout_threshold(op->rate);
         #pragma omp parallel for collapse(2) num_threads(threads) schedule(static)
         for (long n = 0; n < N; n++)

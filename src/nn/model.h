@@ -85,8 +85,8 @@ typedef struct nn_model {
     /* Inference fusion (nn_model_build, when the back-end has conv2d_infer and SD_NO_FUSE is unset): per layer,
      * the chain a convolution runs at inference (last < 0: none). NULL: every layer runs on its own. */
     struct nn_fuse_chain *chains;
-    /* The back-end's blocked activation layout (NN_FMT_NCHW16C or NN_FMT_NCHW8C; NN_FMT_NCHW: none), the one the
-     * graph's chains use (nn_fuse_layouts). */
+    /* The back-end's blocked activation layout (NN_FMT_NCHW16C, NN_FMT_NCHW8C or NN_FMT_NHWC; NN_FMT_NCHW: none),
+     * the one the graph's chains use (nn_fuse_layouts). */
     int blk_fmt;
     /* Per layer, 1: its buffer holds blk_fmt, not its op's fmt_out, after an inference pass of a training model
      * (inference_layouts); infer_last: the last forward pass was one. NULL: none. */
