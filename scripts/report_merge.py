@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """report_merge — joins the default report's bench groups (one `showdown bench` results file per group of workloads
-of equal length) into out/bench/report-bench.json: the first part's head and environment, every part's runs, the
+of equal length) into out/bench/report-bench.json: the first part's head and environment, every part's runs (with
+what of its environment differs from the first's, such as the OpenMP wait policy its process ran under), the
 framework versions of all. A framework that sat out a group (it overran the cell limit on a lighter heavy workload;
 GAVE_UP lines "impl:workload workloads precision", scripts/report.sh) gets a "not run" cell for each workload it did
 not run, saying why, so that the report shows a reason instead of a hole, and not a failure that never happened.
@@ -15,8 +16,15 @@ def merge(parts, gave_up_lines):
     doc = json.load(open(parts[0]))
     for p in parts[1:]:
         d = json.load(open(p))
+        env = d.get("environment") or {}
+        # what this part's process ran under and the head's did not (its OpenMP wait policy: verify --rerun measures
+        # under it) goes into each of its runs, which read the head's environment under their own
+        own = {k: v for k, v in env.items() if k != "libraries" and doc["environment"].get(k) != v}
+        for r in d["runs"]:
+            for k, v in own.items():
+                r.setdefault("environment", {}).setdefault(k, v)
         doc["runs"] += d["runs"]
-        doc["environment"].setdefault("libraries", {}).update(d["environment"].get("libraries", {}))
+        doc["environment"].setdefault("libraries", {}).update(env.get("libraries", {}))
     have = {(r["workload"], r["implementation"], (r.get("settings") or {}).get("precision", "fp32"))
             for r in doc["runs"]}
     for line in gave_up_lines:
