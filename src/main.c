@@ -2,6 +2,7 @@
  * main: the command table and dispatch; each command lives in src/cmd/cmd_<name>.c. */
 #include "cmd/cli.h"
 #include "core/err.h"
+#include "core/omp_policy.h"
 #include "core/sig.h"
 
 #include <signal.h>
@@ -27,67 +28,6 @@ static void usage(FILE *f) {
     fprintf(f, "usage: showdown <command> [options]\n       showdown <command> --help\n\ncommands:\n");
     for (const sd_cmd *c = sd_commands; c->name; c++) fprintf(f, "  %-9s %s\n", c->name, c->summary);
     fprintf(f, "\nshowdown %s (%s%s)\n", SD_VERSION, SD_GIT_COMMIT, SD_GIT_DIRTY ? ", dirty" : "");
-}
-
-/* OpenMP's wait policy: libgomp's threads spin between parallel regions (its default) or sleep (passive). Spinning
- * is faster on an idle machine and much slower beside another busy process (figures: docs/performance.md), so
- * showdown looks before it starts: spin when no other task is runnable, sleep otherwise. libgomp reads its
- * environment once, when it loads: for passive we set it and re-execute once, then remove it again so child
- * processes see the user's environment. A user's OMP_WAIT_POLICY or GOMP_SPINCOUNT is kept. The choice goes into
- * every result's environment as omp_wait_policy (SHOWDOWN_OMP_POLICY carries it to the fingerprint). */
-#define OMP_POLICY_ENV "SHOWDOWN_OMP_POLICY"
-
-/* Other runnable tasks: the median of a few samples of /proc/stat's procs_running, less this process. */
-static int other_runnable(void) {
-    int v[5], n = 0;
-    for (int k = 0; k < 5; k++) {
-        if (k) usleep(4000);
-        FILE *f = fopen("/proc/stat", "r");
-        if (!f) return -1;
-        char line[256];
-        while (fgets(line, sizeof line, f)) {
-            if (strncmp(line, "procs_running ", 14) != 0) continue;
-            char *end;
-            long r = strtol(line + 14, &end, 10);
-            if (end != line + 14 && r >= 0 && r < 1000000) v[n++] = (int)r - 1;
-            break;
-        }
-        fclose(f);
-    }
-    if (n < 5) return -1;
-    for (int i = 1; i < n; i++)   /* insertion sort of five */
-        for (int j = i; j > 0 && v[j] < v[j - 1]; j--) { int t = v[j]; v[j] = v[j - 1]; v[j - 1] = t; }
-    return v[n / 2] < 0 ? 0 : v[n / 2];
-}
-
-static void omp_wait_policy(char **argv) {
-    char note[160];
-    const char *set = getenv(OMP_POLICY_ENV);
-    if (set && strncmp(set, "set:", 4) == 0) {   /* the re-executed image: libgomp has read it */
-        unsetenv("OMP_WAIT_POLICY");
-        snprintf(note, sizeof note, "%s", set + 4);
-        setenv(OMP_POLICY_ENV, note, 1);
-        return;
-    }
-    const char *user = getenv("OMP_WAIT_POLICY"), *spin = getenv("GOMP_SPINCOUNT");
-    if (user || spin) {
-        snprintf(note, sizeof note, "%s%s%s%s%s (from the environment)", user ? "OMP_WAIT_POLICY=" : "",
-                 user ? user : "", user && spin ? " " : "", spin ? "GOMP_SPINCOUNT=" : "", spin ? spin : "");
-        setenv(OMP_POLICY_ENV, note, 1);
-        return;
-    }
-    int others = other_runnable();
-    if (others <= 0) {
-        setenv(OMP_POLICY_ENV, others == 0 ? "spin (libgomp default): no other runnable task when showdown started"
-                                           : "spin (libgomp default): /proc/stat unreadable", 1);
-        return;
-    }
-    snprintf(note, sizeof note, "set:passive: %d other runnable task%s when showdown started", others,
-             others == 1 ? "" : "s");
-    if (setenv(OMP_POLICY_ENV, note, 1) != 0 || setenv("OMP_WAIT_POLICY", "passive", 1) != 0) return;
-    execv("/proc/self/exe", argv);   /* returns only on failure: run on as we are */
-    unsetenv("OMP_WAIT_POLICY");
-    setenv(OMP_POLICY_ENV, "spin (libgomp default): re-executing for passive failed", 1);
 }
 
 /* The address space a command needs to start at all, base plus per online CPU (a thread stack each): below it,
@@ -129,7 +69,7 @@ static int run_command(const sd_cmd *c, int argc, char **argv) {
 int main(int argc, char **argv) {
     /* past ulimit -f a write fails with EFBIG and is reported (results kept where they can be), not a silent kill */
     signal(SIGXFSZ, SIG_IGN);
-    omp_wait_policy(argv);
+    sd_omp_policy_init(argv);   /* before any OpenMP region: it may re-execute */
     if (argc < 2) { usage(stderr); return SD_EXIT_USAGE; }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
         usage(stdout);

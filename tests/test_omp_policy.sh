@@ -1,7 +1,8 @@
 #!/bin/bash
-# test_omp_policy — the OpenMP wait policy showdown chooses when it starts (src/main.c omp_wait_policy): a
-# user's OMP_WAIT_POLICY is kept and named; with other processes busy it sleeps (passive) and says how many
-# tasks it saw; and what it set for itself does not leak into the framework runners it starts.
+# test_omp_policy — the OpenMP wait policy showdown chooses when it starts (src/core/omp_policy.c): a user's
+# OMP_WAIT_POLICY is kept and named; verify --rerun measures under the published policy (or names the
+# difference); with other processes busy it sleeps (passive) and says how many tasks it saw; and what it set for
+# itself does not leak into the framework runners it starts.
 set -u
 SD=${SHOWDOWN:-./showdown}
 PY=${PYTHON:-/usr/bin/python3}
@@ -22,7 +23,30 @@ got=$(policy "$t/user.json" 2>&1)
 if [ $rc -eq 0 ] && [ "$got" = "OMP_WAIT_POLICY=active (from the environment)" ]; then ok "user setting kept: '$got'"
 else bad "user setting: exit $rc, policy '$got'"; cat "$t/stderr"; fi
 
-# 2. two busy processes on the machine: passive, with the count; a runner started by this run sees the
+# 2. verify --rerun measures the native cells under the policy they were published with: it re-executes itself
+#    under a published OMP_WAIT_POLICY=active (a policy showdown never picks on its own, busy machine or not) and
+#    the cells are compared; a user's own setting stands, and the difference is NOT-COMPARABLE, named
+setpol() { "$PY" -c 'import json, sys; d = json.load(open(sys.argv[1])); d["environment"]["omp_wait_policy"] = sys.argv[2]
+json.dump(d, open(sys.argv[3], "w"))' "$@"; }
+here() { "$PY" -c 'import json, sys; print(json.load(open(sys.argv[1]))["environment_here"]["omp_wait_policy"])' "$1"; }
+quick "$t/pub.json"
+setpol "$t/pub.json" "OMP_WAIT_POLICY=active (from the environment)" "$t/pub-active.json"
+env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT $SD verify "$t/pub-active.json" --rerun --host-wait 0 --tolerance 100000 \
+   --json "$t/v-active.json" > "$t/stdout" 2> "$t/stderr"; rc=$?
+got=$(here "$t/v-active.json" 2>&1)
+if [ "$got" = "OMP_WAIT_POLICY=active: as the published results (verify --rerun)" ] \
+   && grep -q "published with OpenMP wait policy OMP_WAIT_POLICY=active" "$t/stderr"; then ok "verify --rerun adopts the published policy: '$got'"
+else bad "adopting the published policy: exit $rc, here '$got'"; cat "$t/stdout" "$t/stderr"; fi
+if [ $rc -eq 0 ] && grep -q "mnist_mlp .* REPRODUCED" "$t/stdout" && ! grep -q "openmp wait policy" "$t/stdout"; then
+  ok "the cells measured under it are compared"
+else bad "cells under the adopted policy: exit $rc"; cat "$t/stdout"; fi
+setpol "$t/pub.json" "spin (libgomp default): no other runnable task when showdown started" "$t/pub-spin.json"
+OMP_WAIT_POLICY=passive $SD verify "$t/pub-spin.json" --rerun --host-wait 0 > "$t/stdout" 2> "$t/stderr"; rc=$?
+if [ $rc -eq 9 ] && grep -q "mnist_mlp .* NOT-COMPARABLE .*openmp wait policy: published spin, here passive" "$t/stdout"; then
+  ok "a user's other policy: NOT-COMPARABLE, named"
+else bad "user policy against a published spin: exit $rc"; cat "$t/stdout" "$t/stderr"; fi
+
+# 3. two busy processes on the machine: passive, with the count; a runner started by this run sees the
 #    user's environment (no OMP_WAIT_POLICY), not the one showdown gave itself
 for i in 1 2; do ( while :; do :; done ) & busy+=($!); done
 sleep 0.5

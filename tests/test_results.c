@@ -4,6 +4,7 @@
 #include "testutil.h"
 #include "bench/results.h"
 #include "core/err.h"
+#include "core/omp_policy.h"
 #include "db/db.h"
 
 #include <math.h>
@@ -292,6 +293,7 @@ Test(results, environments_and_rerun_settings) {
     cr_assert_str_eq(v.gpu_note, "none");
     cr_assert_eq(v.cores, 2);
     cr_assert_str_eq(v.hostname, "h");
+    cr_assert_null(v.omp_wait_policy, "not recorded: NULL");
     cr_assert_str_eq(json_string_value(json_object_get(v.libraries, "pytorch")), "1");
     json_decref(e);
     sd_run_view rv;
@@ -334,4 +336,35 @@ Test(results, published_files_verify_accepts) {
     cr_assert_eq(published(runs), SD_EINPUT, "a measured run needs its summary");
     cr_assert_eq(published(""), SD_EINPUT);
     cr_assert(strstr(sd_errmsg(), "pub.json:1:") && strstr(sd_errmsg(), "no runs"), "%s", sd_errmsg());
+}
+
+/* The OpenMP wait policy a recorded note names, as verify compares it: the reason is not part of it, showdown's
+ * passive and a user's OMP_WAIT_POLICY=passive are one policy, a user's other settings are their own. */
+Test(results, omp_policy_kinds) {
+    static const struct { const char *note, *kind; } k[] = {
+        {"spin (libgomp default): no other runnable task when showdown started", "spin"},
+        {"spin (libgomp default): /proc/stat unreadable", "spin"},
+        {"passive: 2 other runnable tasks when showdown started", "passive"},
+        {"set:passive: 1 other runnable task when showdown started", "passive"},
+        {"passive: as the published results (verify --rerun)", "passive"},
+        {"OMP_WAIT_POLICY=PASSIVE (from the environment)", "passive"},
+        {"OMP_WAIT_POLICY=active (from the environment)", "OMP_WAIT_POLICY=active"},
+        {"OMP_WAIT_POLICY=active GOMP_SPINCOUNT=10 (from the environment)", "OMP_WAIT_POLICY=active GOMP_SPINCOUNT=10"},
+        {"OMP_WAIT_POLICY=active: as the published results (verify --rerun)", "OMP_WAIT_POLICY=active"},
+    };
+    char kind[128];
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
+        cr_assert(sd_omp_policy_kind(k[i].note, kind, sizeof kind), "%s", k[i].note);
+        cr_assert_str_eq(kind, k[i].kind, "%s", k[i].note);
+    }
+    cr_assert_not(sd_omp_policy_kind("unknown", kind, sizeof kind));
+    cr_assert_not(sd_omp_policy_kind(NULL, kind, sizeof kind));
+    cr_assert_not(sd_omp_policy_kind("", kind, sizeof kind));
+    json_t *d = doc_of("{\"environment\": {\"omp_wait_policy\": \"passive: 1 other runnable task\"}, \"runs\": [{}]}");
+    json_t *e = sd_results_run_env(d, sd_results_run(d, 0));
+    sd_env_view v;
+    sd_env_view_of(e, &v);
+    cr_assert_str_eq(v.omp_wait_policy, "passive: 1 other runnable task");
+    json_decref(e);
+    json_decref(d);
 }

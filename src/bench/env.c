@@ -2,6 +2,7 @@
  * compiler, the versions of the libraries this binary links (oneDNN, CUDA, cuDNN, cuBLAS from the
  * back-ends that were built) and the GPUs. Keys only grow; existing ones keep their meaning. */
 #include "bench/results.h"
+#include "core/omp_policy.h"
 #include "nn/backend.h"
 
 #include <cairo.h>
@@ -88,8 +89,7 @@ json_t *sd_env_fingerprint(void) {
     snprintf(buf, sizeof buf, "gcc-compatible %s", __VERSION__);
     json_object_set_new(e, "compiler", json_string(buf));
 #endif
-    const char *omp = getenv("SHOWDOWN_OMP_POLICY");   /* set by main (src/main.c omp_wait_policy) */
-    json_object_set_new(e, "omp_wait_policy", json_string(omp ? omp : "unknown"));
+    json_object_set_new(e, "omp_wait_policy", json_string(sd_omp_policy_note()));   /* core/omp_policy.h */
     json_t *lib = json_object();
     json_object_set_new(lib, "libcurl", json_string(curl_version_info(CURLVERSION_NOW)->version));
     int ma, mi, rv;

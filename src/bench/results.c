@@ -282,6 +282,7 @@ void sd_env_view_of(const json_t *env, sd_env_view *v) {
     v->gpu_name = json_string_value(json_object_get(g, "name"));
     v->gpu_note = json_string_value(json_object_get(g, "note"));
     v->hostname = json_string_value(json_object_get(env, "hostname"));
+    v->omp_wait_policy = json_string_value(json_object_get(env, "omp_wait_policy"));
     v->libraries = json_object_get(env, "libraries");
     v->cores = count_of(json_object_get(env, "cores"), 1LL << 40);
     v->gpu_count = count_of(json_object_get(g, "count"), 1LL << 40);

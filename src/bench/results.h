@@ -143,6 +143,7 @@ int sd_run_identity(const json_t *run, sd_ident *out, int max);
 /* A machine's environment read back (NULL / 0 when not recorded). */
 typedef struct sd_env_view {
     const char *cpu_model, *gpu_name, *gpu_note, *hostname;
+    const char *omp_wait_policy;  /* the OpenMP wait policy and why (core/omp_policy.h), or NULL */
     long long cores, gpu_count;
     const json_t *libraries;      /* name -> version */
 } sd_env_view;

@@ -6,6 +6,7 @@
 #include "bench/results.h"
 #include "core/clock.h"
 #include "core/err.h"
+#include "core/omp_policy.h"
 #include "core/util.h"
 #include "db/db.h"
 #include "nn/backend.h"
@@ -117,6 +118,21 @@ static void ident_diff(vcell *c, const json_t *pub, const json_t *meas, const sd
     if (c->v.interpreter && mv->interpreter && strcmp(c->v.interpreter, mv->interpreter) != 0)
         snprintf(c->note, sizeof c->note, " (ran under %s, published %s: same versions)", mv->interpreter,
                  c->v.interpreter);
+}
+
+/* A native cell's OpenMP wait policy is one of its settings: spinning and sleeping threads differ by up to 1.7x on
+ * small steps (docs/performance.md). Only a policy both sides recorded is compared. */
+static void omp_diff(vcell *c, const json_t *mdoc, const json_t *m) {
+    if (strcmp(c->impl, "native") != 0 || !mdoc) return;
+    char pk[128], hk[128];
+    json_t *me = sd_results_run_env(mdoc, m);
+    sd_env_view p, h;
+    sd_env_view_of(c->env, &p);
+    sd_env_view_of(me, &h);
+    const int known = sd_omp_policy_kind(p.omp_wait_policy, pk, sizeof pk) &&
+                      sd_omp_policy_kind(h.omp_wait_policy, hk, sizeof hk);
+    json_decref(me);
+    if (known && strcmp(pk, hk) != 0) addf(c->why, sizeof c->why, "openmp wait policy: published %s, here %s", pk, hk);
 }
 
 /* The measured statistic for metric: the summary's, or for train_total_s the sums of each sample's epoch times. */
@@ -378,6 +394,7 @@ static int check_cell(const vctx *x, const json_t *pub, vcell *c) {
         sd_run_view_of(m, &mv);
         c->mhost = mv.host_speed;
         ident_diff(c, pub, m, &mv);
+        omp_diff(c, rerun_doc ? rerun_doc : x->measured, m);
         if (c->why[0]) {
             c->verdict = "NOT-COMPARABLE";
         } else if (!measured_stat(&mv, c->metric, &c->ms)) {
@@ -720,4 +737,38 @@ done:
     json_decref(measured);
     json_decref(pubdoc);
     return rc;
+}
+
+/* A rerun measures the native cells in this process: under the OpenMP wait policy they were published with, when
+ * they all name one and the user set none (core/omp_policy.h; a difference left is NOT-COMPARABLE, named). */
+int sd_verify_adopt_policy(const sd_verify_opts *a) {
+    json_t *doc = NULL;
+    if (sd_published_load(&doc, a->published) != 0) { sd_err_clear(); return 0; }   /* sd_verify says why */
+    char kind[128] = "", k[128];
+    int mixed = 0;
+    size_t i;
+    json_t *pub;
+    sd_results_foreach(doc, i, pub) {
+        sd_run_view v;
+        sd_run_view_of(pub, &v);
+        if (strcmp(str(v.implementation), "native") != 0 || strcmp(str(v.status), "ok") != 0 ||
+            !sd_in_list(a->only_workloads, str(v.workload)) || !sd_in_list(a->only_impls, "native"))
+            continue;
+        json_t *env = sd_results_run_env(doc, pub);
+        sd_env_view e;
+        sd_env_view_of(env, &e);
+        const int known = sd_omp_policy_kind(e.omp_wait_policy, k, sizeof k);
+        json_decref(env);
+        if (!known) continue;
+        if (!kind[0]) snprintf(kind, sizeof kind, "%s", k);
+        else if (strcmp(kind, k) != 0) mixed = 1;
+    }
+    json_decref(doc);
+    if (!kind[0] || mixed) return 0;
+    char here[128];
+    if (sd_omp_policy_kind(sd_omp_policy_note(), here, sizeof here) && strcmp(here, kind) == 0) return 0;
+    if (!a->quiet)
+        fprintf(stderr, "verify: the native cells were published with OpenMP wait policy %s (this process: %s): "
+                "running under it\n", kind, sd_omp_policy_note());
+    return sd_omp_policy_adopt(kind, "as the published results (verify --rerun)");
 }
