@@ -628,6 +628,39 @@ static int finish(FILE *f, const vcounts *k, json_t *out, json_t *pchecks) {
     return code;
 }
 
+/* A rerun measures the native cells in this process: under the OpenMP wait policy they were published with, when
+ * they all name one and the user set none. This re-executes the process (core/omp_policy.h), which then reads
+ * the file again and says so; a difference left is NOT-COMPARABLE, named (omp_diff). */
+static void adopt_policy(const sd_verify_opts *a, const json_t *doc) {
+    static const char why[] = "as the published results (verify --rerun)";
+    char kind[128] = "", k[128];
+    size_t i;
+    const json_t *pub;
+    sd_results_foreach(doc, i, pub) {
+        sd_run_view v;
+        sd_run_view_of(pub, &v);
+        if (strcmp(str(v.implementation), "native") != 0 || strcmp(str(v.status), "ok") != 0 ||
+            !sd_in_list(a->only_workloads, str(v.workload)) || !sd_in_list(a->only_impls, "native"))
+            continue;
+        json_t *env = sd_results_run_env(doc, pub);
+        sd_env_view e;
+        sd_env_view_of(env, &e);
+        const int known = sd_omp_policy_kind(e.omp_wait_policy, k, sizeof k);
+        json_decref(env);
+        if (!known) continue;
+        if (kind[0] && strcmp(kind, k) != 0) return;   /* mixed: each cell is compared on its own */
+        snprintf(kind, sizeof kind, "%s", k);
+    }
+    if (!kind[0]) return;
+    if (sd_omp_policy_adopt(kind, why) != 0) {
+        fprintf(stderr, "showdown verify: %s\n", sd_errmsg());
+        sd_err_clear();
+    } else if (!a->quiet && strstr(sd_omp_policy_note(), why)) {
+        fprintf(stderr, "verify: the native cells were published with OpenMP wait policy %s: running under it "
+                "(re-executed)\n", kind);
+    }
+}
+
 int sd_verify(const sd_verify_opts *a, FILE *f) {
     json_t *pubdoc = NULL, *measured = NULL, *here = NULL, *out = NULL, *pchecks = NULL;
     vcell *cells = NULL;   /* the published cells in order, judged once all are measured */
@@ -635,6 +668,7 @@ int sd_verify(const sd_verify_opts *a, FILE *f) {
     char msource[512] = "";
     int rc;
     SD_TRY_GOTO(rc, sd_published_load(&pubdoc, a->published), done);
+    if (a->rerun) adopt_policy(a, pubdoc);   /* may re-execute this process */
     SD_TRY_GOTO(rc, load_measured(a, &measured, msource, sizeof msource), done);
     sd_results_head mh = {0};
     if (measured) sd_results_head_of(measured, &mh);
@@ -739,36 +773,3 @@ done:
     return rc;
 }
 
-/* A rerun measures the native cells in this process: under the OpenMP wait policy they were published with, when
- * they all name one and the user set none (core/omp_policy.h; a difference left is NOT-COMPARABLE, named). */
-int sd_verify_adopt_policy(const sd_verify_opts *a) {
-    json_t *doc = NULL;
-    if (sd_published_load(&doc, a->published) != 0) { sd_err_clear(); return 0; }   /* sd_verify says why */
-    char kind[128] = "", k[128];
-    int mixed = 0;
-    size_t i;
-    json_t *pub;
-    sd_results_foreach(doc, i, pub) {
-        sd_run_view v;
-        sd_run_view_of(pub, &v);
-        if (strcmp(str(v.implementation), "native") != 0 || strcmp(str(v.status), "ok") != 0 ||
-            !sd_in_list(a->only_workloads, str(v.workload)) || !sd_in_list(a->only_impls, "native"))
-            continue;
-        json_t *env = sd_results_run_env(doc, pub);
-        sd_env_view e;
-        sd_env_view_of(env, &e);
-        const int known = sd_omp_policy_kind(e.omp_wait_policy, k, sizeof k);
-        json_decref(env);
-        if (!known) continue;
-        if (!kind[0]) snprintf(kind, sizeof kind, "%s", k);
-        else if (strcmp(kind, k) != 0) mixed = 1;
-    }
-    json_decref(doc);
-    if (!kind[0] || mixed) return 0;
-    char here[128];
-    if (sd_omp_policy_kind(sd_omp_policy_note(), here, sizeof here) && strcmp(here, kind) == 0) return 0;
-    if (!a->quiet)
-        fprintf(stderr, "verify: the native cells were published with OpenMP wait policy %s (this process: %s): "
-                "running under it\n", kind, sd_omp_policy_note());
-    return sd_omp_policy_adopt(kind, "as the published results (verify --rerun)");
-}

@@ -34,9 +34,4 @@ typedef struct sd_verify_opts {
  * checked (or none was measured); or a negative status (a bad or empty published file, SD_EINTR). */
 int sd_verify(const sd_verify_opts *o, FILE *out);
 
-/* Before a rerun: re-execute this process under the OpenMP wait policy the published native cells were measured
- * with (core/omp_policy.h), unless it runs under it already or the user set one. Returns only when it does not
- * re-execute: 0, or an error when re-executing failed. */
-int sd_verify_adopt_policy(const sd_verify_opts *o);
-
 #endif

@@ -38,8 +38,6 @@ int cmd_verify(int argc, char **argv) {
                       "(the cells checked before the signal are printed, and written with --json).",
                       opts, argc, argv);
     if (code >= 0) return code;
-    if (a.rerun && sd_verify_adopt_policy(&a) != 0)   /* the rerun then names the policy that differs */
-        fprintf(stderr, "showdown verify: %s\n", sd_errmsg());
     /* a rerun stops at its next check and keeps the verdicts so far (hours of measurement); a second signal exits */
     if (a.rerun) sd_sig_install();
     else sd_sig_install_immediate();

@@ -15,6 +15,7 @@
 
 #define OMP_POLICY_ENV "SHOWDOWN_OMP_POLICY"
 #define SET_MARK "set:"   /* the note of an image re-executed under the policy it names */
+#define FROM_ENV " (from the environment)"   /* the note's end when the user set the policy */
 
 static char **g_argv;
 
@@ -81,7 +82,7 @@ void sd_omp_policy_init(char **argv) {
     }
     const char *user = getenv("OMP_WAIT_POLICY"), *spin = getenv("GOMP_SPINCOUNT");
     if (user || spin) {
-        snprintf(note, sizeof note, "%s%s%s%s%s (from the environment)", user ? "OMP_WAIT_POLICY=" : "",
+        snprintf(note, sizeof note, "%s%s%s%s%s" FROM_ENV, user ? "OMP_WAIT_POLICY=" : "",
                  user ? user : "", user && spin ? " " : "", spin ? "GOMP_SPINCOUNT=" : "", spin ? spin : "");
         setenv(OMP_POLICY_ENV, note, 1);
         return;
@@ -108,7 +109,7 @@ const char *sd_omp_policy_note(void) {
 int sd_omp_policy_kind(const char *note, char *kind, size_t n) {
     if (!note || !note[0] || strcmp(note, "unknown") == 0 || n == 0) return 0;
     if (strncmp(note, SET_MARK, strlen(SET_MARK)) == 0) note += strlen(SET_MARK);
-    const char *env = strstr(note, " (from the environment)");
+    const char *env = strstr(note, FROM_ENV);
     size_t len = env ? (size_t)(env - note) : strcspn(note, ":(");
     while (len > 0 && isspace((unsigned char)note[len - 1])) len--;
     if (len == 0) return 0;
@@ -121,7 +122,7 @@ int sd_omp_policy_adopt(const char *kind, const char *why) {
     char here[128], note[256], omp[64] = "", spin[64] = "";
     const char *cur = sd_omp_policy_note();
     if (sd_omp_policy_kind(cur, here, sizeof here) && strcmp(here, kind) == 0) return 0;
-    if (strstr(cur, "(from the environment)") || strstr(cur, why)) return 0;
+    if (strstr(cur, FROM_ENV) || strstr(cur, why)) return 0;
     if (strcmp(kind, "passive") == 0) {
         snprintf(omp, sizeof omp, "passive");
     } else if (strcmp(kind, "spin") != 0) {   /* a user's settings, "OMP_WAIT_POLICY=X GOMP_SPINCOUNT=Y" */
