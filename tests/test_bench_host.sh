@@ -124,6 +124,35 @@ print({k: p.get(k) for k in ("status", "timed_out", "error", "host_speed")}) if 
 sys.exit(0 if ok else 1)
 PY
 done
+# A cell whose processes disagree by more than verify's tolerance (10%) on its steady epoch is measured again after
+# the others, and the measurement whose processes agree better is published.
+hello='{"event":"hello","protocol":1,"framework":"pytorch","version":"0.fake","device":"fake cpu","parameters":669706}'
+cat > "$t/wide" <<EOF
+#!/bin/sh
+n=\$(cat "$t/wide.n" 2>/dev/null || echo 0); n=\$((n + 1)); echo \$n > "$t/wide.n"
+case \$n in 2) s=0.9;; 4|5|6) s=0.50\$n;; *) s=0.5;; esac
+echo '$hello'
+echo '{"event":"epoch","epoch":1,"train_s":0.6,"val_s":0.25,"loss":2.0,"val_loss":1.5,"accuracy":0.5,"train_images":256,"test_images":256}'
+echo '{"event":"epoch","epoch":2,"train_s":'\$s',"val_s":0.25,"loss":2.0,"val_loss":1.5,"accuracy":0.5,"train_images":256,"test_images":256}'
+echo '{"event":"done"}'
+EOF
+chmod +x "$t/wide"
+SHOWDOWN_HOST_REF="$t/wide-ref" $SD bench --workload mnist_mlp --backend ref --data synthetic --epochs 2 --batches 2 \
+  --threads 1 --no-db --impl pytorch --runner "pytorch=$t/wide" --repeat 3 --host-wait 0.3 --host-wait-total 30 \
+  --json "$t/wide.json" > /dev/null 2> "$t/err"; rc=$?
+[ $rc -eq 0 ] && ok "bench with a wide cell: exit 0" || { bad "wide cell: exit $rc"; cat "$t/err"; }
+grep -q "^host: 1 cell(s) spread wider than 10% over their processes: measuring them again$" "$t/err" \
+  && grep -qE "^host: again 1/1: mnist_mlp · pytorch: spread 0\.4% \(first 80\.0%\), host at [0-9]+%: this measurement published$" "$t/err" \
+  && ok "a cell whose processes disagree is measured again, the steadier measurement published, and said so" \
+  || bad "wide cell lines: $(grep '^host' "$t/err")"
+"$PY" - "$t/wide.json" <<'PY' && ok "the published steady epoch is the second measurement's (median 0.505 s of 0.504-0.506)" || fail=1
+import json, sys
+r = json.load(open(sys.argv[1]))["runs"]
+s = r[0]["summary"]["steady_epoch_s"]
+ok = len(r) == 1 and abs(s["median"] - 0.505) < 1e-9 and abs(s["min"] - 0.504) < 1e-9 and abs(s["max"] - 0.506) < 1e-9
+print(len(r), s) if not ok else None
+sys.exit(0 if ok else 1)
+PY
 # no budget left for a retry: measured once
 SHOWDOWN_HOST_REF=$ref $SD bench --workload mnist_mlp --backend ref --data synthetic --epochs 1 --batches 2 --threads 1 \
   --no-db --host-wait 0.6 --host-wait-total 0.6 --json "$t/r3.json" > /dev/null 2> "$t/err"

@@ -4,6 +4,7 @@
 #include "bench/bench.h"
 #include "bench/frameworks.h"
 #include "bench/results.h"
+#include "bench/verify.h"
 #include "core/clock.h"
 #include "core/err.h"
 #include "core/sig.h"
@@ -185,20 +186,53 @@ static int slowed(const json_t *doc, size_t a, size_t b, const sd_bench_cell *c)
     return 1;
 }
 
+/* The widest spread over its processes (repeats) of a figure verify judges, among a cell's runs [a, b) that all
+ * measured; 0 when none spreads. Wider than verify's tolerance, a reader's rerun cannot reproduce its median. */
+static double widest(const json_t *doc, size_t a, size_t b) {
+    double w = 0;
+    if (b <= a || sd_results_count(doc) < b) return 0;
+    for (size_t k = a; k < b; k++) {
+        sd_run_view v;
+        sd_run_view_of(sd_results_run(doc, k), &v);
+        const char *st = json_string_value(v.status);
+        if (!st || strcmp(st, "ok") != 0) return 0;
+        const double s = sd_run_judged_spread_pct(&v);
+        if (s > w) w = s;
+    }
+    return w;
+}
+
+static int wide(const json_t *doc, size_t a, size_t b) { return widest(doc, a, b) > SD_VERIFY_TOLERANCE_PCT; }
+
 /* The cells a slow spell still slowed after the matrix (first[i] is cell i's first run, first[ncells] the end),
- * measured once more with a longer wait: the spells last minutes. The runs of the faster host are kept, in the
- * document and in the database rows the first ones were stored in. */
+ * measured once more with a longer wait: the spells last minutes; and the cells whose processes disagree by more
+ * than verify's tolerance (a short framework cell moves 10-25% between processes, a few a report). The runs kept
+ * are those of the faster host, or of the processes that agree better, in the document and in the database rows
+ * the first ones were stored in. */
 static int measure_again(const sd_bench_opts *o, const sd_bench_cell *cells, int ncells, const size_t *first,
                          json_t *doc, db **dbh, sd_bench_outcome *out) {
-    int todo = 0, k = 0;
-    for (int i = 0; i < ncells; i++) todo += slowed(doc, first[i], first[i + 1], &cells[i]);
+    int todo = 0, k = 0, nslow = 0;
+    for (int i = 0; i < ncells; i++) {
+        const int s = slowed(doc, first[i], first[i + 1], &cells[i]);
+        nslow += s;
+        todo += s || wide(doc, first[i], first[i + 1]);
+    }
     if (!todo) return 0;
-    if (!o->quiet) fprintf(stderr, "host: %d cell(s) ran while this host was slow: measuring them again\n", todo);
+    if (!o->quiet) {
+        char slow[64] = "", wide_[96] = "";
+        if (nslow) snprintf(slow, sizeof slow, "%d cell(s) ran while this host was slow", nslow);
+        if (todo > nslow)
+            snprintf(wide_, sizeof wide_, "%s%d %sspread wider than %.0f%% over their processes", nslow ? ", " : "",
+                     todo - nslow, nslow ? "" : "cell(s) ", SD_VERIFY_TOLERANCE_PCT);
+        fprintf(stderr, "host: %s%s: measuring them again\n", slow, wide_);
+    }
     sd_host_budget_renew();
     sd_bench_opts again = *o;
     again.host_wait_s *= SD_HOST_AGAIN_WAIT;
     for (int i = 0; i < ncells; i++) {
-        if (!slowed(doc, first[i], first[i + 1], &cells[i])) continue;
+        const int slow = slowed(doc, first[i], first[i + 1], &cells[i]);
+        const double spread = widest(doc, first[i], first[i + 1]);
+        if (!slow && !(spread > SD_VERIFY_TOLERANCE_PCT)) continue;
         const size_t end = sd_results_count(doc), n = first[i + 1] - first[i];
         sd_run_view v;
         sd_run_view_of(sd_results_run(doc, first[i]), &v);
@@ -211,8 +245,12 @@ static int measure_again(const sd_bench_opts *o, const sd_bench_cell *cells, int
             return rc;
         }
         const double now = rc == 0 ? sd_host_after(&again, speed) : NAN;
-        const int take = rc == 0 && !failed && all_ok(doc, end) && sd_results_count(doc) - end == n &&
-                         (now > was || timed_out);   /* a measurement at any speed, rather than none */
+        const int ok = rc == 0 && !failed && all_ok(doc, end) && sd_results_count(doc) - end == n;
+        const double spread_now = ok ? widest(doc, end, sd_results_count(doc)) : NAN;
+        /* slowed: a measurement at any speed rather than none; spread: the processes that agree better, unless
+         * the host ran slow this time */
+        const int take = ok && (slow ? now > was || timed_out
+                                     : spread_now < spread && !(now < was && now < SD_HOST_SLOW));
         for (size_t j = 0; take && j < n; j++) {   /* the new run's members in the first's object, in place */
             json_t *dst = sd_results_run(doc, first[i] + j);
             json_object_clear(dst);
@@ -220,10 +258,18 @@ static int measure_again(const sd_bench_opts *o, const sd_bench_cell *cells, int
             json_object_set_new(dst, "host_speed", json_real(now));
         }
         sd_results_truncate(doc, end);
-        if (!o->quiet)
-            fprintf(stderr, "host: again %d/%d: %s · %s: host at %.0f%% (first %.0f%%%s): %s\n", ++k, todo,
-                    cells[i].workload, cells[i].implementation, 100 * now, 100 * was, timed_out ? ", timed out" : "",
+        if (!o->quiet) {
+            char why[96];
+            if (slow)
+                snprintf(why, sizeof why, "host at %.0f%% (first %.0f%%%s)", 100 * now, 100 * was,
+                         timed_out ? ", timed out" : "");
+            else
+                snprintf(why, sizeof why, "spread %.1f%% (first %.1f%%), host at %.0f%%", spread_now, spread,
+                         100 * now);
+            fprintf(stderr, "host: again %d/%d: %s · %s: %s: %s\n", ++k, todo, cells[i].workload,
+                    cells[i].implementation, why,
                     take ? "this measurement published" : rc ? "the first kept (this one failed)" : "the first kept");
+        }
         if (take && *dbh && (out->db_status = sd_results_store_again(*dbh, out->run_id, doc, first[i], first[i + 1])))
             db_lost(dbh, out);
     }

@@ -234,6 +234,14 @@ double sd_run_spread_pct(const sd_run_view *v, const char *key) {
     return sd_stat_spread_pct(sd_run_published_stat(v, key));
 }
 
+double sd_run_judged_spread_pct(const sd_run_view *v) {
+    double w = NAN;
+    for (int t = 0; sd_published_time_keys[t] && isnan(w); t++) w = sd_run_spread_pct(v, sd_published_time_keys[t]);
+    const double inf = sd_run_spread_pct(v, "inference_s_per_1000_images");
+    if (isnan(w) || inf > w) w = inf;
+    return isnan(w) ? 0 : w;
+}
+
 /* Text of a scalar for an identity: strings as they are, numbers as written, null as "null"; 0 for others. */
 static int scalar_text(const json_t *v, char *buf, size_t n) {
     if (json_is_string(v)) snprintf(buf, n, "%s", json_string_value(v));

@@ -130,6 +130,9 @@ sd_stat sd_run_published_stat(const sd_run_view *v, const char *key);
  * spread is wider than verify's tolerance cannot be re-checked to within it (the report marks it). */
 double sd_run_spread_pct(const sd_run_view *v, const char *key);
 double sd_stat_spread_pct(sd_stat s);   /* the same of a statistic already read */
+/* The wider spread of the two figures of a run verify judges (its first time figure of sd_published_time_keys and
+ * its inference): 0 when neither has one. */
+double sd_run_judged_spread_pct(const sd_run_view *v);
 
 /* What a run's figures depend on besides the hardware, as (what, value) text pairs in a fixed order: the
  * framework and its version (a publication's framework.name/.version or a runner's hello), then every scalar the

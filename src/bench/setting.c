@@ -3,6 +3,7 @@
  * in processes of their own. A process's figure per phase is its fastest timed window, as bench-cpu counts it. */
 #include "bench/bench.h"
 #include "bench/results.h"
+#include "bench/verify.h"
 #include "core/clock.h"
 #include "core/err.h"
 #include "core/proc.h"
@@ -270,57 +271,89 @@ static double host_speed_of(const json_t *run) {
     return v.host_speed;
 }
 
-/* One best run measured and adopted; again: only when its host ran faster than the first time. */
-static int publish_one(json_t *run, long repeat, double host_wait_s, int quiet, const char *pass, size_t k,
-                       size_t todo, int again, int *kept) {
+static double spread_of(const json_t *run) {
+    sd_run_view v;
+    sd_run_view_of(run, &v);
+    return sd_run_judged_spread_pct(&v);
+}
+
+/* Measured again after the others: a run from a slow spell, or whose processes disagree by more than verify's
+ * tolerance (a reader's rerun could not reproduce its median). */
+static int again_slow(const json_t *run) { return is_best(run) && host_speed_of(run) < SD_HOST_SLOW; }
+static int again_wide(const json_t *run) { return is_best(run) && spread_of(run) > SD_VERIFY_TOLERANCE_PCT; }
+
+enum pass { FIRST, AGAIN_SLOW, AGAIN_WIDE };
+
+/* One best run measured and adopted; measured again: only when its host ran faster than the first time (a slow
+ * spell), or its processes agree better than the first time's and the host ran no slower (a wide spread). */
+static int publish_one(json_t *run, long repeat, double host_wait_s, int quiet, enum pass pass, size_t k,
+                       size_t todo, int *kept) {
     sd_run_view v;
     sd_run_view_of(run, &v);
     char what[160];
     snprintf(what, sizeof what, "%s/%s setting %s", json_string_value(v.workload), json_string_value(v.implementation),
              v.setting ? v.setting : "?");
-    if (!quiet) fprintf(stderr, "bench: %s %zu/%zu: %s (%ld processes)\n", pass, k, todo, what, repeat);
+    if (!quiet) fprintf(stderr, "bench: %s %zu/%zu: %s (%ld processes)\n", pass == FIRST ? "best setting" : "again",
+                        k, todo, what, repeat);
     json_t *m = NULL;
-    double first = host_speed_of(run);
+    const double first = host_speed_of(run), spread = spread_of(run);
     int rc = sd_bench_setting_rerun(&v, repeat, host_wait_s, &m);
     if (rc == SD_EINTR) return rc;
     if (rc) {   /* the figure it has stays: the choosing pass's (n 1), or the first pass's */
         fprintf(stderr, "bench: %s: kept the figure %s: %s\n", what,
-                again ? "of the first measurement" : "of the pass that chose it", sd_errmsg());
-        *kept += !again;
+                pass != FIRST ? "of the first measurement" : "of the pass that chose it", sd_errmsg());
+        *kept += pass == FIRST;
         return 0;
     }
     const json_t *mr = sd_results_run(m, 0);
-    double now = host_speed_of(mr);
-    if (!again || (now > first)) adopt(run, mr);
-    if (again && !quiet)
+    const double now = host_speed_of(mr), spread_now = spread_of(mr);
+    const int take = pass == FIRST || (pass == AGAIN_SLOW && now > first) ||
+                     (pass == AGAIN_WIDE && spread_now < spread && !(now < first && now < SD_HOST_SLOW));
+    if (take) adopt(run, mr);
+    if (pass == AGAIN_SLOW && !quiet)
         fprintf(stderr, "bench: %s: host at %.0f%% (first %.0f%%): %s\n", what, 100 * now, 100 * first,
-                now > first ? "this measurement published" : "the first kept");
+                take ? "this measurement published" : "the first kept");
+    if (pass == AGAIN_WIDE && !quiet)
+        fprintf(stderr, "bench: %s: spread %.1f%% (first %.1f%%), host at %.0f%%: %s\n", what, spread_now, spread,
+                100 * now, take ? "this measurement published" : "the first kept");
     json_decref(m);
     return 0;
 }
 
+/* The second pass over the runs that pick(): each measured once more with a longer wait for a quiet host. */
+static int again(json_t *doc, long repeat, double host_wait_s, int quiet, enum pass pass, int (*pick)(const json_t *),
+                 int *kept) {
+    size_t i, todo = 0, k = 0;
+    json_t *run;
+    int rc = 0;
+    sd_results_foreach(doc, i, run) todo += pick(run);
+    if (!todo) return 0;
+    if (!quiet)
+        fprintf(stderr, pass == AGAIN_SLOW ? "bench: %zu best setting(s) ran while this host was slow: measuring them "
+                                             "again\n"
+                                           : "bench: %zu best setting(s) spread wider than verify's tolerance over "
+                                             "their processes: measuring them again\n", todo);
+    sd_host_budget_renew();
+    sd_bench_setting_forget();
+    sd_results_foreach(doc, i, run) {
+        if (!pick(run)) continue;
+        if ((rc = publish_one(run, repeat, host_wait_s * SD_HOST_AGAIN_WAIT, quiet, pass, ++k, todo, kept)) != 0) break;
+    }
+    return rc;
+}
+
 int sd_bench_settings_publish(json_t *doc, long repeat, double host_wait_s, int quiet, int *kept) {
-    size_t i, todo = 0, k = 0, slow = 0;
+    size_t i, todo = 0, k = 0;
     json_t *run;
     int rc = 0;
     *kept = 0;
     sd_results_foreach(doc, i, run) todo += is_best(run);
     sd_results_foreach(doc, i, run) {
         if (!is_best(run)) continue;
-        if ((rc = publish_one(run, repeat, host_wait_s, quiet, "best setting", ++k, todo, 0, kept)) != 0) break;
+        if ((rc = publish_one(run, repeat, host_wait_s, quiet, FIRST, ++k, todo, kept)) != 0) break;
     }
-    /* those measured while the host ran slow: once more after the others, each published from the faster host */
-    sd_results_foreach(doc, i, run) slow += rc == 0 && host_wait_s > 0 && is_best(run) && host_speed_of(run) < SD_HOST_SLOW;
-    if (slow) {
-        if (!quiet) fprintf(stderr, "bench: %zu best setting(s) ran while this host was slow: measuring them again\n", slow);
-        sd_host_budget_renew();
-        sd_bench_setting_forget();
-        k = 0;
-        sd_results_foreach(doc, i, run) {
-            if (!is_best(run) || !(host_speed_of(run) < SD_HOST_SLOW)) continue;
-            if ((rc = publish_one(run, repeat, host_wait_s * SD_HOST_AGAIN_WAIT, quiet, "again", ++k, slow, 1, kept)) != 0) break;
-        }
-    }
+    if (rc == 0 && host_wait_s > 0) rc = again(doc, repeat, host_wait_s, quiet, AGAIN_SLOW, again_slow, kept);
+    if (rc == 0 && host_wait_s > 0) rc = again(doc, repeat, host_wait_s, quiet, AGAIN_WIDE, again_wide, kept);
     sd_bench_setting_forget();
     return rc;
 }
