@@ -59,6 +59,9 @@ int sd_host_retry(const sd_bench_opts *o, double speed, double cell_s);
 void sd_host_budget_renew(void);
 /* A run whose host_speed is below this ran in a slow spell (the canary's fraction of the reference). */
 #define SD_HOST_SLOW 0.90
+/* Whether a second measurement of a cell whose processes disagreed replaces the first: its processes agree better
+ * (spread_now < spread, %) and it did not run slower than the first in a slow spell (now, was: host speeds). */
+int sd_host_steadier(double spread_now, double spread, double now, double was);
 /* A native cell is measured again after the others below this host speed, not only below SD_HOST_SLOW: the
  * canary is a native step, and native mnist_mlp published at 91% of the host's speed ran 13-17% faster when re-run,
  * beyond the 10% a reader's verify allows. Its cells take seconds. The frameworks' stay at SD_HOST_SLOW: half a

@@ -232,3 +232,7 @@ int sd_host_retry(const sd_bench_opts *o, double speed, double cell_s) {
     h->retried_s += cell_s;
     return 1;
 }
+
+int sd_host_steadier(double spread_now, double spread, double now, double was) {
+    return spread_now < spread && !(now < was && now < SD_HOST_SLOW);
+}

@@ -250,7 +250,7 @@ static int measure_again(const sd_bench_opts *o, const sd_bench_cell *cells, int
         /* slowed: a measurement at any speed rather than none; spread: the processes that agree better, unless
          * the host ran slow this time */
         const int take = ok && (slow ? now > was || timed_out
-                                     : spread_now < spread && !(now < was && now < SD_HOST_SLOW));
+                                     : sd_host_steadier(spread_now, spread, now, was));
         for (size_t j = 0; take && j < n; j++) {   /* the new run's members in the first's object, in place */
             json_t *dst = sd_results_run(doc, first[i] + j);
             json_object_clear(dst);

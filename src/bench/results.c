@@ -234,12 +234,16 @@ double sd_run_spread_pct(const sd_run_view *v, const char *key) {
     return sd_stat_spread_pct(sd_run_published_stat(v, key));
 }
 
+const char *sd_run_time_key(const sd_run_view *v) {
+    for (int t = 0; sd_published_time_keys[t]; t++)
+        if (!isnan(sd_run_published_stat(v, sd_published_time_keys[t]).median)) return sd_published_time_keys[t];
+    return NULL;
+}
+
 double sd_run_judged_spread_pct(const sd_run_view *v) {
-    double w = NAN;
-    for (int t = 0; sd_published_time_keys[t] && isnan(w); t++) w = sd_run_spread_pct(v, sd_published_time_keys[t]);
-    const double inf = sd_run_spread_pct(v, "inference_s_per_1000_images");
-    if (isnan(w) || inf > w) w = inf;
-    return isnan(w) ? 0 : w;
+    const char *key = sd_run_time_key(v);
+    const double w = key ? sd_run_spread_pct(v, key) : 0, inf = sd_run_spread_pct(v, "inference_s_per_1000_images");
+    return inf > w ? inf : w;
 }
 
 /* Text of a scalar for an identity: strings as they are, numbers as written, null as "null"; 0 for others. */

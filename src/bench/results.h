@@ -130,8 +130,10 @@ sd_stat sd_run_published_stat(const sd_run_view *v, const char *key);
  * spread is wider than verify's tolerance cannot be re-checked to within it (the report marks it). */
 double sd_run_spread_pct(const sd_run_view *v, const char *key);
 double sd_stat_spread_pct(sd_stat s);   /* the same of a statistic already read */
-/* The wider spread of the two figures of a run verify judges (its first time figure of sd_published_time_keys and
- * its inference): 0 when neither has one. */
+/* The time figure verify judges a run's cell by: the first of sd_published_time_keys the run publishes, or NULL. */
+const char *sd_run_time_key(const sd_run_view *v);
+/* The wider spread of the two figures of a run verify judges (sd_run_time_key's and its inference): 0 when neither
+ * has one. */
 double sd_run_judged_spread_pct(const sd_run_view *v);
 
 /* What a run's figures depend on besides the hardware, as (what, value) text pairs in a fixed order: the

@@ -308,7 +308,7 @@ static int publish_one(json_t *run, long repeat, double host_wait_s, int quiet, 
     const json_t *mr = sd_results_run(m, 0);
     const double now = host_speed_of(mr), spread_now = spread_of(mr);
     const int take = pass == FIRST || (pass == AGAIN_SLOW && now > first) ||
-                     (pass == AGAIN_WIDE && spread_now < spread && !(now < first && now < SD_HOST_SLOW));
+                     (pass == AGAIN_WIDE && sd_host_steadier(spread_now, spread, now, first));
     if (take) adopt(run, mr);
     if (pass == AGAIN_SLOW && !quiet)
         fprintf(stderr, "bench: %s: host at %.0f%% (first %.0f%%): %s\n", what, 100 * now, 100 * first,

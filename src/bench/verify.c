@@ -705,10 +705,8 @@ int sd_verify(const sd_verify_opts *a, FILE *f) {
         c->be = str(c->v.backend);
         if (!sd_in_list(a->only_workloads, c->w) || !sd_in_list(a->only_impls, c->impl)) continue;
         prog.pos++;
-        for (int t = 0; sd_published_time_keys[t] && !c->metric; t++) {
-            c->pub = sd_run_published_stat(&c->v, sd_published_time_keys[t]);
-            if (!isnan(c->pub.median)) c->metric = sd_published_time_keys[t];
-        }
+        c->metric = sd_run_time_key(&c->v);
+        c->pub = c->metric ? sd_run_published_stat(&c->v, c->metric) : (sd_stat){NAN, NAN, NAN, 0};
         c->env = sd_results_run_env(pubdoc, pub);
         n++;
         sd_env_view ev;

@@ -276,9 +276,8 @@ static int add_results(render_model *m, const char *path, json_t *root) {
         r->infer_gflops = v.inference_gflops.median;
         r->peak_bytes = v.peak_bytes;
         r->peak_rss_bytes = v.peak_rss_bytes;
-        r->train_spread_pct = r->infer_spread_pct = NAN;
-        for (int t = 0; sd_published_time_keys[t] && isnan(r->train_spread_pct); t++)   /* verify's training cell */
-            r->train_spread_pct = sd_run_spread_pct(&v, sd_published_time_keys[t]);
+        const char *tkey = sd_run_time_key(&v);   /* verify's training cell */
+        r->train_spread_pct = tkey ? sd_run_spread_pct(&v, tkey) : NAN;
         r->infer_spread_pct = sd_run_spread_pct(&v, "inference_s_per_1000_images");
         r->host_speed = v.host_speed;
         r->setting = render_strdup(a, v.setting);
