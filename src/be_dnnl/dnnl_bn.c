@@ -95,6 +95,11 @@ static inline v16 mask_pos(v16 v, v16 by) { return (v16)((v16i)v & (by > (v16){0
 /* The normalised value, one expression for the forward and the backward's relu decision, which must round alike. */
 static inline v16 bn_v(v16 x, v16 mean, v16 sc, v16 b) { return (x - mean) * sc + b; }
 static inline float bn_s(float x, float mean, float sc, float b) { return (x - mean) * sc + b; }
+/* The gradient reaching the normalised value: dy, or (relu) dy where the forward's value, recomputed bit for bit
+ * from x, passed the relu. relu is a constant at every call, so each kernel compiles a loop of its own for it. */
+static inline __attribute__((always_inline)) v16 dz_v(v16 dy, v16 xv, v16 mv, v16 sv, v16 bv, int relu) {
+    return relu ? mask_pos(dy, bn_v(xv, mv, sv, bv)) : dy;
+}
 
 /* Per-channel sums over a group, in double: s1 += x - k, s2 += (x - k)^2 (k: a shift near the mean, which keeps
  * the variance from cancelling). Lane l is channel l of the group (nChw16c, nhwc), channel l mod 8 (nChw8c) or
@@ -129,7 +134,7 @@ static inline __attribute__((always_inline)) void sums_dy(const float *dy, size_
         size_t e = o;
         for (; e + 16 <= end; e += 16) {
             const float *dp = dy + e / 16 * sy;
-            const v16 xv = ld(x + e / 16 * sx), dz = relu ? mask_pos(ld(dp), bn_v(xv, mv, sv, bv)) : ld(dp);
+            const v16 xv = ld(x + e / 16 * sx), dz = dz_v(ld(dp), xv, mv, sv, bv, relu);
             a += dz; q += dz * (xv - mv);
         }
         for (; e < end; e++) {
@@ -168,7 +173,7 @@ static inline __attribute__((always_inline)) void apply_dx(float *dx, const floa
     for (; e + 16 <= len; e += 16) {
         const float *dp = dy + e / 16 * sy;
         float *dxp = dx + e / 16 * sx;   /* dx lives in x's buffer layout */
-        const v16 xv = ld(x + e / 16 * sx), dz = relu ? mask_pos(ld(dp), bn_v(xv, mv, sv, shv)) : ld(dp);
+        const v16 xv = ld(x + e / 16 * sx), dz = dz_v(ld(dp), xv, mv, sv, shv, relu);
         const v16 v = av * dz - bv - cv * (xv - mv);
         st(dxp, acc ? ld(dxp) + v : v);
     }
@@ -228,40 +233,37 @@ typedef struct nhwc_rows {
     const float *mean, *sc, *b;
 } nhwc_rows;
 
-/* One thread's per-channel sums over rows [r0, r1) into d1, d2 (c doubles each); f: 2c floats of scratch. */
-static void nhwc_sums_part(const nhwc_rows *w, size_t r0, size_t r1, double *d1, double *d2, float *f) {
+/* One thread's per-channel sums over rows [r0, r1) into d1, d2 (c doubles each); f: 2c floats of scratch. dy and
+ * relu are constants at each call (nhwc_sums_part), so the three kinds of sum compile to loops of their own. */
+static inline __attribute__((always_inline)) void nhwc_sums_rows(const nhwc_rows *w, size_t r0, size_t r1,
+                                                                 double *d1, double *d2, float *f, int dy, int relu) {
     const bn_geo *g = w->g;
     const int C = g->c;
     for (size_t r = r0; r < r1; r += RUN) {
         const size_t e = r + RUN < r1 ? r + RUN : r1;
         memset(f, 0, 2 * sizeof(float) * (size_t)C);
         for (size_t rr = r; rr < e; rr++) {
-            const float *xr = w->x + rr * g->sx;
-            if (!w->dy) {
-                for (int j = 0; j < C; j += 16) {
-                    const v16 d = ld(xr + j) - ld(w->mean + j);
+            const float *xr = w->x + rr * g->sx, *dr = dy ? w->dy + rr * g->sy : NULL;
+            for (int j = 0; j < C; j += 16) {
+                const v16 xv = ld(xr + j), mv = ld(w->mean + j);
+                if (!dy) {
+                    const v16 d = xv - mv;
                     st(f + j, ld(f + j) + d);
                     st(f + C + j, ld(f + C + j) + d * d);
-                }
-            } else if (w->relu) {
-                const float *dr = w->dy + rr * g->sy;
-                for (int j = 0; j < C; j += 16) {
-                    const v16 xv = ld(xr + j), mv = ld(w->mean + j);
-                    const v16 dz = mask_pos(ld(dr + j), bn_v(xv, mv, ld(w->sc + j), ld(w->b + j)));
+                } else {
+                    const v16 dz = dz_v(ld(dr + j), xv, mv, ld(w->sc + j), ld(w->b + j), relu);
                     st(f + j, ld(f + j) + dz);
                     st(f + C + j, ld(f + C + j) + dz * (xv - mv));
-                }
-            } else {
-                const float *dr = w->dy + rr * g->sy;
-                for (int j = 0; j < C; j += 16) {
-                    const v16 xv = ld(xr + j), dz = ld(dr + j);
-                    st(f + j, ld(f + j) + dz);
-                    st(f + C + j, ld(f + C + j) + dz * (xv - ld(w->mean + j)));
                 }
             }
         }
         for (int k = 0; k < C; k++) { d1[k] += f[k]; d2[k] += f[C + k]; }
     }
+}
+static void nhwc_sums_part(const nhwc_rows *w, size_t r0, size_t r1, double *d1, double *d2, float *f) {
+    if (!w->dy) nhwc_sums_rows(w, r0, r1, d1, d2, f, 0, 0);
+    else if (w->relu) nhwc_sums_rows(w, r0, r1, d1, d2, f, 1, 1);
+    else nhwc_sums_rows(w, r0, r1, d1, d2, f, 1, 0);
 }
 
 /* The per-channel sums of w's rows into s1, s2 (c doubles each, set here); -1 when out of memory. */
