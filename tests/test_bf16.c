@@ -441,7 +441,7 @@ Test(bf16, dense, .timeout = 300) {
  * of 0 (~0.5% of them) may fall on the other side, which swaps that unit's whole gradient row in every layer
  * below: measured gradient NMSE 4e-4 (mnist_cnn) to 5e-3 (mnist_mlp), all of it below the last ReLU; the last
  * layer's dW, above every such decision, stays at (bf16 rounding)^2 ~ 2e-5. */
-static void step_vs_ref(const char *workload) {
+static void step_vs_ref(const char *workload, const char *want_impl) {
     nn_backend *be = open_bf16(), *ref = open_named("ref", "fp32");
     sd_workload w;
     cr_assert_eq(sd_workload_load(&w, "workloads", workload), 0, "%s", sd_errmsg());
@@ -495,6 +495,12 @@ static void step_vs_ref(const char *workload) {
               eg, ep, STEP_NMSE);
     cr_expect(eg > 1e-9, "%s: gradients NMSE %.2e: nothing ran in bf16", workload, eg);
     cr_expect(eo < BF16_TOL, "%s: eval logits relative error %.2e >= %.1e", workload, eo, BF16_TOL);
+    if (want_impl) {
+        char impl[1024];
+        impl_of(be, impl, sizeof impl);
+        cr_expect(strstr(impl, want_impl) != NULL, "%s: \"%s\" did not run: backend_impl %s", workload, want_impl,
+                  impl);
+    }
     for (int v = 0; v < 2; v++) {
         free(loss[v]); free(grads[v]); free(params[v]); free(out[v]);
         nn_model_free(m[v]);
@@ -505,8 +511,17 @@ static void step_vs_ref(const char *workload) {
     nn_backend_free(be);
 }
 
-Test(bf16, step_mnist_mlp, .timeout = 600) { step_vs_ref("mnist_mlp"); }
-Test(bf16, step_mnist_cnn, .timeout = 600) { step_vs_ref("mnist_cnn"); }
+Test(bf16, step_mnist_mlp, .timeout = 600) { step_vs_ref("mnist_mlp", NULL); }
+Test(bf16, step_mnist_cnn, .timeout = 600) { step_vs_ref("mnist_cnn", NULL); }
+
+/* A graph in nhwc whose convolution passes run fp32 (SD_DNNL_BF16_PASSES=fp32: what the timing leaves in fp32, made
+ * certain) with the host Winograd forced where it can run: those passes run there, the matmuls in bf16. */
+Test(bf16, step_nhwc_fp32_passes_winograd, .timeout = 600) {
+    setenv("SD_DNNL_BLOCK", "nhwc", 1);
+    setenv("SD_DNNL_BF16_PASSES", "fp32", 1);
+    setenv("SD_DNNL_WINO", "on", 1);
+    step_vs_ref("mnist_cnn", "bwd-data host winograd");
+}
 
 /* The yardstick stays fp32: the reference back-end refuses bf16, a usage error (exit 2). */
 Test(bf16, ref_refuses) {

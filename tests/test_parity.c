@@ -295,12 +295,13 @@ static void env_impl(void *user, const char *key, const char *value) {
 }
 
 /* gemm: SD_DNNL_GEMM=on instead, the backward passes of small outputs as sgemm over the column matrix (dnnl_conv.c
- * conv_gemm_choose): VGG-16's 2x2 and 4x4, odd channels, stride 2, a 1x1 kernel, no bias. */
+ * conv_gemm_choose): VGG-16's 2x2 and 4x4, odd channels, stride 2, a 1x1 kernel, no bias. block 0: nhwc (the
+ * Winograd takes the shapes whose channels are whole vectors of 8; oneDNN the others). */
 static void parity_conv_blocked(int block, int gemm) {
     setenv(gemm ? "SD_DNNL_GEMM" : "SD_DNNL_WINO", "on", 1);
-    setenv("SD_DNNL_BLOCK", block == 8 ? "8" : "16", 1);
+    setenv("SD_DNNL_BLOCK", block == 8 ? "8" : block == 0 ? "nhwc" : "16", 1);
     nn_backend *be = open_be("dnnl"), *ref = open_ref();
-    const int fmt = block == 8 ? NN_FMT_NCHW8C : NN_FMT_NCHW16C;
+    const int fmt = block == 8 ? NN_FMT_NCHW8C : block == 0 ? NN_FMT_NHWC : NN_FMT_NCHW16C;
     const nn_op wshapes[] = {
         conv_op(2, 16, 8, 8, 16, 3, 3, 1, 1, 1),
         conv_op(2, 50, 13, 11, 37, 3, 3, 1, 1, 1),   /* odd channels and sizes */
@@ -353,21 +354,16 @@ static void parity_conv_blocked(int block, int gemm) {
         slab_io(gyi, yi, fmt, op.n, op.oc, op.oc, (size_t)op.oh * op.ow, 0);
         for (size_t k = 0; k < ny; k++) want[k] = r.y[k] + res[k] > 0 ? r.y[k] + res[k] : 0.0f;
         char what[128];
-        snprintf(what, sizeof what, "%s %dc n%d %d->%d %dx%d p%d y", tag, block, op.n, op.c, op.oc, op.h, op.w, op.ph);
-        EXPECT_CLOSE(be, what, y, r.y, ny);
-        snprintf(what, sizeof what, "%s %dc n%d %d->%d %dx%d p%d dx", tag, block, op.n, op.c, op.oc, op.h, op.w, op.ph);
-        EXPECT_CLOSE(be, what, dx, r.dx, nx);
-        snprintf(what, sizeof what, "%s %dc n%d %d->%d %dx%d p%d relu(y+res)", tag, block, op.n, op.c, op.oc, op.h,
-                 op.w, op.ph);
-        EXPECT_CLOSE(be, what, yi, want, ny);
-        snprintf(what, sizeof what, "%s %dc n%d %d->%d %dx%d p%d dw (+=)", tag, block, op.n, op.c, op.oc, op.h, op.w,
-                 op.ph);
-        EXPECT_CLOSE(be, what, gdw, r.dx_skip_dw, nw);
-        snprintf(what, sizeof what, "%s %dc n%d %d->%d %dx%d p%d db (+=)", tag, block, op.n, op.c, op.oc, op.h, op.w,
-                 op.ph);
-        EXPECT_CLOSE(be, what, gdb, db1, nb);
+        const char *out[5] = {"y", "dx", "relu(y+res)", "dw (+=)", "db (+=)"};
+        const float *got[5] = {y, dx, yi, gdw, gdb}, *wants[5] = {r.y, r.dx, want, r.dx_skip_dw, db1};
+        const size_t len[5] = {ny, nx, ny, nw, nb};
+        for (int v = 0; v < 5; v++) {
+            snprintf(what, sizeof what, "%s %s n%d %d->%d %dx%d p%d %s", tag, nn_fmt_name(fmt), op.n, op.c, op.oc, op.h,
+                     op.w, op.ph, out[v]);
+            EXPECT_CLOSE(be, what, got[v], wants[v], len[v]);
+        }
         /* the padded channels of the last block stay exactly 0 */
-        const int cpad = (op.oc + block - 1) / block * block;
+        const int cpad = block ? (op.oc + block - 1) / block * block : op.oc;
         int dirty = 0;
         for (int n = 0; n < op.n; n++)
             for (int ch = op.oc; ch < cpad; ch++)
@@ -375,7 +371,7 @@ static void parity_conv_blocked(int block, int gemm) {
                     const size_t at = nn_fmt_at(fmt, (size_t)op.oc, (size_t)op.oh * op.ow, (size_t)n, (size_t)ch, q);
                     dirty |= gy[at] != 0.0f || gyi[at] != 0.0f;
                 }
-        cr_expect(!dirty, "%s %dc %d->%d: a padded output channel is not 0", tag, block, op.c, op.oc);
+        cr_expect(!dirty, "%s %s %d->%d: a padded output channel is not 0", tag, nn_fmt_name(fmt), op.c, op.oc);
         release(be, &bo);
         nn_dev_free(be, dX, bx * 4); nn_dev_free(be, dW, nw * 4); if (dB) nn_dev_free(be, dB, nb * 4);
         nn_dev_free(be, dY, by * 4); nn_dev_free(be, dDY, by * 4); nn_dev_free(be, dDX, bx * 4);
@@ -2306,6 +2302,7 @@ static void parity_rnn_primitive(nn_op_kind kind) {
 }
 Test(dnnl, conv2d_winograd_8c, .timeout = 300) { parity_conv_blocked(8, 0); }
 Test(dnnl, conv2d_winograd_16c, .timeout = 300) { parity_conv_blocked(16, 0); }
+Test(dnnl, conv2d_winograd_nhwc, .timeout = 300) { parity_conv_blocked(0, 0); }
 Test(dnnl, conv2d_sgemm_8c, .timeout = 300) { parity_conv_blocked(8, 1); }
 Test(dnnl, conv2d_sgemm_16c, .timeout = 300) { parity_conv_blocked(16, 1); }
 Test(dnnl, conv2d_sgemm_nchw, .timeout = 300) { setenv("SD_DNNL_GEMM", "on", 1); parity_conv("dnnl"); }

@@ -152,7 +152,10 @@ static void dnnl_env(nn_backend *be, nn_env_fn add, void *user) {
                      : dn_conv_bf16_choose(c) ? "bf16 (convolutions and matmuls, each convolution pass in bf16 or fp32 "
                                                 "(backward-weights also as im2col + bf16 matmul), whichever timed "
                                                 "faster at set-up; fp32 elsewhere, GRU/LSTM fp32 on the host)"
-                     : "bf16 (convolutions and matmuls; fp32 elsewhere, GRU/LSTM fp32 on the host)";
+                     : dn_conv_bf16_passes(c) == DN_PASSES_FP32
+                         ? "bf16 (matmuls; convolutions fp32 (SD_DNNL_BF16_PASSES=fp32) and elsewhere, GRU/LSTM "
+                           "fp32 on the host)"
+                         : "bf16 (convolutions and matmuls; fp32 elsewhere, GRU/LSTM fp32 on the host)";
     snprintf(impl, sizeof impl, "oneDNN %s%s%s", what, c->impl[0] ? ": " : "", c->impl);
     add(user, "backend_impl", impl);
     add(user, "denormals", NN_HOST_DENORMALS);

@@ -81,7 +81,7 @@ typedef struct stage {
 /* A convolution run as Winograd F(4x4,3x3) on the host (dnnl_wino.c): its transformed weights and bias. */
 typedef struct dn_wino {
     int on;                       /* made: the convolution runs here, not in oneDNN */
-    int B, icp, ocp;              /* the tensors' channel block; channels padded to it */
+    int bi, bo, icp, ocp;         /* x's and y's channel blocks (nhwc: all the channels); channels padded to them */
     int tc;                       /* tiles per chunk a thread takes through all three steps */
     size_t per_thread;            /* bytes of ctx->wino_tmp a thread uses */
     float *u;                     /* transformed weights [36][icp][ocp]: own_u, else ctx->wino_u, set per call */
@@ -230,6 +230,10 @@ int dn_pad_r(int in, int k, int s, int pl, int out, int *pr);
 
 /* ---- convolution (dnnl_conv.c) ------------------------------------------------------------------------------------ */
 int dn_conv_prepare(dnnl_ctx *c, nn_op *op, conv_priv *p);
+/* Under bf16, the convolution passes' types: timed per pass (the default), or all bf16 or all fp32
+ * (SD_DNNL_BF16_PASSES=all|fp32) */
+enum { DN_PASSES_TIMED, DN_PASSES_BF16, DN_PASSES_FP32 };
+int dn_conv_bf16_passes(const dnnl_ctx *c);
 /* 1 if each convolution pass is timed in bf16 and fp32 at prepare and runs in the faster (bf16 on AMX) */
 int dn_conv_bf16_choose(const dnnl_ctx *c);
 void dn_conv_release(dnnl_ctx *c, conv_priv *p);

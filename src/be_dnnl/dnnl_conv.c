@@ -370,6 +370,28 @@ static double conv_mm_s(dnnl_ctx *c, const nn_op *op, conv_mm *m, float *t[6]) {
     return conv_mm_run(c, op, m, t[5], NULL, t[3], t[0]) ? -1 : omp_get_wtime() - t0;
 }
 
+/* A pass as it is (v 0) against an alternative (v 1) that set(p, pass, v) switches, for the passes ok[] names:
+ * alternating call by call, so that a slow spell of the host slows both, each keeping its fastest of 3 after an
+ * untimed call; best[pass][v] in seconds, set back to 0 after. */
+typedef void (*pass_set)(conv_priv *p, int pass, int v);
+static int time_alternative(dnnl_ctx *c, const nn_op *op, conv_priv *p, const int ok[3], pass_set set,
+                            double best[3][2]) {
+    float *t[6] = {0};
+    int rc = conv_timing_bufs(op, t);
+    for (int pass = 0; pass < 3; pass++) best[pass][0] = best[pass][1] = 1e30;
+    for (int r = 0; r < 4 && rc == 0; r++)
+        for (int pass = 0; pass < 3 && rc == 0; pass++)
+            for (int v = 0; v < 2 && rc == 0 && ok[pass]; v++) {
+                set(p, pass, v);
+                const double sec = conv_pass_s(c, op, p, pass, t);
+                if (sec < 0) rc = SD_EBACKEND;
+                else if (r > 0 && sec < best[pass][v]) best[pass][v] = sec;
+            }
+    for (int pass = 0; pass < 3; pass++) if (ok[pass]) set(p, pass, 0);
+    for (int i = 0; i < 6; i++) free(t[i]);
+    return rc;
+}
+
 /* SD_DNNL_BWDW: off, matmul (always the im2col + matmul backward-weights), matmul1 (one image per matmul call);
  * unset or anything else: the matmul is a candidate the timing may choose */
 enum { BWDW_TRY, BWDW_OFF, BWDW_MATMUL, BWDW_MATMUL1 };
@@ -518,30 +540,37 @@ static int wino_bwd_d(dnnl_ctx *c, const nn_op *op, conv_priv *p, float *dx, con
     return dn_wino_run(c, &p->wd, &d, dx, dy, NULL, 0);
 }
 
+static void wino_set(conv_priv *p, int pass, int v) { (pass == 0 ? &p->wf : pass == 1 ? &p->ww : &p->wd)->on = v; }
+
 /* fp32 forward, backward-weights and backward-data, where the host Winograd can run them, timed against oneDNN's
  * primitives as conv_choose times bf16 against fp32 (alternating, fastest of 3 after an untimed call, the weights'
- * transform included), each pass then running in the faster. SD_DNNL_WINO=on takes it untimed, =off never. */
+ * transform included), each pass then running in the faster. Under bf16 the passes conv_choose left to oneDNN's
+ * fp32 convolution compete so too: in an nhwc graph oneDNN's own Winograd reorders to and from its blocked layout.
+ * SD_DNNL_WINO=on takes it untimed, =off never. */
 static int conv_wino_choose(dnnl_ctx *c, nn_op *op, conv_priv *p) {
-    if (p->dt_f != dnnl_f32 || p->dt_d != dnnl_f32 || p->dt_w != dnnl_f32) return 0;
+    const int ef = p->dt_f == dnnl_f32 && !p->bm.f && !p->gf, ew = p->dt_w == dnnl_f32 && !p->mm.on && !p->gw,
+              ed = p->dt_d == dnnl_f32 && !p->bm.d && !p->gd;   /* the passes oneDNN's fp32 convolution runs */
+    if (!ef && !ew && !ed) return 0;
     const int forced = dn_wino_forced();
     if (!forced && !c->autotune) return 0;
     nn_op d;
     wino_bwd_op(op, &d);
     const int okf = dn_wino_ok(op, op->fmt_in, op->fmt_out), okd = dn_wino_ok(&d, d.fmt_in, d.fmt_out);
-    if (okf) SD_TRY(dn_wino_make(c, &p->wf, op, 1));
-    if (okf) SD_TRY(dn_wino_make_bwd_w(c, &p->ww, op));
-    if (okd) SD_TRY(dn_wino_make(c, &p->wd, &d, 1));
-    if (!okf && !okd) return 0;
+    const int ok[3] = {okf && ef, okf && ew, okd && ed};
+    if (ok[0]) SD_TRY(dn_wino_make(c, &p->wf, op, 1));
+    if (ok[1]) SD_TRY(dn_wino_make_bwd_w(c, &p->ww, op));
+    if (ok[2]) SD_TRY(dn_wino_make(c, &p->wd, &d, 1));
+    if (!ok[0] && !ok[1] && !ok[2]) return 0;
     static const char *const what[3] = {"conv fwd", "bwd-weights", "bwd-data"};
     dn_wino *k[3] = {&p->wf, &p->ww, &p->wd};
-    const int ok[3] = {okf, okf, okd};
     if (forced) {
         for (int pass = 0; pass < 3; pass++)
             if (ok[pass]) dn_note_host(c, what[pass], "host winograd");
         return 0;
     }
     int key[12];
-    pick_key(op, -1, key);
+    const int elig = ef | ew << 1 | ed << 2;   /* which passes competed: fp32 all three, bf16 those left in fp32 */
+    pick_key(op, elig == 7 ? -1 : -8 - elig, key);
     const int known = pick_find(c, key);
     if (known >= 0) {
         for (int pass = 0; pass < 3; pass++) {
@@ -550,18 +579,8 @@ static int conv_wino_choose(dnnl_ctx *c, nn_op *op, conv_priv *p) {
         }
         return 0;
     }
-    float *t[6] = {0};
-    int rc = conv_timing_bufs(op, t);
-    double best[3][2] = {{1e30, 1e30}, {1e30, 1e30}, {1e30, 1e30}};   /* [pass: fwd, bwd-w, bwd-d][oneDNN, host] */
-    for (int r = 0; r < 4 && rc == 0; r++)
-        for (int pass = 0; pass < 3 && rc == 0; pass++)
-            for (int v = 0; v < 2 && rc == 0 && ok[pass]; v++) {
-                k[pass]->on = v;
-                const double sec = conv_pass_s(c, op, p, pass, t);
-                if (sec < 0) rc = SD_EBACKEND;
-                else if (r > 0 && sec < best[pass][v]) best[pass][v] = sec;
-            }
-    for (int i = 0; i < 6; i++) free(t[i]);
+    double best[3][2];   /* [pass: fwd, bwd-w, bwd-d][oneDNN, host] */
+    int rc = time_alternative(c, op, p, ok, wino_set, best);
     int pick = 0;
     for (int pass = 0; pass < 3; pass++) {
         k[pass]->on = ok[pass] && best[pass][1] < best[pass][0];
@@ -624,6 +643,8 @@ static int gemm_bwd_d(dnnl_ctx *c, const nn_op *op, float *dx, const float *dy, 
     return 0;
 }
 
+static void gemm_set(conv_priv *p, int pass, int v) { *(pass == 0 ? &p->gf : pass == 1 ? &p->gw : &p->gd) = v; }
+
 /* Forward, backward-weights and backward-data of a small fp32 output as sgemm, each timed against the pass as it is
  * (oneDNN's, or the host Winograd conv_wino_choose took), as conv_wino_choose times: alternating, fastest of 3
  * after an untimed call; the choice kept by shape. */
@@ -642,21 +663,10 @@ static int conv_gemm_choose(dnnl_ctx *c, nn_op *op, conv_priv *p) {
     int key[12];
     pick_key(op, -2, key);
     int pick = pick_find(c, key);
-    double best[3][2] = {{1e30, 1e30}, {1e30, 1e30}, {1e30, 1e30}};   /* [fwd, bwd-w, bwd-d][as it is, sgemm] */
     if (pick < 0) {
-        float *t[6] = {0};
-        int rc = conv_timing_bufs(op, t);
-        for (int r = 0; r < 4 && rc == 0; r++)
-            for (int pass = 0; pass < 3 && rc == 0; pass++)
-                for (int v = 0; v < 2 && rc == 0; v++) {
-                    *(pass == 0 ? &p->gf : pass == 1 ? &p->gw : &p->gd) = v;
-                    const double sec = conv_pass_s(c, op, p, pass, t);
-                    if (sec < 0) rc = SD_EBACKEND;
-                    else if (r > 0 && sec < best[pass][v]) best[pass][v] = sec;
-                }
-        for (int i = 0; i < 6; i++) free(t[i]);
-        p->gf = p->gw = p->gd = 0;
-        if (rc) return rc;
+        static const int all[3] = {1, 1, 1};
+        double best[3][2];   /* [fwd, bwd-w, bwd-d][as it is, sgemm] */
+        SD_TRY(time_alternative(c, op, p, all, gemm_set, best));
         pick = (best[1][1] < best[1][0]) | (best[2][1] < best[2][0]) << 1 | (best[0][1] < best[0][0]) << 2;
         SD_TRY(pick_add(c, key, pick));
         if (getenv("SD_DNNL_CHOOSE_LOG"))
@@ -674,16 +684,22 @@ static int conv_gemm_choose(dnnl_ctx *c, nn_op *op, conv_priv *p) {
     return 0;
 }
 
-int dn_conv_bf16_choose(const dnnl_ctx *c) {
+/* SD_DNNL_BF16_PASSES under bf16: all (every convolution pass bf16), fp32 (every one fp32, the matmuls still bf16),
+ * untimed either way, for tests and comparisons; unset: each pass timed (conv_choose) */
+int dn_conv_bf16_passes(const dnnl_ctx *c) {
     const char *keep = getenv("SD_DNNL_BF16_PASSES");
-    return c->cdt == dnnl_bf16 && c->autotune && !(keep && strcmp(keep, "all") == 0);
+    if (c->cdt != dnnl_bf16 || !keep) return DN_PASSES_TIMED;
+    return !strcmp(keep, "all") ? DN_PASSES_BF16 : !strcmp(keep, "fp32") ? DN_PASSES_FP32 : DN_PASSES_TIMED;
+}
+int dn_conv_bf16_choose(const dnnl_ctx *c) {
+    return c->cdt == dnnl_bf16 && c->autotune && dn_conv_bf16_passes(c) == DN_PASSES_TIMED;
 }
 
 int dn_conv_prepare(dnnl_ctx *c, nn_op *op, conv_priv *p) {
     conv_mm_release(&p->mm);
     conv_bm_release(&p->bm);
     p->gf = p->gw = p->gd = 0;
-    p->dt_f = p->dt_d = p->dt_w = c->cdt;
+    p->dt_f = p->dt_d = p->dt_w = dn_conv_bf16_passes(c) == DN_PASSES_FP32 ? dnnl_f32 : c->cdt;
     const int choose = dn_conv_bf16_choose(c);
     /* SD_DNNL_BWDW=matmul forces the matmul backward-weights in bf16 also where nothing is timed (--autotune off,
      * SD_DNNL_BF16_PASSES=all): tests and comparisons run it so */
@@ -693,7 +709,10 @@ int dn_conv_prepare(dnnl_ctx *c, nn_op *op, conv_priv *p) {
     dn_wino_release(&p->wd);
     dn_wino_release(&p->ww);
     SD_TRY(conv_make(c, op, p, !choose && !mm_force));
-    if (choose) return conv_choose(c, op, p);
+    if (choose) {
+        SD_TRY(conv_choose(c, op, p));
+        return conv_wino_choose(c, op, p);
+    }
     if (c->cdt == dnnl_bf16 && gemm_mode() > 0 && bm_ok(c, op)) {   /* bf16 untimed: the matmuls only if forced */
         SD_TRY(conv_bm_make(c, op, p, &p->bm));
         p->bm.f = p->bm.d = 1;

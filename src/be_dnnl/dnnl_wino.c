@@ -1,11 +1,12 @@
 /* dnnl_wino — Winograd F(4x4,3x3) convolution on the host, for 3x3 stride-1 convolutions between blocked tensors
- * (nChw8c, nChw16c). oneDNN 2.6 has a Winograd kernel only for AVX-512 and oneDNN 3.x none on CPUs: on AVX2 every
- * 3x3 layer ran oneDNN's direct jit:avx2 kernel at about half the sgemm ceiling (docs/roofline.md). Here each 6x6
- * input tile is transformed (V = Bt d B), multiplied over channels with the transformed weights (U = G g Gt) as 36
- * matrix products M[xi] = V[xi] U[xi] (dnnl_sgemm), and transformed back (Y = At M A), with bias, residual and relu
- * on the way out: 4x fewer multiplications than direct (Lavin and Gray, "Fast Algorithms for Convolutional Neural
- * Networks", 2016; the matrices are theirs). A thread takes a chunk of tiles through all three steps, so V and M stay
- * in its cache; its products then run on one thread (oneDNN's sgemm does not thread inside a parallel region). */
+ * (nChw8c, nChw16c) or nhwc ones (one block of all the channels). oneDNN 2.6 has a Winograd kernel only for AVX-512
+ * and oneDNN 3.x none on CPUs: on AVX2 every 3x3 layer ran oneDNN's direct jit:avx2 kernel at about half the sgemm
+ * ceiling (docs/roofline.md). Here each 6x6 input tile is transformed (V = Bt d B), multiplied over channels with the
+ * transformed weights (U = G g Gt) as 36 matrix products M[xi] = V[xi] U[xi] (dnnl_sgemm), and transformed back
+ * (Y = At M A), with bias, residual and relu on the way out: 4x fewer multiplications than direct (Lavin and Gray,
+ * "Fast Algorithms for Convolutional Neural Networks", 2016; the matrices are theirs). A thread takes a chunk of tiles
+ * through all three steps, so V and M stay in its cache; its products then run on one thread (oneDNN's sgemm does not
+ * thread inside a parallel region). */
 #include "be_dnnl/dnnl_be.h"
 
 #define TILES_XI 36                      /* 6x6 transformed positions */
@@ -30,7 +31,8 @@ int dn_wino_ok(const nn_op *op, int x_fmt, int y_fmt) {
     return op->kind == NN_OP_CONV2D && op->kh == 3 && op->kw == 3 && op->sh == 1 && op->sw == 1 && op->ph >= 0 &&
            op->ph <= 2 && op->pw >= 0 && op->pw <= 2 && op->oh == op->h + 2 * op->ph - 2 &&
            op->ow == op->w + 2 * op->pw - 2 && op->oh > 0 && op->ow > 0 && x_fmt == y_fmt &&
-           (x_fmt == NN_FMT_NCHW16C || x_fmt == NN_FMT_NCHW8C);   /* a fixed block of 8 or 16 lanes */
+           (x_fmt == NN_FMT_NCHW16C || x_fmt == NN_FMT_NCHW8C ||   /* a fixed block of 8 or 16 lanes */
+            (x_fmt == NN_FMT_NHWC && op->c % 8 == 0 && op->oc % 8 == 0));   /* whole vectors of 8 channels */
 }
 
 /* 1 when SD_DNNL_WINO=on asks for it wherever dn_wino_ok allows (tests, comparisons): nothing is timed */
@@ -47,9 +49,10 @@ void dn_wino_release(dn_wino *k) {
 
 int dn_wino_make(dnnl_ctx *c, dn_wino *k, const nn_op *op, int shared_u) {
     dn_wino_release(k);
-    k->B = (int)nn_fmt_block(op->fmt_out, (size_t)op->oc);
-    k->icp = (op->c + k->B - 1) / k->B * k->B;
-    k->ocp = (op->oc + k->B - 1) / k->B * k->B;
+    k->bi = (int)nn_fmt_block(op->fmt_in, (size_t)op->c);
+    k->bo = (int)nn_fmt_block(op->fmt_out, (size_t)op->oc);
+    k->icp = (op->c + k->bi - 1) / k->bi * k->bi;
+    k->ocp = (op->oc + k->bo - 1) / k->bo * k->bo;
     const size_t nu = (size_t)TILES_XI * k->icp * k->ocp;
     if (shared_u) SD_TRY(dn_grow(&c->wino_u, &c->wino_u_bytes, nu * sizeof(float)));
     k->own_u = !shared_u;
@@ -160,7 +163,7 @@ static inline void out_tf(const float *m, size_t xstride, v8 y[4][4]) {
 
 /* V [36][tc][icp] of tiles t0 .. t0 + tn - 1 of x (op->fmt_in) */
 static void in_chunk(const dn_wino *k, const nn_op *op, const float *x, float *V, long t0, long tn) {
-    const int B = k->B, H = op->h, W = op->w, icp = k->icp, CB = icp / B;
+    const int B = k->bi, H = op->h, W = op->w, icp = k->icp, CB = icp / B;
     const int TW = (op->ow + 3) / 4;
     const long TI = (long)((op->oh + 3) / 4) * TW;
     const size_t vx = (size_t)k->tc * icp;
@@ -185,7 +188,7 @@ static void in_chunk(const dn_wino *k, const nn_op *op, const float *x, float *V
 
 int dn_wino_run(dnnl_ctx *c, const dn_wino *k, const nn_op *op, float *y, const float *x, const float *res,
                 int relu) {
-    const int B = k->B, OH = op->oh, OW = op->ow, icp = k->icp, ocp = k->ocp, tc = k->tc;
+    const int B = k->bo, OH = op->oh, OW = op->ow, icp = k->icp, ocp = k->ocp, tc = k->tc;
     const int TH = (OH + 3) / 4, TW = (OW + 3) / 4, OB = ocp / B;
     const long TI = (long)TH * TW, T = (long)op->n * TI, chunks = (T + tc - 1) / tc;
     const size_t vx = (size_t)tc * icp, mx = (size_t)tc * ocp, ux = (size_t)icp * ocp;   /* strides between xi */
@@ -263,7 +266,7 @@ int dn_wino_make_bwd_w(dnnl_ctx *c, dn_wino *k, const nn_op *op) {
 }
 
 int dn_wino_bwd_w(dnnl_ctx *c, const dn_wino *k, const nn_op *op, float *dw, const float *dy, const float *x) {
-    const int B = k->B, OH = op->oh, OW = op->ow, icp = k->icp, ocp = k->ocp, tc = k->tc, nt = c->threads;
+    const int B = k->bo, OH = op->oh, OW = op->ow, icp = k->icp, ocp = k->ocp, tc = k->tc, nt = c->threads;
     const int TH = (OH + 3) / 4, TW = (OW + 3) / 4, OB = ocp / B, C = op->c, O = op->oc;
     const long TI = (long)TH * TW, T = (long)op->n * TI, chunks = (T + tc - 1) / tc;
     const size_t vx = (size_t)tc * icp, mx = (size_t)tc * ocp, ux = (size_t)icp * ocp;
