@@ -463,13 +463,14 @@ static void parity_maxpool(const char *name) {
         EXPECT_CLOSE(be, label, gy, ry, ny);
         snprintf(label, sizeof label, "maxpool n%d c%d %dx%d k%d s%d p%d dx", o.n, o.c, o.h, o.w, o.kh, o.sh, o.ph);
         EXPECT_CLOSE(be, label, gdx, rdx, nx);
-        /* dnnl: also over nChw8c and nChw16c tensors (the graph hands blocked ones over), on x with ties (steps of 0.5,
-         * so the first maximum of a window must win, as in the reference), padded channels 0 in and out */
-        for (int bo = 0; bo < 4 && strcmp(name, "dnnl") == 0; bo++) {   /* 8c, 16c; y blocked, then NCHW */
-            const int b = bo & 1 ? 16 : 8;
+        /* dnnl: also over nChw8c, nChw16c and nhwc tensors (the graph hands blocked ones over), on x with ties (steps
+         * of 0.5, so the first maximum of a window must win, as in the reference), padded channels 0 in and out */
+        for (int bo = 0; bo < 6 && strcmp(name, "dnnl") == 0; bo++) {   /* 8c, 16c, nhwc; y so, then NCHW */
+            const int lay[3] = {NN_FMT_NCHW8C, NN_FMT_NCHW16C, NN_FMT_NHWC};
             nn_op ob = o;
-            ob.fmt_in = ob.fmt_out = b == 8 ? NN_FMT_NCHW8C : NN_FMT_NCHW16C;
-            if (bo >= 2) ob.fmt_out = NN_FMT_NCHW;   /* the pooling before a dense layer */
+            ob.fmt_in = ob.fmt_out = lay[bo % 3];
+            const int b = (int)nn_fmt_block(ob.fmt_in, (size_t)o.c);
+            if (bo >= 3) ob.fmt_out = NN_FMT_NCHW;   /* the pooling before a dense layer */
             for (size_t k = 0; k < nx; k++) x[k] = floorf(x[k] * 2.0f) * 0.5f;
             free(ry); free(rdx);
             run_pool(ref, o, x, dy, &ry, &rdx);
@@ -479,21 +480,33 @@ static void parity_maxpool(const char *name) {
             cr_assert(xb && dyb && y2 && dx2);
             slab_io(xb, x, ob.fmt_in, o.n, o.c, o.c, hw, 1);
             slab_io(dyb, dy, ob.fmt_out, o.n, o.c, o.c, ohw, 1);
-            run_pool(be, ob, xb, dyb, &yb, &dxb);
+            nn_backend *pb = open_be(name);   /* its own, so that its backend_impl names this pooling's kernel */
+            run_pool(pb, ob, xb, dyb, &yb, &dxb);
             slab_io(yb, y2, ob.fmt_out, o.n, o.c, o.c, ohw, 0);
             slab_io(dxb, dx2, ob.fmt_in, o.n, o.c, o.c, hw, 0);
-            const char *to = bo >= 2 ? "->nchw" : "";
-            snprintf(label, sizeof label, "maxpool nChw%dc%s n%d c%d %dx%d k%d s%d p%d y", b, to, o.n, o.c, o.h, o.w, o.kh, o.sh, o.ph);
+            const char *to = bo >= 3 ? "->nchw" : "", *fn = nn_fmt_name(ob.fmt_in);
+            snprintf(label, sizeof label, "maxpool %s%s n%d c%d %dx%d k%d s%d p%d y", fn, to, o.n, o.c, o.h, o.w, o.kh,
+                     o.sh, o.ph);
             EXPECT_CLOSE(be, label, y2, ry, ny);
-            snprintf(label, sizeof label, "maxpool nChw%dc%s n%d c%d %dx%d k%d s%d p%d dx", b, to, o.n, o.c, o.h, o.w, o.kh, o.sh, o.ph);
+            snprintf(label, sizeof label, "maxpool %s%s n%d c%d %dx%d k%d s%d p%d dx", fn, to, o.n, o.c, o.h, o.w, o.kh,
+                     o.sh, o.ph);
             EXPECT_CLOSE(be, label, dx2, rdx, nx);
             size_t pad = 0;   /* the padded channels' lanes of y and dx */
             for (int i = 0; i < o.n; i++)
                 for (int ch = o.c; ch < (o.c + b - 1) / b * b; ch++) {
-                    for (size_t q = 0; q < ohw && bo < 2; q++) pad += yb[nn_fmt_at(ob.fmt_out, (size_t)o.c, ohw, i, ch, q)] != 0.0f;
+                    for (size_t q = 0; q < ohw && bo < 3; q++) pad += yb[nn_fmt_at(ob.fmt_out, (size_t)o.c, ohw, i, ch, q)] != 0.0f;
                     for (size_t q = 0; q < hw; q++) pad += dxb[nn_fmt_at(ob.fmt_in, (size_t)o.c, hw, i, ch, q)] != 0.0f;
                 }
-            cr_expect_eq(pad, 0, "maxpool nChw%dc c%d: %zu nonzero padded lanes", b, o.c, pad);
+            cr_expect_eq(pad, 0, "maxpool %s c%d: %zu nonzero padded lanes", fn, o.c, pad);
+#ifdef __AVX2__
+            if (ob.fmt_in != NN_FMT_NHWC || o.c % 8 == 0) {   /* the host kernel's layouts (dnnl_pool.c) */
+                char impl[800] = "";
+                pb->ops->env(pb, env_impl, impl);
+                cr_expect(strstr(impl, "maxpool host") != NULL, "maxpool %s c%d: not the host kernel: %s", fn, o.c,
+                          impl);
+            }
+#endif
+            nn_backend_free(pb);
             free(xb); free(dyb); free(yb); free(dxb); free(y2); free(dx2);
         }
         free(x); free(dy); free(ry); free(rdx); free(gy); free(gdx);

@@ -158,7 +158,8 @@ typedef struct pool_priv {
     dstep fwd_inf;                /* max pooling at inference: no workspace written */
     size_t ws_bytes;
     stage f_x, f_y, b_dy, b_dx;   /* reorders where the graph's layouts differ from the primitive's */
-    int host;                     /* max pooling of a blocked tensor on the host (dn_pool_host): none of the above */
+    int host;                     /* max pooling of a blocked tensor on the host (dn_pool_host): in training, and at
+                                   * inference too unless fwd_inf is made (nChw16c, nhwc): none of the rest */
 } pool_priv;
 
 typedef struct relu_priv {

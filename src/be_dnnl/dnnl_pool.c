@@ -21,23 +21,25 @@ int dn_pool_descs(const nn_op *op, dnnl_prop_kind_t prop, dn_desc *fd, dn_desc *
     return 0;
 }
 
-/* ---- max pooling over nChw8c on the host, with AVX2 --------------------------------------------------------------
+/* ---- max pooling over blocked or nhwc tensors on the host, with AVX2 ---------------------------------------------
  * oneDNN 2.6's jit:avx2 max pooling over nChw8c ran far below the memory's pace (cifar10_vgg's first pooling, batch 64:
- * 6.8-7.2 ms forward in training, 6.1 ms backward, where its bytes take under 1 ms). A plane of one channel block is
- * contiguous with its 8 channels side by side, so a window position is one vector: a running max and the window index
- * of the first maximum (the reference's rule: only a greater value replaces it; compares with NaN are false), kept as
- * u8 per output element for backward. Backward writes each dx vector once where the windows tile the plane (stride =
- * kernel, no padding: dx = dy where the index is this position, else 0), else zeroes dx and adds lane by lane.
- * y (and dy) may be NCHW instead, as before a dense layer; the workspace stays in the input's blocks.
- * nChw16c (AVX-512) keeps oneDNN's, not measured against this; so does SD_DNNL_POOL_ONEDNN set when the op is
- * prepared, for comparison. */
+ * 6.8-7.2 ms forward in training, 6.1 ms backward, where its bytes take under 1 ms), and its AVX-512 one over nChw16c
+ * and nhwc too (mnist_cnn's, batch 128: 2.6-2.8 ms forward, 2.7-3.0 ms backward). A plane of one channel block is
+ * contiguous with its channels side by side (nhwc: one block of all the channels), so 8 channels at a window position
+ * are one vector: a running max and the window index of the first maximum (the reference's rule: only a greater value
+ * replaces it; compares with NaN are false), kept as u8 per output element for backward. Backward writes each dx
+ * vector once where the windows tile the plane (stride = kernel, no padding: dx = dy where the index is this
+ * position, else 0), else zeroes dx and adds lane by lane. y (and dy) may be NCHW instead, as before a dense layer;
+ * the workspace stays in the input's blocks. SD_DNNL_POOL_ONEDNN set when the op is prepared keeps oneDNN's, for
+ * comparison; SD_DNNL_POOL_HOST keeps the host kernel at inference too (pool_inf_make). */
 #ifdef __AVX2__
 #include <immintrin.h>
 
 int dn_pool_host(const nn_op *op) {
-    return op->kind == NN_OP_MAXPOOL && op->fmt_in == NN_FMT_NCHW8C
-           && (op->fmt_out == NN_FMT_NCHW8C || op->fmt_out == NN_FMT_NCHW) && op->kh * op->kw <= 255
-           && !getenv("SD_DNNL_POOL_ONEDNN");
+    const int in = op->fmt_in;
+    const int lanes = in == NN_FMT_NCHW8C || in == NN_FMT_NCHW16C || (in == NN_FMT_NHWC && op->c % 8 == 0);
+    return op->kind == NN_OP_MAXPOOL && lanes && (op->fmt_out == in || op->fmt_out == NN_FMT_NCHW)
+           && op->kh * op->kw <= 255 && !getenv("SD_DNNL_POOL_ONEDNN");
 }
 /* the workspace in the input's blocks, whatever y's layout */
 size_t dn_pool_host_ws_bytes(const nn_op *op) { return nn_fmt_elems(op->fmt_in, op->n, op->oc, op->oh, op->ow); }
@@ -50,7 +52,8 @@ static inline void store_idx8(uint8_t *dst, __m256 idx) {   /* 8 window indices 
 
 static void host_maxpool_fwd(int threads, const nn_op *op, float *restrict y, uint8_t *restrict ws,
                              const float *restrict x) {
-    const int B = 8, H = op->h, W = op->w, OH = op->oh, OW = op->ow, C = op->c, nchw = op->fmt_out == NN_FMT_NCHW;
+    const int B = (int)nn_fmt_block(op->fmt_in, (size_t)op->c), H = op->h, W = op->w, OH = op->oh, OW = op->ow;
+    const int C = op->c, nchw = op->fmt_out == NN_FMT_NCHW;
     const long CB = (C + B - 1) / B, planes = (long)op->n * CB;
     #pragma omp parallel for num_threads(threads) schedule(static)
     for (long pl = 0; pl < planes; pl++) {
@@ -64,23 +67,26 @@ static void host_maxpool_fwd(int threads, const nn_op *op, float *restrict y, ui
                 const int w0 = ow * op->sw - op->pw;
                 const int q0 = w0 < 0 ? -w0 : 0, q1 = w0 + op->kw > W ? W - w0 : op->kw;
                 const size_t o = (((size_t)pl * OH + oh) * OW + ow) * B;
-                __m256 best = _mm256_setzero_ps(), idx = _mm256_set1_ps(255.0f);   /* no value in bounds: 0 */
-                int first = 1;
-                for (int r = r0; r < r1; r++)
-                    for (int q = q0; q < q1; q++) {
-                        const __m256 a = _mm256_loadu_ps(xp + ((size_t)(h0 + r) * W + w0 + q) * B);
-                        const __m256 k = _mm256_set1_ps((float)(r * op->kw + q));
-                        if (first) { best = a; idx = k; first = 0; continue; }
-                        const __m256 gt = _mm256_cmp_ps(a, best, _CMP_GT_OQ);
-                        best = _mm256_blendv_ps(best, a, gt);
-                        idx = _mm256_blendv_ps(idx, k, gt);
-                    }
-                if (nchw) {   /* y in NCHW (the pooling before a dense layer): the block's real channels apart */
-                    float t[8];
-                    _mm256_storeu_ps(t, best);
-                    for (int l = 0; l < L; l++) y[nn_fmt_at(NN_FMT_NCHW, C, (size_t)OH * OW, n, cb * B + l, (size_t)oh * OW + ow)] = t[l];
-                } else _mm256_storeu_ps(y + o, best);
-                if (ws) store_idx8(ws + o, idx);
+                for (int g = 0; g < B; g += 8) {   /* 8 channels of the block at a time */
+                    __m256 best = _mm256_setzero_ps(), idx = _mm256_set1_ps(255.0f);   /* no value in bounds: 0 */
+                    int first = 1;
+                    for (int r = r0; r < r1; r++)
+                        for (int q = q0; q < q1; q++) {
+                            const __m256 a = _mm256_loadu_ps(xp + ((size_t)(h0 + r) * W + w0 + q) * B + g);
+                            if (first) { best = a; idx = _mm256_set1_ps((float)(r * op->kw + q)); first = 0; continue; }
+                            if (!ws) { best = _mm256_max_ps(a, best); continue; }   /* a > best ? a : best, as below */
+                            const __m256 gt = _mm256_cmp_ps(a, best, _CMP_GT_OQ);
+                            best = _mm256_blendv_ps(best, a, gt);
+                            idx = _mm256_blendv_ps(idx, _mm256_set1_ps((float)(r * op->kw + q)), gt);
+                        }
+                    if (nchw) {   /* y in NCHW (the pooling before a dense layer): the block's real channels apart */
+                        float t[8];
+                        _mm256_storeu_ps(t, best);
+                        for (int l = 0; l < 8 && g + l < L; l++)
+                            y[nn_fmt_at(NN_FMT_NCHW, C, (size_t)OH * OW, n, cb * B + g + l, (size_t)oh * OW + ow)] = t[l];
+                    } else _mm256_storeu_ps(y + o + g, best);
+                    if (ws) store_idx8(ws + o + g, idx);
+                }
             }
         }
     }
@@ -88,7 +94,8 @@ static void host_maxpool_fwd(int threads, const nn_op *op, float *restrict y, ui
 
 static void host_maxpool_bwd(int threads, const nn_op *op, float *restrict dx, const float *restrict dy,
                              const uint8_t *restrict ws) {
-    const int B = 8, H = op->h, W = op->w, OH = op->oh, OW = op->ow, C = op->c, nchw = op->fmt_out == NN_FMT_NCHW;
+    const int B = (int)nn_fmt_block(op->fmt_in, (size_t)op->c), H = op->h, W = op->w, OH = op->oh, OW = op->ow;
+    const int C = op->c, nchw = op->fmt_out == NN_FMT_NCHW;
     const long CB = (C + B - 1) / B, planes = (long)op->n * CB;
     const int tiles = op->sh == op->kh && op->sw == op->kw && op->ph == 0 && op->pw == 0;
     #pragma omp parallel for num_threads(threads) schedule(static)
@@ -100,29 +107,32 @@ static void host_maxpool_bwd(int threads, const nn_op *op, float *restrict dx, c
         const uint8_t *wp = ws + (size_t)pl * OH * OW * B;
         if (!tiles || OH * op->kh != H || OW * op->kw != W) memset(dxp, 0, sizeof(float) * (size_t)H * W * B);
         for (int oh = 0; oh < OH; oh++)
-            for (int ow = 0; ow < OW; ow++) {
-                const size_t o = ((size_t)oh * OW + ow) * B;
-                float t[8] = {0};   /* dy of the block's lanes; padded ones 0 */
-                if (nchw)
-                    for (int l = 0; l < L; l++) t[l] = dy[nn_fmt_at(NN_FMT_NCHW, C, (size_t)OH * OW, n, cb * B + l, (size_t)oh * OW + ow)];
-                else memcpy(t, dyp + o, sizeof t);
-                if (tiles) {
-                    const __m256 g = _mm256_loadu_ps(t);
-                    const __m256i at = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(wp + o)));
-                    for (int r = 0; r < op->kh; r++)
-                        for (int q = 0; q < op->kw; q++) {
-                            const __m256 m = _mm256_castsi256_ps(_mm256_cmpeq_epi32(at, _mm256_set1_epi32(r * op->kw + q)));
-                            _mm256_storeu_ps(dxp + ((size_t)(oh * op->kh + r) * W + ow * op->kw + q) * B, _mm256_and_ps(g, m));
-                        }
-                    continue;
+            for (int ow = 0; ow < OW; ow++)
+                for (int g = 0; g < B; g += 8) {
+                    const size_t o = ((size_t)oh * OW + ow) * B + g;
+                    float t[8] = {0};   /* dy of 8 of the block's lanes; padded ones 0 */
+                    if (nchw)
+                        for (int l = 0; l < 8 && g + l < L; l++)
+                            t[l] = dy[nn_fmt_at(NN_FMT_NCHW, C, (size_t)OH * OW, n, cb * B + g + l, (size_t)oh * OW + ow)];
+                    else memcpy(t, dyp + o, sizeof t);
+                    if (tiles) {
+                        const __m256 gv = _mm256_loadu_ps(t);
+                        const __m256i at = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(wp + o)));
+                        for (int r = 0; r < op->kh; r++)
+                            for (int q = 0; q < op->kw; q++) {
+                                const __m256 m = _mm256_castsi256_ps(_mm256_cmpeq_epi32(at, _mm256_set1_epi32(r * op->kw + q)));
+                                _mm256_storeu_ps(dxp + ((size_t)(oh * op->kh + r) * W + ow * op->kw + q) * B + g,
+                                                 _mm256_and_ps(gv, m));
+                            }
+                        continue;
+                    }
+                    for (int l = 0; l < 8; l++) {
+                        const int k = wp[o + l];
+                        if (k == 255) continue;
+                        const int ih = oh * op->sh - op->ph + k / op->kw, iw = ow * op->sw - op->pw + k % op->kw;
+                        dxp[((size_t)ih * W + iw) * B + g + l] += t[l];
+                    }
                 }
-                for (int l = 0; l < B; l++) {
-                    const int k = wp[o + l];
-                    if (k == 255) continue;
-                    const int ih = oh * op->sh - op->ph + k / op->kw, iw = ow * op->sw - op->pw + k % op->kw;
-                    dxp[((size_t)ih * W + iw) * B + l] += t[l];
-                }
-            }
     }
 }
 #else
@@ -136,10 +146,33 @@ static void host_maxpool_bwd(int threads, const nn_op *op, float *dx, const floa
 }
 #endif
 
+/* oneDNN's inference max pooling beside the host kernel (dn_maxpool_forward without a workspace): over nChw16c and
+ * nhwc its AVX-512 kernel ran faster than the host's without the window indices to keep (mnist_cnn's pooling in
+ * training 3-6% faster on the host, inference up to 15% slower; docs/performance.md), over nChw8c not. */
+static int pool_inf_make(dnnl_ctx *c, const nn_op *op, pool_priv *p) {
+    dn_desc id;
+    dnnl_primitive_desc_t ipd;
+    SD_TRY(dn_pool_descs(op, dnnl_forward_inference, &id, NULL));
+    SD_TRY(dn_pd_new(c, &ipd, &id, 0, NULL));
+    dnnl_memory_desc_t xm, ym, xu, yu;
+    SD_TRY(dn_md_query(ipd, dnnl_query_src_md, 0, &xm));
+    SD_TRY(dn_md_query(ipd, dnnl_query_dst_md, 0, &ym));
+    SD_TRY(dn_md_tag(&xu, 4, (dnnl_dims_t){op->n, op->c, op->h, op->w}, dn_fmt_tag(op->fmt_in)));
+    SD_TRY(dn_md_tag(&yu, 4, (dnnl_dims_t){op->n, op->oc, op->oh, op->ow}, dn_fmt_tag(op->fmt_out)));
+    size_t top = 0;
+    SD_TRY(dn_stage_make(c, &p->f_x, &xu, &xm, 1, 0, &top));
+    SD_TRY(dn_stage_make(c, &p->f_y, &yu, &ym, 0, 0, &top));
+    SD_TRY(dn_grow(&c->tmp, &c->tmp_bytes, top));
+    SD_TRY(dn_step_make(c, &p->fwd_inf, ipd));
+    SD_TRY(dn_step_arg(c, &p->fwd_inf, DNNL_ARG_SRC, &xm));
+    return dn_step_arg(c, &p->fwd_inf, DNNL_ARG_DST, &ym);
+}
+
 int dn_pool_prepare(dnnl_ctx *c, nn_op *op, pool_priv *p) {
     if ((p->host = dn_pool_host(op))) {
         p->ws_bytes = dn_pool_host_ws_bytes(op);
-        return 0;
+        dn_note_host(c, "maxpool", "host");
+        return op->fmt_in == NN_FMT_NCHW8C || getenv("SD_DNNL_POOL_HOST") ? 0 : pool_inf_make(c, op, p);
     }
     dn_desc fd, bd;
     dnnl_primitive_desc_t fpd, bpd;
@@ -192,7 +225,7 @@ int dn_maxpool_forward(nn_backend *be, const nn_op *op, float *y, void *ws, cons
     NEED_PRIV(op);
     dnnl_ctx *c = CTX(be);
     pool_priv *p = PRIV(op, pool_priv);
-    if (p->host) {
+    if (p->host && (ws || !p->fwd_inf.prim)) {
         host_maxpool_fwd(c->threads, op, y, ws, x);
         return 0;
     }
