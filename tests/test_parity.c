@@ -2259,6 +2259,13 @@ Test(dnnl, fused_inference_resnet18_8c, .timeout = 600) {
 /* The layout tests again in nhwc (SD_DNNL_BLOCK=nhwc: what oneDNN 2.6's AMX convolutions take), whatever this CPU */
 Test(dnnl, step_odd_layouts_nhwc, .timeout = 600) { test_block = 0; parity_layouts_odd("dnnl"); }
 Test(dnnl, step_densenet_nhwc, .timeout = 600) { test_block = 0; parity_densenet("dnnl"); }
+/* the same with the host Winograd wherever it can run: at inference it reads the nhwc x the graph keeps there, whose
+ * training layout is NCHW */
+Test(dnnl, step_densenet_nhwc_winograd, .timeout = 600) {
+    setenv("SD_DNNL_WINO", "on", 1);
+    test_block = 0;
+    parity_densenet("dnnl");
+}
 Test(dnnl, step_resnet_nhwc, .timeout = 600) { test_block = 0; parity_resnet_step("dnnl"); }
 Test(dnnl, concat_layouts_nhwc, .timeout = 300) { test_block = 0; parity_concat_layouts("dnnl"); }
 Test(dnnl, fused_inference_mnist_cnn_nhwc, .timeout = 600) {

@@ -1018,7 +1018,10 @@ static int conv_inf_choose(dnnl_ctx *c, const nn_op *op, conv_priv *p, conv_inf 
     if (p->dt_f != dnnl_f32 || !dn_wino_ok(op, f->x_fmt, f->y_fmt) || (f->res && f->res_fmt != f->y_fmt)) return 0;
     const int forced = dn_wino_forced();
     if (!forced && !c->autotune) return 0;
-    SD_TRY(dn_wino_make(c, &q->wino, op, 0));
+    nn_op io = *op;   /* the layouts of this call, which need not be training's (an nhwc x the graph kept at inference) */
+    io.fmt_in = f->x_fmt;
+    io.fmt_out = f->y_fmt;
+    SD_TRY(dn_wino_make(c, &q->wino, &io, 0));
     if (forced) return 0;
     int key[12];
     pick_key(op, fuse_key(f) | (f->train ? 64 : 0), key);
