@@ -888,10 +888,16 @@ static int conv_inf_make(dnnl_ctx *c, const nn_op *op, conv_priv *p, const nn_co
      * kernel, 15x slower on mnist_cnn's conv2d_2 (26 ms against 1.8 ms; the reorder after it costs 1.5 ms): there
      * only a graph in nhwc (SD_DNNL_BLOCK=nhwc) is asked for. */
     int user_dst = f->y_fmt != NN_FMT_NCHW && (f->y_fmt == NN_FMT_NHWC || !(p->dt_f == dnnl_bf16 && c->amx));
+    /* An fp32 convolution of a small output (oh*ow <= 16: VGG's last stage on CIFAR) into an nhwc graph asks for
+     * nChw16c: oneDNN's fp32 kernel for an nhwc dst was 2.6x slower there (vgg16_cifar's 512->512 at 2x2, batch 32:
+     * 4.8 against 1.8 ms a call), and the reorders around it move a few hundred KB. */
+    int blk_dst = p->dt_f == dnnl_f32 && op->oh * op->ow <= BM_MAX_S && f->y_fmt == NN_FMT_NHWC;
+    dnnl_memory_desc_t yk;
+    SD_TRY(dn_md_tag(&yk, 4, yd, dnnl_nChw16c));
     for (;;) {
         dn_desc fd;
         SD_TRY(dn_conv_fwd_desc(&fd, f->train ? dnnl_forward_training : dnnl_forward_inference, alg, &xa, &wa, &p->b_md,
-                                user_dst ? &yu : &ya, st, pl, pr));
+                                blk_dst ? &yk : user_dst ? &yu : &ya, st, pl, pr));
         dnnl_primitive_attr_t attr;
         dnnl_post_ops_t po = NULL;
         SD_TRY(dn_attr_new(&attr, 0));
@@ -903,12 +909,13 @@ static int conv_inf_make(dnnl_ctx *c, const nn_op *op, conv_priv *p, const nn_co
         if (po) dnnl_post_ops_destroy(po);
         dnnl_primitive_attr_destroy(attr);
         /* a dst layout no kernel writes gets the reference convolution: then let the kernel choose */
-        if (r == dnnl_success && user_dst && dn_pd_is_ref(pd)) {
+        if (r == dnnl_success && (user_dst || blk_dst) && dn_pd_is_ref(pd)) {
             dnnl_primitive_desc_destroy(pd);
             pd = NULL;
             r = dnnl_unimplemented;
         }
         if (r == dnnl_success) break;
+        if (blk_dst) { blk_dst = 0; continue; }
         if (user_dst) { user_dst = 0; continue; }
         if (alg == dnnl_convolution_direct)
             return sd_err(SD_EBACKEND, "oneDNN: inference convolution: primitive_desc_create returned %d (%s)\nHINT: "
