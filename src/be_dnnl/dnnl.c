@@ -269,12 +269,13 @@ int nn_dnnl_new(nn_backend **out, const nn_backend_opts *opts) {
     const dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
     c->amx = (isa & dnnl_cpu_isa_avx512_core_amx) == dnnl_cpu_isa_avx512_core_amx;
     /* SD_DNNL_BLOCK=16|8|nhwc: that layout on any CPU (tests of the layouts; slow where oneDNN's kernels block
-     * otherwise). nhwc is what oneDNN 2.6's AMX convolutions take, but not the default under bf16 on AMX: it was
-     * faster on some workloads there and slower on others (docs/precision.md, "On AMX"). */
+     * otherwise). Under bf16 on AMX the graph is nhwc, the only layout oneDNN 2.6's AMX convolutions read and write:
+     * level with nChw16c or up to 1.5x faster on every workload there (docs/precision.md, "On AMX"). */
     const char *blk = getenv("SD_DNNL_BLOCK");
     if (blk && *blk)
         c->blk_fmt = strcmp(blk, "nhwc") == 0 ? NN_FMT_NHWC : atoi(blk) == 16 ? NN_FMT_NCHW16C
                      : atoi(blk) == 8 ? NN_FMT_NCHW8C : NN_FMT_NCHW;
+    else if (cdt == dnnl_bf16 && c->amx) c->blk_fmt = NN_FMT_NHWC;
     else if ((isa & dnnl_cpu_isa_avx512_core) == dnnl_cpu_isa_avx512_core) c->blk_fmt = NN_FMT_NCHW16C;
     else if ((isa & dnnl_cpu_isa_avx2) == dnnl_cpu_isa_avx2) c->blk_fmt = NN_FMT_NCHW8C;
     c->wgen = 1;

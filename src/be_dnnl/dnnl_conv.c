@@ -886,7 +886,7 @@ static int conv_inf_make(dnnl_ctx *c, const nn_op *op, conv_priv *p, const nn_co
      * nhwc, and the reorder to the blocked layout after it took longer than the convolution (mnist_cnn conv2d_1). Not under
      * bf16 on AMX: there oneDNN 2.6's AMX kernels write only nhwc, and a blocked dst fell back to the AVX512_BF16
      * kernel, 15x slower on mnist_cnn's conv2d_2 (26 ms against 1.8 ms; the reorder after it costs 1.5 ms): there
-     * only a graph in nhwc (SD_DNNL_BLOCK=nhwc) is asked for. */
+     * only the graph's nhwc (the default there) is asked for. */
     int user_dst = f->y_fmt != NN_FMT_NCHW && (f->y_fmt == NN_FMT_NHWC || !(p->dt_f == dnnl_bf16 && c->amx));
     /* An fp32 convolution of a small output (oh*ow <= 16: VGG's last stage on CIFAR) into an nhwc graph asks for
      * nChw16c: oneDNN's fp32 kernel for an nhwc dst was 2.6x slower there (vgg16_cifar's 512->512 at 2x2, batch 32:
