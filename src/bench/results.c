@@ -234,6 +234,11 @@ double sd_run_spread_pct(const sd_run_view *v, const char *key) {
     return sd_stat_spread_pct(sd_run_published_stat(v, key));
 }
 
+int sd_run_unmeasured(const sd_run_view *v) {
+    const char *st = json_string_value(v->status);
+    return st && strcmp(st, "ok") != 0;
+}
+
 const char *sd_run_time_key(const sd_run_view *v) {
     for (int t = 0; sd_published_time_keys[t]; t++)
         if (!isnan(sd_run_published_stat(v, sd_published_time_keys[t]).median)) return sd_published_time_keys[t];

@@ -347,8 +347,8 @@ static void judge(const sd_verify_opts *a, vcell *c, const sd_run_view *m) {
 
 /* Everything about one published run up to its verdict; only an interruption is returned. */
 static int check_cell(const vctx *x, const json_t *pub, vcell *c) {
-    const char *status = json_string_value(c->v.status);
-    if (status && strcmp(status, "ok") != 0) {   /* bench's run that measured nothing: said as it was */
+    if (sd_run_unmeasured(&c->v)) {   /* bench's run that measured nothing: said as it was */
+        const char *status = json_string_value(c->v.status);
         size_t k = 0;
         for (; status[k] && k + 1 < sizeof c->status_up; k++)
             c->status_up[k] = (char)(status[k] >= 'a' && status[k] <= 'z' ? status[k] - 32 : status[k]);
@@ -639,8 +639,7 @@ static void adopt_policy(const sd_verify_opts *a, const json_t *doc) {
     sd_results_foreach(doc, i, pub) {
         sd_run_view v;
         sd_run_view_of(pub, &v);
-        const char *st = json_string_value(v.status);   /* none: a measured run, as check_cell reads it */
-        if (strcmp(str(v.implementation), "native") != 0 || (st && strcmp(st, "ok") != 0) ||
+        if (strcmp(str(v.implementation), "native") != 0 || sd_run_unmeasured(&v) ||
             !sd_in_list(a->only_workloads, str(v.workload)) || !sd_in_list(a->only_impls, "native"))
             continue;
         json_t *env = sd_results_run_env(doc, pub);

@@ -217,14 +217,13 @@ static int add_results(render_model *m, const char *path, json_t *root) {
         r->epoch_examples = v.epoch_examples;
         if (!r->workload) { rc = sd_err(SD_EINPUT, "%s: runs[%zu] has no \"workload\"", path, i); break; }
         if (!r->implementation) r->implementation = "native";
-        const char *status = json_string_value(v.status);
         r->status = text(a, v.status);
         const char *eqs = v.equivalence_status;
         if (eqs && !isnan(v.equivalence_max_rel_diff))
             r->equivalence = render_printf(a, "%s (%.1e)", eqs, v.equivalence_max_rel_diff);
         else if (eqs)
             r->equivalence = render_strdup(a, eqs);
-        if (status && strcmp(status, "ok") != 0) {
+        if (sd_run_unmeasured(&v)) {
             r->failed = 1;
             r->error = text(a, v.error);
         }
@@ -323,8 +322,7 @@ int render_model_add_history(render_model *m, const void *doc) {
     for (size_t i = 0; i < sd_results_count(root) && m->nhist < MAX_HIST; i++) {
         sd_run_view v;
         sd_run_view_of(sd_results_run(root, i), &v);
-        const char *status = json_string_value(v.status);
-        if (status && strcmp(status, "ok") != 0) continue;
+        if (sd_run_unmeasured(&v)) continue;
         rm_hist *h = &m->hist[m->nhist++];
         h->date = date;
         h->day = day_of(date);
