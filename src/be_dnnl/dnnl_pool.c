@@ -150,23 +150,27 @@ static void host_maxpool_bwd(int threads, const nn_op *op, float *dx, const floa
 /* oneDNN's inference max pooling beside the host kernel (dn_maxpool_forward without a workspace): over nChw16c and
  * nhwc its AVX-512 kernel ran faster than the host's without the window indices to keep (mnist_cnn's pooling in
  * training 3-6% faster on the host, inference up to 15% slower; docs/performance.md), over nChw8c not. */
-static int pool_inf_make(dnnl_ctx *c, const nn_op *op, pool_priv *p) {
+static int pool_inf_step(dnnl_ctx *c, const nn_op *op, pool_priv *p, dnnl_memory_desc_t *xm, dnnl_memory_desc_t *ym) {
     dn_desc id;
     dnnl_primitive_desc_t ipd;
     SD_TRY(dn_pool_descs(op, dnnl_forward_inference, &id, NULL));
     SD_TRY(dn_pd_new(c, &ipd, &id, 0, NULL));
+    SD_TRY(dn_md_query(ipd, dnnl_query_src_md, 0, xm));
+    SD_TRY(dn_md_query(ipd, dnnl_query_dst_md, 0, ym));
+    SD_TRY(dn_step_make(c, &p->fwd_inf, ipd));
+    SD_TRY(dn_step_arg(c, &p->fwd_inf, DNNL_ARG_SRC, xm));
+    return dn_step_arg(c, &p->fwd_inf, DNNL_ARG_DST, ym);
+}
+/* ... with the host kernel in training: the stages between the graph's layouts and the primitive's */
+static int pool_inf_make(dnnl_ctx *c, const nn_op *op, pool_priv *p) {
     dnnl_memory_desc_t xm, ym, xu, yu;
-    SD_TRY(dn_md_query(ipd, dnnl_query_src_md, 0, &xm));
-    SD_TRY(dn_md_query(ipd, dnnl_query_dst_md, 0, &ym));
+    SD_TRY(pool_inf_step(c, op, p, &xm, &ym));
     SD_TRY(dn_md_tag(&xu, 4, (dnnl_dims_t){op->n, op->c, op->h, op->w}, dn_fmt_tag(op->fmt_in)));
     SD_TRY(dn_md_tag(&yu, 4, (dnnl_dims_t){op->n, op->oc, op->oh, op->ow}, dn_fmt_tag(op->fmt_out)));
     size_t top = 0;
     SD_TRY(dn_stage_make(c, &p->f_x, &xu, &xm, 1, 0, &top));
     SD_TRY(dn_stage_make(c, &p->f_y, &yu, &ym, 0, 0, &top));
-    SD_TRY(dn_grow(&c->tmp, &c->tmp_bytes, top));
-    SD_TRY(dn_step_make(c, &p->fwd_inf, ipd));
-    SD_TRY(dn_step_arg(c, &p->fwd_inf, DNNL_ARG_SRC, &xm));
-    return dn_step_arg(c, &p->fwd_inf, DNNL_ARG_DST, &ym);
+    return dn_grow(&c->tmp, &c->tmp_bytes, top);
 }
 
 int dn_pool_prepare(dnnl_ctx *c, nn_op *op, pool_priv *p) {
@@ -212,14 +216,8 @@ int dn_pool_prepare(dnnl_ctx *c, nn_op *op, pool_priv *p) {
     SD_TRY(dn_step_arg(c, &p->bwd, DNNL_ARG_DIFF_DST, &ym));
     SD_TRY(dn_step_arg(c, &p->bwd, DNNL_ARG_WORKSPACE, &wsmd));
     SD_TRY(dn_step_arg(c, &p->bwd, DNNL_ARG_DIFF_SRC, &xm));
-    dn_desc id;
-    dnnl_primitive_desc_t ipd;
-    SD_TRY(dn_pool_descs(op, dnnl_forward_inference, &id, NULL));
-    SD_TRY(dn_pd_new(c, &ipd, &id, 0, NULL));
-    SD_TRY(dn_step_make(c, &p->fwd_inf, ipd));
-    SD_TRY(dn_step_arg(c, &p->fwd_inf, DNNL_ARG_SRC, &xm));
-    SD_TRY(dn_step_arg(c, &p->fwd_inf, DNNL_ARG_DST, &ym));
-    return 0;
+    dnnl_memory_desc_t ixm, iym;   /* the training primitive's layouts: both take the graph's tags */
+    return pool_inf_step(c, op, p, &ixm, &iym);
 }
 
 int dn_maxpool_forward(nn_backend *be, const nn_op *op, float *y, void *ws, const float *x) {
