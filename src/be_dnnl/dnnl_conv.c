@@ -887,17 +887,22 @@ static int conv_inf_make(dnnl_ctx *c, const nn_op *op, conv_priv *p, const nn_co
      * bf16 on AMX: there oneDNN 2.6's AMX kernels write only nhwc, and a blocked dst fell back to the AVX512_BF16
      * kernel, 15x slower on mnist_cnn's conv2d_2 (26 ms against 1.8 ms; the reorder after it costs 1.5 ms): there
      * only the graph's nhwc (the default there) is asked for. */
-    int user_dst = f->y_fmt != NN_FMT_NCHW && (f->y_fmt == NN_FMT_NHWC || !(p->dt_f == dnnl_bf16 && c->amx));
+    const int user_dst = f->y_fmt != NN_FMT_NCHW && (f->y_fmt == NN_FMT_NHWC || !(p->dt_f == dnnl_bf16 && c->amx));
     /* An fp32 convolution of a small output (oh*ow <= 16: VGG's last stage on CIFAR) into an nhwc graph asks for
      * nChw16c: oneDNN's fp32 kernel for an nhwc dst was 2.6x slower there (vgg16_cifar's 512->512 at 2x2, batch 32:
      * 4.8 against 1.8 ms a call), and the reorders around it move a few hundred KB. */
-    int blk_dst = p->dt_f == dnnl_f32 && op->oh * op->ow <= BM_MAX_S && f->y_fmt == NN_FMT_NHWC;
+    const int blk_dst = p->dt_f == dnnl_f32 && op->oh * op->ow <= BM_MAX_S && f->y_fmt == NN_FMT_NHWC;
     dnnl_memory_desc_t yk;
     SD_TRY(dn_md_tag(&yk, 4, yd, dnnl_nChw16c));
-    for (;;) {
+    const dnnl_memory_desc_t *dst[3];   /* the dst layouts asked for in turn, the kernel's own choice last */
+    int nd = 0;
+    if (blk_dst) dst[nd++] = &yk;
+    if (user_dst) dst[nd++] = &yu;
+    dst[nd++] = &ya;
+    for (int k = 0;;) {
         dn_desc fd;
         SD_TRY(dn_conv_fwd_desc(&fd, f->train ? dnnl_forward_training : dnnl_forward_inference, alg, &xa, &wa, &p->b_md,
-                                blk_dst ? &yk : user_dst ? &yu : &ya, st, pl, pr));
+                                dst[k], st, pl, pr));
         dnnl_primitive_attr_t attr;
         dnnl_post_ops_t po = NULL;
         SD_TRY(dn_attr_new(&attr, 0));
@@ -908,20 +913,21 @@ static int conv_inf_make(dnnl_ctx *c, const nn_op *op, conv_priv *p, const nn_co
         if (r == dnnl_success) r = dn_pd_create(&pd, &fd, attr, c->eng, NULL);
         if (po) dnnl_post_ops_destroy(po);
         dnnl_primitive_attr_destroy(attr);
-        /* a dst layout no kernel writes gets the reference convolution: then let the kernel choose */
-        if (r == dnnl_success && (user_dst || blk_dst) && dn_pd_is_ref(pd)) {
+        /* a dst layout no kernel writes gets the reference convolution: then the next one */
+        if (r == dnnl_success && k < nd - 1 && dn_pd_is_ref(pd)) {
             dnnl_primitive_desc_destroy(pd);
             pd = NULL;
             r = dnnl_unimplemented;
         }
         if (r == dnnl_success) break;
-        if (blk_dst) { blk_dst = 0; continue; }
-        if (user_dst) { user_dst = 0; continue; }
+        if (++k < nd) continue;
         if (alg == dnnl_convolution_direct)
             return sd_err(SD_EBACKEND, "oneDNN: inference convolution: primitive_desc_create returned %d (%s)\nHINT: "
                           "run with DNNL_VERBOSE=1 to see the primitive oneDNN rejected", (int)r, dnnl_status2str(r));
-        alg = dnnl_convolution_direct;
-        user_dst = f->y_fmt != NN_FMT_NCHW;
+        alg = dnnl_convolution_direct;   /* no Winograd for this shape: direct, the graph's dst first */
+        nd = k = 0;
+        if (f->y_fmt != NN_FMT_NCHW) dst[nd++] = &yu;
+        dst[nd++] = &ya;
     }
     dnnl_memory_desc_t fx, fw, fy;
     SD_TRY(dn_md_query(pd, dnnl_query_src_md, 0, &fx));
