@@ -234,10 +234,8 @@ double sd_run_spread_pct(const sd_run_view *v, const char *key) {
     return sd_stat_spread_pct(sd_run_published_stat(v, key));
 }
 
-int sd_run_unmeasured(const sd_run_view *v) {
-    const char *st = json_string_value(v->status);
-    return st && strcmp(st, "ok") != 0;
-}
+int sd_status_unmeasured(const char *status) { return status && strcmp(status, "ok") != 0; }
+int sd_run_unmeasured(const sd_run_view *v) { return sd_status_unmeasured(json_string_value(v->status)); }
 
 const char *sd_run_time_key(const sd_run_view *v) {
     for (int t = 0; sd_published_time_keys[t]; t++)
@@ -900,7 +898,7 @@ int sd_published_check(const jv_doc *d) {
         const char *status = NULL;
         SD_TRY(jv_get_str(d, r, "status", "run", 0, &status));
         const jv *sum = jv_get(r, "summary");
-        if (status && strcmp(status, "ok") != 0) continue;   /* not measured: reported as such, nothing to check */
+        if (sd_status_unmeasured(status)) continue;   /* reported as such, nothing to check */
         if (!sum) return jv_err(d, r, "missing key 'summary' in run");
         SD_TRY(jv_expect(d, sum, JV_OBJECT, "summary"));
         int has = 0;

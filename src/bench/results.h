@@ -133,6 +133,7 @@ double sd_stat_spread_pct(sd_stat s);   /* the same of a statistic already read 
 /* 1 if the run measured nothing (a status other than "ok": unavailable, failed, unsupported); a run without a status
  * (a published table's, an older document's) counts as measured. */
 int sd_run_unmeasured(const sd_run_view *v);
+int sd_status_unmeasured(const char *status);   /* the same rule on the status string (NULL: none) */
 /* The time figure verify judges a run's cell by: the first of sd_published_time_keys the run publishes, or NULL. */
 const char *sd_run_time_key(const sd_run_view *v);
 /* The wider spread of the two figures of a run verify judges (sd_run_time_key's and its inference): 0 when neither
