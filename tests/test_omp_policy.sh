@@ -1,8 +1,9 @@
 #!/bin/bash
 # test_omp_policy — the OpenMP wait policy showdown chooses when it starts (src/core/omp_policy.c): a user's
 # OMP_WAIT_POLICY is kept and named; verify --rerun measures under the published policy (or names the
-# difference); with other processes busy it sleeps (passive) and says how many tasks it saw; and what it set for
-# itself does not leak into the framework runners it starts.
+# difference); with other processes busy it sleeps (passive) and says how many tasks it saw, runnable tasks of the
+# lowest priority (SCHED_IDLE, nice 19) not counted; and what it set for itself does not leak into the framework
+# runners it starts.
 set -u
 SD=${SHOWDOWN:-./showdown}
 PY=${PYTHON:-/usr/bin/python3}
@@ -79,4 +80,26 @@ elif grep -q '^OMP_WAIT_POLICY=' "$t/runner.env"; then bad "OMP_WAIT_POLICY leak
 else ok "the runner's environment has no OMP_WAIT_POLICY"; fi
 if grep -q '^SHOWDOWN_OMP_POLICY=set:' "$t/runner.env"; then bad "the re-exec marker leaked into the runner"
 else ok "no re-exec marker in the runner's environment"; fi
+
+# 4. what counts as a competing task, on a /proc tree written here (SHOWDOWN_PROC): runnable tasks at the lowest
+#    priority (SCHED_IDLE, nice 19) and sleeping ones do not, so spin; one runnable at normal priority does
+task() { # pid name state nice policy: a task's stat line with fields 3..41 of proc(5)
+  local f=() i
+  for i in $(seq 1 38); do f+=(0); done
+  f[15]=$4; f[37]=$5
+  mkdir -p "$t/proc/$1/task/$1"
+  echo "$1 ($2) $3 ${f[*]}" > "$t/proc/$1/task/$1/stat"
+}
+mkdir -p "$t/proc"; echo "procs_running 4" > "$t/proc/stat"
+task 101 "chrt) (idle loop" R 0 5
+task 102 "nice19 loop" R 19 0
+task 103 "sleeper" S 0 0
+got=$( (unset OMP_WAIT_POLICY GOMP_SPINCOUNT; SHOWDOWN_PROC="$t/proc" quick "$t/idle.json"); policy "$t/idle.json" 2>&1)
+if [ "$got" = "spin (libgomp default): no other runnable task when showdown started" ]; then
+  ok "runnable SCHED_IDLE and nice-19 tasks and a sleeping one do not compete: '$got'"
+else bad "low-priority tasks: policy '$got', expected spin"; cat "$t/stderr"; fi
+task 104 "busy" R 0 0
+got=$( (unset OMP_WAIT_POLICY GOMP_SPINCOUNT; SHOWDOWN_PROC="$t/proc" quick "$t/normal.json"); policy "$t/normal.json" 2>&1)
+if [ "$got" = "passive: 1 other runnable task when showdown started" ]; then ok "a runnable task at normal priority: '$got'"
+else bad "one competing task: policy '$got', expected passive with 1"; cat "$t/stderr"; fi
 exit $fail
