@@ -255,6 +255,22 @@ assert c["verdict"] == "UNVERIFIABLE" and 20 < c["measured_spread_pct"] < 22, c'
 expect 5 "a measurement spreading 25%, its fastest repeat 14% off" $SD verify "$t/pub-narrow.json" --results "$t/m-wide-slow.json"
 grep -q " SLOWER .*20.0% slower than published, outside the tolerance" "$t/out" \
   && ok "a wide rerun whose fastest repeat is beyond the tolerance: SLOWER" || bad "wide slow: $(cat "$t/out")"
+# the published figure inside a rerun's min-max that spreads wider than the tolerance, its median 20% off: not
+# REPRODUCED (a rerun of make report's results held a figure 39% off inside a 36% spread so) but UNVERIFIABLE
+"$PY" - "$t" <<'PY'
+import json, sys
+t = sys.argv[1]
+r = json.load(open(t + "/narrow.json"))
+med = r["runs"][0]["summary"]["steady_epoch_s"]["median"]
+r["runs"][0]["summary"]["steady_epoch_s"] = {"median": med, "min": med / 1.25, "max": med * 1.02, "n": 3}
+json.dump(r, open(t + "/m-wide-holds.json", "w"))   # its fastest repeat 4% below the published figure, spread 22%
+PY
+expect 9 "a measurement spreading 22% around the published figure, its median 20% off" $SD verify "$t/pub-narrow.json" \
+  --results "$t/m-wide-holds.json"
+grep -q "UNVERIFIABLE .*20.0% slower than published, but this measurement's own spread 2[12].[0-9]% \[.*\] is wider than the 10% tolerance" \
+  "$t/out" && ! grep -q REPRODUCED "$t/out" \
+  && ok "a published figure inside a measured range wider than the tolerance: UNVERIFIABLE, not REPRODUCED" \
+  || bad "inside a wide range: $(cat "$t/out")"
 
 # a best-setting run (bench-cpu's, as make report adds them) reruns its recorded cell script: here a fake one that
 # prints the figure it is given; the same figure REPRODUCED, another version NOT-COMPARABLE naming it, an

@@ -13,7 +13,7 @@ int cmd_verify(int argc, char **argv) {
     const sd_opt opts[] = {
         {"PUBLISHED.json", SD_OPT_ARG, &a.published, NULL, "the published results file to re-check", 0, 0},
         {"rerun", SD_OPT_FLAG, &a.rerun, NULL, "measure every comparable cell now, through bench (>= 3 repetitions)", 0, 0},
-        {"tolerance", SD_OPT_DOUBLE, &a.tolerance_pct, "PCT", "a time within PCT % of the published figure (or a published figure inside the measured min-max) reproduces (default 10)", 0, 1e9},
+        {"tolerance", SD_OPT_DOUBLE, &a.tolerance_pct, "PCT", "a time within PCT % of the published figure (or inside a measured min-max narrower than PCT %) reproduces (default 10)", 0, 1e9},
         {"acc-tolerance", SD_OPT_DOUBLE, &a.acc_tolerance, "A", "largest absolute accuracy difference that still reproduces (default 0.02)", 0, 1},
         {"repeat", SD_OPT_INT, &a.repeat, "R", "repetitions of a rerun (default and minimum 3)", 3, 1000},
         {"host-wait", SD_OPT_DOUBLE, &a.host_wait_s, "S", "a rerun's cell waits up to S seconds for this host to run at "

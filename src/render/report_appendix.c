@@ -233,7 +233,7 @@ int rb_sec_verification(rdoc *d, const rt_section *s) {
         t->dec[0] = t->dec[1] = 1;
         f->u.table = t;
         f->note = render_printf(d->a, "Measured: the median of the repeats; a cell reproduces within the tolerance or when the "
-                                      "published figure lies inside the measured min–max. –: no measurement.%s%s",
+                                      "published figure lies inside a measured min–max narrower than it. –: no measurement.%s%s",
                                 nogpu_why ? " No GPU here: " : "", nogpu_why ? nogpu_why : "");
         SD_TRY(rb_add_fig(d, f));
         d->b[d->n - 1].md_only = 1;   /* the PDF has the summary above; not numbered in its sequence */
