@@ -134,12 +134,13 @@ int sd_bench_cell_run(const sd_bench_opts *o, const sd_bench_cell *c, json_t *do
 void sd_bench_inputs_drop(void);
 
 /* A best-setting run of make bench-cpu measured again (bench/setting.c): the command the run recorded (p->rerun_*),
- * under its interpreter, repeat times in processes of their own. 0 with *doc holding one run (its figures: each
+ * under its interpreter, repeat times in processes of their own (a process a spell slowed runs once more, said on
+ * stderr unless quiet). 0 with *doc holding one run (its figures: each
  * process's fastest window; each process starts once the host runs at its speed, sd_host_settle, and the run's
  * host_speed is the median of the processes', each the lower of its canaries before and after); SD_ENODEV when
  * the interpreter or the script is not here; other negatives when it failed. The reason is in sd_errmsg(). */
 struct sd_run_view;
-int sd_bench_setting_rerun(const struct sd_run_view *p, long repeat, double host_wait_s, json_t **doc);
+int sd_bench_setting_rerun(const struct sd_run_view *p, long repeat, double host_wait_s, int quiet, json_t **doc);
 /* Forget the processes sd_bench_setting_rerun ran so far: its next call of a command measures it anew. */
 void sd_bench_setting_forget(void);
 /* `bench --best-settings`: every best-setting run of doc (source "bench-cpu", with its command) measured as

@@ -111,7 +111,7 @@ static char *key_of(char *const *argv, const char *const *env, size_t *len) {
 
 /* Run the command repeat times (each once the host runs at its speed), or take the outputs of an earlier call. */
 static int outputs(char *const *argv, const char *const *env, long repeat, double host_wait_s, const char *script,
-                   const struct cached **got) {
+                   int quiet, const struct cached **got) {
     size_t klen = 0;
     char *key = key_of(argv, env, &klen);
     if (!key) return sd_err(SD_ENOMEM, "out of memory");
@@ -141,6 +141,9 @@ static int outputs(char *const *argv, const char *const *env, long repeat, doubl
             /* a spell that began while the process ran: this repetition runs once more */
             double after = sd_host_after(&host, speed);
             if (!again && sd_host_retry(&host, after, sd_now() - t0)) {
+                if (!quiet)
+                    fprintf(stderr, "bench: %s process %ld of %ld ran while the host was at %.0f%% of its speed: run "
+                            "once more\n", script, r + 1, repeat, 100 * after);
                 again = 1;
                 r--;
                 continue;
@@ -164,7 +167,7 @@ static int outputs(char *const *argv, const char *const *env, long repeat, doubl
     return 0;
 }
 
-int sd_bench_setting_rerun(const sd_run_view *p, long repeat, double host_wait_s, json_t **doc) {
+int sd_bench_setting_rerun(const sd_run_view *p, long repeat, double host_wait_s, int quiet, json_t **doc) {
     *doc = NULL;
     if (!p->rerun_python || !p->rerun_script || !p->rerun_args || !p->setting)
         return sd_err(SD_ENODEV, "the published run records no command to measure its setting again");
@@ -197,7 +200,7 @@ int sd_bench_setting_rerun(const sd_run_view *p, long repeat, double host_wait_s
         if (!env[i] || !strchr(env[i], '=')) return sd_err(SD_EINPUT, "the recorded environment is not NAME=VALUE");
 
     const struct cached *got = NULL;
-    int rc = outputs(argv, env, repeat, host_wait_s, p->rerun_script, &got);
+    int rc = outputs(argv, env, repeat, host_wait_s, p->rerun_script, quiet, &got);
     if (rc) return rc;
     double *train = calloc((size_t)repeat, sizeof *train), *infer = calloc((size_t)repeat, sizeof *infer);
     long long *peak = calloc((size_t)repeat, sizeof *peak);
@@ -297,7 +300,7 @@ static int publish_one(json_t *run, long repeat, double host_wait_s, int quiet, 
                         k, todo, what, repeat);
     json_t *m = NULL;
     const double first = host_speed_of(run), spread = spread_of(run);
-    int rc = sd_bench_setting_rerun(&v, repeat, host_wait_s, &m);
+    int rc = sd_bench_setting_rerun(&v, repeat, host_wait_s, quiet, &m);
     if (rc == SD_EINTR) return rc;
     if (rc) {   /* the figure it has stays: the choosing pass's (n 1), or the first pass's */
         fprintf(stderr, "bench: %s: kept the figure %s: %s\n", what,

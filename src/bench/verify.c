@@ -240,7 +240,7 @@ static int rerun(const vctx *x, vcell *c, json_t **doc) {
         long n = a->repeat < 3 ? 3 : a->repeat;
         if (!a->quiet) fprintf(stderr, "verify: %srerunning %s/%s setting %s (%ld processes)%s\n", head, c->w, c->impl,
                                p->setting ? p->setting : "?", n, tail);
-        int rc = sd_bench_setting_rerun(p, n, a->host_wait_s, doc);
+        int rc = sd_bench_setting_rerun(p, n, a->host_wait_s, a->quiet, doc);
         if (rc == SD_EINTR) return rc;
         c->unrunnable = rc == SD_ENODEV;
         if (rc == SD_ENODEV) snprintf(c->why, sizeof c->why, "setting %s cannot be measured here: %s",
