@@ -6,7 +6,8 @@
  * (Y = At M A), with bias, residual and relu on the way out: 4x fewer multiplications than direct (Lavin and Gray,
  * "Fast Algorithms for Convolutional Neural Networks", 2016; the matrices are theirs). A thread takes a chunk of tiles
  * through all three steps, so V and M stay in its cache; its products then run on one thread (oneDNN's sgemm does not
- * thread inside a parallel region). */
+ * thread inside a parallel region). The products run over the real channels only: a blocked layer of 50 channels
+ * pads them to 64, and products over the padding did (64/50)^2 the work. */
 #include "be_dnnl/dnnl_be.h"
 
 #define TILES_XI 36                      /* 6x6 transformed positions */
@@ -172,7 +173,7 @@ static void in_chunk(const dn_wino *k, const nn_op *op, const float *x, float *V
         const int y0 = (int)ty * 4 - op->ph, x0 = (int)tx * 4 - op->pw;
         const int inside = y0 >= 0 && x0 >= 0 && y0 + 6 <= H && x0 + 6 <= W;
         for (int cb = 0; cb < CB; cb++)
-            for (int g = 0; g < B; g += 8) {
+            for (int g = 0; g < B && cb * B + g < op->c; g += 8) {
                 const float *xp = x + (size_t)(n * CB + cb) * H * W * B + g;
                 v8 d[6][6];
                 for (int i = 0; i < 6; i++)
@@ -202,7 +203,7 @@ int dn_wino_run(dnnl_ctx *c, const dn_wino *k, const nn_op *op, float *y, const 
             const long t0 = ch * tc, tn = T - t0 < tc ? T - t0 : tc;
             in_chunk(k, op, x, V, t0, tn);
             for (int xi = 0; xi < TILES_XI && !fail; xi++)
-                if (dnnl_sgemm('N', 'N', tn, ocp, icp, 1.0f, V + xi * vx, icp, k->u + xi * ux, ocp, 0.0f,
+                if (dnnl_sgemm('N', 'N', tn, op->oc, op->c, 1.0f, V + xi * vx, icp, k->u + xi * ux, ocp, 0.0f,
                                M + xi * mx, ocp) != dnnl_success) fail = 1;
             for (long t = 0; t < tn && !fail; t++) {   /* output transform, bias, residual, relu */
                 const long tt = t0 + t, n = tt / TI, ty = tt % TI / TW, tx = tt % TW;
@@ -210,12 +211,18 @@ int dn_wino_run(dnnl_ctx *c, const dn_wino *k, const nn_op *op, float *y, const 
                 for (int ob = 0; ob < OB; ob++)
                     for (int g = 0; g < B; g += 8) {
                         const int oc0 = ob * B + g;
+                        const size_t base = (size_t)(n * OB + ob) * OH * OW * B + g;
+                        if (oc0 >= op->oc) {   /* a whole vector of padded channels: M holds nothing there */
+                            for (int r = 0; r < rows; r++)
+                                for (int s = 0; s < cols; s++)
+                                    st8(y + base + ((size_t)(ty * 4 + r) * OW + (size_t)(tx * 4 + s)) * B, bc8(0.0f));
+                            continue;
+                        }
                         v8 o[4][4];
                         out_tf(M + (size_t)t * ocp + oc0, mx, o);
                         const v8 bias = ld8(k->bias + oc0);
                         v8i keep;   /* padded channels stay exactly 0 */
                         for (int l = 0; l < 8; l++) keep[l] = oc0 + l < op->oc ? -1 : 0;
-                        const size_t base = (size_t)(n * OB + ob) * OH * OW * B + g;
                         for (int r = 0; r < rows; r++)
                             for (int s = 0; s < cols; s++) {
                                 const size_t at = base + ((size_t)(ty * 4 + r) * OW + (size_t)(tx * 4 + s)) * B;
@@ -286,7 +293,7 @@ int dn_wino_bwd_w(dnnl_ctx *c, const dn_wino *k, const nn_op *op, float *dw, con
                 const long tt = t0 + t, n = tt / TI, ty = tt % TI / TW, tx = tt % TW;
                 const int rows = OH - (int)ty * 4 < 4 ? OH - (int)ty * 4 : 4, cols = OW - (int)tx * 4 < 4 ? OW - (int)tx * 4 : 4;
                 for (int ob = 0; ob < OB; ob++)
-                    for (int g = 0; g < B; g += 8) {
+                    for (int g = 0; g < B && ob * B + g < O; g += 8) {
                         const float *yp = dy + (size_t)(n * OB + ob) * OH * OW * B + g;
                         v8 d[4][4];
                         for (int r = 0; r < 4; r++)
@@ -297,7 +304,7 @@ int dn_wino_bwd_w(dnnl_ctx *c, const dn_wino *k, const nn_op *op, float *dw, con
                     }
             }
             for (int xi = 0; xi < TILES_XI && !fail; xi++)
-                if (dnnl_sgemm('T', 'N', icp, ocp, tn, 1.0f, V + xi * vx, icp, Y + xi * mx, ocp, 1.0f, dU + xi * ux,
+                if (dnnl_sgemm('T', 'N', C, O, tn, 1.0f, V + xi * vx, icp, Y + xi * mx, ocp, 1.0f, dU + xi * ux,
                                ocp) != dnnl_success) fail = 1;
         }
         #pragma omp barrier
