@@ -180,9 +180,27 @@ static inline vf vexp(vf x0) {
 static inline vf vsigm(vf x) { return vrcp(vadd(vset1(1.0f), vexp(vsub(vzero(), x)))); }
 static inline vf vtanh(vf x) { return vfnmadd(vset1(2.0f), vrcp(vadd(vset1(1.0f), vexp(vadd(x, x)))), vset1(1.0f)); }
 
-/* Floats of the packed weights: per block of VL units, per k of [h_prev, x_t] (H + F), the G gates' VL weights. */
-static size_t packed(const dims *d) { return round16((size_t)(d->H + VL - 1) / VL * (d->H + d->F) * d->G * VL); }
-static size_t fwd_each(const dims *d) { return round16(3 * d->per * d->H); }   /* a thread: h in, h out, c */
+/* An LSTM whose units are not a multiple of VL (babi_rnn's 50) runs "flat" on AVX-512: per unit block the four
+ * gates' last vectors held 2 of 16 units, and 22% of the tile's multiply-adds were on padding. Flat, the columns
+ * are the 4H pre-activations end to end (200: 13 vectors, 4% padding); a tile writes them to a row buffer, from
+ * which the gates are read per VL units. The GRU keeps its blocks (its n gate's two sides apart). */
+#if defined(__AVX512F__)
+#define FLAT_CV 6   /* column vectors of a flat tile: 4 rows x 6 accumulators, 6 weights and a broadcast */
+static int flat(const dims *d) { return d->lstm && d->H % VL != 0; }
+#else
+#define FLAT_CV 1
+static int flat(const dims *d) { (void)d; return 0; }
+#endif
+static int flat_vecs(const dims *d) { return (d->GH + VL - 1) / VL; }
+/* Floats of the packed weights: per block of VL units, per k of [h_prev, x_t] (H + F), the G gates' VL weights;
+ * flat, per block of columns, per k, its column vectors. */
+static size_t packed(const dims *d) {
+    const size_t blocked = (size_t)(d->H + VL - 1) / VL * (d->H + d->F) * d->G * VL;
+    const size_t flat_n = (size_t)flat_vecs(d) * VL * (d->H + d->F);
+    return round16(blocked > flat_n ? blocked : flat_n);
+}
+/* a thread: h in, h out, c, and a flat tile's pre-activation rows */
+static size_t fwd_each(const dims *d) { return round16(3 * d->per * d->H + (size_t)ROWS * flat_vecs(d) * VL); }
 
 size_t dnnl_rnn_host_fwd_tmp_bytes(const nn_op *op, int threads) {
     const dims d = dims_of(op, threads);
@@ -237,6 +255,111 @@ static inline __attribute__((always_inline)) void tile(const int G, const int gr
     }
 }
 
+#if defined(__AVX512F__)
+/* Block b of nb over nv column vectors, as even as they come: its first vector and its count. */
+static void flat_block(int nv, int nb, int b, int *v0, int *cv) {
+    const int base = nv / nb, rem = nv % nb;
+    *cv = base + (b < rem);
+    *v0 = b * base + (b < rem ? b : rem);
+}
+static int flat_blocks(int nv) { return (nv + FLAT_CV - 1) / FLAT_CV; }
+
+/* Flat: column j = gate * H + unit, as W_h's and W_x's rows; zero past 4H. */
+static void flat_pack(const dims *d, const float *Wx, const float *Wh, float *wp) {
+    const int H = d->H, F = d->F, K = H + F, GH = d->GH, nv = flat_vecs(d), nb = flat_blocks(nv);
+    #pragma omp parallel for num_threads(d->nt) schedule(static)
+    for (int b = 0; b < nb; b++) {
+        int v0, cv;
+        flat_block(nv, nb, b, &v0, &cv);
+        float *p = wp + (size_t)v0 * VL * K;
+        for (int k = 0; k < K; k++)
+            for (int q = 0; q < cv; q++)
+                for (int l = 0; l < VL; l++) {
+                    const int j = (v0 + q) * VL + l;
+                    p[((size_t)k * cv + q) * VL + l] =
+                        j >= GH ? 0.0f : k < H ? Wh[(size_t)j * H + k] : Wx[(size_t)j * F + k - H];
+                }
+    }
+}
+
+/* pre[r][0 .. CV VL) = h[r] . W_h (when t > 0) + x[r] . W_x over one block of columns */
+static inline __attribute__((always_inline)) void flat_tile(const int CV, int t, int H, int F, const float *wp,
+                                                            const float *const *h, const float *const *x,
+                                                            float *const *pre) {
+    vf acc[ROWS][FLAT_CV];
+    for (int r = 0; r < ROWS; r++)
+        for (int q = 0; q < CV; q++) acc[r][q] = vzero();
+    if (t)
+        for (int k = 0; k < H; k++) {
+            vf w[FLAT_CV];
+            for (int q = 0; q < CV; q++) w[q] = vload(wp + ((size_t)k * CV + q) * VL);
+            for (int q = 0; q < CV; q++) KEEP(w[q]);
+            for (int r = 0; r < ROWS; r++) {
+                const vf b = vset1(h[r][k]);
+                for (int q = 0; q < CV; q++) acc[r][q] = vfmadd(b, w[q], acc[r][q]);
+            }
+        }
+    for (int f = 0; f < F; f++) {
+        vf w[FLAT_CV];
+        for (int q = 0; q < CV; q++) w[q] = vload(wp + ((size_t)(H + f) * CV + q) * VL);
+        for (int q = 0; q < CV; q++) KEEP(w[q]);
+        for (int r = 0; r < ROWS; r++) {
+            const vf b = vset1(x[r][f]);
+            for (int q = 0; q < CV; q++) acc[r][q] = vfmadd(b, w[q], acc[r][q]);
+        }
+    }
+    for (int r = 0; r < ROWS; r++)
+        for (int q = 0; q < CV; q++) _mm512_storeu_ps(pre[r] + q * VL, acc[r][q]);
+}
+
+/* One step of rows [r0, r0 + nr) of a thread's slice, flat: the tiles, then the gates per VL units. */
+static void flat_step(const dims *d, int t, int i0, int r0, int nr, const float *wp, const float *const *hr,
+                      const float *const *xr, float *pre, const float *bx, const float *bh, float *cs, float *hout,
+                      float *wsg, float *wsc) {
+    const int H = d->H, F = d->F, K = H + F, nv = flat_vecs(d), nb = flat_blocks(nv);
+    for (int b = 0; b < nb; b++) {
+        int v0, cv;
+        flat_block(nv, nb, b, &v0, &cv);
+        const float *wb = wp + (size_t)v0 * VL * K;
+        float *pb[ROWS];
+        for (int r = 0; r < ROWS; r++) pb[r] = pre + ((size_t)r * nv + v0) * VL;
+        switch (cv) {
+        case 1: flat_tile(1, t, H, F, wb, hr, xr, pb); break;
+        case 2: flat_tile(2, t, H, F, wb, hr, xr, pb); break;
+        case 3: flat_tile(3, t, H, F, wb, hr, xr, pb); break;
+        case 4: flat_tile(4, t, H, F, wb, hr, xr, pb); break;
+        case 5: flat_tile(5, t, H, F, wb, hr, xr, pb); break;
+        default: flat_tile(6, t, H, F, wb, hr, xr, pb); break;
+        }
+    }
+    for (int r = 0; r < nr; r++) {
+        const int j = r0 + r;
+        const size_t wrow = (size_t)t * d->N + i0 + j;
+        const float *p = pre + (size_t)r * nv * VL;
+        for (int u = 0; u < H; u += VL) {
+            const vm mk = vmask(H - u);
+            float *c = cs + (size_t)j * H + u, *ho = hout + (size_t)j * H + u;
+            vf a[4];
+            for (int q = 0; q < 4; q++)
+                a[q] = vadd(vloadm(mk, p + (size_t)q * H + u),
+                            vadd(vloadm(mk, bx + (size_t)q * H + u), vloadm(mk, bh + (size_t)q * H + u)));
+            const vf ig = vsigm(a[0]), fg = vsigm(a[1]), gg = vtanh(a[2]), og = vsigm(a[3]);
+            const vf cn = vfmadd(fg, vloadm(mk, c), vmul(ig, gg));
+            vstorem(c, mk, cn);
+            vstorem(ho, mk, vmul(og, vtanh(cn)));
+            if (wsg) {
+                float *g = wsg + wrow * 4 * H + u;
+                vstorem(g, mk, ig);
+                vstorem(g + H, mk, fg);
+                vstorem(g + 2 * (size_t)H, mk, gg);
+                vstorem(g + 3 * (size_t)H, mk, og);
+                vstorem(wsc + wrow * H + u, mk, cn);
+            }
+        }
+    }
+}
+#endif
+
 int dnnl_rnn_host_forward(int threads, const nn_op *op, float *y, void *ws, const float *x, const float *w,
                           float *tmp) {
     const dims d = dims_of(op, threads);
@@ -244,7 +367,13 @@ int dnnl_rnn_host_forward(int threads, const nn_op *op, float *y, void *ws, cons
     const float *Wx = w, *Wh = Wx + (size_t)d.GH * F, *bx = Wh + (size_t)d.GH * H, *bh = bx + d.GH;
     const size_t rows = (size_t)d.N * T;
     float *wp = tmp, *wsg = ws, *wsh = ws ? wsg + rows * 4 * H : NULL, *wsc = ws ? wsh + rows * H : NULL;
-    pack(&d, Wx, Wh, wp);
+    const int is_flat = flat(&d);
+    (void)is_flat;   /* AVX-512 only */
+#if defined(__AVX512F__)
+    if (is_flat) flat_pack(&d, Wx, Wh, wp);
+    else
+#endif
+        pack(&d, Wx, Wh, wp);
     #pragma omp parallel num_threads(d.nt)
     for (int sl = omp_get_thread_num(); sl < d.nt; sl += omp_get_num_threads()) {   /* fewer threads than asked: */
         int i0, i1;                                                                    /* each takes more slices */
@@ -263,6 +392,25 @@ int dnnl_rnn_host_forward(int threads, const nn_op *op, float *y, void *ws, cons
             if (ws)
                 for (int j = 0; j < m; j++)
                     memcpy(wsh + ((size_t)t * d.N + i0 + j) * H, hin + (size_t)j * H, sizeof(float) * H);
+#if defined(__AVX512F__)
+            if (is_flat) {
+                for (int r0 = 0; r0 < m; r0 += ROWS) {
+                    const int nr = m - r0 < ROWS ? m - r0 : ROWS;
+                    const float *hr[ROWS], *xr[ROWS];
+                    for (int r = 0; r < ROWS; r++) {   /* past the last row: the last row again, not stored */
+                        const int j = r0 + (r < nr ? r : nr - 1);
+                        hr[r] = hin + (size_t)j * H;
+                        xr[r] = x + ((size_t)(i0 + j) * T + t) * F;
+                    }
+                    flat_step(&d, t, i0, r0, nr, wp, hr, xr, cs + (size_t)d.per * H, bx, bh, cs, hout,
+                              ws ? wsg : NULL, wsc);
+                }
+                if (op->ret_seq)
+                    for (int j = 0; j < m; j++)
+                        memcpy(y + ((size_t)(i0 + j) * T + t) * H, hout + (size_t)j * H, sizeof(float) * H);
+                continue;
+            }
+#endif
             for (int ub = 0; ub < (H + VL - 1) / VL; ub++) {
                 const int u = ub * VL;
                 const vm mk = vmask(H - u);
@@ -514,6 +662,111 @@ size_t dnnl_rnn_host_fwd_tmp_bytes(const nn_op *op, int threads) {
     const sub sb = sub_of(&d);
     return sizeof(float) * fwd_each(&d, &sb) * d.nt;
 }
+
+#if defined(__AVX512F__)
+/* Block b of nb over nv column vectors, as even as they come: its first vector and its count. */
+static void flat_block(int nv, int nb, int b, int *v0, int *cv) {
+    const int base = nv / nb, rem = nv % nb;
+    *cv = base + (b < rem);
+    *v0 = b * base + (b < rem ? b : rem);
+}
+static int flat_blocks(int nv) { return (nv + FLAT_CV - 1) / FLAT_CV; }
+
+/* Flat: column j = gate * H + unit, as W_h's and W_x's rows; zero past 4H. */
+static void flat_pack(const dims *d, const float *Wx, const float *Wh, float *wp) {
+    const int H = d->H, F = d->F, K = H + F, GH = d->GH, nv = flat_vecs(d), nb = flat_blocks(nv);
+    #pragma omp parallel for num_threads(d->nt) schedule(static)
+    for (int b = 0; b < nb; b++) {
+        int v0, cv;
+        flat_block(nv, nb, b, &v0, &cv);
+        float *p = wp + (size_t)v0 * VL * K;
+        for (int k = 0; k < K; k++)
+            for (int q = 0; q < cv; q++)
+                for (int l = 0; l < VL; l++) {
+                    const int j = (v0 + q) * VL + l;
+                    p[((size_t)k * cv + q) * VL + l] =
+                        j >= GH ? 0.0f : k < H ? Wh[(size_t)j * H + k] : Wx[(size_t)j * F + k - H];
+                }
+    }
+}
+
+/* pre[r][0 .. CV VL) = h[r] . W_h (when t > 0) + x[r] . W_x over one block of columns */
+static inline __attribute__((always_inline)) void flat_tile(const int CV, int t, int H, int F, const float *wp,
+                                                            const float *const *h, const float *const *x,
+                                                            float *const *pre) {
+    vf acc[ROWS][FLAT_CV];
+    for (int r = 0; r < ROWS; r++)
+        for (int q = 0; q < CV; q++) acc[r][q] = vzero();
+    if (t)
+        for (int k = 0; k < H; k++) {
+            vf w[FLAT_CV];
+            for (int q = 0; q < CV; q++) w[q] = vload(wp + ((size_t)k * CV + q) * VL);
+            for (int q = 0; q < CV; q++) KEEP(w[q]);
+            for (int r = 0; r < ROWS; r++) {
+                const vf b = vset1(h[r][k]);
+                for (int q = 0; q < CV; q++) acc[r][q] = vfmadd(b, w[q], acc[r][q]);
+            }
+        }
+    for (int f = 0; f < F; f++) {
+        vf w[FLAT_CV];
+        for (int q = 0; q < CV; q++) w[q] = vload(wp + ((size_t)(H + f) * CV + q) * VL);
+        for (int q = 0; q < CV; q++) KEEP(w[q]);
+        for (int r = 0; r < ROWS; r++) {
+            const vf b = vset1(x[r][f]);
+            for (int q = 0; q < CV; q++) acc[r][q] = vfmadd(b, w[q], acc[r][q]);
+        }
+    }
+    for (int r = 0; r < ROWS; r++)
+        for (int q = 0; q < CV; q++) _mm512_storeu_ps(pre[r] + q * VL, acc[r][q]);
+}
+
+/* One step of rows [r0, r0 + nr) of a thread's slice, flat: the tiles, then the gates per VL units. */
+static void flat_step(const dims *d, int t, int i0, int r0, int nr, const float *wp, const float *const *hr,
+                      const float *const *xr, float *pre, const float *bx, const float *bh, float *cs, float *hout,
+                      float *wsg, float *wsc) {
+    const int H = d->H, F = d->F, K = H + F, nv = flat_vecs(d), nb = flat_blocks(nv);
+    for (int b = 0; b < nb; b++) {
+        int v0, cv;
+        flat_block(nv, nb, b, &v0, &cv);
+        const float *wb = wp + (size_t)v0 * VL * K;
+        float *pb[ROWS];
+        for (int r = 0; r < ROWS; r++) pb[r] = pre + ((size_t)r * nv + v0) * VL;
+        switch (cv) {
+        case 1: flat_tile(1, t, H, F, wb, hr, xr, pb); break;
+        case 2: flat_tile(2, t, H, F, wb, hr, xr, pb); break;
+        case 3: flat_tile(3, t, H, F, wb, hr, xr, pb); break;
+        case 4: flat_tile(4, t, H, F, wb, hr, xr, pb); break;
+        case 5: flat_tile(5, t, H, F, wb, hr, xr, pb); break;
+        default: flat_tile(6, t, H, F, wb, hr, xr, pb); break;
+        }
+    }
+    for (int r = 0; r < nr; r++) {
+        const int j = r0 + r;
+        const size_t wrow = (size_t)t * d->N + i0 + j;
+        const float *p = pre + (size_t)r * nv * VL;
+        for (int u = 0; u < H; u += VL) {
+            const vm mk = vmask(H - u);
+            float *c = cs + (size_t)j * H + u, *ho = hout + (size_t)j * H + u;
+            vf a[4];
+            for (int q = 0; q < 4; q++)
+                a[q] = vadd(vloadm(mk, p + (size_t)q * H + u),
+                            vadd(vloadm(mk, bx + (size_t)q * H + u), vloadm(mk, bh + (size_t)q * H + u)));
+            const vf ig = vsigm(a[0]), fg = vsigm(a[1]), gg = vtanh(a[2]), og = vsigm(a[3]);
+            const vf cn = vfmadd(fg, vloadm(mk, c), vmul(ig, gg));
+            vstorem(c, mk, cn);
+            vstorem(ho, mk, vmul(og, vtanh(cn)));
+            if (wsg) {
+                float *g = wsg + wrow * 4 * H + u;
+                vstorem(g, mk, ig);
+                vstorem(g + H, mk, fg);
+                vstorem(g + 2 * (size_t)H, mk, gg);
+                vstorem(g + 3 * (size_t)H, mk, og);
+                vstorem(wsc + wrow * H + u, mk, cn);
+            }
+        }
+    }
+}
+#endif
 
 int dnnl_rnn_host_forward(int threads, const nn_op *op, float *y, void *ws, const float *x, const float *w,
                           float *tmp) {
