@@ -180,6 +180,23 @@ static inline vf vexp(vf x0) {
 static inline vf vsigm(vf x) { return vrcp(vadd(vset1(1.0f), vexp(vsub(vzero(), x)))); }
 static inline vf vtanh(vf x) { return vfnmadd(vset1(2.0f), vrcp(vadd(vset1(1.0f), vexp(vadd(x, x)))), vset1(1.0f)); }
 
+/* The LSTM cell on VL units from the four gates' pre-activations a (biases added): c and h out, and with g the gates
+ * and the new c into the workspace (gc). */
+static inline __attribute__((always_inline)) void lstm_cell(const vf a[4], vm mk, int H, float *c, float *ho, float *g,
+                                                            float *gc) {
+    const vf ig = vsigm(a[0]), fg = vsigm(a[1]), gg = vtanh(a[2]), og = vsigm(a[3]);
+    const vf cn = vfmadd(fg, vloadm(mk, c), vmul(ig, gg));
+    vstorem(c, mk, cn);
+    vstorem(ho, mk, vmul(og, vtanh(cn)));
+    if (g) {
+        vstorem(g, mk, ig);
+        vstorem(g + H, mk, fg);
+        vstorem(g + 2 * (size_t)H, mk, gg);
+        vstorem(g + 3 * (size_t)H, mk, og);
+        vstorem(gc, mk, cn);
+    }
+}
+
 /* An LSTM whose units are not a multiple of VL (babi_rnn's 50) runs "flat" on AVX-512: per unit block the four
  * gates' last vectors held 2 of 16 units, and 22% of the tile's multiply-adds were on padding. Flat, the columns
  * are the 4H pre-activations end to end (200: 13 vectors, 4% padding); a tile writes them to a row buffer, from
@@ -188,7 +205,6 @@ static inline vf vtanh(vf x) { return vfnmadd(vset1(2.0f), vrcp(vadd(vset1(1.0f)
 #define FLAT_CV 6   /* column vectors of a flat tile: 4 rows x 6 accumulators, 6 weights and a broadcast */
 static int flat(const dims *d) { return d->lstm && d->H % VL != 0; }
 #else
-#define FLAT_CV 1
 static int flat(const dims *d) { (void)d; return 0; }
 #endif
 static int flat_vecs(const dims *d) { return (d->GH + VL - 1) / VL; }
@@ -332,29 +348,19 @@ static void flat_step(const dims *d, int t, int i0, int r0, int nr, const float 
         default: flat_tile(6, t, H, F, wb, hr, xr, pb); break;
         }
     }
-    for (int r = 0; r < nr; r++) {
-        const int j = r0 + r;
-        const size_t wrow = (size_t)t * d->N + i0 + j;
-        const float *p = pre + (size_t)r * nv * VL;
-        for (int u = 0; u < H; u += VL) {
-            const vm mk = vmask(H - u);
-            float *c = cs + (size_t)j * H + u, *ho = hout + (size_t)j * H + u;
+    for (int u = 0; u < H; u += VL) {
+        const vm mk = vmask(H - u);
+        vf bias[4];
+        for (int q = 0; q < 4; q++)
+            bias[q] = vadd(vloadm(mk, bx + (size_t)q * H + u), vloadm(mk, bh + (size_t)q * H + u));
+        for (int r = 0; r < nr; r++) {
+            const int j = r0 + r;
+            const size_t wrow = (size_t)t * d->N + i0 + j;
+            const float *p = pre + (size_t)r * nv * VL + u;
             vf a[4];
-            for (int q = 0; q < 4; q++)
-                a[q] = vadd(vloadm(mk, p + (size_t)q * H + u),
-                            vadd(vloadm(mk, bx + (size_t)q * H + u), vloadm(mk, bh + (size_t)q * H + u)));
-            const vf ig = vsigm(a[0]), fg = vsigm(a[1]), gg = vtanh(a[2]), og = vsigm(a[3]);
-            const vf cn = vfmadd(fg, vloadm(mk, c), vmul(ig, gg));
-            vstorem(c, mk, cn);
-            vstorem(ho, mk, vmul(og, vtanh(cn)));
-            if (wsg) {
-                float *g = wsg + wrow * 4 * H + u;
-                vstorem(g, mk, ig);
-                vstorem(g + H, mk, fg);
-                vstorem(g + 2 * (size_t)H, mk, gg);
-                vstorem(g + 3 * (size_t)H, mk, og);
-                vstorem(wsc + wrow * H + u, mk, cn);
-            }
+            for (int q = 0; q < 4; q++) a[q] = vadd(vloadm(mk, p + (size_t)q * H), bias[q]);
+            lstm_cell(a, mk, H, cs + (size_t)j * H + u, hout + (size_t)j * H + u,
+                      wsg ? wsg + wrow * 4 * H + u : NULL, wsg ? wsc + wrow * H + u : NULL);
         }
     }
 }
@@ -440,20 +446,9 @@ int dnnl_rnn_host_forward(int threads, const nn_op *op, float *y, void *ws, cons
                         float *c = cs + (size_t)j * H + u, *ho = hout + (size_t)j * H + u;
                         float *g = ws ? wsg + wrow * 4 * H + u : NULL;
                         if (lstm) {
-                            const vf ig = vsigm(vadd(acc[r][0], bias[0]));
-                            const vf fg = vsigm(vadd(acc[r][1], bias[1]));
-                            const vf gg = vtanh(vadd(acc[r][2], bias[2]));
-                            const vf og = vsigm(vadd(acc[r][3], bias[3]));
-                            const vf cn = vfmadd(fg, vloadm(mk, c), vmul(ig, gg));
-                            vstorem(c, mk, cn);
-                            vstorem(ho, mk, vmul(og, vtanh(cn)));
-                            if (g) {
-                                vstorem(g, mk, ig);
-                                vstorem(g + H, mk, fg);
-                                vstorem(g + 2 * (size_t)H, mk, gg);
-                                vstorem(g + 3 * (size_t)H, mk, og);
-                                vstorem(wsc + wrow * H + u, mk, cn);
-                            }
+                            vf a[4];
+                            for (int q = 0; q < 4; q++) a[q] = vadd(acc[r][q], bias[q]);
+                            lstm_cell(a, mk, H, c, ho, g, g ? wsc + wrow * H + u : NULL);
                         } else {
                             const vf rg = vsigm(vadd(acc[r][0], bias[0]));
                             const vf zg = vsigm(vadd(acc[r][1], bias[1]));
