@@ -68,6 +68,9 @@ static void slice(const dims *d, int th, int *i0, int *i1) {
 }
 
 static size_t round16(size_t n) { return (n + 15) / 16 * 16; }
+/* Rows of G H pre-activation gradients (and of the transposed weight gradients) lie a multiple of 64 bytes apart:
+ * at babi_rnn's 200 floats, every other row's vectors straddled two cache lines. */
+static size_t ldg(const dims *d) { return round16((size_t)d->GH); }
 
 
 /* Steps whose weight gradients are one product in the backward. Where a step's dW += ax^T [x h] is small (under
@@ -84,10 +87,11 @@ static int chunk_steps(const dims *d) {
  * weight gradients (pw, last). */
 static size_t bwd_chunk(const dims *d) {
     const size_t S = (size_t)chunk_steps(d);
-    return S * d->per * ((d->lstm ? 1 : 2) * (size_t)d->GH + (S > 1 ? (size_t)d->F + d->H : 0));
+    return S * d->per * ((d->lstm ? 1 : 2) * ldg(d) + (S > 1 ? (size_t)d->F + d->H : 0));
 }
-static size_t bwd_pw(const dims *d) { return 2 * d->per * d->H + 4 * (size_t)d->GH + bwd_chunk(d); }
-static size_t bwd_each(const dims *d) { return round16(bwd_pw(d) + (size_t)d->GH * (d->F + d->H)); }
+static size_t bwd_ax(const dims *d) { return round16(2 * d->per * d->H + 4 * (size_t)d->GH); }
+static size_t bwd_pw(const dims *d) { return round16(bwd_ax(d) + bwd_chunk(d)); }
+static size_t bwd_each(const dims *d) { return round16(bwd_pw(d) + ldg(d) * (d->F + d->H)); }
 static int gemm(char ta, char tb, size_t M, size_t N, size_t K, const float *A, size_t lda, const float *B,
                 size_t ldb, float beta, float *C, size_t ldc) {
     return dnnl_sgemm(ta, tb, (dnnl_dim_t)M, (dnnl_dim_t)N, (dnnl_dim_t)K, 1.0f, A, (dnnl_dim_t)lda, B,
@@ -117,6 +121,7 @@ static inline vf vmin(vf a, vf b) { return _mm512_min_ps(a, b); }
 static inline vf vmax(vf a, vf b) { return _mm512_max_ps(a, b); }
 static inline vm vmask(int n) { return n >= 16 ? (vm)0xFFFF : (vm)((1u << n) - 1); }
 static inline vf vloadm(vm k, const float *p) { return _mm512_maskz_loadu_ps(k, p); }
+static inline float vsum(vf v) { return _mm512_reduce_add_ps(v); }
 static inline void vstorem(float *p, vm k, vf v) { _mm512_mask_storeu_ps(p, k, v); }
 static inline vf vround(vf x) { return _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
 static inline vf vscale(vf p, vf n) { return _mm512_scalef_ps(p, n); }   /* p 2^n */
@@ -149,6 +154,11 @@ static inline vf vloadm(vm k, const float *p) {   /* masked lanes 0, not read */
 static inline void vstorem(float *p, vm k, vf v) {
     if (k.full) _mm256_storeu_ps(p, v);
     else _mm256_maskstore_ps(p, k.k, v);
+}
+static inline float vsum(vf v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
 }
 static inline vf vround(vf x) { return _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
 static inline vf vscale(vf p, vf n) {   /* p 2^n for integral n in [-126, 127]: the exponent bits built directly */
@@ -489,13 +499,25 @@ int dnnl_rnn_host_forward(int threads, const nn_op *op, float *y, void *ws, cons
 #define MM_ROWS 64   /* rows a thread at most: above, sgemm's packing is paid back within the call */
 
 static int bwd_mm(const dims *d) { return d->per <= MM_ROWS; }
-/* Floats of B [K][n] packed: per block of VL columns, per k, VL values (zero past n). */
-static int blocks(int n) { return (n + VL - 1) / VL; }
-static size_t panel(size_t K, size_t n) { return round16((size_t)blocks((int)n) * K * VL); }
+/* Columns past the last whole block of VL: with few of them (n % VL <= VL / 4: babi_rnn's 50 = 3 x 16 + 2) a padded
+ * block spends a vector a row and k on them (22% of babi's products); they are dot products along k instead, over
+ * B's tail columns packed as rows. Otherwise the last block is padded. */
+static int tail(int n) { const int r = n % VL; return r <= VL / 4 ? r : 0; }
+static int blocks(int n) { return (n - tail(n) + VL - 1) / VL; }
+static int pack_units(int n) { return blocks(n) + (tail(n) != 0); }
+/* Floats of B [K][n] packed: per block of VL columns, per k, VL values (zero past n); then the tail's columns, K
+ * values each. */
+static size_t panel(size_t K, size_t n) { return round16(((size_t)blocks((int)n) * VL + tail((int)n)) * K); }
 static size_t bwd_panels(const dims *d) {
     return bwd_mm(d) ? panel(d->GH, d->H) + panel(d->GH, d->F) : 0;
 }
 static void pack_block(size_t K, size_t n, const float *B, size_t ldb, size_t nb, float *bp) {
+    if (nb == (size_t)blocks((int)n)) {   /* the tail */
+        const size_t c0 = nb * VL;
+        for (size_t c = 0; c < (size_t)tail((int)n); c++)
+            for (size_t k = 0; k < K; k++) bp[c0 * K + c * K + k] = B[k * ldb + c0 + c];
+        return;
+    }
     float *o = bp + nb * K * VL;
     for (size_t k = 0; k < K; k++)
         for (size_t l = 0; l < VL; l++) {
@@ -519,11 +541,30 @@ static inline __attribute__((always_inline)) void mm_tile(const int nv, int K, c
     }
 }
 
+/* MR rows' dot products with nc tail columns (bt: nc rows of K), along k in vectors. */
+static inline __attribute__((always_inline)) void dot_tile(const int nc, int K, const float *const *a,
+                                                           const float *bt, float out[MR][VL / 4]) {
+    vf acc[MR][VL / 4];
+    for (int r = 0; r < MR; r++)
+        for (int c = 0; c < nc; c++) acc[r][c] = vzero();
+    for (int k = 0; k < K; k += VL) {
+        const vm mk = vmask(K - k);
+        vf b[VL / 4];
+        for (int c = 0; c < nc; c++) b[c] = vloadm(mk, bt + (size_t)c * K + k);
+        for (int r = 0; r < MR; r++) {
+            const vf x = vloadm(mk, a[r] + k);
+            for (int c = 0; c < nc; c++) acc[r][c] = vfmadd(x, b[c], acc[r][c]);
+        }
+    }
+    for (int r = 0; r < MR; r++)
+        for (int c = 0; c < nc; c++) out[r][c] = vsum(acc[r][c]);
+}
+
 /* C = A B, or C += A B with add: A [m][K] with rows lda apart, B packed (K x n), C's rows ldc apart. Rows past
  * m in the last tile repeat the last row and are not stored. */
 static void mm_packed(int m, int K, int n, const float *A, size_t lda, const float *bp, int add, float *C,
                       size_t ldc) {
-    const int nb = blocks(n);
+    const int nb = blocks(n), nt = tail(n);
     for (int r0 = 0; r0 < m; r0 += MR) {
         const int nr = m - r0 < MR ? m - r0 : MR;
         const float *a[MR];
@@ -546,6 +587,101 @@ static void mm_packed(int m, int K, int n, const float *A, size_t lda, const flo
                     vstorem(cp, mk, add ? vadd(vloadm(mk, cp), acc[r][v]) : acc[r][v]);
                 }
         }
+        if (nt) {
+            const float *bt = bp + (size_t)nb * K * VL;
+            float out[MR][VL / 4];
+            if (nt == 1) dot_tile(1, K, a, bt, out);
+            else if (nt == 2) dot_tile(2, K, a, bt, out);
+#if VL == 16
+            else if (nt == 3) dot_tile(3, K, a, bt, out);
+            else dot_tile(4, K, a, bt, out);
+#endif
+            for (int r = 0; r < nr; r++)
+                for (int c = 0; c < nt; c++) {
+                    float *cp = C + (size_t)(r0 + r) * ldc + nb * VL + c;
+                    *cp = add ? *cp + out[r][c] : out[r][c];
+                }
+        }
+    }
+}
+
+/* The chunk's weight gradients, transposed: C [n][GH] (rows ldc apart) += B^T A, A the chunk's K pre-activation
+ * gradient rows (lda apart), B's row k at brow[k] (x_t or h_prev of one example, where it lies: no copies).
+ * Vectors run along the G H pre-activations (babi_rnn's 200: 13 vectors, 4% padding; along its 50 units 22%); a
+ * tile is WR columns of B broadcast x up to WV vectors, over all K rows (K <= 256: blocks of 32 rows, to keep A's
+ * block in L1, measured 10% slower than loading and storing C once). */
+#if VL == 16
+#define WR 5
+#define WV 4   /* 20 accumulators, 4 of A and a broadcast */
+#else
+#define WR 2
+#define WV 4   /* 8 accumulators, 4 of A and a broadcast of the 16 */
+#endif
+static inline __attribute__((always_inline)) void wg_tile(const int nv, int K, const float *const *brow,
+                                                          const int *col, const float *A, size_t lda, int g0,
+                                                          int GH, int nr, float *C, size_t ldc) {
+    vf acc[WR][WV];
+    vm mk[WV];
+    for (int v = 0; v < nv; v++) mk[v] = vmask(GH - g0 - v * VL);
+    for (int r = 0; r < WR; r++)
+        for (int v = 0; v < nv; v++) acc[r][v] = vloadm(mk[v], C + (size_t)col[r] * ldc + g0 + v * VL);
+    for (int k = 0; k < K; k++) {
+        const float *ak = A + (size_t)k * lda + g0, *bk = brow[k];
+        vf w[WV];
+        for (int v = 0; v < nv; v++) w[v] = vloadm(mk[v], ak + v * VL);
+        for (int v = 0; v < nv; v++) KEEP(w[v]);
+        for (int r = 0; r < WR; r++) {
+            const vf b = vset1(bk[col[r]]);
+            for (int v = 0; v < nv; v++) acc[r][v] = vfmadd(b, w[v], acc[r][v]);
+        }
+    }
+    for (int r = 0; r < WR; r++)   /* constant bounds: an index the compiler cannot unroll puts acc in memory */
+        for (int v = 0; v < nv; v++)
+            if (r < nr) vstorem(C + (size_t)col[r] * ldc + g0 + v * VL, mk[v], acc[r][v]);
+}
+static void wgrad(int K, const float *const *brow, int n, const float *A, size_t lda, int GH, float *C, size_t ldc) {
+    const int nb = (GH + VL - 1) / VL, ng = (nb + WV - 1) / WV;   /* vectors in ng groups, as even as they go */
+    for (int c0 = 0; c0 < n; c0 += WR) {
+        const int nr = n - c0 < WR ? n - c0 : WR;
+        int col[WR];
+        for (int r = 0; r < WR; r++) col[r] = c0 + (r < nr ? r : nr - 1);
+        for (int q = 0, b0 = 0; q < ng; q++) {
+            const int nv = nb / ng + (q < nb % ng);
+            const int g0 = b0 * VL;
+            switch (nv) {
+            case WV: wg_tile(WV, K, brow, col, A, lda, g0, GH, nr, C, ldc); break;
+            case 3: wg_tile(3, K, brow, col, A, lda, g0, GH, nr, C, ldc); break;
+            case 2: wg_tile(2, K, brow, col, A, lda, g0, GH, nr, C, ldc); break;
+            default: wg_tile(1, K, brow, col, A, lda, g0, GH, nr, C, ldc); break;
+            }
+            b0 += nv;
+        }
+    }
+}
+#undef WR
+#undef WV
+/* One row of the LSTM backward's gate loop: the pre-activation gradients ax, dc and dh of the step before; dy (a
+ * sequence's output gradient) and c_prev (none at t = 0) compile-time choices. In vectors of units, the last one
+ * masked, and tanh by the reciprocal as in the forward: GCC's vectorised loop divided, and ran babi_rnn's 50 units'
+ * last 2 in scalar code (30% of that backward's own time, perf annotate). */
+static inline __attribute__((always_inline)) void lstm_bwd_row(const int has_dy, const int has_cp, int H,
+                                                               const float *g, const float *cr, const float *cpr,
+                                                               const float *dyr, float *axj, float *dcj, float *dhj) {
+    const vf one = vset1(1.0f);
+    for (int k = 0; k < H; k += VL) {
+        const vm mk = vmask(H - k);
+        vf dd = vloadm(mk, dhj + k);
+        if (has_dy) dd = vadd(dd, vloadm(mk, dyr + k));
+        const vf ig = vloadm(mk, g + k), fg = vloadm(mk, g + H + k), gg = vloadm(mk, g + 2 * H + k);
+        const vf og = vloadm(mk, g + 3 * H + k), tc = vtanh(vloadm(mk, cr + k));
+        const vf dcc = vfmadd(vmul(dd, og), vfnmadd(tc, tc, one), vloadm(mk, dcj + k));
+        const vf cp = has_cp ? vloadm(mk, cpr + k) : vzero();
+        vstorem(axj + k, mk, vmul(vmul(dcc, gg), vmul(ig, vsub(one, ig))));
+        vstorem(axj + H + k, mk, vmul(vmul(dcc, cp), vmul(fg, vsub(one, fg))));
+        vstorem(axj + 2 * H + k, mk, vmul(vmul(dcc, ig), vfnmadd(gg, gg, one)));
+        vstorem(axj + 3 * H + k, mk, vmul(vmul(dd, tc), vmul(og, vsub(one, og))));
+        vstorem(dcj + k, mk, vmul(dcc, fg));
+        vstorem(dhj + k, mk, vzero());
     }
 }
 #define HAVE_MM_PACKED
@@ -710,21 +846,12 @@ int dnnl_rnn_host_forward(int threads, const nn_op *op, float *y, void *ws, cons
 #endif
 #ifndef HAVE_MM_PACKED
 static size_t bwd_panels(const dims *d) { (void)d; return 0; }
-#endif
-
-size_t dnnl_rnn_host_bwd_tmp_bytes(const nn_op *op, int threads) {
-    const dims d = dims_of(op, threads);
-    return sizeof(float) * (d.nt * bwd_each(&d) + bwd_panels(&d));
-}
-
-/* One row of the LSTM backward's gate loop: the pre-activation gradients ax, their column sums sx, dc and dh of
- * the step before. dy (a sequence's output gradient) and c_prev (none at t = 0) are compile-time choices of each
- * call: a pointer tested in the loop kept GCC from vectorising it, and the scalar loop was 38% of babi_rnn's
- * backward (perf record). */
+/* One row of the LSTM backward's gate loop: the pre-activation gradients ax, dc and dh of the step before. dy (a
+ * sequence's output gradient) and c_prev (none at t = 0) are compile-time choices of each call: a pointer tested in
+ * the loop kept GCC from vectorising it, and the scalar loop was 38% of babi_rnn's backward (perf record). */
 static inline __attribute__((always_inline)) void lstm_bwd_row(const int has_dy, const int has_cp, int H,
                                                                const float *g, const float *cr, const float *cpr,
-                                                               const float *dyr, float *axj, double *sx, float *dcj,
-                                                               float *dhj) {
+                                                               const float *dyr, float *axj, float *dcj, float *dhj) {
     #pragma omp simd
     for (int k = 0; k < H; k++) {
         const float dd = dhj[k] + (has_dy ? dyr[k] : 0.0f);
@@ -734,10 +861,31 @@ static inline __attribute__((always_inline)) void lstm_bwd_row(const int has_dy,
         const float ai = dcc * gg * ig * (1.0f - ig), af = dcc * cp * fg * (1.0f - fg);
         const float ag = dcc * ig * (1.0f - gg * gg), ao = dd * tc * og * (1.0f - og);
         axj[k] = ai; axj[H + k] = af; axj[2 * H + k] = ag; axj[3 * H + k] = ao;
-        sx[k] += ai; sx[H + k] += af; sx[2 * H + k] += ag; sx[3 * H + k] += ao;
         dcj[k] = dcc * fg;
         dhj[k] = 0.0f;
     }
+}
+#endif
+
+/* s += the column sums of A's rows (rows lda apart, n columns): a float sum over a chunk's rows (at most 256 with
+ * chunks), then double. */
+static void colsum(int rows, size_t lda, int n, const float *A, double *s) {
+    float part[256];
+    for (int c0 = 0; c0 < n; c0 += 256) {
+        const int nc = n - c0 < 256 ? n - c0 : 256;
+        memset(part, 0, sizeof(float) * nc);
+        for (int r = 0; r < rows; r++) {
+            const float *a = A + (size_t)r * lda + c0;
+            #pragma omp simd
+            for (int c = 0; c < nc; c++) part[c] += a[c];
+        }
+        for (int c = 0; c < nc; c++) s[c0 + c] += part[c];
+    }
+}
+
+size_t dnnl_rnn_host_bwd_tmp_bytes(const nn_op *op, int threads) {
+    const dims d = dims_of(op, threads);
+    return sizeof(float) * (d.nt * bwd_each(&d) + bwd_panels(&d));
 }
 
 int dnnl_rnn_host_backward(int threads, const nn_op *op, float *dx, float *dw, const float *dy, const float *x,
@@ -746,7 +894,7 @@ int dnnl_rnn_host_backward(int threads, const nn_op *op, float *dx, float *dw, c
     const int T = d.T, F = d.F, H = d.H, GH = d.GH, lstm = d.lstm;
     const float *Wx = w, *Wh = Wx + (size_t)GH * F;
     float *dWx = dw, *dWh = dWx + (size_t)GH * F, *dbx = dWh + (size_t)GH * H, *dbh = dbx + GH;
-    const size_t rows = (size_t)d.N * T, each = bwd_each(&d), nw = (size_t)GH * (F + H);
+    const size_t rows = (size_t)d.N * T, each = bwd_each(&d), nw = (size_t)GH * (F + H), LG = ldg(&d);
     const float *wsg = ws, *wsh = wsg + rows * 4 * H, *wsc = wsh + rows * H;
     int fail = 0;
     #pragma omp parallel num_threads(d.nt)
@@ -758,17 +906,18 @@ int dnnl_rnn_host_backward(int threads, const nn_op *op, float *dx, float *dw, c
          * for the recurrent side (they differ in the GRU's new gate, whose recurrent part is scaled by r); with
          * more than one step a chunk, copies of their x and h_prev rows; the weight gradients of this thread */
         const int S = chunk_steps(&d);
-        float *ax0 = (float *)(sh + GH), *ah0 = lstm ? ax0 : ax0 + (size_t)S * d.per * GH;
-        float *xc = ax0 + (size_t)(lstm ? 1 : 2) * S * d.per * GH, *hc = xc + (size_t)S * d.per * F;
+        float *ax0 = tmp + each * th + bwd_ax(&d), *ah0 = lstm ? ax0 : ax0 + (size_t)S * d.per * LG;
+        float *xc = ax0 + (size_t)(lstm ? 1 : 2) * S * d.per * LG, *hc = xc + (size_t)S * d.per * F;
         float *pw = tmp + each * th + bwd_pw(&d);
         int rc = 0;
         memset(sx, 0, sizeof(double) * 2 * GH);
-        memset(pw, 0, sizeof(float) * nw);
+        memset(pw, 0, sizeof(float) * LG * (F + H));
 #ifdef HAVE_MM_PACKED
         const int mm = bwd_mm(&d);
         float *ph = tmp + each * d.nt, *px = ph + panel(GH, H);   /* W_h and W_x packed, shared */
+        const float *xrow[256], *hrow[256];   /* a chunk's x and h_prev rows: S m <= 256 (chunk_steps) */
         if (mm) {
-            const int nbh = blocks(H), nbx = blocks(F);
+            const int nbh = pack_units(H), nbx = pack_units(F);
             #pragma omp for schedule(static)
             for (int b = 0; b < nbh + nbx; b++) {
                 if (b < nbh) pack_block(GH, H, Wh, H, b, ph);
@@ -788,12 +937,12 @@ int dnnl_rnn_host_backward(int threads, const nn_op *op, float *dx, float *dw, c
             for (int t = T - 1; t >= 0 && m > 0 && rc == 0; t--) {
                 const size_t w0 = (size_t)t * d.N + i0;   /* the workspace's first row of this step and slice */
                 const int slot = (T - 1 - t) % S;          /* the step's place in its chunk */
-                float *ax = ax0 + (size_t)slot * m * GH, *ah = lstm ? ax : ah0 + (size_t)slot * m * GH;
+                float *ax = ax0 + (size_t)slot * m * LG, *ah = lstm ? ax : ah0 + (size_t)slot * m * LG;
                 for (int j = 0; j < m; j++) {
                     const size_t wrow = w0 + j;
                     const float *g = wsg + wrow * 4 * H, *hp = wsh + wrow * H;
                     const float *dyr = op->ret_seq ? dy + ((size_t)(i0 + j) * T + t) * H : NULL;
-                    float *axj = ax + (size_t)j * GH, *ahj = ah + (size_t)j * GH;
+                    float *axj = ax + (size_t)j * LG, *ahj = ah + (size_t)j * LG;
                     float *dhj = dh + (size_t)j * H, *dcj = dc + (size_t)j * H;
                     if (!lstm) {
                         #pragma omp simd
@@ -805,44 +954,63 @@ int dnnl_rnn_host_backward(int threads, const nn_op *op, float *dx, float *dw, c
                             const float dar = dan * bhn * r * (1.0f - r), daz = dz * z * (1.0f - z);
                             axj[k] = dar; axj[H + k] = daz; axj[2 * H + k] = dan;
                             ahj[k] = dar; ahj[H + k] = daz; ahj[2 * H + k] = dan * r;
-                            sx[k] += dar; sx[H + k] += daz; sx[2 * H + k] += dan; sh[k] += dan * r;
                             dhj[k] = dd * z;                 /* direct path h' = ... + z h */
                         }
                     } else {
                         const float *cr = wsc + wrow * H, *cpr = t > 0 ? wsc + (wrow - d.N) * H : NULL;
-                        if (dyr && cpr) lstm_bwd_row(1, 1, H, g, cr, cpr, dyr, axj, sx, dcj, dhj);
-                        else if (dyr) lstm_bwd_row(1, 0, H, g, cr, cpr, dyr, axj, sx, dcj, dhj);
-                        else if (cpr) lstm_bwd_row(0, 1, H, g, cr, cpr, dyr, axj, sx, dcj, dhj);
-                        else lstm_bwd_row(0, 0, H, g, cr, cpr, dyr, axj, sx, dcj, dhj);
+                        if (dyr && cpr) lstm_bwd_row(1, 1, H, g, cr, cpr, dyr, axj, dcj, dhj);
+                        else if (dyr) lstm_bwd_row(1, 0, H, g, cr, cpr, dyr, axj, dcj, dhj);
+                        else if (cpr) lstm_bwd_row(0, 1, H, g, cr, cpr, dyr, axj, dcj, dhj);
+                        else lstm_bwd_row(0, 0, H, g, cr, cpr, dyr, axj, dcj, dhj);
                     }
+                }
+                if (slot == S - 1 || t == 0) {   /* the bias gradients: the chunk's column sums */
+                    const int k = (slot + 1) * m;
+                    colsum(k, LG, GH, ax0, sx);
+                    if (!lstm) colsum(k, LG, H, ah0 + 2 * H, sh);
                 }
                 /* while the step's gradients are in cache: dh_prev += ah W_h (nothing flows before t = 0),
                  * dx_t = ax W_x (rows T*F apart); then, a chunk at a time, dW_x += ax^T x_t, dW_h += ah^T h_prev */
                 const float *xs = x + ((size_t)i0 * T + t) * F;
 #ifdef HAVE_MM_PACKED
                 if (mm) {
-                    if (t) mm_packed(m, GH, H, ah, GH, ph, 1, dh, H);
-                    if (dx) mm_packed(m, GH, F, ax, GH, px, 0, dx + ((size_t)i0 * T + t) * F, (size_t)T * F);
+                    if (t) mm_packed(m, GH, H, ah, LG, ph, 1, dh, H);
+                    if (dx) mm_packed(m, GH, F, ax, LG, px, 0, dx + ((size_t)i0 * T + t) * F, (size_t)T * F);
                 } else
 #endif
                 {
-                    if (t) rc = gemm('N', 'N', m, H, GH, ah, GH, Wh, H, 1.0f, dh, H);
+                    if (t) rc = gemm('N', 'N', m, H, GH, ah, LG, Wh, H, 1.0f, dh, H);
                     if (rc == 0 && dx)
-                        rc = gemm('N', 'N', m, F, GH, ax, GH, Wx, F, 0.0f, dx + ((size_t)i0 * T + t) * F,
+                        rc = gemm('N', 'N', m, F, GH, ax, LG, Wx, F, 0.0f, dx + ((size_t)i0 * T + t) * F,
                                   (size_t)T * F);
                 }
+                /* pw holds the weight gradients transposed: [F + H][GH], rows LG apart */
                 if (S == 1) {
-                    if (rc == 0) rc = gemm('T', 'N', GH, F, m, ax, GH, xs, (size_t)T * F, 1.0f, pw, F);
-                    if (rc == 0) rc = gemm('T', 'N', GH, H, m, ah, GH, wsh + w0 * H, H, 1.0f, pw + (size_t)GH * F, H);
+                    if (rc == 0) rc = gemm('T', 'N', F, GH, m, xs, (size_t)T * F, ax, LG, 1.0f, pw, LG);
+                    if (rc == 0) rc = gemm('T', 'N', H, GH, m, wsh + w0 * H, H, ah, LG, 1.0f, pw + (size_t)F * LG, LG);
                     continue;
                 }
+#ifdef HAVE_MM_PACKED
+                if (mm) {
+                    for (int j = 0; j < m; j++) {
+                        xrow[slot * m + j] = xs + (size_t)j * T * F;
+                        hrow[slot * m + j] = wsh + (w0 + j) * H;
+                    }
+                    if (slot == S - 1 || t == 0) {
+                        const int k = (slot + 1) * m;
+                        wgrad(k, xrow, F, ax0, LG, GH, pw, LG);
+                        wgrad(k, hrow, H, ah0, LG, GH, pw + (size_t)F * LG, LG);
+                    }
+                    continue;
+                }
+#endif
                 for (int j = 0; j < m; j++)
                     memcpy(xc + ((size_t)slot * m + j) * F, xs + (size_t)j * T * F, sizeof(float) * F);
                 memcpy(hc + (size_t)slot * m * H, wsh + w0 * H, sizeof(float) * (size_t)m * H);
                 if (slot == S - 1 || t == 0) {
                     const size_t k = (size_t)(slot + 1) * m;
-                    if (rc == 0) rc = gemm('T', 'N', GH, F, k, ax0, GH, xc, F, 1.0f, pw, F);
-                    if (rc == 0) rc = gemm('T', 'N', GH, H, k, ah0, GH, hc, H, 1.0f, pw + (size_t)GH * F, H);
+                    if (rc == 0) rc = gemm('T', 'N', F, GH, k, xc, F, ax0, LG, 1.0f, pw, LG);
+                    if (rc == 0) rc = gemm('T', 'N', H, GH, k, hc, H, ah0, LG, 1.0f, pw + (size_t)F * LG, LG);
                 }
             }
         }
@@ -851,13 +1019,15 @@ int dnnl_rnn_host_backward(int threads, const nn_op *op, float *dx, float *dw, c
             fail = 1;
         }
         #pragma omp barrier
-        /* the threads' weight gradients summed into dw, and the bias gradients (b_h's: b_x's but in the GRU's n
-         * gate) */
+        /* the threads' weight gradients summed into dw (dW_x [GH][F], then dW_h [GH][H]; pw transposed), and the
+         * bias gradients (b_h's: b_x's but in the GRU's n gate) */
         #pragma omp for schedule(static)
         for (size_t k = 0; k < nw; k++) {
+            const size_t xk = (size_t)GH * F, g = k < xk ? k / F : (k - xk) / H;
+            const size_t c = k < xk ? k % F : F + (k - xk) % H;
             float sum = 0.0f;
-            for (int t2 = 0; t2 < omp_get_num_threads(); t2++) sum += (tmp + each * t2 + bwd_pw(&d))[k];
-            dWx[k] += sum;   /* dW_h follows dW_x in dw as in pw */
+            for (int t2 = 0; t2 < omp_get_num_threads(); t2++) sum += (tmp + each * t2 + bwd_pw(&d))[c * LG + g];
+            dWx[k] += sum;   /* dW_h follows dW_x in dw */
         }
         #pragma omp single
         for (int t2 = 0; t2 < omp_get_num_threads(); t2++) {
