@@ -2123,11 +2123,15 @@ static void rnn_nan_input(const char *name, nn_op_kind kind) {
 
 static void parity_embedding(const char *name) {
     nn_backend *be = open_be(name), *ref = open_ref();
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < 5; k++) {
         nn_op op = {.kind = NN_OP_EMBEDDING, .n = k ? rnd_int(1, 9) : 1, .c = k ? rnd_int(1, 20) : 1, .h = 1, .w = 1,
                     .units = rnd_int(1, 37), .vocab = rnd_int(1, 50)};
+        if (k == 4) { op.n = 32; op.c = 552; op.units = 50; op.vocab = 36; }   /* babi_rnn's story: many rows */
         op.oc = op.c; op.oh = 1; op.ow = op.units;
-        if (k == 3) { op.ids_stride = op.c + 3; op.ids_off = 2; }   /* a range of a longer input (babi_rnn) */
+        if (k >= 3) {   /* a range of a longer input (babi_rnn) */
+            op.ids_stride = op.c + (k == 4 ? 5 : 3);
+            op.ids_off = k == 4 ? 0 : 2;
+        }
         const size_t nt = (size_t)op.n * (op.ids_stride ? op.ids_stride : op.c), ny = (size_t)op.n * op.c * op.units;
         const size_t nw = (size_t)op.vocab * op.units;
         int32_t *ids = malloc(sizeof(int32_t) * nt);

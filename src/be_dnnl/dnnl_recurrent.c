@@ -234,7 +234,37 @@ int dn_repeat_backward(nn_backend *be, const nn_op *op, float *dx, const float *
 int dn_embedding_forward(nn_backend *be, const nn_op *op, float *y, const int32_t *ids, const float *table) {
     return nn_host_embedding_forward(CTX(be)->threads, op, y, ids, table);
 }
+/* A small table (babi_rnn's 36 x 50) with many rows of dy: each thread sums its own rows into a table of its own,
+ * then the tables are added. The host op splits the columns (any vocabulary), so each thread walked every row of
+ * dy for its half of it: babi_rnn's 3.5 MB, 0.36 ms of a two-thread step. */
 int dn_embedding_backward(nn_backend *be, const nn_op *op, float *dtable, const float *dy,
                           const int32_t *ids) {
-    return nn_host_embedding_backward(CTX(be)->threads, op, dtable, dy, ids);
+    const int nt = CTX(be)->threads, E = op->units, T = op->c, S = op->ids_stride ? op->ids_stride : op->c;
+    const size_t nw = (size_t)op->vocab * E;
+    const long rows = (long)op->n * op->c;
+    if (nt < 2 || nw > 16384 || rows < 1024) return nn_host_embedding_backward(nt, op, dtable, dy, ids);
+    float *part = calloc((size_t)nt * nw, sizeof(float));
+    if (!part) return sd_err(SD_ENOMEM, "dnnl: cannot allocate an embedding's gradient tables");
+    #pragma omp parallel num_threads(nt)
+    {
+        const int th = omp_get_thread_num(), n = omp_get_num_threads();
+        float *mine = part + (size_t)th * nw;
+        for (long i = rows * th / n; i < rows * (th + 1) / n; i++) {
+            const int32_t id = ids[(i / T) * S + i % T];
+            if (id < 0 || id >= op->vocab) continue;   /* forward rejected it already */
+            float *d = mine + (size_t)id * E;
+            const float *g = dy + (size_t)i * E;
+            #pragma omp simd
+            for (int e = 0; e < E; e++) d[e] += g[e];
+        }
+        #pragma omp barrier
+        #pragma omp for schedule(static)
+        for (size_t k = 0; k < nw; k++) {
+            float sum = 0.0f;
+            for (int t = 0; t < n; t++) sum += part[(size_t)t * nw + k];
+            dtable[k] += sum;
+        }
+    }
+    free(part);
+    return 0;
 }
