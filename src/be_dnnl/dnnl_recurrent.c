@@ -239,8 +239,8 @@ int dn_embedding_forward(nn_backend *be, const nn_op *op, float *y, const int32_
  * dy for its half of it: babi_rnn's 3.5 MB, 0.36 ms of a two-thread step. */
 int dn_embedding_backward(nn_backend *be, const nn_op *op, float *dtable, const float *dy,
                           const int32_t *ids) {
-    const int nt = CTX(be)->threads, E = op->units, T = op->c, S = op->ids_stride ? op->ids_stride : op->c;
-    const size_t nw = (size_t)op->vocab * E;
+    const int nt = CTX(be)->threads;
+    const size_t nw = (size_t)op->vocab * op->units;
     const long rows = (long)op->n * op->c;
     if (nt < 2 || nw > 16384 || rows < 1024) return nn_host_embedding_backward(nt, op, dtable, dy, ids);
     float *part = calloc((size_t)nt * nw, sizeof(float));
@@ -248,15 +248,8 @@ int dn_embedding_backward(nn_backend *be, const nn_op *op, float *dtable, const 
     #pragma omp parallel num_threads(nt)
     {
         const int th = omp_get_thread_num(), n = omp_get_num_threads();
-        float *mine = part + (size_t)th * nw;
-        for (long i = rows * th / n; i < rows * (th + 1) / n; i++) {
-            const int32_t id = ids[(i / T) * S + i % T];
-            if (id < 0 || id >= op->vocab) continue;   /* forward rejected it already */
-            float *d = mine + (size_t)id * E;
-            const float *g = dy + (size_t)i * E;
-            #pragma omp simd
-            for (int e = 0; e < E; e++) d[e] += g[e];
-        }
+        nn_host_embedding_add_rows(op, part + (size_t)th * nw, dy, ids, rows * th / n, rows * (th + 1) / n, 0,
+                                   op->units);
         #pragma omp barrier
         #pragma omp for schedule(static)
         for (size_t k = 0; k < nw; k++) {

@@ -937,6 +937,7 @@ int dnnl_rnn_host_backward(int threads, const nn_op *op, float *dx, float *dw, c
             for (int t = T - 1; t >= 0 && m > 0 && rc == 0; t--) {
                 const size_t w0 = (size_t)t * d.N + i0;   /* the workspace's first row of this step and slice */
                 const int slot = (T - 1 - t) % S;          /* the step's place in its chunk */
+                const int chunk_end = slot == S - 1 || t == 0, krows = (slot + 1) * m;   /* the chunk's rows so far */
                 float *ax = ax0 + (size_t)slot * m * LG, *ah = lstm ? ax : ah0 + (size_t)slot * m * LG;
                 for (int j = 0; j < m; j++) {
                     const size_t wrow = w0 + j;
@@ -964,10 +965,9 @@ int dnnl_rnn_host_backward(int threads, const nn_op *op, float *dx, float *dw, c
                         else lstm_bwd_row(0, 0, H, g, cr, cpr, dyr, axj, dcj, dhj);
                     }
                 }
-                if (slot == S - 1 || t == 0) {   /* the bias gradients: the chunk's column sums */
-                    const int k = (slot + 1) * m;
-                    colsum(k, LG, GH, ax0, sx);
-                    if (!lstm) colsum(k, LG, H, ah0 + 2 * H, sh);
+                if (chunk_end) {   /* the bias gradients: the chunk's column sums */
+                    colsum(krows, LG, GH, ax0, sx);
+                    if (!lstm) colsum(krows, LG, H, ah0 + 2 * H, sh);
                 }
                 /* while the step's gradients are in cache: dh_prev += ah W_h (nothing flows before t = 0),
                  * dx_t = ax W_x (rows T*F apart); then, a chunk at a time, dW_x += ax^T x_t, dW_h += ah^T h_prev */
@@ -996,10 +996,9 @@ int dnnl_rnn_host_backward(int threads, const nn_op *op, float *dx, float *dw, c
                         xrow[slot * m + j] = xs + (size_t)j * T * F;
                         hrow[slot * m + j] = wsh + (w0 + j) * H;
                     }
-                    if (slot == S - 1 || t == 0) {
-                        const int k = (slot + 1) * m;
-                        wgrad(k, xrow, F, ax0, LG, GH, pw, LG);
-                        wgrad(k, hrow, H, ah0, LG, GH, pw + (size_t)F * LG, LG);
+                    if (chunk_end) {
+                        wgrad(krows, xrow, F, ax0, LG, GH, pw, LG);
+                        wgrad(krows, hrow, H, ah0, LG, GH, pw + (size_t)F * LG, LG);
                     }
                     continue;
                 }
@@ -1007,10 +1006,9 @@ int dnnl_rnn_host_backward(int threads, const nn_op *op, float *dx, float *dw, c
                 for (int j = 0; j < m; j++)
                     memcpy(xc + ((size_t)slot * m + j) * F, xs + (size_t)j * T * F, sizeof(float) * F);
                 memcpy(hc + (size_t)slot * m * H, wsh + w0 * H, sizeof(float) * (size_t)m * H);
-                if (slot == S - 1 || t == 0) {
-                    const size_t k = (size_t)(slot + 1) * m;
-                    if (rc == 0) rc = gemm('T', 'N', F, GH, k, xc, F, ax0, LG, 1.0f, pw, LG);
-                    if (rc == 0) rc = gemm('T', 'N', H, GH, k, hc, H, ah0, LG, 1.0f, pw + (size_t)F * LG, LG);
+                if (chunk_end) {
+                    if (rc == 0) rc = gemm('T', 'N', F, GH, krows, xc, F, ax0, LG, 1.0f, pw, LG);
+                    if (rc == 0) rc = gemm('T', 'N', H, GH, krows, hc, H, ah0, LG, 1.0f, pw + (size_t)F * LG, LG);
                 }
             }
         }

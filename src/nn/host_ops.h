@@ -48,6 +48,9 @@ int nn_host_sigmoid_bce_backward(int threads, const nn_op *op, float *dlogits, c
 size_t nn_host_rnn_ws_bytes(const nn_op *op);
 int nn_host_embedding_forward(int threads, const nn_op *op, float *y, const int32_t *ids, const float *table);
 int nn_host_embedding_backward(int threads, const nn_op *op, float *dtable, const float *dy, const int32_t *ids);
+/* dtable += rows [r0, r1) of dy at their ids, columns [e0, e1) (the backward's loop, for a back-end's own split) */
+void nn_host_embedding_add_rows(const nn_op *op, float *dtable, const float *dy, const int32_t *ids, long r0, long r1,
+                                int e0, int e1);
 int nn_host_rnn_forward(int threads, const nn_op *op, float *y, void *ws, const float *x, const float *w);
 int nn_host_rnn_backward(int threads, const nn_op *op, float *dx, float *dw, const float *dy, const float *x,
                          const float *w, const float *y, const void *ws);

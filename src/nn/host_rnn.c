@@ -35,21 +35,26 @@ int nn_host_embedding_forward(int threads, const nn_op *op, float *y, const int3
     return 0;
 }
 
-int nn_host_embedding_backward(int threads, const nn_op *op, float *dtable, const float *dy, const int32_t *ids) {
-    const long nt = (long)op->n * op->c;
+void nn_host_embedding_add_rows(const nn_op *op, float *dtable, const float *dy, const int32_t *ids, long r0, long r1,
+                                int e0, int e1) {
     const int E = op->units, T = op->c, S = op->ids_stride ? op->ids_stride : op->c;
+    for (long i = r0; i < r1; i++) {
+        const int32_t id = ids[(i / T) * S + i % T];
+        if (id < 0 || id >= op->vocab) continue;   /* forward rejected it already */
+        float *d = dtable + (size_t)id * E;
+        const float *g = dy + (size_t)i * E;
+        #pragma omp simd
+        for (int e = e0; e < e1; e++) d[e] += g[e];
+    }
+}
+
+int nn_host_embedding_backward(int threads, const nn_op *op, float *dtable, const float *dy, const int32_t *ids) {
     /* each thread owns a slice of the E columns: duplicate ids never race */
     #pragma omp parallel num_threads(threads)
     {
         int e0, e1;
-        split(E, omp_get_num_threads(), omp_get_thread_num(), &e0, &e1);
-        for (long i = 0; i < nt; i++) {
-            const int32_t id = ids[(i / T) * S + i % T];
-            if (id < 0 || id >= op->vocab) continue;   /* forward rejected it already */
-            float *d = dtable + (size_t)id * E;
-            const float *g = dy + (size_t)i * E;
-            for (int e = e0; e < e1; e++) d[e] += g[e];
-        }
+        split(op->units, omp_get_num_threads(), omp_get_thread_num(), &e0, &e1);
+        nn_host_embedding_add_rows(op, dtable, dy, ids, 0, (long)op->n * op->c, e0, e1);
     }
     return 0;
 }
