@@ -31,8 +31,15 @@
 static const char *g_canary_backend = "ref";   /* the back-end the canaries ran on: part of the reference's key */
 
 /* mnist_mlp training images/s over CANARY_BATCHES batches of synthetic data, on dnnl where it is built; NAN when
- * the workload or a back-end is missing. */
+ * the workload or a back-end is missing. $SHOWDOWN_HOST_CANARY, a number, stands for every canary: a test of what
+ * the passes do with a spread must not take the other path when the host slows during it. */
 static double canary(const sd_bench_opts *o) {
+    const char *fixed = getenv("SHOWDOWN_HOST_CANARY");
+    if (fixed && *fixed) {
+        char *end;
+        double v = strtod(fixed, &end);
+        if (*end == 0 && isfinite(v) && v > 0) return v;
+    }
     sd_workload w;
     char wdir[PATH_MAX];
     if (o->workloads_dir) snprintf(wdir, sizeof wdir, "%s", o->workloads_dir);
