@@ -83,6 +83,7 @@ typedef struct dn_wino {
     int on;                       /* made: the convolution runs here, not in oneDNN */
     int bi, bo, icp, ocp;         /* x's and y's channel blocks (nhwc: all the channels); channels padded to them */
     int tc;                       /* tiles per chunk a thread takes through all three steps */
+    size_t vx, mx;                /* floats between the planes of V [36][tc][icp] and of M [36][tc][ocp] */
     size_t per_thread;            /* bytes of ctx->wino_tmp a thread uses */
     float *u;                     /* transformed weights [36][icp][ocp]: own_u, else ctx->wino_u, set per call */
     int own_u;

@@ -20,11 +20,81 @@ static const float G[6][3] = {{1.0f / 4, 0, 0},
                               {1.0f / 24, -1.0f / 12, 1.0f / 6},
                               {0, 0, 1}};
 
-typedef float v8 __attribute__((vector_size(32)));
-typedef int v8i __attribute__((vector_size(32)));
-static inline v8 ld8(const float *p) { v8 v; memcpy(&v, p, sizeof v); return v; }
-static inline void st8(float *p, v8 v) { memcpy(p, &v, sizeof v); }
-static inline v8 bc8(float f) { return (v8){f, f, f, f, f, f, f, f}; }
+#define WV 8
+#include "be_dnnl/dnnl_wino_tf.inc"
+#undef WV
+#ifdef __AVX512F__
+#define WV 16
+#include "be_dnnl/dnnl_wino_tf.inc"
+#undef WV
+/* 16 channels at a time where they come in blocks of 16 (nChw16c, nhwc with a multiple of 16) */
+#define WIDE(B) ((B) % 16 == 0)
+#else
+#define WIDE(B) 0
+#endif
+#ifdef __AVX512F__
+#include <immintrin.h>
+
+/* The 36 products on AVX-512 where the output channels come in blocks of 16: C (+)= A B over R rows of A (A[r][k]
+ * at A + r ars + k aks: the tiles' transforms, or their transpose) and CV vectors of B's columns (B's rows ldb
+ * apart, zero past its real columns, so every lane computed is a real product or 0). oneDNN's sgemm packed both
+ * sides at each of its 36 calls a chunk (50 x 50 products of 56 rows); here B is read in place and the K loop runs
+ * whole with the accumulators in registers (6 x 4 of them, 4 vectors of B and a broadcast: 29 of the 32). */
+static inline __attribute__((always_inline)) void mm_tile(const int R, const int CV, long K, const float *A,
+                                                          size_t ars, size_t aks, const float *B, size_t ldb,
+                                                          float *C, size_t ldc, int acc) {
+    __m512 c[6][4];
+    for (int r = 0; r < R; r++)
+        for (int v = 0; v < CV; v++) c[r][v] = acc ? _mm512_loadu_ps(C + r * ldc + 16 * v) : _mm512_setzero_ps();
+    for (long k = 0; k < K; k++) {
+        const float *b = B + k * ldb, *a = A + k * aks;
+        __m512 bv[4];
+        for (int v = 0; v < CV; v++) bv[v] = _mm512_loadu_ps(b + 16 * v);
+        for (int r = 0; r < R; r++) {
+            const __m512 ar = _mm512_set1_ps(a[r * ars]);
+            for (int v = 0; v < CV; v++) c[r][v] = _mm512_fmadd_ps(ar, bv[v], c[r][v]);
+        }
+    }
+    for (int r = 0; r < R; r++)
+        for (int v = 0; v < CV; v++) _mm512_storeu_ps(C + r * ldc + 16 * v, c[r][v]);
+}
+
+#define MM_ROWS(CV)                                                                                                   \
+    switch (R) {                                                                                                      \
+    case 6: mm_tile(6, CV, K, a, ars, aks, b, ldb, c, ldc, acc); break;                                               \
+    case 5: mm_tile(5, CV, K, a, ars, aks, b, ldb, c, ldc, acc); break;                                               \
+    case 4: mm_tile(4, CV, K, a, ars, aks, b, ldb, c, ldc, acc); break;                                               \
+    case 3: mm_tile(3, CV, K, a, ars, aks, b, ldb, c, ldc, acc); break;                                               \
+    case 2: mm_tile(2, CV, K, a, ars, aks, b, ldb, c, ldc, acc); break;                                               \
+    default: mm_tile(1, CV, K, a, ars, aks, b, ldb, c, ldc, acc); break;                                              \
+    }
+
+/* C[M][ceil(N/16) 16] (+)= A[M][K] B[K][...]: rows in sixes, columns in blocks of up to 4 vectors */
+static void wino_mm(long M, int N, long K, const float *A, size_t ars, size_t aks, const float *B, size_t ldb,
+                    float *C, size_t ldc, int acc) {
+    const int NV = (N + 15) / 16;
+    for (int v0 = 0; v0 < NV; v0 += 4) {
+        const int CV = NV - v0 < 4 ? NV - v0 : 4;
+        for (long r0 = 0; r0 < M; r0 += 6) {
+            const int R = M - r0 < 6 ? (int)(M - r0) : 6;
+            const float *a = A + r0 * ars, *b = B + 16 * v0;
+            float *c = C + r0 * ldc + 16 * v0;
+            switch (CV) {
+            case 4: MM_ROWS(4) break;
+            case 3: MM_ROWS(3) break;
+            case 2: MM_ROWS(2) break;
+            default: MM_ROWS(1) break;
+            }
+        }
+    }
+}
+#undef MM_ROWS
+#endif
+
+typedef wv_8 v8;
+#define ld8 ld_8
+#define st8 st_8
+#define bc8 bc_8
 
 int dn_wino_ok(const nn_op *op, int x_fmt, int y_fmt) {
     const char *e = getenv("SD_DNNL_WINO");
@@ -47,6 +117,11 @@ void dn_wino_release(dn_wino *k) {
     free(k->bias);
     memset(k, 0, sizeof *k);
 }
+
+/* The floats between one transformed position's plane of V (or M) and the next: the 36 planes a tile's transform
+ * writes (or reads) lie a cache line apart modulo 4 KiB, not on the few sets of the L1 cache that a stride of a
+ * multiple of 2 KiB maps them to (each of their stores then evicted another's line). */
+static size_t plane(size_t floats) { return (floats + 1023) / 1024 * 1024 + 16; }
 
 int dn_wino_make(dnnl_ctx *c, dn_wino *k, const nn_op *op, int shared_u) {
     dn_wino_release(k);
@@ -78,7 +153,9 @@ int dn_wino_make(dnnl_ctx *c, dn_wino *k, const nn_op *op, int shared_u) {
     if (tc < 32) tc = 32;
     if (tc > share) tc = share;
     k->tc = (int)(tc < 1 ? 1 : tc);
-    k->per_thread = (size_t)k->tc * per_tile;
+    k->vx = plane((size_t)k->tc * k->icp);
+    k->mx = plane((size_t)k->tc * k->ocp);
+    k->per_thread = (size_t)TILES_XI * (k->vx + k->mx) * sizeof(float);
     SD_TRY(dn_grow(&c->wino_tmp, &c->wino_bytes, k->per_thread * (size_t)c->threads));
     k->on = 1;
     return 0;
@@ -116,83 +193,36 @@ void dn_wino_weights(dn_wino *k, const nn_op *op, const float *w, const float *b
     for (int o = 0; o < ocp; o++) k->bias[o] = bias && o < O ? bias[o] : 0.0f;
 }
 
-/* Bt d B over one 6x6 tile of 8 channels */
-static inline void in_tf(v8 d[6][6], float *v, size_t xstride) {
-    v8 t[6][6];
-    for (int j = 0; j < 6; j++) {
-        const v8 d0 = d[0][j], d1 = d[1][j], d2 = d[2][j], d3 = d[3][j], d4 = d[4][j], d5 = d[5][j];
-        t[0][j] = 4 * d0 - 5 * d2 + d4;
-        t[1][j] = -4 * d1 - 4 * d2 + d3 + d4;
-        t[2][j] = 4 * d1 - 4 * d2 - d3 + d4;
-        t[3][j] = -2 * d1 - d2 + 2 * d3 + d4;
-        t[4][j] = 2 * d1 - d2 - 2 * d3 + d4;
-        t[5][j] = 4 * d1 - 5 * d3 + d5;
-    }
-    for (int i = 0; i < 6; i++) {
-        const v8 d0 = t[i][0], d1 = t[i][1], d2 = t[i][2], d3 = t[i][3], d4 = t[i][4], d5 = t[i][5];
-        float *o = v + (size_t)i * 6 * xstride;
-        st8(o, 4 * d0 - 5 * d2 + d4);
-        st8(o + xstride, -4 * d1 - 4 * d2 + d3 + d4);
-        st8(o + 2 * xstride, 4 * d1 - 4 * d2 - d3 + d4);
-        st8(o + 3 * xstride, -2 * d1 - d2 + 2 * d3 + d4);
-        st8(o + 4 * xstride, 2 * d1 - d2 - 2 * d3 + d4);
-        st8(o + 5 * xstride, 4 * d1 - 5 * d3 + d5);
-    }
-}
-
-/* At m A: 4x4 outputs of 8 channels from one tile's 36 products */
-static inline void out_tf(const float *m, size_t xstride, v8 y[4][4]) {
-    v8 t[4][6];
-    for (int j = 0; j < 6; j++) {
-        const v8 m0 = ld8(m + (size_t)j * xstride), m1 = ld8(m + (size_t)(6 + j) * xstride),
-                 m2 = ld8(m + (size_t)(12 + j) * xstride), m3 = ld8(m + (size_t)(18 + j) * xstride),
-                 m4 = ld8(m + (size_t)(24 + j) * xstride), m5 = ld8(m + (size_t)(30 + j) * xstride);
-        const v8 a = m1 + m2, b = m1 - m2, c = m3 + m4, d = m3 - m4;
-        t[0][j] = m0 + a + c;
-        t[1][j] = b + 2 * d;
-        t[2][j] = a + 4 * c;
-        t[3][j] = b + 8 * d + m5;
-    }
-    for (int r = 0; r < 4; r++) {
-        const v8 a = t[r][1] + t[r][2], b = t[r][1] - t[r][2], c = t[r][3] + t[r][4], d = t[r][3] - t[r][4];
-        y[r][0] = t[r][0] + a + c;
-        y[r][1] = b + 2 * d;
-        y[r][2] = a + 4 * c;
-        y[r][3] = b + 8 * d + t[r][5];
-    }
-}
-
-/* V [36][tc][icp] of tiles t0 .. t0 + tn - 1 of x (op->fmt_in) */
 static void in_chunk(const dn_wino *k, const nn_op *op, const float *x, float *V, long t0, long tn) {
-    const int B = k->bi, H = op->h, W = op->w, icp = k->icp, CB = icp / B;
-    const int TW = (op->ow + 3) / 4;
-    const long TI = (long)((op->oh + 3) / 4) * TW;
-    const size_t vx = (size_t)k->tc * icp;
-    for (long t = 0; t < tn; t++) {
-        const long tt = t0 + t, n = tt / TI, ty = tt % TI / TW, tx = tt % TW;
-        const int y0 = (int)ty * 4 - op->ph, x0 = (int)tx * 4 - op->pw;
-        const int inside = y0 >= 0 && x0 >= 0 && y0 + 6 <= H && x0 + 6 <= W;
-        for (int cb = 0; cb < CB; cb++)
-            for (int g = 0; g < B && cb * B + g < op->c; g += 8) {
-                const float *xp = x + (size_t)(n * CB + cb) * H * W * B + g;
-                v8 d[6][6];
-                for (int i = 0; i < 6; i++)
-                    for (int j = 0; j < 6; j++) {
-                        const int iy = y0 + i, ix = x0 + j;
-                        d[i][j] = inside || (iy >= 0 && iy < H && ix >= 0 && ix < W)
-                                      ? ld8(xp + ((size_t)iy * W + ix) * B) : bc8(0.0f);
-                    }
-                in_tf(d, V + (size_t)t * icp + (size_t)cb * B + g, vx);
-            }
-    }
+#ifdef __AVX512F__
+    if (WIDE(k->bi)) { in_chunk_16(k, op, x, V, t0, tn); return; }
+#endif
+    in_chunk_8(k, op, x, V, t0, tn);
 }
+
+static void out_chunk(const dn_wino *k, const nn_op *op, float *y, const float *M, const float *res, int relu,
+                      long t0, long tn) {
+#ifdef __AVX512F__
+    if (WIDE(k->bo)) { out_chunk_16(k, op, y, M, res, relu, t0, tn); return; }
+#endif
+    out_chunk_8(k, op, y, M, res, relu, t0, tn);
+}
+
+static void dy_chunk(const dn_wino *k, const nn_op *op, const float *dy, float *Y, long t0, long tn) {
+#ifdef __AVX512F__
+    if (WIDE(k->bo)) { dy_chunk_16(k, op, dy, Y, t0, tn); return; }
+#endif
+    dy_chunk_8(k, op, dy, Y, t0, tn);
+}
+
+/* the tiles of op's output: 4x4 each */
+static long tiles_of(const nn_op *op) { return (long)op->n * ((op->oh + 3) / 4) * ((op->ow + 3) / 4); }
 
 int dn_wino_run(dnnl_ctx *c, const dn_wino *k, const nn_op *op, float *y, const float *x, const float *res,
                 int relu) {
-    const int B = k->bo, OH = op->oh, OW = op->ow, icp = k->icp, ocp = k->ocp, tc = k->tc;
-    const int TH = (OH + 3) / 4, TW = (OW + 3) / 4, OB = ocp / B;
-    const long TI = (long)TH * TW, T = (long)op->n * TI, chunks = (T + tc - 1) / tc;
-    const size_t vx = (size_t)tc * icp, mx = (size_t)tc * ocp, ux = (size_t)icp * ocp;   /* strides between xi */
+    const int icp = k->icp, ocp = k->ocp, tc = k->tc;
+    const long T = tiles_of(op), chunks = (T + tc - 1) / tc;
+    const size_t vx = k->vx, mx = k->mx, ux = (size_t)icp * ocp;   /* strides between xi */
     int fail = 0;
     #pragma omp parallel num_threads(c->threads) reduction(| : fail)
     {
@@ -202,37 +232,16 @@ int dn_wino_run(dnnl_ctx *c, const dn_wino *k, const nn_op *op, float *y, const 
         for (long ch = 0; ch < chunks; ch++) {
             const long t0 = ch * tc, tn = T - t0 < tc ? T - t0 : tc;
             in_chunk(k, op, x, V, t0, tn);
-            for (int xi = 0; xi < TILES_XI && !fail; xi++)
-                if (dnnl_sgemm('N', 'N', tn, op->oc, op->c, 1.0f, V + xi * vx, icp, k->u + xi * ux, ocp, 0.0f,
-                               M + xi * mx, ocp) != dnnl_success) fail = 1;
-            for (long t = 0; t < tn && !fail; t++) {   /* output transform, bias, residual, relu */
-                const long tt = t0 + t, n = tt / TI, ty = tt % TI / TW, tx = tt % TW;
-                const int rows = OH - (int)ty * 4 < 4 ? OH - (int)ty * 4 : 4, cols = OW - (int)tx * 4 < 4 ? OW - (int)tx * 4 : 4;
-                for (int ob = 0; ob < OB; ob++)
-                    for (int g = 0; g < B; g += 8) {
-                        const int oc0 = ob * B + g;
-                        const size_t base = (size_t)(n * OB + ob) * OH * OW * B + g;
-                        if (oc0 >= op->oc) {   /* a whole vector of padded channels: M holds nothing there */
-                            for (int r = 0; r < rows; r++)
-                                for (int s = 0; s < cols; s++)
-                                    st8(y + base + ((size_t)(ty * 4 + r) * OW + (size_t)(tx * 4 + s)) * B, bc8(0.0f));
-                            continue;
-                        }
-                        v8 o[4][4];
-                        out_tf(M + (size_t)t * ocp + oc0, mx, o);
-                        const v8 bias = ld8(k->bias + oc0);
-                        v8i keep;   /* padded channels stay exactly 0 */
-                        for (int l = 0; l < 8; l++) keep[l] = oc0 + l < op->oc ? -1 : 0;
-                        for (int r = 0; r < rows; r++)
-                            for (int s = 0; s < cols; s++) {
-                                const size_t at = base + ((size_t)(ty * 4 + r) * OW + (size_t)(tx * 4 + s)) * B;
-                                v8 v = o[r][s] + bias;
-                                if (res) v += ld8(res + at);
-                                if (relu) v = (v8)((v8i)v & (v > bc8(0.0f)));
-                                st8(y + at, (v8)((v8i)v & keep));
-                            }
-                    }
-            }
+#ifdef __AVX512F__
+            if (WIDE(ocp))
+                for (int xi = 0; xi < TILES_XI; xi++)
+                    wino_mm(tn, op->oc, op->c, V + xi * vx, icp, 1, k->u + xi * ux, ocp, M + xi * mx, ocp, 0);
+            else
+#endif
+                for (int xi = 0; xi < TILES_XI && !fail; xi++)
+                    if (dnnl_sgemm('N', 'N', tn, op->oc, op->c, 1.0f, V + xi * vx, icp, k->u + xi * ux, ocp, 0.0f,
+                                   M + xi * mx, ocp) != dnnl_success) fail = 1;
+            if (!fail) out_chunk(k, op, y, M, res, relu, t0, tn);
         }
     }
     return fail ? sd_err(SD_EBACKEND, "oneDNN: dnnl_sgemm failed in a Winograd convolution") : 0;
@@ -243,29 +252,6 @@ int dn_wino_run(dnnl_ctx *c, const dn_wino *k, const nn_op *op, float *y, const 
  * as in forward and dy's 4x4 tile (zero past the output's edge) taken to 6x6 by A; the 36 products now sum over the
  * tiles, dU[xi] += V[xi]^T Y[xi] (icp x ocp). Each thread sums its chunks into its own dU (ctx->wino_du); the
  * threads' sums are added and taken back to 3x3 at the end. */
-static inline void dy_tf(v8 d[4][4], float *y, size_t xstride) {
-    v8 t[6][4];
-    for (int j = 0; j < 4; j++) {
-        const v8 d0 = d[0][j], d1 = d[1][j], d2 = d[2][j], d3 = d[3][j];
-        t[0][j] = d0;
-        t[1][j] = d0 + d1 + d2 + d3;
-        t[2][j] = d0 - d1 + d2 - d3;
-        t[3][j] = d0 + 2 * d1 + 4 * d2 + 8 * d3;
-        t[4][j] = d0 - 2 * d1 + 4 * d2 - 8 * d3;
-        t[5][j] = d3;
-    }
-    for (int i = 0; i < 6; i++) {
-        const v8 d0 = t[i][0], d1 = t[i][1], d2 = t[i][2], d3 = t[i][3];
-        float *o = y + (size_t)i * 6 * xstride;
-        st8(o, d0);
-        st8(o + xstride, d0 + d1 + d2 + d3);
-        st8(o + 2 * xstride, d0 - d1 + d2 - d3);
-        st8(o + 3 * xstride, d0 + 2 * d1 + 4 * d2 + 8 * d3);
-        st8(o + 4 * xstride, d0 - 2 * d1 + 4 * d2 - 8 * d3);
-        st8(o + 5 * xstride, d3);
-    }
-}
-
 int dn_wino_make_bwd_w(dnnl_ctx *c, dn_wino *k, const nn_op *op) {
     SD_TRY(dn_wino_make(c, k, op, 1));
     const size_t du = (size_t)TILES_XI * k->icp * k->ocp * sizeof(float);
@@ -273,10 +259,9 @@ int dn_wino_make_bwd_w(dnnl_ctx *c, dn_wino *k, const nn_op *op) {
 }
 
 int dn_wino_bwd_w(dnnl_ctx *c, const dn_wino *k, const nn_op *op, float *dw, const float *dy, const float *x) {
-    const int B = k->bo, OH = op->oh, OW = op->ow, icp = k->icp, ocp = k->ocp, tc = k->tc, nt = c->threads;
-    const int TH = (OH + 3) / 4, TW = (OW + 3) / 4, OB = ocp / B, C = op->c, O = op->oc;
-    const long TI = (long)TH * TW, T = (long)op->n * TI, chunks = (T + tc - 1) / tc;
-    const size_t vx = (size_t)tc * icp, mx = (size_t)tc * ocp, ux = (size_t)icp * ocp;
+    const int icp = k->icp, ocp = k->ocp, tc = k->tc, nt = c->threads, C = op->c, O = op->oc;
+    const long T = tiles_of(op), chunks = (T + tc - 1) / tc;
+    const size_t vx = k->vx, mx = k->mx, ux = (size_t)icp * ocp;
     int fail = 0;
     #pragma omp parallel num_threads(nt) reduction(| : fail)
     {
@@ -289,23 +274,16 @@ int dn_wino_bwd_w(dnnl_ctx *c, const dn_wino *k, const nn_op *op, float *dw, con
         for (long ch = 0; ch < chunks; ch++) {
             const long t0 = ch * tc, tn = T - t0 < tc ? T - t0 : tc;
             in_chunk(k, op, x, V, t0, tn);
-            for (long t = 0; t < tn; t++) {
-                const long tt = t0 + t, n = tt / TI, ty = tt % TI / TW, tx = tt % TW;
-                const int rows = OH - (int)ty * 4 < 4 ? OH - (int)ty * 4 : 4, cols = OW - (int)tx * 4 < 4 ? OW - (int)tx * 4 : 4;
-                for (int ob = 0; ob < OB; ob++)
-                    for (int g = 0; g < B && ob * B + g < O; g += 8) {
-                        const float *yp = dy + (size_t)(n * OB + ob) * OH * OW * B + g;
-                        v8 d[4][4];
-                        for (int r = 0; r < 4; r++)
-                            for (int q = 0; q < 4; q++)
-                                d[r][q] = r < rows && q < cols
-                                              ? ld8(yp + ((size_t)(ty * 4 + r) * OW + (size_t)(tx * 4 + q)) * B) : bc8(0.0f);
-                        dy_tf(d, Y + (size_t)t * ocp + (size_t)ob * B + g, mx);
-                    }
-            }
-            for (int xi = 0; xi < TILES_XI && !fail; xi++)
-                if (dnnl_sgemm('T', 'N', C, O, tn, 1.0f, V + xi * vx, icp, Y + xi * mx, ocp, 1.0f, dU + xi * ux,
-                               ocp) != dnnl_success) fail = 1;
+            dy_chunk(k, op, dy, Y, t0, tn);
+#ifdef __AVX512F__
+            if (WIDE(ocp))
+                for (int xi = 0; xi < TILES_XI; xi++)
+                    wino_mm(C, O, tn, V + xi * vx, 1, icp, Y + xi * mx, ocp, dU + xi * ux, ocp, 1);
+            else
+#endif
+                for (int xi = 0; xi < TILES_XI && !fail; xi++)
+                    if (dnnl_sgemm('T', 'N', C, O, tn, 1.0f, V + xi * vx, icp, Y + xi * mx, ocp, 1.0f, dU + xi * ux,
+                                   ocp) != dnnl_success) fail = 1;
         }
         #pragma omp barrier
         /* the threads' sums, back to 3x3: dW[o][i] += G^T dU[.][i][o] G, 8 output channels at a time */
