@@ -544,12 +544,15 @@ static void wino_set(conv_priv *p, int pass, int v) { (pass == 0 ? &p->wf : pass
 
 /* fp32 forward, backward-weights and backward-data, where the host Winograd can run them, timed against oneDNN's
  * primitives as conv_choose times bf16 against fp32 (alternating, fastest of 3 after an untimed call, the weights'
- * transform included), each pass then running in the faster. Under bf16 the passes conv_choose left to oneDNN's
- * fp32 convolution compete so too: in an nhwc graph oneDNN's own Winograd reorders to and from its blocked layout.
- * SD_DNNL_WINO=on takes it untimed, =off never. */
+ * transform included), each pass then running in the faster. Under bf16 every pass conv_choose timed competes so
+ * too, in whichever type conv_choose left it: in an nhwc graph oneDNN's own Winograd reorders to and from its
+ * blocked layout. SD_DNNL_WINO=on takes it untimed, =off never. */
 static int conv_wino_choose(dnnl_ctx *c, nn_op *op, conv_priv *p) {
-    const int ef = p->dt_f == dnnl_f32 && !p->bm.f && !p->gf, ew = p->dt_w == dnnl_f32 && !p->mm.on && !p->gw,
-              ed = p->dt_d == dnnl_f32 && !p->bm.d && !p->gd;   /* the passes oneDNN's fp32 convolution runs */
+    /* the passes oneDNN's convolution runs: in fp32, or in bf16 where conv_choose timed it against fp32 (without
+     * AMX the host's fp32 Winograd can beat a bf16 direct convolution: 2.25x fewer multiplications, in fp32) */
+    const int t = dn_conv_bf16_choose(c);
+    const int ef = (p->dt_f == dnnl_f32 || t) && !p->bm.f && !p->gf, ew = (p->dt_w == dnnl_f32 || t) && !p->mm.on && !p->gw,
+              ed = (p->dt_d == dnnl_f32 || t) && !p->bm.d && !p->gd;
     if (!ef && !ew && !ed) return 0;
     const int forced = dn_wino_forced();
     if (!forced && !c->autotune) return 0;
@@ -569,7 +572,7 @@ static int conv_wino_choose(dnnl_ctx *c, nn_op *op, conv_priv *p) {
         return 0;
     }
     int key[12];
-    const int elig = ef | ew << 1 | ed << 2;   /* which passes competed: fp32 all three, bf16 those left in fp32 */
+    const int elig = ef | ew << 1 | ed << 2;   /* which passes competed: all three but those on a matmul or sgemm */
     pick_key(op, elig == 7 ? -1 : -8 - elig, key);
     const int known = pick_find(c, key);
     if (known >= 0) {
@@ -1028,7 +1031,9 @@ static int conv_inf_run(dnnl_ctx *c, const nn_op *op, conv_inf *q, const nn_conv
  * =off never. */
 static int conv_inf_choose(dnnl_ctx *c, const nn_op *op, conv_priv *p, conv_inf *q, const nn_conv_fuse *f,
                            const float *x, const float *w, const float *b) {
-    if (p->dt_f != dnnl_f32 || !dn_wino_ok(op, f->x_fmt, f->y_fmt) || (f->res && f->res_fmt != f->y_fmt)) return 0;
+    if ((p->dt_f != dnnl_f32 && !dn_conv_bf16_choose(c)) || !dn_wino_ok(op, f->x_fmt, f->y_fmt) ||
+        (f->res && f->res_fmt != f->y_fmt))
+        return 0;
     const int forced = dn_wino_forced();
     if (!forced && !c->autotune) return 0;
     nn_op io = *op;   /* the layouts of this call, which need not be training's (an nhwc x the graph kept at inference) */
