@@ -814,7 +814,7 @@ static step_out run_step(nn_backend *be, const sd_workload *w, const float *x, c
         }
         if (l->op.kind == NN_OP_MAXPOOL && l->input >= 0) {
             /* a relu under the pooling had its backward done by it: the gradient lands at the relu's input */
-            const int at = m->relu_pooled && m->relu_pooled[l->input] ? m->layers[l->input].input : l->input;
+            const int at = m->relu_folded && m->relu_folded[l->input] ? m->layers[l->input].input : l->input;
             if (at < 0) continue;
             o.dy[i] = malloc(sizeof(float) * nxi);
             cr_assert_not_null(o.dy[i]);
@@ -965,12 +965,13 @@ static void parity_train_step(const char *name, const char *workload) {
     parity_train_step_in(name, "workloads", workload, 0);
 }
 
-/* Relu under max pooling (nn/model.c): the relu's backward done on the pooling's output gradient gives the
- * unfused backward's gradients, bit for bit on ref (a selection either way); dnnl also runs the convolution
- * and its relu as one call in training (one oneDNN primitive with a post-op: identical here, held to NMSE
- * 1e-10 as another kernel may round differently). */
+/* A relu whose backward its reader does (nn/fuse.c): under max pooling, on the pooling's output gradient; under a
+ * convolution (dnnl), on the gradient its backward-data writes. Either gives the unfused backward's gradients, bit
+ * for bit on ref (a selection either way); dnnl also runs the convolution and its relu as one call in training (one
+ * oneDNN primitive with a post-op: identical here, held to NMSE 1e-10 as another kernel may round differently).
+ * min_folded: how many relus the workload's graph folds on this back-end. */
 static double nmse(const float *got, const float *ref, size_t n);
-static void relu_pooled_vs_unfused(const char *name, const char *workload) {
+static void relu_folded_vs_unfused(const char *name, const char *workload, int min_folded) {
     nn_backend *be = open_be(name);
     sd_workload w;
     cr_assert_eq(sd_workload_load(&w, "workloads", workload), 0, "%s", sd_errmsg());
@@ -989,7 +990,7 @@ static void relu_pooled_vs_unfused(const char *name, const char *workload) {
         if (v == 1) setenv("SD_NO_FUSE", "1", 1);
         OK(nn_model_build(&m, &w, be, w.batch, 42), be);
         unsetenv("SD_NO_FUSE");
-        for (int i = 0; m->relu_pooled && i < m->nlayers; i++) pooled[v] += m->relu_pooled[i];
+        for (int i = 0; m->relu_folded && i < m->nlayers; i++) pooled[v] += m->relu_folded[i];
         OK(be->ops->upload(be, m->x, x, nx * sizeof(float)), be);
         OK(be->ops->upload(be, m->labels, lab, sizeof lab), be);
         OK(nn_model_forward(m, 1, 7), be);
@@ -1002,10 +1003,10 @@ static void relu_pooled_vs_unfused(const char *name, const char *workload) {
     for (size_t k = 0; k < np; k++) diff += memcmp(&grads[0][k], &grads[1][k], sizeof(float)) != 0;
     const double e = nmse(grads[0], grads[1], np);
     const int exact = strcmp(name, "ref") == 0;
-    printf("%-5s %s: %d relu(s) under max pooling; %zu of %zu gradients differ from the unfused backward, NMSE "
-           "%.2e\n", be->name, workload, pooled[0], diff, np, e);
-    cr_expect(pooled[0] >= 1 && pooled[1] == 0, "%s: %s: relus under pooling %d fused, %d with SD_NO_FUSE", be->name,
-              workload, pooled[0], pooled[1]);
+    printf("%-5s %s: %d relu(s) folded into their reader; %zu of %zu gradients differ from the unfused backward, "
+           "NMSE %.2e\n", be->name, workload, pooled[0], diff, np, e);
+    cr_expect(pooled[0] >= min_folded && pooled[1] == 0, "%s: %s: %d relus folded (at least %d expected), %d with "
+              "SD_NO_FUSE", be->name, workload, pooled[0], min_folded, pooled[1]);
     if (exact) cr_expect(diff == 0, "%s: %s: %zu gradients differ from the unfused backward", be->name, workload, diff);
     cr_expect(e < widen_nmse(1e-10), "%s: %s: gradients against the unfused backward: NMSE %.3e", be->name,
               workload, e);
@@ -1013,8 +1014,21 @@ static void relu_pooled_vs_unfused(const char *name, const char *workload) {
     sd_workload_free(&w);
     nn_backend_free(be);
 }
-Test(ref, relu_pooled) { relu_pooled_vs_unfused("ref", "mnist_cnn"); }
-Test(dnnl, relu_pooled) { relu_pooled_vs_unfused("dnnl", "mnist_cnn"); }   /* cudnn has no relu_mask */
+Test(ref, relu_folded) { relu_folded_vs_unfused("ref", "mnist_cnn", 1); }   /* under its pooling */
+/* cudnn has neither relu_mask nor conv2d_backward_relu; dnnl folds mnist_cnn's relu under its pooling and the one
+ * between its convolutions, and cifar10_vgg's two between convolutions (its relus follow its poolings): with the
+ * host Winograd's backward-data, which masks dx as it writes it, and with oneDNN's, masked after */
+Test(dnnl, relu_folded) { relu_folded_vs_unfused("dnnl", "mnist_cnn", 2); }
+Test(dnnl, relu_folded_wino, .timeout = 300) {
+    setenv("SD_DNNL_WINO", "on", 1);
+    relu_folded_vs_unfused("dnnl", "cifar10_vgg", 2);
+    unsetenv("SD_DNNL_WINO");
+}
+Test(dnnl, relu_folded_onednn, .timeout = 300) {
+    setenv("SD_DNNL_WINO", "off", 1);
+    relu_folded_vs_unfused("dnnl", "cifar10_vgg", 2);
+    unsetenv("SD_DNNL_WINO");
+}
 
 /* A workload spec written to a fresh temporary directory (dir: "/tmp/sd_parity_XXXXXX", filled in);
  * spec_tmp_done removes both. */

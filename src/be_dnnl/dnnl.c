@@ -215,6 +215,7 @@ static const nn_backend_ops dnnl_ops = {
     .dense_backward = dn_dense_backward,
     .conv2d_forward = dn_conv2d_forward,
     .conv2d_backward = dn_conv2d_backward,
+    .conv2d_backward_relu = dn_conv2d_backward_relu,
     .conv2d_infer = dn_conv2d_infer,
     .maxpool_forward = dn_maxpool_forward,
     .maxpool_backward = dn_maxpool_backward,

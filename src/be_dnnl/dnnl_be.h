@@ -241,6 +241,8 @@ int dn_conv_bf16_choose(const dnnl_ctx *c);
 void dn_conv_release(dnnl_ctx *c, conv_priv *p);
 int dn_conv2d_forward(nn_backend *be, const nn_op *op, float *y, const float *x, const float *w,
                       const float *b);
+int dn_conv2d_backward_relu(nn_backend *be, const nn_op *op, float *dx, float *dw, float *db,
+                            const float *dy, const float *x, const float *w);
 int dn_conv2d_backward(nn_backend *be, const nn_op *op, float *dx, float *dw, float *db,
                        const float *dy, const float *x, const float *w);
 void dn_touched(dnnl_ctx *c, const void *p, size_t bytes);
@@ -256,7 +258,9 @@ int dn_wino_make(dnnl_ctx *c, dn_wino *k, const nn_op *op, int shared_u);
 void dn_wino_release(dn_wino *k);
 void dn_wino_weights(dn_wino *k, const nn_op *op, const float *w, const float *bias, int flip, int threads);
 /* y = relu(conv(x) + bias + res) in op->fmt_out, res and relu optional */
-int dn_wino_run(dnnl_ctx *c, const dn_wino *k, const nn_op *op, float *y, const float *x, const float *res, int relu);
+/* gate: NULL, or y zero where gate <= 0 (a relu's backward on backward-data: gate its output, in y's layout) */
+int dn_wino_run(dnnl_ctx *c, const dn_wino *k, const nn_op *op, float *y, const float *x, const float *res, int relu,
+                const float *gate);
 int dn_wino_make_bwd_w(dnnl_ctx *c, dn_wino *k, const nn_op *op);
 /* dw (OIHW) += the weights' gradient of y = conv(x) for dy; x in op->fmt_in, dy in op->fmt_out */
 int dn_wino_bwd_w(dnnl_ctx *c, const dn_wino *k, const nn_op *op, float *dw, const float *dy, const float *x);

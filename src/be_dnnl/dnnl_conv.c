@@ -530,14 +530,15 @@ static int wino_fwd(dnnl_ctx *c, const nn_op *op, conv_priv *p, float *y, const 
                     const float *b) {
     p->wf.u = c->wino_u;
     dn_wino_weights(&p->wf, op, w, b, 0, c->threads);
-    return dn_wino_run(c, &p->wf, op, y, x, NULL, 0);
+    return dn_wino_run(c, &p->wf, op, y, x, NULL, 0, NULL);
 }
-static int wino_bwd_d(dnnl_ctx *c, const nn_op *op, conv_priv *p, float *dx, const float *dy, const float *w) {
+static int wino_bwd_d(dnnl_ctx *c, const nn_op *op, conv_priv *p, float *dx, const float *dy, const float *w,
+                      const float *gate) {
     nn_op d;
     wino_bwd_op(op, &d);
     p->wd.u = c->wino_u;
     dn_wino_weights(&p->wd, &d, w, NULL, 1, c->threads);
-    return dn_wino_run(c, &p->wd, &d, dx, dy, NULL, 0);
+    return dn_wino_run(c, &p->wd, &d, dx, dy, NULL, 0, gate);
 }
 
 static void wino_set(conv_priv *p, int pass, int v) { (pass == 0 ? &p->wf : pass == 1 ? &p->ww : &p->wd)->on = v; }
@@ -800,7 +801,7 @@ static int conv_bwd_w(dnnl_ctx *c, const nn_op *op, conv_priv *p, float *dw, flo
 }
 
 static int conv_bwd_d(dnnl_ctx *c, const nn_op *op, conv_priv *p, float *dx, const float *dy, const float *w) {
-    if (p->wd.on) return wino_bwd_d(c, op, p, dx, dy, w);
+    if (p->wd.on) return wino_bwd_d(c, op, p, dx, dy, w, NULL);
     if (p->bm.d) return bm_bwd_d(c, op, &p->bm, dx, dy, w);
     if (p->gd) return gemm_bwd_d(c, op, dx, dy, w);
     void *dyd, *wd, *dxs = dn_stage_out(c, &p->d_dx, dx);
@@ -820,6 +821,21 @@ int dn_conv2d_forward(nn_backend *be, const nn_op *op, float *y, const float *x,
     dnnl_ctx *c = CTX(be);
     dn_threads_on(c);
     return conv_fwd(c, op, PRIV(op, conv_priv), y, x, w, b);
+}
+
+/* The relu before the convolution folded in: dx zero where x (its output) <= 0. On the host Winograd the mask is
+ * applied as its output transform writes dx; else after, in place. */
+int dn_conv2d_backward_relu(nn_backend *be, const nn_op *op, float *dx, float *dw, float *db,
+                            const float *dy, const float *x, const float *w) {
+    NEED_PRIV(op);
+    dnnl_ctx *c = CTX(be);
+    conv_priv *p = PRIV(op, conv_priv);
+    dn_threads_on(c);
+    SD_TRY(conv_bwd_w(c, op, p, dw, db, dy, x));
+    if (!dx) return 0;
+    if (p->wd.on) return wino_bwd_d(c, op, p, dx, dy, w, x);
+    SD_TRY(conv_bwd_d(c, op, p, dx, dy, w));
+    return nn_host_relu_mask(c->threads, nn_fmt_elems(op->fmt_in, op->n, op->c, op->h, op->w), dx, x);
 }
 
 int dn_conv2d_backward(nn_backend *be, const nn_op *op, float *dx, float *dw, float *db,
@@ -1006,7 +1022,7 @@ static int conv_inf_weights(dnnl_ctx *c, const nn_op *op, conv_inf *q, const nn_
 /* One inference call with q's kernel: oneDNN's primitive or the host Winograd. */
 static int conv_inf_run(dnnl_ctx *c, const nn_op *op, conv_inf *q, const nn_conv_fuse *f, float *y, const float *x,
                         const float *res) {
-    if (q->wino.on) return dn_wino_run(c, &q->wino, op, y, x, res, f->relu);
+    if (q->wino.on) return dn_wino_run(c, &q->wino, op, y, x, res, f->relu, NULL);
     void *xs, *ys = dn_stage_out(c, &q->y, y);
     SD_TRY(dn_stage_in(c, &q->x, x, &xs));
     if (res) {   /* the sum post-op adds to what dst holds */

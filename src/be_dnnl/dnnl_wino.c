@@ -201,11 +201,11 @@ static void in_chunk(const dn_wino *k, const nn_op *op, const float *x, float *V
 }
 
 static void out_chunk(const dn_wino *k, const nn_op *op, float *y, const float *M, const float *res, int relu,
-                      long t0, long tn) {
+                      const float *gate, long t0, long tn) {
 #ifdef __AVX512F__
-    if (WIDE(k->bo)) { out_chunk_16(k, op, y, M, res, relu, t0, tn); return; }
+    if (WIDE(k->bo)) { out_chunk_16(k, op, y, M, res, relu, gate, t0, tn); return; }
 #endif
-    out_chunk_8(k, op, y, M, res, relu, t0, tn);
+    out_chunk_8(k, op, y, M, res, relu, gate, t0, tn);
 }
 
 static void dy_chunk(const dn_wino *k, const nn_op *op, const float *dy, float *Y, long t0, long tn) {
@@ -219,7 +219,7 @@ static void dy_chunk(const dn_wino *k, const nn_op *op, const float *dy, float *
 static long tiles_of(const nn_op *op) { return (long)op->n * ((op->oh + 3) / 4) * ((op->ow + 3) / 4); }
 
 int dn_wino_run(dnnl_ctx *c, const dn_wino *k, const nn_op *op, float *y, const float *x, const float *res,
-                int relu) {
+                int relu, const float *gate) {
     const int icp = k->icp, ocp = k->ocp, tc = k->tc;
     const long T = tiles_of(op), chunks = (T + tc - 1) / tc;
     const size_t vx = k->vx, mx = k->mx, ux = (size_t)icp * ocp;   /* strides between xi */
@@ -241,7 +241,7 @@ int dn_wino_run(dnnl_ctx *c, const dn_wino *k, const nn_op *op, float *y, const 
                 for (int xi = 0; xi < TILES_XI && !fail; xi++)
                     if (dnnl_sgemm('N', 'N', tn, op->oc, op->c, 1.0f, V + xi * vx, icp, k->u + xi * ux, ocp, 0.0f,
                                    M + xi * mx, ocp) != dnnl_success) fail = 1;
-            if (!fail) out_chunk(k, op, y, M, res, relu, t0, tn);
+            if (!fail) out_chunk(k, op, y, M, res, relu, gate, t0, tn);
         }
     }
     return fail ? sd_err(SD_EBACKEND, "oneDNN: dnnl_sgemm failed in a Winograd convolution") : 0;

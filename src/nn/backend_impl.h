@@ -58,6 +58,10 @@ typedef struct nn_backend_ops {
                           const float *b);  /* w: [oc][c][kh][kw] */
     int (*conv2d_backward)(nn_backend *be, const nn_op *op, float *dx, float *dw, float *db,
                            const float *dy, const float *x, const float *w);
+    /* Optional, training: conv2d_backward with dx then zero where x <= 0, x being the output of the relu before
+     * it, whose backward this does (nn_model_backward, "relu under a convolution"). */
+    int (*conv2d_backward_relu)(nn_backend *be, const nn_op *op, float *dx, float *dw, float *db,
+                                const float *dy, const float *x, const float *w);
     /* Inference only (optional: the graph then runs the layers one by one): the convolution with what f says
      * follows it, into y (f->y_fmt), reading x in op->fmt_in. A back-end may keep what it derives from w, b and
      * the batch-norm parameters and statistics (folded, reordered weights) until they are written through this

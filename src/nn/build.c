@@ -72,7 +72,7 @@ void nn_model_free(nn_model *m) {
     free(m->gpool_bytes);
     free(m->chains);
     free(m->inf_blocked);
-    free(m->relu_pooled);
+    free(m->relu_folded);
     for (int i = 0; i < m->nlayers; i++) {
         nn_layer *l = &m->layers[i];
         const int slab_view = m->slab && m->slab[i] >= 0 && m->slab[i] != i;   /* the slab is its last layer's */

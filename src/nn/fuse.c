@@ -176,23 +176,28 @@ int nn_fuse_chains(nn_model *m) {
     return inference_layouts(m);
 }
 
-/* relu under max pooling (training, when the back-end has relu_mask; SD_NO_FUSE=1 turns it off): a relu
- * whose only reader is a max pooling has its backward done on the pooling's output gradient, a quarter of
- * the size, before the pooling scatters it (the pooled value is the relu output at the argmax, so the mask
- * is the same there); the pooling's dx goes to the relu's input and the relu's backward does not run. */
+/* A relu whose only reader does its backward (training; SD_NO_FUSE=1 turns it off). Under max pooling (when the
+ * back-end has relu_mask): on the pooling's output gradient, a quarter of the size, before the pooling scatters it
+ * (the pooled value is the relu output at the argmax, so the mask is the same there). Under a convolution (when
+ * it has conv2d_backward_relu): on the gradient the convolution's backward-data writes, as it writes it (the
+ * convolution's input is the relu's output, the mask). Either way the reader's dx goes to the relu's input and the
+ * relu's backward does not run. */
 int nn_fuse_relu_pool(nn_model *m) {
-    if (!m->training || !m->be->ops->relu_mask || getenv("SD_NO_FUSE")) return 0;
-    m->relu_pooled = calloc((size_t)m->nlayers, 1);
-    SD_ALLOC_CHECK(m->relu_pooled);
+    const nn_backend_ops *o = m->be->ops;
+    if (!m->training || (!o->relu_mask && !o->conv2d_backward_relu) || getenv("SD_NO_FUSE")) return 0;
+    m->relu_folded = calloc((size_t)m->nlayers, 1);
+    SD_ALLOC_CHECK(m->relu_folded);
     for (int p = 0; p < m->nlayers; p++) {
         const nn_layer *pl = &m->layers[p];
-        if (pl->op.kind != NN_OP_MAXPOOL || pl->inputs[0] < 0) continue;
+        const int pool = pl->op.kind == NN_OP_MAXPOOL && o->relu_mask,
+                  conv = pl->op.kind == NN_OP_CONV2D && o->conv2d_backward_relu;
+        if ((!pool && !conv) || pl->inputs[0] < 0) continue;
         const int r = pl->inputs[0];
         const nn_layer *rl = &m->layers[r];
         const int bn_fused = m->bn_relu && rl->input >= 0 && m->bn_relu[rl->input] == r;
         if (rl->op.kind == NN_OP_RELU && m->consumers[r] == 1 && !bn_fused &&   /* p, which reads it directly */
             rl->op.fmt_in == rl->op.fmt_out && pl->op.fmt_in == rl->op.fmt_out)
-            m->relu_pooled[r] = 1;
+            m->relu_folded[r] = 1;
     }
     return 0;
 }

@@ -182,15 +182,15 @@ int nn_mem_grads(nn_model *m) {
     m->gpool_bytes = calloc((size_t)L, sizeof *m->gpool_bytes);
     int rc = lo && hi && busy && m->gpool && m->gpool_bytes ? 0 : sd_err(SD_ENOMEM, "out of memory");
     for (int i = 0; !rc && i < L; i++) { lo[i] = INT_MAX; hi[i] = -1; }
-    for (int r = 0; !rc && m->relu_pooled && r < L; r++)   /* its pooling does its backward: no gradient */
-        if (m->relu_pooled[r]) m->dy_pooled[r] = 0;
+    for (int r = 0; !rc && m->relu_folded && r < L; r++)   /* its reader does its backward: no gradient */
+        if (m->relu_folded[r]) m->dy_pooled[r] = 0;
     for (int c = 0; !rc && c < L; c++) {
         const nn_layer *l = &m->layers[c];
         if (nn_is_view(l)) continue;   /* no backward of its own: its readers write its owner's */
         touch(lo, hi, m->dy_pooled, c, c);
         for (int k = 0; k < l->ninputs; k++) touch(lo, hi, m->dy_pooled, nn_owner_of(m->layers, l->inputs[k]), c);
         if (m->bn_relu && m->bn_relu[c] >= 0) touch(lo, hi, m->dy_pooled, m->bn_relu[c], c);
-        if (l->op.kind == NN_OP_MAXPOOL && l->inputs[0] >= 0 && m->relu_pooled && m->relu_pooled[l->inputs[0]])
+        if (l->inputs[0] >= 0 && m->relu_folded && m->relu_folded[l->inputs[0]])   /* writes the relu's input's */
             touch(lo, hi, m->dy_pooled, nn_owner_of(m->layers, m->layers[l->inputs[0]].input), c);
     }
     for (int t = L - 1; !rc && t >= 0; t--) {

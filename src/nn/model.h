@@ -92,8 +92,9 @@ typedef struct nn_model {
      * (inference_layouts); infer_last: the last forward pass was one. NULL: none. */
     unsigned char *inf_blocked;
     int infer_last;
-    /* Per layer, 1: a relu whose backward its max pooling does (nn_model_build "relu under max pooling"). */
-    unsigned char *relu_pooled;
+    /* Per layer, 1: a relu whose backward its only reader does: a max pooling on its output gradient, or a
+     * convolution on the gradient it computes (nn/fuse.c). */
+    unsigned char *relu_folded;
     /* Training models on a back-end with bn_fused_* (NULL otherwise; nn/fuse.c): per layer, the relu a batchnorm
      * runs with (its own output buffer is then not allocated), else -1; and the last concatenation of the concat
      * slab a layer's output is a channel prefix of, else -1. */

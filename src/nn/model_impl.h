@@ -36,8 +36,8 @@ int nn_fuse_layouts(nn_model *m);
 int nn_fuse_chains(nn_model *m);
 /* 1 if the chain at layer i runs fused in a training pass too (a convolution and its relu). */
 int nn_fuse_train_ok(const nn_model *m, int i);
-/* m->relu_pooled for a training model when the back-end has relu_mask and SD_NO_FUSE is unset (reads
- * m->consumers). */
+/* m->relu_folded for a training model when the back-end has relu_mask or conv2d_backward_relu and SD_NO_FUSE is
+ * unset (reads m->consumers). */
 int nn_fuse_relu_pool(nn_model *m);
 /* m->slab and the layouts and strides of the slabs' views and readers (training models, when the back-end has
  * bn_fused_* and takes concatenations blocked, SD_NO_FUSE and SD_LAYOUT_NCHW unset); after nn_fuse_layouts. */

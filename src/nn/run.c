@@ -191,9 +191,16 @@ int nn_model_backward(nn_model *m) {
         case NN_OP_SOFTMAX_XENT: rc = o->softmax_xent_backward(be, &l->op, dx, m->prob, m->labels); break;
         case NN_OP_SIGMOID_BCE: rc = o->sigmoid_bce_backward(be, &l->op, dx, m->prob, m->targets); break;
         case NN_OP_DENSE: rc = o->dense_backward(be, &l->op, dx, dW, dB, l->dy, x, W); break;
-        case NN_OP_CONV2D: rc = o->conv2d_backward(be, &l->op, dx, dW, dB, l->dy, x, W); break;
+        case NN_OP_CONV2D:
+            if (in >= 0 && m->relu_folded && m->relu_folded[in]) {   /* relu under a convolution (nn/fuse.c) */
+                dx = grad_dest(m, &m->layers[in], 0, &ow);
+                rc = o->conv2d_backward_relu(be, &l->op, dx, dW, dB, l->dy, x, W);
+                break;
+            }
+            rc = o->conv2d_backward(be, &l->op, dx, dW, dB, l->dy, x, W);
+            break;
         case NN_OP_MAXPOOL:
-            if (in >= 0 && m->relu_pooled && m->relu_pooled[in]) {   /* relu under max pooling (build) */
+            if (in >= 0 && m->relu_folded && m->relu_folded[in]) {   /* relu under max pooling (build) */
                 const nn_layer *r = &m->layers[in];
                 dx = grad_dest(m, r, 0, &ow);
                 if (!dx) break;
@@ -205,7 +212,7 @@ int nn_model_backward(nn_model *m) {
             if (dx) rc = o->maxpool_backward(be, &l->op, dx, l->dy, x, l->y, l->ws);
             break;
         case NN_OP_RELU:
-            if (m->relu_pooled && m->relu_pooled[i]) { dx = NULL; break; }   /* done by the pooling */
+            if (m->relu_folded && m->relu_folded[i]) { dx = NULL; break; }   /* done by its reader */
             if (in >= 0 && m->bn_relu && m->bn_relu[in] == i) { dx = NULL; break; }   /* by its batchnorm */
             if (dx) rc = o->relu_backward(be, &l->op, dx, l->dy, l->y);
             break;
