@@ -823,30 +823,29 @@ int dn_conv2d_forward(nn_backend *be, const nn_op *op, float *y, const float *x,
     return conv_fwd(c, op, PRIV(op, conv_priv), y, x, w, b);
 }
 
-/* The relu before the convolution folded in: dx zero where x (its output) <= 0. On the host Winograd the mask is
- * applied as its output transform writes dx; else after, in place. */
-int dn_conv2d_backward_relu(nn_backend *be, const nn_op *op, float *dx, float *dw, float *db,
-                            const float *dy, const float *x, const float *w) {
+/* relu: the relu before the convolution folded in, dx zero where x (its output) <= 0. On the host Winograd the mask
+ * is applied as its output transform writes dx; else after, in place. */
+static int conv_backward(nn_backend *be, const nn_op *op, float *dx, float *dw, float *db, const float *dy,
+                         const float *x, const float *w, int relu) {
     NEED_PRIV(op);
     dnnl_ctx *c = CTX(be);
     conv_priv *p = PRIV(op, conv_priv);
     dn_threads_on(c);
     SD_TRY(conv_bwd_w(c, op, p, dw, db, dy, x));
     if (!dx) return 0;
-    if (p->wd.on) return wino_bwd_d(c, op, p, dx, dy, w, x);
+    if (relu && p->wd.on) return wino_bwd_d(c, op, p, dx, dy, w, x);
     SD_TRY(conv_bwd_d(c, op, p, dx, dy, w));
-    return nn_host_relu_mask(c->threads, nn_fmt_elems(op->fmt_in, op->n, op->c, op->h, op->w), dx, x);
+    return relu ? nn_host_relu_mask(c->threads, nn_fmt_elems(op->fmt_in, op->n, op->c, op->h, op->w), dx, x) : 0;
+}
+
+int dn_conv2d_backward_relu(nn_backend *be, const nn_op *op, float *dx, float *dw, float *db,
+                            const float *dy, const float *x, const float *w) {
+    return conv_backward(be, op, dx, dw, db, dy, x, w, 1);
 }
 
 int dn_conv2d_backward(nn_backend *be, const nn_op *op, float *dx, float *dw, float *db,
                        const float *dy, const float *x, const float *w) {
-    NEED_PRIV(op);
-    dnnl_ctx *c = CTX(be);
-    conv_priv *p = PRIV(op, conv_priv);
-    dn_threads_on(c);
-    SD_TRY(conv_bwd_w(c, op, p, dw, db, dy, x));
-    if (dx) SD_TRY(conv_bwd_d(c, op, p, dx, dy, w));
-    return 0;
+    return conv_backward(be, op, dx, dw, db, dy, x, w, 0);
 }
 
 /* ---- inference convolution (conv2d_infer) ------------------------------------------------------------- */
