@@ -552,7 +552,8 @@ static int conv_wino_choose(dnnl_ctx *c, nn_op *op, conv_priv *p) {
     /* the passes oneDNN's convolution runs: in fp32, or in bf16 where conv_choose timed it against fp32 (without
      * AMX the host's fp32 Winograd can beat a bf16 direct convolution: 2.25x fewer multiplications, in fp32) */
     const int t = dn_conv_bf16_choose(c);
-    const int ef = (p->dt_f == dnnl_f32 || t) && !p->bm.f && !p->gf, ew = (p->dt_w == dnnl_f32 || t) && !p->mm.on && !p->gw,
+    const int ef = (p->dt_f == dnnl_f32 || t) && !p->bm.f && !p->gf,
+              ew = (p->dt_w == dnnl_f32 || t) && !p->mm.on && !p->gw,
               ed = (p->dt_d == dnnl_f32 || t) && !p->bm.d && !p->gd;
     if (!ef && !ew && !ed) return 0;
     const int forced = dn_wino_forced();

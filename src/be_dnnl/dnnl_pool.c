@@ -128,8 +128,9 @@ static int host_maxpool_bwd(int threads, const nn_op *op, float *restrict dx, co
         float *dxp = dx + (size_t)pl * H * W * B;
         const long n = pl / CB, cb = pl % CB;
         const int L = C - cb * B < B ? (int)(C - cb * B) : B;
-        float *dyp = nchw ? tb + blk * (size_t)omp_get_thread_num() : (float *)dy + (size_t)pl * blk;
-        if (nchw) nchw_to_block(dyp, dy, op, n, cb, B, L);
+        float *t = nchw ? tb + blk * (size_t)omp_get_thread_num() : NULL;
+        if (t) nchw_to_block(t, dy, op, n, cb, B, L);
+        const float *dyp = t ? t : dy + (size_t)pl * blk;
         const uint8_t *wp = ws + (size_t)pl * blk;
         if (!tiles || OH * op->kh != H || OW * op->kw != W) memset(dxp, 0, sizeof(float) * (size_t)H * W * B);
         for (int oh = 0; oh < OH; oh++)

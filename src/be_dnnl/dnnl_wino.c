@@ -27,13 +27,9 @@ static const float G[6][3] = {{1.0f / 4, 0, 0},
 #define WV 16
 #include "be_dnnl/dnnl_wino_tf.inc"
 #undef WV
+#include <immintrin.h>
 /* 16 channels at a time where they come in blocks of 16 (nChw16c, nhwc with a multiple of 16) */
 #define WIDE(B) ((B) % 16 == 0)
-#else
-#define WIDE(B) 0
-#endif
-#ifdef __AVX512F__
-#include <immintrin.h>
 
 /* The 36 products on AVX-512 where the output channels come in blocks of 16: C (+)= A B over R rows of A (A[r][k]
  * at A + r ars + k aks: the tiles' transforms, or their transpose) and CV vectors of B's columns (B's rows ldb
@@ -89,12 +85,22 @@ static void wino_mm(long M, int N, long K, const float *A, size_t ars, size_t ak
     }
 }
 #undef MM_ROWS
+#else
+#define WIDE(B) 0
 #endif
 
-typedef wv_8 v8;
-#define ld8 ld_8
-#define st8 st_8
-#define bc8 bc_8
+/* One of the 36 products, as dnnl_sgemm would take it (row-major; ta 'T': A is stored K x M): on the kernel above
+ * where B's rows are whole vectors of 16, else through oneDNN. */
+static int xi_product(char ta, long M, int N, long K, const float *A, size_t lda, const float *B, size_t ldb,
+                      float beta, float *C, size_t ldc) {
+#ifdef __AVX512F__
+    if (WIDE(ldb)) {
+        wino_mm(M, N, K, A, ta == 'T' ? 1 : lda, ta == 'T' ? lda : 1, B, ldb, C, ldc, beta != 0.0f);
+        return 0;
+    }
+#endif
+    return dnnl_sgemm(ta, 'N', M, N, K, 1.0f, A, (long)lda, B, (long)ldb, beta, C, (long)ldc) == dnnl_success ? 0 : 1;
+}
 
 int dn_wino_ok(const nn_op *op, int x_fmt, int y_fmt) {
     const char *e = getenv("SD_DNNL_WINO");
@@ -172,7 +178,7 @@ void dn_wino_weights(dn_wino *k, const nn_op *op, const float *w, const float *b
     #pragma omp parallel for num_threads(threads) schedule(static)
     for (int i = 0; i < C; i++)
         for (int o0 = 0; o0 < ocp; o0 += 8) {
-            v8 g[3][3], t[6][3];
+            wv_8 g[3][3], t[6][3];
             for (int a = 0; a < 3; a++)
                 for (int b = 0; b < 3; b++) {
                     const int at = flip ? (2 - a) * 3 + (2 - b) : a * 3 + b;
@@ -185,7 +191,7 @@ void dn_wino_weights(dn_wino *k, const nn_op *op, const float *w, const float *b
                 for (int b = 0; b < 3; b++) t[r][b] = G[r][0] * g[0][b] + G[r][1] * g[1][b] + G[r][2] * g[2][b];
             for (int r = 0; r < 6; r++)
                 for (int q = 0; q < 6; q++)
-                    st8(k->u + (size_t)(r * 6 + q) * xs + (size_t)i * ocp + o0,
+                    st_8(k->u + (size_t)(r * 6 + q) * xs + (size_t)i * ocp + o0,
                         t[r][0] * G[q][0] + t[r][1] * G[q][1] + t[r][2] * G[q][2]);
         }
     for (int xi = 0; xi < TILES_XI; xi++)   /* padded input channels: a shared U holds another layer's there */
@@ -232,15 +238,9 @@ int dn_wino_run(dnnl_ctx *c, const dn_wino *k, const nn_op *op, float *y, const 
         for (long ch = 0; ch < chunks; ch++) {
             const long t0 = ch * tc, tn = T - t0 < tc ? T - t0 : tc;
             in_chunk(k, op, x, V, t0, tn);
-#ifdef __AVX512F__
-            if (WIDE(ocp))
-                for (int xi = 0; xi < TILES_XI; xi++)
-                    wino_mm(tn, op->oc, op->c, V + xi * vx, icp, 1, k->u + xi * ux, ocp, M + xi * mx, ocp, 0);
-            else
-#endif
-                for (int xi = 0; xi < TILES_XI && !fail; xi++)
-                    if (dnnl_sgemm('N', 'N', tn, op->oc, op->c, 1.0f, V + xi * vx, icp, k->u + xi * ux, ocp, 0.0f,
-                                   M + xi * mx, ocp) != dnnl_success) fail = 1;
+            for (int xi = 0; xi < TILES_XI && !fail; xi++)
+                fail = xi_product('N', tn, op->oc, op->c, V + xi * vx, icp, k->u + xi * ux, ocp, 0.0f, M + xi * mx,
+                                  ocp);
             if (!fail) out_chunk(k, op, y, M, res, relu, gate, t0, tn);
         }
     }
@@ -275,37 +275,30 @@ int dn_wino_bwd_w(dnnl_ctx *c, const dn_wino *k, const nn_op *op, float *dw, con
             const long t0 = ch * tc, tn = T - t0 < tc ? T - t0 : tc;
             in_chunk(k, op, x, V, t0, tn);
             dy_chunk(k, op, dy, Y, t0, tn);
-#ifdef __AVX512F__
-            if (WIDE(ocp))
-                for (int xi = 0; xi < TILES_XI; xi++)
-                    wino_mm(C, O, tn, V + xi * vx, 1, icp, Y + xi * mx, ocp, dU + xi * ux, ocp, 1);
-            else
-#endif
-                for (int xi = 0; xi < TILES_XI && !fail; xi++)
-                    if (dnnl_sgemm('T', 'N', C, O, tn, 1.0f, V + xi * vx, icp, Y + xi * mx, ocp, 1.0f, dU + xi * ux,
-                                   ocp) != dnnl_success) fail = 1;
+            for (int xi = 0; xi < TILES_XI && !fail; xi++)
+                fail = xi_product('T', C, O, tn, V + xi * vx, icp, Y + xi * mx, ocp, 1.0f, dU + xi * ux, ocp);
         }
         #pragma omp barrier
         /* the threads' sums, back to 3x3: dW[o][i] += G^T dU[.][i][o] G, 8 output channels at a time */
         #pragma omp for schedule(static)
         for (int i = 0; i < C; i++)
             for (int o0 = 0; o0 < O; o0 += 8) {
-                v8 u[6][6], t[3][6];
+                wv_8 u[6][6], t[3][6];
                 for (int xi = 0; xi < TILES_XI; xi++) {
-                    v8 a = bc8(0.0f);
+                    wv_8 a = bc_8(0.0f);
                     for (int th = 0; th < nt; th++)
-                        a += ld8((const float *)c->wino_du + ((size_t)th * TILES_XI + xi) * ux + (size_t)i * ocp + o0);
+                        a += ld_8((const float *)c->wino_du + ((size_t)th * TILES_XI + xi) * ux + (size_t)i * ocp + o0);
                     u[xi / 6][xi % 6] = a;
                 }
                 for (int a = 0; a < 3; a++)
                     for (int q = 0; q < 6; q++) {
-                        v8 v = bc8(0.0f);
+                        wv_8 v = bc_8(0.0f);
                         for (int r = 0; r < 6; r++) v += G[r][a] * u[r][q];
                         t[a][q] = v;
                     }
                 for (int a = 0; a < 3; a++)
                     for (int b = 0; b < 3; b++) {
-                        v8 v = bc8(0.0f);
+                        wv_8 v = bc_8(0.0f);
                         for (int q = 0; q < 6; q++) v += t[a][q] * G[q][b];
                         for (int l = 0; l < 8 && o0 + l < O; l++) dw[((size_t)(o0 + l) * C + i) * 9 + a * 3 + b] += v[l];
                     }

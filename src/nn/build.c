@@ -227,7 +227,7 @@ int nn_model_build(nn_model **out, const sd_workload *w, nn_backend *be, int bat
     nn_fuse_join_layouts(m);
     SD_TRY_GOTO(rc, nn_fuse_chains(m), fail);
     SD_TRY_GOTO(rc, alloc_layers(m), fail);
-    SD_TRY_GOTO(rc, nn_fuse_relu_pool(m), fail);
+    SD_TRY_GOTO(rc, nn_fuse_relu_fold(m), fail);
     SD_TRY_GOTO(rc, nn_mem_grads(m), fail);
     nn_layer *lastl = &m->layers[m->nlayers - 1];
     if (!nn_is_loss(lastl)) { m->out = lastl->y; m->out_elems = nn_out_elems(&lastl->op) / (size_t)batch; }

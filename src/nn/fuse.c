@@ -182,7 +182,7 @@ int nn_fuse_chains(nn_model *m) {
  * it has conv2d_backward_relu): on the gradient the convolution's backward-data writes, as it writes it (the
  * convolution's input is the relu's output, the mask). Either way the reader's dx goes to the relu's input and the
  * relu's backward does not run. */
-int nn_fuse_relu_pool(nn_model *m) {
+int nn_fuse_relu_fold(nn_model *m) {
     const nn_backend_ops *o = m->be->ops;
     if (!m->training || (!o->relu_mask && !o->conv2d_backward_relu) || getenv("SD_NO_FUSE")) return 0;
     m->relu_folded = calloc((size_t)m->nlayers, 1);

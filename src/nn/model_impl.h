@@ -38,7 +38,7 @@ int nn_fuse_chains(nn_model *m);
 int nn_fuse_train_ok(const nn_model *m, int i);
 /* m->relu_folded for a training model when the back-end has relu_mask or conv2d_backward_relu and SD_NO_FUSE is
  * unset (reads m->consumers). */
-int nn_fuse_relu_pool(nn_model *m);
+int nn_fuse_relu_fold(nn_model *m);
 /* m->slab and the layouts and strides of the slabs' views and readers (training models, when the back-end has
  * bn_fused_* and takes concatenations blocked, SD_NO_FUSE and SD_LAYOUT_NCHW unset); after nn_fuse_layouts. */
 int nn_fuse_slabs(nn_model *m);
@@ -70,7 +70,7 @@ int nn_mem_alias(nn_model *m, const nn_mem *r, int i);
 int nn_mem_output(nn_model *m, nn_mem *r, int i);
 /* A training model's gradient buffers (m->dy_pooled set by nn_mem_begin): each layer's taken from a pool when the
  * backward pass first touches it and given back after its last reader; views then take their input's. After
- * every fusion (nn_fuse_relu_pool included), which decides who writes and reads which gradient. */
+ * every fusion (nn_fuse_relu_fold included), which decides who writes and reads which gradient. */
 int nn_mem_grads(nn_model *m);
 
 #endif
