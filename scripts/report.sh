@@ -20,7 +20,10 @@ WORKLOADS=${REPORT_WORKLOADS:-$(ls workloads/*.json | sed 's|.*/||; s|\.json$||'
 # The bench cells' length per workload group: the light workloads run 3 epochs of 16 batches (the steady epoch is
 # the faster of the last two); the heavy ones (over 0.5 GFLOP an example) fewer batches, densenet121_xray at batch 16
 # (its batch 64 takes ~25 GB natively). Three repeats, each framework's in a process of its own: a framework's short
-# cell moves by 10-70% between processes, so one process gives a figure that verify --rerun cannot reproduce. A framework cell is capped at REPORT_CELL_SECONDS (fewer batches, said in the
+# cell moves by 10-70% between processes, so one process gives a figure that verify --rerun cannot reproduce. The
+# three run in rounds over the group's cells (bench --spread), minutes apart: three processes back to back agreed
+# within 2-3% and an hour later all ran 13-17% faster, so a published spread must span the host's minutes-long modes
+# to say what a rerun can meet. A framework cell is capped at REPORT_CELL_SECONDS (fewer batches, said in the
 # cell). FULL=1: longer cells, three repeats, no cap. REPORT_BENCH_ARGS: one length for every workload.
 HEAVY="densenet121_xray resnet50_features resnet18_cifar vgg16_cifar"
 if [ "$FULL" = 1 ]; then
@@ -129,7 +132,7 @@ bench_cells() {
   # exit 1: some cell failed (named in the results and the report); the others are written
   # shellcheck disable=SC2086
   SHOWDOWN_CELL_SECONDS=$CELL_SECONDS "$SD" bench --workload "$1" --impl "$2" --venvs "$VENVS" $3 \
-    --precision "$4" "${limit[@]}" --host-wait $HOST_WAIT --host-wait-total $HOST_WAIT_TOTAL --json "$5" "${@:6}"
+    --precision "$4" "${limit[@]}" --host-wait $HOST_WAIT --host-wait-total $HOST_WAIT_TOTAL --spread --json "$5" "${@:6}"
   rc=$?; [ $rc -eq 0 ] || [ $rc -eq 1 ] || exit $rc
 }
 parts=(); gi=0

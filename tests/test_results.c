@@ -368,3 +368,60 @@ Test(results, omp_policy_kinds) {
     json_decref(e);
     json_decref(d);
 }
+
+/* Two processes of one cell become one run: samples numbered on, each with its host speed and the run's the
+ * median; the summary over all of them; the same-model check failed when a later process failed it; an inference
+ * run's pass statistics likewise. */
+Test(results, merge_processes_of_a_cell) {
+    json_t *into = doc_of(
+        "{\"status\": \"ok\", \"host_speed\": 0.8, \"settings\": {\"epochs\": 2, \"repeat\": 1},"
+        " \"model\": {\"forward_flops_per_example\": 1e6, \"train_flops_per_example\": 3e6},"
+        " \"equivalence\": {\"status\": \"passed\"},"
+        " \"samples\": [{\"repeat\": 1, \"metric\": \"accuracy\", \"epochs\": ["
+        "   {\"train_s\": 2.0, \"val_s\": 0.5, \"accuracy\": 0.5, \"train_images\": 100},"
+        "   {\"train_s\": 1.0, \"val_s\": 0.3, \"accuracy\": 0.6, \"train_images\": 100}]}]}");
+    json_t *from = doc_of(
+        "{\"status\": \"ok\", \"host_speed\": 1.0, \"settings\": {\"epochs\": 2, \"repeat\": 1},"
+        " \"equivalence\": {\"status\": \"failed\", \"max_rel_diff\": 0.5},"
+        " \"samples\": [{\"repeat\": 1, \"epochs\": ["
+        "   {\"train_s\": 3.0, \"val_s\": 0.7, \"accuracy\": 0.7, \"train_images\": 100},"
+        "   {\"train_s\": 2.0, \"val_s\": 0.5, \"accuracy\": 0.8, \"train_images\": 100}]}]}");
+    cr_assert_eq(sd_results_merge_run(into, from), 0);
+    cr_assert_eq(sd_results_merge_run(into, from), 0, "a third process");
+    const json_t *samples = json_object_get(into, "samples");
+    cr_assert_eq(json_array_size(samples), 3);
+    for (size_t k = 0; k < 3; k++)
+        cr_assert_eq(json_integer_value(json_object_get(json_array_get(samples, k), "repeat")), (json_int_t)k + 1);
+    cr_assert_float_eq(json_real_value(json_object_get(json_array_get(samples, 0), "host_speed")), 0.8, 1e-12);
+    cr_assert_float_eq(json_real_value(json_object_get(into, "host_speed")), 1.0, 1e-12, "median of 0.8, 1, 1");
+    cr_assert_eq(json_integer_value(json_object_get(json_object_get(into, "settings"), "repeat")), 3);
+    sd_run_view v;
+    sd_run_view_of(into, &v);
+    cr_assert_eq(v.steady_epoch_s.n, 3);
+    cr_assert_float_eq(v.steady_epoch_s.median, 2.0, 1e-12);
+    cr_assert_float_eq(v.steady_epoch_s.min, 1.0, 1e-12);
+    cr_assert_float_eq(v.first_epoch_s.median, 3.0, 1e-12);
+    cr_assert_float_eq(v.accuracy.median, 0.8, 1e-12);
+    cr_assert_float_eq(v.train_images_per_s.max, 100.0, 1e-9, "100 images in the fastest steady epoch, 1 s");
+    cr_assert_float_eq(v.train_gflops.max, 0.3, 1e-9, "100 images/s x 3 MFLOP");
+    cr_assert_str_eq(v.equivalence_status, "failed", "a process that failed the check fails the run");
+    json_decref(from);
+
+    json_t *inf = doc_of("{\"status\": \"ok\", \"mode\": \"inference\", \"settings\": {\"epochs\": 0},"
+                         " \"model\": {\"forward_flops_per_example\": 2e9},"
+                         " \"samples\": [{\"repeat\": 1, \"epochs\": [], \"inference_s\": 2.0, \"inference_images\": 1000}]}");
+    json_t *inf2 = doc_of("{\"status\": \"ok\", \"samples\": [{\"repeat\": 1, \"epochs\": [], \"inference_s\": 4.0,"
+                          " \"inference_images\": 1000}]}");
+    cr_assert_eq(sd_results_merge_run(inf, inf2), 0);
+    sd_run_view_of(inf, &v);
+    cr_assert_eq(v.inference_s_per_1000.n, 2);
+    cr_assert_float_eq(v.inference_s_per_1000.median, 3.0, 1e-12);
+    cr_assert_float_eq(v.inference_gflops.max, 1000.0, 1e-9, "1,000 images x 2 GFLOP in 2 s");
+    cr_assert(!isfinite(v.steady_epoch_s.median) || v.steady_epoch_s.n == 0, "no training statistics");
+    json_t *bare = doc_of("{\"status\": \"ok\"}");
+    cr_assert_eq(sd_results_merge_run(inf, bare), SD_EINPUT, "a run without samples");
+    json_decref(bare);
+    json_decref(inf2);
+    json_decref(inf);
+    json_decref(into);
+}

@@ -149,6 +149,59 @@ assert (s["max_batches"], s["time_cap_s"], s["batches_asked"], s["repeat"]) == (
   ok "time cap: the first repeat sets the length (3 of 10 batches), the second runs it uncapped, both recorded"
 else bad "time cap: exit $rc, runner calls: $(tr '\n' ';' < "$t/capped.log")"; cat "$t/stderr"; fi
 
+# --spread: a framework cell's processes in rounds over the run (mnist_mlp's first, mnist_cnn's first, then their
+# second ...), the later ones at the length the capped first trained, uncapped; each cell one run of all its
+# processes (samples numbered on, the summary over all: steady 0.1 / 0.3 / 0.5 s for mnist_mlp); a later process
+# that fails makes its cell failed (exit 1)
+cat > "$t/spread" <<EOF
+#!/bin/sh
+mb=0; spec=""; while [ \$# -gt 0 ]; do [ "\$1" = --max-batches ] && mb=\$2; [ "\$1" = --spec ] && spec=\$2; shift; done
+k=\$((\$(cat "$t/spread.count" 2>/dev/null || echo 0) + 1)); echo \$k > "$t/spread.count"
+w=\$(basename "\$spec" .json)
+echo "\$w cap=\${SHOWDOWN_CELL_SECONDS:-unset} max_batches=\$mb" >> "$t/spread.log"
+[ "\$k" = "\${FAIL_AT:-0}" ] && { echo "broken on call \$k" >&2; exit 3; }
+n=\$mb; [ "\${SHOWDOWN_CELL_SECONDS:-0}" != 0 ] && n=3
+p=669706; [ "\$w" = mnist_cnn ] && p=1199882
+echo "{\"event\":\"hello\",\"protocol\":1,\"framework\":\"pytorch\",\"version\":\"0.fake\",\"device\":\"fake cpu\",\"parameters\":\$p}"
+for e in 1 2; do
+  echo "{\"event\":\"epoch\",\"epoch\":\$e,\"train_s\":0.\$k,\"val_s\":0.25,\"loss\":2.0,\"val_loss\":1.5,\"accuracy\":0.5,\"train_images\":\$((n * 128)),\"test_images\":\$((n * 128))}"
+done
+echo '{"event":"done"}'
+EOF
+chmod +x "$t/spread"
+spread() { rm -f "$t/spread.log" "$t/spread.count"
+  SHOWDOWN_CELL_SECONDS=5 $SD bench --workload mnist_mlp,mnist_cnn --data synthetic --epochs 2 --batches 10 --repeat 3 \
+    --spread --impl pytorch --runner "pytorch=$t/spread" --no-db --json "$t/spread.json" > "$t/stdout" 2> "$t/stderr"; }
+spread; rc=$?
+want=$(printf '%s\n' "mnist_mlp cap=5 max_batches=10" "mnist_cnn cap=5 max_batches=10" "mnist_mlp cap=0 max_batches=3" \
+       "mnist_cnn cap=0 max_batches=3" "mnist_mlp cap=0 max_batches=3" "mnist_cnn cap=0 max_batches=3")
+if [ $rc -eq 0 ] && [ "$(cat "$t/spread.log")" = "$want" ] && "$PY" -c '
+import json, sys
+runs = json.load(open(sys.argv[1]))["runs"]
+assert [r["workload"] for r in runs] == ["mnist_mlp", "mnist_cnn"], runs
+r = runs[0]
+assert [s["repeat"] for s in r["samples"]] == [1, 2, 3], r["samples"]
+assert [s["epochs"][1]["train_s"] for s in r["samples"]] == [0.1, 0.3, 0.5], r["samples"]
+st = r["summary"]["steady_epoch_s"]
+assert (st["median"], st["min"], st["max"], st["n"]) == (0.3, 0.1, 0.5, 3), st
+assert r["summary"]["steady_epochs_s"]["n"] == 3 and r["summary"]["train_images_per_s"]["n"] == 3, r["summary"]
+s = r["settings"]
+assert (s["max_batches"], s["time_cap_s"], s["batches_asked"], s["repeat"]) == (3, 5.0, 10, 3), s
+assert r["equivalence"]["status"] == "not checked", r["equivalence"]
+assert runs[1]["summary"]["steady_epoch_s"]["n"] == 3, runs[1]["summary"]
+' "$t/spread.json" && grep -q "round 3/3: \[2/2\] mnist_cnn" "$t/stderr"; then
+  ok "--spread: processes in rounds over the cells, later ones at the capped length, one run of all of them each"
+else bad "--spread: exit $rc, runner calls: $(tr '\n' ';' < "$t/spread.log")"; cat "$t/stderr"; fi
+FAIL_AT=4 spread; rc=$?
+if [ $rc -eq 1 ] && "$PY" -c '
+import json, sys
+runs = json.load(open(sys.argv[1]))["runs"]
+assert [(r["workload"], r["status"]) for r in runs] == [("mnist_mlp", "ok"), ("mnist_cnn", "failed")], runs
+assert "broken on call 4" in runs[1]["error"], runs[1]
+assert runs[0]["summary"]["steady_epoch_s"]["n"] == 3, runs[0]["summary"]
+' "$t/spread.json"; then ok "--spread: a later process that fails makes its cell failed (exit 1), the others measured"
+else bad "--spread with a failing second process: exit $rc"; cat "$t/stderr"; fi
+
 # the steady state is the fastest epoch after the first (0.3 s of 0.3 and 0.4), the first apart (0.5 s)
 cat > "$t/epochs3" <<'EOF'
 #!/bin/sh

@@ -36,6 +36,11 @@ typedef struct sd_bench_opts {
                                 * the others and the faster host's measurement kept (1 by default; verify has
                                 * its own second pass) */
     int quiet;                 /* no progress or notes on stderr (failures are still said) */
+    int spread;                /* a framework cell's repeats one process a round, the rounds one after another over
+                                * all the cells: its spread is the host's over the run, not over one minute */
+    long fixed_batches;        /* a framework cell's length as an earlier process of it trained under the time cap
+                                * (SHOWDOWN_CELL_SECONDS), run without the cap: > 0 batches an epoch, -1 as asked;
+                                * 0: the cap applies */
 } sd_bench_opts;
 
 /* The host's speed over a run (bench/host.c): a canary (a short native training step) before and after each cell,

@@ -544,6 +544,12 @@ static int run_framework(const sd_bench_opts *a, const char *wname, const char *
     if (!res || !samples) { rc = sd_err(SD_ENOMEM, "out of memory"); goto done; }
     double cap_s = cell_seconds();
     int asked = o.max_batches;
+    if (a->fixed_batches) {   /* the length an earlier process of the cell trained under the cap, uncapped */
+        if (a->fixed_batches > 0) o.max_batches = ro.max_batches = (int)a->fixed_batches;
+        envv[nenv] = "SHOWDOWN_CELL_SECONDS=0";
+        ro.env = envv;
+        cap_s = 0;
+    }
     for (long r = 0; r < a->repeat; r++) {
         SD_TRY_GOTO(rc, sd_runner_run(&ro, &res[r]), done);
         nres++;

@@ -111,9 +111,10 @@ static int check_opts(const sd_bench_opts *o) {
 }
 
 /* One line per cell as it ends, steps numbered: `[17/120] resnet18_cifar · jax · train · 48.3 img/s · ETA 9 min`
- * (its status and reason when it did not measure); the ETA assumes the cells left take the mean so far. */
-static void progress(const json_t *doc, size_t from, int done, int n, double elapsed_s) {
-    for (size_t i = from; i < sd_results_count(doc); i++) {
+ * (its status and reason when it did not measure; head before it: a round of spread cells); the ETA assumes the
+ * cells left take the mean so far. */
+static void progress(const char *head, const json_t *doc, size_t from, size_t to, int done, int n, double elapsed_s) {
+    for (size_t i = from; i < to && i < sd_results_count(doc); i++) {
         sd_run_view v;
         sd_run_view_of(sd_results_run(doc, i), &v);
         const char *st = json_string_value(v.status), *impl = json_string_value(v.implementation);
@@ -135,20 +136,28 @@ static void progress(const json_t *doc, size_t from, int done, int n, double ela
             snprintf(fig + len, sizeof fig - len, " (%d of %s batches: time cap)", v.max_batches, asked);
         }
         double eta = done < n ? elapsed_s / done * (n - done) : 0;
-        fprintf(stderr, "[%d/%d] %s · %s%s%s · %s · ETA %.0f min\n", done, n, json_string_value(v.workload),
+        fprintf(stderr, "%s[%d/%d] %s · %s%s%s · %s · ETA %.0f min\n", head, done, n, json_string_value(v.workload),
                 impl ? impl : "?", impl && strcmp(impl, "native") == 0 ? " " : "",
                 impl && strcmp(impl, "native") == 0 ? json_string_value(v.backend) : "", fig, ceil(eta / 60));
     }
 }
 
-/* Whether every run a cell added measured (a failed or unsupported cell is not measured again). */
-static int all_ok(const json_t *doc, size_t from) {
-    size_t n = sd_results_count(doc);
-    for (size_t i = from; i < n; i++) {
-        const char *st = json_string_value(json_object_get(sd_results_run(doc, i), "status"));
-        if (!st || strcmp(st, "ok") != 0) return 0;
+/* Whether the runs [from, to) of a cell all measured (a failed or unsupported cell is not measured again). */
+static int all_ok_run(const json_t *doc, size_t from, size_t to) {
+    for (size_t i = from; i < to; i++) {
+        sd_run_view v;
+        sd_run_view_of(sd_results_run(doc, i), &v);
+        if (sd_run_unmeasured(&v) || !json_string_value(v.status)) return 0;
     }
-    return n > from;
+    return to > from && to <= sd_results_count(doc);
+}
+
+/* Whether every run a cell added, from `from` on, measured. */
+static int all_ok(const json_t *doc, size_t from) { return all_ok_run(doc, from, sd_results_count(doc)); }
+
+/* Whether cell c's repeats are spread over the run: a framework's processes, with --spread. */
+static int spread_cell(const sd_bench_opts *o, const sd_bench_cell *c) {
+    return o->spread && o->repeat > 1 && strcmp(c->implementation, "native") != 0;
 }
 
 /* Whether a run of the document failed, or failed its equivalence check (a runner's output against native's). */
@@ -215,7 +224,7 @@ static int measure_again(const sd_bench_opts *o, const sd_bench_cell *cells, int
     for (int i = 0; i < ncells; i++) {
         const int s = slowed(doc, first[i], first[i + 1], &cells[i]);
         nslow += s;
-        todo += s || wide(doc, first[i], first[i + 1]);
+        todo += s || (!spread_cell(o, &cells[i]) && wide(doc, first[i], first[i + 1]));
     }
     if (!todo) return 0;
     if (!o->quiet) {
@@ -231,7 +240,8 @@ static int measure_again(const sd_bench_opts *o, const sd_bench_cell *cells, int
     again.host_wait_s *= SD_HOST_AGAIN_WAIT;
     for (int i = 0; i < ncells; i++) {
         const int slow = slowed(doc, first[i], first[i + 1], &cells[i]);
-        const double spread = widest(doc, first[i], first[i + 1]);
+        /* a spread cell's processes ran minutes apart: their spread is the host's, published as it is */
+        const double spread = spread_cell(o, &cells[i]) ? 0 : widest(doc, first[i], first[i + 1]);
         if (!slow && !(spread > SD_VERIFY_TOLERANCE_PCT)) continue;
         const size_t end = sd_results_count(doc), n = first[i + 1] - first[i];
         sd_run_view v;
@@ -277,6 +287,81 @@ static int measure_again(const sd_bench_opts *o, const sd_bench_cell *cells, int
     return 0;
 }
 
+/* One cell into doc, once the host runs at its speed (o->host_wait_s), measured again when a spell began while it
+ * ran; its host speed noted, a failure outside its own record recorded. Only SD_EINTR and SD_EUSAGE return. */
+static int measure_cell(const sd_bench_opts *o, const sd_bench_cell *c, json_t *doc, sd_bench_outcome *out) {
+    size_t before = sd_results_count(doc);
+    double speed = o->host_wait_s > 0 ? sd_host_settle(o, sd_sig_flag()) : NAN, tc = sd_now();
+    int rc = sd_bench_cell_run(o, c, doc, &out->failed);
+    if (o->host_wait_s > 0 && rc == 0 && all_ok(doc, before)) {
+        /* a spell that began while the cell ran: the canary after it says so; measured once more then */
+        double low = sd_host_after(o, speed);
+        if (sd_host_retry(o, low, sd_now() - tc) && !sd_sig_pending()) {
+            if (!o->quiet)
+                fprintf(stderr, "host: %s · %s ran while the host was at %.0f%% of its speed: measured again\n",
+                        c->workload, c->implementation, 100 * low);
+            sd_results_truncate(doc, before);
+            speed = sd_host_settle(o, sd_sig_flag());
+            rc = sd_bench_cell_run(o, c, doc, &out->failed);
+            low = rc == 0 ? sd_host_after(o, speed) : speed;
+        }
+        speed = low;
+    }
+    if (isfinite(speed)) sd_results_note_host(doc, before, speed);
+    if (rc && rc != SD_EINTR) {   /* failed outside its own record: recorded here, the measured cells kept */
+        fprintf(stderr, "showdown bench: %s through %s on %s failed: %s\n", c->workload, c->implementation,
+                c->backend, sd_errmsg());
+        sd_results_add_failure(doc, c->workload, c->implementation, c->backend, sd_errmsg());
+        sd_results_note_precision(doc, o->precision);
+        if (!out->failed) out->failed = rc;
+        rc = 0;
+    }
+    return rc;
+}
+
+/* Round r of the spread cells: each framework cell whose earlier processes measured runs one process more (the
+ * length the first trained under a time cap, uncapped), which joins its run (sd_results_merge_run) in the document
+ * and in the database; a process that fails takes the cell's place with its failure. */
+static int spread_round(const sd_bench_opts *o, const sd_bench_cell *cells, int ncells, const size_t *first, long r,
+                        json_t *doc, db **dbh, sd_bench_outcome *out) {
+    int n = 0, k = 0;
+    for (int i = 0; i < ncells; i++) n += spread_cell(o, &cells[i]) && all_ok_run(doc, first[i], first[i + 1]);
+    double t0 = sd_now();
+    for (int i = 0; i < ncells; i++) {
+        if (!spread_cell(o, &cells[i]) || !all_ok_run(doc, first[i], first[i + 1])) continue;
+        json_t *run = sd_results_run(doc, first[i]);
+        sd_run_view v;
+        sd_run_view_of(run, &v);
+        sd_bench_opts oc = *o;
+        oc.repeat = 1;
+        if (v.time_cap_s > 0)
+            oc.fixed_batches = v.max_batches > 0 ? v.max_batches : -1;
+        const size_t end = sd_results_count(doc);
+        int rc = measure_cell(&oc, &cells[i], doc, out);
+        if (rc) {
+            sd_results_truncate(doc, end);
+            return rc;
+        }
+        if (all_ok(doc, end) && sd_results_count(doc) == end + 1) {
+            rc = sd_results_merge_run(run, sd_results_run(doc, end));
+        } else if (sd_results_count(doc) > end) {   /* the cell is what its failed process says */
+            json_object_clear(run);
+            json_object_update(run, sd_results_run(doc, end));
+            if (!out->failed) out->failed = SD_ERROR;
+        }
+        sd_results_truncate(doc, end);
+        if (rc) return rc;
+        if (!o->quiet) {
+            char head[64];
+            snprintf(head, sizeof head, "round %ld/%ld: ", r, o->repeat);
+            progress(head, doc, first[i], first[i + 1], ++k, n, sd_now() - t0);
+        }
+        if (*dbh && (out->db_status = sd_results_store_again(*dbh, out->run_id, doc, first[i], first[i + 1])))
+            db_lost(dbh, out);
+    }
+    return 0;
+}
+
 int sd_bench_matrix_run(const sd_bench_opts *o, const sd_bench_cell *cells, int ncells, const char *db_path,
                         json_t **doc_out, sd_bench_outcome *out) {
     memset(out, 0, sizeof *out);
@@ -302,40 +387,17 @@ int sd_bench_matrix_run(const sd_bench_opts *o, const sd_bench_cell *cells, int 
     for (int i = 0; i < ncells && rc == 0; i++) {
         size_t before = sd_results_count(doc);
         first[i] = before;
-        double speed = o->host_wait_s > 0 ? sd_host_settle(o, sd_sig_flag()) : NAN, tc = sd_now();
-        rc = sd_bench_cell_run(o, &cells[i], doc, &out->failed);
-        if (o->host_wait_s > 0 && rc == 0 && all_ok(doc, before)) {
-            /* a spell that began while the cell ran: the canary after it says so; measured once more then */
-            double low = sd_host_after(o, speed);
-            if (sd_host_retry(o, low, sd_now() - tc) && !sd_sig_pending()) {
-                if (!o->quiet)
-                    fprintf(stderr, "host: %s · %s ran while the host was at %.0f%% of its speed: measured again\n",
-                            cells[i].workload, cells[i].implementation, 100 * low);
-                sd_results_truncate(doc, before);
-                speed = sd_host_settle(o, sd_sig_flag());
-                rc = sd_bench_cell_run(o, &cells[i], doc, &out->failed);
-                low = rc == 0 ? sd_host_after(o, speed) : speed;
-            }
-            speed = low;
-        }
-        if (isfinite(speed)) sd_results_note_host(doc, before, speed);
-        if (rc && rc != SD_EINTR) {   /* failed outside its own record: recorded here, the measured cells kept */
-            const sd_bench_cell *c = &cells[i];
-            fprintf(stderr, "showdown bench: %s through %s on %s failed: %s\n", c->workload, c->implementation,
-                    c->backend, sd_errmsg());
-            sd_results_add_failure(doc, c->workload, c->implementation, c->backend, sd_errmsg());
-            sd_results_note_precision(doc, o->precision);
-            if (!out->failed) out->failed = rc;
-            rc = 0;
-        }
-        if (rc == 0 && !o->quiet) progress(doc, before, i + 1, ncells, sd_now() - t0);
+        sd_bench_opts oc = *o;
+        if (spread_cell(o, &cells[i])) oc.repeat = 1;   /* its other processes in the rounds after this one */
+        rc = measure_cell(&oc, &cells[i], doc, out);
+        if (rc == 0 && !o->quiet) progress("", doc, before, sd_results_count(doc), i + 1, ncells, sd_now() - t0);
         if (rc == 0 && dbh && (out->db_status = sd_results_store(dbh, out->run_id, doc, before, 0)) != 0)
             db_lost(&dbh, out);
     }
-    if (rc == 0) {
-        first[ncells] = sd_results_count(doc);
-        if (o->host_wait_s > 0 && o->again) rc = measure_again(o, cells, ncells, first, doc, &dbh, out);
-    }
+    if (rc == 0) first[ncells] = sd_results_count(doc);
+    for (long r = 2; rc == 0 && o->spread && r <= o->repeat; r++)
+        rc = spread_round(o, cells, ncells, first, r, doc, &dbh, out);
+    if (rc == 0 && o->host_wait_s > 0 && o->again) rc = measure_again(o, cells, ncells, first, doc, &dbh, out);
     free(first);
     sd_bench_inputs_drop();
     const sd_host *h = sd_host_state();

@@ -165,6 +165,8 @@ void sd_run_view_of(const json_t *run, sd_run_view *v) {
     v->batch = (int)count_of(json_object_get(set, "batch"), 1000000000);
     const json_t *ba = json_object_get(set, "batches_asked");
     v->batches_asked = json_is_null(ba) ? -1 : (int)count_of(ba, 1000000000);
+    const double cap = num(json_object_get(set, "time_cap_s"));
+    v->time_cap_s = cap > 0 ? cap : 0;
     const json_t *sum = json_object_get(run, "summary");
     v->summary = sum;
     v->samples = json_object_get(run, "samples");
@@ -455,19 +457,82 @@ static json_t *settings_of(const sd_run_info *ri, const char *precision) {
     return settings;
 }
 
-/* Every epoch after the first, over all repeats: the spread a single-repeat figure has within its own run (a
- * re-check cannot be held closer than that). A statistic of n 0 when fewer than two such epochs. */
-static sd_stat steady_epochs(const sd_run_info *ri) {
-    int n = 0;
-    for (int s = 0; s < ri->nsamples; s++) n += ri->samples[s].nepochs > 1 ? ri->samples[s].nepochs - 1 : 0;
-    double *v = n > 1 ? malloc((size_t)n * sizeof *v) : NULL;
-    if (!v) return sd_stat_of(NULL, 0);
-    n = 0;
-    for (int s = 0; s < ri->nsamples; s++)
-        for (int e = 1; e < ri->samples[s].nepochs; e++) v[n++] = ri->samples[s].epochs[e].train_s;
-    sd_stat st = sd_stat_of(v, n);
-    free(v);
-    return st;
+static double jnum(const json_t *o, const char *key) { return num(json_object_get(o, key)); }
+
+/* A run's summary from its samples (each repeat's epochs, inference pass and cold pass): what add_run writes and
+ * what a merge of two runs of one cell writes again. E: the epochs asked; flops_*: an example's. NULL: no memory. */
+static json_t *summary_of(const json_t *samples, long E, int inference_only, double flops_fwd, double flops_train) {
+    const int R = (int)json_array_size(samples);
+    int nall = 0, maxe = 1;   /* every epoch after the first over all repeats; the most epochs of one */
+    for (int s = 0; s < R; s++) {
+        const int ne = (int)json_array_size(json_object_get(json_array_get(samples, (size_t)s), "epochs"));
+        nall += ne > 1 ? ne - 1 : 0;
+        if (ne > maxe) maxe = ne;
+    }
+    const size_t r = R > 0 ? (size_t)R : 1;
+    double *first = calloc(r, sizeof(double)), *steady = calloc(r, sizeof(double));
+    double *val = calloc(r, sizeof(double)), *acc = calloc(r, sizeof(double));
+    double *ips = calloc(r, sizeof(double)), *gfl = calloc(r, sizeof(double));
+    double *tmp = calloc((size_t)maxe, sizeof(double)), *all = calloc((size_t)nall + 1, sizeof(double));
+    double *inf = calloc(r, sizeof(double)), *inf1k = calloc(r, sizeof(double));
+    double *cold = calloc(r, sizeof(double)), *infgf = calloc(r, sizeof(double));
+    json_t *sum = NULL;
+    int ninf = 0, ncold = 0, nsteady = 0;
+    if (!first || !steady || !val || !acc || !ips || !gfl || !tmp || !all || !inf || !inf1k || !cold || !infgf)
+        goto done;
+    for (int s = 0; s < R; s++) {
+        const json_t *sample = json_array_get(samples, (size_t)s), *eps = json_object_get(sample, "epochs");
+        const double infer_s = jnum(sample, "inference_s"), infer_images = jnum(sample, "inference_images");
+        if (infer_images > 0) {   /* inference timed apart */
+            infgf[ninf] = flops_fwd * infer_images / infer_s / 1e9;
+            inf[ninf] = infer_s;
+            inf1k[ninf++] = 1000.0 * infer_s / infer_images;
+        }
+        if (jnum(sample, "cold_pass_s") > 0) cold[ncold++] = jnum(sample, "cold_pass_s");
+        const int nepochs = (int)json_array_size(eps);
+        for (int e = 1; e < nepochs; e++) all[nsteady++] = jnum(json_array_get(eps, (size_t)e), "train_s");
+        if (nepochs == 0) continue;   /* inference-only run */
+        const json_t *e0 = json_array_get(eps, 0);
+        first[s] = jnum(e0, "train_s");
+        /* steady state: the fastest epoch after the first. The hosts of these machines slow both cores by up to
+         * 40% in spells of seconds (docs/benchmarking.md): the fastest epoch is the machine's own speed, and the
+         * figure a rerun finds again; a median of a few epochs is whatever share of them a spell covered */
+        int ne = 0;
+        for (int e = 1; e < nepochs; e++) tmp[ne++] = jnum(json_array_get(eps, (size_t)e), "train_s");
+        steady[s] = ne ? sd_stat_of(tmp, ne).min : NAN;
+        ne = 0;
+        for (int e = 0; e < nepochs; e++) tmp[ne++] = jnum(json_array_get(eps, (size_t)e), "val_s");
+        val[s] = sd_stat_of(tmp, ne).median;
+        acc[s] = jnum(json_array_get(eps, (size_t)nepochs - 1), "accuracy");
+        double t = ne > 1 ? steady[s] : first[s];
+        ips[s] = jnum(e0, "train_images") / t;
+        gfl[s] = ips[s] * flops_train / 1e9;
+    }
+    sum = json_object();
+    int RT = inference_only ? 0 : R;   /* training statistics: none for an inference-only run */
+    json_object_set_new(sum, "first_epoch_s", stat_json(sd_stat_of(first, RT)));
+    json_object_set_new(sum, "steady_epoch_s", E > 1 && RT ? stat_json(sd_stat_of(steady, RT)) : json_null());
+    /* every epoch after the first, over all repeats: the spread a single-repeat figure has within its own run (a
+     * re-check cannot be held closer than that) */
+    sd_stat se = E > 1 && RT && nsteady > 1 ? sd_stat_of(all, nsteady) : sd_stat_of(NULL, 0);
+    if (se.n > 1) json_object_set_new(sum, "steady_epochs_s", stat_json(se));
+    json_object_set_new(sum, "val_s", stat_json(sd_stat_of(val, RT)));
+    json_object_set_new(sum, "accuracy", stat_json(sd_stat_of(acc, RT)));
+    json_object_set_new(sum, "train_images_per_s", stat_json(sd_stat_of(ips, RT)));
+    json_object_set_new(sum, "train_gflops", stat_json(sd_stat_of(gfl, RT)));
+    if (!inference_only)
+        json_object_set_new(sum, "steady_from", json_string(E > 1 ? "epochs 2..N (fastest)" : "epoch 1 (only one epoch)"));
+    /* inference timed apart: seconds for the pass and per 1,000 images (the published ResNet-50 figure) */
+    json_object_set_new(sum, "inference_s", stat_json(sd_stat_of(inf, ninf)));
+    json_object_set_new(sum, "inference_s_per_1000_images", stat_json(sd_stat_of(inf1k, ninf)));
+    json_object_set_new(sum, "inference_gflops", stat_json(sd_stat_of(infgf, ninf)));
+    if (ncold) json_object_set_new(sum, "cold_pass_s", stat_json(sd_stat_of(cold, ncold)));
+    const json_t *metric = json_object_get(json_array_get(samples, 0), "metric");
+    if (json_is_string(metric)) json_object_set_new(sum, "metric", json_string(json_string_value(metric)));
+done:
+    free(first); free(steady); free(val); free(acc); free(ips); free(gfl); free(tmp); free(all);
+    free(inf); free(inf1k); free(cold); free(infgf);
+    return sum;
 }
 
 int sd_results_add_run(json_t *doc, const sd_run_info *ri) {
@@ -500,20 +565,7 @@ int sd_results_add_run(json_t *doc, const sd_run_info *ri) {
     if (w->expected_params)
         json_object_set_new(json_object_get(run, "model"), "expected_parameters", json_integer(w->expected_params));
 
-    int R = ri->nsamples, E = o->epochs;
-    double *first = calloc((size_t)R, sizeof(double)), *steady = calloc((size_t)R, sizeof(double));
-    double *val = calloc((size_t)R, sizeof(double)), *acc = calloc((size_t)R, sizeof(double));
-    double *ips = calloc((size_t)R, sizeof(double)), *gfl = calloc((size_t)R, sizeof(double));
-    double *tmp = calloc((size_t)E + 1, sizeof(double));
-    double *inf = calloc((size_t)R, sizeof(double)), *inf1k = calloc((size_t)R, sizeof(double));
-    double *cold = calloc((size_t)R, sizeof(double)), *infgf = calloc((size_t)R, sizeof(double));
-    int ninf = 0, ncold = 0, inference_only = w->mode == SD_MODE_INFERENCE;
-    if (!first || !steady || !val || !acc || !ips || !gfl || !tmp || !inf || !inf1k || !cold || !infgf) {
-        free(first); free(steady); free(val); free(acc); free(ips); free(gfl); free(tmp);
-        free(inf); free(inf1k); free(cold); free(infgf);
-        json_decref(run);
-        return sd_err(SD_ENOMEM, "out of memory");
-    }
+    int R = ri->nsamples, inference_only = w->mode == SD_MODE_INFERENCE;
     json_t *samples = json_array();
     for (int s = 0; s < R; s++) {
         const nn_train_result *r = &ri->samples[s];
@@ -541,57 +593,62 @@ int sd_results_add_run(json_t *doc, const sd_run_info *ri) {
             json_object_set_new(sample, "inference_s", json_real(r->infer_s));
             json_object_set_new(sample, "inference_images", json_integer(r->infer_images));
             if (r->infer_passes > 0) json_object_set_new(sample, "inference_passes", json_integer(r->infer_passes));
-            infgf[ninf] = r->flops_fwd * (double)r->infer_images / r->infer_s / 1e9;
-            inf[ninf] = r->infer_s;
-            inf1k[ninf++] = 1000.0 * r->infer_s / (double)r->infer_images;
         }
-        if (r->cold_s > 0) {
-            json_object_set_new(sample, "cold_pass_s", json_real(r->cold_s));
-            cold[ncold++] = r->cold_s;
-        }
+        if (r->cold_s > 0) json_object_set_new(sample, "cold_pass_s", json_real(r->cold_s));
         json_array_append_new(samples, sample);
-        if (r->nepochs == 0) continue;   /* inference-only run */
-        first[s] = r->epochs[0].train_s;
-        /* steady state: the fastest epoch after the first. The hosts of these machines slow both cores by up to
-         * 40% in spells of seconds (docs/benchmarking.md): the fastest epoch is the machine's own speed, and the
-         * figure a rerun finds again; a median of a few epochs is whatever share of them a spell covered */
-        int ne = 0;
-        for (int e = 1; e < r->nepochs; e++) tmp[ne++] = r->epochs[e].train_s;
-        steady[s] = ne ? sd_stat_of(tmp, ne).min : NAN;
-        ne = 0;
-        for (int e = 0; e < r->nepochs; e++) tmp[ne++] = r->epochs[e].val_s;
-        val[s] = sd_stat_of(tmp, ne).median;
-        acc[s] = r->epochs[r->nepochs - 1].accuracy;
-        double t = ne > 1 ? steady[s] : first[s];
-        ips[s] = r->epochs[0].train_images / t;
-        gfl[s] = ips[s] * r->flops_train / 1e9;
     }
     json_object_set_new(run, "samples", samples);
-    json_t *sum = json_object();
-    int RT = inference_only ? 0 : R;   /* training statistics: none for an inference-only run */
-    json_object_set_new(sum, "first_epoch_s", stat_json(sd_stat_of(first, RT)));
-    json_object_set_new(sum, "steady_epoch_s", E > 1 && RT ? stat_json(sd_stat_of(steady, RT)) : json_null());
-    sd_stat se = E > 1 && RT ? steady_epochs(ri) : sd_stat_of(NULL, 0);
-    if (se.n > 1) json_object_set_new(sum, "steady_epochs_s", stat_json(se));
-    json_object_set_new(sum, "val_s", stat_json(sd_stat_of(val, RT)));
-    json_object_set_new(sum, "accuracy", stat_json(sd_stat_of(acc, RT)));
-    json_object_set_new(sum, "train_images_per_s", stat_json(sd_stat_of(ips, RT)));
-    json_object_set_new(sum, "train_gflops", stat_json(sd_stat_of(gfl, RT)));
-    if (!inference_only)
-        json_object_set_new(sum, "steady_from", json_string(E > 1 ? "epochs 2..N (fastest)" : "epoch 1 (only one epoch)"));
-    /* inference timed apart: seconds for the pass and per 1,000 images (the published ResNet-50 figure) */
-    json_object_set_new(sum, "inference_s", stat_json(sd_stat_of(inf, ninf)));
-    json_object_set_new(sum, "inference_s_per_1000_images", stat_json(sd_stat_of(inf1k, ninf)));
-    json_object_set_new(sum, "inference_gflops", stat_json(sd_stat_of(infgf, ninf)));
-    if (ncold) json_object_set_new(sum, "cold_pass_s", stat_json(sd_stat_of(cold, ncold)));
-    if (ri->samples[0].metric) json_object_set_new(sum, "metric", json_string(ri->samples[0].metric));
+    json_t *sum = summary_of(samples, o->epochs, inference_only, r0->flops_fwd, r0->flops_train);
+    if (!sum) {
+        json_decref(run);
+        return sd_err(SD_ENOMEM, "out of memory");
+    }
     json_object_set_new(run, "summary", sum);
     if (inference_only)
         json_object_set_new(run, "mode", json_string("inference"));
-    free(first); free(steady); free(val); free(acc); free(ips); free(gfl); free(tmp);
-    free(inf); free(inf1k); free(cold); free(infgf);
     if (ri->equivalence) json_object_set_new(run, "equivalence", json_deep_copy(ri->equivalence));
     json_array_append_new(json_object_get(doc, "runs"), run);
+    return 0;
+}
+
+int sd_results_merge_run(json_t *into, const json_t *from) {
+    json_t *samples = json_object_get(into, "samples"), *more = json_object_get(from, "samples");
+    if (!json_is_array(samples) || !json_is_array(more))
+        return sd_err(SD_EINPUT, "merge: a run without samples");
+    const json_t *speed0 = json_object_get(into, "host_speed"), *speed1 = json_object_get(from, "host_speed");
+    size_t k;
+    json_t *s;
+    json_array_foreach(samples, k, s)
+        if (json_is_number(speed0) && !json_object_get(s, "host_speed"))
+            json_object_set_new(s, "host_speed", json_real(json_number_value(speed0)));
+    json_array_foreach(more, k, s) {
+        json_t *c = json_deep_copy(s);
+        if (!c) return sd_err(SD_ENOMEM, "out of memory");
+        json_object_set_new(c, "repeat", json_integer((json_int_t)json_array_size(samples) + 1));
+        if (json_is_number(speed1)) json_object_set_new(c, "host_speed", json_real(json_number_value(speed1)));
+        json_array_append_new(samples, c);
+    }
+    /* the run's host speed: the median of its processes' */
+    double *v = malloc(json_array_size(samples) * sizeof *v);
+    int n = 0;
+    if (!v) return sd_err(SD_ENOMEM, "out of memory");
+    json_array_foreach(samples, k, s)
+        if (json_is_number(json_object_get(s, "host_speed"))) v[n++] = jnum(s, "host_speed");
+    if (n) json_object_set_new(into, "host_speed", json_real(sd_stat_of(v, n).median));
+    free(v);
+    json_t *settings = json_object_get(into, "settings"), *model = json_object_get(into, "model");
+    if (json_is_object(settings))
+        json_object_set_new(settings, "repeat", json_integer((json_int_t)json_array_size(samples)));
+    const json_t *mode = json_object_get(into, "mode");
+    const int inference_only = json_is_string(mode) && strcmp(json_string_value(mode), "inference") == 0;
+    json_t *sum = summary_of(samples, (long)jnum(settings, "epochs"), inference_only,
+                             jnum(model, "forward_flops_per_example"), jnum(model, "train_flops_per_example"));
+    if (!sum) return sd_err(SD_ENOMEM, "out of memory");
+    json_object_set_new(into, "summary", sum);
+    /* the same-model check holds for the run when it held for every process */
+    const json_t *eq = json_object_get(from, "equivalence");
+    const char *st = json_string_value(json_object_get(eq, "status"));
+    if (st && strcmp(st, "passed") != 0) json_object_set_new(into, "equivalence", json_deep_copy(eq));
     return 0;
 }
 

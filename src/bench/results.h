@@ -95,6 +95,7 @@ typedef struct sd_run_view {
     int gpus;                     /* data-parallel devices (settings.gpus, or a published run's gpus); 0: not recorded */
     int max_batches, batch;       /* settings; 0 when absent */
     int batches_asked;            /* a time cap cut the epochs to max_batches: the batches asked (-1: all); 0: not cut */
+    double time_cap_s;            /* a framework cell's time cap, s (its first process's length); 0: none */
     long long parameters;         /* summary.parameters or model.parameters; 0 when absent */
     sd_stat first_epoch_s, steady_epoch_s, val_s, accuracy, train_images_per_s, train_gflops;
     sd_stat total_s, train_total_s, train_s, infer_s_per_1000;   /* published figures */
@@ -195,6 +196,11 @@ int sd_results_load(struct db *d, int64_t run_id, json_t **doc);
 
 /* Append a run (samples + summary) to doc["runs"]. */
 int sd_results_add_run(json_t *doc, const sd_run_info *ri);
+/* Another process of the same cell, measured with the same settings (run `from`), joins run `into`: its samples
+ * appended and numbered on, each sample's host_speed kept and the run's the median of them, settings.repeat the
+ * samples' count, the summary computed again over all of them, and the same-model check failed when from's did.
+ * A cell's processes spread over a bench run (bench --spread) become one run so. */
+int sd_results_merge_run(json_t *into, const json_t *from);
 /* A best-setting figure measured again (bench/setting.c): images/s statistics over processes of its own. */
 typedef struct sd_setting_run {
     const char *workload, *implementation, *python, *version;
