@@ -490,21 +490,18 @@ static json_t *summary_of(const json_t *samples, long E, int inference_only, dou
         }
         if (jnum(sample, "cold_pass_s") > 0) cold[ncold++] = jnum(sample, "cold_pass_s");
         const int nepochs = (int)json_array_size(eps);
-        for (int e = 1; e < nepochs; e++) all[nsteady++] = jnum(json_array_get(eps, (size_t)e), "train_s");
         if (nepochs == 0) continue;   /* inference-only run */
         const json_t *e0 = json_array_get(eps, 0);
         first[s] = jnum(e0, "train_s");
         /* steady state: the fastest epoch after the first. The hosts of these machines slow both cores by up to
          * 40% in spells of seconds (docs/benchmarking.md): the fastest epoch is the machine's own speed, and the
          * figure a rerun finds again; a median of a few epochs is whatever share of them a spell covered */
-        int ne = 0;
-        for (int e = 1; e < nepochs; e++) tmp[ne++] = jnum(json_array_get(eps, (size_t)e), "train_s");
-        steady[s] = ne ? sd_stat_of(tmp, ne).min : NAN;
-        ne = 0;
-        for (int e = 0; e < nepochs; e++) tmp[ne++] = jnum(json_array_get(eps, (size_t)e), "val_s");
-        val[s] = sd_stat_of(tmp, ne).median;
+        for (int e = 1; e < nepochs; e++) tmp[e - 1] = all[nsteady++] = jnum(json_array_get(eps, (size_t)e), "train_s");
+        steady[s] = nepochs > 1 ? sd_stat_of(tmp, nepochs - 1).min : NAN;
+        for (int e = 0; e < nepochs; e++) tmp[e] = jnum(json_array_get(eps, (size_t)e), "val_s");
+        val[s] = sd_stat_of(tmp, nepochs).median;
         acc[s] = jnum(json_array_get(eps, (size_t)nepochs - 1), "accuracy");
-        double t = ne > 1 ? steady[s] : first[s];
+        double t = nepochs > 1 ? steady[s] : first[s];
         ips[s] = jnum(e0, "train_images") / t;
         gfl[s] = ips[s] * flops_train / 1e9;
     }
