@@ -145,8 +145,7 @@ static void progress(const char *head, const json_t *doc, size_t from, size_t to
 /* Whether the runs [from, to) of a cell all measured (a failed or unsupported cell is not measured again). */
 static int all_ok_run(const json_t *doc, size_t from, size_t to) {
     for (size_t i = from; i < to; i++) {
-        const char *st = json_string_value(json_object_get(sd_results_run(doc, i), "status"));
-        if (!st || strcmp(st, "ok") != 0) return 0;
+        if (!sd_results_run_ok(sd_results_run(doc, i))) return 0;
     }
     return to > from && to <= sd_results_count(doc);
 }
@@ -200,10 +199,9 @@ static double widest(const json_t *doc, size_t a, size_t b) {
     double w = 0;
     if (b <= a || sd_results_count(doc) < b) return 0;
     for (size_t k = a; k < b; k++) {
+        if (!sd_results_run_ok(sd_results_run(doc, k))) return 0;
         sd_run_view v;
         sd_run_view_of(sd_results_run(doc, k), &v);
-        const char *st = json_string_value(v.status);
-        if (!st || strcmp(st, "ok") != 0) return 0;
         const double s = sd_run_judged_spread_pct(&v);
         if (s > w) w = s;
     }

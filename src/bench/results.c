@@ -798,7 +798,7 @@ static double cmp_time(const json_t *run, const char **which) {
     return t;
 }
 
-static int run_ok(const json_t *run) {
+int sd_results_run_ok(const json_t *run) {
     const char *st = json_string_value(json_object_get(run, "status"));
     return st && strcmp(st, "ok") == 0;
 }
@@ -810,7 +810,7 @@ void sd_results_print_overhead(FILE *f, const json_t *doc) {
     int header = 0;
     json_array_foreach(runs, i, fw) {
         const char *impl = json_string_value(json_object_get(fw, "implementation"));
-        if (!impl || strcmp(impl, "native") == 0 || !run_ok(fw)) continue;
+        if (!impl || strcmp(impl, "native") == 0 || !sd_results_run_ok(fw)) continue;
         const char *wl = json_string_value(json_object_get(fw, "workload"));
         if (!wl) continue;   /* a run without a workload has no native run to stand beside */
         const char *fwhich, *nwhich;
@@ -819,7 +819,7 @@ void sd_results_print_overhead(FILE *f, const json_t *doc) {
         json_array_foreach(runs, j, nat) {
             const char *ni = json_string_value(json_object_get(nat, "implementation"));
             const char *nw = json_string_value(json_object_get(nat, "workload"));
-            if (!ni || strcmp(ni, "native") || !nw || strcmp(nw, wl) || !run_ok(nat)) continue;
+            if (!ni || strcmp(ni, "native") || !nw || strcmp(nw, wl) || !sd_results_run_ok(nat)) continue;
             double tn = cmp_time(nat, &nwhich), tnv = stat_median(json_object_get(nat, "summary"), "val_s");
             double an = stat_median(json_object_get(nat, "summary"), "accuracy");
             if (!header) {

@@ -134,6 +134,8 @@ double sd_stat_spread_pct(sd_stat s);   /* the same of a statistic already read 
 /* 1 if the run measured nothing (a status other than "ok": unavailable, failed, unsupported); a run without a status
  * (a published table's, an older document's) counts as measured. */
 int sd_run_unmeasured(const sd_run_view *v);
+/* 1 if the run's status is "ok" (it measured) */
+int sd_results_run_ok(const json_t *run);
 int sd_status_unmeasured(const char *status);   /* the same rule on the status string (NULL: none) */
 /* The time figure verify judges a run's cell by: the first of sd_published_time_keys the run publishes, or NULL. */
 const char *sd_run_time_key(const sd_run_view *v);
