@@ -296,9 +296,13 @@ static void env_impl(void *user, const char *key, const char *value) {
 
 /* gemm: SD_DNNL_GEMM=on instead, the backward passes of small outputs as sgemm over the column matrix (dnnl_conv.c
  * conv_gemm_choose): VGG-16's 2x2 and 4x4, odd channels, stride 2, a 1x1 kernel, no bias. block 0: nhwc (the
- * Winograd takes the shapes whose channels are whole vectors of 8; oneDNN the others). */
-static void parity_conv_blocked(int block, int gemm) {
+ * Winograd takes the shapes whose channels are whole vectors of 8; oneDNN the others). split: SD_DNNL_WINO_SPLIT,
+ * "on" (the threads split the output channels wherever they come in vectors of 16), "off" (the tiles), or NULL
+ * (by size: the one-tile and the many-channel shapes split). */
+static void parity_conv_blocked(int block, int gemm, const char *split) {
     setenv(gemm ? "SD_DNNL_GEMM" : "SD_DNNL_WINO", "on", 1);
+    if (split) setenv("SD_DNNL_WINO_SPLIT", split, 1);
+    else unsetenv("SD_DNNL_WINO_SPLIT");
     setenv("SD_DNNL_BLOCK", block == 8 ? "8" : block == 0 ? "nhwc" : "16", 1);
     nn_backend *be = open_be("dnnl"), *ref = open_ref();
     const int fmt = block == 8 ? NN_FMT_NCHW8C : block == 0 ? NN_FMT_NHWC : NN_FMT_NCHW16C;
@@ -309,6 +313,7 @@ static void parity_conv_blocked(int block, int gemm) {
         conv_op(1, 9, 5, 7, 20, 3, 3, 1, 0, 0),      /* no bias, pad 0 */
         conv_op(2, 64, 4, 4, 24, 3, 3, 1, 1, 1),     /* one tile */
         conv_op(1, 8, 2, 3, 8, 3, 3, 1, 1, 1),       /* a plane smaller than the tile */
+        conv_op(2, 80, 6, 5, 130, 3, 3, 1, 1, 1),    /* channel blocks of a split, the last one 2 channels */
     };
     const nn_op gshapes[] = {
         conv_op(3, 32, 2, 2, 24, 3, 3, 1, 1, 1),     /* VGG-16's last block on CIFAR */
@@ -391,6 +396,20 @@ static void parity_conv_blocked(int block, int gemm) {
         cr_expect(strstr(impl, "conv fwd host winograd") && strstr(impl, "bwd-data host winograd") &&
                   strstr(impl, "bwd-weights host winograd") &&
                   strstr(impl, "conv infer host winograd"), "the host Winograd did not run: backend_impl \"%s\"", impl);
+    if (!gemm && split && !strcmp(split, "on"))
+        cr_expect(strstr(impl, "conv fwd host winograd split") && strstr(impl, "bwd-data host winograd split") &&
+                  strstr(impl, "bwd-weights host winograd split") && strstr(impl, "conv infer host winograd split"),
+                  "the split schedule did not run: backend_impl \"%s\"", impl);
+    if (!gemm && split && !strcmp(split, "off"))
+        cr_expect(!strstr(impl, "split"), "the split schedule ran: backend_impl \"%s\"", impl);
+    if (!gemm && !split && block == 16) {   /* by size: the 8x8 planes run the tiles, the one-tile shape splits */
+        int items = 0;
+        for (const char *at = strstr(impl, "conv fwd host winograd"); at; at = strstr(at + 1, "conv fwd host winograd"))
+            items++;
+        cr_expect(items == 2 && strstr(impl, "conv fwd host winograd split"),
+                  "not both schedules by size: backend_impl \"%s\"", impl);
+    }
+    unsetenv("SD_DNNL_WINO_SPLIT");
     nn_backend_free(ref);
     nn_backend_free(be);
 }
@@ -2338,11 +2357,14 @@ static void parity_rnn_primitive(nn_op_kind kind) {
     parity_rnn("dnnl", kind);
     unsetenv("SD_DNNL_RNN_PRIMITIVE");
 }
-Test(dnnl, conv2d_winograd_8c, .timeout = 300) { parity_conv_blocked(8, 0); }
-Test(dnnl, conv2d_winograd_16c, .timeout = 300) { parity_conv_blocked(16, 0); }
-Test(dnnl, conv2d_winograd_nhwc, .timeout = 300) { parity_conv_blocked(0, 0); }
-Test(dnnl, conv2d_sgemm_8c, .timeout = 300) { parity_conv_blocked(8, 1); }
-Test(dnnl, conv2d_sgemm_16c, .timeout = 300) { parity_conv_blocked(16, 1); }
+Test(dnnl, conv2d_winograd_8c, .timeout = 300) { parity_conv_blocked(8, 0, NULL); }
+Test(dnnl, conv2d_winograd_16c, .timeout = 300) { parity_conv_blocked(16, 0, "off"); }
+Test(dnnl, conv2d_winograd_nhwc, .timeout = 300) { parity_conv_blocked(0, 0, NULL); }
+Test(dnnl, conv2d_winograd_16c_split, .timeout = 300) { parity_conv_blocked(16, 0, "on"); }
+Test(dnnl, conv2d_winograd_8c_split, .timeout = 300) { parity_conv_blocked(8, 0, "on"); }
+Test(dnnl, conv2d_winograd_16c_sized, .timeout = 300) { parity_conv_blocked(16, 0, NULL); }
+Test(dnnl, conv2d_sgemm_8c, .timeout = 300) { parity_conv_blocked(8, 1, NULL); }
+Test(dnnl, conv2d_sgemm_16c, .timeout = 300) { parity_conv_blocked(16, 1, NULL); }
 Test(dnnl, conv2d_sgemm_nchw, .timeout = 300) { setenv("SD_DNNL_GEMM", "on", 1); parity_conv("dnnl"); }
 /* a training step whose convolutions all have outputs of 16 positions or fewer (4x4, then 2x2 after pooling), with
  * their backward passes as sgemm between blocked layers: each parameter's gradient and update against the reference */

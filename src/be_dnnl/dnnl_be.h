@@ -84,9 +84,14 @@ typedef struct dn_wino {
     int bi, bo, icp, ocp;         /* x's and y's channel blocks (nhwc: all the channels); channels padded to them */
     int tc;                       /* tiles per chunk a thread takes through all three steps */
     size_t vx, mx;                /* floats between the planes of V [36][tc][icp] and of M [36][tc][ocp] */
-    size_t per_thread;            /* bytes of ctx->wino_tmp a thread uses */
+    size_t per_thread;            /* bytes of ctx->wino_tmp a thread uses (after the shared ones) */
+    int split;                    /* the threads split the output channels, V and M of all the tiles shared */
+    int blk;                      /* split: the output (and backward-weights' input) channels a block */
+    size_t shared;                /* split: bytes of ctx->wino_tmp before the threads' own: V and M (or Y) */
     float *u;                     /* transformed weights [36][icp][ocp]: own_u, else ctx->wino_u, set per call */
     int own_u;
+    const float *w;               /* split with shared U: the weights each thread transforms its block of */
+    int flip;                     /* ... turned (backward-data's), as dn_wino_weights was told */
     float *bias;                  /* [ocp], zero past oc */
 } dn_wino;
 /* The inference convolution (conv2d_infer): its own forward_inference primitive with batch norm folded into
@@ -253,9 +258,11 @@ int dn_conv2d_infer(nn_backend *be, const nn_op *op, const nn_conv_fuse *f, floa
 /* 1 if op (a 3x3 stride-1 convolution with x and y in one blocked layout) can run there; SD_DNNL_WINO=off: never */
 int dn_wino_ok(const nn_op *op, int x_fmt, int y_fmt);
 int dn_wino_forced(void);                            /* SD_DNNL_WINO=on: wherever dn_wino_ok, untimed */
-/* shared_u: the transformed weights go to ctx->wino_u (grown here) and k->u is set before each use */
+/* shared_u: the transformed weights go to ctx->wino_u (grown here) and k->u is set before each use; where the
+ * threads split the output channels (k->split) each transforms its own block at the call instead */
 int dn_wino_make(dnnl_ctx *c, dn_wino *k, const nn_op *op, int shared_u);
 void dn_wino_release(dn_wino *k);
+const char *dn_wino_name(const dn_wino *k);          /* "host winograd" or "host winograd split": backend_impl */
 void dn_wino_weights(dn_wino *k, const nn_op *op, const float *w, const float *bias, int flip, int threads);
 /* y = relu(conv(x) + bias + res) in op->fmt_out, res and relu optional */
 /* gate: NULL, or y zero where gate <= 0 (a relu's backward on backward-data: gate its output, in y's layout) */

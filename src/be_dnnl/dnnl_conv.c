@@ -570,7 +570,7 @@ static int conv_wino_choose(dnnl_ctx *c, nn_op *op, conv_priv *p) {
     dn_wino *k[3] = {&p->wf, &p->ww, &p->wd};
     if (forced) {
         for (int pass = 0; pass < 3; pass++)
-            if (ok[pass]) dn_note_host(c, what[pass], "host winograd");
+            if (ok[pass]) dn_note_host(c, what[pass], dn_wino_name(k[pass]));
         return 0;
     }
     int key[12];
@@ -590,7 +590,7 @@ static int conv_wino_choose(dnnl_ctx *c, nn_op *op, conv_priv *p) {
     for (int pass = 0; pass < 3; pass++) {
         k[pass]->on = ok[pass] && best[pass][1] < best[pass][0];
         if (!k[pass]->on) dn_wino_release(k[pass]);
-        else dn_note_host(c, what[pass], "host winograd");
+        else dn_note_host(c, what[pass], dn_wino_name(k[pass]));
         pick |= k[pass]->on << pass;
     }
     if (rc == 0) rc = pick_add(c, key, pick);
@@ -1104,7 +1104,7 @@ int dn_conv2d_infer(nn_backend *be, const nn_op *op, const nn_conv_fuse *f, floa
         dn_md_scope_end();   /* the memory descriptors made on the way (oneDNN 3.x: handles) */
         SD_TRY(rc);
         SD_TRY(conv_inf_choose(c, op, p, q, f, x, w, b));
-        if (q->wino.on) dn_note_host(c, f->train ? "conv train-fwd" : "conv infer", "host winograd");
+        if (q->wino.on) dn_note_host(c, f->train ? "conv train-fwd" : "conv infer", dn_wino_name(&q->wino));
     }
     SD_TRY(conv_inf_weights(c, op, q, f, w, b));
     return conv_inf_run(c, op, q, f, y, x, f->res);

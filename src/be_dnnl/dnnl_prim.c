@@ -187,7 +187,9 @@ void dn_note_impl(dnnl_ctx *c, const char *what, const_dnnl_primitive_t prim) {
 void dn_note_host(dnnl_ctx *c, const char *what, const char *name) {
     char item[64];
     snprintf(item, sizeof item, "%s %s", what, name);
-    if (strstr(c->impl, item)) return;
+    const size_t n = strlen(item);
+    for (const char *at = strstr(c->impl, item); at; at = strstr(at + 1, item))   /* whole items: not a prefix */
+        if ((at == c->impl || (at - c->impl >= 2 && at[-2] == ',')) && (at[n] == ',' || at[n] == '\0')) return;
     size_t l = strlen(c->impl);
     snprintf(c->impl + l, sizeof c->impl - l, "%s%s", l ? ", " : "", item);
 }
