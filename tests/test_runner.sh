@@ -160,6 +160,7 @@ k=\$((\$(cat "$t/spread.count" 2>/dev/null || echo 0) + 1)); echo \$k > "$t/spre
 w=\$(basename "\$spec" .json)
 echo "\$w cap=\${SHOWDOWN_CELL_SECONDS:-unset} max_batches=\$mb" >> "$t/spread.log"
 [ "\$k" = "\${FAIL_AT:-0}" ] && { echo "broken on call \$k" >&2; exit 3; }
+[ "\$k" = "\${SLEEP_AT:-0}" ] && sleep 8
 n=\$mb; [ "\${SHOWDOWN_CELL_SECONDS:-0}" != 0 ] && n=3
 p=669706; [ "\$w" = mnist_cnn ] && p=1199882
 echo "{\"event\":\"hello\",\"protocol\":1,\"framework\":\"pytorch\",\"version\":\"0.fake\",\"device\":\"fake cpu\",\"parameters\":\$p}"
@@ -171,7 +172,7 @@ EOF
 chmod +x "$t/spread"
 spread() { rm -f "$t/spread.log" "$t/spread.count"
   SHOWDOWN_CELL_SECONDS=5 $SD bench --workload mnist_mlp,mnist_cnn --data synthetic --epochs 2 --batches 10 --repeat 3 \
-    --spread --impl pytorch --runner "pytorch=$t/spread" --no-db --json "$t/spread.json" > "$t/stdout" 2> "$t/stderr"; }
+    --spread --impl pytorch --runner "pytorch=$t/spread" --no-db --json "$t/spread.json" "$@" > "$t/stdout" 2> "$t/stderr"; }
 spread; rc=$?
 want=$(printf '%s\n' "mnist_mlp cap=5 max_batches=10" "mnist_cnn cap=5 max_batches=10" "mnist_mlp cap=0 max_batches=3" \
        "mnist_cnn cap=0 max_batches=3" "mnist_mlp cap=0 max_batches=3" "mnist_cnn cap=0 max_batches=3")
@@ -201,6 +202,27 @@ assert "broken on call 4" in runs[1]["error"], runs[1]
 assert runs[0]["summary"]["steady_epoch_s"]["n"] == 3, runs[0]["summary"]
 ' "$t/spread.json"; then ok "--spread: a later process that fails makes its cell failed (exit 1), the others measured"
 else bad "--spread with a failing second process: exit $rc"; cat "$t/stderr"; fi
+# native's repeats are spread too: one a round, merged into one run of three samples
+$SD bench --workload mnist_mlp --data synthetic --epochs 2 --batches 2 --repeat 3 --spread --impl native --no-db \
+  --json "$t/spread-native.json" > "$t/stdout" 2> "$t/stderr"; rc=$?
+if [ $rc -eq 0 ] && grep -q "round 3/3: \[1/1\] mnist_mlp · native" "$t/stderr" && "$PY" -c '
+import json, sys
+runs = json.load(open(sys.argv[1]))["runs"]
+assert len(runs) == 1 and runs[0]["implementation"] == "native", runs
+assert [s["repeat"] for s in runs[0]["samples"]] == [1, 2, 3], runs[0]["samples"]
+assert runs[0]["summary"]["steady_epoch_s"]["n"] == 3 and runs[0]["settings"]["repeat"] == 3, runs[0]
+' "$t/spread-native.json"; then ok "--spread: native's repeats one a round, one run of three samples"
+else bad "--spread native: exit $rc"; cat "$t/stderr"; fi
+# a later process past the time limit (a slow spell, a slow import) is tried once more at twice the limit: the cell
+# keeps its processes; a second timeout would fail it as above
+SLEEP_AT=4 spread --runner-limit 3; rc=$?
+if [ $rc -eq 0 ] && [ "$(wc -l < "$t/spread.log")" -eq 7 ] && grep -q "mnist_cnn · pytorch timed out: once more, with a limit of 6 s" "$t/stderr" && "$PY" -c '
+import json, sys
+runs = json.load(open(sys.argv[1]))["runs"]
+assert [(r["workload"], r["status"]) for r in runs] == [("mnist_mlp", "ok"), ("mnist_cnn", "ok")], runs
+assert [r["summary"]["steady_epoch_s"]["n"] for r in runs] == [3, 3], runs
+' "$t/spread.json"; then ok "--spread: a later process past the time limit measured once more, its cell kept"
+else bad "--spread with a second process past the limit: exit $rc, runner calls: $(tr '\n' ';' < "$t/spread.log")"; cat "$t/stderr"; fi
 
 # the steady state is the fastest epoch after the first (0.3 s of 0.3 and 0.4), the first apart (0.5 s)
 cat > "$t/epochs3" <<'EOF'

@@ -36,8 +36,8 @@ typedef struct sd_bench_opts {
                                 * the others and the faster host's measurement kept (1 by default; verify has
                                 * its own second pass) */
     int quiet;                 /* no progress or notes on stderr (failures are still said) */
-    int spread;                /* a framework cell's repeats one process a round, the rounds one after another over
-                                * all the cells: its spread is the host's over the run, not over one minute */
+    int spread;                /* a cell's repeats one a round (a framework's: one process), the rounds one after
+                                * another over all the cells: its spread is the host's over the run, not a minute's */
     long fixed_batches;        /* a framework cell's length as an earlier process of it trained under the time cap
                                 * (SHOWDOWN_CELL_SECONDS), run without the cap: > 0 batches an epoch, -1 as asked;
                                 * 0: the cap applies */

@@ -166,9 +166,9 @@ int cmd_bench(int argc, char **argv) {
         {"batch", SD_OPT_INT, &o.batch, "N", "batch size (default: the workload's); per replica with --gpus", 1, SD_BENCH_MAX_BATCH},
         {"gpus", SD_OPT_INT, &o.gpus, "N", "data parallel over N replicas: GPUs 0..N-1 with NCCL (cudnn), in-process on CPU back-ends", 1, 64},
         {"repeat", SD_OPT_INT, &o.repeat, "R", "repeat the run R times; report median and min-max (default 1)", 1, SD_BENCH_MAX_REPEAT},
-        {"spread", SD_OPT_FLAG, &o.spread, NULL, "a framework cell's --repeat processes in rounds over the whole run, "
-                                                  "one a round, instead of one after another: their spread is this "
-                                                  "host's over the run (make report's)", 0, 0},
+        {"spread", SD_OPT_FLAG, &o.spread, NULL, "a cell's --repeat repetitions (a framework's processes) in rounds "
+                                                  "over the whole run, one a round, instead of one after another: their "
+                                                  "spread is this host's over the run (make report's)", 0, 0},
         {"threads", SD_OPT_INT, &o.threads, "N", "CPU threads (default: all cores)", 1, 4096},
         {"seed", SD_OPT_INT, &o.seed, "S", "seed for initialisation, shuffling, dropout, synthetic data (default 42)", 0, 2147483647},
         {"data", SD_OPT_CHOICE, &o.data, "auto|real|synthetic", "real data if present, else synthetic (default auto)", 0, 0},
