@@ -177,7 +177,6 @@ int dn_wino_make(dnnl_ctx *c, dn_wino *k, const nn_op *op, int shared_u) {
     memset(k->bias, 0, (size_t)k->ocp * sizeof(float));
     if (k->split) {   /* V and M of all the tiles; a thread's block of U where the call transforms it */
         k->blk = split_block(k->ocp, c->threads);
-        k->tc = SPLIT_T;
         k->vx = plane((size_t)tiles * k->icp);
         k->mx = plane((size_t)tiles * k->ocp);
         k->shared = (size_t)TILES_XI * (k->vx + k->mx) * sizeof(float);
@@ -288,16 +287,13 @@ static int run_split(dnnl_ctx *c, const dn_wino *k, const nn_op *op, float *y, c
         #pragma omp for schedule(static)
         for (int b = 0; b < nb; b++) {
             const int o0 = b * blk, n = O - o0 < blk ? O - o0 : blk;
-            const float *u = k->u + o0;
-            size_t ldb = (size_t)ocp, xs = ux;
-            if (!k->own_u) {   /* whole vectors of 16 columns, zero past O: the products read them so */
+            if (!k->own_u)   /* whole vectors of 16 columns, zero past O: the products read them so */
                 for (int i = 0; i < C; i++)
                     for (int j = 0; j < (n + 15) / 16 * 16; j += 8)
                         weights_tf(k->w, C, O, i, o0 + j, k->flip, Ub + (size_t)i * blk + j, bx);
-                u = Ub;
-                ldb = (size_t)blk;
-                xs = bx;
-            }
+            /* k->u is NULL where the call's weights are transformed here: no offset taken from it then */
+            const float *u = k->own_u ? k->u + o0 : Ub;
+            const size_t ldb = k->own_u ? (size_t)ocp : (size_t)blk, xs = k->own_u ? ux : bx;
             for (int xi = 0; xi < TILES_XI && !fail; xi++)
                 fail = xi_product('N', T, n, C, V + xi * vx, icp, u + xi * xs, ldb, 0.0f, M + xi * mx + o0, ocp);
         }

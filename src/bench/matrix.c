@@ -218,10 +218,11 @@ static int wide(const json_t *doc, size_t a, size_t b) { return widest(doc, a, b
 static int measure_again(const sd_bench_opts *o, const sd_bench_cell *cells, int ncells, const size_t *first,
                          json_t *doc, db **dbh, sd_bench_outcome *out) {
     int todo = 0, k = 0, nslow = 0;
+    const int rounds = spread_rounds(o);
     for (int i = 0; i < ncells; i++) {
         const int s = slowed(doc, first[i], first[i + 1], &cells[i]);
         nslow += s;
-        todo += s || (!spread_rounds(o) && wide(doc, first[i], first[i + 1]));
+        todo += s || (!rounds && wide(doc, first[i], first[i + 1]));
     }
     if (!todo) return 0;
     if (!o->quiet) {
@@ -238,7 +239,7 @@ static int measure_again(const sd_bench_opts *o, const sd_bench_cell *cells, int
     for (int i = 0; i < ncells; i++) {
         const int slow = slowed(doc, first[i], first[i + 1], &cells[i]);
         /* a spread cell's processes ran minutes apart: their spread is the host's, published as it is */
-        const double spread = spread_rounds(o) ? 0 : widest(doc, first[i], first[i + 1]);
+        const double spread = rounds ? 0 : widest(doc, first[i], first[i + 1]);
         if (!slow && !(spread > SD_VERIFY_TOLERANCE_PCT)) continue;
         const size_t end = sd_results_count(doc), n = first[i + 1] - first[i];
         sd_run_view v;
@@ -324,17 +325,17 @@ static int timed_out(const json_t *doc, size_t k) {
     return v.timed_out;
 }
 
-/* Round r of the spread cells: each framework cell whose earlier processes measured runs one process more (the
+/* Round r of the spread cells (--spread): each cell whose earlier processes measured runs one process more (the
  * length the first trained under a time cap, uncapped), which joins its run (sd_results_merge_run) in the document
  * and in the database; a process that fails takes the cell's place with its failure (one that timed out, after a
  * second try). */
 static int spread_round(const sd_bench_opts *o, const sd_bench_cell *cells, int ncells, const size_t *first, long r,
                         json_t *doc, db **dbh, sd_bench_outcome *out) {
     int n = 0, k = 0;
-    for (int i = 0; i < ncells; i++) n += spread_rounds(o) && all_ok_run(doc, first[i], first[i + 1]);
+    for (int i = 0; i < ncells; i++) n += all_ok_run(doc, first[i], first[i + 1]);
     double t0 = sd_now();
     for (int i = 0; i < ncells; i++) {
-        if (!spread_rounds(o) || !all_ok_run(doc, first[i], first[i + 1])) continue;
+        if (!all_ok_run(doc, first[i], first[i + 1])) continue;
         json_t *run = sd_results_run(doc, first[i]);
         sd_run_view v;
         sd_run_view_of(run, &v);
