@@ -141,6 +141,12 @@ if [ "${nsmall:-1}" -eq 0 ] && [ "${npages:-0}" -ge 2 ]; then ok "a 100-row tabl
 else bad "long table: $nsmall words below 7 pt, header on $npages page(s)"; cat "$t/small"; fi
 pdftotext "$t/l/showdown.pdf" "$t/l.txt"
 has "$t/l.txt" "Environment of each results file (continued)" "the continuation is titled as such"
+# its first part fills the rest of the page its section starts on (heading and paragraph), not a fresh page
+first=$(for p in $(seq 1 "$(pdfinfo "$t/l/showdown.pdf" | awk '/^Pages:/ {print $2}')"); do
+          pdftotext -f "$p" -l "$p" "$t/l/showdown.pdf" - | grep -q "Environment of each results file$" && { echo "$p"; break; }; done)
+pdftotext -f "${first:-1}" -l "${first:-1}" "$t/l/showdown.pdf" - | grep -q "^Methodology and environment" \
+  && ok "a long table starts under its section's heading (page $first), continued after" \
+  || bad "the long table's first part (page ${first:-none}) is not on its section's first page"
 grep -q "key_000" "$t/l.txt" && grep -q "key_089" "$t/l.txt" && ok "the first and last rows are drawn" || bad "key_000 or key_089 missing from the PDF"
 
 # ---- the recorded inputs render again, byte for byte ------------------------------------------------------------

@@ -64,57 +64,76 @@ static double block_height(cairo_t *cr, const rb_block *b) {
     return 0;
 }
 
-/* A table taller than a page continues on the next: its rows are cut into parts that each fit a page, every part
- * with the header repeated (text never shrinks below its size); the whole stays one table in the SVG, CSV and
- * Markdown. */
-static int split_tall_tables(rdoc *d, cairo_t *cr) {
-    int n0 = d->n;
-    for (int i = 0; i < n0; i++) {
-        rb_block *b = &d->b[i];
-        if (b->kind != RB_FIG || b->md_only || b->fig->kind != RENDER_FIG_TABLE) continue;
-        const render_fig *f = b->fig;
-        const render_table *t = f->u.table;
-        double fh = render_fig_height(cr, f, CW), th = render_table_height(cr, t, CW);
-        if (fh + 20 <= BOTTOM - TOP || t->nrows < 2) continue;
-        double head, *rh = malloc((size_t)t->nrows * sizeof *rh);
-        if (!rh) return sd_err(SD_ENOMEM, "out of memory");
-        if (render_table_rows(cr, t, CW, &head, rh) < 0) { free(rh); return sd_err(SD_ENOMEM, "out of memory"); }
-        double room = BOTTOM - TOP - 20 - (fh - th) - head - 12;   /* title and note kept on every part */
-        b->pdf_skip = 1;
-        for (int r0 = 0, part = 0; r0 < t->nrows; part++) {
-            int r1 = r0 + 1;
-            double h = rh[r0];
-            while (r1 < t->nrows && h + rh[r1] <= room) h += rh[r1++];
-            render_table *pt = render_alloc(d->a, sizeof *pt);
-            render_fig *pf = render_alloc(d->a, sizeof *pf);
-            if (!pt || !pf) { free(rh); return sd_err(SD_ENOMEM, "out of memory"); }
-            *pt = *t;
-            pt->whole = t;
-            pt->nrows = r1 - r0;
-            pt->rows = t->rows + r0;
-            pt->v = t->v + (size_t)r0 * t->ncols;
-            if (t->text) pt->text = t->text + (size_t)r0 * t->ncols;
-            if (t->heat) pt->heat = t->heat + (size_t)r0 * t->ncols;
-            *pf = *f;
-            pf->u.table = pt;
-            if (part > 0) pf->title = render_printf(d->a, "%s (continued)", f->title);
-            if (r1 < t->nrows) pf->note = "Continued on the next page.";
-            SD_TRY(rb_add(d, RB_FIG, NULL, pf));   /* appended; moved after the whole below */
-            d->b[d->n - 1].pdf_only = 1;
-            r0 = r1;
-        }
-        free(rh);
-        /* move the parts just appended to right after block i */
-        int nparts = d->n - n0;
-        rb_block *tmp = malloc((size_t)nparts * sizeof *tmp);
-        if (!tmp) return sd_err(SD_ENOMEM, "out of memory");
-        memcpy(tmp, &d->b[n0], (size_t)nparts * sizeof *tmp);
-        memmove(&d->b[i + 1 + nparts], &d->b[i + 1], (size_t)(n0 - i - 1) * sizeof *d->b);
-        memcpy(&d->b[i + 1], tmp, (size_t)nparts * sizeof *tmp);
-        free(tmp);
-        i += nparts;
-        n0 += nparts;
+/* A table taller than a page continues on the next: its rows are cut into parts, every part with the header
+ * repeated (text never shrinks below its size); the whole stays one table in the SVG, CSV and Markdown. The first
+ * part fills what is left of the page it starts on (at least PART_MIN rows' worth: less starts a fresh page), the
+ * others a page each. */
+#define PART_MIN 120.0   /* points of rows: about eight */
+
+static int is_tall_table(cairo_t *cr, const rb_block *b) {
+    if (b->kind != RB_FIG || b->md_only || b->pdf_skip || b->pdf_only || b->fig->kind != RENDER_FIG_TABLE) return 0;
+    return b->fig->u.table->nrows >= 2 && render_fig_height(cr, b->fig, CW) + 20 > BOTTOM - TOP;
+}
+
+#define CONTINUED "Continued on the next page."
+
+/* What a part of the table at b takes besides its rows: its title, note (the table's own, or CONTINUED on a part
+ * the table goes on from), header and spacing. */
+static double part_overhead(cairo_t *cr, const rb_block *b, int continued) {
+    render_fig f = *b->fig;
+    if (continued) f.note = CONTINUED;
+    const render_table *t = f.u.table;
+    double fh = render_fig_height(cr, &f, CW), th = render_table_height(cr, t, CW), head = 0;
+    double *rh = malloc((size_t)t->nrows * sizeof *rh);
+    if (rh && render_table_rows(cr, t, CW, &head, rh) < 0) head = 0;
+    free(rh);
+    return 20 + (fh - th) + head + 12;
+}
+
+/* Block i, a tall table, cut into parts placed right after it; the first part's rows get first_room points (less
+ * its note's difference when it is the last). */
+static int split_table(rdoc *d, cairo_t *cr, int i, double first_room) {
+    const int n0 = d->n;
+    const render_fig *f = d->b[i].fig;
+    const render_table *t = f->u.table;
+    double head, *rh = malloc((size_t)t->nrows * sizeof *rh);
+    if (!rh) return sd_err(SD_ENOMEM, "out of memory");
+    if (render_table_rows(cr, t, CW, &head, rh) < 0) { free(rh); return sd_err(SD_ENOMEM, "out of memory"); }
+    double over = part_overhead(cr, &d->b[i], 1), last_more = part_overhead(cr, &d->b[i], 0) - over;
+    double room = first_room;
+    d->b[i].pdf_skip = 1;
+    for (int r0 = 0, part = 0; r0 < t->nrows; part++, room = BOTTOM - TOP - over) {
+        int r1 = r0 + 1;
+        double h = rh[r0];
+        while (r1 < t->nrows && h + rh[r1] <= room) h += rh[r1++];
+        if (r1 == t->nrows)   /* the last part carries the table's own note: room for it */
+            while (r1 > r0 + 1 && h > room - last_more) h -= rh[--r1];
+        render_table *pt = render_alloc(d->a, sizeof *pt);
+        render_fig *pf = render_alloc(d->a, sizeof *pf);
+        if (!pt || !pf) { free(rh); return sd_err(SD_ENOMEM, "out of memory"); }
+        *pt = *t;
+        pt->whole = t;
+        pt->nrows = r1 - r0;
+        pt->rows = t->rows + r0;
+        pt->v = t->v + (size_t)r0 * t->ncols;
+        if (t->text) pt->text = t->text + (size_t)r0 * t->ncols;
+        if (t->heat) pt->heat = t->heat + (size_t)r0 * t->ncols;
+        *pf = *f;
+        pf->u.table = pt;
+        if (part > 0) pf->title = render_printf(d->a, "%s (continued)", f->title);
+        if (r1 < t->nrows) pf->note = CONTINUED;
+        SD_TRY(rb_add(d, RB_FIG, NULL, pf));   /* appended; moved after block i below */
+        d->b[d->n - 1].pdf_only = 1;
+        r0 = r1;
     }
+    free(rh);
+    int nparts = d->n - n0;
+    rb_block *tmp = malloc((size_t)nparts * sizeof *tmp);
+    if (!tmp) return sd_err(SD_ENOMEM, "out of memory");
+    memcpy(tmp, &d->b[n0], (size_t)nparts * sizeof *tmp);
+    memmove(&d->b[i + 1 + nparts], &d->b[i + 1], (size_t)(n0 - i - 1) * sizeof *d->b);
+    memcpy(&d->b[i + 1], tmp, (size_t)nparts * sizeof *tmp);
+    free(tmp);
     return 0;
 }
 
@@ -134,9 +153,9 @@ static void paginate_one(rdoc *d, cairo_t *cr) {
     d->scale = y > BOTTOM ? (BOTTOM - TOP) / (y - TOP) : 1;
 }
 
-static void paginate(rdoc *d, cairo_t *cr) {
+static int paginate(rdoc *d, cairo_t *cr) {
     d->scale = 1;
-    if (d->t->one_page) { paginate_one(d, cr); return; }
+    if (d->t->one_page) { paginate_one(d, cr); return 0; }
     int page = 0;
     double y = TOP;
     int page_empty = 1;
@@ -148,6 +167,12 @@ static void paginate(rdoc *d, cairo_t *cr) {
             b->page = page;
             continue;
         }
+        if (is_tall_table(cr, b)) {   /* cut here, its first part sized to what is left of this page */
+            double over = part_overhead(cr, b, 1), left = BOTTOM - y - over;
+            SD_TRY(split_table(d, cr, i, !page_empty && left >= PART_MIN ? left : BOTTOM - TOP - over));
+            d->b[i].page = -1;
+            continue;
+        }
         b->h = block_height(cr, b);
         double need = b->h;
         if (b->kind == RB_H2 || b->kind == RB_H3) {   /* keep a heading with the start of what follows */
@@ -157,7 +182,8 @@ static void paginate(rdoc *d, cairo_t *cr) {
                 rb_kind k = d->b[j].kind;
                 if (d->b[j].md_only || d->b[j].pdf_skip) continue;
                 if (k == RB_BREAK || k == RB_H2 || (k == RB_H3 && b->kind == RB_H3)) break;
-                double nh = block_height(cr, &d->b[j]);
+                double nh = is_tall_table(cr, &d->b[j]) ? part_overhead(cr, &d->b[j], 1) + PART_MIN
+                                                        : block_height(cr, &d->b[j]);
                 /* a figure taller than a page is scaled into any half-empty page: half a page will do */
                 if (k == RB_FIG && nh > BOTTOM - TOP) nh = (BOTTOM - TOP) / 2;
                 need += nh < BOTTOM - TOP - 60 ? nh : BOTTOM - TOP - 60;
@@ -175,6 +201,7 @@ static void paginate(rdoc *d, cairo_t *cr) {
         page_empty = 0;
     }
     d->npages = page + 1;
+    return 0;
 }
 
 /* ---- PDF ---------------------------------------------------------------------------------------------------- */
@@ -619,8 +646,7 @@ int render_report(const render_model *m, const render_template *t, const char *o
     cairo_t *cr = NULL;
     SD_TRY_GOTO(rc, rb_build(&d), done);
     cr = render_measure_context();
-    if (!t->one_page) SD_TRY_GOTO(rc, split_tall_tables(&d, cr), done);
-    paginate(&d, cr);
+    SD_TRY_GOTO(rc, paginate(&d, cr), done);
     stats->pages = d.npages;
     SD_TRY_GOTO(rc, sd_mkdir_p(out_dir, 0), done);
     remove_dead_stages(out_dir);
