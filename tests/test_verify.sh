@@ -116,6 +116,8 @@ assert got == [("pub slow", "UNVERIFIABLE"), ("here slow", "UNVERIFIABLE"), ("pu
 assert "faster than published, which was measured while its host ran at 72% of its speed" in c[0]["why"], c[0]["why"]
 assert "slower than published, but measured while this host ran at 80% of its speed (its canary): rerun it when " \
     "the host is quiet" in c[1]["why"], c[1]["why"]
+assert c[0]["host_speed_published"] == 0.72 and c[1]["host_speed_measured"] == 0.8, c[:2]
+assert "host_speed_published" not in c[1] and c[2]["host_speed_published"] == 0.95, c[1:]
 PY
 expect 0 "all reproduced: exit 0" $SD verify "$t/ok.json" --results "$t/r.json"
 expect 9 "only not comparable / missing: exit 9" $SD verify "$t/nc.json" --results "$t/r.json" --json "$t/nc-v.json"

@@ -564,6 +564,9 @@ static json_t *cell_out(FILE *f, const vcell *c, json_t *pchecks) {
     if (spread > 0) json_object_set_new(cell, "published_spread_pct", json_real(spread));
     double mspread = c->metric && c->ms.n ? sd_stat_spread_pct(c->ms) : NAN;
     if (mspread > 0) json_object_set_new(cell, "measured_spread_pct", json_real(mspread));
+    /* the host's speed at each end (its canary): a difference the tolerance does not cover may be the host's */
+    if (c->metric && c->v.host_speed > 0) json_object_set_new(cell, "host_speed_published", json_real(c->v.host_speed));
+    if (c->ms.n && c->mhost > 0) json_object_set_new(cell, "host_speed_measured", json_real(c->mhost));
     if (!isnan(c->v.accuracy.median)) json_object_set_new(cell, "accuracy_published", json_real(c->v.accuracy.median));
     if (c->ms.n && !isnan(c->macc)) json_object_set_new(cell, "accuracy_measured", json_real(c->macc));
     if (c->v.note) json_object_set_new(cell, "note", json_string(c->v.note));
