@@ -122,7 +122,8 @@ static int split_table(rdoc *d, cairo_t *cr, int i, double first_room) {
         pf->u.table = pt;
         if (part > 0) pf->title = render_printf(d->a, "%s (continued)", f->title);
         if (r1 < t->nrows) pf->note = CONTINUED;
-        SD_TRY(rb_add(d, RB_FIG, NULL, pf));   /* appended; moved after block i below */
+        int rc = rb_add(d, RB_FIG, NULL, pf);   /* appended; moved after block i below */
+        if (rc) { free(rh); return rc; }
         d->b[d->n - 1].pdf_only = 1;
         r0 = r1;
     }
