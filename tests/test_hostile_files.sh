@@ -133,9 +133,12 @@ expect 3 "a latest longer than a run number" "$SD" report --out "$t/r"
 printf '4294967297\n' > "$t/r/report-runs/latest"
 expect 3 "latest = 4294967297" "$SD" report --out "$t/r"
 cp "$t/latest.keep" "$t/r/report-runs/latest"
-f=$(find "$t/r/report-runs/1" -name '*.json' -path '*db*' | head -1)
+# the copies live in the record's db/ folder; a pattern on the whole path would match any file once mktemp's
+# random name holds "db"
+f=$(find "$t/r/report-runs/1/db" -name '*.json' 2>/dev/null | sort | head -1)
 if [ -n "$f" ]; then
   cp "$f" "$t/keep.json"; sed -i 's/"ok"/"OK"/' "$f"
+  cmp -s "$f" "$t/keep.json" && bad "the edit changed nothing in $f"
   expect 3 "a recorded database run changed since" "$SD" report --out "$t/r"
   has "$t/err" "changed since it was recorded" "the error says the copy changed"
   cp "$t/keep.json" "$f"
