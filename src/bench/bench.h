@@ -139,18 +139,28 @@ int sd_bench_cell_run(const sd_bench_opts *o, const sd_bench_cell *c, json_t *do
 void sd_bench_inputs_drop(void);
 
 /* A best-setting run of make bench-cpu measured again (bench/setting.c): the command the run recorded (p->rerun_*),
- * under its interpreter, repeat times in processes of their own (a process a spell slowed runs once more, said on
- * stderr unless quiet). 0 with *doc holding one run (its figures: each
+ * under its interpreter, in repeat processes of their own (those sd_bench_settings_rounds ran, or run now one after
+ * another; a process a spell slowed runs once more, said on stderr unless quiet). 0 with *doc holding one run (its figures: each
  * process's fastest window; each process starts once the host runs at its speed, sd_host_settle, and the run's
  * host_speed is the median of the processes', each the lower of its canaries before and after); SD_ENODEV when
  * the interpreter or the script is not here; other negatives when it failed. The reason is in sd_errmsg(). */
 struct sd_run_view;
 int sd_bench_setting_rerun(const struct sd_run_view *p, long repeat, double host_wait_s, int quiet, json_t **doc);
-/* Forget the processes sd_bench_setting_rerun ran so far: its next call of a command measures it anew. */
+/* The processes of the best runs' commands (runs: n views of best-setting runs) run in rounds: round r runs one
+ * process of each command that has fewer than r, so that a figure's `repeat` processes span the whole pass and a
+ * drift of the host over tens of minutes shows in every figure's spread alike, not in one figure's median.
+ * sd_bench_setting_rerun then takes its figure from them. Progress on stderr as "WHO: round r of R ..." unless
+ * quiet. A command that cannot run or fails is said by sd_bench_setting_rerun. 0, SD_EINTR or SD_ENOMEM. */
+int sd_bench_settings_rounds(const struct sd_run_view *runs, size_t n, long repeat, double host_wait_s, int quiet,
+                             const char *who);
+/* How many processes of p's command have run so far (0: none, it failed, or it cannot run here): what an
+ * interrupted pass judges p from (sd_bench_setting_rerun with that repeat runs nothing). */
+long sd_bench_setting_have(const struct sd_run_view *p);
+/* Forget the processes run so far: the next call of a command measures it anew. */
 void sd_bench_setting_forget(void);
 /* `bench --best-settings`: every best-setting run of doc (source "bench-cpu", with its command) measured as
- * sd_bench_setting_rerun measures it, its phases taking the median, min and max over the repeat processes: the figure
- * a publication prints is measured as `verify --rerun` measures it again. Runs measured while the host ran below 90%
+ * `verify --rerun` measures it again: its command's processes in rounds over all the runs (sd_bench_settings_rounds),
+ * its phases taking the median, min and max over the repeat processes. Runs measured while the host ran below 90%
  * of its speed are measured once more after the others (six times the wait, a fresh wait budget) and published from
  * the faster host. A run that cannot be measured keeps its figure and is counted in *kept. 0, or SD_EINTR. */
 int sd_bench_settings_publish(json_t *doc, long repeat, double host_wait_s, int quiet, int *kept);

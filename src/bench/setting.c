@@ -57,41 +57,46 @@ static json_t *line_of(char *out, const char *setting) {
     return found;
 }
 
-/* The outputs of the commands run so far: a command measures all of a framework's candidates of a workload (bench-cpu
+/* The processes run so far, per command: a command measures all of a framework's candidates of a workload (bench-cpu
  * ran them in one process), and each of its best runs takes its own line from the same processes. */
-#define CACHE_N 16
-static struct cached {
+typedef struct cmd_out {
     char *key;
     size_t klen;
-    char **outs;
-    long n;
-    double speed;   /* the median of the processes' host speeds, as the figure is the median of theirs; each
-                     * process's the lower of its canaries before and after (NAN: none ran) */
-} cache[CACHE_N];
-
-static void cache_drop(struct cached *c) {
-    free(c->key);
-    for (long i = 0; i < c->n; i++) free(c->outs[i]);
-    free(c->outs);
-    *c = (struct cached){0};
-}
-
-static void cache_put(char *key, size_t klen, char **outs, long n, double speed) {
-    static int next;
-    struct cached *c = &cache[next++ % CACHE_N];
-    cache_drop(c);
-    *c = (struct cached){key, klen, outs, n, speed};
-}
+    char **outs;      /* each process's output, in the order they ran */
+    double *speeds;   /* each process's host speed: the lower of its canaries before and after (none: NAN) */
+    long n, cap;
+    char *err;        /* why a process of it failed: the command is not run again until forgotten */
+    int errc;
+} cmd_out;
+static cmd_out *cmds;
+static size_t ncmds, capcmds;
 
 void sd_bench_setting_forget(void) {
-    for (int i = 0; i < CACHE_N; i++) cache_drop(&cache[i]);
+    for (size_t i = 0; i < ncmds; i++) {
+        for (long r = 0; r < cmds[i].n; r++) free(cmds[i].outs[r]);
+        free(cmds[i].outs);
+        free(cmds[i].speeds);
+        free(cmds[i].key);
+        free(cmds[i].err);
+    }
+    free(cmds);
+    cmds = NULL;
+    ncmds = capcmds = 0;
 }
 
-static const struct cached *cache_get(const char *key, size_t klen, long n) {
-    for (int i = 0; i < CACHE_N; i++)
-        if (cache[i].key && cache[i].n == n && cache[i].klen == klen && memcmp(cache[i].key, key, klen) == 0)
-            return &cache[i];
-    return NULL;
+/* The command's entry, added when new (the key then owned by it); NULL when out of memory. */
+static cmd_out *cmd_of(char *key, size_t klen) {
+    for (size_t i = 0; i < ncmds; i++)
+        if (cmds[i].klen == klen && memcmp(cmds[i].key, key, klen) == 0) { free(key); return &cmds[i]; }
+    if (ncmds == capcmds) {
+        size_t cap = capcmds ? 2 * capcmds : 16;
+        cmd_out *m = realloc(cmds, cap * sizeof *m);
+        if (!m) { free(key); return NULL; }
+        cmds = m;
+        capcmds = cap;
+    }
+    cmds[ncmds] = (cmd_out){.key = key, .klen = klen};
+    return &cmds[ncmds++];
 }
 
 /* The command as one key of *len bytes: its arguments and environment, NUL-separated. */
@@ -109,80 +114,78 @@ static char *key_of(char *const *argv, const char *const *env, size_t *len) {
     return k;
 }
 
-/* Run the command repeat times (each once the host runs at its speed), or take the outputs of an earlier call. */
-static int outputs(char *const *argv, const char *const *env, long repeat, double host_wait_s, const char *script,
-                   int quiet, const struct cached **got) {
+/* Run the command until it has `upto` processes' outputs (each started once the host runs at its speed; one a
+ * spell began in runs once more), or take those it has. *got: its entry. A failed process fails the command's
+ * later calls too, until sd_bench_setting_forget. */
+static int outputs(char *const *argv, const char *const *env, long upto, double host_wait_s, const char *script,
+                   int quiet, const cmd_out **got) {
     size_t klen = 0;
     char *key = key_of(argv, env, &klen);
-    if (!key) return sd_err(SD_ENOMEM, "out of memory");
-    if ((*got = cache_get(key, klen, repeat)) != NULL) { free(key); return 0; }
-    char **outs = calloc((size_t)repeat, sizeof *outs);
+    cmd_out *c = key ? cmd_of(key, klen) : NULL;
+    if (!c) return sd_err(SD_ENOMEM, "out of memory");
+    *got = c;
+    if (c->err) return sd_err(c->errc, "%s", c->err);
+    if (c->n >= upto) return 0;
+    if (c->cap < upto) {
+        char **o = realloc(c->outs, (size_t)upto * sizeof *o);
+        if (o) c->outs = o;
+        double *sp = o ? realloc(c->speeds, (size_t)upto * sizeof *sp) : NULL;
+        if (sp) c->speeds = sp;
+        if (!o || !sp) return sd_err(SD_ENOMEM, "out of memory");
+        c->cap = upto;
+    }
     char *buf = malloc(1 << 20);
-    int rc = outs && buf ? 0 : sd_err(SD_ENOMEM, "out of memory");
+    if (!buf) return sd_err(SD_ENOMEM, "out of memory");
     sd_bench_opts host;   /* the host canary's settings: as bench's */
     sd_bench_opts_default(&host);
     host.host_wait_s = host_wait_s;
-    /* The median, not the lowest: the figure published is the median of the processes', so one process in a
-     * spell does not move it; the lowest of a run's six canaries read below 90% on 35 of a report's 41 best
-     * settings, and each was measured again */
-    double *speeds = calloc((size_t)repeat, sizeof *speeds);
-    int nspeed = 0;
-    if (!speeds) rc = sd_err(SD_ENOMEM, "out of memory");
-    for (long r = 0, again = 0; rc == 0 && r < repeat; r++) {
-        double speed = host_wait_s > 0 ? sd_host_settle(&host, sd_sig_flag()) : NAN, t0 = sd_now();
+    int rc = 0;
+    for (int again = 0; rc == 0 && c->n < upto;) {
+        double speed = host_wait_s > 0 ? sd_host_settle(&host, sd_sig_flag()) : NAN, t0 = sd_now(), after = NAN;
         if (sd_sig_pending()) { rc = SD_EINTR; break; }
         sd_proc_opts po = {.argv = argv, .env_add = env[0] ? env : NULL, .out = SD_PROC_PIPE, .err = SD_PROC_NULL};
-        int st = 0, c = sd_proc_capture(&po, SETTING_TIMEOUT_S, buf, 1 << 20, &st);
-        if (c < 0) rc = c;
-        else if (c == 1) rc = sd_err(SD_ERROR, "%s timed out after %.0f s", script, SETTING_TIMEOUT_S);
+        int st = 0, k = sd_proc_capture(&po, SETTING_TIMEOUT_S, buf, 1 << 20, &st);
+        if (k < 0) rc = k;
+        else if (k == 1) rc = sd_err(SD_ERROR, "%s timed out after %.0f s", script, SETTING_TIMEOUT_S);
         else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
             rc = sd_err(SD_ERROR, "%s exited with status %d", script, sd_proc_exit_code(st));
         else if (host_wait_s > 0) {
-            /* a spell that began while the process ran: this repetition runs once more */
-            double after = sd_host_after(&host, speed);
+            /* a spell that began while the process ran: this process runs once more */
+            after = sd_host_after(&host, speed);
             if (!again && sd_host_retry(&host, after, sd_now() - t0)) {
                 if (!quiet)
                     fprintf(stderr, "bench: %s process %ld of %ld ran while the host was at %.0f%% of its speed: run "
-                            "once more\n", script, r + 1, repeat, 100 * after);
+                            "once more\n", script, c->n + 1, upto, 100 * after);
                 again = 1;
-                r--;
                 continue;
             }
-            if (isfinite(after)) speeds[nspeed++] = after;
         }
-        if (rc == 0 && !(outs[r] = strdup(buf))) rc = sd_err(SD_ENOMEM, "out of memory");
+        if (rc == 0 && !(c->outs[c->n] = strdup(buf))) rc = sd_err(SD_ENOMEM, "out of memory");
+        if (rc == 0) c->speeds[c->n++] = after;
         again = 0;
     }
     free(buf);
-    double speed = nspeed ? sd_median_inplace(speeds, nspeed) : NAN;
-    free(speeds);
-    if (rc) {
-        for (long r = 0; outs && r < repeat; r++) free(outs[r]);
-        free(outs);
-        free(key);
-        return rc;
+    if (rc && rc != SD_EINTR && rc != SD_ENOMEM) {
+        c->errc = rc;
+        c->err = strdup(sd_errmsg());
     }
-    cache_put(key, klen, outs, repeat, speed);
-    *got = cache_get(key, klen, repeat);
-    return 0;
+    return rc;
 }
 
-int sd_bench_setting_rerun(const sd_run_view *p, long repeat, double host_wait_s, int quiet, json_t **doc) {
-    *doc = NULL;
+/* The command that measures p's setting again, in argv and env (each MAX_ARGS long; script and self PATH_MAX): the
+ * recorded interpreter and cell script, its arguments, and this showdown. SD_ENODEV when either is not here. */
+static int command_of(const sd_run_view *p, char **argv, const char **env, char *script, char *self) {
     if (!p->rerun_python || !p->rerun_script || !p->rerun_args || !p->setting)
         return sd_err(SD_ENODEV, "the published run records no command to measure its setting again");
     if (access(p->rerun_python, X_OK) != 0)
         return sd_err(SD_ENODEV, "its interpreter %s is not here", p->rerun_python);
-    char script[PATH_MAX], self[PATH_MAX];
-    sd_default_dir(script, sizeof script, p->rerun_script, p->rerun_script);
+    sd_default_dir(script, PATH_MAX, p->rerun_script, p->rerun_script);
     if (access(script, R_OK) != 0) return sd_err(SD_ENODEV, "its cell script %s is not here", p->rerun_script);
-    ssize_t k = readlink("/proc/self/exe", self, sizeof self - 1);
+    ssize_t k = readlink("/proc/self/exe", self, PATH_MAX - 1);
     if (k <= 0) return sd_err(SD_EIO, "cannot tell where this showdown is (/proc/self/exe)");
     self[k] = 0;
     size_t na = json_array_size(p->rerun_args), ne = json_array_size(p->rerun_env);
     if (na + 5 > MAX_ARGS || ne + 1 > MAX_ARGS) return sd_err(SD_EINPUT, "the recorded command is too long");
-    char *argv[MAX_ARGS];
-    const char *env[MAX_ARGS];
     int ac = 0;
     argv[ac++] = (char *)p->rerun_python;
     argv[ac++] = script;
@@ -198,17 +201,78 @@ int sd_bench_setting_rerun(const sd_run_view *p, long repeat, double host_wait_s
     env[ne] = NULL;
     for (size_t i = 0; i < ne; i++)
         if (!env[i] || !strchr(env[i], '=')) return sd_err(SD_EINPUT, "the recorded environment is not NAME=VALUE");
+    return 0;
+}
 
-    const struct cached *got = NULL;
+int sd_bench_settings_rounds(const sd_run_view *runs, size_t n, long repeat, double host_wait_s, int quiet,
+                             const char *who) {
+    char *argv[MAX_ARGS], script[PATH_MAX], self[PATH_MAX];
+    const char *env[MAX_ARGS];
+    size_t total = 0, done = 0;
+    for (size_t i = 0; i < n; i++) {   /* each command entered once: runs that share one share its processes */
+        size_t klen = 0;
+        char *key = command_of(&runs[i], argv, env, script, self) == 0 ? key_of(argv, env, &klen) : NULL;
+        if (key && !cmd_of(key, klen)) return sd_err(SD_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < ncmds; i++) total += cmds[i].err || cmds[i].n >= repeat ? 0 : (size_t)(repeat - cmds[i].n);
+    const double t0 = sd_now();
+    for (long r = 1; r <= repeat; r++) {
+        for (size_t i = 0; i < n; i++) {
+            const sd_run_view *p = &runs[i];
+            const cmd_out *got = NULL;
+            if (command_of(p, argv, env, script, self) != 0) continue;   /* said when its figure is asked for */
+            size_t klen = 0;
+            char *key = key_of(argv, env, &klen);
+            cmd_out *c = key ? cmd_of(key, klen) : NULL;
+            if (!c) return sd_err(SD_ENOMEM, "out of memory");
+            if (c->err || c->n >= r) continue;   /* a failed command, or one another run of it has run this round */
+            if (!quiet) {
+                char tail[96] = "";
+                const double so_far = sd_now() - t0;
+                if (done > 0) {
+                    const double left = so_far / (double)done * (double)(total - done);
+                    snprintf(tail, sizeof tail, " · %.0f min so far, about %.0f min left", so_far / 60, left / 60);
+                }
+                fprintf(stderr, "%s: round %ld of %ld [%zu/%zu]: %s/%s setting %s%s\n", who, r, repeat, done + 1,
+                        total, json_string_value(p->workload), json_string_value(p->implementation), p->setting, tail);
+            }
+            int rc = outputs(argv, env, r, host_wait_s, p->rerun_script, quiet, &got);
+            if (rc == SD_EINTR || rc == SD_ENOMEM) return rc;
+            done++;   /* a failure is said when its figure is asked for */
+        }
+    }
+    return 0;
+}
+
+long sd_bench_setting_have(const sd_run_view *p) {
+    char *argv[MAX_ARGS], script[PATH_MAX], self[PATH_MAX];
+    const char *env[MAX_ARGS];
+    size_t klen = 0;
+    char *key = command_of(p, argv, env, script, self) == 0 ? key_of(argv, env, &klen) : NULL;
+    long n = 0;
+    for (size_t i = 0; key && i < ncmds; i++)
+        if (cmds[i].klen == klen && memcmp(cmds[i].key, key, klen) == 0 && !cmds[i].err) n = cmds[i].n;
+    free(key);
+    return n;
+}
+
+int sd_bench_setting_rerun(const sd_run_view *p, long repeat, double host_wait_s, int quiet, json_t **doc) {
+    *doc = NULL;
+    char *argv[MAX_ARGS], script[PATH_MAX], self[PATH_MAX];
+    const char *env[MAX_ARGS];
+    SD_TRY(command_of(p, argv, env, script, self));
+    const cmd_out *got = NULL;
     int rc = outputs(argv, env, repeat, host_wait_s, p->rerun_script, quiet, &got);
     if (rc) return rc;
     double *train = calloc((size_t)repeat, sizeof *train), *infer = calloc((size_t)repeat, sizeof *infer);
+    double *speeds = calloc((size_t)repeat, sizeof *speeds);
     long long *peak = calloc((size_t)repeat, sizeof *peak);
     char *out = NULL;
     char version[64] = "";
-    int nt = 0, ni = 0;
-    if (!train || !infer || !peak) rc = sd_err(SD_ENOMEM, "out of memory");
+    int nt = 0, ni = 0, nspeed = 0;
+    if (!train || !infer || !speeds || !peak) rc = sd_err(SD_ENOMEM, "out of memory");
     for (long r = 0; rc == 0 && r < repeat; r++) {
+        if (isfinite(got->speeds[r])) speeds[nspeed++] = got->speeds[r];
         free(out);
         if (!(out = strdup(got->outs[r]))) { rc = sd_err(SD_ENOMEM, "out of memory"); break; }
         json_t *line = line_of(out, p->setting);
@@ -225,6 +289,9 @@ int sd_bench_setting_rerun(const sd_run_view *p, long repeat, double host_wait_s
         if (v) snprintf(version, sizeof version, "%s", v);
         json_decref(line);
     }
+    /* the median, not the lowest: the figure published is the median of the processes', so one process in a spell
+     * does not move it (the lowest of a run's six canaries read below 90% on 35 of a report's 41 best settings) */
+    const double speed = nspeed ? sd_median_inplace(speeds, nspeed) : NAN;
     if (rc == 0) {
         *doc = sd_results_new();
         sd_setting_run s = {.workload = json_string_value(p->workload), .implementation = json_string_value(p->implementation),
@@ -235,12 +302,13 @@ int sd_bench_setting_rerun(const sd_run_view *p, long repeat, double host_wait_s
             json_decref(*doc);
             *doc = NULL;
             rc = sd_err(SD_ENOMEM, "out of memory");
-        } else if (isfinite(got->speed)) {
-            sd_results_note_host(*doc, 0, got->speed);
+        } else if (isfinite(speed)) {
+            sd_results_note_host(*doc, 0, speed);
         }
     }
     free(train);
     free(infer);
+    free(speeds);
     free(peak);
     free(out);
     return rc;
@@ -287,17 +355,15 @@ static int again_wide(const json_t *run) { return is_best(run) && spread_of(run)
 
 enum pass { FIRST, AGAIN_SLOW, AGAIN_WIDE };
 
-/* One best run measured and adopted; measured again: only when its host ran faster than the first time (a slow
- * spell), or its processes agree better than the first time's and the host ran no slower (a wide spread). */
-static int publish_one(json_t *run, long repeat, double host_wait_s, int quiet, enum pass pass, size_t k,
-                       size_t todo, int *kept) {
+/* One best run's figure from its command's processes (sd_bench_settings_rounds ran them) and adopted; measured
+ * again: only when its host ran faster than the first time (a slow spell), or its processes agree better than the
+ * first time's and the host ran no slower (a wide spread). */
+static int publish_one(json_t *run, long repeat, double host_wait_s, int quiet, enum pass pass, int *kept) {
     sd_run_view v;
     sd_run_view_of(run, &v);
     char what[160];
     snprintf(what, sizeof what, "%s/%s setting %s", json_string_value(v.workload), json_string_value(v.implementation),
              v.setting ? v.setting : "?");
-    if (!quiet) fprintf(stderr, "bench: %s %zu/%zu: %s (%ld processes)\n", pass == FIRST ? "best setting" : "again",
-                        k, todo, what, repeat);
     json_t *m = NULL;
     const double first = host_speed_of(run), spread = spread_of(run);
     int rc = sd_bench_setting_rerun(&v, repeat, host_wait_s, quiet, &m);
@@ -323,13 +389,32 @@ static int publish_one(json_t *run, long repeat, double host_wait_s, int quiet, 
     return 0;
 }
 
-/* The second pass over the runs that pick(): each measured once more with a longer wait for a quiet host. */
+/* The runs that pick(): their commands' processes in rounds over all of them, then each run's figure from them. */
+static int measure(json_t *doc, long repeat, double host_wait_s, int quiet, enum pass pass, int (*pick)(const json_t *),
+                   int *kept) {
+    size_t i, todo = 0;
+    json_t *run;
+    sd_results_foreach(doc, i, run) todo += pick(run) != 0;
+    if (!todo) return 0;
+    sd_run_view *views = calloc(todo, sizeof *views);
+    if (!views) return sd_err(SD_ENOMEM, "out of memory");
+    size_t k = 0;
+    sd_results_foreach(doc, i, run) if (pick(run)) sd_run_view_of(run, &views[k++]);
+    int rc = sd_bench_settings_rounds(views, k, repeat, host_wait_s, quiet, "bench");
+    free(views);   /* publish_one adopts figures into the runs the views point into */
+    sd_results_foreach(doc, i, run) {
+        if (rc) break;
+        if (pick(run)) rc = publish_one(run, repeat, host_wait_s, quiet, pass, kept);
+    }
+    return rc;
+}
+
+/* The second pass over the runs that pick(): measured once more with a longer wait for a quiet host. */
 static int again(json_t *doc, long repeat, double host_wait_s, int quiet, enum pass pass, int (*pick)(const json_t *),
                  int *kept) {
-    size_t i, todo = 0, k = 0;
+    size_t i, todo = 0;
     json_t *run;
-    int rc = 0;
-    sd_results_foreach(doc, i, run) todo += pick(run);
+    sd_results_foreach(doc, i, run) todo += pick(run) != 0;
     if (!todo) return 0;
     if (!quiet)
         fprintf(stderr, pass == AGAIN_SLOW ? "bench: %zu best setting(s) ran while this host was slow: measuring them "
@@ -338,23 +423,12 @@ static int again(json_t *doc, long repeat, double host_wait_s, int quiet, enum p
                                              "their processes: measuring them again\n", todo);
     sd_host_budget_renew();
     sd_bench_setting_forget();
-    sd_results_foreach(doc, i, run) {
-        if (!pick(run)) continue;
-        if ((rc = publish_one(run, repeat, host_wait_s * SD_HOST_AGAIN_WAIT, quiet, pass, ++k, todo, kept)) != 0) break;
-    }
-    return rc;
+    return measure(doc, repeat, host_wait_s * SD_HOST_AGAIN_WAIT, quiet, pass, pick, kept);
 }
 
 int sd_bench_settings_publish(json_t *doc, long repeat, double host_wait_s, int quiet, int *kept) {
-    size_t i, todo = 0, k = 0;
-    json_t *run;
-    int rc = 0;
     *kept = 0;
-    sd_results_foreach(doc, i, run) todo += is_best(run);
-    sd_results_foreach(doc, i, run) {
-        if (!is_best(run)) continue;
-        if ((rc = publish_one(run, repeat, host_wait_s, quiet, FIRST, ++k, todo, kept)) != 0) break;
-    }
+    int rc = measure(doc, repeat, host_wait_s, quiet, FIRST, is_best, kept);
     if (rc == 0 && host_wait_s > 0) rc = again(doc, repeat, host_wait_s, quiet, AGAIN_SLOW, again_slow, kept);
     if (rc == 0 && host_wait_s > 0) rc = again(doc, repeat, host_wait_s, quiet, AGAIN_WIDE, again_wide, kept);
     sd_bench_setting_forget();

@@ -196,6 +196,8 @@ typedef struct vctx {
     const json_t *pubdoc, *measured, *here;
     const char *msource;
     vprog *prog;                          /* NULL: no progress said (the second pass counts its own) */
+    int partial;                          /* the best settings' rounds were interrupted: each judged from the
+                                           * processes it has, nothing more run */
 } vctx;
 
 /* "[k/N] " and, after the first rerun, " · M min so far, about E min left" (the runs before it, skipped ones
@@ -228,6 +230,11 @@ static const char *rerun_error(const json_t *doc) {
     return "a run failed";
 }
 
+static int is_best_setting(const vcell *c) { return c->v.source && strcmp(c->v.source, "bench-cpu") == 0; }
+
+/* A best setting's processes: as many as make report's, or --repeat's more */
+static long best_processes(const sd_verify_opts *a) { return a->repeat < 3 ? 3 : a->repeat; }
+
 /* Rerun one cell through the bench layer with the published settings, under the published interpreter when it is
  * here (else the one bench finds: its versions are then compared like any other measurement's). *doc gets its
  * results, or stays NULL with c->why saying what went wrong. Only an interruption is returned. */
@@ -236,11 +243,11 @@ static int rerun(const vctx *x, vcell *c, json_t **doc) {
     const sd_run_view *p = &c->v;
     char head[48], tail[96];
     if (!a->quiet) prog_head(x, head, sizeof head, tail, sizeof tail);
-    if (p->source && strcmp(p->source, "bench-cpu") == 0) {   /* a best setting: its cell script again */
-        long n = a->repeat < 3 ? 3 : a->repeat;
-        if (!a->quiet) fprintf(stderr, "verify: %srerunning %s/%s setting %s (%ld processes)%s\n", head, c->w, c->impl,
-                               p->setting ? p->setting : "?", n, tail);
-        int rc = sd_bench_setting_rerun(p, n, a->host_wait_s, a->quiet, doc);
+    if (is_best_setting(c)) {   /* a best setting: its cell script again */
+        const long want = best_processes(a), have = x->partial ? sd_bench_setting_have(p) : want;
+        int rc = sd_bench_setting_rerun(p, have, a->host_wait_s, a->quiet, doc);
+        if (have < want)
+            snprintf(c->note, sizeof c->note, "; interrupted after %ld of its %ld processes", have, want);
         if (rc == SD_EINTR) return rc;
         c->unrunnable = rc == SD_ENODEV;
         if (rc == SD_ENODEV) snprintf(c->why, sizeof c->why, "setting %s cannot be measured here: %s",
@@ -347,8 +354,9 @@ static void judge(const sd_verify_opts *a, vcell *c, const sd_run_view *m) {
 
 #define INFER_KEY "inference_s_per_1000_images"
 
-/* Everything about one published run up to its verdict; only an interruption is returned. */
-static int check_cell(const vctx *x, const json_t *pub, vcell *c) {
+/* A cell judged without a measurement (the published run measured nothing or has no time figure, another machine,
+ * no runner): its verdict set, 1. 0: it is measured. */
+static int settled(const vctx *x, vcell *c) {
     if (sd_run_unmeasured(&c->v)) {   /* bench's run that measured nothing: said as it was */
         const char *status = json_string_value(c->v.status);
         size_t k = 0;
@@ -357,26 +365,33 @@ static int check_cell(const vctx *x, const json_t *pub, vcell *c) {
         c->status_up[k] = 0;
         c->verdict = c->status_up;
         snprintf(c->why, sizeof c->why, "not measured in the published run: %s", str(c->v.error));
-        return 0;
+        return 1;
     }
     if (!c->metric) {
         c->verdict = "N/A";
         snprintf(c->why, sizeof c->why, "the published run has no time figure");
-        return 0;
+        return 1;
     }
     env_diff(c->why, sizeof c->why, c->env, x->here, c->be);
-    if (c->why[0]) { c->verdict = "NOT-COMPARABLE"; return 0; }
+    if (c->why[0]) { c->verdict = "NOT-COMPARABLE"; return 1; }
     if (!sd_bench_impl_known(c->impl)) {
         snprintf(c->why, sizeof c->why, "no %s runner in showdown (bench --impl runs native and the runners of "
                  "workloads/runners/)", c->impl);
         c->verdict = "MISSING";
-        return 0;
+        return 1;
     }
+    return 0;
+}
+
+/* Everything about one published run up to its verdict; only an interruption is returned. */
+static int check_cell(const vctx *x, const json_t *pub, vcell *c) {
+    if (settled(x, c)) return 0;
     json_t *rerun_doc = NULL;
     const json_t *m = NULL;
     if (x->o->rerun && c->sibling) {   /* the run's other figure: judged from the same processes, not a rerun more */
         rerun_doc = json_incref(c->sibling->mdoc);
         c->unrunnable = c->sibling->unrunnable;
+        snprintf(c->note, sizeof c->note, "%s", c->sibling->note);
         if (!rerun_doc) snprintf(c->why, sizeof c->why, "%s", c->sibling->why);   /* why its rerun gave no figure */
         m = rerun_doc ? find_run(rerun_doc, &c->v, c->w, c->impl, c->be) : NULL;
     } else if (x->o->rerun) {
@@ -470,9 +485,15 @@ static int measure_again(const vctx *x, vcell *cells, size_t n) {
     y.prog = NULL;
     sd_host_budget_renew();
     sd_bench_setting_forget();   /* a best setting's processes too, not the first pass's outputs */
+    sd_run_view *views = calloc(n ? n : 1, sizeof *views);   /* the best settings among them: in rounds again */
+    size_t nv = 0;
+    if (!views) return sd_err(SD_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++)
+        if (is_best_setting(&cells[i]) && (ran_slow(&cells[i]) || to_confirm(&cells[i]))) views[nv++] = cells[i].v;
+    int rc = sd_bench_settings_rounds(views, nv, best_processes(&o), o.host_wait_s, o.quiet, "verify");
+    free(views);
     vcell last = {0};            /* the last cell measured again (its rerun's results), and which cell it was */
     const vcell *last_of = NULL;
-    int rc = 0;
     for (size_t i = 0; i < n && !rc; i++) {
         vcell *c = &cells[i];
         int slow = ran_slow(c);
@@ -666,6 +687,41 @@ static void adopt_policy(const sd_verify_opts *a, const json_t *doc) {
     }
 }
 
+/* The published run pub as the cell of its time figure, c (zeroed); 0 when the filter leaves it out. */
+static int cell_of(const sd_verify_opts *a, const json_t *pubdoc, const json_t *pub, vcell *c) {
+    memset(c, 0, sizeof *c);
+    c->macc = c->mhost = NAN;
+    c->run = pub;
+    sd_run_view_of(pub, &c->v);
+    c->w = str(c->v.workload);
+    c->impl = str(c->v.implementation);
+    c->be = str(c->v.backend);
+    if (!sd_in_list(a->only_workloads, c->w) || !sd_in_list(a->only_impls, c->impl)) return 0;
+    c->metric = sd_run_time_key(&c->v);
+    c->pub = c->metric ? sd_run_published_stat(&c->v, c->metric) : (sd_stat){NAN, NAN, NAN, 0};
+    c->env = sd_results_run_env(pubdoc, pub);
+    return 1;
+}
+
+/* The processes of the best settings to be measured, in rounds over all of them before any is judged, as make
+ * report measured them (bench/setting.c): a drift of the host over the run shows in each figure's spread, not
+ * in one figure's median. scratch: room for one cell. */
+static int best_rounds(const vctx *x, const json_t *pubdoc, vcell *scratch) {
+    size_t i, k = 0, cap = sd_results_count(pubdoc);
+    sd_run_view *views = calloc(cap ? cap : 1, sizeof *views);
+    if (!views) return sd_err(SD_ENOMEM, "out of memory");
+    const json_t *pub;
+    sd_results_foreach(pubdoc, i, pub) {
+        if (!cell_of(x->o, pubdoc, pub, scratch)) continue;
+        if (is_best_setting(scratch) && !settled(x, scratch)) views[k++] = scratch->v;
+        json_decref(scratch->env);
+    }
+    memset(scratch, 0, sizeof *scratch);
+    int rc = sd_bench_settings_rounds(views, k, best_processes(x->o), x->o->host_wait_s, x->o->quiet, "verify");
+    free(views);
+    return rc;
+}
+
 int sd_verify(const sd_verify_opts *a, FILE *f) {
     json_t *pubdoc = NULL, *measured = NULL, *here = NULL, *out = NULL, *pchecks = NULL;
     vcell *cells = NULL;   /* the published cells in order, judged once all are measured */
@@ -689,7 +745,7 @@ int sd_verify(const sd_verify_opts *a, FILE *f) {
     fprintf(f, "%-14s %-11s %-7s %-15s %12s %-26s %-16s %s\n", "workload", "impl", "backend", "metric", "published",
             "measured median [min-max]", "verdict", "why");
     vprog prog = {0};
-    vctx x = {a, pubdoc, measured, here, msource, a->rerun ? &prog : NULL};
+    vctx x = {a, pubdoc, measured, here, msource, a->rerun ? &prog : NULL, 0};
     vcounts k = {0};
     size_t i, cap = sd_results_count(pubdoc);
     json_t *pub;
@@ -700,19 +756,16 @@ int sd_verify(const sd_verify_opts *a, FILE *f) {
     }
     cells = calloc(cap ? 2 * cap : 1, sizeof *cells);   /* a run's time figure, and its inference figure beside it */
     if (!cells) { rc = sd_err(SD_ENOMEM, "out of memory"); goto done; }
+    /* interrupted, the best settings with a process are still judged, from the processes they have */
+    if (a->rerun && (rc = best_rounds(&x, pubdoc, cells)) != 0 && !(x.partial = rc == SD_EINTR)) goto done;
     sd_results_foreach(pubdoc, i, pub) {
         vcell *c = &cells[n];
-        c->macc = c->mhost = NAN;
-        c->run = pub;
-        sd_run_view_of(pub, &c->v);
-        c->w = str(c->v.workload);
-        c->impl = str(c->v.implementation);
-        c->be = str(c->v.backend);
-        if (!sd_in_list(a->only_workloads, c->w) || !sd_in_list(a->only_impls, c->impl)) continue;
+        if (!cell_of(a, pubdoc, pub, c)) continue;
+        if (x.partial && (!is_best_setting(c) || sd_bench_setting_have(&c->v) == 0)) {
+            json_decref(c->env);
+            continue;
+        }
         prog.pos++;
-        c->metric = sd_run_time_key(&c->v);
-        c->pub = c->metric ? sd_run_published_stat(&c->v, c->metric) : (sd_stat){NAN, NAN, NAN, 0};
-        c->env = sd_results_run_env(pubdoc, pub);
         n++;
         sd_env_view ev;
         sd_env_view_of(c->env, &ev);
@@ -733,7 +786,8 @@ int sd_verify(const sd_verify_opts *a, FILE *f) {
             if ((rc = check_cell(&x, pub, d)) != 0) break;
         }
     }
-    if (rc == 0 && a->rerun) rc = measure_again(&x, cells, n);
+    if (rc == 0 && x.partial) rc = SD_EINTR;
+    else if (rc == 0 && a->rerun) rc = measure_again(&x, cells, n);
     /* the cells judged, an interrupted run's too: hours of reruns are not lost to a signal */
     const int intr = rc == SD_EINTR;
     if (intr) unconfirmed(cells, n);
