@@ -89,7 +89,8 @@ static int check_outputs(const bench_args *a, const sd_bench_exec *x) {
     return 0;
 }
 
-/* --best-settings FILE: its best-setting runs measured in processes of their own, written back (or to --json). */
+/* --best-settings FILE: its best-setting runs measured in processes of their own, in rounds, written back (or to
+ * --json). */
 static int best_settings(const sd_bench_opts *o, const bench_args *a, const sd_bench_exec *x) {
     const char *to = x->json ? x->json : a->best_settings;
     json_t *doc = NULL;
@@ -184,8 +185,8 @@ int cmd_bench(int argc, char **argv) {
         {"export-weights", SD_OPT_STR, &a.export_dir, "DIR", "write the initial weights, an input batch and the native logits "
                                                               "(showdown-weights/1) to DIR and exit", 0, 0},
         {"best-settings", SD_OPT_STR, &a.best_settings, "FILE", "measure the best-setting runs of FILE (make report's, from "
-                                                                 "bench-cpu) again in --repeat processes each (at least 3), as verify "
-                                                                 "--rerun does, and write their median, min and max into FILE (or --json)", 0, 0},
+                                                                 "bench-cpu) again in --repeat processes each (at least 3), one of "
+                                                                 "each a round, as verify --rerun does, and write their median, min and max into FILE (or --json)", 0, 0},
         {"runner", SD_OPT_STR, &o.runner, "IMPL=PROG", "run IMPL's runner as PROG (default: python workloads/runners/IMPL_runner.py)", 0, 0},
         {"runner-timeout", SD_OPT_INT, &o.runner_timeout, "S", "kill a runner silent for S seconds (default 300)", 1, 1000000},
         {"runner-limit", SD_OPT_INT, &o.runner_limit, "S", "kill a runner still running after S seconds in all, progress "
