@@ -127,9 +127,20 @@ grep -q "batch: published 64, here 128" "$t/out" && ok "batch difference named" 
 # --rerun measures through bench with at least 3 repetitions (tolerance wide: this checks the path, not speed)
 expect 0 "--rerun" $SD verify "$t/rerun.json" --rerun --tolerance 1e8 --acc-tolerance 1 --json "$t/rr.json"
 "$PY" -c 'import json,sys; c=json.load(open(sys.argv[1]))["cells"][0]; assert c["measured"]["n"] >= 3, c; print("ok: rerun n =", c["measured"]["n"])' "$t/rr.json" || fail=1
-# a long rerun says where it is: the run of the file it measures, of how many
-grep -q "^verify: \[1/1\] rerunning mnist_mlp/" "$t/err" && ok "the rerun says its progress ([1/1])" \
-  || bad "no '[1/1]' progress: $(cat "$t/err")"
+# a long rerun says where it is: the round, the process of how many
+grep -q "^verify: round 1 of 3 \[1/3\]: mnist_mlp/native/ref$" "$t/err" && ok "the rerun says its progress (round 1 of 3 [1/3])" \
+  || bad "no 'round 1 of 3 [1/3]' progress: $(cat "$t/err")"
+# two cells' repeats run in rounds, one process of each a round, as make report's bench --spread measured them,
+# and each cell is judged from its three processes joined
+$SD bench --workload mnist_mlp,mnist_cnn --backend ref --data synthetic --epochs 2 --batches 2 --repeat 1 --no-db --quiet \
+  --json "$t/two.json" > /dev/null 2>&1 || bad "bench for two cells"
+expect 0 "--rerun of two cells" $SD verify "$t/two.json" --rerun --tolerance 1e8 --acc-tolerance 1 --json "$t/two-v.json"
+grep '^verify: round' "$t/err" | sed 's/ ·.*//' > "$t/order"
+printf 'verify: round %s: mnist_%s/native/ref\n' "1 of 3 [1/6]" mlp "1 of 3 [2/6]" cnn "2 of 3 [3/6]" mlp "2 of 3 [4/6]" cnn \
+  "3 of 3 [5/6]" mlp "3 of 3 [6/6]" cnn | cmp -s - "$t/order" \
+  && "$PY" -c 'import json, sys; c = json.load(open(sys.argv[1]))["cells"]; assert [x["measured"]["n"] for x in c] == [3, 3, 3, 3], c' "$t/two-v.json" \
+  && ok "two cells' processes in rounds, one of each a round, each judged (steady epoch, inference) from its three" \
+  || bad "two cells' rounds: $(cat "$t/order" "$t/err")"
 
 # bench's own results, as `make report` writes them: a measured cell, a framework that is not installed
 # (unavailable: no summary) and, when Debian's PyTorch runs here, a framework cell; verify accepts them all

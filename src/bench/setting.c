@@ -204,6 +204,33 @@ static int command_of(const sd_run_view *p, char **argv, const char **env, char 
     return 0;
 }
 
+long sd_bench_setting_have(const sd_run_view *p) {
+    char *argv[MAX_ARGS], script[PATH_MAX], self[PATH_MAX];
+    const char *env[MAX_ARGS];
+    size_t klen = 0;
+    char *key = command_of(p, argv, env, script, self) == 0 ? key_of(argv, env, &klen) : NULL;
+    long n = key ? 0 : -1;
+    for (size_t i = 0; key && i < ncmds; i++)
+        if (cmds[i].klen == klen && memcmp(cmds[i].key, key, klen) == 0) n = cmds[i].err ? -1 : cmds[i].n;
+    free(key);
+    return n;
+}
+
+int sd_bench_setting_grow(const sd_run_view *p, long upto, double host_wait_s, int quiet) {
+    char *argv[MAX_ARGS], script[PATH_MAX], self[PATH_MAX];
+    const char *env[MAX_ARGS];
+    SD_TRY(command_of(p, argv, env, script, self));
+    const cmd_out *got = NULL;
+    return outputs(argv, env, upto, host_wait_s, p->rerun_script, quiet, &got);
+}
+
+void sd_rounds_eta(char *buf, size_t n, double so_far_s, size_t done, size_t total) {
+    buf[0] = 0;
+    if (done > 0 && total > done)
+        snprintf(buf, n, " · %.0f min so far, about %.0f min left", so_far_s / 60,
+                 so_far_s / (double)done * (double)(total - done) / 60);
+}
+
 int sd_bench_settings_rounds(const sd_run_view *runs, size_t n, long repeat, double host_wait_s, int quiet,
                              const char *who) {
     char *argv[MAX_ARGS], script[PATH_MAX], self[PATH_MAX];
@@ -219,41 +246,21 @@ int sd_bench_settings_rounds(const sd_run_view *runs, size_t n, long repeat, dou
     for (long r = 1; r <= repeat; r++) {
         for (size_t i = 0; i < n; i++) {
             const sd_run_view *p = &runs[i];
-            const cmd_out *got = NULL;
-            if (command_of(p, argv, env, script, self) != 0) continue;   /* said when its figure is asked for */
-            size_t klen = 0;
-            char *key = key_of(argv, env, &klen);
-            cmd_out *c = key ? cmd_of(key, klen) : NULL;
-            if (!c) return sd_err(SD_ENOMEM, "out of memory");
-            if (c->err || c->n >= r) continue;   /* a failed command, or one another run of it has run this round */
+            const long have = sd_bench_setting_have(p);
+            if (have < 0 || have >= r) continue;   /* failed or cannot run (said when its figure is asked for), or
+                                                    * another run of its command ran it this round */
             if (!quiet) {
-                char tail[96] = "";
-                const double so_far = sd_now() - t0;
-                if (done > 0) {
-                    const double left = so_far / (double)done * (double)(total - done);
-                    snprintf(tail, sizeof tail, " · %.0f min so far, about %.0f min left", so_far / 60, left / 60);
-                }
+                char tail[96];
+                sd_rounds_eta(tail, sizeof tail, sd_now() - t0, done, total);
                 fprintf(stderr, "%s: round %ld of %ld [%zu/%zu]: %s/%s setting %s%s\n", who, r, repeat, done + 1,
                         total, json_string_value(p->workload), json_string_value(p->implementation), p->setting, tail);
             }
-            int rc = outputs(argv, env, r, host_wait_s, p->rerun_script, quiet, &got);
+            int rc = sd_bench_setting_grow(p, r, host_wait_s, quiet);
             if (rc == SD_EINTR || rc == SD_ENOMEM) return rc;
-            done++;   /* a failure is said when its figure is asked for */
+            done++;
         }
     }
     return 0;
-}
-
-long sd_bench_setting_have(const sd_run_view *p) {
-    char *argv[MAX_ARGS], script[PATH_MAX], self[PATH_MAX];
-    const char *env[MAX_ARGS];
-    size_t klen = 0;
-    char *key = command_of(p, argv, env, script, self) == 0 ? key_of(argv, env, &klen) : NULL;
-    long n = 0;
-    for (size_t i = 0; key && i < ncmds; i++)
-        if (cmds[i].klen == klen && memcmp(cmds[i].key, key, klen) == 0 && !cmds[i].err) n = cmds[i].n;
-    free(key);
-    return n;
 }
 
 int sd_bench_setting_rerun(const sd_run_view *p, long repeat, double host_wait_s, int quiet, json_t **doc) {

@@ -37,6 +37,9 @@ typedef struct vcell {
     json_t *mdoc;                         /* its rerun's results, kept for a sibling cell of the same run */
     const struct vcell *sibling;          /* the cell of the same run whose rerun this one is judged from */
     int again;                            /* measured again after the others */
+    json_t *pre;                          /* a bench cell's processes from the rounds, joined into one run */
+    char *pre_why;                        /* why its rounds gave no figure (a process failed) */
+    long pre_n;                           /* how many processes pre holds */
 } vcell;
 
 static const char *str(const json_t *v) { return json_is_string(v) ? json_string_value(v) : ""; }
@@ -187,35 +190,12 @@ static const json_t *find_run(const json_t *doc, const sd_run_view *p, const cha
     return first;
 }
 
-/* Progress of a rerun: the published run being checked (pos of total in the filter) and when the first rerun
- * began (0: none yet), for "[k/N] ... ETA". */
-typedef struct vprog { size_t pos, total; double t0; } vprog;
-
 typedef struct vctx {
     const sd_verify_opts *o;
     const json_t *pubdoc, *measured, *here;
     const char *msource;
-    vprog *prog;                          /* NULL: no progress said (the second pass counts its own) */
-    int partial;                          /* the best settings' rounds were interrupted: each judged from the
-                                           * processes it has, nothing more run */
+    int partial;   /* the rounds were interrupted: each cell judged from the processes it has, nothing more run */
 } vctx;
-
-/* "[k/N] " and, after the first rerun, " · M min so far, about E min left" (the runs before it, skipped ones
- * included, give the pace) */
-static void prog_head(const vctx *x, char *head, size_t hn, char *tail, size_t tn) {
-    head[0] = tail[0] = 0;
-    vprog *p = x->prog;
-    if (!p) return;
-    const double now = sd_now();
-    const int first = p->t0 == 0;
-    if (first) p->t0 = now;
-    snprintf(head, hn, "[%zu/%zu] ", p->pos, p->total);
-    if (!first && p->pos > 1) {
-        const double so_far = now - p->t0, left = so_far / (double)(p->pos - 1) * (double)(p->total - p->pos + 1);
-        snprintf(tail, tn, " · %.0f %s so far, about %.0f %s left", so_far < 120 ? so_far : so_far / 60,
-                 so_far < 120 ? "s" : "min", left < 120 ? left : left / 60, left < 120 ? "s" : "min");
-    }
-}
 
 /* Why a rerun's cell failed, from its results: the failed run's error, or the framework's equivalence check. */
 static const char *rerun_error(const json_t *doc) {
@@ -232,23 +212,71 @@ static const char *rerun_error(const json_t *doc) {
 
 static int is_best_setting(const vcell *c) { return c->v.source && strcmp(c->v.source, "bench-cpu") == 0; }
 
-/* A best setting's processes: as many as make report's, or --repeat's more */
-static long best_processes(const sd_verify_opts *a) { return a->repeat < 3 ? 3 : a->repeat; }
+/* A rerun's processes (a best setting's, a bench cell's repeats): as many as make report's, or --repeat's more */
+static long nprocesses(const sd_verify_opts *a) { return a->repeat < 3 ? 3 : a->repeat; }
 
-/* Rerun one cell through the bench layer with the published settings, under the published interpreter when it is
- * here (else the one bench finds: its versions are then compared like any other measurement's). *doc gets its
- * results, or stays NULL with c->why saying what went wrong. Only an interruption is returned. */
+/* The bench options and cell that measure c again with the published settings, under the published interpreter
+ * when it is here (else the one bench finds: its versions are then compared like any other measurement's). */
+static void rerun_opts(const sd_verify_opts *a, const vcell *c, sd_bench_opts *o, sd_bench_cell *cell) {
+    const sd_run_view *p = &c->v;
+    sd_bench_opts_default(o);
+    *cell = (sd_bench_cell){.workload = c->w, .implementation = c->impl, .backend = c->be};
+    if (strcmp(c->impl, "native") != 0)   /* a framework runner on the published kind of device */
+        cell->backend = o->device = runner_device(c->be);
+    const char *kind = json_string_value(p->data_kind);
+    o->data = kind && strcmp(kind, "synthetic") == 0 ? "synthetic" : "auto";
+    if (p->epochs > 0) o->epochs = p->epochs;
+    if (p->batch > 0) o->batch = p->batch;
+    if (a->batches > 0 || p->max_batches > 0) o->batches = a->batches > 0 ? a->batches : p->max_batches;
+    if (p->precision) o->precision = p->precision;
+    if (p->threads > 0) o->threads = p->threads;
+    if (p->seed > 0) o->seed = p->seed;
+    if (p->autotune >= 0) o->autotune = p->autotune ? "on" : "off";
+    if (p->interpreter && access(p->interpreter, X_OK) == 0) o->python = p->interpreter;
+    o->repeat = nprocesses(a);
+    o->host_wait_s = a->host_wait_s;   /* as make report measured: each cell once the host runs at its speed */
+    o->workloads_dir = a->workloads;
+    o->quiet = 1;
+    o->again = 0;   /* verify measures a slowed cell again itself, after the others */
+}
+
+/* A bench measurement's outcome for a cell: *doc, or *doc NULL and why saying what failed (a bench run that exits
+ * non-zero: no measurement to compare). Only an interruption is returned. */
+static int outcome(int rc, const sd_bench_outcome *out, json_t **doc, char *why, size_t n) {
+    if (rc == SD_EINTR) return rc;
+    if (rc) {
+        snprintf(why, n, "rerun failed: %s", sd_errmsg());
+    } else if (out->failed) {
+        snprintf(why, n, "rerun failed: %s", rerun_error(*doc));
+        json_decref(*doc);
+        *doc = NULL;
+    }
+    return 0;
+}
+
+/* c measured again: from the processes its rounds ran (the first pass), or now, all of them one after another (the
+ * second pass). *doc gets its results, or stays NULL with c->why saying what went wrong. Only an interruption is
+ * returned. */
 static int rerun(const vctx *x, vcell *c, json_t **doc) {
     const sd_verify_opts *a = x->o;
     const sd_run_view *p = &c->v;
-    char head[48], tail[96];
-    if (!a->quiet) prog_head(x, head, sizeof head, tail, sizeof tail);
-    if (is_best_setting(c)) {   /* a best setting: its cell script again */
-        const long want = best_processes(a), have = x->partial ? sd_bench_setting_have(p) : want;
+    const long want = nprocesses(a);
+    if (c->pre || c->pre_why) {   /* a bench cell measured in the rounds */
+        if (c->pre_why) snprintf(c->why, sizeof c->why, "%s", c->pre_why);
+        else if (c->pre_n < want)
+            snprintf(c->note, sizeof c->note, "; interrupted after %ld of its %ld processes", c->pre_n, want);
+        *doc = c->pre;
+        c->pre = NULL;
+        free(c->pre_why);
+        c->pre_why = NULL;
+        return 0;
+    }
+    if (is_best_setting(c)) {   /* a best setting: its cell script's processes */
+        const long have = x->partial ? sd_bench_setting_have(p) : want;
         int rc = sd_bench_setting_rerun(p, have, a->host_wait_s, a->quiet, doc);
-        if (have < want)
-            snprintf(c->note, sizeof c->note, "; interrupted after %ld of its %ld processes", have, want);
         if (rc == SD_EINTR) return rc;
+        if (rc == 0 && have < want)
+            snprintf(c->note, sizeof c->note, "; interrupted after %ld of its %ld processes", have, want);
         c->unrunnable = rc == SD_ENODEV;
         if (rc == SD_ENODEV) snprintf(c->why, sizeof c->why, "setting %s cannot be measured here: %s",
                                       p->setting ? p->setting : "?", sd_errmsg());
@@ -256,40 +284,47 @@ static int rerun(const vctx *x, vcell *c, json_t **doc) {
         return 0;
     }
     sd_bench_opts o;
-    sd_bench_opts_default(&o);
-    sd_bench_cell cell = {.workload = c->w, .implementation = c->impl, .backend = c->be};
-    if (strcmp(c->impl, "native") != 0)   /* a framework runner on the published kind of device */
-        cell.backend = o.device = runner_device(c->be);
-    const char *kind = json_string_value(p->data_kind);
-    o.data = kind && strcmp(kind, "synthetic") == 0 ? "synthetic" : "auto";
-    if (p->epochs > 0) o.epochs = p->epochs;
-    if (p->batch > 0) o.batch = p->batch;
-    if (a->batches > 0 || p->max_batches > 0) o.batches = a->batches > 0 ? a->batches : p->max_batches;
-    if (p->precision) o.precision = p->precision;
-    if (p->threads > 0) o.threads = p->threads;
-    if (p->seed > 0) o.seed = p->seed;
-    if (p->autotune >= 0) o.autotune = p->autotune ? "on" : "off";
-    if (p->interpreter && access(p->interpreter, X_OK) == 0) o.python = p->interpreter;
-    o.repeat = a->repeat < 3 ? 3 : a->repeat;
-    o.host_wait_s = a->host_wait_s;   /* as make report measured: each cell once the host runs at its speed */
-    o.workloads_dir = a->workloads;
-    o.quiet = 1;
-    o.again = 0;   /* verify measures a slowed cell again itself, after the others */
-    if (!a->quiet) fprintf(stderr, "verify: %srerunning %s/%s/%s (%ld repetitions)%s\n", head, c->w, c->impl, c->be,
-                           o.repeat, tail);
+    sd_bench_cell cell;
+    rerun_opts(a, c, &o, &cell);
+    if (!a->quiet) fprintf(stderr, "verify: rerunning %s/%s/%s (%ld repetitions)\n", c->w, c->impl, c->be, o.repeat);
     sd_bench_outcome out;
-    int rc = sd_bench_matrix_run(&o, &cell, 1, NULL, doc, &out);
-    if (rc == SD_EINTR) return rc;
-    if (rc) {
-        snprintf(c->why, sizeof c->why, "rerun failed: %s", sd_errmsg());
-    } else if (out.failed) {   /* like a bench that exits non-zero: no measurement to compare */
-        snprintf(c->why, sizeof c->why, "rerun failed: %s", rerun_error(*doc));
-        json_decref(*doc);
-        *doc = NULL;
-    }
-    return 0;
+    return outcome(sd_bench_matrix_run(&o, &cell, 1, NULL, doc, &out), &out, doc, c->why, sizeof c->why);
 }
 
+/* Round r of a bench cell: one process more, joined to those of the rounds before (c->pre, as bench --spread joins
+ * a cell's processes); a failed process takes the cell's place (c->pre_why). Only an interruption is returned. */
+static int bench_round(const vctx *x, vcell *c) {
+    sd_bench_opts o;
+    sd_bench_cell cell;
+    rerun_opts(x->o, c, &o, &cell);
+    o.repeat = 1;
+    json_t *doc = NULL;
+    sd_bench_outcome out;
+    char why[1024] = "";
+    SD_TRY(outcome(sd_bench_matrix_run(&o, &cell, 1, NULL, &doc, &out), &out, &doc, why, sizeof why));
+    if (doc && sd_results_count(doc) != 1) {
+        snprintf(why, sizeof why, "rerun failed: a process gave %zu runs, not one", sd_results_count(doc));
+        json_decref(doc);
+        doc = NULL;
+    }
+    if (doc && c->pre && sd_results_merge_run(sd_results_run(c->pre, 0), sd_results_run(doc, 0)) != 0) {
+        snprintf(why, sizeof why, "rerun failed: process %ld: %s", c->pre_n + 1, sd_errmsg());
+        json_decref(doc);
+        doc = NULL;
+    } else if (doc && c->pre) {
+        json_decref(doc);
+        c->pre_n++;
+        return 0;
+    }
+    if (doc) {
+        c->pre = doc;
+        c->pre_n = 1;
+        return 0;
+    }
+    json_decref(c->pre);
+    c->pre = NULL;
+    return (c->pre_why = strdup(why)) ? 0 : sd_err(SD_ENOMEM, "out of memory");
+}
 
 /* "x.x% slower" or "x.x% faster": measured against published pv, in buf. */
 static const char *off_by(char *buf, size_t n, double measured, double pv) {
@@ -482,7 +517,6 @@ static int measure_again(const vctx *x, vcell *cells, size_t n) {
     o.host_wait_s *= SD_HOST_AGAIN_WAIT;   /* 20 s: 2 min */
     vctx y = *x;
     y.o = &o;
-    y.prog = NULL;
     sd_host_budget_renew();
     sd_bench_setting_forget();   /* a best setting's processes too, not the first pass's outputs */
     sd_run_view *views = calloc(n ? n : 1, sizeof *views);   /* the best settings among them: in rounds again */
@@ -490,7 +524,7 @@ static int measure_again(const vctx *x, vcell *cells, size_t n) {
     if (!views) return sd_err(SD_ENOMEM, "out of memory");
     for (size_t i = 0; i < n; i++)
         if (is_best_setting(&cells[i]) && (ran_slow(&cells[i]) || to_confirm(&cells[i]))) views[nv++] = cells[i].v;
-    int rc = sd_bench_settings_rounds(views, nv, best_processes(&o), o.host_wait_s, o.quiet, "verify");
+    int rc = sd_bench_settings_rounds(views, nv, nprocesses(&o), o.host_wait_s, o.quiet, "verify");
     free(views);
     vcell last = {0};            /* the last cell measured again (its rerun's results), and which cell it was */
     const vcell *last_of = NULL;
@@ -505,6 +539,9 @@ static int measure_again(const vctx *x, vcell *cells, size_t n) {
         t.macc = t.mhost = NAN;
         t.unrunnable = t.wide = 0;
         t.mdoc = NULL;
+        t.pre = NULL;
+        t.pre_why = NULL;
+        t.pre_n = 0;
         /* not from the first pass's processes; the run's other figure, when that was just measured again, from
          * those processes (a run's training and inference figures ran in a spell together) */
         t.sibling = c->sibling && c->sibling == last_of ? &last : NULL;
@@ -703,23 +740,57 @@ static int cell_of(const sd_verify_opts *a, const json_t *pubdoc, const json_t *
     return 1;
 }
 
-/* The processes of the best settings to be measured, in rounds over all of them before any is judged, as make
- * report measured them (bench/setting.c): a drift of the host over the run shows in each figure's spread, not
- * in one figure's median. scratch: room for one cell. */
-static int best_rounds(const vctx *x, const json_t *pubdoc, vcell *scratch) {
-    size_t i, k = 0, cap = sd_results_count(pubdoc);
-    sd_run_view *views = calloc(cap ? cap : 1, sizeof *views);
-    if (!views) return sd_err(SD_ENOMEM, "out of memory");
-    const json_t *pub;
-    sd_results_foreach(pubdoc, i, pub) {
-        if (!cell_of(x->o, pubdoc, pub, scratch)) continue;
-        if (is_best_setting(scratch) && !settled(x, scratch)) views[k++] = scratch->v;
-        json_decref(scratch->env);
+/* The first pass's measurements in rounds over all the cells it measures, before any is judged: round r runs one
+ * process of each (a best setting's command, a bench cell's repeat), as make report measured them (bench --spread,
+ * bench --best-settings), so each cell's processes span the whole pass and a drift of the host over it shows in
+ * every cell's spread alike, not in the medians of the cells measured during it. */
+static int rounds(const vctx *x, vcell *cells, size_t n) {
+    const sd_verify_opts *a = x->o;
+    const long R = nprocesses(a);
+    char *todo = calloc(n ? n : 1, 1);
+    if (!todo) return sd_err(SD_ENOMEM, "out of memory");
+    size_t total = 0, done = 0;
+    for (size_t i = 0; i < n; i++) {
+        vcell s = cells[i];   /* settled() writes its verdict: the cell itself is judged later */
+        todo[i] = !cells[i].sibling && !settled(x, &s);
+        total += todo[i] ? (size_t)R : 0;
     }
-    memset(scratch, 0, sizeof *scratch);
-    int rc = sd_bench_settings_rounds(views, k, best_processes(x->o), x->o->host_wait_s, x->o->quiet, "verify");
-    free(views);
+    const double t0 = sd_now();
+    int rc = 0;
+    for (long r = 1; r <= R && rc == 0; r++) {
+        for (size_t i = 0; i < n && rc == 0; i++) {
+            vcell *c = &cells[i];
+            const int best = is_best_setting(c);
+            const long have = best ? sd_bench_setting_have(&c->v) : c->pre_why ? -1 : c->pre_n;
+            if (!todo[i] || have < 0 || have >= r) continue;   /* failed (said when judged), or its command ran
+                                                                * this round for another best setting */
+            if (!a->quiet) {
+                char tail[96];
+                sd_rounds_eta(tail, sizeof tail, sd_now() - t0, done, total);
+                if (best) fprintf(stderr, "verify: round %ld of %ld [%zu/%zu]: %s/%s setting %s%s\n", r, R, done + 1,
+                                  total, c->w, c->impl, c->v.setting, tail);
+                else fprintf(stderr, "verify: round %ld of %ld [%zu/%zu]: %s/%s/%s%s\n", r, R, done + 1, total, c->w,
+                             c->impl, c->be, tail);
+            }
+            if (best) {
+                rc = sd_bench_setting_grow(&c->v, r, a->host_wait_s, a->quiet);
+                if (rc != SD_EINTR && rc != SD_ENOMEM) rc = 0;   /* a failure is said when it is judged */
+            } else {
+                rc = bench_round(x, c);
+            }
+            done++;
+        }
+    }
+    free(todo);
     return rc;
+}
+
+/* Whether an interrupted pass judges c: it needs no measurement, or its rounds ran a process of it. */
+static int judgeable(const vctx *x, const vcell *c) {
+    if (c->sibling) return c->sibling->verdict != NULL;
+    vcell s = *c;
+    if (settled(x, &s)) return 1;
+    return is_best_setting(c) ? sd_bench_setting_have(&c->v) > 0 : c->pre || c->pre_why;
 }
 
 int sd_verify(const sd_verify_opts *a, FILE *f) {
@@ -744,48 +815,37 @@ int sd_verify(const sd_verify_opts *a, FILE *f) {
     if (!out || !pchecks) { rc = sd_err(SD_ENOMEM, "out of memory"); goto done; }
     fprintf(f, "%-14s %-11s %-7s %-15s %12s %-26s %-16s %s\n", "workload", "impl", "backend", "metric", "published",
             "measured median [min-max]", "verdict", "why");
-    vprog prog = {0};
-    vctx x = {a, pubdoc, measured, here, msource, a->rerun ? &prog : NULL, 0};
+    vctx x = {a, pubdoc, measured, here, msource, 0};
     vcounts k = {0};
-    size_t i, cap = sd_results_count(pubdoc);
+    size_t i, cap = sd_results_count(pubdoc), runs = 0;
     json_t *pub;
-    sd_results_foreach(pubdoc, i, pub) {   /* the runs the filter keeps: the progress's N */
-        sd_run_view v;
-        sd_run_view_of(pub, &v);
-        prog.total += sd_in_list(a->only_workloads, str(v.workload)) && sd_in_list(a->only_impls, str(v.implementation));
-    }
     cells = calloc(cap ? 2 * cap : 1, sizeof *cells);   /* a run's time figure, and its inference figure beside it */
     if (!cells) { rc = sd_err(SD_ENOMEM, "out of memory"); goto done; }
-    /* interrupted, the best settings with a process are still judged, from the processes they have */
-    if (a->rerun && (rc = best_rounds(&x, pubdoc, cells)) != 0 && !(x.partial = rc == SD_EINTR)) goto done;
     sd_results_foreach(pubdoc, i, pub) {
         vcell *c = &cells[n];
         if (!cell_of(a, pubdoc, pub, c)) continue;
-        if (x.partial && (!is_best_setting(c) || sd_bench_setting_have(&c->v) == 0)) {
-            json_decref(c->env);
-            continue;
-        }
-        prog.pos++;
+        runs++;
         n++;
         sd_env_view ev;
         sd_env_view_of(c->env, &ev);
         device_str(c->dev, sizeof c->dev, &ev, ev.gpu_name || nn_backend_name_gpu(c->be));
-        vcell first = *c;   /* before its verdict: the inference cell starts from here */
-        if ((rc = check_cell(&x, pub, c)) != 0) break;
         /* the inference pass a run publishes beside its training figure (page 2's inference table) is a cell too,
          * judged from the same rerun */
         sd_stat inf = sd_run_published_stat(&c->v, INFER_KEY);
         if (c->metric && strcmp(c->metric, INFER_KEY) != 0 && !isnan(inf.median)) {
-            vcell *d = &cells[n];
-            *d = first;
+            vcell *d = &cells[n++];
+            *d = *c;
             d->env = json_incref(c->env);
             d->metric = INFER_KEY;
             d->pub = inf;
             d->sibling = c;
-            n++;
-            if ((rc = check_cell(&x, pub, d)) != 0) break;
         }
     }
+    /* interrupted in the rounds, each cell that ran a process is still judged, from the processes it has */
+    if (a->rerun && (rc = rounds(&x, cells, n)) != 0 && !(x.partial = rc == SD_EINTR)) goto done;
+    rc = 0;
+    for (size_t j = 0; j < n && rc == 0; j++)
+        if (!x.partial || judgeable(&x, &cells[j])) rc = check_cell(&x, cells[j].run, &cells[j]);
     if (rc == 0 && x.partial) rc = SD_EINTR;
     else if (rc == 0 && a->rerun) rc = measure_again(&x, cells, n);
     /* the cells judged, an interrupted run's too: hours of reruns are not lost to a signal */
@@ -806,9 +866,9 @@ int sd_verify(const sd_verify_opts *a, FILE *f) {
         size_t judged = 0;
         for (size_t j = 0; j < n; j++) judged += cells[j].verdict && !cells[j].sibling;
         fprintf(f, "interrupted: %zu of %zu published runs checked; the others are not in this table (--workload and "
-                "--impl check a part)\n", judged, prog.total);
+                "--impl check a part)\n", judged, runs);
         json_object_set_new(out, "interrupted", json_pack("{s:I,s:I}", "runs_checked", (json_int_t)judged,
-                                                          "runs_total", (json_int_t)prog.total));
+                                                          "runs_total", (json_int_t)runs));
         rc = sd_err(SD_EINTR, "interrupted: the verdicts of the %zu runs checked are kept%s%s", judged,
                     a->json ? " in " : "", a->json ? a->json : "");
     }
@@ -820,6 +880,8 @@ done:
     for (size_t j = 0; cells && j < n; j++) {
         json_decref(cells[j].env);
         json_decref(cells[j].mdoc);
+        json_decref(cells[j].pre);
+        free(cells[j].pre_why);
     }
     free(cells);
     json_decref(pchecks);
