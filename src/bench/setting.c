@@ -396,12 +396,18 @@ static int publish_one(json_t *run, long repeat, double host_wait_s, int quiet, 
     return 0;
 }
 
+static size_t picked(const json_t *doc, int (*pick)(const json_t *)) {
+    size_t i, n = 0;
+    json_t *run;
+    sd_results_foreach(doc, i, run) n += pick(run) != 0;
+    return n;
+}
+
 /* The runs that pick(): their commands' processes in rounds over all of them, then each run's figure from them. */
 static int measure(json_t *doc, long repeat, double host_wait_s, int quiet, enum pass pass, int (*pick)(const json_t *),
                    int *kept) {
-    size_t i, todo = 0;
+    size_t i, todo = picked(doc, pick);
     json_t *run;
-    sd_results_foreach(doc, i, run) todo += pick(run) != 0;
     if (!todo) return 0;
     sd_run_view *views = calloc(todo, sizeof *views);
     if (!views) return sd_err(SD_ENOMEM, "out of memory");
@@ -419,9 +425,7 @@ static int measure(json_t *doc, long repeat, double host_wait_s, int quiet, enum
 /* The second pass over the runs that pick(): measured once more with a longer wait for a quiet host. */
 static int again(json_t *doc, long repeat, double host_wait_s, int quiet, enum pass pass, int (*pick)(const json_t *),
                  int *kept) {
-    size_t i, todo = 0;
-    json_t *run;
-    sd_results_foreach(doc, i, run) todo += pick(run) != 0;
+    const size_t todo = picked(doc, pick);
     if (!todo) return 0;
     if (!quiet)
         fprintf(stderr, pass == AGAIN_SLOW ? "bench: %zu best setting(s) ran while this host was slow: measuring them "
