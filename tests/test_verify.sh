@@ -391,6 +391,42 @@ expect 0 "verify --rerun of two commands" $SD verify "$t/pub-two.json" --rerun -
   && [ "$(grep -c "jax .* REPRODUCED" "$t/out")" = 2 ] && grep -q "^verify: round 1 of 3 \[1/6\]: mnist_mlp/jax setting jit$" "$t/err" \
   && ok "verify --rerun: the same rounds, both REPRODUCED" \
   || bad "verify rounds: $(tr '\n' ' ' < "$t/cell.calls"); $(cat "$t/out" "$t/err")"
+# a best-settings pass killed in the middle (make report's step 3 at a session's end) goes on from the processes that
+# ended: each is kept in FILE.journal as it ends, the same command takes them up and runs only the rest, and what it
+# publishes is what an uninterrupted pass publishes; a journal of other results is not taken up; none is left after
+cp "$t/best.json" "$t/pub-j.json"; "$PY" - "$t/pub-two.json" "$t/pub-j.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[2]))
+d["runs"][1]["rerun"]["args"] = ["--workload", "mnist_mlp", "--setting", "nhwc,eager"]
+json.dump(d, open(sys.argv[2], "w"))
+PY
+cp "$t/pub-j.json" "$t/pub-j0.json"
+: > "$t/cell.calls"
+FAKE_SLEEP=0.4 $SD bench --best-settings "$t/pub-j.json" --repeat 3 --host-wait 0 > "$t/out" 2> "$t/err" & jp=$!
+for _ in $(seq 1 300); do [ "$(wc -l < "$t/cell.calls")" -ge 4 ] && break; sleep 0.05; done
+kill -INT $jp; wait $jp; rc=$?
+[ $rc -eq 130 ] && cmp -s "$t/pub-j.json" "$t/pub-j0.json" && [ "$(grep -c '"pass"' "$t/pub-j.json.journal")" = 3 ] \
+  && grep -q "interrupted; .*pub-j.json left as it was, the processes that ended kept in .*pub-j.json.journal" "$t/err" \
+  && ok "bench --best-settings interrupted at its 4th process: the file as it was, 3 processes kept in its journal" \
+  || bad "journal interrupt: exit $rc, $(wc -l < "$t/cell.calls") calls, $(cat "$t/err"; cat "$t/pub-j.json.journal" 2>/dev/null | head -c 300)"
+: > "$t/cell.calls"
+expect 0 "bench --best-settings run again on the interrupted pass" $SD bench --best-settings "$t/pub-j.json" --repeat 3 --host-wait 0
+[ "$(tr '\n' ' ' < "$t/cell.calls")" = "nhwc,eager nhwc,jit nhwc,eager " ] \
+  && grep -q "^bench: going on from .*pub-j.json.journal: 3 process(es) of an interrupted run kept$" "$t/err" \
+  && grep -q "^bench: round 2 of 3 \[1/3\]: mnist_mlp/jax setting nhwc$" "$t/err" \
+  && cmp -s <("$PY" -c 'import json,sys; print(json.dumps([r["summary"] for r in json.load(open(sys.argv[1]))["runs"]], sort_keys=True))' "$t/pub-j.json") \
+            <("$PY" -c 'import json,sys; print(json.dumps([r["summary"] for r in json.load(open(sys.argv[1]))["runs"]], sort_keys=True))' "$t/pub-two.json") \
+  && [ ! -e "$t/pub-j.json.journal" ] \
+  && ok "run again, it measures the 3 processes missing, publishes what an uninterrupted pass does, and drops the journal" \
+  || bad "journal resume: $(tr '\n' ' ' < "$t/cell.calls"); $(cat "$t/err"); journal left: $(ls "$t"/pub-j.json.journal 2>&1)"
+cp "$t/pub-j0.json" "$t/pub-j.json"
+printf '%s\n' '{"format":"showdown-best-settings-journal/1","results":"0000000000000000","repeat":3}' \
+  "$(printf '{"pass":0,"argv":["x"],"env":[],"speed":null,"out":"{}"}')" > "$t/pub-j.json.journal"
+: > "$t/cell.calls"
+expect 0 "bench --best-settings beside a journal of other results" $SD bench --best-settings "$t/pub-j.json" --repeat 3 --host-wait 0
+[ "$(wc -l < "$t/cell.calls")" = 6 ] && grep -q "pub-j.json.journal was of other results or another --repeat, or empty: started anew" "$t/err" \
+  && ok "a journal of other results is not taken up: all 6 processes measured" \
+  || bad "foreign journal: $(wc -l < "$t/cell.calls") calls; $(cat "$t/err")"
 cp "$t/best-nopy.json" "$t/pub-nopy.json"
 expect 1 "bench --best-settings with an interpreter that is not here" $SD bench --best-settings "$t/pub-nopy.json"
 grep -q "mnist_mlp/jax setting jit: kept the figure of the pass that chose it: its interpreter .*no-python is not here" \

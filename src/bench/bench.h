@@ -167,8 +167,12 @@ void sd_bench_setting_forget(void);
  * `verify --rerun` measures it again: its command's processes in rounds over all the runs (sd_bench_settings_rounds),
  * its phases taking the median, min and max over the repeat processes. Runs measured while the host ran below 90%
  * of its speed are measured once more after the others (six times the wait, a fresh wait budget) and published from
- * the faster host. A run that cannot be measured keeps its figure and is counted in *kept. 0, or SD_EINTR. */
-int sd_bench_settings_publish(json_t *doc, long repeat, double host_wait_s, int quiet, int *kept);
+ * the faster host. A run that cannot be measured keeps its figure and is counted in *kept. journal_of (NULL: none):
+ * the results file doc was read from; each process is kept in journal_of.journal as it ends, and a pass run again on
+ * the same results and repeat takes those processes up and runs only the rest (the caller removes the journal once
+ * it has written the results). 0, or SD_EINTR. */
+int sd_bench_settings_publish(json_t *doc, long repeat, double host_wait_s, int quiet, const char *journal_of,
+                              int *kept);
 
 /* `bench --describe`: the layer plan of workload at o's batch, printed to f as a table, or with json as one
  * "showdown-plan/1" line (nn_model_plan_json). */

@@ -6,13 +6,16 @@
 #include "bench/verify.h"
 #include "core/clock.h"
 #include "core/err.h"
+#include "core/fsutil.h"
 #include "core/proc.h"
 #include "core/sig.h"
 #include "core/util.h"
 
+#include <errno.h>
 #include <jansson.h>
 #include <limits.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,6 +117,159 @@ static char *key_of(char *const *argv, const char *const *env, size_t *len) {
     return k;
 }
 
+/* The journal of a `bench --best-settings` pass (FILE.journal): each process's output as it ends, so that a pass
+ * killed in the middle (a session's end, a reboot) goes on from the processes it had instead of hours anew. Line 1
+ * names the results measured (a hash of the file as read) and the repeat; each further line is one process: its
+ * pass, command, host speed and output. A journal of other results or another repeat is not taken up. */
+#define JOURNAL_FORMAT "showdown-best-settings-journal/1"
+#define JOURNAL_MAX ((size_t)1 << 30)
+static FILE *journal;            /* appended to as processes end; NULL: no journal */
+static char journal_path[PATH_MAX];
+static json_t *journal_taken;    /* the processes of the interrupted run taken up, each line parsed */
+static int journal_pass;         /* the pass running now (enum pass below) */
+
+/* FNV-1a of the results as canonical JSON: a journal goes with the very file it measured. */
+static void results_hash(const json_t *doc, char out[17]) {
+    char *t = json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS);
+    uint64_t h = 14695981039346656037ULL;
+    for (const char *c = t ? t : ""; *c; c++) h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+    free(t);
+    snprintf(out, 17, "%016llx", (unsigned long long)h);
+}
+
+static void journal_close(void) {
+    if (journal) fclose(journal);
+    journal = NULL;
+    json_decref(journal_taken);
+    journal_taken = NULL;
+}
+
+/* An append that fails ends the journal, said once: the pass goes on, an interruption would then lose it. */
+static void journal_failed(const char *why) {
+    fprintf(stderr, "bench: cannot keep %s (%s): an interruption now loses this pass's processes\n", journal_path, why);
+    if (journal) fclose(journal);
+    journal = NULL;
+}
+
+static void journal_add(char *const *argv, const char *const *env, double speed, const char *out) {
+    if (!journal) return;
+    json_t *a = json_array(), *e = json_array();
+    for (int i = 0; argv[i]; i++) json_array_append_new(a, json_string(argv[i]));
+    for (int i = 0; env[i]; i++) json_array_append_new(e, json_string(env[i]));
+    json_t *l = json_pack("{s:i, s:o, s:o, s:o, s:s}", "pass", journal_pass, "argv", a, "env", e, "speed",
+                          isfinite(speed) ? json_real(speed) : json_null(), "out", out);
+    char *t = l ? json_dumps(l, JSON_COMPACT) : NULL;
+    json_decref(l);
+    /* one line written whole and flushed: a kill leaves at most the last line torn, which the reader drops */
+    if (!t || fprintf(journal, "%s\n", t) < 0 || fflush(journal) != 0) journal_failed(t ? strerror(errno) : "out of memory");
+    free(t);
+}
+
+/* Open FILE.journal for doc: take up the processes of an interrupted run of the same results and repeat, or start
+ * it anew. Says which unless quiet. */
+static void journal_open(const char *file, const json_t *doc, long repeat, int quiet) {
+    journal_close();
+    if (!file) return;
+    if (snprintf(journal_path, sizeof journal_path, "%s.journal", file) >= (int)sizeof journal_path) return;
+    char hash[17];
+    results_hash(doc, hash);
+    char *text = NULL;
+    size_t len = 0;
+    json_t *taken = json_array();
+    int had = sd_read_file(journal_path, JOURNAL_MAX, &text, &len) == 0, ours = 0;
+    for (char *l = text, *nl; had && l && (nl = memchr(l, '\n', len - (size_t)(l - text))); l = nl + 1) {
+        *nl = 0;   /* a last line without its newline was torn by the kill: not read */
+        json_t *j = json_loads(l, 0, NULL);
+        if (l == text) {
+            const char *f = json_string_value(json_object_get(j, "format")), *h = json_string_value(json_object_get(j, "results"));
+            ours = f && h && strcmp(f, JOURNAL_FORMAT) == 0 && strcmp(h, hash) == 0 &&
+                   json_integer_value(json_object_get(j, "repeat")) == repeat;
+            json_decref(j);
+            if (!ours) break;
+        } else if (j && json_is_integer(json_object_get(j, "pass")) && json_is_array(json_object_get(j, "argv")) &&
+                   json_is_array(json_object_get(j, "env")) && json_is_string(json_object_get(j, "out"))) {
+            json_array_append_new(taken, j);
+        } else {
+            json_decref(j);
+        }
+    }
+    free(text);
+    /* the journal rewritten with what it keeps (a torn line gone), then appended to */
+    json_t *head = json_pack("{s:s, s:s, s:I}", "format", JOURNAL_FORMAT, "results", hash, "repeat", (json_int_t)repeat);
+    char *h = head ? json_dumps(head, JSON_COMPACT) : NULL;
+    json_decref(head);
+    size_t n = h ? strlen(h) + 2 : 0, i;
+    char *all = h ? malloc(n) : NULL;
+    json_t *l;
+    if (all) snprintf(all, n, "%s\n", h);
+    json_array_foreach(ours ? taken : NULL, i, l) {
+        char *t = json_dumps(l, JSON_COMPACT);
+        char *m = t ? realloc(all, n + strlen(t) + 1) : NULL;
+        if (!m) { free(t); free(all); all = NULL; break; }
+        all = m;
+        snprintf(all + n - 1, strlen(t) + 2, "%s\n", t);
+        n += strlen(t) + 1;
+        free(t);
+    }
+    free(h);
+    if (!all || sd_write_file_atomic(journal_path, all, n - 1) != 0 || !(journal = fopen(journal_path, "a"))) {
+        journal_failed(all ? sd_errmsg() : "out of memory");
+        free(all);
+        json_decref(taken);
+        return;
+    }
+    free(all);
+    if (!ours || json_array_size(taken) == 0) {
+        if (had && !quiet)
+            fprintf(stderr, "bench: %s was of other results or another --repeat, or empty: started anew\n", journal_path);
+        json_decref(taken);
+        return;
+    }
+    journal_taken = taken;
+    if (!quiet)
+        fprintf(stderr, "bench: going on from %s: %zu process(es) of an interrupted run kept\n", journal_path,
+                json_array_size(taken));
+}
+
+/* The journal's processes of this pass joined to their commands before its rounds run (they then run only the rest). */
+static int journal_take(int pass) {
+    size_t i;
+    json_t *l;
+    json_array_foreach(journal_taken, i, l) {
+        if (json_integer_value(json_object_get(l, "pass")) != pass) continue;
+        const json_t *ja = json_object_get(l, "argv"), *je = json_object_get(l, "env");
+        char *argv[MAX_ARGS];
+        const char *env[MAX_ARGS];
+        size_t na = json_array_size(ja), ne = json_array_size(je);
+        if (na + 1 > MAX_ARGS || ne + 1 > MAX_ARGS) continue;
+        for (size_t k = 0; k < na; k++) argv[k] = (char *)json_string_value(json_array_get(ja, k));
+        for (size_t k = 0; k < ne; k++) env[k] = json_string_value(json_array_get(je, k));
+        argv[na] = NULL;
+        env[ne] = NULL;
+        int bad = 0;
+        for (size_t k = 0; k < na; k++) bad |= !argv[k];
+        for (size_t k = 0; k < ne; k++) bad |= !env[k];
+        if (bad) continue;
+        size_t klen = 0;
+        char *key = key_of(argv, env, &klen);
+        cmd_out *c = key ? cmd_of(key, klen) : NULL;
+        if (!c) return sd_err(SD_ENOMEM, "out of memory");
+        if (c->n == c->cap) {
+            long cap = c->cap ? 2 * c->cap : 4;
+            char **o = realloc(c->outs, (size_t)cap * sizeof *o);
+            if (o) c->outs = o;
+            double *sp = o ? realloc(c->speeds, (size_t)cap * sizeof *sp) : NULL;
+            if (sp) c->speeds = sp;
+            if (!o || !sp) return sd_err(SD_ENOMEM, "out of memory");
+            c->cap = cap;
+        }
+        const json_t *sp = json_object_get(l, "speed");
+        if (!(c->outs[c->n] = strdup(json_string_value(json_object_get(l, "out"))))) return sd_err(SD_ENOMEM, "out of memory");
+        c->speeds[c->n++] = json_is_number(sp) ? json_number_value(sp) : NAN;
+    }
+    return 0;
+}
+
 /* Run the command until it has `upto` processes' outputs (each started once the host runs at its speed; one a
  * spell began in runs once more), or take those it has. *got: its entry. A failed process fails the command's
  * later calls too, until sd_bench_setting_forget. */
@@ -161,7 +317,10 @@ static int outputs(char *const *argv, const char *const *env, long upto, double 
             }
         }
         if (rc == 0 && !(c->outs[c->n] = strdup(buf))) rc = sd_err(SD_ENOMEM, "out of memory");
-        if (rc == 0) c->speeds[c->n++] = after;
+        if (rc == 0) {
+            c->speeds[c->n++] = after;
+            journal_add(argv, env, after, buf);
+        }
         again = 0;
     }
     free(buf);
@@ -413,7 +572,9 @@ static int measure(json_t *doc, long repeat, double host_wait_s, int quiet, enum
     if (!views) return sd_err(SD_ENOMEM, "out of memory");
     size_t k = 0;
     sd_results_foreach(doc, i, run) if (pick(run)) sd_run_view_of(run, &views[k++]);
-    int rc = sd_bench_settings_rounds(views, k, repeat, host_wait_s, quiet, "bench");
+    journal_pass = (int)pass;
+    int rc = journal_take((int)pass);
+    if (rc == 0) rc = sd_bench_settings_rounds(views, k, repeat, host_wait_s, quiet, "bench");
     free(views);   /* publish_one adopts figures into the runs the views point into */
     sd_results_foreach(doc, i, run) {
         if (rc) break;
@@ -437,11 +598,14 @@ static int again(json_t *doc, long repeat, double host_wait_s, int quiet, enum p
     return measure(doc, repeat, host_wait_s * SD_HOST_AGAIN_WAIT, quiet, pass, pick, kept);
 }
 
-int sd_bench_settings_publish(json_t *doc, long repeat, double host_wait_s, int quiet, int *kept) {
+int sd_bench_settings_publish(json_t *doc, long repeat, double host_wait_s, int quiet, const char *journal_of,
+                              int *kept) {
     *kept = 0;
+    journal_open(journal_of, doc, repeat, quiet);
     int rc = measure(doc, repeat, host_wait_s, quiet, FIRST, is_best, kept);
     if (rc == 0 && host_wait_s > 0) rc = again(doc, repeat, host_wait_s, quiet, AGAIN_SLOW, again_slow, kept);
     if (rc == 0 && host_wait_s > 0) rc = again(doc, repeat, host_wait_s, quiet, AGAIN_WIDE, again_wide, kept);
     sd_bench_setting_forget();
+    journal_close();
     return rc;
 }

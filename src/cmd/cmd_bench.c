@@ -101,15 +101,18 @@ static int best_settings(const sd_bench_opts *o, const bench_args *a, const sd_b
     sd_sig_install();
     int kept = 0;
     long repeat = o->repeat < 3 ? 3 : o->repeat;
-    rc = sd_bench_settings_publish(doc, repeat, o->host_wait_s, o->quiet, &kept);
+    rc = sd_bench_settings_publish(doc, repeat, o->host_wait_s, o->quiet, a->best_settings, &kept);
     if (rc == SD_EINTR) {
         json_decref(doc);
-        fprintf(stderr, "\nshowdown bench: interrupted; %s left as it was\n", a->best_settings);
+        fprintf(stderr, "\nshowdown bench: interrupted; %s left as it was, the processes that ended kept in "
+                        "%s.journal: the same command goes on from them\n", a->best_settings, a->best_settings);
         return sd_sig_exit_code();
     }
     rc = sd_json_write_atomic(doc, to);
     json_decref(doc);
     if (rc) return sd_cli_fail("bench", rc);
+    char journal[PATH_MAX];   /* its processes are in the file now */
+    if (snprintf(journal, sizeof journal, "%s.journal", a->best_settings) < (int)sizeof journal) unlink(journal);
     if (!o->quiet) fprintf(stderr, "best settings measured in %ld processes each, written to %s\n", repeat, to);
     return kept ? sd_exit_code(SD_ERROR) : SD_EXIT_OK;
 }
@@ -186,7 +189,9 @@ int cmd_bench(int argc, char **argv) {
                                                               "(showdown-weights/1) to DIR and exit", 0, 0},
         {"best-settings", SD_OPT_STR, &a.best_settings, "FILE", "measure the best-setting runs of FILE (make report's, from "
                                                                  "bench-cpu) again in --repeat processes each (at least 3), one of "
-                                                                 "each a round, as verify --rerun does, and write their median, min and max into FILE (or --json)", 0, 0},
+                                                                 "each a round, as verify --rerun does, and write their median, min and max into FILE (or --json); "
+                                                                 "each process is kept in FILE.journal as it ends, so that the same "
+                                                                 "command run again after an interruption goes on from them", 0, 0},
         {"runner", SD_OPT_STR, &o.runner, "IMPL=PROG", "run IMPL's runner as PROG (default: python workloads/runners/IMPL_runner.py)", 0, 0},
         {"runner-timeout", SD_OPT_INT, &o.runner_timeout, "S", "kill a runner silent for S seconds (default 300)", 1, 1000000},
         {"runner-limit", SD_OPT_INT, &o.runner_limit, "S", "kill a runner still running after S seconds in all, progress "
