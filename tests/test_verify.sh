@@ -328,6 +328,9 @@ expect 0 "a best setting rerun through its cell script" $SD verify "$t/best.json
   && ok "two best settings REPRODUCED (1000 img/s at the fastest window)" || bad "best setting: $(cat "$t/out" "$t/err")"
 [ "$(wc -l < "$t/cell.calls")" = 3 ] && ok "the two settings of one command: 3 processes, not 6" \
   || bad "cell script ran $(wc -l < "$t/cell.calls") times for two settings of one command"
+expect 0 "the same rerun with its progress" $SD verify "$t/best.json" --rerun --host-wait 0
+grep -q "^verify: round 3 of 3 \[3/3\]: mnist_mlp/jax setting jit" "$t/err" && ! grep -q "/6\]" "$t/err" \
+  && ok "its progress counts the shared command's processes once: [3/3]" || bad "shared command's progress: $(cat "$t/err")"
 expect 9 "a best setting under another framework version" $SD verify "$t/best-ver.json" --rerun --quiet
 grep -q "NOT-COMPARABLE *framework version: published 1.0, here 9.9" "$t/out" && ok "its version difference is named" \
   || bad "best-ver: $(cat "$t/out")"
@@ -552,6 +555,13 @@ for x in c:
 PY
   [ "$(wc -l < "$t/cell.calls")" -ge 6 ] && ok "the best setting's processes ran again, not taken from the first pass" \
     || bad "the cell script ran $(wc -l < "$t/cell.calls") times"
+  # the second pass measures in rounds as the first does: the native cell's repeats and the setting's processes
+  # alternate, [k/6] counting each once
+  again=$(sed -n '/^verify: 2 cell(s) ran while this host was slow/,$p' "$t/err" | sed -n 's/^verify: round \([0-9]\) of 3 \[\([0-9]\)\/6\]: \([^ ]*\).*/\1 \2 \3/p' | tr '\n' ' ')
+  echo "$again" | awk '{ ok = NF == 18; for (i = 1; i <= 18 && ok; i += 3) { ok = $(i+1) == (i + 2) / 3 && $i == int((i + 5) / 6)
+                         ok = ok && $(i+2) == ((i + 2) / 3 % 2 ? $3 : $6) } exit !(ok && $3 != $6) }' \
+    && ok "the second pass in rounds too: the two cells' processes alternate, [1/6] to [6/6]" \
+    || bad "second pass rounds: $again; $(cat "$t/err")"
   # a run whose training and inference figures both ran in the spell is measured again once, not once per figure
   "$PY" - "$t" <<'PY'
 import json, sys

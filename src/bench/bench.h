@@ -153,14 +153,15 @@ int sd_bench_setting_rerun(const struct sd_run_view *p, long repeat, double host
  * quiet. A command that cannot run or fails is said by sd_bench_setting_rerun. 0, SD_EINTR or SD_ENOMEM. */
 int sd_bench_settings_rounds(const struct sd_run_view *runs, size_t n, long repeat, double host_wait_s, int quiet,
                              const char *who);
+/* How many processes the rounds of these runs will run: each command once, however many runs share it, less the
+ * processes it has; (size_t)-1 when out of memory. */
+size_t sd_bench_settings_todo(const struct sd_run_view *runs, size_t n, long repeat);
 /* How many processes of p's command have run so far (0: none; -1: one failed, or it cannot run here): what an
  * interrupted pass judges p from (sd_bench_setting_rerun with that repeat runs nothing). */
 long sd_bench_setting_have(const struct sd_run_view *p);
 /* p's command run until it has upto processes: a round of sd_bench_settings_rounds, for a caller that interleaves
  * other measurements in its rounds (verify --rerun). 0, or why not (sd_bench_setting_rerun says it again). */
 int sd_bench_setting_grow(const struct sd_run_view *p, long upto, double host_wait_s, int quiet);
-/* " · M min so far, about E min left" into buf, from done of total steps in so_far_s ("" before the first). */
-void sd_rounds_eta(char *buf, size_t n, double so_far_s, size_t done, size_t total);
 /* Forget the processes run so far: the next call of a command measures it anew. */
 void sd_bench_setting_forget(void);
 /* `bench --best-settings`: every best-setting run of doc (source "bench-cpu", with its command) measured as

@@ -102,6 +102,17 @@ static cmd_out *cmd_of(char *key, size_t klen) {
     return &cmds[ncmds++];
 }
 
+/* Room for cap processes in c. */
+static int cmd_reserve(cmd_out *c, long cap) {
+    char **o = realloc(c->outs, (size_t)cap * sizeof *o);
+    if (o) c->outs = o;
+    double *sp = o ? realloc(c->speeds, (size_t)cap * sizeof *sp) : NULL;
+    if (sp) c->speeds = sp;
+    if (!o || !sp) return sd_err(SD_ENOMEM, "out of memory");
+    c->cap = cap;
+    return 0;
+}
+
 /* The command as one key of *len bytes: its arguments and environment, NUL-separated. */
 static char *key_of(char *const *argv, const char *const *env, size_t *len) {
     size_t n = 2;
@@ -254,15 +265,7 @@ static int journal_take(int pass) {
         char *key = key_of(argv, env, &klen);
         cmd_out *c = key ? cmd_of(key, klen) : NULL;
         if (!c) return sd_err(SD_ENOMEM, "out of memory");
-        if (c->n == c->cap) {
-            long cap = c->cap ? 2 * c->cap : 4;
-            char **o = realloc(c->outs, (size_t)cap * sizeof *o);
-            if (o) c->outs = o;
-            double *sp = o ? realloc(c->speeds, (size_t)cap * sizeof *sp) : NULL;
-            if (sp) c->speeds = sp;
-            if (!o || !sp) return sd_err(SD_ENOMEM, "out of memory");
-            c->cap = cap;
-        }
+        if (c->n == c->cap) SD_TRY(cmd_reserve(c, c->cap ? 2 * c->cap : 4));
         const json_t *sp = json_object_get(l, "speed");
         if (!(c->outs[c->n] = strdup(json_string_value(json_object_get(l, "out"))))) return sd_err(SD_ENOMEM, "out of memory");
         c->speeds[c->n++] = json_is_number(sp) ? json_number_value(sp) : NAN;
@@ -282,14 +285,7 @@ static int outputs(char *const *argv, const char *const *env, long upto, double 
     *got = c;
     if (c->err) return sd_err(c->errc, "%s", c->err);
     if (c->n >= upto) return 0;
-    if (c->cap < upto) {
-        char **o = realloc(c->outs, (size_t)upto * sizeof *o);
-        if (o) c->outs = o;
-        double *sp = o ? realloc(c->speeds, (size_t)upto * sizeof *sp) : NULL;
-        if (sp) c->speeds = sp;
-        if (!o || !sp) return sd_err(SD_ENOMEM, "out of memory");
-        c->cap = upto;
-    }
+    if (c->cap < upto) SD_TRY(cmd_reserve(c, upto));
     char *buf = malloc(1 << 20);
     if (!buf) return sd_err(SD_ENOMEM, "out of memory");
     sd_bench_opts host;   /* the host canary's settings: as bench's */
@@ -383,43 +379,58 @@ int sd_bench_setting_grow(const sd_run_view *p, long upto, double host_wait_s, i
     return outputs(argv, env, upto, host_wait_s, p->rerun_script, quiet, &got);
 }
 
-void sd_rounds_eta(char *buf, size_t n, double so_far_s, size_t done, size_t total) {
-    buf[0] = 0;
-    if (done > 0 && total > done)
-        snprintf(buf, n, " · %.0f min so far, about %.0f min left", so_far_s / 60,
-                 so_far_s / (double)done * (double)(total - done) / 60);
+size_t sd_bench_settings_todo(const sd_run_view *runs, size_t n, long repeat) {
+    char *argv[MAX_ARGS], script[PATH_MAX], self[PATH_MAX];
+    const char *env[MAX_ARGS];
+    char **keys = calloc(n ? n : 1, sizeof *keys);
+    size_t *klens = calloc(n ? n : 1, sizeof *klens), total = 0;
+    int rc = keys && klens ? 0 : sd_err(SD_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n && rc == 0; i++) {   /* each command entered once: runs that share one share its processes */
+        keys[i] = command_of(&runs[i], argv, env, script, self) == 0 ? key_of(argv, env, &klens[i]) : NULL;
+        char *owned = keys[i] ? malloc(klens[i]) : NULL;   /* cmd_of takes the key it adds */
+        if (owned) memcpy(owned, keys[i], klens[i]);
+        if (keys[i] && (!owned || !cmd_of(owned, klens[i]))) rc = sd_err(SD_ENOMEM, "out of memory");
+    }
+    for (size_t c = 0; c < ncmds && rc == 0; c++) {   /* the entries may hold other commands too */
+        int ours = 0;
+        for (size_t i = 0; i < n && !ours; i++)
+            ours = keys[i] && cmds[c].klen == klens[i] && memcmp(cmds[c].key, keys[i], klens[i]) == 0;
+        if (ours && !cmds[c].err && cmds[c].n < repeat) total += (size_t)(repeat - cmds[c].n);
+    }
+    for (size_t i = 0; keys && i < n; i++) free(keys[i]);
+    free(keys);
+    free(klens);
+    return rc ? (size_t)-1 : total;
+}
+
+/* The rounds of a best-settings pass (sd_rounds_run): its runs, a command that two runs share run for the first. */
+typedef struct settings_rounds {
+    const sd_run_view *runs;
+    double host_wait_s;
+    int quiet;
+} settings_rounds;
+
+static long settings_have(void *ctx, size_t i) { return sd_bench_setting_have(&((settings_rounds *)ctx)->runs[i]); }
+
+static int settings_step(void *ctx, size_t i, long round) {
+    const settings_rounds *s = ctx;
+    const int rc = sd_bench_setting_grow(&s->runs[i], round, s->host_wait_s, s->quiet);
+    return rc == SD_EINTR || rc == SD_ENOMEM ? rc : 0;   /* a failure is said when its figure is asked for */
+}
+
+static void settings_label(void *ctx, size_t i, char *buf, size_t len) {
+    const sd_run_view *p = &((settings_rounds *)ctx)->runs[i];
+    snprintf(buf, len, "%s/%s setting %s", json_string_value(p->workload), json_string_value(p->implementation),
+             p->setting ? p->setting : "?");
 }
 
 int sd_bench_settings_rounds(const sd_run_view *runs, size_t n, long repeat, double host_wait_s, int quiet,
                              const char *who) {
-    char *argv[MAX_ARGS], script[PATH_MAX], self[PATH_MAX];
-    const char *env[MAX_ARGS];
-    size_t total = 0, done = 0;
-    for (size_t i = 0; i < n; i++) {   /* each command entered once: runs that share one share its processes */
-        size_t klen = 0;
-        char *key = command_of(&runs[i], argv, env, script, self) == 0 ? key_of(argv, env, &klen) : NULL;
-        if (key && !cmd_of(key, klen)) return sd_err(SD_ENOMEM, "out of memory");
-    }
-    for (size_t i = 0; i < ncmds; i++) total += cmds[i].err || cmds[i].n >= repeat ? 0 : (size_t)(repeat - cmds[i].n);
-    const double t0 = sd_now();
-    for (long r = 1; r <= repeat; r++) {
-        for (size_t i = 0; i < n; i++) {
-            const sd_run_view *p = &runs[i];
-            const long have = sd_bench_setting_have(p);
-            if (have < 0 || have >= r) continue;   /* failed or cannot run (said when its figure is asked for), or
-                                                    * another run of its command ran it this round */
-            if (!quiet) {
-                char tail[96];
-                sd_rounds_eta(tail, sizeof tail, sd_now() - t0, done, total);
-                fprintf(stderr, "%s: round %ld of %ld [%zu/%zu]: %s/%s setting %s%s\n", who, r, repeat, done + 1,
-                        total, json_string_value(p->workload), json_string_value(p->implementation), p->setting, tail);
-            }
-            int rc = sd_bench_setting_grow(p, r, host_wait_s, quiet);
-            if (rc == SD_EINTR || rc == SD_ENOMEM) return rc;
-            done++;
-        }
-    }
-    return 0;
+    const size_t total = sd_bench_settings_todo(runs, n, repeat);
+    if (total == (size_t)-1) return SD_ENOMEM;
+    settings_rounds s = {runs, host_wait_s, quiet};
+    return sd_rounds_run(&(sd_rounds){.n = n, .total = total, .repeat = repeat, .who = who, .quiet = quiet, .ctx = &s,
+                                      .have = settings_have, .step = settings_step, .label = settings_label});
 }
 
 int sd_bench_setting_rerun(const sd_run_view *p, long repeat, double host_wait_s, int quiet, json_t **doc) {

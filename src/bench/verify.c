@@ -4,7 +4,6 @@
 #include "bench/bench.h"
 #include "bench/frameworks.h"
 #include "bench/results.h"
-#include "core/clock.h"
 #include "core/err.h"
 #include "core/omp_policy.h"
 #include "core/util.h"
@@ -254,9 +253,8 @@ static int outcome(int rc, const sd_bench_outcome *out, json_t **doc, char *why,
     return 0;
 }
 
-/* c measured again: from the processes its rounds ran (the first pass), or now, all of them one after another (the
- * second pass). *doc gets its results, or stays NULL with c->why saying what went wrong. Only an interruption is
- * returned. */
+/* c measured again, from the processes its pass's rounds ran. *doc gets its results, or stays NULL with c->why
+ * saying what went wrong. Only an interruption is returned. */
 static int rerun(const vctx *x, vcell *c, json_t **doc) {
     const sd_verify_opts *a = x->o;
     const sd_run_view *p = &c->v;
@@ -283,12 +281,9 @@ static int rerun(const vctx *x, vcell *c, json_t **doc) {
         else if (rc) snprintf(c->why, sizeof c->why, "rerun failed: %s", sd_errmsg());
         return 0;
     }
-    sd_bench_opts o;
-    sd_bench_cell cell;
-    rerun_opts(a, c, &o, &cell);
-    if (!a->quiet) fprintf(stderr, "verify: rerunning %s/%s/%s (%ld repetitions)\n", c->w, c->impl, c->be, o.repeat);
-    sd_bench_outcome out;
-    return outcome(sd_bench_matrix_run(&o, &cell, 1, NULL, doc, &out), &out, doc, c->why, sizeof c->why);
+    /* a bench cell is measured only in the rounds (make report measured it so): none of its processes ran */
+    snprintf(c->why, sizeof c->why, "rerun failed: no process of it ran");
+    return 0;
 }
 
 /* Round r of a bench cell: one process more, joined to those of the rounds before (c->pre, as bench --spread joins
@@ -500,6 +495,8 @@ static void confirm(const sd_verify_opts *a, vcell *c, const vcell *t) {
     c->verdict = "UNVERIFIABLE";
 }
 
+static int rounds(const vctx *x, vcell *cells, size_t n, const char *todo);
+
 /* The second pass: the cells that ran in a slow spell measured again with a wait budget of their own, each judged
  * by the measurement of the faster host (the one a spell slowed less); a SLOWER or FASTER one measured again to
  * confirm it. */
@@ -519,29 +516,43 @@ static int measure_again(const vctx *x, vcell *cells, size_t n) {
     y.o = &o;
     sd_host_budget_renew();
     sd_bench_setting_forget();   /* a best setting's processes too, not the first pass's outputs */
-    sd_run_view *views = calloc(n ? n : 1, sizeof *views);   /* the best settings among them: in rounds again */
-    size_t nv = 0;
-    if (!views) return sd_err(SD_ENOMEM, "out of memory");
-    for (size_t i = 0; i < n; i++)
-        if (is_best_setting(&cells[i]) && (ran_slow(&cells[i]) || to_confirm(&cells[i]))) views[nv++] = cells[i].v;
-    int rc = sd_bench_settings_rounds(views, nv, nprocesses(&o), o.host_wait_s, o.quiet, "verify");
-    free(views);
+    /* the cells measured again, fresh, their processes in rounds as the first pass's were (a run's other figure,
+     * when its sibling is measured again too, is judged from the sibling's processes) */
+    vcell *ts = calloc(n ? n : 1, sizeof *ts);
+    char *todo = calloc(n ? n : 1, 1), *pick = calloc(n ? n : 1, 1);
+    if (!ts || !todo || !pick) {
+        free(ts);
+        free(todo);
+        free(pick);
+        return sd_err(SD_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < n; i++) {
+        vcell *c = &cells[i];
+        pick[i] = ran_slow(c) || to_confirm(c);
+        if (!pick[i]) continue;
+        vcell *t = &ts[i];
+        *t = *c;
+        t->verdict = NULL;
+        t->why[0] = t->note[0] = 0;
+        memset(&t->ms, 0, sizeof t->ms);
+        t->macc = t->mhost = NAN;
+        t->unrunnable = t->wide = 0;
+        t->mdoc = NULL;
+        t->pre = NULL;
+        t->pre_why = NULL;
+        t->pre_n = 0;
+        todo[i] = !(c->sibling && pick[c->sibling - cells]);
+    }
+    int rc = rounds(&y, ts, n, todo);
     vcell last = {0};            /* the last cell measured again (its rerun's results), and which cell it was */
     const vcell *last_of = NULL;
     for (size_t i = 0; i < n && !rc; i++) {
         vcell *c = &cells[i];
         int slow = ran_slow(c);
-        if (!slow && !to_confirm(c)) continue;
-        vcell t = *c;
-        t.verdict = NULL;
-        t.why[0] = t.note[0] = 0;
-        memset(&t.ms, 0, sizeof t.ms);
-        t.macc = t.mhost = NAN;
-        t.unrunnable = t.wide = 0;
-        t.mdoc = NULL;
-        t.pre = NULL;
-        t.pre_why = NULL;
-        t.pre_n = 0;
+        if (!pick[i]) continue;
+        vcell t = ts[i];
+        ts[i].pre = NULL;   /* t owns them now */
+        ts[i].pre_why = NULL;
         /* not from the first pass's processes; the run's other figure, when that was just measured again, from
          * those processes (a run's training and inference figures ran in a spell together) */
         t.sibling = c->sibling && c->sibling == last_of ? &last : NULL;
@@ -576,6 +587,13 @@ static int measure_again(const vctx *x, vcell *cells, size_t n) {
         c->again = 1;
     }
     json_decref(last.mdoc);
+    for (size_t i = 0; i < n; i++) {   /* an interrupted pass's processes not judged */
+        json_decref(ts[i].pre);
+        free(ts[i].pre_why);
+    }
+    free(ts);
+    free(todo);
+    free(pick);
     return rc;
 }
 
@@ -740,47 +758,65 @@ static int cell_of(const sd_verify_opts *a, const json_t *pubdoc, const json_t *
     return 1;
 }
 
-/* The first pass's measurements in rounds over all the cells it measures, before any is judged: round r runs one
+/* The rounds' view of the cells (sd_rounds_run). */
+typedef struct vrounds {
+    const vctx *x;
+    vcell *cells;
+    const char *todo;
+} vrounds;
+
+static long vround_have(void *ctx, size_t i) {
+    const vrounds *v = ctx;
+    const vcell *c = &v->cells[i];
+    if (!v->todo[i]) return -1;
+    return is_best_setting(c) ? sd_bench_setting_have(&c->v) : c->pre_why ? -1 : c->pre_n;
+}
+
+static int vround_step(void *ctx, size_t i, long round) {
+    const vrounds *v = ctx;
+    vcell *c = &v->cells[i];
+    if (!is_best_setting(c)) return bench_round(v->x, c);
+    const int rc = sd_bench_setting_grow(&c->v, round, v->x->o->host_wait_s, v->x->o->quiet);
+    return rc == SD_EINTR || rc == SD_ENOMEM ? rc : 0;   /* a failure is said when it is judged */
+}
+
+static void vround_label(void *ctx, size_t i, char *buf, size_t len) {
+    const vcell *c = &((vrounds *)ctx)->cells[i];
+    if (is_best_setting(c)) snprintf(buf, len, "%s/%s setting %s", c->w, c->impl, c->v.setting);
+    else snprintf(buf, len, "%s/%s/%s", c->w, c->impl, c->be);
+}
+
+/* A pass's measurements in rounds over the cells it measures (todo[i]), before any is judged: round r runs one
  * process of each (a best setting's command, a bench cell's repeat), as make report measured them (bench --spread,
  * bench --best-settings), so each cell's processes span the whole pass and a drift of the host over it shows in
  * every cell's spread alike, not in the medians of the cells measured during it. */
-static int rounds(const vctx *x, vcell *cells, size_t n) {
-    const sd_verify_opts *a = x->o;
-    const long R = nprocesses(a);
+static int rounds(const vctx *x, vcell *cells, size_t n, const char *todo) {
+    const long R = nprocesses(x->o);
+    sd_run_view *views = calloc(n ? n : 1, sizeof *views);
+    if (!views) return sd_err(SD_ENOMEM, "out of memory");
+    size_t total = 0, nv = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!todo[i]) continue;
+        if (is_best_setting(&cells[i])) views[nv++] = cells[i].v;
+        else total += cells[i].pre_n < R ? (size_t)(R - cells[i].pre_n) : 0;
+    }
+    const size_t best = sd_bench_settings_todo(views, nv, R);   /* a command two settings share counted once */
+    free(views);
+    if (best == (size_t)-1) return SD_ENOMEM;
+    vrounds v = {x, cells, todo};
+    return sd_rounds_run(&(sd_rounds){.n = n, .total = total + best, .repeat = R, .who = "verify", .quiet = x->o->quiet,
+                                      .ctx = &v, .have = vround_have, .step = vround_step, .label = vround_label});
+}
+
+/* The first pass: every cell that needs a measurement of its own (not the sibling of another, not settled). */
+static int first_rounds(const vctx *x, vcell *cells, size_t n) {
     char *todo = calloc(n ? n : 1, 1);
     if (!todo) return sd_err(SD_ENOMEM, "out of memory");
-    size_t total = 0, done = 0;
     for (size_t i = 0; i < n; i++) {
         vcell s = cells[i];   /* settled() writes its verdict: the cell itself is judged later */
         todo[i] = !cells[i].sibling && !settled(x, &s);
-        total += todo[i] ? (size_t)R : 0;
     }
-    const double t0 = sd_now();
-    int rc = 0;
-    for (long r = 1; r <= R && rc == 0; r++) {
-        for (size_t i = 0; i < n && rc == 0; i++) {
-            vcell *c = &cells[i];
-            const int best = is_best_setting(c);
-            const long have = best ? sd_bench_setting_have(&c->v) : c->pre_why ? -1 : c->pre_n;
-            if (!todo[i] || have < 0 || have >= r) continue;   /* failed (said when judged), or its command ran
-                                                                * this round for another best setting */
-            if (!a->quiet) {
-                char tail[96];
-                sd_rounds_eta(tail, sizeof tail, sd_now() - t0, done, total);
-                if (best) fprintf(stderr, "verify: round %ld of %ld [%zu/%zu]: %s/%s setting %s%s\n", r, R, done + 1,
-                                  total, c->w, c->impl, c->v.setting, tail);
-                else fprintf(stderr, "verify: round %ld of %ld [%zu/%zu]: %s/%s/%s%s\n", r, R, done + 1, total, c->w,
-                             c->impl, c->be, tail);
-            }
-            if (best) {
-                rc = sd_bench_setting_grow(&c->v, r, a->host_wait_s, a->quiet);
-                if (rc != SD_EINTR && rc != SD_ENOMEM) rc = 0;   /* a failure is said when it is judged */
-            } else {
-                rc = bench_round(x, c);
-            }
-            done++;
-        }
-    }
+    int rc = rounds(x, cells, n, todo);
     free(todo);
     return rc;
 }
@@ -842,7 +878,7 @@ int sd_verify(const sd_verify_opts *a, FILE *f) {
         }
     }
     /* interrupted in the rounds, each cell that ran a process is still judged, from the processes it has */
-    if (a->rerun && (rc = rounds(&x, cells, n)) != 0 && !(x.partial = rc == SD_EINTR)) goto done;
+    if (a->rerun && (rc = first_rounds(&x, cells, n)) != 0 && !(x.partial = rc == SD_EINTR)) goto done;
     rc = 0;
     for (size_t j = 0; j < n && rc == 0; j++)
         if (!x.partial || judgeable(&x, &cells[j])) rc = check_cell(&x, cells[j].run, &cells[j]);

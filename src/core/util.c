@@ -1,5 +1,6 @@
 /* util — comma lists, the project's directories, the process's peak memory (core/util.h). */
 #include "core/util.h"
+#include "core/clock.h"
 
 #include <libgen.h>
 #include <math.h>
@@ -77,4 +78,29 @@ long long sd_rss_peak_bytes(void) {
         if (sscanf(line, "VmHWM: %lld kB", &kib) == 1) break;
     fclose(f);
     return kib > 0 ? kib * 1024 : 0;
+}
+
+int sd_rounds_run(const sd_rounds *r) {
+    const double t0 = sd_now();
+    size_t done = 0;
+    for (long k = 1; k <= r->repeat; k++) {
+        for (size_t i = 0; i < r->n; i++) {
+            const long have = r->have(r->ctx, i);
+            if (have < 0 || have >= k) continue;
+            if (!r->quiet) {
+                char what[256], tail[96] = "";
+                r->label(r->ctx, i, what, sizeof what);
+                const double so_far = sd_now() - t0;
+                if (done > 0 && r->total > done)
+                    snprintf(tail, sizeof tail, " · %.0f min so far, about %.0f min left", so_far / 60,
+                             so_far / (double)done * (double)(r->total - done) / 60);
+                fprintf(stderr, "%s: round %ld of %ld [%zu/%zu]: %s%s\n", r->who, k, r->repeat, done + 1, r->total, what,
+                        tail);
+            }
+            const int rc = r->step(r->ctx, i, k);
+            if (rc) return rc;
+            done++;
+        }
+    }
+    return 0;
 }

@@ -24,6 +24,23 @@ int sd_cmp_double(const void *a, const void *b);
  * none. Reorders v. */
 double sd_median_inplace(double *v, int n);
 
+/* Processes in rounds over n items (best settings' commands, bench cells): round r runs one process of each item
+ * that has fewer than r (have(ctx, i) < r; below 0: none run), so that an item's processes span the whole pass and a
+ * drift of the host over it lands in every item's spread alike. Progress on stderr unless quiet, total being the
+ * processes the pass will run: "WHO: round r of R [k/total]: LABEL · M min so far, about E min left". A step that
+ * returns other than 0 ends the rounds with that value. */
+typedef struct sd_rounds {
+    size_t n, total;
+    long repeat;
+    const char *who;
+    int quiet;
+    void *ctx;
+    long (*have)(void *ctx, size_t i);
+    int (*step)(void *ctx, size_t i, long round);
+    void (*label)(void *ctx, size_t i, char *buf, size_t len);
+} sd_rounds;
+int sd_rounds_run(const sd_rounds *r);
+
 /* This process's peak resident memory (VmHWM) starts again from its present size (Linux 4.0+, clear_refs "5"):
  * 0, or -1 where the kernel cannot (the peak then spans the process's life). */
 int sd_rss_peak_reset(void);
