@@ -269,11 +269,14 @@ accuracy-parity: deps
 # framework cells capped in time), the best settings by bench-cpu's candidates (one quick round; FULL=1: its
 # confirmed rounds), peak memory and the quick accuracy runs; scores, the published tables re-checked, the render.
 # The inputs are recorded (out/report-runs/N/): `./showdown report` renders this report again byte for byte.
+# RESUME=1 goes on from where a stopped or killed run stopped (the bench groups and best-setting choice it finished,
+# out/report-state.txt); it starts anew if that run had other settings or none is recorded.
 REPORT_FRAMEWORKS ?= all
 FULL ?= 0
+RESUME ?= 0
 report: deps
 	@$(MAKE) --no-print-directory $(BIN)
-	@REPORT_FRAMEWORKS=$(REPORT_FRAMEWORKS) FULL=$(FULL) PYTHON=$(PYTHON) bash scripts/report.sh ./$(BIN)
+	@REPORT_FRAMEWORKS=$(REPORT_FRAMEWORKS) FULL=$(FULL) RESUME=$(RESUME) PYTHON=$(PYTHON) bash scripts/report.sh ./$(BIN)
 
 # The acceptance test on a GPU machine (scripts/gpu-check.sh): one line per check and a verdict, exit 0 PASS,
 # 1 FAIL, 4 CANNOT RUN (no device, or no cuDNN back-end in this build; make then reports Error 4). Test
