@@ -14,6 +14,8 @@ ok() { echo "ok: $*"; }
 bad() { echo "FAIL: $*"; fail=1; }
 cd "$t" || exit 1
 ln -s "$ROOT/scripts" scripts; ln -s "$ROOT/workloads" workloads; ln -s "$ROOT/templates" templates
+# the scores of step 4 read scoring/ (found beside a binary in the checkout, not beside build/san/showdown)
+ln -s "$ROOT/scoring" scoring
 mkdir -p out
 echo "an earlier report" > out/showdown.pdf
 # three cells in three groups, the last two long enough to be interrupted
