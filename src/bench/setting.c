@@ -185,51 +185,42 @@ static void journal_open(const char *file, const json_t *doc, long repeat, int q
     char hash[17];
     results_hash(doc, hash);
     char *text = NULL;
-    size_t len = 0;
+    size_t len = 0, kept = 0;   /* text[0, kept): the header and the lines taken, rewritten as the journal */
     json_t *taken = json_array();
     int had = sd_read_file(journal_path, JOURNAL_MAX, &text, &len) == 0, ours = 0;
     for (char *l = text, *nl; had && l && (nl = memchr(l, '\n', len - (size_t)(l - text))); l = nl + 1) {
         *nl = 0;   /* a last line without its newline was torn by the kill: not read */
         json_t *j = json_loads(l, 0, NULL);
+        int keep = 0;
         if (l == text) {
             const char *f = json_string_value(json_object_get(j, "format")), *h = json_string_value(json_object_get(j, "results"));
-            ours = f && h && strcmp(f, JOURNAL_FORMAT) == 0 && strcmp(h, hash) == 0 &&
-                   json_integer_value(json_object_get(j, "repeat")) == repeat;
+            ours = keep = f && h && strcmp(f, JOURNAL_FORMAT) == 0 && strcmp(h, hash) == 0 &&
+                          json_integer_value(json_object_get(j, "repeat")) == repeat;
             json_decref(j);
             if (!ours) break;
         } else if (j && json_is_integer(json_object_get(j, "pass")) && json_is_array(json_object_get(j, "argv")) &&
                    json_is_array(json_object_get(j, "env")) && json_is_string(json_object_get(j, "out"))) {
             json_array_append_new(taken, j);
+            keep = 1;
         } else {
             json_decref(j);
         }
+        if (keep) {
+            memmove(text + kept, l, (size_t)(nl - l));
+            kept += (size_t)(nl - l);
+            text[kept++] = '\n';
+        }
     }
+    char head[128];   /* a journal of other results, or none: its header alone */
+    if (!ours) kept = (size_t)snprintf(head, sizeof head, "{\"format\":\"%s\",\"results\":\"%s\",\"repeat\":%ld}\n",
+                                       JOURNAL_FORMAT, hash, repeat);
+    int rc = sd_write_file_atomic(journal_path, ours ? text : head, kept);
     free(text);
-    /* the journal rewritten with what it keeps (a torn line gone), then appended to */
-    json_t *head = json_pack("{s:s, s:s, s:I}", "format", JOURNAL_FORMAT, "results", hash, "repeat", (json_int_t)repeat);
-    char *h = head ? json_dumps(head, JSON_COMPACT) : NULL;
-    json_decref(head);
-    size_t n = h ? strlen(h) + 2 : 0, i;
-    char *all = h ? malloc(n) : NULL;
-    json_t *l;
-    if (all) snprintf(all, n, "%s\n", h);
-    json_array_foreach(ours ? taken : NULL, i, l) {
-        char *t = json_dumps(l, JSON_COMPACT);
-        char *m = t ? realloc(all, n + strlen(t) + 1) : NULL;
-        if (!m) { free(t); free(all); all = NULL; break; }
-        all = m;
-        snprintf(all + n - 1, strlen(t) + 2, "%s\n", t);
-        n += strlen(t) + 1;
-        free(t);
-    }
-    free(h);
-    if (!all || sd_write_file_atomic(journal_path, all, n - 1) != 0 || !(journal = fopen(journal_path, "a"))) {
-        journal_failed(all ? sd_errmsg() : "out of memory");
-        free(all);
+    if (rc != 0 || !(journal = fopen(journal_path, "a"))) {
+        journal_failed(rc != 0 ? sd_errmsg() : strerror(errno));
         json_decref(taken);
         return;
     }
-    free(all);
     if (!ours || json_array_size(taken) == 0) {
         if (had && !quiet)
             fprintf(stderr, "bench: %s was of other results or another --repeat, or empty: started anew\n", journal_path);
@@ -242,27 +233,28 @@ static void journal_open(const char *file, const json_t *doc, long repeat, int q
                 json_array_size(taken));
 }
 
+/* A JSON array of strings as a NULL-terminated array in out (room entries with the NULL); -1 when it does not fit or
+ * holds other than strings. */
+static int strings_of(const json_t *a, const char **out, size_t room) {
+    const size_t n = json_array_size(a);
+    if (n + 1 > room) return -1;
+    for (size_t k = 0; k < n; k++)
+        if (!(out[k] = json_string_value(json_array_get(a, k)))) return -1;
+    out[n] = NULL;
+    return 0;
+}
+
 /* The journal's processes of this pass joined to their commands before its rounds run (they then run only the rest). */
 static int journal_take(int pass) {
     size_t i;
     json_t *l;
     json_array_foreach(journal_taken, i, l) {
         if (json_integer_value(json_object_get(l, "pass")) != pass) continue;
-        const json_t *ja = json_object_get(l, "argv"), *je = json_object_get(l, "env");
-        char *argv[MAX_ARGS];
-        const char *env[MAX_ARGS];
-        size_t na = json_array_size(ja), ne = json_array_size(je);
-        if (na + 1 > MAX_ARGS || ne + 1 > MAX_ARGS) continue;
-        for (size_t k = 0; k < na; k++) argv[k] = (char *)json_string_value(json_array_get(ja, k));
-        for (size_t k = 0; k < ne; k++) env[k] = json_string_value(json_array_get(je, k));
-        argv[na] = NULL;
-        env[ne] = NULL;
-        int bad = 0;
-        for (size_t k = 0; k < na; k++) bad |= !argv[k];
-        for (size_t k = 0; k < ne; k++) bad |= !env[k];
-        if (bad) continue;
+        const char *argv[MAX_ARGS], *env[MAX_ARGS];
+        if (strings_of(json_object_get(l, "argv"), argv, MAX_ARGS) || strings_of(json_object_get(l, "env"), env, MAX_ARGS))
+            continue;
         size_t klen = 0;
-        char *key = key_of(argv, env, &klen);
+        char *key = key_of((char *const *)argv, env, &klen);
         cmd_out *c = key ? cmd_of(key, klen) : NULL;
         if (!c) return sd_err(SD_ENOMEM, "out of memory");
         if (c->n == c->cap) SD_TRY(cmd_reserve(c, c->cap ? 2 * c->cap : 4));
@@ -339,23 +331,18 @@ static int command_of(const sd_run_view *p, char **argv, const char **env, char 
     ssize_t k = readlink("/proc/self/exe", self, PATH_MAX - 1);
     if (k <= 0) return sd_err(SD_EIO, "cannot tell where this showdown is (/proc/self/exe)");
     self[k] = 0;
-    size_t na = json_array_size(p->rerun_args), ne = json_array_size(p->rerun_env);
-    if (na + 5 > MAX_ARGS || ne + 1 > MAX_ARGS) return sd_err(SD_EINPUT, "the recorded command is too long");
-    int ac = 0;
-    argv[ac++] = (char *)p->rerun_python;
-    argv[ac++] = script;
-    for (size_t i = 0; i < na; i++) {
-        const char *a = json_string_value(json_array_get(p->rerun_args, i));
-        if (!a) return sd_err(SD_EINPUT, "the recorded command's argument %zu is not a string", i + 1);
-        argv[ac++] = (char *)a;
-    }
-    argv[ac++] = "--showdown";
-    argv[ac++] = self;
-    argv[ac] = NULL;
-    for (size_t i = 0; i < ne; i++) env[i] = json_string_value(json_array_get(p->rerun_env, i));
-    env[ne] = NULL;
-    for (size_t i = 0; i < ne; i++)
-        if (!env[i] || !strchr(env[i], '=')) return sd_err(SD_EINPUT, "the recorded environment is not NAME=VALUE");
+    const size_t na = json_array_size(p->rerun_args);
+    if (na + 5 > MAX_ARGS) return sd_err(SD_EINPUT, "the recorded command is too long");
+    argv[0] = (char *)p->rerun_python;
+    argv[1] = script;
+    if (strings_of(p->rerun_args, (const char **)argv + 2, MAX_ARGS - 4))
+        return sd_err(SD_EINPUT, "the recorded command's arguments are not all strings");
+    argv[na + 2] = "--showdown";
+    argv[na + 3] = self;
+    argv[na + 4] = NULL;
+    if (strings_of(p->rerun_env, env, MAX_ARGS)) return sd_err(SD_EINPUT, "the recorded environment is too long or not strings");
+    for (size_t i = 0; env[i]; i++)
+        if (!strchr(env[i], '=')) return sd_err(SD_EINPUT, "the recorded environment is not NAME=VALUE");
     return 0;
 }
 
@@ -382,24 +369,21 @@ int sd_bench_setting_grow(const sd_run_view *p, long upto, double host_wait_s, i
 size_t sd_bench_settings_todo(const sd_run_view *runs, size_t n, long repeat) {
     char *argv[MAX_ARGS], script[PATH_MAX], self[PATH_MAX];
     const char *env[MAX_ARGS];
-    char **keys = calloc(n ? n : 1, sizeof *keys);
-    size_t *klens = calloc(n ? n : 1, sizeof *klens), total = 0;
-    int rc = keys && klens ? 0 : sd_err(SD_ENOMEM, "out of memory");
-    for (size_t i = 0; i < n && rc == 0; i++) {   /* each command entered once: runs that share one share its processes */
-        keys[i] = command_of(&runs[i], argv, env, script, self) == 0 ? key_of(argv, env, &klens[i]) : NULL;
-        char *owned = keys[i] ? malloc(klens[i]) : NULL;   /* cmd_of takes the key it adds */
-        if (owned) memcpy(owned, keys[i], klens[i]);
-        if (keys[i] && (!owned || !cmd_of(owned, klens[i]))) rc = sd_err(SD_ENOMEM, "out of memory");
+    size_t *which = malloc((n ? n : 1) * sizeof *which), total = 0;   /* each run's entry; (size_t)-1: none */
+    int rc = which ? 0 : sd_err(SD_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n && rc == 0; i++) {   /* runs that share a command share its entry and its processes */
+        size_t klen = 0;
+        char *key = command_of(&runs[i], argv, env, script, self) == 0 ? key_of(argv, env, &klen) : NULL;
+        cmd_out *c = key ? cmd_of(key, klen) : NULL;   /* cmd_of takes the key */
+        if (key && !c) rc = sd_err(SD_ENOMEM, "out of memory");
+        which[i] = c ? (size_t)(c - cmds) : (size_t)-1;
     }
-    for (size_t c = 0; c < ncmds && rc == 0; c++) {   /* the entries may hold other commands too */
-        int ours = 0;
-        for (size_t i = 0; i < n && !ours; i++)
-            ours = keys[i] && cmds[c].klen == klens[i] && memcmp(cmds[c].key, keys[i], klens[i]) == 0;
-        if (ours && !cmds[c].err && cmds[c].n < repeat) total += (size_t)(repeat - cmds[c].n);
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        int first = which[i] != (size_t)-1;
+        for (size_t j = 0; j < i && first; j++) first = which[j] != which[i];
+        if (first && !cmds[which[i]].err && cmds[which[i]].n < repeat) total += (size_t)(repeat - cmds[which[i]].n);
     }
-    for (size_t i = 0; keys && i < n; i++) free(keys[i]);
-    free(keys);
-    free(klens);
+    free(which);
     return rc ? (size_t)-1 : total;
 }
 
