@@ -233,13 +233,13 @@ static void journal_open(const char *file, const json_t *doc, long repeat, int q
                 json_array_size(taken));
 }
 
-/* A JSON array of strings as a NULL-terminated array in out (room entries with the NULL); -1 when it does not fit or
- * holds other than strings. */
+/* A JSON array of strings as a NULL-terminated array in out (room entries with the NULL): 0; -1 when it does not fit;
+ * k when its k-th entry (from 1) is not a string. */
 static int strings_of(const json_t *a, const char **out, size_t room) {
     const size_t n = json_array_size(a);
     if (n + 1 > room) return -1;
     for (size_t k = 0; k < n; k++)
-        if (!(out[k] = json_string_value(json_array_get(a, k)))) return -1;
+        if (!(out[k] = json_string_value(json_array_get(a, k)))) return (int)k + 1;
     out[n] = NULL;
     return 0;
 }
@@ -335,15 +335,15 @@ static int command_of(const sd_run_view *p, char **argv, const char **env, char 
     if (na + 5 > MAX_ARGS) return sd_err(SD_EINPUT, "the recorded command is too long");
     argv[0] = (char *)p->rerun_python;
     argv[1] = script;
-    if (strings_of(p->rerun_args, (const char **)argv + 2, MAX_ARGS - 4))
-        return sd_err(SD_EINPUT, "the recorded command's arguments are not all strings");
+    const int bad = strings_of(p->rerun_args, (const char **)argv + 2, MAX_ARGS - 4);
+    if (bad) return sd_err(SD_EINPUT, "the recorded command's argument %d is not a string", bad);
     argv[na + 2] = "--showdown";
     argv[na + 3] = self;
     argv[na + 4] = NULL;
-    if (strings_of(p->rerun_env, env, MAX_ARGS)) return sd_err(SD_EINPUT, "the recorded environment is too long or not strings");
-    for (size_t i = 0; env[i]; i++)
-        if (!strchr(env[i], '=')) return sd_err(SD_EINPUT, "the recorded environment is not NAME=VALUE");
-    return 0;
+    int e = strings_of(p->rerun_env, env, MAX_ARGS);
+    if (e < 0) return sd_err(SD_EINPUT, "the recorded command is too long");
+    for (size_t i = 0; e == 0 && env[i]; i++) e = !strchr(env[i], '=');
+    return e ? sd_err(SD_EINPUT, "the recorded environment is not NAME=VALUE") : 0;
 }
 
 long sd_bench_setting_have(const sd_run_view *p) {
