@@ -19,9 +19,9 @@ cell that a second round confirms (within AGREE below it): a cell no two rounds 
 median over rounds. A window SLOW_WINDOW or more slower than its cell's fastest counts as slowed; the table says
 what share of windows were.
 Host canary: a 0.3 s native mnist_mlp cell (canary()) runs three times at the start and before and after every
-cell. A cell starts only once the canary is within HOST_SLOW of the reference, the tenth fastest canary of the
-run and of this machine's runs of the last three days (host_ref_io(), shared with showdown bench's canary
-under its own key), waiting --host-wait s at most; a process whose canary before or after was slow runs once
+cell. A cell starts only once the canary is within HOST_SLOW of the reference, the machine's usual speed: the
+upper quartile of this run's and this machine's recent canaries (host_ref_io(): showdown keeps them beside bench's
+own under another key and computes it by bench's rule), waiting --host-wait s at most; a process whose canary before or after was slow runs once
 more (--host-wait-total bounds the waits and these in all for the whole run); still slowed, its cells count
 with their figures, but two such rounds do not confirm each other.
 Busy machine: before and after every cell /proc/stat gives the CPU time all processes used and the steal
@@ -46,8 +46,8 @@ BUSY_OTHERS = 0.10   # fraction of all cores used by other processes
 BUSY_STEAL = 0.05    # fraction of CPU time stolen by the hypervisor
 SLOW_WINDOW = 1.25   # a window this much slower than its cell's fastest ran on a slowed host
 AGREE = 0.10         # a cell's round is confirmed by a second one within this below it
-HOST_SLOW = 0.90     # a host canary below this fraction of the reference (host_reference()) ran in a slow spell
-HOST_REF_RANK = 10   # the reference is the tenth fastest: over days of canaries the third is a lucky one's speed
+HOST_SLOW = 0.90     # a host canary below this fraction of the reference (host["fastest"]) ran in a slow spell
+HOST_REF_KEEP = 500  # the machine's recent canaries kept (showdown's SD_HOST_REF_KEEP)
 # glibc's malloc maps a block above its dynamic threshold (which grows up to 32 MiB with the blocks freed) and the
 # kernel faults it in again on every pass, so PyTorch's CPU speed depends on its allocation history: a fixed
 # threshold keeps a pass's tensors in the heap (the allocator advice of PyTorch's CPU tuning guide, with no new
@@ -278,31 +278,40 @@ def in_slow_spell(v, host):
 
 
 def host_ref_key(threads):
-    """This canary's key in the file: the CPU, the threads and the canary (a perf cell, not showdown's own)."""
-    model = "unknown"
+    """This canary's key in the file: the CPU (its model name, family and model number: "AMD EPYC" names a Zen 2
+    and a Zen 4 alike), the threads and the canary (a perf cell, not showdown's own)."""
+    cpu = {"model name": "unknown", "cpu family": "?", "model": "?"}
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
-                if line.startswith("model name") and ":" in line:
-                    model = line.split(":", 1)[1].strip()
-                    break
+                field, colon, value = line.partition(":")
+                if field.strip() == "processor" and cpu.get("seen"):
+                    break   # the first CPU's lines only
+                cpu["seen"] = True
+                if colon and field.strip() in cpu:
+                    cpu[field.strip()] = value.strip()
     except OSError:
         pass
-    return "%s|%s threads|perf canary|release" % (model, threads)
+    return "%s (family %s model %s)|%s threads|perf canary|release" % (
+        cpu["model name"], cpu["cpu family"], cpu["model"], threads)
 
 
-def host_ref_io(a, key, fastest=None):
-    """This machine's recent canaries of KEY as [(unix time, images/s)], fastest first; with FASTEST, that list
-    becomes KEY's. The file (shared with showdown bench's canary under its own key) is showdown's to read and write
-    (src/bench/host.c): `showdown perf --host-ref KEY [--host-ref-save]`. A failure keeps no reference."""
-    argv = [a.showdown, "perf", "--host-ref", key] + (["--host-ref-save"] if fastest is not None else [])
-    text = "".join("%.0f\t%.1f\n" % (t, v) for t, v in fastest) if fastest is not None else None
+def host_ref_io(a, key, recent=None):
+    """This machine's recent canaries of KEY as [(unix time, images/s)], oldest first; with RECENT, that list
+    becomes KEY's and their usual speed is returned (the reference; None on a failure). The file (shared with
+    showdown bench's canary under its own key) and the rule are showdown's (src/bench/host.c): `showdown perf
+    --host-ref KEY [--host-ref-save]`. A failure keeps no reference."""
+    argv = [a.showdown, "perf", "--host-ref", key] + (["--host-ref-save"] if recent is not None else [])
+    text = "".join("%.0f\t%.1f\n" % (t, v) for t, v in recent) if recent is not None else None
     try:
         p = subprocess.run(argv, input=text, capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.SubprocessError):
-        return [] if fastest is None else fastest
-    if fastest is not None:
-        return fastest
+        return [] if recent is None else None
+    if recent is not None:
+        try:
+            return float(p.stdout) if p.returncode == 0 and float(p.stdout) > 0 else None
+        except ValueError:
+            return None
     got = []
     for line in p.stdout.splitlines() if p.returncode == 0 else []:
         try:
@@ -494,26 +503,26 @@ def measure(a):
     pbest = {}   # (framework, workload, phase) -> its best setting
 
     # every canary of the run, (seconds since start, images/s); the reference a canary is judged against is the
-    # tenth fastest so far of the run and of the machine's recent runs (a spell of minutes can cover a whole run,
-    # whose own canaries alone would take its speed for the machine's), so that one lucky canary cannot make every
-    # cell wait
+    # machine's usual speed, of the run's canaries and the machine's recent ones (a spell of minutes can cover a
+    # whole run, whose own canaries alone would take its speed for the machine's; a few lucky canaries must not make
+    # every cell wait). "fastest" is that reference (the name the results have always used).
     host = {"fastest": 0.0, "samples": [], "waited_s": 0.0, "retried_s": 0.0, "retries": 0}
     ref_key = host_ref_key(a.threads)
-    machine = host_ref_io(a, ref_key) if a.host_wait >= 0 else []   # [(unix time, images/s)], the fastest ten
+    machine = host_ref_io(a, ref_key) if a.host_wait >= 0 else []   # [(unix time, images/s)], oldest first
     host["machine_reference"] = [v for _, v in machine]
-    machine_n = len(machine)
     host_state = {}   # --grouped: the canary before each workload's first cell, the others' too
     t_start = time.monotonic()
 
-    def probe():
+    def probe(waiting=False):
+        """A canary; one taken in a wait for a spell to end is not one of the machine's usual ones (it would weigh
+        the spell once per wait step)."""
         v = canary(a, base) if a.host_wait >= 0 else None
         if v:
             host["samples"].append((round(time.monotonic() - t_start, 1), round(v, 1)))
-            machine[:] = sorted(machine + [(time.time(), v)], key=lambda tv: -tv[1])[:HOST_REF_RANK]
-            # the tenth fastest of the run's and the file's, the third while few are known (fewer: the slowest)
-            rank = HOST_REF_RANK if machine_n >= HOST_REF_RANK or len(host["samples"]) >= 30 else 3
-            host["fastest"] = machine[min(rank, len(machine)) - 1][1]
-            host_ref_io(a, ref_key, machine)
+        if v and not waiting:
+            machine.append((time.time(), v))
+            del machine[:-HOST_REF_KEEP]
+            host["fastest"] = host_ref_io(a, ref_key, machine) or host["fastest"]
         return v
 
     def slow(v):
@@ -568,7 +577,7 @@ def measure(a):
             while slow(before) and time.monotonic() - w0 < a.host_wait and \
                     host["waited_s"] + time.monotonic() - w0 < a.host_wait_total:
                 time.sleep(0.5)
-                before = probe()
+                before = probe(waiting=True)
             waited = time.monotonic() - w0
             host["waited_s"] += waited
             host_state[wl] = before
@@ -791,8 +800,8 @@ def print_table(a, rows, cells, load, doc):
     if hs:
         fast = doc["host_canary"]["fastest"]
         waits = [c["host_wait_s"] for c in cells if c.get("host_wait_s", 0) > 0]
-        print("host canary (mnist_mlp training, 0.3 s, before and after each cell): reference %.0f img/s (the tenth "
-              "fastest of this run's and the machine's recent ones, the third while few), %d of %d below %.0f%% of it; %d cell(s) waited "
+        print("host canary (mnist_mlp training, 0.3 s, before and after each cell): reference %.0f img/s (the upper "
+              "quartile of this run's and the machine's recent ones, the third fastest at least), %d of %d below %.0f%% of it; %d cell(s) waited "
               "%.0f s in all for a slow spell to end, %d process(es) measured again after one, %d cell(s) ran in or "
               "beside one all the same (they confirm no figure)" % (
                   fast, sum(1 for _, v in hs if v < HOST_SLOW * fast), len(hs), 100 * HOST_SLOW, len(waits),

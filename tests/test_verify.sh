@@ -537,7 +537,7 @@ json.dump(dict(d, runs=[here_slow, b]), open(t + "/slow.json", "w"))
 PY
 SHOWDOWN_HOST_REF="$t/ref0" $SD verify "$t/slow.json" --rerun --host-wait 0.2 --quiet > /dev/null 2>&1
 if [ -s "$t/ref0" ]; then
-  cut -f1 "$t/ref0" | sort -u | awk -v now="$(date +%s)" '{ for (i = 0; i < 10; i++) printf "%s\t%s\t1e12\n", $0, now }' \
+  cut -f1 "$t/ref0" | sort -u | awk -v now="$(date +%s)" '{ for (i = 0; i < 100; i++) printf "%s\t%s\t1e12\n", $0, now }' \
     > "$t/ref-fast"
   : > "$t/cell.calls"
   SHOWDOWN_HOST_REF="$t/ref-fast" $SD verify "$t/slow.json" --rerun --host-wait 0.2 --json "$t/slow-v.json" \

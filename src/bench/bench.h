@@ -44,7 +44,7 @@ typedef struct sd_bench_opts {
 } sd_bench_opts;
 
 /* The host's speed over a run (bench/host.c): a canary (a short native training step) before and after each cell,
- * judged against the tenth fastest canary of this process and of the machine's recent runs. */
+ * judged against the machine's usual speed: the upper quartile of this process's and its recent runs' canaries. */
 typedef struct sd_host {
     int canaries, waits, slow; /* canaries run; cells that waited; cells that started in a slow spell all the same */
     int retries;               /* cells measured again: a spell began while they ran */
@@ -79,13 +79,17 @@ double sd_host_reference(void);
 /* The host's state over this process's cells so far. */
 const sd_host *sd_host_state(void);
 /* The machine's recent canaries (bench/host.c alone reads and writes their file: $SHOWDOWN_HOST_REF, empty for
- * none, else ~/.cache/showdown/host-canary), per key (the CPU, threads, canary and build). */
-#define SD_HOST_REF_KEEP 10
+ * none, else ~/.cache/showdown/host-canary), per key (the CPU, threads, canary and build): the last
+ * SD_HOST_REF_KEEP of the last three days, a few hours of bench's canaries. */
+#define SD_HOST_REF_KEEP 500
 typedef struct sd_canary { double t, v; } sd_canary;   /* when (unix time) and images/s */
-/* key's canaries of the last three days, the fastest SD_HOST_REF_KEEP at most, fastest first, into out; their count. */
+/* key's canaries, the last SD_HOST_REF_KEEP at most, oldest first, into out; their count. */
 int sd_host_ref_load(const char *key, sd_canary *out);
-/* key's canaries become the fastest SD_HOST_REF_KEEP of c[0..n); the other keys' recent ones are kept. */
+/* key's canaries become the last SD_HOST_REF_KEEP of c[0..n); the other keys' recent ones are kept. */
 void sd_host_ref_save(const char *key, const sd_canary *c, int n);
+/* The usual speed of the last SD_HOST_REF_KEEP of c[0..n) (any order): their upper quartile, the third fastest
+ * at least (the slowest of fewer); 0 for none. A reference a few lucky canaries and a spell of minutes leave alone. */
+double sd_host_ref_usual(const sd_canary *c, int n);
 
 /* The defaults of `showdown bench` (backend auto, fp32, repeat 1, seed 42, native, ...). */
 void sd_bench_opts_default(sd_bench_opts *o);

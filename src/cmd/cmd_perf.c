@@ -484,8 +484,9 @@ done:
     return rc;
 }
 
-/* --host-ref KEY: the machine's recent canaries of KEY as lines "unix time<TAB>images/s", fastest first; with
- * --host-ref-save, such lines read from stdin become KEY's (bench-cpu keeps its canaries' reference so). */
+/* --host-ref KEY: the machine's recent canaries of KEY as lines "unix time<TAB>images/s", oldest first; with
+ * --host-ref-save, such lines read from stdin become KEY's, and their usual speed (the reference bench judges a
+ * canary by) is printed: bench-cpu keeps its canaries so, and judges them by the same rule as bench. */
 static int host_ref(const char *key, int save) {
     if (!save) {
         sd_canary c[SD_HOST_REF_KEEP];
@@ -493,7 +494,7 @@ static int host_ref(const char *key, int save) {
         for (int i = 0; i < n; i++) printf("%.0f\t%.1f\n", c[i].t, c[i].v);
         return SD_EXIT_OK;
     }
-    sd_canary *c = NULL;   /* every line: sd_host_ref_save keeps the fastest */
+    sd_canary *c = NULL;   /* every line: sd_host_ref_save keeps the last */
     size_t n = 0, cap = 0;
     char line[256];
     for (long no = 1; fgets(line, sizeof line, stdin); no++) {
@@ -516,6 +517,7 @@ static int host_ref(const char *key, int save) {
         c[n++] = (sd_canary){.t = t, .v = v};
     }
     sd_host_ref_save(key, c, (int)n);
+    printf("%.1f\n", sd_host_ref_usual(c, (int)n));
     free(c);
     return SD_EXIT_OK;
 }
@@ -539,9 +541,9 @@ int cmd_perf(int argc, char **argv) {
         {"workloads", SD_OPT_STR, &a.workloads_dir, "DIR", "directory of workload specs (default ./workloads)", 0, 0},
         {"json", SD_OPT_OUT, &a.json, "FILE", "write the measurements as JSON to FILE, atomically", 0, 0},
         {"host-ref", SD_OPT_STR, &a.host_ref, "KEY", "print this machine's recent host canaries of KEY (unix time, "
-         "images/s; the reference bench waits for) and measure nothing", 0, 0},
+         "images/s, oldest first) and measure nothing", 0, 0},
         {"host-ref-save", SD_OPT_FLAG, &a.host_ref_save, NULL, "with --host-ref: KEY's canaries become the lines on stdin "
-         "(the fastest 10 kept)", 0, 0},
+         "(the last 500 kept), and their usual speed is printed: the reference bench judges a canary by", 0, 0},
         {0},
     };
     int code = sd_cli_parse("perf", "[options]",
